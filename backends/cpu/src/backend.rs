@@ -1,0 +1,264 @@
+//! The `cpu` backend type and its chunk type.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use tessera_core::backend::{downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData};
+use tessera_core::program::{AxisMap, BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
+use tessera_core::random::RandomSpec;
+use tessera_core::{DType, Error, HostArray, Result, Scalar};
+
+use crate::{exec, kernels};
+
+/// A chunk on the CPU backend: a C-contiguous host array.
+#[derive(Debug)]
+pub struct CpuChunk {
+    data: HostArray,
+}
+
+impl CpuChunk {
+    /// Wraps a host array (made C-contiguous).
+    pub fn new(data: HostArray) -> CpuChunk {
+        CpuChunk {
+            data: data.into_standard_layout(),
+        }
+    }
+
+    /// The data.
+    pub fn data(&self) -> &HostArray {
+        &self.data
+    }
+}
+
+impl ChunkData for CpuChunk {
+    fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+    fn shape(&self) -> &[usize] {
+        self.data.shape()
+    }
+    fn backend(&self) -> &str {
+        "cpu"
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The reference CPU backend.
+#[derive(Debug)]
+pub struct CpuBackend {
+    caps: Capabilities,
+}
+
+impl Default for CpuBackend {
+    fn default() -> Self {
+        CpuBackend::new()
+    }
+}
+
+impl CpuBackend {
+    /// A new instance (stateless; cheap).
+    pub fn new() -> CpuBackend {
+        CpuBackend {
+            caps: Capabilities::all("host").with_native_programs(),
+        }
+    }
+
+    /// Borrows the host array inside one of this backend's chunks.
+    pub fn host<'a>(&self, chunk: &'a Chunk, op: &str) -> Result<&'a HostArray> {
+        Ok(downcast_chunk::<CpuChunk>(chunk, "cpu", op)?.data())
+    }
+
+    fn wrap(data: HostArray) -> Chunk {
+        Arc::new(CpuChunk::new(data))
+    }
+
+    /// Runs a one-output program built by `build` over `shape`.
+    fn single(
+        &self,
+        shape: &[usize],
+        inputs: &[Chunk],
+        reduce: Option<Reduction>,
+        build: impl FnOnce(&mut ProgramBuilder) -> Result<usize>,
+    ) -> Result<Chunk> {
+        let mut pb = ProgramBuilder::new(shape);
+        let node = build(&mut pb)?;
+        let program = pb.finish(vec![(node, reduce)])?;
+        let mut out = self.execute(&program, inputs)?;
+        Ok(out.remove(0))
+    }
+
+    fn same_shape(op: &str, chunks: &[&Chunk]) -> Result<Vec<usize>> {
+        let s = chunks[0].shape().to_vec();
+        for c in &chunks[1..] {
+            if c.shape() != s.as_slice() {
+                return Err(Error::shape(op, format!("operands of shapes {:?} and {:?}", s, c.shape())));
+            }
+        }
+        Ok(s)
+    }
+}
+
+impl ArrayBackend for CpuBackend {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    fn from_host(&self, data: &HostArray) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(data.clone()))
+    }
+
+    fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
+        Ok(self.host(chunk, "to_host")?.clone())
+    }
+
+    fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(HostArray::full(shape, value, value.dtype())))
+    }
+
+    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
+        self.single(shape, &[], None, |pb| Ok(pb.random(*spec, map.clone())))
+    }
+
+    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
+        self.single(shape, &[], None, |pb| Ok(pb.index(map.clone(), axis)))
+    }
+
+    fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(self.host(x, "astype")?.cast(to)))
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
+        let shape = x.shape().to_vec();
+        self.single(&shape, std::slice::from_ref(x), None, |pb| {
+            let i = pb.input(0, x.dtype(), IndexMap::identity(&shape));
+            pb.unary(op, i)
+        })
+    }
+
+    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        let shape = CpuBackend::same_shape(op.name(), &[a, b])?;
+        if a.dtype() != b.dtype() {
+            return Err(Error::dtype(op.name(), b.dtype(), format!("primitive operands must share a dtype; left is {}", a.dtype())));
+        }
+        self.single(&shape, &[a.clone(), b.clone()], None, |pb| {
+            let x = pb.input(0, a.dtype(), IndexMap::identity(&shape));
+            let y = pb.input(1, b.dtype(), IndexMap::identity(&shape));
+            pb.binary(op, x, y)
+        })
+    }
+
+    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        let shape = CpuBackend::same_shape("where", &[cond, a, b])?;
+        self.single(&shape, &[cond.clone(), a.clone(), b.clone()], None, |pb| {
+            let c = pb.input(0, cond.dtype(), IndexMap::identity(&shape));
+            let x = pb.input(1, a.dtype(), IndexMap::identity(&shape));
+            let y = pb.input(2, b.dtype(), IndexMap::identity(&shape));
+            Ok(pb.where_(c, x, y))
+        })
+    }
+
+    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
+        if slices.len() != x.shape().len() {
+            return Err(Error::invalid("slice", format!("{} slices for a {}-d chunk", slices.len(), x.shape().len())));
+        }
+        let shape: Vec<usize> = slices.iter().map(|s| s.len).collect();
+        let map = IndexMap {
+            src_shape: x.shape().to_vec(),
+            axes: slices
+                .iter()
+                .enumerate()
+                .map(|(a, s)| AxisMap {
+                    start: s.start as i64,
+                    step: s.step as i64,
+                    out_axis: Some(a),
+                })
+                .collect(),
+        };
+        map.check(&shape).map_err(|e| Error::invalid("slice", e))?;
+        self.single(&shape, std::slice::from_ref(x), None, |pb| Ok(pb.input(0, x.dtype(), map)))
+    }
+
+    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
+        let n = x.shape().len();
+        if perm.len() != n || (0..n).any(|i| !perm.contains(&i)) {
+            return Err(Error::invalid("transpose", format!("{perm:?} is not a permutation of {n} axes")));
+        }
+        let shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
+        let mut axes = vec![
+            AxisMap {
+                start: 0,
+                step: 1,
+                out_axis: None
+            };
+            n
+        ];
+        for (i, &p) in perm.iter().enumerate() {
+            axes[p].out_axis = Some(i);
+        }
+        let map = IndexMap {
+            src_shape: x.shape().to_vec(),
+            axes,
+        };
+        self.single(&shape, std::slice::from_ref(x), None, |pb| Ok(pb.input(0, x.dtype(), map)))
+    }
+
+    fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(kernels::reshape(self.host(x, "reshape")?, shape)?))
+    }
+
+    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
+        let own = x.shape();
+        if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a != b && a != 1) {
+            return Err(Error::shape("broadcast_to", format!("cannot broadcast {own:?} to {shape:?}")));
+        }
+        let map = IndexMap {
+            src_shape: own.to_vec(),
+            axes: own
+                .iter()
+                .enumerate()
+                .map(|(a, &n)| AxisMap {
+                    start: 0,
+                    step: if n == 1 { 0 } else { 1 },
+                    out_axis: Some(a),
+                })
+                .collect(),
+        };
+        self.single(shape, std::slice::from_ref(x), None, |pb| Ok(pb.input(0, x.dtype(), map)))
+    }
+
+    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
+        let shape = x.shape().to_vec();
+        if axes.iter().any(|&a| a >= shape.len()) {
+            return Err(Error::invalid(op.name(), format!("axes {axes:?} out of range for shape {shape:?}")));
+        }
+        let mut axes = axes.to_vec();
+        axes.sort_unstable();
+        axes.dedup();
+        self.single(
+            &shape,
+            std::slice::from_ref(x),
+            Some(Reduction { op, axes }),
+            |pb| Ok(pb.input(0, x.dtype(), IndexMap::identity(&shape))),
+        )
+    }
+
+    fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
+        let hosts: Vec<&HostArray> = parts.iter().map(|p| self.host(p, "concatenate")).collect::<Result<_>>()?;
+        Ok(CpuBackend::wrap(kernels::concatenate(&hosts, axis)?))
+    }
+
+    fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(kernels::matmul(self.host(a, "matmul")?, self.host(b, "matmul")?)?))
+    }
+
+    fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
+        let hosts: Vec<&HostArray> = inputs.iter().map(|c| self.host(c, "execute")).collect::<Result<_>>()?;
+        exec::run(program, &hosts).map(|outs| outs.into_iter().map(CpuBackend::wrap).collect())
+    }
+}

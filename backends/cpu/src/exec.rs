@@ -1,0 +1,628 @@
+//! Native execution of fused programs on the CPU.
+//!
+//! The output region is walked in C order in tiles of [`TILE`] elements. A tile is cut
+//! into *runs* along the last axis; every leaf (stored input, random source, coordinate)
+//! is an affine function of the output coordinates, so a run reads it at `base + j*inc`.
+//! Each node is then evaluated for the whole tile with one tight loop per op (the op's
+//! `match` is outside the loop), so there is no per-element dispatch and nothing larger
+//! than a tile is ever allocated. A reduction epilogue folds each tile into accumulators
+//! addressed by another affine form; an unreduced output is written straight out.
+//!
+//! Integer dtypes narrower than 64 bits compute in `i64` and are wrapped back to their
+//! width after every op, which reproduces NumPy's modular arithmetic exactly.
+
+use ndarray::{ArrayD, IxDyn};
+use tessera_core::chunks::{c_strides, numel};
+use tessera_core::host::HostElement;
+use tessera_core::program::{wrap_i64, BinaryOp, IndexMap, Linear, Node, Program, ReduceOp, UnaryOp};
+use tessera_core::{DType, Error, HostArray, Result, Scalar};
+
+/// Elements per tile: small enough that a program's tile buffers stay in L1/L2.
+pub const TILE: usize = 2048;
+
+/// Values of one node over a tile, in the compute type of its dtype.
+enum Buf {
+    B(Vec<bool>),
+    I(Vec<i64>),
+    U(Vec<u64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// A run of consecutive output elements along the last axis.
+struct Run {
+    /// Offset inside the tile.
+    pos: usize,
+    /// Output coordinates of the run's first element.
+    coords: Vec<usize>,
+    /// Length.
+    len: usize,
+}
+
+#[inline]
+fn base(lin: &Linear, coords: &[usize]) -> i64 {
+    lin.offset + lin.coef.iter().zip(coords).map(|(c, &x)| c * x as i64).sum::<i64>()
+}
+
+#[inline]
+fn inc(lin: &Linear) -> i64 {
+    lin.coef.last().copied().unwrap_or(0)
+}
+
+/// Every element index of the tile, in order, through a linear form.
+fn indices(lin: &Linear, runs: &[Run], n: usize) -> Vec<i64> {
+    let mut v = Vec::with_capacity(n);
+    for r in runs {
+        let (b, s) = (base(lin, &r.coords), inc(lin));
+        v.extend((0..r.len as i64).map(|j| b + j * s));
+    }
+    v
+}
+
+fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
+    if shape.is_empty() {
+        return vec![Run {
+            pos: 0,
+            coords: vec![],
+            len: 1,
+        }];
+    }
+    let strides = c_strides(shape);
+    let mut coords: Vec<usize> = strides
+        .iter()
+        .zip(shape)
+        .map(|(&s, &n)| (start / s) % n.max(1))
+        .collect();
+    let last = shape.len() - 1;
+    let mut runs = Vec::new();
+    let mut pos = 0;
+    while pos < len {
+        let l = (shape[last] - coords[last]).min(len - pos);
+        runs.push(Run {
+            pos,
+            coords: coords.clone(),
+            len: l,
+        });
+        pos += l;
+        coords[last] += l;
+        let mut a = last;
+        while coords[a] >= shape[a] && a > 0 {
+            coords[a] = 0;
+            a -= 1;
+            coords[a] += 1;
+        }
+    }
+    runs
+}
+
+fn gather(h: &HostArray, idx: &[i64]) -> Buf {
+    macro_rules! g {
+        ($a:expr, $variant:ident, $conv:expr) => {{
+            let s = $a.as_slice().expect("cpu chunks are C-contiguous");
+            Buf::$variant(idx.iter().map(|&i| $conv(s[i as usize])).collect())
+        }};
+    }
+    match h {
+        HostArray::Bool(a) => g!(a, B, |v: bool| v),
+        HostArray::I8(a) => g!(a, I, |v: i8| v as i64),
+        HostArray::I16(a) => g!(a, I, |v: i16| v as i64),
+        HostArray::I32(a) => g!(a, I, |v: i32| v as i64),
+        HostArray::I64(a) => g!(a, I, |v: i64| v),
+        HostArray::U8(a) => g!(a, I, |v: u8| v as i64),
+        HostArray::U16(a) => g!(a, I, |v: u16| v as i64),
+        HostArray::U32(a) => g!(a, I, |v: u32| v as i64),
+        HostArray::U64(a) => g!(a, U, |v: u64| v),
+        HostArray::F32(a) => g!(a, F32, |v: f32| v),
+        HostArray::F64(a) => g!(a, F64, |v: f64| v),
+    }
+}
+
+fn constant(c: Scalar, n: usize) -> Buf {
+    match c.dtype() {
+        DType::Bool => Buf::B(vec![c.as_bool(); n]),
+        DType::U64 => Buf::U(vec![c.as_u64(); n]),
+        DType::F32 => Buf::F32(vec![c.as_f64() as f32; n]),
+        DType::F64 => Buf::F64(vec![c.as_f64(); n]),
+        _ => Buf::I(vec![c.as_i64(); n]),
+    }
+}
+
+fn cast(x: &Buf, to: DType) -> Buf {
+    macro_rules! each {
+        ($f:expr) => {
+            match x {
+                Buf::B(v) => v.iter().map(|&b| $f(b as i64 as f64, b as i64, b as u64)).collect(),
+                Buf::I(v) => v.iter().map(|&i| $f(i as f64, i, i as u64)).collect(),
+                Buf::U(v) => v.iter().map(|&u| $f(u as f64, u as i64, u)).collect(),
+                Buf::F32(v) => v.iter().map(|&f| $f(f as f64, f64_to_i64(f as f64), f64_to_u64(f as f64))).collect(),
+                Buf::F64(v) => v.iter().map(|&f| $f(f, f64_to_i64(f), f64_to_u64(f))).collect(),
+            }
+        };
+    }
+    match to {
+        DType::Bool => Buf::B(match x {
+            Buf::B(v) => v.clone(),
+            Buf::I(v) => v.iter().map(|&i| i != 0).collect(),
+            Buf::U(v) => v.iter().map(|&u| u != 0).collect(),
+            Buf::F32(v) => v.iter().map(|&f| f != 0.0).collect(),
+            Buf::F64(v) => v.iter().map(|&f| f != 0.0).collect(),
+        }),
+        DType::U64 => Buf::U(each!(|_f: f64, _i: i64, u: u64| u)),
+        DType::F64 => Buf::F64(match x {
+            Buf::F32(v) => v.iter().map(|&f| f as f64).collect(),
+            _ => each!(|f: f64, _i: i64, _u: u64| f),
+        }),
+        DType::F32 => Buf::F32(match x {
+            Buf::F64(v) => v.iter().map(|&f| f as f32).collect(),
+            Buf::F32(v) => v.clone(),
+            Buf::I(v) => v.iter().map(|&i| i as f32).collect(),
+            Buf::U(v) => v.iter().map(|&u| u as f32).collect(),
+            Buf::B(v) => v.iter().map(|&b| b as u8 as f32).collect(),
+        }),
+        d => Buf::I(each!(|_f: f64, i: i64, _u: u64| wrap_i64(i, d))),
+    }
+}
+
+/// NumPy-on-x86 style float -> int: truncate toward zero, saturating at the i64 range.
+#[inline]
+fn f64_to_i64(f: f64) -> i64 {
+    f as i64
+}
+
+/// Float -> u64: negatives go through i64 and wrap (as NumPy on x86-64 does).
+#[inline]
+fn f64_to_u64(f: f64) -> u64 {
+    if f < 0.0 {
+        (f as i64) as u64
+    } else {
+        f as u64
+    }
+}
+
+fn unary(op: UnaryOp, x: &Buf, dtype: DType) -> Buf {
+    let to_bool = matches!(op, UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite);
+    if to_bool {
+        return Buf::B(match x {
+            Buf::F64(v) => v.iter().map(|&f| op.apply_f64(f) != 0.0).collect(),
+            Buf::F32(v) => v.iter().map(|&f| op.apply_f32(f) != 0.0).collect(),
+            Buf::I(v) => v.iter().map(|&i| op.apply_i64(i) != 0).collect(),
+            Buf::U(v) => v.iter().map(|&u| op.apply_u64(u) != 0).collect(),
+            Buf::B(v) => v
+                .iter()
+                .map(|&b| match op {
+                    UnaryOp::Not => !b,
+                    UnaryOp::IsNan => false,
+                    _ => true,
+                })
+                .collect(),
+        });
+    }
+    match x {
+        Buf::F64(v) => Buf::F64(match op {
+            UnaryOp::Neg => v.iter().map(|&f| -f).collect(),
+            UnaryOp::Abs => v.iter().map(|&f| f.abs()).collect(),
+            UnaryOp::Sqrt => v.iter().map(|&f| f.sqrt()).collect(),
+            _ => v.iter().map(|&f| op.apply_f64(f)).collect(),
+        }),
+        Buf::F32(v) => Buf::F32(v.iter().map(|&f| op.apply_f32(f)).collect()),
+        Buf::I(v) => Buf::I(v.iter().map(|&i| wrap_i64(op.apply_i64(i), dtype)).collect()),
+        Buf::U(v) => Buf::U(v.iter().map(|&u| op.apply_u64(u)).collect()),
+        Buf::B(v) => Buf::B(v.clone()),
+    }
+}
+
+fn binary(op: BinaryOp, a: &Buf, b: &Buf, dtype: DType) -> Result<Buf> {
+    macro_rules! zip {
+        ($x:expr, $y:expr, $f:expr) => {
+            $x.iter().zip($y.iter()).map(|(&p, &q)| $f(p, q)).collect()
+        };
+    }
+    let cmp = op.is_comparison() || op.is_logical();
+    Ok(match (a, b) {
+        (Buf::F64(x), Buf::F64(y)) if cmp => Buf::B(zip!(x, y, |p, q| op.apply_f64(p, q) != 0.0)),
+        (Buf::F32(x), Buf::F32(y)) if cmp => Buf::B(zip!(x, y, |p: f32, q: f32| op.apply_f64(p as f64, q as f64) != 0.0)),
+        (Buf::I(x), Buf::I(y)) if cmp => Buf::B(zip!(x, y, |p, q| op.apply_i64(p, q) != 0)),
+        (Buf::U(x), Buf::U(y)) if cmp => Buf::B(zip!(x, y, |p, q| op.apply_u64(p, q) != 0)),
+        (Buf::B(x), Buf::B(y)) => {
+            let f = |p: bool, q: bool| op.apply_i64(p as i64, q as i64) != 0;
+            Buf::B(zip!(x, y, f))
+        }
+        (Buf::F64(x), Buf::F64(y)) => Buf::F64(match op {
+            BinaryOp::Add => zip!(x, y, |p, q| p + q),
+            BinaryOp::Sub => zip!(x, y, |p, q| p - q),
+            BinaryOp::Mul => zip!(x, y, |p, q| p * q),
+            BinaryOp::Div => zip!(x, y, |p, q| p / q),
+            _ => zip!(x, y, |p, q| op.apply_f64(p, q)),
+        }),
+        (Buf::F32(x), Buf::F32(y)) => Buf::F32(match op {
+            BinaryOp::Add => zip!(x, y, |p, q| p + q),
+            BinaryOp::Sub => zip!(x, y, |p, q| p - q),
+            BinaryOp::Mul => zip!(x, y, |p, q| p * q),
+            BinaryOp::Div => zip!(x, y, |p, q| p / q),
+            _ => zip!(x, y, |p, q| op.apply_f32(p, q)),
+        }),
+        (Buf::I(x), Buf::I(y)) => Buf::I(zip!(x, y, |p, q| wrap_i64(op.apply_i64(p, q), dtype))),
+        (Buf::U(x), Buf::U(y)) => Buf::U(zip!(x, y, |p, q| op.apply_u64(p, q))),
+        _ => return Err(Error::Internal(format!("{}: operands of different compute types", op.name()))),
+    })
+}
+
+fn select(c: &Buf, a: &Buf, b: &Buf) -> Result<Buf> {
+    let Buf::B(c) = c else {
+        return Err(Error::Internal("where: condition is not bool".into()));
+    };
+    macro_rules! sel {
+        ($v:ident, $x:expr, $y:expr) => {
+            Buf::$v(c.iter().zip($x.iter().zip($y.iter())).map(|(&k, (&p, &q))| if k { p } else { q }).collect())
+        };
+    }
+    Ok(match (a, b) {
+        (Buf::B(x), Buf::B(y)) => sel!(B, x, y),
+        (Buf::I(x), Buf::I(y)) => sel!(I, x, y),
+        (Buf::U(x), Buf::U(y)) => sel!(U, x, y),
+        (Buf::F32(x), Buf::F32(y)) => sel!(F32, x, y),
+        (Buf::F64(x), Buf::F64(y)) => sel!(F64, x, y),
+        _ => return Err(Error::Internal("where: branches of different compute types".into())),
+    })
+}
+
+/// Reduction accumulators, in the widest type of the input's kind.
+enum Acc {
+    F(Vec<f64>),
+    I(Vec<i64>),
+    U(Vec<u64>),
+}
+
+struct ReduceSink {
+    op: ReduceOp,
+    input: DType,
+    target: Linear,
+    pos: Linear,
+    acc: Acc,
+    index: Vec<i64>,
+    seen: Vec<bool>,
+    out_shape: Vec<usize>,
+}
+
+enum Sink {
+    Dense { dtype: DType, data: Vec<Buf> },
+    Reduce(ReduceSink),
+}
+
+impl ReduceSink {
+    fn new(op: ReduceOp, input: DType, shape: &[usize], axes: &[usize]) -> ReduceSink {
+        let mut out_shape = shape.to_vec();
+        for &a in axes {
+            out_shape[a] = 1;
+        }
+        let n = numel(&out_shape);
+        let ostr = c_strides(&out_shape);
+        let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+        let rstr = c_strides(&rshape);
+        let mut target = Linear {
+            offset: 0,
+            coef: vec![0; shape.len()],
+        };
+        let mut pos = target.clone();
+        for a in 0..shape.len() {
+            if let Some(k) = axes.iter().position(|&x| x == a) {
+                pos.coef[a] = rstr[k] as i64;
+            } else {
+                target.coef[a] = ostr[a] as i64;
+            }
+        }
+        let float = input.is_float();
+        let init_f = match op {
+            ReduceOp::Prod => 1.0,
+            ReduceOp::Min => f64::INFINITY,
+            ReduceOp::Max => f64::NEG_INFINITY,
+            _ => 0.0,
+        };
+        let init_i = match op {
+            ReduceOp::Prod | ReduceOp::All => 1,
+            ReduceOp::Min => i64::MAX,
+            ReduceOp::Max => i64::MIN,
+            _ => 0,
+        };
+        let acc = if float && !matches!(op, ReduceOp::Any | ReduceOp::All | ReduceOp::Count) {
+            Acc::F(vec![init_f; n])
+        } else if input == DType::U64 && !matches!(op, ReduceOp::Any | ReduceOp::All | ReduceOp::Count) {
+            Acc::U(vec![
+                match op {
+                    ReduceOp::Prod => 1,
+                    ReduceOp::Min => u64::MAX,
+                    _ => 0,
+                };
+                n
+            ])
+        } else {
+            Acc::I(vec![init_i; n])
+        };
+        ReduceSink {
+            op,
+            input,
+            target,
+            pos,
+            acc,
+            index: vec![0; n],
+            seen: vec![false; n],
+            out_shape,
+        }
+    }
+
+    fn consume(&mut self, buf: &Buf, runs: &[Run]) {
+        let op = self.op;
+        for r in runs {
+            let (t0, ti) = (base(&self.target, &r.coords), inc(&self.target));
+            let (p0, pi) = (base(&self.pos, &r.coords), inc(&self.pos));
+            for j in 0..r.len {
+                let t = (t0 + ti * j as i64) as usize;
+                let p = p0 + pi * j as i64;
+                let k = r.pos + j;
+                match &mut self.acc {
+                    Acc::F(acc) => {
+                        let v = match buf {
+                            Buf::F64(x) => x[k],
+                            Buf::F32(x) => x[k] as f64,
+                            _ => unreachable!("float accumulators take float buffers"),
+                        };
+                        let a = &mut acc[t];
+                        match op {
+                            ReduceOp::Sum => *a += v,
+                            ReduceOp::NanSum => {
+                                if !v.is_nan() {
+                                    *a += v
+                                }
+                            }
+                            ReduceOp::Prod => *a *= v,
+                            ReduceOp::Min | ReduceOp::Max => {
+                                if v.is_nan() || a.is_nan() {
+                                    *a = f64::NAN;
+                                } else if (op == ReduceOp::Min) == (v < *a) && v != *a {
+                                    *a = v;
+                                }
+                            }
+                            ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                                let seen = &mut self.seen[t];
+                                if !*seen {
+                                    *seen = true;
+                                    *a = v;
+                                    self.index[t] = p;
+                                } else if !a.is_nan()
+                                    && (v.is_nan() || if op == ReduceOp::ArgMin { v < *a } else { v > *a })
+                                {
+                                    *a = v;
+                                    self.index[t] = p;
+                                }
+                            }
+                            _ => unreachable!("any/all/count use integer accumulators"),
+                        }
+                    }
+                    Acc::I(acc) => {
+                        let (v, nan) = match buf {
+                            Buf::I(x) => (x[k], false),
+                            Buf::B(x) => (x[k] as i64, false),
+                            Buf::U(x) => ((x[k] != 0) as i64, false),
+                            Buf::F64(x) => ((x[k] != 0.0) as i64, x[k].is_nan()),
+                            Buf::F32(x) => ((x[k] != 0.0) as i64, x[k].is_nan()),
+                        };
+                        let a = &mut acc[t];
+                        match op {
+                            ReduceOp::Sum | ReduceOp::NanSum => *a = a.wrapping_add(v),
+                            ReduceOp::Prod => *a = a.wrapping_mul(v),
+                            ReduceOp::Min => *a = (*a).min(v),
+                            ReduceOp::Max => *a = (*a).max(v),
+                            ReduceOp::Any => *a |= (v != 0) as i64,
+                            ReduceOp::All => *a &= (v != 0) as i64,
+                            ReduceOp::Count => *a += (!nan) as i64,
+                            ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                                let seen = &mut self.seen[t];
+                                if !*seen || (if op == ReduceOp::ArgMin { v < *a } else { v > *a }) {
+                                    *seen = true;
+                                    *a = v;
+                                    self.index[t] = p;
+                                }
+                            }
+                        }
+                    }
+                    Acc::U(acc) => {
+                        let Buf::U(x) = buf else {
+                            unreachable!("u64 accumulators take u64 buffers")
+                        };
+                        let v = x[k];
+                        let a = &mut acc[t];
+                        match op {
+                            ReduceOp::Sum | ReduceOp::NanSum => *a = a.wrapping_add(v),
+                            ReduceOp::Prod => *a = a.wrapping_mul(v),
+                            ReduceOp::Min => *a = (*a).min(v),
+                            ReduceOp::Max => *a = (*a).max(v),
+                            ReduceOp::ArgMin | ReduceOp::ArgMax => {
+                                let seen = &mut self.seen[t];
+                                if !*seen || (if op == ReduceOp::ArgMin { v < *a } else { v > *a }) {
+                                    *seen = true;
+                                    *a = v;
+                                    self.index[t] = p;
+                                }
+                            }
+                            _ => unreachable!("any/all/count use integer accumulators"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(self) -> HostArray {
+        let shape = IxDyn(&self.out_shape);
+        let out = self.op.result_dtype(self.input);
+        if matches!(self.op, ReduceOp::ArgMin | ReduceOp::ArgMax) {
+            return HostArray::I64(ArrayD::from_shape_vec(shape, self.index).expect("sized"));
+        }
+        let scalars: Vec<Scalar> = match self.acc {
+            Acc::F(v) => v.into_iter().map(Scalar::F64).collect(),
+            Acc::I(v) => v.into_iter().map(Scalar::I64).collect(),
+            Acc::U(v) => v.into_iter().map(Scalar::U64).collect(),
+        };
+        from_scalars(&self.out_shape, out, scalars)
+    }
+}
+
+fn from_scalars(shape: &[usize], dtype: DType, vals: Vec<Scalar>) -> HostArray {
+    fn go<T: HostElement>(shape: &[usize], vals: Vec<Scalar>) -> HostArray {
+        T::wrap(ArrayD::from_shape_vec(IxDyn(shape), vals.into_iter().map(T::from_scalar).collect()).expect("sized"))
+    }
+    match dtype {
+        DType::Bool => go::<bool>(shape, vals),
+        DType::I8 => go::<i8>(shape, vals),
+        DType::I16 => go::<i16>(shape, vals),
+        DType::I32 => go::<i32>(shape, vals),
+        DType::I64 => go::<i64>(shape, vals),
+        DType::U8 => go::<u8>(shape, vals),
+        DType::U16 => go::<u16>(shape, vals),
+        DType::U32 => go::<u32>(shape, vals),
+        DType::U64 => go::<u64>(shape, vals),
+        DType::F32 => go::<f32>(shape, vals),
+        DType::F64 => go::<f64>(shape, vals),
+    }
+}
+
+fn dense_finish(shape: &[usize], dtype: DType, tiles: Vec<Buf>) -> HostArray {
+    let sh = IxDyn(shape);
+    macro_rules! cat {
+        ($v:ident) => {{
+            let mut all = Vec::with_capacity(numel(shape));
+            for t in tiles {
+                if let Buf::$v(x) = t {
+                    all.extend(x);
+                }
+            }
+            all
+        }};
+    }
+    match dtype {
+        DType::Bool => HostArray::Bool(ArrayD::from_shape_vec(sh, cat!(B)).expect("sized")),
+        DType::U64 => HostArray::U64(ArrayD::from_shape_vec(sh, cat!(U)).expect("sized")),
+        DType::F32 => HostArray::F32(ArrayD::from_shape_vec(sh, cat!(F32)).expect("sized")),
+        DType::F64 => HostArray::F64(ArrayD::from_shape_vec(sh, cat!(F64)).expect("sized")),
+        DType::I64 => HostArray::I64(ArrayD::from_shape_vec(sh, cat!(I)).expect("sized")),
+        d => {
+            let v: Vec<Scalar> = cat!(I).into_iter().map(|i| Scalar::from_i64_wrapping(i, d)).collect();
+            from_scalars(shape, d, v)
+        }
+    }
+}
+
+/// Checks inputs against the program before running it.
+fn validate(program: &Program, inputs: &[&HostArray]) -> Result<()> {
+    if inputs.len() != program.num_inputs() {
+        return Err(Error::Internal(format!("program reads {} inputs, got {}", program.num_inputs(), inputs.len())));
+    }
+    for (i, (h, d)) in inputs.iter().zip(&program.input_dtypes).enumerate() {
+        if h.dtype() != *d {
+            return Err(Error::dtype("execute", h.dtype(), format!("input {i} must be {d}")));
+        }
+    }
+    for n in &program.nodes {
+        let (map, shape): (&IndexMap, Option<&[usize]>) = match n {
+            Node::Input { slot, map } => (map, Some(inputs[*slot].shape())),
+            Node::Random { map, .. } | Node::Index { map, .. } => (map, None),
+            _ => continue,
+        };
+        if let Some(s) = shape {
+            if map.src_shape != s {
+                return Err(Error::Internal(format!("input map for shape {:?} applied to {:?}", map.src_shape, s)));
+            }
+        }
+        map.check(&program.shape).map_err(|e| Error::Internal(format!("program leaf out of bounds: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Runs a program over host inputs.
+pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
+    validate(program, inputs)?;
+    let shape = &program.shape;
+    let ndim = shape.len();
+    let total = numel(shape);
+    let lins: Vec<Option<Linear>> = program
+        .nodes
+        .iter()
+        .map(|n| match n {
+            Node::Input { map, .. } | Node::Random { map, .. } => Some(map.flat_linear(ndim)),
+            Node::Index { map, axis } => Some(map.axis_linear(*axis, ndim)),
+            _ => None,
+        })
+        .collect();
+    let mut sinks: Vec<Sink> = program
+        .outputs
+        .iter()
+        .map(|o| match &o.reduce {
+            Some(r) => Sink::Reduce(ReduceSink::new(r.op, program.dtypes[o.node], shape, &r.axes)),
+            None => Sink::Dense {
+                dtype: program.dtypes[o.node],
+                data: Vec::new(),
+            },
+        })
+        .collect();
+    let mut start = 0;
+    while start < total {
+        let len = TILE.min(total - start);
+        let runs = runs_for(shape, start, len);
+        let mut vals: Vec<Buf> = Vec::with_capacity(program.nodes.len());
+        for (i, node) in program.nodes.iter().enumerate() {
+            let dtype = program.dtypes[i];
+            let v = match node {
+                Node::Input { slot, .. } => gather(inputs[*slot], &indices(lins[i].as_ref().expect("leaf"), &runs, len)),
+                Node::Const(c) => constant(*c, len),
+                Node::Random { spec, .. } => {
+                    let idx = indices(lins[i].as_ref().expect("leaf"), &runs, len);
+                    match dtype {
+                        DType::F64 => Buf::F64(idx.iter().map(|&k| spec.sample_f64(k as u64)).collect()),
+                        DType::F32 => Buf::F32(idx.iter().map(|&k| spec.sample_f64(k as u64) as f32).collect()),
+                        DType::U64 => Buf::U(idx.iter().map(|&k| spec.sample_i64(k as u64) as u64).collect()),
+                        DType::Bool => Buf::B(idx.iter().map(|&k| spec.sample_i64(k as u64) != 0).collect()),
+                        d => Buf::I(idx.iter().map(|&k| wrap_i64(spec.sample_i64(k as u64), d)).collect()),
+                    }
+                }
+                Node::Index { .. } => Buf::I(indices(lins[i].as_ref().expect("leaf"), &runs, len)),
+                Node::Cast { x, to } => cast(&vals[*x], *to),
+                Node::Unary { op, x } => unary(*op, &vals[*x], dtype),
+                Node::Binary { op, a, b } => binary(*op, &vals[*a], &vals[*b], program.dtypes[*a])?,
+                Node::Where { cond, a, b } => select(&vals[*cond], &vals[*a], &vals[*b])?,
+            };
+            vals.push(v);
+        }
+        for (o, sink) in program.outputs.iter().zip(&mut sinks) {
+            match sink {
+                Sink::Dense { data, .. } => {
+                    // Move the tile out when nothing else reads it; copy otherwise.
+                    let v = std::mem::replace(&mut vals[o.node], Buf::B(Vec::new()));
+                    let keep = program.outputs.iter().filter(|p| p.node == o.node).count() > 1;
+                    if keep {
+                        vals[o.node] = clone_buf(&v);
+                    }
+                    data.push(v);
+                }
+                Sink::Reduce(r) => r.consume(&vals[o.node], &runs),
+            }
+        }
+        start += len;
+    }
+    Ok(sinks
+        .into_iter()
+        .map(|s| match s {
+            Sink::Dense { dtype, data } => dense_finish(shape, dtype, data),
+            Sink::Reduce(r) => r.finish(),
+        })
+        .collect())
+}
+
+fn clone_buf(b: &Buf) -> Buf {
+    match b {
+        Buf::B(v) => Buf::B(v.clone()),
+        Buf::I(v) => Buf::I(v.clone()),
+        Buf::U(v) => Buf::U(v.clone()),
+        Buf::F32(v) => Buf::F32(v.clone()),
+        Buf::F64(v) => Buf::F64(v.clone()),
+    }
+}

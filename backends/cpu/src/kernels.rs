@@ -1,0 +1,115 @@
+//! Structural kernels of the CPU backend: reshape, concatenate, matmul.
+
+use ndarray::{ArrayD, Axis, Ix2, IxDyn};
+use tessera_core::host::HostElement;
+use tessera_core::program::wrap_i64;
+use tessera_core::{dispatch_host, DType, Element, Error, HostArray, Result, Scalar};
+
+/// C-order reshape of a contiguous host array.
+pub fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
+    if x.len() != shape.iter().product::<usize>() {
+        return Err(Error::shape("reshape", format!("cannot reshape {:?} into {:?}", x.shape(), shape)));
+    }
+    fn go<T: HostElement>(a: &ArrayD<T>, shape: &[usize]) -> HostArray {
+        let v: Vec<T> = a.iter().copied().collect();
+        T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).expect("length checked"))
+    }
+    Ok(dispatch_host!(x, a => go(a, shape)))
+}
+
+/// Concatenation along `axis` of arrays of one dtype.
+pub fn concatenate(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
+    let first = parts.first().ok_or_else(|| Error::invalid("concatenate", "no chunks to join"))?;
+    for p in parts {
+        if p.dtype() != first.dtype() {
+            return Err(Error::dtype("concatenate", p.dtype(), format!("all chunks must be {}", first.dtype())));
+        }
+        if p.shape().len() != first.shape().len() || axis >= p.shape().len() {
+            return Err(Error::shape("concatenate", format!("chunks {:?} and {:?} along axis {axis}", first.shape(), p.shape())));
+        }
+    }
+    fn go<T: HostElement>(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
+        let views: Vec<_> = parts.iter().map(|p| p.view_typed::<T>()).collect::<Result<_>>()?;
+        let out = ndarray::concatenate(Axis(axis), &views)
+            .map_err(|e| Error::shape("concatenate", format!("{e}: shapes {:?}", parts.iter().map(|p| p.shape().to_vec()).collect::<Vec<_>>())))?;
+        Ok(T::wrap(out.as_standard_layout().into_owned()))
+    }
+    match first.dtype() {
+        DType::Bool => go::<bool>(parts, axis),
+        DType::I8 => go::<i8>(parts, axis),
+        DType::I16 => go::<i16>(parts, axis),
+        DType::I32 => go::<i32>(parts, axis),
+        DType::I64 => go::<i64>(parts, axis),
+        DType::U8 => go::<u8>(parts, axis),
+        DType::U16 => go::<u16>(parts, axis),
+        DType::U32 => go::<u32>(parts, axis),
+        DType::U64 => go::<u64>(parts, axis),
+        DType::F32 => go::<f32>(parts, axis),
+        DType::F64 => go::<f64>(parts, axis),
+    }
+}
+
+/// Matrix product of two 2-d arrays of one dtype. Floats use ndarray's blocked GEMM;
+/// integers accumulate with wrapping (NumPy's overflow behaviour), never panicking.
+pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
+    if a.dtype() != b.dtype() {
+        return Err(Error::dtype("matmul", b.dtype(), format!("operands must share a dtype; left is {}", a.dtype())));
+    }
+    let (sa, sb) = (a.shape(), b.shape());
+    if sa.len() != 2 || sb.len() != 2 || sa[1] != sb[0] {
+        return Err(Error::shape("matmul", format!("{sa:?} @ {sb:?}")));
+    }
+    match (a, b) {
+        (HostArray::F64(x), HostArray::F64(y)) => Ok(HostArray::F64(dot2(x, y)?)),
+        (HostArray::F32(x), HostArray::F32(y)) => Ok(HostArray::F32(dot2(x, y)?)),
+        (HostArray::Bool(_), _) => Err(Error::dtype("matmul", DType::Bool, "cast to a numeric dtype first")),
+        _ => {
+            let (m, k, n) = (sa[0], sa[1], sb[1]);
+            let dtype = a.dtype();
+            let av: Vec<Scalar> = dispatch_host!(a, x => x.iter().map(|v| v.to_scalar()).collect());
+            let bv: Vec<Scalar> = dispatch_host!(b, x => x.iter().map(|v| v.to_scalar()).collect());
+            let mut out = Vec::with_capacity(m * n);
+            if dtype == DType::U64 {
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = 0u64;
+                        for l in 0..k {
+                            acc = acc.wrapping_add(av[i * k + l].as_u64().wrapping_mul(bv[l * n + j].as_u64()));
+                        }
+                        out.push(Scalar::U64(acc));
+                    }
+                }
+            } else {
+                let ai: Vec<i64> = av.iter().map(|s| s.as_i64()).collect();
+                let bi: Vec<i64> = bv.iter().map(|s| s.as_i64()).collect();
+                for i in 0..m {
+                    for j in 0..n {
+                        let mut acc = 0i64;
+                        for l in 0..k {
+                            acc = acc.wrapping_add(ai[i * k + l].wrapping_mul(bi[l * n + j]));
+                        }
+                        out.push(Scalar::from_i64_wrapping(wrap_i64(acc, dtype), dtype));
+                    }
+                }
+            }
+            let full = HostArray::full(&[m, n], Scalar::zero(dtype), dtype);
+            Ok(fill_from_scalars(full, &out))
+        }
+    }
+}
+
+fn fill_from_scalars(h: HostArray, vals: &[Scalar]) -> HostArray {
+    fn go<T: HostElement>(mut a: ArrayD<T>, vals: &[Scalar]) -> HostArray {
+        for (d, s) in a.iter_mut().zip(vals) {
+            *d = T::from_scalar(*s);
+        }
+        T::wrap(a)
+    }
+    dispatch_host!(h, a => go(a, vals))
+}
+
+fn dot2<T: ndarray::LinalgScalar>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>> {
+    let x2 = x.view().into_dimensionality::<Ix2>().map_err(|e| Error::shape("matmul", e.to_string()))?;
+    let y2 = y.view().into_dimensionality::<Ix2>().map_err(|e| Error::shape("matmul", e.to_string()))?;
+    Ok(x2.dot(&y2).into_dyn())
+}

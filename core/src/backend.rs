@@ -1,0 +1,250 @@
+//! The array backend protocol: type-erased chunks, capabilities and the backend trait.
+//!
+//! A backend owns its chunks (`Arc<dyn ChunkData>`; it downcasts its own with
+//! [`downcast_chunk`]) and implements a small set of **required** primitives: moving data
+//! to and from the host, generating (fill, counter-based random, coordinates), per-op
+//! elementwise kernels on same-shape operands, slicing with steps, transpose, reshape,
+//! broadcast, reduction over axes, concatenation and matmul. Everything else has a
+//! default in core: most importantly [`ArrayBackend::execute`], which runs a fused
+//! [`Program`] by calling the primitives one op at a time. A backend that executes programs
+//! natively (one pass over tiles on CPU, one kernel on a GPU) overrides it and gets fusion.
+//!
+//! What a backend cannot do it declares in its [`Capabilities`]; asking for it yields
+//! [`Error::Unsupported`] naming backend, op and dtype — never a silent conversion.
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::host::HostArray;
+use crate::program::{evaluate_with_primitives, BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
+use crate::random::RandomSpec;
+
+/// A chunk of array data owned by one backend.
+pub trait ChunkData: Any + Send + Sync + fmt::Debug {
+    /// Element dtype.
+    fn dtype(&self) -> DType;
+    /// Shape.
+    fn shape(&self) -> &[usize];
+    /// Name of the owning backend.
+    fn backend(&self) -> &str;
+    /// Bytes held (by default, dense size).
+    fn nbytes(&self) -> usize {
+        self.shape().iter().product::<usize>() * self.dtype().size()
+    }
+    /// For downcasting by the owning backend.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A shared, type-erased chunk.
+pub type Chunk = Arc<dyn ChunkData>;
+
+/// Downcasts a chunk to the backend's own type, or names the owner in the error.
+pub fn downcast_chunk<'a, T: ChunkData>(chunk: &'a Chunk, backend: &str, op: &str) -> Result<&'a T> {
+    chunk.as_any().downcast_ref::<T>().ok_or_else(|| Error::ForeignChunk {
+        op: op.to_string(),
+        backend: backend.to_string(),
+        owner: chunk.backend().to_string(),
+    })
+}
+
+/// One axis of a strided slice: elements `start + i * step` for `i < len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AxisSlice {
+    /// First element.
+    pub start: usize,
+    /// Step (negative walks backwards; never 0).
+    pub step: isize,
+    /// Number of elements.
+    pub len: usize,
+}
+
+/// Whether a backend can run in this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    /// Ready.
+    Available,
+    /// Registered but unusable here, with the reason (no driver, no device, ...).
+    Unavailable(String),
+}
+
+/// What a backend supports, as data: a set of `(op, dtype)` pairs it does *not* support.
+///
+/// Op names are those of [`UnaryOp::name`], [`BinaryOp::name`], [`ReduceOp::name`] and the
+/// structural ops: `from_host`, `to_host`, `full`, `random`, `iota`, `astype`, `where`,
+/// `slice`, `transpose`, `reshape`, `broadcast_to`, `concatenate`, `matmul`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    unsupported: BTreeSet<(String, DType)>,
+    /// Where the chunks live (`host`, `cuda:0`, ...), for reprs and listings.
+    pub device: String,
+    /// True when [`ArrayBackend::execute`] runs fused programs natively.
+    pub native_programs: bool,
+}
+
+impl Capabilities {
+    /// Everything supported, on `device`.
+    pub fn all(device: &str) -> Capabilities {
+        Capabilities {
+            unsupported: BTreeSet::new(),
+            device: device.to_string(),
+            native_programs: false,
+        }
+    }
+
+    /// Declares `op` unsupported for each of `dtypes`.
+    pub fn without(mut self, op: &str, dtypes: &[DType]) -> Capabilities {
+        for &d in dtypes {
+            self.unsupported.insert((op.to_string(), d));
+        }
+        self
+    }
+
+    /// Marks native program execution.
+    pub fn with_native_programs(mut self) -> Capabilities {
+        self.native_programs = true;
+        self
+    }
+
+    /// True when `op` on `dtype` is supported.
+    pub fn supports(&self, op: &str, dtype: DType) -> bool {
+        !self.unsupported.contains(&(op.to_string(), dtype))
+    }
+
+    /// `Ok` when supported, else [`Error::Unsupported`] naming `backend`.
+    pub fn check(&self, backend: &str, op: &str, dtype: DType) -> Result<()> {
+        if self.supports(op, dtype) {
+            Ok(())
+        } else {
+            Err(Error::Unsupported {
+                backend: backend.to_string(),
+                op: op.to_string(),
+                dtype,
+            })
+        }
+    }
+
+    /// The declared gaps.
+    pub fn unsupported(&self) -> impl Iterator<Item = &(String, DType)> {
+        self.unsupported.iter()
+    }
+
+    /// Every op name the protocol knows, for listings and the conformance matrix.
+    pub fn op_names() -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = vec![
+            "from_host",
+            "to_host",
+            "full",
+            "random",
+            "iota",
+            "astype",
+            "where",
+            "slice",
+            "transpose",
+            "reshape",
+            "broadcast_to",
+            "concatenate",
+            "matmul",
+        ];
+        v.extend(UnaryOp::ALL.iter().map(|o| o.name()));
+        v.extend(BinaryOp::ALL.iter().map(|o| o.name()));
+        v.extend(ReduceOp::ALL.iter().map(|o| o.name()));
+        v
+    }
+}
+
+/// A compute backend for n-d array chunks. Object-safe: backends are chosen at run time.
+pub trait ArrayBackend: Send + Sync + fmt::Debug {
+    /// The registered name (`cpu`, `cuda`, `sparse`, a plugin's name).
+    fn name(&self) -> &str;
+
+    /// What the backend supports.
+    fn capabilities(&self) -> &Capabilities;
+
+    /// Whether the backend can run here. Defaults to available.
+    fn availability(&self) -> Availability {
+        Availability::Available
+    }
+
+    // ---- required: data movement -------------------------------------------------------
+
+    /// Copies a host array into a new chunk.
+    fn from_host(&self, data: &HostArray) -> Result<Chunk>;
+
+    /// Copies a chunk to the host.
+    fn to_host(&self, chunk: &Chunk) -> Result<HostArray>;
+
+    // ---- required: generators ------------------------------------------------------------
+
+    /// A chunk of `shape` filled with `value` (its dtype is the value's).
+    fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk>;
+
+    /// Counter-based random values: element `out` is `spec` sampled at the flat index of
+    /// `map(out)` in `map.src_shape`.
+    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk>;
+
+    /// The `int64` coordinate along source axis `axis` of `map(out)`.
+    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk>;
+
+    // ---- required: elementwise on same-shape operands ----------------------------------
+
+    /// `astype`.
+    fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk>;
+
+    /// A unary op (operand already of the op's operand dtype).
+    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk>;
+
+    /// A binary op on two chunks of one shape and dtype.
+    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk>;
+
+    /// `where(cond, a, b)` on chunks of one shape.
+    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk>;
+
+    // ---- required: structure -----------------------------------------------------------
+
+    /// A strided slice, one [`AxisSlice`] per axis.
+    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk>;
+
+    /// Permutes axes: output axis `i` is input axis `perm[i]`.
+    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk>;
+
+    /// Reshapes in C order (same number of elements).
+    fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk>;
+
+    /// Broadcasts size-1 axes to `shape` (same number of dimensions).
+    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk>;
+
+    /// Reduces over `axes`, keeping them as size-1 axes.
+    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk>;
+
+    /// Concatenates along `axis`.
+    fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk>;
+
+    /// Matrix product of two 2-d chunks of one dtype.
+    fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk>;
+
+    // ---- optional ------------------------------------------------------------------------
+
+    /// Runs a fused program; the default evaluates it op by op with the primitives above.
+    fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
+        evaluate_with_primitives(self, program, inputs)
+    }
+}
+
+impl dyn ArrayBackend {
+    /// Checks a program's ops against the capabilities before running it.
+    pub fn check_program(&self, program: &Program) -> Result<()> {
+        let caps = self.capabilities();
+        for (op, dtype) in program.ops_used() {
+            let name = if op.starts_with("astype[") { "astype" } else { op.as_str() };
+            caps.check(self.name(), name, dtype)?;
+        }
+        Ok(())
+    }
+}
+
+/// A shared handle to a backend.
+pub type BackendRef = Arc<dyn ArrayBackend>;

@@ -1,0 +1,465 @@
+//! Layered configuration, later layers win:
+//!
+//! 1. built-in defaults;
+//! 2. `tessera.toml` in the working directory;
+//! 3. the user's config file (`$XDG_CONFIG_HOME/tessera/tessera.toml`, else
+//!    `~/.config/tessera/tessera.toml`; `TESSERA_CONFIG` names another file);
+//! 4. environment variables (`TESSERA_ARRAY_BACKEND`, `TESSERA_SCHEDULER`, ...);
+//! 5. scoped overrides in code ([`set`]), undone when the returned guard drops.
+//!
+//! Files are read once per process (call [`reload`] after changing them); the environment
+//! and overrides are read at every lookup. Unknown keys — in a file, as a `TESSERA_*`
+//! variable or in [`set`] — are errors that list the valid keys, and every value is
+//! validated with a message naming where it came from.
+//!
+//! ## Scoped overrides across threads
+//! Like `dask.config.set`, an override is **process-wide**: while a guard lives, every
+//! thread (including the scheduler's workers) sees the value. Guards nest; dropping one
+//! removes exactly its own layer even when guards are dropped out of order, and later
+//! layers win. Tests that run in parallel and change config should therefore pass an
+//! explicit backend or scheduler instead, or serialise.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, RwLock};
+
+use crate::chunks::parse_bytes;
+use crate::error::{Error, Result};
+
+/// A configuration key: its name, environment variable, default and meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    /// Dotted name as in `tessera.toml` (`array.backend`).
+    pub name: &'static str,
+    /// The environment variable.
+    pub env: &'static str,
+    /// Default value (text).
+    pub default: &'static str,
+    /// One-line description.
+    pub doc: &'static str,
+}
+
+/// Every configuration key tessera understands.
+pub const KEYS: &[Key] = &[
+    Key {
+        name: "array.backend",
+        env: "TESSERA_ARRAY_BACKEND",
+        default: "cpu",
+        doc: "backend new arrays are created on (see `tessera backends`)",
+    },
+    Key {
+        name: "scheduler",
+        env: "TESSERA_SCHEDULER",
+        default: "threads",
+        doc: "`threads` (parallel, rayon) or `single-threaded` (debugging, deterministic order)",
+    },
+    Key {
+        name: "num-threads",
+        env: "TESSERA_NUM_THREADS",
+        default: "0",
+        doc: "worker threads of the threaded scheduler; 0 = one per core",
+    },
+    Key {
+        name: "array.chunk-size",
+        env: "TESSERA_ARRAY_CHUNK_SIZE",
+        default: "128MiB",
+        doc: "byte target of `auto` chunks",
+    },
+    Key {
+        name: "array.split-every",
+        env: "TESSERA_ARRAY_SPLIT_EVERY",
+        default: "16",
+        doc: "fan-in of tree reductions (chunks combined per task, at least 2)",
+    },
+    Key {
+        name: "memory-limit",
+        env: "TESSERA_MEMORY_LIMIT",
+        default: "none",
+        doc: "refuse plans whose projected peak memory exceeds this many bytes (`none` = no limit)",
+    },
+];
+
+/// Where an effective value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The built-in default.
+    Default,
+    /// A config file.
+    File(PathBuf),
+    /// An environment variable.
+    Env(&'static str),
+    /// A scoped override in code.
+    Override,
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(p) => write!(f, "file {}", p.display()),
+            Source::Env(v) => write!(f, "env {v}"),
+            Source::Override => f.write_str("override in code"),
+        }
+    }
+}
+
+fn key(name: &str) -> Result<&'static Key> {
+    KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
+        Error::Config(format!(
+            "unknown key '{name}'; valid keys: {}",
+            KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
+/// Validates a value for a key; `origin` names where it came from in the error.
+fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
+    let bad = |what: &str| Err(Error::Config(format!("{origin}: {} = '{value}': expected {what}", k.name)));
+    match k.name {
+        "scheduler" => {
+            if parse_scheduler(value).is_none() {
+                return bad("`threads` or `single-threaded`");
+            }
+        }
+        "num-threads" => {
+            if value.trim().parse::<usize>().is_err() {
+                return bad("a non-negative integer");
+            }
+        }
+        "array.chunk-size" => {
+            if parse_bytes(value).is_none_or(|b| b == 0) {
+                return bad("a byte size such as `128MiB` or `64MB`");
+            }
+        }
+        "array.split-every" => {
+            if value.trim().parse::<usize>().map_or(true, |v| v < 2) {
+                return bad("an integer of at least 2");
+            }
+        }
+        "memory-limit" => {
+            if !matches!(value.trim(), "none" | "") && parse_bytes(value).is_none() {
+                return bad("a byte size such as `8GiB`, or `none`");
+            }
+        }
+        "array.backend" => {
+            if value.trim().is_empty() {
+                return bad("a backend name");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+struct FileLayer {
+    path: PathBuf,
+    values: BTreeMap<String, String>,
+}
+
+fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>) {
+    for (k, v) in table {
+        let name = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) => flatten(&name, t, out),
+            toml::Value::String(s) => {
+                out.insert(name, s.clone());
+            }
+            toml::Value::Integer(i) => {
+                out.insert(name, i.to_string());
+            }
+            toml::Value::Float(f) => {
+                out.insert(name, f.to_string());
+            }
+            toml::Value::Boolean(b) => {
+                out.insert(name, b.to_string());
+            }
+            // Arrays and datetimes are invalid for every key; `validate` reports them.
+            _ => {
+                out.insert(name, format!("<unsupported TOML value for {k}>"));
+            }
+        }
+    }
+}
+
+fn read_file(path: &Path) -> Result<Option<FileLayer>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(Error::Io {
+                path: path.display().to_string(),
+                source: e,
+            })
+        }
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e| Error::Config(format!("{}: not valid TOML: {e}", path.display())))?;
+    let mut values = BTreeMap::new();
+    flatten("", &table, &mut values);
+    for (name, value) in &values {
+        let k = key(name).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        validate(k, value, &path.display().to_string())?;
+    }
+    Ok(Some(FileLayer {
+        path: path.to_path_buf(),
+        values,
+    }))
+}
+
+fn user_config_path() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("TESSERA_CONFIG") {
+        return Some(PathBuf::from(p));
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("tessera").join("tessera.toml"))
+}
+
+fn load_files() -> Result<Vec<FileLayer>> {
+    let mut layers = Vec::new();
+    if let Some(l) = read_file(Path::new("tessera.toml"))? {
+        layers.push(l);
+    }
+    if let Some(p) = user_config_path() {
+        if let Some(l) = read_file(&p)? {
+            layers.push(l);
+        }
+    }
+    Ok(layers)
+}
+
+static FILES: LazyLock<RwLock<Option<std::result::Result<Vec<FileLayer>, String>>>> =
+    LazyLock::new(|| RwLock::new(None));
+
+/// Re-reads the config files on the next lookup.
+pub fn reload() {
+    *FILES.write().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+fn with_files<T>(f: impl FnOnce(&[FileLayer]) -> T) -> Result<T> {
+    {
+        let guard = FILES.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = guard.as_ref() {
+            return r.as_ref().map(|l| f(l)).map_err(|e| Error::Config(e.clone()));
+        }
+    }
+    let mut guard = FILES.write().unwrap_or_else(|e| e.into_inner());
+    if guard.is_none() {
+        *guard = Some(load_files().map_err(|e| match e {
+            Error::Config(m) => m,
+            other => other.to_string(),
+        }));
+    }
+    guard
+        .as_ref()
+        .expect("just set")
+        .as_ref()
+        .map(|l| f(l))
+        .map_err(|e| Error::Config(e.clone()))
+}
+
+struct OverrideLayer {
+    id: u64,
+    values: BTreeMap<String, String>,
+}
+
+static OVERRIDES: RwLock<Vec<OverrideLayer>> = RwLock::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Restores the configuration when dropped (see [`set`]).
+#[must_use = "the override is undone as soon as the guard is dropped"]
+#[derive(Debug)]
+pub struct ConfigGuard {
+    id: u64,
+}
+
+impl Drop for ConfigGuard {
+    fn drop(&mut self) {
+        let mut layers = OVERRIDES.write().unwrap_or_else(|e| e.into_inner());
+        layers.retain(|l| l.id != self.id);
+    }
+}
+
+/// Overrides keys until the guard drops (process-wide, like `dask.config.set`).
+///
+/// ```
+/// let _g = tessera_core::config::set(&[("scheduler", "single-threaded")]).unwrap();
+/// assert_eq!(tessera_core::config::get("scheduler").unwrap().0, "single-threaded");
+/// ```
+pub fn set(values: &[(&str, &str)]) -> Result<ConfigGuard> {
+    let mut map = BTreeMap::new();
+    for (name, value) in values {
+        let k = key(name)?;
+        validate(k, value, "config::set")?;
+        map.insert(k.name.to_string(), value.to_string());
+    }
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    OVERRIDES
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(OverrideLayer { id, values: map });
+    Ok(ConfigGuard { id })
+}
+
+/// Checks that every `TESSERA_*` environment variable is one tessera knows.
+fn check_env() -> Result<()> {
+    for (var, _) in std::env::vars_os() {
+        let Some(var) = var.to_str() else { continue };
+        if var.starts_with("TESSERA_") && var != "TESSERA_CONFIG" && !KEYS.iter().any(|k| k.env == var) {
+            return Err(Error::Config(format!(
+                "unknown environment variable {var}; valid: TESSERA_CONFIG, {}",
+                KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The effective value of `name` and where it came from.
+pub fn get(name: &str) -> Result<(String, Source)> {
+    let k = key(name)?;
+    {
+        let layers = OVERRIDES.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = layers.iter().rev().find_map(|l| l.values.get(k.name)) {
+            return Ok((v.clone(), Source::Override));
+        }
+    }
+    check_env()?;
+    if let Ok(v) = std::env::var(k.env) {
+        validate(k, &v, k.env)?;
+        return Ok((v, Source::Env(k.env)));
+    }
+    let from_file = with_files(|layers| {
+        layers
+            .iter()
+            .rev()
+            .find_map(|l| l.values.get(k.name).map(|v| (v.clone(), Source::File(l.path.clone()))))
+    })?;
+    Ok(from_file.unwrap_or_else(|| (k.default.to_string(), Source::Default)))
+}
+
+/// Every key's effective value, source and doc (what `tessera config` prints).
+pub fn effective() -> Result<Vec<(&'static Key, String, Source)>> {
+    KEYS.iter()
+        .map(|k| get(k.name).map(|(v, s)| (k, v, s)))
+        .collect()
+}
+
+/// The scheduler choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchedulerKind {
+    /// One thread, deterministic order.
+    SingleThreaded,
+    /// A rayon pool.
+    Threads,
+}
+
+fn parse_scheduler(s: &str) -> Option<SchedulerKind> {
+    match s.trim() {
+        "threads" | "threaded" => Some(SchedulerKind::Threads),
+        "single-threaded" | "sync" | "synchronous" => Some(SchedulerKind::SingleThreaded),
+        _ => None,
+    }
+}
+
+/// `array.backend`.
+pub fn array_backend() -> Result<String> {
+    Ok(get("array.backend")?.0.trim().to_string())
+}
+
+/// `scheduler`.
+pub fn scheduler() -> Result<SchedulerKind> {
+    let (v, _) = get("scheduler")?;
+    parse_scheduler(&v).ok_or_else(|| Error::Config(format!("bad scheduler '{v}'")))
+}
+
+/// `num-threads` (0 means one per core).
+pub fn num_threads() -> Result<usize> {
+    let (v, _) = get("num-threads")?;
+    v.trim()
+        .parse()
+        .map_err(|_| Error::Config(format!("bad num-threads '{v}'")))
+}
+
+/// `array.chunk-size` in bytes.
+pub fn chunk_size_bytes() -> Result<usize> {
+    let (v, _) = get("array.chunk-size")?;
+    parse_bytes(&v)
+        .map(|b| b as usize)
+        .ok_or_else(|| Error::Config(format!("bad array.chunk-size '{v}'")))
+}
+
+/// `array.split-every`.
+pub fn split_every() -> Result<usize> {
+    let (v, _) = get("array.split-every")?;
+    v.trim()
+        .parse()
+        .map_err(|_| Error::Config(format!("bad array.split-every '{v}'")))
+}
+
+/// `memory-limit` in bytes, `None` when unlimited.
+pub fn memory_limit() -> Result<Option<u64>> {
+    let (v, _) = get("memory-limit")?;
+    match v.trim() {
+        "none" | "" => Ok(None),
+        s => parse_bytes(s)
+            .map(Some)
+            .ok_or_else(|| Error::Config(format!("bad memory-limit '{v}'"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_list_valid_ones() {
+        let err = set(&[("array.backnd", "cpu")]).unwrap_err().to_string();
+        assert!(err.contains("unknown key 'array.backnd'"), "{err}");
+        assert!(err.contains("array.backend"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_say_what_is_expected() {
+        let err = set(&[("array.split-every", "1")]).unwrap_err().to_string();
+        assert!(err.contains("at least 2"), "{err}");
+        let err = set(&[("array.chunk-size", "lots")]).unwrap_err().to_string();
+        assert!(err.contains("byte size"), "{err}");
+    }
+
+    #[test]
+    fn overrides_nest_and_restore_out_of_order() {
+        // Only this test touches `array.chunk-size` overrides.
+        let base = get("array.chunk-size").unwrap();
+        let g1 = set(&[("array.chunk-size", "1MiB")]).unwrap();
+        let g2 = set(&[("array.chunk-size", "2MiB")]).unwrap();
+        assert_eq!(get("array.chunk-size").unwrap(), ("2MiB".to_string(), Source::Override));
+        drop(g1);
+        assert_eq!(get("array.chunk-size").unwrap().0, "2MiB");
+        drop(g2);
+        assert_eq!(get("array.chunk-size").unwrap(), base);
+    }
+
+    #[test]
+    fn toml_files_flatten_and_validate() {
+        let dir = std::env::temp_dir().join(format!("tessera-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.toml");
+        std::fs::write(&good, "scheduler = \"threads\"\n[array]\nbackend = \"cpu\"\nsplit-every = 8\n").unwrap();
+        let layer = read_file(&good).unwrap().unwrap();
+        assert_eq!(layer.values["array.backend"], "cpu");
+        assert_eq!(layer.values["array.split-every"], "8");
+        let bad = dir.join("bad.toml");
+        std::fs::write(&bad, "[array]\nbakend = \"cpu\"\n").unwrap();
+        let err = read_file(&bad).err().unwrap().to_string();
+        assert!(err.contains("bad.toml") && err.contains("unknown key 'array.bakend'"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,156 @@
+//! The one error type of tessera.
+//!
+//! Every variant names what was asked (the op), where (the backend) and what was wrong
+//! with the input (shapes, dtypes, names), and where it can, what would be right. Library
+//! code returns these instead of panicking on user input.
+
+use crate::dtype::DType;
+
+/// Result alias used across tessera.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in tessera.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Two shapes do not fit an operation.
+    #[error("{op}: shape mismatch: {detail}")]
+    Shape {
+        /// The operation.
+        op: String,
+        /// What is wrong, with the shapes.
+        detail: String,
+    },
+
+    /// A dtype is not accepted by an operation.
+    #[error("{op}: unsupported dtype {dtype}: {detail}")]
+    DType {
+        /// The operation.
+        op: String,
+        /// The offending dtype.
+        dtype: DType,
+        /// What would be accepted.
+        detail: String,
+    },
+
+    /// A backend declares that it does not support an op for a dtype.
+    #[error("backend '{backend}' does not support {op} for {dtype} (declared in its capabilities); choose another backend with `to_backend`")]
+    Unsupported {
+        /// The backend's name.
+        backend: String,
+        /// The operation.
+        op: String,
+        /// The dtype asked for.
+        dtype: DType,
+    },
+
+    /// An invalid argument (axis out of range, bad slice, bad chunk spec, ...).
+    #[error("{op}: invalid argument: {detail}")]
+    Invalid {
+        /// The operation.
+        op: String,
+        /// What was wrong and what would be right.
+        detail: String,
+    },
+
+    /// No backend of that name is registered.
+    #[error("unknown {kind} backend '{name}'; registered: {available}")]
+    UnknownBackend {
+        /// `array` or `dataframe`.
+        kind: String,
+        /// The name asked for.
+        name: String,
+        /// Comma-separated list of registered backends.
+        available: String,
+    },
+
+    /// The backend is registered but cannot run here (no driver, no device).
+    #[error("backend '{name}' is unavailable: {reason}")]
+    Unavailable {
+        /// The backend's name.
+        name: String,
+        /// Why it cannot run.
+        reason: String,
+    },
+
+    /// A backend of that name is already registered.
+    #[error("a backend named '{name}' is already registered; backend names must be unique")]
+    DuplicateBackend {
+        /// The clashing name.
+        name: String,
+    },
+
+    /// A chunk was handed to a backend that does not own it.
+    #[error("{op}: backend '{backend}' was given a chunk owned by backend '{owner}'; convert with `to_backend` first")]
+    ForeignChunk {
+        /// The operation.
+        op: String,
+        /// The backend that was called.
+        backend: String,
+        /// The backend owning the chunk.
+        owner: String,
+    },
+
+    /// A configuration problem: unknown key, bad value, unreadable file.
+    #[error("config: {0}")]
+    Config(String),
+
+    /// A plan exceeds the memory budget.
+    #[error("plan needs about {projected} bytes at peak but memory_limit is {limit} bytes: {advice}")]
+    MemoryLimit {
+        /// Projected peak bytes.
+        projected: u64,
+        /// The configured limit.
+        limit: u64,
+        /// What to change.
+        advice: String,
+    },
+
+    /// A user callback (`map_blocks`) failed or returned the wrong shape/dtype.
+    #[error("map_blocks: {0}")]
+    UserFunction(String),
+
+    /// An invariant inside tessera broke; this is a bug, please report it.
+    #[error("internal error (a tessera bug): {0}")]
+    Internal(String),
+
+    /// An I/O error with the path it happened on.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::Shape`].
+    pub fn shape(op: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::Shape {
+            op: op.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::Invalid`].
+    pub fn invalid(op: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::Invalid {
+            op: op.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// Shorthand for [`Error::DType`].
+    pub fn dtype(op: impl Into<String>, dtype: DType, detail: impl Into<String>) -> Error {
+        Error::DType {
+            op: op.into(),
+            dtype,
+            detail: detail.into(),
+        }
+    }
+
+    /// True for [`Error::Unsupported`]: the conformance suite and fallbacks test for it.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Error::Unsupported { .. })
+    }
+}

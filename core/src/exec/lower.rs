@@ -1,0 +1,548 @@
+//! Lowering: lazy array graph -> fused task graph.
+
+use std::collections::HashMap;
+
+use crate::array::{Array, Fold, Op};
+use crate::backend::{BackendRef, Chunk};
+use crate::chunks::{c_strides, grid_indices, numel};
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::program::{AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, Reduction, UnaryOp};
+
+/// What a task does with its dependencies' chunks.
+pub(crate) enum TaskOp {
+    /// Run a fused program (dependencies are its input slots, in order).
+    Program(Program),
+    /// An already materialised chunk.
+    Stored(Chunk),
+    /// Concatenate an n-d grid of pieces (C order) into one chunk.
+    Assemble { grid: Vec<usize> },
+    /// Flatten each dependency, take `[lo, hi)` of it, join, reshape to `shape`.
+    ReshapeGather { pieces: Vec<(usize, usize)>, shape: Vec<usize> },
+    /// Sum of `deps[2l] @ deps[2l+1]`.
+    MatmulSum,
+    /// A user block function.
+    MapBlocks {
+        f: crate::array::BlockFn,
+        shape: Vec<usize>,
+        dtype: DType,
+        block: Vec<usize>,
+    },
+    /// Copy from another backend through the host.
+    Transfer { from: BackendRef },
+}
+
+/// One task.
+pub(crate) struct Task {
+    pub op: TaskOp,
+    pub deps: Vec<usize>,
+    pub backend: BackendRef,
+    /// Bytes of the chunk it produces.
+    pub out_bytes: u64,
+}
+
+/// A lowered plan.
+pub(crate) struct Plan {
+    pub tasks: Vec<Task>,
+    /// Per requested array: its blocks' tasks in C order.
+    pub outputs: Vec<Vec<usize>>,
+}
+
+impl Plan {
+    /// A human-readable description of the plan.
+    pub fn explain(&self) -> String {
+        let mut programs = 0;
+        let mut sources = 0;
+        let mut stored = 0;
+        let mut other: HashMap<&'static str, usize> = HashMap::new();
+        let mut example: Option<&Program> = None;
+        for t in &self.tasks {
+            match &t.op {
+                TaskOp::Program(p) => {
+                    programs += 1;
+                    if p.is_source() {
+                        sources += 1;
+                    }
+                    if example.is_none_or(|e| p.nodes.len() > e.nodes.len()) {
+                        example = Some(p);
+                    }
+                }
+                TaskOp::Stored(_) => stored += 1,
+                TaskOp::Assemble { .. } => *other.entry("assemble (rechunk)").or_default() += 1,
+                TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
+                TaskOp::MatmulSum => *other.entry("matmul").or_default() += 1,
+                TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
+                TaskOp::Transfer { .. } => *other.entry("backend transfer (via host)").or_default() += 1,
+            }
+        }
+        let peak: u64 = self.tasks.iter().map(|t| t.out_bytes).max().unwrap_or(0);
+        let mut s = format!(
+            "plan: {} tasks ({} fused programs, {} of them pure generators reading no stored data; {} stored chunks",
+            self.tasks.len(),
+            programs,
+            sources,
+            stored
+        );
+        for (k, v) in &other {
+            s.push_str(&format!("; {v} {k}"));
+        }
+        s.push_str(&format!(")\nlargest task output: {}\n", crate::chunks::format_bytes(peak)));
+        if let Some(p) = example {
+            s.push_str("largest fused program (one per chunk):\n");
+            for line in p.describe().lines() {
+                s.push_str("  ");
+                s.push_str(line);
+                s.push('\n');
+            }
+            for n in &p.nodes {
+                if let PNode::Random { map, .. } = n {
+                    let steps: Vec<i64> = map.axes.iter().map(|a| a.step).collect();
+                    if steps.iter().any(|&st| st.abs() > 1) {
+                        s.push_str(&format!("  (slice pushed into random source: steps {steps:?}, only kept elements are generated)\n"));
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+struct Lowerer {
+    tasks: Vec<Task>,
+    memo: HashMap<(u64, Vec<usize>), usize>,
+}
+
+/// Lowers arrays into a plan.
+pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
+    let mut l = Lowerer {
+        tasks: Vec::new(),
+        memo: HashMap::new(),
+    };
+    let mut outputs = Vec::new();
+    for a in arrays {
+        let blocks: Vec<usize> = a
+            .chunks()
+            .blocks()
+            .map(|b| l.block_task(a, &b))
+            .collect::<Result<_>>()?;
+        outputs.push(blocks);
+    }
+    Ok(Plan { tasks: l.tasks, outputs })
+}
+
+fn is_fusable(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Const(_)
+            | Op::Random(_)
+            | Op::Iota { .. }
+            | Op::Cast(_)
+            | Op::Unary(..)
+            | Op::Binary(..)
+            | Op::FloorDiv(..)
+            | Op::Where(..)
+            | Op::View(..)
+            | Op::Concat(..)
+            | Op::PerBlock { .. }
+            | Op::BlockStart { .. }
+            | Op::BlockCount { .. }
+    )
+}
+
+/// The map addressing block `block` of an array from that block's local coordinates.
+fn block_map(a: &Array, block: &[usize]) -> IndexMap {
+    IndexMap {
+        src_shape: a.shape(),
+        axes: block
+            .iter()
+            .enumerate()
+            .map(|(ax, &b)| AxisMap {
+                start: a.chunks().offsets(ax)[b] as i64,
+                step: 1,
+                out_axis: Some(ax),
+            })
+            .collect(),
+    }
+}
+
+/// Per source axis, the inclusive coordinate range `map` reads over `out_shape`.
+fn region(map: &IndexMap, out_shape: &[usize]) -> Vec<(i64, i64)> {
+    map.axes
+        .iter()
+        .map(|ax| match ax.out_axis {
+            Some(o) if ax.step != 0 && out_shape[o] > 0 => {
+                let last = ax.start + ax.step * (out_shape[o] as i64 - 1);
+                (ax.start.min(last), ax.start.max(last))
+            }
+            _ => (ax.start, ax.start),
+        })
+        .collect()
+}
+
+/// The block of `offsets` containing coordinate `c`.
+fn block_of(offsets: &[usize], c: i64) -> usize {
+    let k = offsets.partition_point(|&o| o as i64 <= c);
+    k.saturating_sub(1).min(offsets.len().saturating_sub(2))
+}
+
+impl Lowerer {
+    fn push(&mut self, op: TaskOp, deps: Vec<usize>, backend: BackendRef, out_bytes: u64) -> usize {
+        self.tasks.push(Task {
+            op,
+            deps,
+            backend,
+            out_bytes,
+        });
+        self.tasks.len() - 1
+    }
+
+    fn block_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
+        if let Some(&t) = self.memo.get(&(a.id(), block.to_vec())) {
+            return Ok(t);
+        }
+        let t = self.make_block_task(a, block)?;
+        self.memo.insert((a.id(), block.to_vec()), t);
+        Ok(t)
+    }
+
+    /// A program task computing `map` of `a` over `shape`, with an optional epilogue.
+    fn program_task(
+        &mut self,
+        a: &Array,
+        map: &IndexMap,
+        shape: &[usize],
+        reduce: Option<Reduction>,
+        backend: &BackendRef,
+    ) -> Result<usize> {
+        let mut pb = ProgramBuilder::new(shape);
+        let mut leaves = Vec::new();
+        let node = self.fuse(a, map, &mut pb, &mut leaves)?;
+        // A bare read of a whole stored chunk needs no task of its own.
+        if reduce.is_none() && leaves.len() == 1 {
+            if let PNode::Input { map: m, .. } = &pb_node(&pb, node) {
+                if *m == IndexMap::identity(shape) && self.tasks[leaves[0]].out_shape_is(shape) {
+                    return Ok(leaves[0]);
+                }
+            }
+        }
+        let program = pb.finish(vec![(node, reduce)])?;
+        backend.check_program(&program)?;
+        let out_bytes = numel(&program.output_shape(0)) as u64 * program.output_dtype(0).size() as u64;
+        Ok(self.push(TaskOp::Program(program), leaves, backend.clone(), out_bytes))
+    }
+
+    fn make_block_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
+        let shape = a.chunks().block_shape(block);
+        let bytes = numel(&shape) as u64 * a.dtype().size() as u64;
+        let backend = a.backend().clone();
+        if is_fusable(a.op()) {
+            return self.program_task(a, &block_map(a, block), &shape, None, &backend);
+        }
+        match a.op() {
+            Op::Stored(chunks) => {
+                let idx: usize = block
+                    .iter()
+                    .zip(c_strides(&a.chunks().grid()))
+                    .map(|(b, s)| b * s)
+                    .sum();
+                Ok(self.push(TaskOp::Stored(chunks[idx].clone()), vec![], backend, bytes))
+            }
+            Op::ReduceBlocks { input, op, axes } => {
+                let in_shape = input.chunks().block_shape(block);
+                self.program_task(
+                    input,
+                    &block_map(input, block),
+                    &in_shape,
+                    Some(Reduction {
+                        op: *op,
+                        axes: axes.clone(),
+                    }),
+                    &backend,
+                )
+            }
+            Op::Combine { inputs, axes, split, fold } => {
+                let mut pb = ProgramBuilder::new(&shape);
+                let mut leaves = Vec::new();
+                let ranges: Vec<Vec<usize>> = (0..block.len())
+                    .map(|ax| {
+                        if axes.contains(&ax) {
+                            let n = inputs[0].chunks().axis(ax).len();
+                            (block[ax] * split[ax]..((block[ax] + 1) * split[ax]).min(n)).collect()
+                        } else {
+                            vec![block[ax]]
+                        }
+                    })
+                    .collect();
+                let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+                let mut acc: Option<(NodeId, Option<NodeId>)> = None;
+                for g in grid_indices(grid) {
+                    let member: Vec<usize> = g.iter().enumerate().map(|(ax, &i)| ranges[ax][i]).collect();
+                    let v = self.fuse(&inputs[0], &block_map(&inputs[0], &member), &mut pb, &mut leaves)?;
+                    let ix = match fold {
+                        Fold::Arg { .. } => Some(self.fuse(&inputs[1], &block_map(&inputs[1], &member), &mut pb, &mut leaves)?),
+                        Fold::Binary(_) => None,
+                    };
+                    acc = Some(match (acc, fold) {
+                        (None, _) => (v, ix),
+                        (Some((va, _)), Fold::Binary(op)) => (pb.binary(*op, va, v)?, None),
+                        (Some((va, ia)), Fold::Arg { max, .. }) => {
+                            // Take the new candidate when the current one is not NaN and the
+                            // new one is NaN or strictly better (ties keep the earlier one).
+                            let nan_b = pb.unary(UnaryOp::IsNan, v)?;
+                            let nan_a = pb.unary(UnaryOp::IsNan, va)?;
+                            let not_nan_a = pb.unary(UnaryOp::Not, nan_a)?;
+                            let better = pb.binary(if *max { BinaryOp::Gt } else { BinaryOp::Lt }, v, va)?;
+                            let cand = pb.binary(BinaryOp::Or, nan_b, better)?;
+                            let pick = pb.binary(BinaryOp::And, not_nan_a, cand)?;
+                            let ib = ix.expect("arg fold reads indices");
+                            (pb.where_(pick, v, va), Some(pb.where_(pick, ib, ia.expect("indices"))))
+                        }
+                    });
+                }
+                let (v, ix) = acc.ok_or_else(|| Error::Internal("empty combine group".into()))?;
+                let node = match fold {
+                    Fold::Arg { out: 1, .. } => ix.expect("indices"),
+                    _ => v,
+                };
+                let program = pb.finish(vec![(node, None)])?;
+                backend.check_program(&program)?;
+                Ok(self.push(TaskOp::Program(program), leaves, backend, bytes))
+            }
+            Op::Rechunk(input) => {
+                // Split this block's region along the input's chunk boundaries.
+                let mut ranges: Vec<Vec<(usize, usize)>> = Vec::new();
+                for (ax, &b) in block.iter().enumerate() {
+                    let lo = a.chunks().offsets(ax)[b];
+                    let hi = lo + shape[ax];
+                    let offs = input.chunks().offsets(ax);
+                    let mut v = Vec::new();
+                    let mut c = lo;
+                    while c < hi {
+                        let k = block_of(&offs, c as i64);
+                        let end = offs[k + 1].min(hi);
+                        v.push((c, end));
+                        c = end;
+                    }
+                    if v.is_empty() {
+                        v.push((lo, lo));
+                    }
+                    ranges.push(v);
+                }
+                let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+                let mut deps = Vec::new();
+                for g in grid_indices(grid.clone()) {
+                    let piece_shape: Vec<usize> = g.iter().enumerate().map(|(ax, &i)| ranges[ax][i].1 - ranges[ax][i].0).collect();
+                    let map = IndexMap {
+                        src_shape: input.shape(),
+                        axes: g
+                            .iter()
+                            .enumerate()
+                            .map(|(ax, &i)| AxisMap {
+                                start: ranges[ax][i].0 as i64,
+                                step: 1,
+                                out_axis: Some(ax),
+                            })
+                            .collect(),
+                    };
+                    deps.push(self.program_task(input, &map, &piece_shape, None, &backend)?);
+                }
+                if deps.len() == 1 {
+                    return Ok(deps[0]);
+                }
+                Ok(self.push(TaskOp::Assemble { grid }, deps, backend, bytes))
+            }
+            Op::Reshape(input) => {
+                let row_out: usize = shape.iter().skip(1).product::<usize>().max(1);
+                let (f0, f1) = if shape.is_empty() {
+                    (0, 1)
+                } else {
+                    let r0 = a.chunks().offsets(0)[block[0]];
+                    (r0 * row_out, (r0 + shape[0]) * row_out)
+                };
+                let in_shape = input.shape();
+                let row_in: usize = in_shape.iter().skip(1).product::<usize>().max(1);
+                let mut deps = Vec::new();
+                let mut pieces = Vec::new();
+                for ib in input.chunks().blocks() {
+                    let (g0, g1) = if in_shape.is_empty() {
+                        (0, 1)
+                    } else {
+                        let r0 = input.chunks().offsets(0)[ib[0]];
+                        (r0 * row_in, (r0 + input.chunks().axis(0)[ib[0]]) * row_in)
+                    };
+                    let (lo, hi) = (f0.max(g0), f1.min(g1));
+                    if lo < hi {
+                        deps.push(self.block_task(input, &ib)?);
+                        pieces.push((lo - g0, hi - g0));
+                    }
+                }
+                if deps.is_empty() {
+                    // Empty output block: nothing to gather.
+                    return self.program_task(&a.const_like(Scalar::zero(a.dtype())), &block_map(a, block), &shape, None, &backend);
+                }
+                Ok(self.push(TaskOp::ReshapeGather { pieces, shape }, deps, backend, bytes))
+            }
+            Op::Matmul(x, y) => {
+                let kblocks = x.chunks().axis(1).len();
+                let mut deps = Vec::new();
+                for l in 0..kblocks {
+                    deps.push(self.block_task(x, &[block[0], l])?);
+                    deps.push(self.block_task(y, &[l, block[1]])?);
+                }
+                Ok(self.push(TaskOp::MatmulSum, deps, backend, bytes))
+            }
+            Op::MapBlocks(inputs, f) => {
+                let deps = inputs
+                    .iter()
+                    .map(|i| self.block_task(i, block))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(self.push(
+                    TaskOp::MapBlocks {
+                        f: f.clone(),
+                        shape,
+                        dtype: a.dtype(),
+                        block: block.to_vec(),
+                    },
+                    deps,
+                    backend,
+                    bytes,
+                ))
+            }
+            Op::Transfer(input) => {
+                let dep = self.block_task(input, block)?;
+                Ok(self.push(
+                    TaskOp::Transfer {
+                        from: input.backend().clone(),
+                    },
+                    vec![dep],
+                    backend,
+                    bytes,
+                ))
+            }
+            _ => Err(Error::Internal("unhandled graph op in lowering".into())),
+        }
+    }
+
+    /// Adds the nodes computing `map` of `a` to `pb`; stored/materialised inputs become leaves.
+    fn fuse(&mut self, a: &Array, map: &IndexMap, pb: &mut ProgramBuilder, leaves: &mut Vec<usize>) -> Result<NodeId> {
+        let shape = pb.shape().to_vec();
+        match a.op() {
+            Op::Const(s) => Ok(pb.constant(*s)),
+            Op::Random(spec) => Ok(pb.random(*spec, map.clone())),
+            Op::Iota { axis } => Ok(pb.index(map.clone(), *axis)),
+            Op::Cast(x) => {
+                let n = self.fuse(x, map, pb, leaves)?;
+                Ok(pb.cast(n, a.dtype()))
+            }
+            Op::Unary(op, x) => {
+                let n = self.fuse(x, map, pb, leaves)?;
+                pb.unary(*op, n)
+            }
+            Op::Binary(op, x, y) => {
+                let nx = self.fuse(x, map, pb, leaves)?;
+                let ny = self.fuse(y, map, pb, leaves)?;
+                pb.binary(*op, nx, ny)
+            }
+            Op::FloorDiv(x, y) => {
+                let nx = self.fuse(x, map, pb, leaves)?;
+                let ny = self.fuse(y, map, pb, leaves)?;
+                pb.floor_div(nx, ny)
+            }
+            Op::Where(c, x, y) => {
+                let nc = self.fuse(c, map, pb, leaves)?;
+                let nx = self.fuse(x, map, pb, leaves)?;
+                let ny = self.fuse(y, map, pb, leaves)?;
+                Ok(pb.where_(nc, nx, ny))
+            }
+            Op::View(x, maps) => {
+                let inner = IndexMap {
+                    src_shape: x.shape(),
+                    axes: crate::array::compose_maps(maps, &map.axes),
+                };
+                self.fuse(x, &inner, pb, leaves)
+            }
+            Op::Concat(inputs, axis) => {
+                let (lo, _) = region(map, &shape)[*axis];
+                let mut off = 0i64;
+                for x in inputs {
+                    let n = x.shape()[*axis] as i64;
+                    if lo < off + n {
+                        let mut m = map.clone();
+                        m.src_shape = x.shape();
+                        m.axes[*axis].start -= off;
+                        return self.fuse(x, &m, pb, leaves);
+                    }
+                    off += n;
+                }
+                Err(Error::Internal("concatenate region outside every input".into()))
+            }
+            Op::PerBlock { input, axes } => {
+                let mut m = map.clone();
+                m.src_shape = input.shape();
+                for &ax in axes {
+                    let k = block_of(&a.chunks().offsets(ax), map.axes[ax].start);
+                    m.axes[ax] = AxisMap {
+                        start: k as i64,
+                        step: 0,
+                        out_axis: None,
+                    };
+                }
+                self.fuse(input, &m, pb, leaves)
+            }
+            Op::BlockStart { like, axis } => {
+                let k = map.axes[*axis].start as usize;
+                Ok(pb.constant(Scalar::I64(like.offsets(*axis)[k] as i64)))
+            }
+            Op::BlockCount { like, axes } => {
+                let n: usize = axes
+                    .iter()
+                    .map(|&ax| like.axis(ax)[map.axes[ax].start as usize])
+                    .product();
+                Ok(pb.constant(Scalar::F64(n as f64).cast(a.dtype())))
+            }
+            _ => {
+                // A materialisation point: read the one block that holds the region.
+                let reg = region(map, &shape);
+                let mut block = Vec::with_capacity(reg.len());
+                let mut local = map.clone();
+                for (ax, &(lo, hi)) in reg.iter().enumerate() {
+                    let offs = a.chunks().offsets(ax);
+                    let k = block_of(&offs, lo);
+                    if shape.iter().all(|&s| s > 0) && (hi as usize) >= offs[k + 1] {
+                        return Err(Error::Internal(format!(
+                            "fused region {lo}..={hi} on axis {ax} spans chunks {:?}",
+                            offs
+                        )));
+                    }
+                    block.push(k);
+                    local.axes[ax].start -= offs[k] as i64;
+                }
+                local.src_shape = a.chunks().block_shape(&block);
+                let t = self.block_task(a, &block)?;
+                let slot = match leaves.iter().position(|&l| l == t) {
+                    Some(s) => s,
+                    None => {
+                        leaves.push(t);
+                        leaves.len() - 1
+                    }
+                };
+                Ok(pb.input(slot, a.dtype(), local))
+            }
+        }
+    }
+}
+
+fn pb_node(pb: &ProgramBuilder, id: NodeId) -> PNode {
+    pb.node(id).clone()
+}
+
+impl Task {
+    fn out_shape_is(&self, shape: &[usize]) -> bool {
+        match &self.op {
+            TaskOp::Stored(c) => c.shape() == shape,
+            TaskOp::Program(p) => p.output_shape(0) == shape,
+            TaskOp::ReshapeGather { shape: s, .. } | TaskOp::MapBlocks { shape: s, .. } => s == shape,
+            _ => false,
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The default program evaluator: one primitive call per node.
+//!
+//! Backends that do not execute programs natively get correct (if unfused) execution from
+//! this; the conformance suite checks both paths against the CPU reference.
+
+use super::{IndexMap, Node, Program};
+use crate::backend::{ArrayBackend, AxisSlice, Chunk};
+use crate::error::{Error, Result};
+
+/// Evaluates `program` on `backend` by calling its primitives node by node.
+pub fn evaluate_with_primitives<B: ArrayBackend + ?Sized>(
+    backend: &B,
+    program: &Program,
+    inputs: &[Chunk],
+) -> Result<Vec<Chunk>> {
+    if inputs.len() != program.num_inputs() {
+        return Err(Error::Internal(format!(
+            "program reads {} inputs, {} were given",
+            program.num_inputs(),
+            inputs.len()
+        )));
+    }
+    let shape = &program.shape;
+    let mut values: Vec<Option<Chunk>> = vec![None; program.nodes.len()];
+    let get = |values: &Vec<Option<Chunk>>, i: usize| -> Result<Chunk> {
+        values[i]
+            .clone()
+            .ok_or_else(|| Error::Internal(format!("program node {i} used before definition")))
+    };
+    for (i, node) in program.nodes.iter().enumerate() {
+        let v = match node {
+            Node::Input { slot, map } => apply_map(backend, &inputs[*slot], map, shape)?,
+            Node::Const(c) => backend.full(shape, *c)?,
+            Node::Random { spec, map } => backend.random(spec, map, shape)?,
+            Node::Index { map, axis } => backend.iota(map, *axis, shape)?,
+            Node::Cast { x, to } => backend.cast(&get(&values, *x)?, *to)?,
+            Node::Unary { op, x } => backend.unary(*op, &get(&values, *x)?)?,
+            Node::Binary { op, a, b } => backend.binary(*op, &get(&values, *a)?, &get(&values, *b)?)?,
+            Node::Where { cond, a, b } => backend.where_(
+                &get(&values, *cond)?,
+                &get(&values, *a)?,
+                &get(&values, *b)?,
+            )?,
+        };
+        values[i] = Some(v);
+    }
+    program
+        .outputs
+        .iter()
+        .map(|o| {
+            let v = get(&values, o.node)?;
+            match &o.reduce {
+                Some(r) => backend.reduce(&v, r.op, &r.axes),
+                None => Ok(v),
+            }
+        })
+        .collect()
+}
+
+/// Reads `chunk` through an affine map into a chunk of `out_shape`, with primitives:
+/// slice, drop fixed axes, transpose into output order, insert broadcast axes, broadcast.
+pub fn apply_map<B: ArrayBackend + ?Sized>(
+    backend: &B,
+    chunk: &Chunk,
+    map: &IndexMap,
+    out_shape: &[usize],
+) -> Result<Chunk> {
+    map.check(out_shape)
+        .map_err(|e| Error::Internal(format!("input map out of bounds: {e}")))?;
+    if *map == IndexMap::identity(out_shape) && chunk.shape() == out_shape {
+        return Ok(chunk.clone());
+    }
+    let empty = out_shape.contains(&0);
+    // 1. Slice every source axis.
+    let slices: Vec<AxisSlice> = map
+        .axes
+        .iter()
+        .map(|ax| match ax.out_axis {
+            Some(o) => AxisSlice {
+                start: if empty { 0 } else { ax.start as usize },
+                step: if ax.step == 0 { 1 } else { ax.step as isize },
+                len: if ax.step == 0 { 1.min(out_shape[o]) } else { out_shape[o] },
+            },
+            None => AxisSlice {
+                start: ax.start as usize,
+                step: 1,
+                len: 1,
+            },
+        })
+        .collect();
+    let mut x = backend.slice(chunk, &slices)?;
+    // 2. Drop axes fixed to one coordinate; remember which output axis each kept one feeds.
+    let kept: Vec<(usize, usize)> = map
+        .axes
+        .iter()
+        .enumerate()
+        .filter_map(|(s, ax)| ax.out_axis.map(|o| (s, o)))
+        .collect();
+    let kept_shape: Vec<usize> = kept.iter().map(|&(s, _)| slices[s].len).collect();
+    if kept.len() != map.axes.len() {
+        x = backend.reshape(&x, &kept_shape)?;
+    }
+    // 3. Order kept axes by the output axis they feed.
+    let mut order: Vec<usize> = (0..kept.len()).collect();
+    order.sort_by_key(|&i| kept[i].1);
+    if order.iter().enumerate().any(|(i, &j)| i != j) {
+        x = backend.transpose(&x, &order)?;
+    }
+    // 4. Insert size-1 axes for output axes no source axis feeds, then broadcast.
+    let mut shape1 = vec![1usize; out_shape.len()];
+    for &i in &order {
+        let (_, o) = kept[i];
+        shape1[o] = kept_shape[i];
+    }
+    if x.shape() != shape1.as_slice() {
+        x = backend.reshape(&x, &shape1)?;
+    }
+    if shape1 != out_shape {
+        x = backend.broadcast_to(&x, out_shape)?;
+    }
+    Ok(x)
+}

@@ -1,0 +1,574 @@
+//! The op vocabulary of programs, their dtype rules and their scalar semantics.
+//!
+//! The scalar functions here are the *definition* of each op (NumPy's semantics where
+//! NumPy defines them, documented choices where it raises or warns); backends' vectorised
+//! kernels must agree with them, and the conformance suite checks that they do.
+
+use crate::dtype::{DType, DTypeKind};
+
+/// Unary elementwise ops.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Tanh,
+    Floor,
+    Ceil,
+    /// Round half to even (NumPy's `round`).
+    Round,
+    /// Logical not (operand bool).
+    Not,
+    IsNan,
+    IsFinite,
+}
+
+/// Binary elementwise ops (operands share a dtype).
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division on floats; floor division on ints (the builder casts ints to float
+    /// for the `/` operator, so integer `Div` only appears as `//`).
+    Div,
+    /// Modulo with the sign of the divisor (Python/NumPy `%`); `x % 0 == 0` for ints,
+    /// NaN for floats.
+    Rem,
+    /// Power; integer `x ** -n` is 0 unless `|x| == 1` (NumPy raises).
+    Pow,
+    /// NaN-propagating maximum (`np.maximum`).
+    Maximum,
+    /// NaN-propagating minimum (`np.minimum`).
+    Minimum,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// Logical and (operands bool).
+    And,
+    /// Logical or (operands bool).
+    Or,
+}
+
+/// Reductions over axes.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    /// NaN-propagating minimum.
+    Min,
+    /// NaN-propagating maximum.
+    Max,
+    Any,
+    All,
+    /// Sum ignoring NaN.
+    NanSum,
+    /// Number of non-NaN elements (`int64`).
+    Count,
+    /// C-order flat position of the first minimum over the reduced axes (first NaN wins).
+    ArgMin,
+    /// C-order flat position of the first maximum over the reduced axes (first NaN wins).
+    ArgMax,
+}
+
+impl UnaryOp {
+    /// Every unary op.
+    pub const ALL: [UnaryOp; 14] = [
+        UnaryOp::Neg,
+        UnaryOp::Abs,
+        UnaryOp::Sqrt,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Tanh,
+        UnaryOp::Floor,
+        UnaryOp::Ceil,
+        UnaryOp::Round,
+        UnaryOp::Not,
+        UnaryOp::IsNan,
+        UnaryOp::IsFinite,
+    ];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "negative",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+            UnaryOp::Not => "logical_not",
+            UnaryOp::IsNan => "isnan",
+            UnaryOp::IsFinite => "isfinite",
+        }
+    }
+
+    /// True for ops computed in floating point (ints are cast first).
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tanh
+        )
+    }
+
+    /// The dtype the operand is cast to before the op, given the user's operand dtype.
+    pub fn operand_dtype(self, x: DType) -> Option<DType> {
+        match self {
+            UnaryOp::Not => Some(DType::Bool),
+            UnaryOp::IsNan | UnaryOp::IsFinite => Some(x),
+            UnaryOp::Neg | UnaryOp::Abs if x == DType::Bool => None,
+            UnaryOp::Neg | UnaryOp::Abs => Some(x),
+            UnaryOp::Round if x == DType::Bool => None,
+            UnaryOp::Round => Some(x),
+            UnaryOp::Floor | UnaryOp::Ceil if x.is_float() => Some(x),
+            _ => Some(x.float_result()),
+        }
+    }
+
+    /// Result dtype for an operand of dtype `x` (already cast by [`Self::operand_dtype`]).
+    pub fn result_dtype(self, x: DType) -> DType {
+        match self {
+            UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite => DType::Bool,
+            _ => x,
+        }
+    }
+
+    /// The op on one `f64`.
+    pub fn apply_f64(self, x: f64) -> f64 {
+        match self {
+            UnaryOp::Neg => -x,
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Floor => x.floor(),
+            UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Round => x.round_ties_even(),
+            UnaryOp::Not => f64::from(u8::from(x == 0.0)),
+            UnaryOp::IsNan => f64::from(u8::from(x.is_nan())),
+            UnaryOp::IsFinite => f64::from(u8::from(x.is_finite())),
+        }
+    }
+
+    /// The op on one `f32`.
+    pub fn apply_f32(self, x: f32) -> f32 {
+        match self {
+            UnaryOp::Neg => -x,
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Floor => x.floor(),
+            UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Round => x.round_ties_even(),
+            UnaryOp::Not => f32::from(u8::from(x == 0.0)),
+            UnaryOp::IsNan => f32::from(u8::from(x.is_nan())),
+            UnaryOp::IsFinite => f32::from(u8::from(x.is_finite())),
+        }
+    }
+
+    /// The op on one integer (already in `i64`; the caller wraps to the dtype).
+    pub fn apply_i64(self, x: i64) -> i64 {
+        match self {
+            UnaryOp::Neg => x.wrapping_neg(),
+            UnaryOp::Abs => x.wrapping_abs(),
+            UnaryOp::Not => i64::from(x == 0),
+            UnaryOp::IsNan => 0,
+            UnaryOp::IsFinite => 1,
+            // Round/Floor/Ceil of an integer is the integer.
+            _ => x,
+        }
+    }
+
+    /// The op on one `u64`.
+    pub fn apply_u64(self, x: u64) -> u64 {
+        match self {
+            UnaryOp::Neg => x.wrapping_neg(),
+            UnaryOp::Not => u64::from(x == 0),
+            UnaryOp::IsNan => 0,
+            UnaryOp::IsFinite => 1,
+            _ => x,
+        }
+    }
+}
+
+impl BinaryOp {
+    /// Every binary op.
+    pub const ALL: [BinaryOp; 16] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Rem,
+        BinaryOp::Pow,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+        BinaryOp::Eq,
+        BinaryOp::Ne,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::And,
+        BinaryOp::Or,
+    ];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "subtract",
+            BinaryOp::Mul => "multiply",
+            BinaryOp::Div => "divide",
+            BinaryOp::Rem => "remainder",
+            BinaryOp::Pow => "power",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+            BinaryOp::Eq => "equal",
+            BinaryOp::Ne => "not_equal",
+            BinaryOp::Lt => "less",
+            BinaryOp::Le => "less_equal",
+            BinaryOp::Gt => "greater",
+            BinaryOp::Ge => "greater_equal",
+            BinaryOp::And => "logical_and",
+            BinaryOp::Or => "logical_or",
+        }
+    }
+
+    /// True for comparisons (result bool).
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    /// True for logical and/or.
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or)
+    }
+
+    /// True for `+ - * / % **`, which reject two bool operands.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow
+        )
+    }
+
+    /// Result dtype for operands of the common dtype `x`.
+    pub fn result_dtype(self, x: DType) -> DType {
+        if self.is_comparison() || self.is_logical() {
+            DType::Bool
+        } else {
+            x
+        }
+    }
+
+    /// The op on `f64` (comparisons give 0/1).
+    pub fn apply_f64(self, a: f64, b: f64) -> f64 {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+            BinaryOp::Rem => py_fmod_f64(a, b),
+            BinaryOp::Pow => a.powf(b),
+            BinaryOp::Maximum => {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.max(b)
+                }
+            }
+            BinaryOp::Minimum => {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.min(b)
+                }
+            }
+            BinaryOp::Eq => f64::from(u8::from(a == b)),
+            BinaryOp::Ne => f64::from(u8::from(a != b)),
+            BinaryOp::Lt => f64::from(u8::from(a < b)),
+            BinaryOp::Le => f64::from(u8::from(a <= b)),
+            BinaryOp::Gt => f64::from(u8::from(a > b)),
+            BinaryOp::Ge => f64::from(u8::from(a >= b)),
+            BinaryOp::And => f64::from(u8::from(a != 0.0 && b != 0.0)),
+            BinaryOp::Or => f64::from(u8::from(a != 0.0 || b != 0.0)),
+        }
+    }
+
+    /// The op on `f32`.
+    pub fn apply_f32(self, a: f32, b: f32) -> f32 {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+            BinaryOp::Rem => py_fmod_f64(a as f64, b as f64) as f32,
+            BinaryOp::Pow => a.powf(b),
+            _ => self.apply_f64(a as f64, b as f64) as f32,
+        }
+    }
+
+    /// The op on signed integers held in `i64` (the caller wraps to the dtype).
+    pub fn apply_i64(self, a: i64, b: i64) -> i64 {
+        match self {
+            BinaryOp::Add => a.wrapping_add(b),
+            BinaryOp::Sub => a.wrapping_sub(b),
+            BinaryOp::Mul => a.wrapping_mul(b),
+            BinaryOp::Div => {
+                if b == 0 {
+                    0
+                } else {
+                    let q = a.wrapping_div(b);
+                    if (a % b != 0) && ((a < 0) != (b < 0)) {
+                        q - 1
+                    } else {
+                        q
+                    }
+                }
+            }
+            BinaryOp::Rem => {
+                if b == 0 {
+                    0
+                } else {
+                    let r = a.wrapping_rem(b);
+                    if r != 0 && ((r < 0) != (b < 0)) {
+                        r + b
+                    } else {
+                        r
+                    }
+                }
+            }
+            BinaryOp::Pow => ipow_i64(a, b),
+            BinaryOp::Maximum => a.max(b),
+            BinaryOp::Minimum => a.min(b),
+            BinaryOp::Eq => i64::from(a == b),
+            BinaryOp::Ne => i64::from(a != b),
+            BinaryOp::Lt => i64::from(a < b),
+            BinaryOp::Le => i64::from(a <= b),
+            BinaryOp::Gt => i64::from(a > b),
+            BinaryOp::Ge => i64::from(a >= b),
+            BinaryOp::And => i64::from(a != 0 && b != 0),
+            BinaryOp::Or => i64::from(a != 0 || b != 0),
+        }
+    }
+
+    /// The op on `u64`.
+    pub fn apply_u64(self, a: u64, b: u64) -> u64 {
+        match self {
+            BinaryOp::Add => a.wrapping_add(b),
+            BinaryOp::Sub => a.wrapping_sub(b),
+            BinaryOp::Mul => a.wrapping_mul(b),
+            BinaryOp::Div => a.checked_div(b).unwrap_or(0),
+            BinaryOp::Rem => a.checked_rem(b).unwrap_or(0),
+            BinaryOp::Pow => {
+                let mut base = a;
+                let mut e = b;
+                let mut acc: u64 = 1;
+                while e > 0 {
+                    if e & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                acc
+            }
+            BinaryOp::Maximum => a.max(b),
+            BinaryOp::Minimum => a.min(b),
+            BinaryOp::Eq => u64::from(a == b),
+            BinaryOp::Ne => u64::from(a != b),
+            BinaryOp::Lt => u64::from(a < b),
+            BinaryOp::Le => u64::from(a <= b),
+            BinaryOp::Gt => u64::from(a > b),
+            BinaryOp::Ge => u64::from(a >= b),
+            BinaryOp::And => u64::from(a != 0 && b != 0),
+            BinaryOp::Or => u64::from(a != 0 || b != 0),
+        }
+    }
+}
+
+/// Python's float `%`: the result has the sign of `b`; NaN for `b == 0`.
+pub fn py_fmod_f64(a: f64, b: f64) -> f64 {
+    let r = a % b;
+    if r != 0.0 && ((r < 0.0) != (b < 0.0)) {
+        r + b
+    } else if r == 0.0 {
+        // NumPy gives a zero with the sign of the divisor.
+        0.0f64.copysign(b)
+    } else {
+        r
+    }
+}
+
+/// Integer power with wrapping; negative exponents give 0 unless `|a| == 1`.
+pub fn ipow_i64(a: i64, b: i64) -> i64 {
+    if b < 0 {
+        return match a {
+            1 => 1,
+            -1 => {
+                if b % 2 == 0 {
+                    1
+                } else {
+                    -1
+                }
+            }
+            _ => 0,
+        };
+    }
+    let mut base = a;
+    let mut e = b as u64;
+    let mut acc: i64 = 1;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        e >>= 1;
+    }
+    acc
+}
+
+/// Wraps an `i64` holding an integer result to the range of `dtype` (C cast semantics).
+#[inline(always)]
+pub fn wrap_i64(v: i64, dtype: DType) -> i64 {
+    match dtype {
+        DType::I8 => v as i8 as i64,
+        DType::I16 => v as i16 as i64,
+        DType::I32 => v as i32 as i64,
+        DType::U8 => v as u8 as i64,
+        DType::U16 => v as u16 as i64,
+        DType::U32 => v as u32 as i64,
+        DType::Bool => i64::from(v != 0),
+        _ => v,
+    }
+}
+
+impl ReduceOp {
+    /// Every reduction.
+    pub const ALL: [ReduceOp; 10] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::Any,
+        ReduceOp::All,
+        ReduceOp::NanSum,
+        ReduceOp::Count,
+        ReduceOp::ArgMin,
+        ReduceOp::ArgMax,
+    ];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+            ReduceOp::Any => "any",
+            ReduceOp::All => "all",
+            ReduceOp::NanSum => "nansum",
+            ReduceOp::Count => "count",
+            ReduceOp::ArgMin => "argmin",
+            ReduceOp::ArgMax => "argmax",
+        }
+    }
+
+    /// Result dtype for an input of dtype `x`.
+    pub fn result_dtype(self, x: DType) -> DType {
+        match self {
+            ReduceOp::Sum | ReduceOp::Prod | ReduceOp::NanSum => x.sum_result(),
+            ReduceOp::Min | ReduceOp::Max => x,
+            ReduceOp::Any | ReduceOp::All => DType::Bool,
+            ReduceOp::Count | ReduceOp::ArgMin | ReduceOp::ArgMax => DType::I64,
+        }
+    }
+
+    /// Whether the reduction is defined on an empty set (min/max/arg* are not).
+    pub fn has_identity(self) -> bool {
+        !matches!(self, ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMin | ReduceOp::ArgMax)
+    }
+
+    /// Whether an input dtype is accepted.
+    pub fn accepts(self, x: DType) -> bool {
+        match self {
+            ReduceOp::NanSum | ReduceOp::Count => x.kind() != DTypeKind::Bool || self == ReduceOp::Count,
+            _ => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_and_modulo_follow_python() {
+        assert_eq!(BinaryOp::Div.apply_i64(7, 2), 3);
+        assert_eq!(BinaryOp::Div.apply_i64(-7, 2), -4);
+        assert_eq!(BinaryOp::Div.apply_i64(7, -2), -4);
+        assert_eq!(BinaryOp::Div.apply_i64(7, 0), 0);
+        assert_eq!(BinaryOp::Rem.apply_i64(-7, 3), 2);
+        assert_eq!(BinaryOp::Rem.apply_i64(7, -3), -2);
+        assert_eq!(BinaryOp::Rem.apply_i64(7, 0), 0);
+        assert_eq!(py_fmod_f64(-7.0, 3.0), 2.0);
+        assert_eq!(py_fmod_f64(7.5, -2.0), -0.5);
+        assert!(py_fmod_f64(1.0, 0.0).is_nan());
+    }
+
+    #[test]
+    fn powers_wrap_and_handle_negative_exponents() {
+        assert_eq!(ipow_i64(3, 4), 81);
+        assert_eq!(wrap_i64(ipow_i64(2, 7), DType::I8), -128);
+        assert_eq!(ipow_i64(2, -1), 0);
+        assert_eq!(ipow_i64(-1, -3), -1);
+        assert_eq!(BinaryOp::Pow.apply_u64(2, 63), 1 << 63);
+    }
+
+    #[test]
+    fn nan_semantics() {
+        assert!(BinaryOp::Maximum.apply_f64(f64::NAN, 1.0).is_nan());
+        assert_eq!(BinaryOp::Lt.apply_f64(f64::NAN, 1.0), 0.0);
+        assert_eq!(BinaryOp::Ne.apply_f64(f64::NAN, f64::NAN), 1.0);
+        assert_eq!(UnaryOp::Round.apply_f64(2.5), 2.0);
+        assert_eq!(UnaryOp::Round.apply_f64(-0.5), -0.0);
+        assert_eq!(UnaryOp::Round.apply_f64(3.5), 4.0);
+    }
+
+    #[test]
+    fn dtype_rules() {
+        assert_eq!(UnaryOp::Sqrt.operand_dtype(DType::I8), Some(DType::F32));
+        assert_eq!(UnaryOp::Sqrt.operand_dtype(DType::I32), Some(DType::F64));
+        assert_eq!(UnaryOp::Neg.operand_dtype(DType::Bool), None);
+        assert_eq!(ReduceOp::Sum.result_dtype(DType::U8), DType::U64);
+        assert_eq!(ReduceOp::Sum.result_dtype(DType::Bool), DType::I64);
+        assert_eq!(ReduceOp::Max.result_dtype(DType::I8), DType::I8);
+    }
+}

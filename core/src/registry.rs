@@ -1,0 +1,201 @@
+//! The backend registry: static backends (via `inventory`), run-time registrations.
+//!
+//! A backend crate registers a factory with [`inventory::submit!`]:
+//! ```ignore
+//! inventory::submit! { tessera_core::registry::ArrayBackendFactory::new("cpu", make_cpu) }
+//! ```
+//! and the registry is built from every submitted factory the first time it is used. The
+//! linker drops a crate nobody names, so binaries must name each backend crate
+//! (`use tessera_cpu as _;`) — the facade crate does this for the default backends.
+//!
+//! A factory that fails (no driver, no device) registers the backend as *unavailable*
+//! with its reason; selecting it returns [`Error::Unavailable`] with that reason.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock, RwLock};
+
+use crate::backend::{ArrayBackend, Availability, BackendRef};
+use crate::error::{Error, Result};
+
+/// A statically registered array backend: a name and a constructor that either builds
+/// the backend or says why it is unavailable here.
+pub struct ArrayBackendFactory {
+    name: &'static str,
+    make: fn() -> std::result::Result<BackendRef, String>,
+}
+
+impl ArrayBackendFactory {
+    /// A factory for `inventory::submit!`.
+    pub const fn new(name: &'static str, make: fn() -> std::result::Result<BackendRef, String>) -> Self {
+        ArrayBackendFactory { name, make }
+    }
+}
+
+inventory::collect!(ArrayBackendFactory);
+
+/// The kind of data a backend holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BackendKind {
+    /// n-d arrays.
+    Array,
+}
+
+impl std::fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BackendKind::Array => "array",
+        })
+    }
+}
+
+/// How a backend got into the registry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `inventory::submit!` in a linked crate.
+    Static,
+    /// [`register_array_backend`] at run time.
+    Runtime,
+}
+
+/// One registry entry, as listed by [`backends`].
+#[derive(Debug, Clone)]
+pub struct BackendInfo {
+    /// Registered name.
+    pub name: String,
+    /// Array or dataframe.
+    pub kind: BackendKind,
+    /// Available, or why not.
+    pub availability: Availability,
+    /// Static or run-time.
+    pub origin: Origin,
+    /// The backend, when available.
+    pub backend: Option<BackendRef>,
+}
+
+struct Registry {
+    array: BTreeMap<String, BackendInfo>,
+}
+
+static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
+    let mut array = BTreeMap::new();
+    for f in inventory::iter::<ArrayBackendFactory> {
+        let info = match (f.make)() {
+            Ok(b) => {
+                let availability = b.availability();
+                BackendInfo {
+                    name: f.name.to_string(),
+                    kind: BackendKind::Array,
+                    backend: matches!(availability, Availability::Available).then_some(b),
+                    availability,
+                    origin: Origin::Static,
+                }
+            }
+            Err(reason) => BackendInfo {
+                name: f.name.to_string(),
+                kind: BackendKind::Array,
+                availability: Availability::Unavailable(reason),
+                origin: Origin::Static,
+                backend: None,
+            },
+        };
+        if array.contains_key(f.name) {
+            log::error!("two static backends are named '{}'; keeping the first", f.name);
+            continue;
+        }
+        array.insert(f.name.to_string(), info);
+    }
+    RwLock::new(Registry { array })
+});
+
+fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
+    REGISTRY.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Registers an array backend at run time under its own name. A name clash is an error.
+pub fn register_array_backend(backend: BackendRef) -> Result<()> {
+    let name = backend.name().to_string();
+    let mut reg = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    if reg.array.contains_key(&name) {
+        return Err(Error::DuplicateBackend { name });
+    }
+    let availability = backend.availability();
+    reg.array.insert(
+        name.clone(),
+        BackendInfo {
+            name,
+            kind: BackendKind::Array,
+            backend: matches!(availability, Availability::Available).then_some(backend),
+            availability,
+            origin: Origin::Runtime,
+        },
+    );
+    Ok(())
+}
+
+/// Registers `backend` unless a backend of that name exists; returns the registered one.
+pub fn ensure_array_backend(backend: BackendRef) -> Result<BackendRef> {
+    let name = backend.name().to_string();
+    match register_array_backend(backend) {
+        Ok(()) | Err(Error::DuplicateBackend { .. }) => array_backend(&name),
+        Err(e) => Err(e),
+    }
+}
+
+/// Looks up an array backend by name.
+pub fn array_backend(name: &str) -> Result<BackendRef> {
+    let reg = read();
+    match reg.array.get(name) {
+        Some(info) => match (&info.availability, &info.backend) {
+            (Availability::Available, Some(b)) => Ok(Arc::clone(b)),
+            (Availability::Unavailable(reason), _) => Err(Error::Unavailable {
+                name: name.to_string(),
+                reason: reason.clone(),
+            }),
+            (Availability::Available, None) => Err(Error::Internal(format!("backend '{name}' has no instance"))),
+        },
+        None => Err(Error::UnknownBackend {
+            kind: "array".to_string(),
+            name: name.to_string(),
+            available: describe_names(&reg),
+        }),
+    }
+}
+
+fn describe_names(reg: &Registry) -> String {
+    if reg.array.is_empty() {
+        return "none (link a backend crate, e.g. `use tessera_cpu as _;`)".to_string();
+    }
+    reg.array
+        .values()
+        .map(|i| match &i.availability {
+            Availability::Available => i.name.clone(),
+            Availability::Unavailable(_) => format!("{} (unavailable)", i.name),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every registered backend with its kind and availability.
+pub fn backends() -> Vec<BackendInfo> {
+    read().array.values().cloned().collect()
+}
+
+/// Names of the registered array backends.
+pub fn array_backend_names() -> Vec<String> {
+    read().array.keys().cloned().collect()
+}
+
+/// The backend `name`, or the configured `array.backend` when `None`.
+pub fn resolve_array_backend(name: Option<&str>) -> Result<BackendRef> {
+    match name {
+        Some(n) => array_backend(n),
+        None => array_backend(&crate::config::array_backend()?),
+    }
+}
+
+impl dyn ArrayBackend {
+    /// True when two handles are the same backend (by name).
+    pub fn same_as(&self, other: &dyn ArrayBackend) -> bool {
+        self.name() == other.name()
+    }
+}
