@@ -1,6 +1,8 @@
 //! Elementwise ops: NumPy broadcasting, promotion, scalars, and operator overloading.
 //!
-//! Operators return `Result<Array>` (shape and dtype errors are values, as in candle):
+//! Operators return `Result<Array>` (shape and dtype errors are values, as in candle), and
+//! take `f64` and `i64` scalars (one type per kind, so literals infer; use
+//! [`Array::binary_scalar`] for other scalar types):
 //! `let y = (&x + 1.0)?;`. Rust numbers are NEP 50 *weak* scalars: `int8_array + 1` stays
 //! `int8`, `f32_array * 2.0` stays `f32`.
 //!
@@ -150,7 +152,8 @@ impl Array {
         let v = Array::align(op.name(), &[self, other])?;
         let mut pb = ProgramBuilder::new(&[]);
         let (x, y) = (pb.constant(Scalar::zero(v[0].dtype())), pb.constant(Scalar::zero(v[1].dtype())));
-        let dtype = pb.dtype(pb.clone().binary(op, x, y)?);
+        let z = pb.binary(op, x, y)?;
+        let dtype = pb.dtype(z);
         Ok(Array::new(
             Op::Binary(op, v[0].clone(), v[1].clone()),
             dtype,
@@ -310,7 +313,7 @@ macro_rules! operator {
                 self.binary(BinaryOp::$op, &rhs)
             }
         }
-        operator!(@scalar $trait, $method, $op, f64, f32, i64, i32, u64, u32);
+        operator!(@scalar $trait, $method, $op, f64, i64);
     };
     (@scalar $trait:ident, $method:ident, $op:ident, $($t:ty),*) => {
         $(

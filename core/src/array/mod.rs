@@ -159,6 +159,11 @@ impl Array {
         self.node.backend.name()
     }
 
+    /// True when both handles are the same lazy node (no copy was made).
+    pub fn id_eq(&self, other: &Array) -> bool {
+        self.node.id == other.node.id
+    }
+
     pub(crate) fn id(&self) -> u64 {
         self.node.id
     }

@@ -94,14 +94,18 @@ impl Plan {
                 s.push_str(line);
                 s.push('\n');
             }
-            for n in &p.nodes {
-                if let PNode::Random { map, .. } = n {
-                    let steps: Vec<i64> = map.axes.iter().map(|a| a.step).collect();
-                    if steps.iter().any(|&st| st.abs() > 1) {
-                        s.push_str(&format!("  (slice pushed into random source: steps {steps:?}, only kept elements are generated)\n"));
-                    }
+        }
+        let pushed = self.tasks.iter().find_map(|t| match &t.op {
+            TaskOp::Program(p) => p.nodes.iter().find_map(|n| match n {
+                PNode::Random { map, .. } if map.axes.iter().any(|a| a.step.abs() > 1) => {
+                    Some(map.axes.iter().map(|a| a.step).collect::<Vec<_>>())
                 }
-            }
+                _ => None,
+            }),
+            _ => None,
+        });
+        if let Some(steps) = pushed {
+            s.push_str(&format!("slice pushed into random source: steps {steps:?}, only kept elements are generated\n"));
         }
         s
     }

@@ -1,0 +1,14 @@
+//! The memory budget, in its own test binary: `memory-limit` is a process-wide setting
+//! and would starve the other tests if it were set while they run.
+
+use tessera::{Array, DType};
+
+#[test]
+fn memory_limit_refuses_over_budget_plans() {
+    let x = Array::ones(&[2000, 2000], DType::F64, 1000, Some("cpu")).unwrap();
+    let _g = tessera::config::set(&[("memory-limit", "1MB")]).unwrap();
+    let err = x.compute().unwrap_err();
+    assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
+    assert!(err.to_string().contains("memory_limit is 1000000 bytes"), "{err}");
+}
+
