@@ -25,7 +25,9 @@ fn main() -> tessera::Result<()> {
     let chunk: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2_000);
     let rs = RandomState::new(42);
     let x = rs.normal(10.0, 1.0, &[n, n], chunk, None)?;
-    let y = (&x + 1.0)?.slice(&[Index::step(2), Index::step(2)])?.sum(None, false)?;
+    let y = (&x + 1.0)?
+        .slice(&[Index::step(2), Index::step(2)])?
+        .sum(None, false)?;
     let t = Instant::now();
     let answer = y.compute_f64()?;
     let secs = t.elapsed().as_secs_f64();

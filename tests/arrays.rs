@@ -16,7 +16,10 @@ impl Gen {
         let s = RandomSpec {
             seed: self.0,
             stream: 99,
-            dist: Distribution::RandInt { low: 0, high: i64::MAX },
+            dist: Distribution::RandInt {
+                low: 0,
+                high: i64::MAX,
+            },
             dtype: DType::I64,
         };
         s.sample_i64(self.1) as u64
@@ -26,7 +29,9 @@ impl Gen {
     }
     fn shape(&mut self) -> Vec<usize> {
         let nd = self.below(5);
-        (0..nd).map(|_| [0, 1, 2, 3, 5, 7, 9][self.below(7)]).collect()
+        (0..nd)
+            .map(|_| [0, 1, 2, 3, 5, 7, 9][self.below(7)])
+            .collect()
     }
     /// Irregular chunk sizes for every axis.
     fn chunks(&mut self, shape: &[usize]) -> ChunkSpec {
@@ -52,15 +57,31 @@ impl Gen {
     fn data(&mut self, shape: &[usize]) -> ArrayD<f64> {
         let seed = self.next();
         let n: usize = shape.iter().product();
-        let s = RandomSpec { seed, stream: 0, dist: Distribution::Normal { mean: 0.0, std: 3.0 }, dtype: DType::F64 };
-        ArrayD::from_shape_vec(IxDyn(shape), (0..n as u64).map(|i| (s.sample_f64(i) * 4.0).round() / 4.0).collect()).unwrap()
+        let s = RandomSpec {
+            seed,
+            stream: 0,
+            dist: Distribution::Normal {
+                mean: 0.0,
+                std: 3.0,
+            },
+            dtype: DType::F64,
+        };
+        ArrayD::from_shape_vec(
+            IxDyn(shape),
+            (0..n as u64)
+                .map(|i| (s.sample_f64(i) * 4.0).round() / 4.0)
+                .collect(),
+        )
+        .unwrap()
     }
 }
 
 fn close(a: &ArrayD<f64>, b: &ArrayD<f64>, what: &str) {
     assert_eq!(a.shape(), b.shape(), "{what}: shape");
     for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-        let ok = (x.is_nan() && y.is_nan()) || x == y || (x - y).abs() <= 1e-9 * (x.abs() + y.abs()).max(1.0);
+        let ok = (x.is_nan() && y.is_nan())
+            || x == y
+            || (x - y).abs() <= 1e-9 * (x.abs() + y.abs()).max(1.0);
         assert!(ok, "{what}: element {i}: got {x}, want {y}");
     }
 }
@@ -79,18 +100,66 @@ fn elementwise_matches_reference_on_random_shapes_and_chunks() {
         let x = Array::from_ndarray(a.clone(), g.chunks(&shape), Some("cpu")).unwrap();
         let y = Array::from_ndarray(b.clone(), g.chunks(&shape), Some("cpu")).unwrap();
         let ctx = format!("case {case} shape {shape:?}");
-        close(&f64s(&(&x + &y).unwrap()), &(&a + &b), &format!("{ctx} add"));
-        close(&f64s(&(&x * &y).unwrap()), &(&a * &b), &format!("{ctx} mul"));
-        close(&f64s(&(&x - 2.5).unwrap()), &a.mapv(|v| v - 2.5), &format!("{ctx} sub scalar"));
-        close(&f64s(&(1.0 / &x).unwrap()), &a.mapv(|v| 1.0 / v), &format!("{ctx} rdiv"));
-        close(&f64s(&x.maximum(&y).unwrap()), &ndarray::Zip::from(&a).and(&b).map_collect(|p, q| p.max(*q)), &format!("{ctx} maximum"));
-        close(&f64s(&x.abs().unwrap().sqrt().unwrap()), &a.mapv(|v| v.abs().sqrt()), &format!("{ctx} sqrt abs"));
-        close(&f64s(&x.exp().unwrap()), &a.mapv(f64::exp), &format!("{ctx} exp"));
-        close(&f64s(&x.gt(&y).unwrap().astype(DType::F64)), &ndarray::Zip::from(&a).and(&b).map_collect(|p, q| (p > q) as u8 as f64), &format!("{ctx} gt"));
-        close(&f64s(&(&x % 2.0).unwrap()), &a.mapv(|v| tessera::program::py_fmod_f64(v, 2.0)), &format!("{ctx} rem"));
+        close(
+            &f64s(&(&x + &y).unwrap()),
+            &(&a + &b),
+            &format!("{ctx} add"),
+        );
+        close(
+            &f64s(&(&x * &y).unwrap()),
+            &(&a * &b),
+            &format!("{ctx} mul"),
+        );
+        close(
+            &f64s(&(&x - 2.5).unwrap()),
+            &a.mapv(|v| v - 2.5),
+            &format!("{ctx} sub scalar"),
+        );
+        close(
+            &f64s(&(1.0 / &x).unwrap()),
+            &a.mapv(|v| 1.0 / v),
+            &format!("{ctx} rdiv"),
+        );
+        close(
+            &f64s(&x.maximum(&y).unwrap()),
+            &ndarray::Zip::from(&a).and(&b).map_collect(|p, q| p.max(*q)),
+            &format!("{ctx} maximum"),
+        );
+        close(
+            &f64s(&x.abs().unwrap().sqrt().unwrap()),
+            &a.mapv(|v| v.abs().sqrt()),
+            &format!("{ctx} sqrt abs"),
+        );
+        close(
+            &f64s(&x.exp().unwrap()),
+            &a.mapv(f64::exp),
+            &format!("{ctx} exp"),
+        );
+        close(
+            &f64s(&x.gt(&y).unwrap().astype(DType::F64)),
+            &ndarray::Zip::from(&a)
+                .and(&b)
+                .map_collect(|p, q| (p > q) as u8 as f64),
+            &format!("{ctx} gt"),
+        );
+        close(
+            &f64s(&(&x % 2.0).unwrap()),
+            &a.mapv(|v| tessera::program::py_fmod_f64(v, 2.0)),
+            &format!("{ctx} rem"),
+        );
         let w = x.gt_scalar(0.0).unwrap().where_(&x, &y).unwrap();
-        close(&f64s(&w), &ndarray::Zip::from(&a).and(&b).map_collect(|p, q| if *p > 0.0 { *p } else { *q }), &format!("{ctx} where"));
-        close(&f64s(&x.round().unwrap()), &a.mapv(f64::round_ties_even), &format!("{ctx} round"));
+        close(
+            &f64s(&w),
+            &ndarray::Zip::from(&a)
+                .and(&b)
+                .map_collect(|p, q| if *p > 0.0 { *p } else { *q }),
+            &format!("{ctx} where"),
+        );
+        close(
+            &f64s(&x.round().unwrap()),
+            &a.mapv(f64::round_ties_even),
+            &format!("{ctx} round"),
+        );
     }
 }
 
@@ -123,26 +192,51 @@ fn integer_arithmetic_wraps_like_numpy() {
 fn slicing_matches_ndarray() {
     let a = ArrayD::from_shape_vec(IxDyn(&[7, 9]), (0..63).map(|v| v as f64).collect()).unwrap();
     let x = Array::from_ndarray(a.clone(), [3i64, 4], Some("cpu")).unwrap();
-    let y = x.slice(&[Index::step(-1), Index::slice(Some(1), None, 2)]).unwrap();
+    let y = x
+        .slice(&[Index::step(-1), Index::slice(Some(1), None, 2)])
+        .unwrap();
     let want = a.slice(ndarray::s![..;-1, 1..;2]).to_owned().into_dyn();
     close(&f64s(&y), &want, "x[::-1, 1::2]");
     let z = x.slice(&[Index::At(-2), Index::range(2, 8)]).unwrap();
-    close(&f64s(&z), &a.slice(ndarray::s![5, 2..8]).to_owned().into_dyn(), "x[-2, 2:8]");
+    close(
+        &f64s(&z),
+        &a.slice(ndarray::s![5, 2..8]).to_owned().into_dyn(),
+        "x[-2, 2:8]",
+    );
     let n = x.slice(&[Index::Ellipsis, Index::NewAxis]).unwrap();
     assert_eq!(n.shape(), vec![7, 9, 1]);
     let err = x.slice(&[Index::At(7)]).unwrap_err().to_string();
-    assert!(err.contains("index 7 is out of bounds for axis 0 with size 7"), "{err}");
+    assert!(
+        err.contains("index 7 is out of bounds for axis 0 with size 7"),
+        "{err}"
+    );
     // Chunks of a strided slice follow the input chunks without computing anything.
     // Input chunks [0,3) [3,6) [6,7) keep coordinates {0,2} {4} {6}.
-    assert_eq!(x.slice(&[Index::step(2)]).unwrap().chunks().axis(0), &[2, 1, 1]);
+    assert_eq!(
+        x.slice(&[Index::step(2)]).unwrap().chunks().axis(0),
+        &[2, 1, 1]
+    );
 }
 
 fn naive_reduce(a: &ArrayD<f64>, axes: &[usize], f: impl Fn(&[f64]) -> f64) -> ArrayD<f64> {
-    let shape: Vec<usize> = a.shape().iter().enumerate().map(|(i, &n)| if axes.contains(&i) { 1 } else { n }).collect();
+    let shape: Vec<usize> = a
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| if axes.contains(&i) { 1 } else { n })
+        .collect();
     let mut groups: Vec<Vec<f64>> = vec![Vec::new(); shape.iter().product()];
     let strides = tessera::chunks::c_strides(&shape);
     for (idx, &v) in a.indexed_iter() {
-        let t: usize = (0..shape.len()).map(|i| if axes.contains(&i) { 0 } else { idx[i] * strides[i] }).sum();
+        let t: usize = (0..shape.len())
+            .map(|i| {
+                if axes.contains(&i) {
+                    0
+                } else {
+                    idx[i] * strides[i]
+                }
+            })
+            .sum();
         groups[t].push(v);
     }
     ArrayD::from_shape_vec(IxDyn(&shape), groups.iter().map(|g| f(g)).collect()).unwrap()
@@ -167,14 +261,46 @@ fn reductions_match_reference_over_axis_sets() {
             // NumPy divides by max(n - ddof, 0): an empty or too-small group gives NaN/inf.
             v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - ddof).max(0.0)
         };
-        close(&f64s(&x.sum(Some(&axes), true).unwrap()), &naive_reduce(&a, &axes, |v| v.iter().sum()), &format!("{ctx} sum"));
-        close(&f64s(&x.mean(Some(&axes), true).unwrap()), &naive_reduce(&a, &axes, mean), &format!("{ctx} mean"));
-        close(&f64s(&x.var(Some(&axes), 0, true).unwrap()), &naive_reduce(&a, &axes, |v| var(v, 0.0)), &format!("{ctx} var"));
-        close(&f64s(&x.std(Some(&axes), 1, true).unwrap()), &naive_reduce(&a, &axes, |v| var(v, 1.0).sqrt()), &format!("{ctx} std ddof=1"));
-        close(&f64s(&x.prod(Some(&axes), true).unwrap()), &naive_reduce(&a, &axes, |v| v.iter().product()), &format!("{ctx} prod"));
+        close(
+            &f64s(&x.sum(Some(&axes), true).unwrap()),
+            &naive_reduce(&a, &axes, |v| v.iter().sum()),
+            &format!("{ctx} sum"),
+        );
+        close(
+            &f64s(&x.mean(Some(&axes), true).unwrap()),
+            &naive_reduce(&a, &axes, mean),
+            &format!("{ctx} mean"),
+        );
+        close(
+            &f64s(&x.var(Some(&axes), 0, true).unwrap()),
+            &naive_reduce(&a, &axes, |v| var(v, 0.0)),
+            &format!("{ctx} var"),
+        );
+        close(
+            &f64s(&x.std(Some(&axes), 1, true).unwrap()),
+            &naive_reduce(&a, &axes, |v| var(v, 1.0).sqrt()),
+            &format!("{ctx} std ddof=1"),
+        );
+        close(
+            &f64s(&x.prod(Some(&axes), true).unwrap()),
+            &naive_reduce(&a, &axes, |v| v.iter().product()),
+            &format!("{ctx} prod"),
+        );
         if shape.iter().all(|&n| n > 0) {
-            close(&f64s(&x.min(Some(&axes), true).unwrap()), &naive_reduce(&a, &axes, |v| v.iter().cloned().fold(f64::INFINITY, f64::min)), &format!("{ctx} min"));
-            close(&f64s(&x.max(Some(&axes), true).unwrap()), &naive_reduce(&a, &axes, |v| v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)), &format!("{ctx} max"));
+            close(
+                &f64s(&x.min(Some(&axes), true).unwrap()),
+                &naive_reduce(&a, &axes, |v| {
+                    v.iter().cloned().fold(f64::INFINITY, f64::min)
+                }),
+                &format!("{ctx} min"),
+            );
+            close(
+                &f64s(&x.max(Some(&axes), true).unwrap()),
+                &naive_reduce(&a, &axes, |v| {
+                    v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+                }),
+                &format!("{ctx} max"),
+            );
         } else if !axes.is_empty() && axes.iter().any(|&ax| shape[ax] == 0) {
             let err = x.min(Some(&axes), true).unwrap_err().to_string();
             assert!(err.contains("no identity"), "{err}");
@@ -189,14 +315,31 @@ fn reductions_match_reference_over_axis_sets() {
 fn arg_reductions_pick_first_extreme_and_first_nan() {
     let v = vec![3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 9.0];
     let x = Array::from_slice(&v, &[8], [3usize], Some("cpu")).unwrap();
-    assert_eq!(x.argmin(None, false).unwrap().compute_scalar().unwrap(), Scalar::I64(1));
-    assert_eq!(x.argmax(None, false).unwrap().compute_scalar().unwrap(), Scalar::I64(5));
+    assert_eq!(
+        x.argmin(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::I64(1)
+    );
+    assert_eq!(
+        x.argmax(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::I64(5)
+    );
     let m = Array::from_slice(&v, &[2, 4], [1usize, 3], Some("cpu")).unwrap();
-    let am = m.argmax(Some(1), false).unwrap().to_ndarray::<i64>().unwrap();
+    let am = m
+        .argmax(Some(1), false)
+        .unwrap()
+        .to_ndarray::<i64>()
+        .unwrap();
     assert_eq!(am.as_slice().unwrap(), &[2, 1]);
-    assert_eq!(m.argmax(None, false).unwrap().compute_scalar().unwrap(), Scalar::I64(5));
-    let n = Array::from_slice(&[1.0, f64::NAN, 0.0, f64::NAN], &[4], [2usize], Some("cpu")).unwrap();
-    assert_eq!(n.argmin(None, false).unwrap().compute_scalar().unwrap(), Scalar::I64(1));
+    assert_eq!(
+        m.argmax(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::I64(5)
+    );
+    let n =
+        Array::from_slice(&[1.0, f64::NAN, 0.0, f64::NAN], &[4], [2usize], Some("cpu")).unwrap();
+    assert_eq!(
+        n.argmin(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::I64(1)
+    );
     assert!(n.max(None, false).unwrap().compute_f64().unwrap().is_nan());
     assert_eq!(n.nansum(None, false).unwrap().compute_f64().unwrap(), 1.0);
     assert_eq!(n.nanmean(None, false).unwrap().compute_f64().unwrap(), 0.5);
@@ -216,26 +359,57 @@ fn variance_is_stable_far_from_zero() {
 #[test]
 fn creation_hand_computed() {
     let a = Array::arange(0.0, 10.0, 1.0, DType::I64, 3, Some("cpu")).unwrap();
-    assert_eq!(a.sum(None, false).unwrap().compute_scalar().unwrap(), Scalar::I64(45));
-    let l = Array::linspace(0.0, 1.0, 5, true, 2, Some("cpu")).unwrap().to_ndarray::<f64>().unwrap();
+    assert_eq!(
+        a.sum(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::I64(45)
+    );
+    let l = Array::linspace(0.0, 1.0, 5, true, 2, Some("cpu"))
+        .unwrap()
+        .to_ndarray::<f64>()
+        .unwrap();
     assert_eq!(l.as_slice().unwrap(), &[0.0, 0.25, 0.5, 0.75, 1.0]);
-    let e = Array::eye(3, Some(4), 1, DType::F32, 2, Some("cpu")).unwrap().to_ndarray::<f32>().unwrap();
+    let e = Array::eye(3, Some(4), 1, DType::F32, 2, Some("cpu"))
+        .unwrap()
+        .to_ndarray::<f32>()
+        .unwrap();
     assert_eq!(e.sum(), 3.0);
     assert_eq!(e[[0, 1]], 1.0);
     assert_eq!(e[[2, 3]], 1.0);
     let z = Array::zeros(&[2, 0, 3], DType::U8, 1, Some("cpu")).unwrap();
-    assert_eq!(z.sum(None, false).unwrap().compute_scalar().unwrap(), Scalar::U64(0));
+    assert_eq!(
+        z.sum(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::U64(0)
+    );
     let f = Array::full(&[3, 3], 2.5f32, 2, Some("cpu")).unwrap();
-    assert_eq!(f.sum(None, false).unwrap().compute_scalar().unwrap(), Scalar::F32(22.5));
+    assert_eq!(
+        f.sum(None, false).unwrap().compute_scalar().unwrap(),
+        Scalar::F32(22.5)
+    );
 }
 
 #[test]
 fn random_is_identical_under_any_chunking_and_scheduler() {
     let shape = [37usize, 23];
-    let spec = |chunks: ChunkSpec| RandomState::new(7).normal(10.0, 1.0, &shape, chunks, Some("cpu")).unwrap();
-    let reference = RandomSpec { seed: 7, stream: 0, dist: Distribution::Normal { mean: 10.0, std: 1.0 }, dtype: DType::F64 };
+    let spec = |chunks: ChunkSpec| {
+        RandomState::new(7)
+            .normal(10.0, 1.0, &shape, chunks, Some("cpu"))
+            .unwrap()
+    };
+    let reference = RandomSpec {
+        seed: 7,
+        stream: 0,
+        dist: Distribution::Normal {
+            mean: 10.0,
+            std: 1.0,
+        },
+        dtype: DType::F64,
+    };
     let want: Vec<f64> = (0..37 * 23).map(|i| reference.sample_f64(i)).collect();
-    for chunks in [ChunkSpec::from(5usize), ChunkSpec::from([7usize, 11]), ChunkSpec::from(100usize)] {
+    for chunks in [
+        ChunkSpec::from(5usize),
+        ChunkSpec::from([7usize, 11]),
+        ChunkSpec::from(100usize),
+    ] {
         for sched in ["threads", "single-threaded"] {
             let _g = tessera::config::set(&[("scheduler", sched)]).unwrap();
             let got = spec(chunks.clone()).compute().unwrap().to_f64_vec();
@@ -244,7 +418,12 @@ fn random_is_identical_under_any_chunking_and_scheduler() {
     }
     // A strided slice generates exactly the kept elements of the full array.
     let x = spec(ChunkSpec::from(8usize));
-    let s = x.slice(&[Index::step(2), Index::slice(Some(1), None, 3)]).unwrap().compute().unwrap().to_f64_vec();
+    let s = x
+        .slice(&[Index::step(2), Index::slice(Some(1), None, 3)])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .to_f64_vec();
     let mut k = 0;
     for i in (0..37).step_by(2) {
         for j in (1..23).step_by(3) {
@@ -257,17 +436,32 @@ fn random_is_identical_under_any_chunking_and_scheduler() {
 #[test]
 fn headline_small_is_right_and_fuses() {
     let n = 600;
-    let x = RandomState::new(1).normal(10.0, 1.0, &[n, n], 150, Some("cpu")).unwrap();
-    let y = (&x + 1.0).unwrap().slice(&[Index::step(2), Index::step(2)]).unwrap().sum(None, false).unwrap();
+    let x = RandomState::new(1)
+        .normal(10.0, 1.0, &[n, n], 150, Some("cpu"))
+        .unwrap();
+    let y = (&x + 1.0)
+        .unwrap()
+        .slice(&[Index::step(2), Index::step(2)])
+        .unwrap()
+        .sum(None, false)
+        .unwrap();
     let v = y.compute_f64().unwrap();
     let want = 11.0 * (n as f64 / 2.0).powi(2);
     assert!((v - want).abs() / want < 1e-3, "{v} vs {want}");
     // One fused task per chunk plus the tree: no separate random/add/slice tasks.
     assert!(y.num_tasks().unwrap() <= 16 + 2, "{}", y.explain().unwrap());
-    assert!(y.explain().unwrap().contains("slice pushed into random source"));
+    assert!(y
+        .explain()
+        .unwrap()
+        .contains("slice pushed into random source"));
     // Transposed fusion: (x + x.T) is symmetric.
     let s = (&x + &x.transpose().unwrap()).unwrap();
-    let d = (&s - &s.transpose().unwrap()).unwrap().abs().unwrap().max(None, false).unwrap();
+    let d = (&s - &s.transpose().unwrap())
+        .unwrap()
+        .abs()
+        .unwrap()
+        .max(None, false)
+        .unwrap();
     assert_eq!(d.compute_f64().unwrap(), 0.0);
 }
 
@@ -275,22 +469,49 @@ fn headline_small_is_right_and_fuses() {
 fn structure_ops_match_reference() {
     let a = ArrayD::from_shape_vec(IxDyn(&[4, 6]), (0..24).map(|v| v as f64).collect()).unwrap();
     let x = Array::from_ndarray(a.clone(), [3usize, 4], Some("cpu")).unwrap();
-    close(&f64s(&x.transpose().unwrap()), &a.t().to_owned(), "transpose");
+    close(
+        &f64s(&x.transpose().unwrap()),
+        &a.t().to_owned(),
+        "transpose",
+    );
     let r = x.reshape(&[3, -1]).unwrap();
-    close(&f64s(&r), &a.clone().into_shape_with_order(IxDyn(&[3, 8])).unwrap(), "reshape");
-    close(&f64s(&x.reshape(&[24]).unwrap()), &a.clone().into_shape_with_order(IxDyn(&[24])).unwrap(), "ravel");
+    close(
+        &f64s(&r),
+        &a.clone().into_shape_with_order(IxDyn(&[3, 8])).unwrap(),
+        "reshape",
+    );
+    close(
+        &f64s(&x.reshape(&[24]).unwrap()),
+        &a.clone().into_shape_with_order(IxDyn(&[24])).unwrap(),
+        "ravel",
+    );
     let c = Array::concatenate(&[&x, &x.slice(&[Index::range(0, 2)]).unwrap()], 0).unwrap();
-    close(&f64s(&c), &ndarray::concatenate(ndarray::Axis(0), &[a.view(), a.slice(ndarray::s![0..2, ..]).into_dyn()]).unwrap(), "concatenate");
+    close(
+        &f64s(&c),
+        &ndarray::concatenate(
+            ndarray::Axis(0),
+            &[a.view(), a.slice(ndarray::s![0..2, ..]).into_dyn()],
+        )
+        .unwrap(),
+        "concatenate",
+    );
     let st = Array::stack(&[&x, &x], 1).unwrap();
     assert_eq!(st.shape(), vec![4, 2, 6]);
-    close(&f64s(&st.slice(&[Index::FULL, Index::At(1)]).unwrap()), &a, "stack");
+    close(
+        &f64s(&st.slice(&[Index::FULL, Index::At(1)]).unwrap()),
+        &a,
+        "stack",
+    );
     close(&f64s(&x.rechunk([4usize, 1]).unwrap()), &a, "rechunk");
     assert_eq!(x.rechunk([4usize, 1]).unwrap().chunks().count(), 6);
     let e = x.expand_dims(0).unwrap();
     assert_eq!(e.shape(), vec![1, 4, 6]);
     close(&f64s(&e.squeeze(None).unwrap()), &a, "squeeze");
     let err = x.reshape(&[5, 5]).unwrap_err().to_string();
-    assert!(err.contains("cannot reshape array of shape [4, 6]"), "{err}");
+    assert!(
+        err.contains("cannot reshape array of shape [4, 6]"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -300,15 +521,31 @@ fn matmul_and_tensordot_match_naive() {
     let b = g.data(&[7, 4]);
     let x = Array::from_ndarray(a.clone(), [2usize, 3], Some("cpu")).unwrap();
     let y = Array::from_ndarray(b.clone(), [4usize, 2], Some("cpu")).unwrap();
-    let want = a.view().into_dimensionality::<ndarray::Ix2>().unwrap().dot(&b.view().into_dimensionality::<ndarray::Ix2>().unwrap()).into_dyn();
+    let want = a
+        .view()
+        .into_dimensionality::<ndarray::Ix2>()
+        .unwrap()
+        .dot(&b.view().into_dimensionality::<ndarray::Ix2>().unwrap())
+        .into_dyn();
     close(&f64s(&x.matmul(&y).unwrap()), &want, "matmul");
-    close(&f64s(&x.tensordot(&y, &[1], &[0]).unwrap()), &want, "tensordot");
+    close(
+        &f64s(&x.tensordot(&y, &[1], &[0]).unwrap()),
+        &want,
+        "tensordot",
+    );
     let v = y.slice(&[Index::FULL, Index::At(0)]).unwrap();
     assert_eq!(x.matmul(&v).unwrap().shape(), vec![5]);
     let err = x.matmul(&x).unwrap_err().to_string();
     assert!(err.contains("contraction mismatch"), "{err}");
-    let i = Array::arange(0.0, 6.0, 1.0, DType::I32, 4, Some("cpu")).unwrap().reshape(&[2, 3]).unwrap();
-    let p = i.matmul(&i.transpose().unwrap()).unwrap().to_ndarray::<i32>().unwrap();
+    let i = Array::arange(0.0, 6.0, 1.0, DType::I32, 4, Some("cpu"))
+        .unwrap()
+        .reshape(&[2, 3])
+        .unwrap();
+    let p = i
+        .matmul(&i.transpose().unwrap())
+        .unwrap()
+        .to_ndarray::<i32>()
+        .unwrap();
     assert_eq!(p.as_slice().unwrap(), &[5, 14, 14, 50]);
 }
 
@@ -316,7 +553,9 @@ fn matmul_and_tensordot_match_naive() {
 fn map_blocks_host_and_checks() {
     let x = Array::arange(0.0, 10.0, 1.0, DType::F64, 4, Some("cpu")).unwrap();
     let f: tessera::array::HostBlockFn = std::sync::Arc::new(|b: &[tessera::HostArray]| {
-        Ok(tessera::HostArray::F64(b[0].view_typed::<f64>()?.mapv(|v| v * v)))
+        Ok(tessera::HostArray::F64(
+            b[0].view_typed::<f64>()?.mapv(|v| v * v),
+        ))
     });
     let y = Array::map_blocks(&[&x], f, DType::F64, None).unwrap();
     assert_eq!(y.sum(None, false).unwrap().compute_f64().unwrap(), 285.0);
@@ -326,13 +565,21 @@ fn map_blocks_host_and_checks() {
     let z = Array::map_blocks(&[&x], bad, DType::F64, None).unwrap();
     let err = z.compute().unwrap_err().to_string();
     // Blocks run in parallel: whichever fails first is named.
-    assert!(err.contains("block [") && err.contains("came back as float64 [1]; declared float64"), "{err}");
+    assert!(
+        err.contains("block [") && err.contains("came back as float64 [1]; declared float64"),
+        "{err}"
+    );
 }
 
 #[test]
 fn errors_name_what_is_wrong() {
-    let err = Array::zeros(&[2], DType::F64, 1, Some("nope")).unwrap_err().to_string();
-    assert!(err.contains("unknown array backend 'nope'") && err.contains("cpu"), "{err}");
+    let err = Array::zeros(&[2], DType::F64, 1, Some("nope"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("unknown array backend 'nope'") && err.contains("cpu"),
+        "{err}"
+    );
     let x = Array::ones(&[3, 2], DType::F64, 2, Some("cpu")).unwrap();
     let y = Array::ones(&[4, 2], DType::F64, 2, Some("cpu")).unwrap();
     let err = (&x + &y).unwrap_err().to_string();
@@ -340,7 +587,9 @@ fn errors_name_what_is_wrong() {
     let b = x.gt_scalar(0.0).unwrap();
     let err = (&b + &b).unwrap_err().to_string();
     assert!(err.contains("bool"), "{err}");
-    let err = Array::from_slice(&[1.0, 2.0], &[3], 1, Some("cpu")).unwrap_err().to_string();
+    let err = Array::from_slice(&[1.0, 2.0], &[3], 1, Some("cpu"))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("2 elements do not fill shape [3]"), "{err}");
     let err = x.to_ndarray::<f32>().unwrap_err().to_string();
     assert!(err.contains("holds float64"), "{err}");
@@ -350,7 +599,15 @@ fn errors_name_what_is_wrong() {
 fn repr_shows_backend_and_chunks() {
     let x = Array::ones(&[1000, 4000], DType::F64, [1000usize, 1000], Some("cpu")).unwrap();
     let r = x.to_string();
-    assert!(r.contains("shape=[1000, 4000]") && r.contains("chunksize=[1000, 1000]") && r.contains("backend=cpu"), "{r}");
-    assert!(r.contains("30.52 MiB total, 7.63 MiB per chunk; 4 chunks, 4 tasks"), "{r}");
-    assert_eq!(x.to_backend("cpu").unwrap().id_eq(&x), true);
+    assert!(
+        r.contains("shape=[1000, 4000]")
+            && r.contains("chunksize=[1000, 1000]")
+            && r.contains("backend=cpu"),
+        "{r}"
+    );
+    assert!(
+        r.contains("30.52 MiB total, 7.63 MiB per chunk; 4 chunks, 4 tasks"),
+        "{r}"
+    );
+    assert!(x.to_backend("cpu").unwrap().id_eq(&x));
 }

@@ -9,6 +9,8 @@ fn memory_limit_refuses_over_budget_plans() {
     let _g = tessera::config::set(&[("memory-limit", "1MB")]).unwrap();
     let err = x.compute().unwrap_err();
     assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
-    assert!(err.to_string().contains("memory_limit is 1000000 bytes"), "{err}");
+    assert!(
+        err.to_string().contains("memory_limit is 1000000 bytes"),
+        "{err}"
+    );
 }
-

@@ -43,12 +43,19 @@ pub trait ChunkData: Any + Send + Sync + fmt::Debug {
 pub type Chunk = Arc<dyn ChunkData>;
 
 /// Downcasts a chunk to the backend's own type, or names the owner in the error.
-pub fn downcast_chunk<'a, T: ChunkData>(chunk: &'a Chunk, backend: &str, op: &str) -> Result<&'a T> {
-    chunk.as_any().downcast_ref::<T>().ok_or_else(|| Error::ForeignChunk {
-        op: op.to_string(),
-        backend: backend.to_string(),
-        owner: chunk.backend().to_string(),
-    })
+pub fn downcast_chunk<'a, T: ChunkData>(
+    chunk: &'a Chunk,
+    backend: &str,
+    op: &str,
+) -> Result<&'a T> {
+    chunk
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::ForeignChunk {
+            op: op.to_string(),
+            backend: backend.to_string(),
+            owner: chunk.backend().to_string(),
+        })
 }
 
 /// One axis of a strided slice: elements `start + i * step` for `i < len`.
@@ -239,7 +246,11 @@ impl dyn ArrayBackend {
     pub fn check_program(&self, program: &Program) -> Result<()> {
         let caps = self.capabilities();
         for (op, dtype) in program.ops_used() {
-            let name = if op.starts_with("astype[") { "astype" } else { op.as_str() };
+            let name = if op.starts_with("astype[") {
+                "astype"
+            } else {
+                op.as_str()
+            };
             caps.check(self.name(), name, dtype)?;
         }
         Ok(())

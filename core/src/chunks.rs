@@ -72,7 +72,9 @@ impl Chunks {
             if n == 0 && s.len() != 1 {
                 return Err(Error::invalid(
                     "chunks",
-                    format!("axis {axis}: an empty axis has exactly one chunk of size 0, got {s:?}"),
+                    format!(
+                        "axis {axis}: an empty axis has exactly one chunk of size 0, got {s:?}"
+                    ),
                 ));
             }
         }
@@ -279,7 +281,11 @@ impl ChunkSpec {
                 if c.shape() != shape {
                     return Err(Error::invalid(
                         "chunks",
-                        format!("chunks tile shape {:?}, the array has shape {:?}", c.shape(), shape),
+                        format!(
+                            "chunks tile shape {:?}, the array has shape {:?}",
+                            c.shape(),
+                            shape
+                        ),
                     ));
                 }
                 return Ok(c.clone());
@@ -295,7 +301,12 @@ impl ChunkSpec {
                 if v.len() != shape.len() {
                     return Err(Error::invalid(
                         "chunks",
-                        format!("{} chunk entries for a {}-d shape {:?}", v.len(), shape.len(), shape),
+                        format!(
+                            "{} chunk entries for a {}-d shape {:?}",
+                            v.len(),
+                            shape.len(),
+                            shape
+                        ),
                     ));
                 }
                 v.clone()
@@ -321,9 +332,19 @@ impl ChunkSpec {
         if !auto_axes.is_empty() {
             let fixed_elems: f64 = (0..shape.len())
                 .filter(|a| sizes[*a].is_some())
-                .map(|a| sizes[a].as_ref().unwrap().iter().copied().max().unwrap_or(0).max(1) as f64)
+                .map(|a| {
+                    sizes[a]
+                        .as_ref()
+                        .unwrap()
+                        .iter()
+                        .copied()
+                        .max()
+                        .unwrap_or(0)
+                        .max(1) as f64
+                })
                 .product();
-            let budget = (target_bytes.max(itemsize) as f64 / itemsize.max(1) as f64 / fixed_elems).max(1.0);
+            let budget =
+                (target_bytes.max(itemsize) as f64 / itemsize.max(1) as f64 / fixed_elems).max(1.0);
             // Give each auto axis the same edge, capped at its length; redistribute the slack.
             let mut remaining = auto_axes.clone();
             let mut budget_left = budget;
@@ -415,7 +436,9 @@ mod tests {
 
     #[test]
     fn uniform_and_whole() {
-        let c = ChunkSpec::from([3i64, -1]).resolve(&[10, 7], 8, 1 << 27).unwrap();
+        let c = ChunkSpec::from([3i64, -1])
+            .resolve(&[10, 7], 8, 1 << 27)
+            .unwrap();
         assert_eq!(c.sizes(), &[vec![3, 3, 3, 1], vec![7]]);
         assert_eq!(c.count(), 4);
         assert_eq!(c.offsets(0), vec![0, 3, 6, 9, 10]);
@@ -426,17 +449,24 @@ mod tests {
         let err = ChunkSpec::PerAxis(vec![AxisChunks::Explicit(vec![2, 2])])
             .resolve(&[5], 8, 1 << 20)
             .unwrap_err();
-        assert!(err.to_string().contains("add up to 4, the axis has 5"), "{err}");
+        assert!(
+            err.to_string().contains("add up to 4, the axis has 5"),
+            "{err}"
+        );
     }
 
     #[test]
     fn auto_hits_byte_target() {
         // 10000x10000 f64 with a 8 MB target: 1000x1000 chunks (8 MB each).
-        let c = ChunkSpec::Auto.resolve(&[10000, 10000], 8, 8_000_000).unwrap();
+        let c = ChunkSpec::Auto
+            .resolve(&[10000, 10000], 8, 8_000_000)
+            .unwrap();
         assert_eq!(c.axis(0)[0], 1000);
         assert_eq!(c.axis(1)[0], 1000);
         // A short axis is kept whole and the long one gets the rest of the budget.
-        let c = ChunkSpec::Auto.resolve(&[4, 1_000_000], 8, 8_000_000).unwrap();
+        let c = ChunkSpec::Auto
+            .resolve(&[4, 1_000_000], 8, 8_000_000)
+            .unwrap();
         assert_eq!(c.axis(0), &[4]);
         assert!(c.axis(1).iter().all(|&s| s * 4 * 8 <= 8_000_000 + 32));
         // Whole axes count against the budget.

@@ -115,7 +115,12 @@ fn key(name: &str) -> Result<&'static Key> {
 
 /// Validates a value for a key; `origin` names where it came from in the error.
 fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
-    let bad = |what: &str| Err(Error::Config(format!("{origin}: {} = '{value}': expected {what}", k.name)));
+    let bad = |what: &str| {
+        Err(Error::Config(format!(
+            "{origin}: {} = '{value}': expected {what}",
+            k.name
+        )))
+    };
     match k.name {
         "scheduler" => {
             if parse_scheduler(value).is_none() {
@@ -247,7 +252,10 @@ fn with_files<T>(f: impl FnOnce(&[FileLayer]) -> T) -> Result<T> {
     {
         let guard = FILES.read().unwrap_or_else(|e| e.into_inner());
         if let Some(r) = guard.as_ref() {
-            return r.as_ref().map(|l| f(l)).map_err(|e| Error::Config(e.clone()));
+            return r
+                .as_ref()
+                .map(|l| f(l))
+                .map_err(|e| Error::Config(e.clone()));
         }
     }
     let mut guard = FILES.write().unwrap_or_else(|e| e.into_inner());
@@ -312,7 +320,10 @@ pub fn set(values: &[(&str, &str)]) -> Result<ConfigGuard> {
 fn check_env() -> Result<()> {
     for (var, _) in std::env::vars_os() {
         let Some(var) = var.to_str() else { continue };
-        if var.starts_with("TESSERA_") && var != "TESSERA_CONFIG" && !KEYS.iter().any(|k| k.env == var) {
+        if var.starts_with("TESSERA_")
+            && var != "TESSERA_CONFIG"
+            && !KEYS.iter().any(|k| k.env == var)
+        {
             return Err(Error::Config(format!(
                 "unknown environment variable {var}; valid: TESSERA_CONFIG, {}",
                 KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
@@ -337,10 +348,11 @@ pub fn get(name: &str) -> Result<(String, Source)> {
         return Ok((v, Source::Env(k.env)));
     }
     let from_file = with_files(|layers| {
-        layers
-            .iter()
-            .rev()
-            .find_map(|l| l.values.get(k.name).map(|v| (v.clone(), Source::File(l.path.clone()))))
+        layers.iter().rev().find_map(|l| {
+            l.values
+                .get(k.name)
+                .map(|v| (v.clone(), Source::File(l.path.clone())))
+        })
     })?;
     Ok(from_file.unwrap_or_else(|| (k.default.to_string(), Source::Default)))
 }
@@ -430,7 +442,9 @@ mod tests {
     fn bad_values_say_what_is_expected() {
         let err = set(&[("array.split-every", "1")]).unwrap_err().to_string();
         assert!(err.contains("at least 2"), "{err}");
-        let err = set(&[("array.chunk-size", "lots")]).unwrap_err().to_string();
+        let err = set(&[("array.chunk-size", "lots")])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("byte size"), "{err}");
     }
 
@@ -440,7 +454,10 @@ mod tests {
         let base = get("array.chunk-size").unwrap();
         let g1 = set(&[("array.chunk-size", "1MiB")]).unwrap();
         let g2 = set(&[("array.chunk-size", "2MiB")]).unwrap();
-        assert_eq!(get("array.chunk-size").unwrap(), ("2MiB".to_string(), Source::Override));
+        assert_eq!(
+            get("array.chunk-size").unwrap(),
+            ("2MiB".to_string(), Source::Override)
+        );
         drop(g1);
         assert_eq!(get("array.chunk-size").unwrap().0, "2MiB");
         drop(g2);
@@ -452,14 +469,21 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tessera-cfg-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let good = dir.join("good.toml");
-        std::fs::write(&good, "scheduler = \"threads\"\n[array]\nbackend = \"cpu\"\nsplit-every = 8\n").unwrap();
+        std::fs::write(
+            &good,
+            "scheduler = \"threads\"\n[array]\nbackend = \"cpu\"\nsplit-every = 8\n",
+        )
+        .unwrap();
         let layer = read_file(&good).unwrap().unwrap();
         assert_eq!(layer.values["array.backend"], "cpu");
         assert_eq!(layer.values["array.split-every"], "8");
         let bad = dir.join("bad.toml");
         std::fs::write(&bad, "[array]\nbakend = \"cpu\"\n").unwrap();
         let err = read_file(&bad).err().unwrap().to_string();
-        assert!(err.contains("bad.toml") && err.contains("unknown key 'array.bakend'"), "{err}");
+        assert!(
+            err.contains("bad.toml") && err.contains("unknown key 'array.bakend'"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

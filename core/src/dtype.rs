@@ -502,7 +502,10 @@ mod tests {
         assert_eq!(Scalar::F64(-2.7).cast(I32), Scalar::I32(-2));
         assert_eq!(Scalar::F64(0.0).cast(Bool), Scalar::Bool(false));
         assert_eq!(Scalar::F64(f64::NAN).cast(Bool), Scalar::Bool(true));
-        assert_eq!(Scalar::U64(u64::MAX).cast(F64), Scalar::F64(u64::MAX as f64));
+        assert_eq!(
+            Scalar::U64(u64::MAX).cast(F64),
+            Scalar::F64(u64::MAX as f64)
+        );
         assert_eq!(i16::from_scalar(Scalar::F32(3.9)), 3);
     }
 

@@ -95,7 +95,9 @@ pub enum Error {
     Config(String),
 
     /// A plan exceeds the memory budget.
-    #[error("plan needs about {projected} bytes at peak but memory_limit is {limit} bytes: {advice}")]
+    #[error(
+        "plan needs about {projected} bytes at peak but memory_limit is {limit} bytes: {advice}"
+    )]
     MemoryLimit {
         /// Projected peak bytes.
         projected: u64,

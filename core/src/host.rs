@@ -171,7 +171,10 @@ impl HostArray {
             Error::dtype(
                 "into_typed",
                 have,
-                format!("the array holds {have}; asked for {} (use astype first)", T::DTYPE),
+                format!(
+                    "the array holds {have}; asked for {} (use astype first)",
+                    T::DTYPE
+                ),
             )
         })
     }

@@ -23,7 +23,9 @@ pub mod random;
 pub mod registry;
 
 pub use array::{Array, Index, RandomState};
-pub use backend::{ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk, ChunkData};
+pub use backend::{
+    ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk, ChunkData,
+};
 pub use chunks::{AxisChunks, ChunkSpec, Chunks, Shape};
 pub use dtype::{DType, Element, Scalar};
 pub use error::{Error, Result};

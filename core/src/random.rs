@@ -191,7 +191,10 @@ mod tests {
         let spec = RandomSpec {
             seed: 42,
             stream: 0,
-            dist: Distribution::Normal { mean: 10.0, std: 2.0 },
+            dist: Distribution::Normal {
+                mean: 10.0,
+                std: 2.0,
+            },
             dtype: DType::F64,
         };
         let n = 200_000u64;
@@ -208,7 +211,10 @@ mod tests {
         let u = RandomSpec {
             seed: 7,
             stream: 3,
-            dist: Distribution::Uniform { low: -1.0, high: 2.0 },
+            dist: Distribution::Uniform {
+                low: -1.0,
+                high: 2.0,
+            },
             dtype: DType::F32,
         };
         let r = RandomSpec {
@@ -234,7 +240,10 @@ mod tests {
         let a = RandomSpec {
             seed: 1,
             stream: 0,
-            dist: Distribution::Uniform { low: 0.0, high: 1.0 },
+            dist: Distribution::Uniform {
+                low: 0.0,
+                high: 1.0,
+            },
             dtype: DType::F64,
         };
         let b = RandomSpec { stream: 1, ..a };

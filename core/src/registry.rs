@@ -26,7 +26,10 @@ pub struct ArrayBackendFactory {
 
 impl ArrayBackendFactory {
     /// A factory for `inventory::submit!`.
-    pub const fn new(name: &'static str, make: fn() -> std::result::Result<BackendRef, String>) -> Self {
+    pub const fn new(
+        name: &'static str,
+        make: fn() -> std::result::Result<BackendRef, String>,
+    ) -> Self {
         ArrayBackendFactory { name, make }
     }
 }
@@ -99,7 +102,10 @@ static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
             },
         };
         if array.contains_key(f.name) {
-            log::error!("two static backends are named '{}'; keeping the first", f.name);
+            log::error!(
+                "two static backends are named '{}'; keeping the first",
+                f.name
+            );
             continue;
         }
         array.insert(f.name.to_string(), info);
@@ -151,7 +157,9 @@ pub fn array_backend(name: &str) -> Result<BackendRef> {
                 name: name.to_string(),
                 reason: reason.clone(),
             }),
-            (Availability::Available, None) => Err(Error::Internal(format!("backend '{name}' has no instance"))),
+            (Availability::Available, None) => {
+                Err(Error::Internal(format!("backend '{name}' has no instance")))
+            }
         },
         None => Err(Error::UnknownBackend {
             kind: "array".to_string(),

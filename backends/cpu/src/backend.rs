@@ -3,8 +3,12 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use tessera_core::backend::{downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData};
-use tessera_core::program::{AxisMap, BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
+use tessera_core::backend::{
+    downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
+};
+use tessera_core::program::{
+    AxisMap, BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp,
+};
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
@@ -93,7 +97,10 @@ impl CpuBackend {
         let s = chunks[0].shape().to_vec();
         for c in &chunks[1..] {
             if c.shape() != s.as_slice() {
-                return Err(Error::shape(op, format!("operands of shapes {:?} and {:?}", s, c.shape())));
+                return Err(Error::shape(
+                    op,
+                    format!("operands of shapes {:?} and {:?}", s, c.shape()),
+                ));
             }
         }
         Ok(s)
@@ -118,7 +125,11 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
-        Ok(CpuBackend::wrap(HostArray::full(shape, value, value.dtype())))
+        Ok(CpuBackend::wrap(HostArray::full(
+            shape,
+            value,
+            value.dtype(),
+        )))
     }
 
     fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
@@ -144,7 +155,14 @@ impl ArrayBackend for CpuBackend {
     fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
         let shape = CpuBackend::same_shape(op.name(), &[a, b])?;
         if a.dtype() != b.dtype() {
-            return Err(Error::dtype(op.name(), b.dtype(), format!("primitive operands must share a dtype; left is {}", a.dtype())));
+            return Err(Error::dtype(
+                op.name(),
+                b.dtype(),
+                format!(
+                    "primitive operands must share a dtype; left is {}",
+                    a.dtype()
+                ),
+            ));
         }
         self.single(&shape, &[a.clone(), b.clone()], None, |pb| {
             let x = pb.input(0, a.dtype(), IndexMap::identity(&shape));
@@ -165,7 +183,10 @@ impl ArrayBackend for CpuBackend {
 
     fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
         if slices.len() != x.shape().len() {
-            return Err(Error::invalid("slice", format!("{} slices for a {}-d chunk", slices.len(), x.shape().len())));
+            return Err(Error::invalid(
+                "slice",
+                format!("{} slices for a {}-d chunk", slices.len(), x.shape().len()),
+            ));
         }
         let shape: Vec<usize> = slices.iter().map(|s| s.len).collect();
         let map = IndexMap {
@@ -181,13 +202,18 @@ impl ArrayBackend for CpuBackend {
                 .collect(),
         };
         map.check(&shape).map_err(|e| Error::invalid("slice", e))?;
-        self.single(&shape, std::slice::from_ref(x), None, |pb| Ok(pb.input(0, x.dtype(), map)))
+        self.single(&shape, std::slice::from_ref(x), None, |pb| {
+            Ok(pb.input(0, x.dtype(), map))
+        })
     }
 
     fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
         let n = x.shape().len();
         if perm.len() != n || (0..n).any(|i| !perm.contains(&i)) {
-            return Err(Error::invalid("transpose", format!("{perm:?} is not a permutation of {n} axes")));
+            return Err(Error::invalid(
+                "transpose",
+                format!("{perm:?} is not a permutation of {n} axes"),
+            ));
         }
         let shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
         let mut axes = vec![
@@ -205,17 +231,25 @@ impl ArrayBackend for CpuBackend {
             src_shape: x.shape().to_vec(),
             axes,
         };
-        self.single(&shape, std::slice::from_ref(x), None, |pb| Ok(pb.input(0, x.dtype(), map)))
+        self.single(&shape, std::slice::from_ref(x), None, |pb| {
+            Ok(pb.input(0, x.dtype(), map))
+        })
     }
 
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Ok(CpuBackend::wrap(kernels::reshape(self.host(x, "reshape")?, shape)?))
+        Ok(CpuBackend::wrap(kernels::reshape(
+            self.host(x, "reshape")?,
+            shape,
+        )?))
     }
 
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
         let own = x.shape();
         if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a != b && a != 1) {
-            return Err(Error::shape("broadcast_to", format!("cannot broadcast {own:?} to {shape:?}")));
+            return Err(Error::shape(
+                "broadcast_to",
+                format!("cannot broadcast {own:?} to {shape:?}"),
+            ));
         }
         let map = IndexMap {
             src_shape: own.to_vec(),
@@ -229,13 +263,18 @@ impl ArrayBackend for CpuBackend {
                 })
                 .collect(),
         };
-        self.single(shape, std::slice::from_ref(x), None, |pb| Ok(pb.input(0, x.dtype(), map)))
+        self.single(shape, std::slice::from_ref(x), None, |pb| {
+            Ok(pb.input(0, x.dtype(), map))
+        })
     }
 
     fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
         let shape = x.shape().to_vec();
         if axes.iter().any(|&a| a >= shape.len()) {
-            return Err(Error::invalid(op.name(), format!("axes {axes:?} out of range for shape {shape:?}")));
+            return Err(Error::invalid(
+                op.name(),
+                format!("axes {axes:?} out of range for shape {shape:?}"),
+            ));
         }
         let mut axes = axes.to_vec();
         axes.sort_unstable();
@@ -249,16 +288,25 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
-        let hosts: Vec<&HostArray> = parts.iter().map(|p| self.host(p, "concatenate")).collect::<Result<_>>()?;
+        let hosts: Vec<&HostArray> = parts
+            .iter()
+            .map(|p| self.host(p, "concatenate"))
+            .collect::<Result<_>>()?;
         Ok(CpuBackend::wrap(kernels::concatenate(&hosts, axis)?))
     }
 
     fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        Ok(CpuBackend::wrap(kernels::matmul(self.host(a, "matmul")?, self.host(b, "matmul")?)?))
+        Ok(CpuBackend::wrap(kernels::matmul(
+            self.host(a, "matmul")?,
+            self.host(b, "matmul")?,
+        )?))
     }
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
-        let hosts: Vec<&HostArray> = inputs.iter().map(|c| self.host(c, "execute")).collect::<Result<_>>()?;
+        let hosts: Vec<&HostArray> = inputs
+            .iter()
+            .map(|c| self.host(c, "execute"))
+            .collect::<Result<_>>()?;
         exec::run(program, &hosts).map(|outs| outs.into_iter().map(CpuBackend::wrap).collect())
     }
 }

@@ -14,7 +14,9 @@
 use ndarray::{ArrayD, IxDyn};
 use tessera_core::chunks::{c_strides, numel};
 use tessera_core::host::HostElement;
-use tessera_core::program::{wrap_i64, BinaryOp, IndexMap, Linear, Node, Program, ReduceOp, UnaryOp};
+use tessera_core::program::{
+    wrap_i64, BinaryOp, IndexMap, Linear, Node, Program, ReduceOp, UnaryOp,
+};
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
 /// Elements per tile: small enough that a program's tile buffers stay in L1/L2.
@@ -41,7 +43,13 @@ struct Run {
 
 #[inline]
 fn base(lin: &Linear, coords: &[usize]) -> i64 {
-    lin.offset + lin.coef.iter().zip(coords).map(|(c, &x)| c * x as i64).sum::<i64>()
+    lin.offset
+        + lin
+            .coef
+            .iter()
+            .zip(coords)
+            .map(|(c, &x)| c * x as i64)
+            .sum::<i64>()
 }
 
 #[inline]
@@ -131,11 +139,20 @@ fn cast(x: &Buf, to: DType) -> Buf {
     macro_rules! each {
         ($f:expr) => {
             match x {
-                Buf::B(v) => v.iter().map(|&b| $f(b as i64 as f64, b as i64, b as u64)).collect(),
+                Buf::B(v) => v
+                    .iter()
+                    .map(|&b| $f(b as i64 as f64, b as i64, b as u64))
+                    .collect(),
                 Buf::I(v) => v.iter().map(|&i| $f(i as f64, i, i as u64)).collect(),
                 Buf::U(v) => v.iter().map(|&u| $f(u as f64, u as i64, u)).collect(),
-                Buf::F32(v) => v.iter().map(|&f| $f(f as f64, f64_to_i64(f as f64), f64_to_u64(f as f64))).collect(),
-                Buf::F64(v) => v.iter().map(|&f| $f(f, f64_to_i64(f), f64_to_u64(f))).collect(),
+                Buf::F32(v) => v
+                    .iter()
+                    .map(|&f| $f(f as f64, f64_to_i64(f as f64), f64_to_u64(f as f64)))
+                    .collect(),
+                Buf::F64(v) => v
+                    .iter()
+                    .map(|&f| $f(f, f64_to_i64(f), f64_to_u64(f)))
+                    .collect(),
             }
         };
     }
@@ -205,7 +222,11 @@ fn unary(op: UnaryOp, x: &Buf, dtype: DType) -> Buf {
             _ => v.iter().map(|&f| op.apply_f64(f)).collect(),
         }),
         Buf::F32(v) => Buf::F32(v.iter().map(|&f| op.apply_f32(f)).collect()),
-        Buf::I(v) => Buf::I(v.iter().map(|&i| wrap_i64(op.apply_i64(i), dtype)).collect()),
+        Buf::I(v) => Buf::I(
+            v.iter()
+                .map(|&i| wrap_i64(op.apply_i64(i), dtype))
+                .collect(),
+        ),
         Buf::U(v) => Buf::U(v.iter().map(|&u| op.apply_u64(u)).collect()),
         Buf::B(v) => Buf::B(v.clone()),
     }
@@ -220,7 +241,9 @@ fn binary(op: BinaryOp, a: &Buf, b: &Buf, dtype: DType) -> Result<Buf> {
     let cmp = op.is_comparison() || op.is_logical();
     Ok(match (a, b) {
         (Buf::F64(x), Buf::F64(y)) if cmp => Buf::B(zip!(x, y, |p, q| op.apply_f64(p, q) != 0.0)),
-        (Buf::F32(x), Buf::F32(y)) if cmp => Buf::B(zip!(x, y, |p: f32, q: f32| op.apply_f64(p as f64, q as f64) != 0.0)),
+        (Buf::F32(x), Buf::F32(y)) if cmp => Buf::B(zip!(x, y, |p: f32, q: f32| op
+            .apply_f64(p as f64, q as f64)
+            != 0.0)),
         (Buf::I(x), Buf::I(y)) if cmp => Buf::B(zip!(x, y, |p, q| op.apply_i64(p, q) != 0)),
         (Buf::U(x), Buf::U(y)) if cmp => Buf::B(zip!(x, y, |p, q| op.apply_u64(p, q) != 0)),
         (Buf::B(x), Buf::B(y)) => {
@@ -243,7 +266,12 @@ fn binary(op: BinaryOp, a: &Buf, b: &Buf, dtype: DType) -> Result<Buf> {
         }),
         (Buf::I(x), Buf::I(y)) => Buf::I(zip!(x, y, |p, q| wrap_i64(op.apply_i64(p, q), dtype))),
         (Buf::U(x), Buf::U(y)) => Buf::U(zip!(x, y, |p, q| op.apply_u64(p, q))),
-        _ => return Err(Error::Internal(format!("{}: operands of different compute types", op.name()))),
+        _ => {
+            return Err(Error::Internal(format!(
+                "{}: operands of different compute types",
+                op.name()
+            )))
+        }
     })
 }
 
@@ -253,7 +281,12 @@ fn select(c: &Buf, a: &Buf, b: &Buf) -> Result<Buf> {
     };
     macro_rules! sel {
         ($v:ident, $x:expr, $y:expr) => {
-            Buf::$v(c.iter().zip($x.iter().zip($y.iter())).map(|(&k, (&p, &q))| if k { p } else { q }).collect())
+            Buf::$v(
+                c.iter()
+                    .zip($x.iter().zip($y.iter()))
+                    .map(|(&k, (&p, &q))| if k { p } else { q })
+                    .collect(),
+            )
         };
     }
     Ok(match (a, b) {
@@ -262,7 +295,11 @@ fn select(c: &Buf, a: &Buf, b: &Buf) -> Result<Buf> {
         (Buf::U(x), Buf::U(y)) => sel!(U, x, y),
         (Buf::F32(x), Buf::F32(y)) => sel!(F32, x, y),
         (Buf::F64(x), Buf::F64(y)) => sel!(F64, x, y),
-        _ => return Err(Error::Internal("where: branches of different compute types".into())),
+        _ => {
+            return Err(Error::Internal(
+                "where: branches of different compute types".into(),
+            ))
+        }
     })
 }
 
@@ -326,7 +363,9 @@ impl ReduceSink {
         };
         let acc = if float && !matches!(op, ReduceOp::Any | ReduceOp::All | ReduceOp::Count) {
             Acc::F(vec![init_f; n])
-        } else if input == DType::U64 && !matches!(op, ReduceOp::Any | ReduceOp::All | ReduceOp::Count) {
+        } else if input == DType::U64
+            && !matches!(op, ReduceOp::Any | ReduceOp::All | ReduceOp::Count)
+        {
             Acc::U(vec![
                 match op {
                     ReduceOp::Prod => 1,
@@ -389,7 +428,12 @@ impl ReduceSink {
                                     *a = v;
                                     self.index[t] = p;
                                 } else if !a.is_nan()
-                                    && (v.is_nan() || if op == ReduceOp::ArgMin { v < *a } else { v > *a })
+                                    && (v.is_nan()
+                                        || if op == ReduceOp::ArgMin {
+                                            v < *a
+                                        } else {
+                                            v > *a
+                                        })
                                 {
                                     *a = v;
                                     self.index[t] = p;
@@ -417,7 +461,13 @@ impl ReduceSink {
                             ReduceOp::Count => *a += (!nan) as i64,
                             ReduceOp::ArgMin | ReduceOp::ArgMax => {
                                 let seen = &mut self.seen[t];
-                                if !*seen || (if op == ReduceOp::ArgMin { v < *a } else { v > *a }) {
+                                if !*seen
+                                    || (if op == ReduceOp::ArgMin {
+                                        v < *a
+                                    } else {
+                                        v > *a
+                                    })
+                                {
                                     *seen = true;
                                     *a = v;
                                     self.index[t] = p;
@@ -438,7 +488,13 @@ impl ReduceSink {
                             ReduceOp::Max => *a = (*a).max(v),
                             ReduceOp::ArgMin | ReduceOp::ArgMax => {
                                 let seen = &mut self.seen[t];
-                                if !*seen || (if op == ReduceOp::ArgMin { v < *a } else { v > *a }) {
+                                if !*seen
+                                    || (if op == ReduceOp::ArgMin {
+                                        v < *a
+                                    } else {
+                                        v > *a
+                                    })
+                                {
                                     *seen = true;
                                     *a = v;
                                     self.index[t] = p;
@@ -469,7 +525,10 @@ impl ReduceSink {
 
 fn from_scalars(shape: &[usize], dtype: DType, vals: Vec<Scalar>) -> HostArray {
     fn go<T: HostElement>(shape: &[usize], vals: Vec<Scalar>) -> HostArray {
-        T::wrap(ArrayD::from_shape_vec(IxDyn(shape), vals.into_iter().map(T::from_scalar).collect()).expect("sized"))
+        T::wrap(
+            ArrayD::from_shape_vec(IxDyn(shape), vals.into_iter().map(T::from_scalar).collect())
+                .expect("sized"),
+        )
     }
     match dtype {
         DType::Bool => go::<bool>(shape, vals),
@@ -506,7 +565,10 @@ fn dense_finish(shape: &[usize], dtype: DType, tiles: Vec<Buf>) -> HostArray {
         DType::F64 => HostArray::F64(ArrayD::from_shape_vec(sh, cat!(F64)).expect("sized")),
         DType::I64 => HostArray::I64(ArrayD::from_shape_vec(sh, cat!(I)).expect("sized")),
         d => {
-            let v: Vec<Scalar> = cat!(I).into_iter().map(|i| Scalar::from_i64_wrapping(i, d)).collect();
+            let v: Vec<Scalar> = cat!(I)
+                .into_iter()
+                .map(|i| Scalar::from_i64_wrapping(i, d))
+                .collect();
             from_scalars(shape, d, v)
         }
     }
@@ -515,11 +577,19 @@ fn dense_finish(shape: &[usize], dtype: DType, tiles: Vec<Buf>) -> HostArray {
 /// Checks inputs against the program before running it.
 fn validate(program: &Program, inputs: &[&HostArray]) -> Result<()> {
     if inputs.len() != program.num_inputs() {
-        return Err(Error::Internal(format!("program reads {} inputs, got {}", program.num_inputs(), inputs.len())));
+        return Err(Error::Internal(format!(
+            "program reads {} inputs, got {}",
+            program.num_inputs(),
+            inputs.len()
+        )));
     }
     for (i, (h, d)) in inputs.iter().zip(&program.input_dtypes).enumerate() {
         if h.dtype() != *d {
-            return Err(Error::dtype("execute", h.dtype(), format!("input {i} must be {d}")));
+            return Err(Error::dtype(
+                "execute",
+                h.dtype(),
+                format!("input {i} must be {d}"),
+            ));
         }
     }
     for n in &program.nodes {
@@ -530,10 +600,14 @@ fn validate(program: &Program, inputs: &[&HostArray]) -> Result<()> {
         };
         if let Some(s) = shape {
             if map.src_shape != s {
-                return Err(Error::Internal(format!("input map for shape {:?} applied to {:?}", map.src_shape, s)));
+                return Err(Error::Internal(format!(
+                    "input map for shape {:?} applied to {:?}",
+                    map.src_shape, s
+                )));
             }
         }
-        map.check(&program.shape).map_err(|e| Error::Internal(format!("program leaf out of bounds: {e}")))?;
+        map.check(&program.shape)
+            .map_err(|e| Error::Internal(format!("program leaf out of bounds: {e}")))?;
     }
     Ok(())
 }
@@ -557,7 +631,12 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
         .outputs
         .iter()
         .map(|o| match &o.reduce {
-            Some(r) => Sink::Reduce(ReduceSink::new(r.op, program.dtypes[o.node], shape, &r.axes)),
+            Some(r) => Sink::Reduce(ReduceSink::new(
+                r.op,
+                program.dtypes[o.node],
+                shape,
+                &r.axes,
+            )),
             None => Sink::Dense {
                 dtype: program.dtypes[o.node],
                 data: Vec::new(),
@@ -572,16 +651,37 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
         for (i, node) in program.nodes.iter().enumerate() {
             let dtype = program.dtypes[i];
             let v = match node {
-                Node::Input { slot, .. } => gather(inputs[*slot], &indices(lins[i].as_ref().expect("leaf"), &runs, len)),
+                Node::Input { slot, .. } => gather(
+                    inputs[*slot],
+                    &indices(lins[i].as_ref().expect("leaf"), &runs, len),
+                ),
                 Node::Const(c) => constant(*c, len),
                 Node::Random { spec, .. } => {
                     let idx = indices(lins[i].as_ref().expect("leaf"), &runs, len);
                     match dtype {
-                        DType::F64 => Buf::F64(idx.iter().map(|&k| spec.sample_f64(k as u64)).collect()),
-                        DType::F32 => Buf::F32(idx.iter().map(|&k| spec.sample_f64(k as u64) as f32).collect()),
-                        DType::U64 => Buf::U(idx.iter().map(|&k| spec.sample_i64(k as u64) as u64).collect()),
-                        DType::Bool => Buf::B(idx.iter().map(|&k| spec.sample_i64(k as u64) != 0).collect()),
-                        d => Buf::I(idx.iter().map(|&k| wrap_i64(spec.sample_i64(k as u64), d)).collect()),
+                        DType::F64 => {
+                            Buf::F64(idx.iter().map(|&k| spec.sample_f64(k as u64)).collect())
+                        }
+                        DType::F32 => Buf::F32(
+                            idx.iter()
+                                .map(|&k| spec.sample_f64(k as u64) as f32)
+                                .collect(),
+                        ),
+                        DType::U64 => Buf::U(
+                            idx.iter()
+                                .map(|&k| spec.sample_i64(k as u64) as u64)
+                                .collect(),
+                        ),
+                        DType::Bool => Buf::B(
+                            idx.iter()
+                                .map(|&k| spec.sample_i64(k as u64) != 0)
+                                .collect(),
+                        ),
+                        d => Buf::I(
+                            idx.iter()
+                                .map(|&k| wrap_i64(spec.sample_i64(k as u64), d))
+                                .collect(),
+                        ),
                     }
                 }
                 Node::Index { .. } => Buf::I(indices(lins[i].as_ref().expect("leaf"), &runs, len)),

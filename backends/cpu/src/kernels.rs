@@ -8,7 +8,10 @@ use tessera_core::{dispatch_host, DType, Element, Error, HostArray, Result, Scal
 /// C-order reshape of a contiguous host array.
 pub fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
     if x.len() != shape.iter().product::<usize>() {
-        return Err(Error::shape("reshape", format!("cannot reshape {:?} into {:?}", x.shape(), shape)));
+        return Err(Error::shape(
+            "reshape",
+            format!("cannot reshape {:?} into {:?}", x.shape(), shape),
+        ));
     }
     fn go<T: HostElement>(a: &ArrayD<T>, shape: &[usize]) -> HostArray {
         let v: Vec<T> = a.iter().copied().collect();
@@ -19,19 +22,42 @@ pub fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
 
 /// Concatenation along `axis` of arrays of one dtype.
 pub fn concatenate(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
-    let first = parts.first().ok_or_else(|| Error::invalid("concatenate", "no chunks to join"))?;
+    let first = parts
+        .first()
+        .ok_or_else(|| Error::invalid("concatenate", "no chunks to join"))?;
     for p in parts {
         if p.dtype() != first.dtype() {
-            return Err(Error::dtype("concatenate", p.dtype(), format!("all chunks must be {}", first.dtype())));
+            return Err(Error::dtype(
+                "concatenate",
+                p.dtype(),
+                format!("all chunks must be {}", first.dtype()),
+            ));
         }
         if p.shape().len() != first.shape().len() || axis >= p.shape().len() {
-            return Err(Error::shape("concatenate", format!("chunks {:?} and {:?} along axis {axis}", first.shape(), p.shape())));
+            return Err(Error::shape(
+                "concatenate",
+                format!(
+                    "chunks {:?} and {:?} along axis {axis}",
+                    first.shape(),
+                    p.shape()
+                ),
+            ));
         }
     }
     fn go<T: HostElement>(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
-        let views: Vec<_> = parts.iter().map(|p| p.view_typed::<T>()).collect::<Result<_>>()?;
-        let out = ndarray::concatenate(Axis(axis), &views)
-            .map_err(|e| Error::shape("concatenate", format!("{e}: shapes {:?}", parts.iter().map(|p| p.shape().to_vec()).collect::<Vec<_>>())))?;
+        let views: Vec<_> = parts
+            .iter()
+            .map(|p| p.view_typed::<T>())
+            .collect::<Result<_>>()?;
+        let out = ndarray::concatenate(Axis(axis), &views).map_err(|e| {
+            Error::shape(
+                "concatenate",
+                format!(
+                    "{e}: shapes {:?}",
+                    parts.iter().map(|p| p.shape().to_vec()).collect::<Vec<_>>()
+                ),
+            )
+        })?;
         Ok(T::wrap(out.as_standard_layout().into_owned()))
     }
     match first.dtype() {
@@ -53,7 +79,11 @@ pub fn concatenate(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
 /// integers accumulate with wrapping (NumPy's overflow behaviour), never panicking.
 pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
     if a.dtype() != b.dtype() {
-        return Err(Error::dtype("matmul", b.dtype(), format!("operands must share a dtype; left is {}", a.dtype())));
+        return Err(Error::dtype(
+            "matmul",
+            b.dtype(),
+            format!("operands must share a dtype; left is {}", a.dtype()),
+        ));
     }
     let (sa, sb) = (a.shape(), b.shape());
     if sa.len() != 2 || sb.len() != 2 || sa[1] != sb[0] {
@@ -62,7 +92,11 @@ pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
     match (a, b) {
         (HostArray::F64(x), HostArray::F64(y)) => Ok(HostArray::F64(dot2(x, y)?)),
         (HostArray::F32(x), HostArray::F32(y)) => Ok(HostArray::F32(dot2(x, y)?)),
-        (HostArray::Bool(_), _) => Err(Error::dtype("matmul", DType::Bool, "cast to a numeric dtype first")),
+        (HostArray::Bool(_), _) => Err(Error::dtype(
+            "matmul",
+            DType::Bool,
+            "cast to a numeric dtype first",
+        )),
         _ => {
             let (m, k, n) = (sa[0], sa[1], sb[1]);
             let dtype = a.dtype();
@@ -74,7 +108,9 @@ pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
                     for j in 0..n {
                         let mut acc = 0u64;
                         for l in 0..k {
-                            acc = acc.wrapping_add(av[i * k + l].as_u64().wrapping_mul(bv[l * n + j].as_u64()));
+                            acc = acc.wrapping_add(
+                                av[i * k + l].as_u64().wrapping_mul(bv[l * n + j].as_u64()),
+                            );
                         }
                         out.push(Scalar::U64(acc));
                     }
@@ -109,7 +145,13 @@ fn fill_from_scalars(h: HostArray, vals: &[Scalar]) -> HostArray {
 }
 
 fn dot2<T: ndarray::LinalgScalar>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>> {
-    let x2 = x.view().into_dimensionality::<Ix2>().map_err(|e| Error::shape("matmul", e.to_string()))?;
-    let y2 = y.view().into_dimensionality::<Ix2>().map_err(|e| Error::shape("matmul", e.to_string()))?;
+    let x2 = x
+        .view()
+        .into_dimensionality::<Ix2>()
+        .map_err(|e| Error::shape("matmul", e.to_string()))?;
+    let y2 = y
+        .view()
+        .into_dimensionality::<Ix2>()
+        .map_err(|e| Error::shape("matmul", e.to_string()))?;
     Ok(x2.dot(&y2).into_dyn())
 }

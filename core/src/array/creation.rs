@@ -18,7 +18,11 @@ use crate::program::BinaryOp;
 use crate::random::{Distribution, RandomSpec};
 use crate::registry::resolve_array_backend;
 
-pub(crate) fn resolve_chunks(shape: &[usize], dtype: DType, chunks: impl Into<ChunkSpec>) -> Result<Chunks> {
+pub(crate) fn resolve_chunks(
+    shape: &[usize],
+    dtype: DType,
+    chunks: impl Into<ChunkSpec>,
+) -> Result<Chunks> {
     chunks
         .into()
         .resolve(shape, dtype.size(), crate::config::chunk_size_bytes()?)
@@ -44,23 +48,43 @@ impl Array {
     }
 
     /// Zeros of `dtype`.
-    pub fn zeros(shape: &[usize], dtype: DType, chunks: impl Into<ChunkSpec>, backend: Option<&str>) -> Result<Array> {
+    pub fn zeros(
+        shape: &[usize],
+        dtype: DType,
+        chunks: impl Into<ChunkSpec>,
+        backend: Option<&str>,
+    ) -> Result<Array> {
         Array::full(shape, Scalar::zero(dtype), chunks, backend)
     }
 
     /// Ones of `dtype`.
-    pub fn ones(shape: &[usize], dtype: DType, chunks: impl Into<ChunkSpec>, backend: Option<&str>) -> Result<Array> {
+    pub fn ones(
+        shape: &[usize],
+        dtype: DType,
+        chunks: impl Into<ChunkSpec>,
+        backend: Option<&str>,
+    ) -> Result<Array> {
         Array::full(shape, Scalar::one(dtype), chunks, backend)
     }
 
     /// Uninitialised in NumPy; here zeros (tessera never exposes uninitialised memory).
-    pub fn empty(shape: &[usize], dtype: DType, chunks: impl Into<ChunkSpec>, backend: Option<&str>) -> Result<Array> {
+    pub fn empty(
+        shape: &[usize],
+        dtype: DType,
+        chunks: impl Into<ChunkSpec>,
+        backend: Option<&str>,
+    ) -> Result<Array> {
         Array::zeros(shape, dtype, chunks, backend)
     }
 
     /// A scalar broadcast to this array's shape and chunks, on its backend.
     pub(crate) fn const_like(&self, value: Scalar) -> Array {
-        Array::new(Op::Const(value), value.dtype(), self.chunks().clone(), self.backend().clone())
+        Array::new(
+            Op::Const(value),
+            value.dtype(),
+            self.chunks().clone(),
+            self.backend().clone(),
+        )
     }
 
     fn iota(shape: &[usize], axis: usize, chunks: Chunks, b: BackendRef) -> Array {
@@ -112,7 +136,11 @@ impl Array {
         let b = on(backend)?;
         let chunks = resolve_chunks(&[num], DType::F64, chunks)?;
         let div = if endpoint { num.saturating_sub(1) } else { num };
-        let step = if div > 0 { (stop - start) / div as f64 } else { 0.0 };
+        let step = if div > 0 {
+            (stop - start) / div as f64
+        } else {
+            0.0
+        };
         let i = Array::iota(&[num], 0, chunks, b).astype(DType::F64);
         let v = i
             .binary_scalar(BinaryOp::Mul, Scalar::F64(step), false)?
@@ -146,9 +174,14 @@ impl Array {
 
     /// Wraps a host array, split into chunks, on a backend (data is copied per chunk
     /// lazily; call [`Array::persist`] to upload once).
-    pub fn from_host(data: HostArray, chunks: impl Into<ChunkSpec>, backend: Option<&str>) -> Result<Array> {
+    pub fn from_host(
+        data: HostArray,
+        chunks: impl Into<ChunkSpec>,
+        backend: Option<&str>,
+    ) -> Result<Array> {
         let b = on(backend)?;
-        b.capabilities().check(b.name(), "from_host", data.dtype())?;
+        b.capabilities()
+            .check(b.name(), "from_host", data.dtype())?;
         let data = data.into_standard_layout();
         let chunks = resolve_chunks(data.shape(), data.dtype(), chunks)?;
         let dtype = data.dtype();
@@ -180,7 +213,12 @@ impl Array {
         let a = ArrayD::from_shape_vec(ndarray::IxDyn(shape), data.to_vec()).map_err(|_| {
             Error::shape(
                 "from_slice",
-                format!("{} elements do not fill shape {:?} ({} elements)", data.len(), shape, shape.iter().product::<usize>()),
+                format!(
+                    "{} elements do not fill shape {:?} ({} elements)",
+                    data.len(),
+                    shape,
+                    shape.iter().product::<usize>()
+                ),
             )
         })?;
         Array::from_ndarray(a, chunks, backend)
@@ -188,7 +226,11 @@ impl Array {
 
     /// A 0-d array holding one value.
     pub fn scalar<T: HostElement>(value: T, backend: Option<&str>) -> Result<Array> {
-        Array::from_ndarray(ArrayD::from_elem(ndarray::IxDyn(&[]), value), ChunkSpec::Auto, backend)
+        Array::from_ndarray(
+            ArrayD::from_elem(ndarray::IxDyn(&[]), value),
+            ChunkSpec::Auto,
+            backend,
+        )
     }
 
     /// Computes into a typed ndarray (the dtype must match; use `astype` first).
@@ -248,7 +290,9 @@ impl RandomState {
         let b = on(backend)?;
         b.capabilities().check(b.name(), "random", dtype)?;
         let chunks = resolve_chunks(shape, dtype, chunks)?;
-        let stream = self.next_stream.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stream = self
+            .next_stream
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let spec = RandomSpec {
             seed: self.seed,
             stream,
@@ -259,7 +303,14 @@ impl RandomState {
     }
 
     /// Uniform on `[low, high)`, `f64`.
-    pub fn uniform(&self, low: f64, high: f64, shape: &[usize], chunks: impl Into<ChunkSpec>, backend: Option<&str>) -> Result<Array> {
+    pub fn uniform(
+        &self,
+        low: f64,
+        high: f64,
+        shape: &[usize],
+        chunks: impl Into<ChunkSpec>,
+        backend: Option<&str>,
+    ) -> Result<Array> {
         self.uniform_typed(low, high, DType::F64, shape, chunks, backend)
     }
 
@@ -274,16 +325,36 @@ impl RandomState {
         backend: Option<&str>,
     ) -> Result<Array> {
         if !dtype.is_float() {
-            return Err(Error::dtype("uniform", dtype, "uniform draws float32 or float64; use randint for integers"));
+            return Err(Error::dtype(
+                "uniform",
+                dtype,
+                "uniform draws float32 or float64; use randint for integers",
+            ));
         }
         if !(low.is_finite() && high.is_finite() && low <= high) {
-            return Err(Error::invalid("uniform", format!("need finite low <= high, got low={low}, high={high}")));
+            return Err(Error::invalid(
+                "uniform",
+                format!("need finite low <= high, got low={low}, high={high}"),
+            ));
         }
-        self.make(Distribution::Uniform { low, high }, dtype, shape, chunks, backend)
+        self.make(
+            Distribution::Uniform { low, high },
+            dtype,
+            shape,
+            chunks,
+            backend,
+        )
     }
 
     /// Normal with `mean` and `std`, `f64`.
-    pub fn normal(&self, mean: f64, std: f64, shape: &[usize], chunks: impl Into<ChunkSpec>, backend: Option<&str>) -> Result<Array> {
+    pub fn normal(
+        &self,
+        mean: f64,
+        std: f64,
+        shape: &[usize],
+        chunks: impl Into<ChunkSpec>,
+        backend: Option<&str>,
+    ) -> Result<Array> {
         self.normal_typed(mean, std, DType::F64, shape, chunks, backend)
     }
 
@@ -298,12 +369,25 @@ impl RandomState {
         backend: Option<&str>,
     ) -> Result<Array> {
         if !dtype.is_float() {
-            return Err(Error::dtype("normal", dtype, "normal draws float32 or float64"));
+            return Err(Error::dtype(
+                "normal",
+                dtype,
+                "normal draws float32 or float64",
+            ));
         }
         if !(mean.is_finite() && std.is_finite() && std >= 0.0) {
-            return Err(Error::invalid("normal", format!("need finite mean and std >= 0, got mean={mean}, std={std}")));
+            return Err(Error::invalid(
+                "normal",
+                format!("need finite mean and std >= 0, got mean={mean}, std={std}"),
+            ));
         }
-        self.make(Distribution::Normal { mean, std }, dtype, shape, chunks, backend)
+        self.make(
+            Distribution::Normal { mean, std },
+            dtype,
+            shape,
+            chunks,
+            backend,
+        )
     }
 
     /// Integers uniform on `[low, high)` of an integer dtype.
@@ -317,15 +401,31 @@ impl RandomState {
         backend: Option<&str>,
     ) -> Result<Array> {
         if !dtype.is_integer() {
-            return Err(Error::dtype("randint", dtype, "randint draws an integer dtype"));
+            return Err(Error::dtype(
+                "randint",
+                dtype,
+                "randint draws an integer dtype",
+            ));
         }
         if low >= high {
-            return Err(Error::invalid("randint", format!("need low < high, got low={low}, high={high}")));
+            return Err(Error::invalid(
+                "randint",
+                format!("need low < high, got low={low}, high={high}"),
+            ));
         }
         let (lo, hi) = (Scalar::I64(low), Scalar::I64(high - 1));
         if lo.cast(dtype).as_i64() != low || hi.cast(dtype).as_i64() != high - 1 {
-            return Err(Error::invalid("randint", format!("[{low}, {high}) does not fit {dtype}")));
+            return Err(Error::invalid(
+                "randint",
+                format!("[{low}, {high}) does not fit {dtype}"),
+            ));
         }
-        self.make(Distribution::RandInt { low, high }, dtype, shape, chunks, backend)
+        self.make(
+            Distribution::RandInt { low, high },
+            dtype,
+            shape,
+            chunks,
+            backend,
+        )
     }
 }

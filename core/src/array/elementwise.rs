@@ -55,8 +55,16 @@ pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -116,7 +124,10 @@ impl Array {
                 ));
             }
         }
-        let b: Vec<Array> = arrays.iter().map(|a| a.broadcast_to(&shape)).collect::<Result<_>>()?;
+        let b: Vec<Array> = arrays
+            .iter()
+            .map(|a| a.broadcast_to(&shape))
+            .collect::<Result<_>>()?;
         let mut sizes: Vec<Vec<usize>> = b[0].chunks().sizes().to_vec();
         for a in &b[1..] {
             for (ax, s) in sizes.iter_mut().enumerate() {
@@ -144,14 +155,22 @@ impl Array {
                 out_axis: Some(a),
             })
             .collect();
-        Array::new(Op::View(self.clone(), maps), self.dtype(), chunks, self.backend().clone())
+        Array::new(
+            Op::View(self.clone(), maps),
+            self.dtype(),
+            chunks,
+            self.backend().clone(),
+        )
     }
 
     /// A binary op with broadcasting and promotion.
     pub fn binary(&self, op: BinaryOp, other: &Array) -> Result<Array> {
         let v = Array::align(op.name(), &[self, other])?;
         let mut pb = ProgramBuilder::new(&[]);
-        let (x, y) = (pb.constant(Scalar::zero(v[0].dtype())), pb.constant(Scalar::zero(v[1].dtype())));
+        let (x, y) = (
+            pb.constant(Scalar::zero(v[0].dtype())),
+            pb.constant(Scalar::zero(v[1].dtype())),
+        );
         let z = pb.binary(op, x, y)?;
         let dtype = pb.dtype(z);
         Ok(Array::new(
@@ -176,7 +195,11 @@ impl Array {
     /// A unary op.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
         let operand = op.operand_dtype(self.dtype()).ok_or_else(|| {
-            Error::dtype(op.name(), self.dtype(), "not defined for bool; cast to an integer or float dtype first")
+            Error::dtype(
+                op.name(),
+                self.dtype(),
+                "not defined for bool; cast to an integer or float dtype first",
+            )
         })?;
         Ok(Array::new(
             Op::Unary(op, self.astype(operand)),
@@ -191,7 +214,12 @@ impl Array {
         if dtype == self.dtype() {
             return self.clone();
         }
-        Array::new(Op::Cast(self.clone()), dtype, self.chunks().clone(), self.backend().clone())
+        Array::new(
+            Op::Cast(self.clone()),
+            dtype,
+            self.chunks().clone(),
+            self.backend().clone(),
+        )
     }
 
     /// Floor division `//`.
@@ -199,7 +227,11 @@ impl Array {
         let v = Array::align("floor_divide", &[self, other])?;
         let d = promote(v[0].dtype(), v[1].dtype());
         if d == DType::Bool {
-            return Err(Error::dtype("floor_divide", d, "arithmetic on two bool operands; cast first"));
+            return Err(Error::dtype(
+                "floor_divide",
+                d,
+                "arithmetic on two bool operands; cast first",
+            ));
         }
         Ok(Array::new(
             Op::FloorDiv(v[0].clone(), v[1].clone()),
@@ -380,7 +412,9 @@ mod tests {
         assert_eq!(broadcast_shapes("t", &[3, 1], &[4]).unwrap(), vec![3, 4]);
         assert_eq!(broadcast_shapes("t", &[], &[2, 2]).unwrap(), vec![2, 2]);
         assert_eq!(broadcast_shapes("t", &[0, 1], &[1, 5]).unwrap(), vec![0, 5]);
-        let err = broadcast_shapes("add", &[3, 2], &[4, 2]).unwrap_err().to_string();
+        let err = broadcast_shapes("add", &[3, 2], &[4, 2])
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("[3, 2] and [4, 2]"), "{err}");
     }
 }

@@ -65,7 +65,12 @@ impl Index {
 }
 
 /// Python's `slice.indices(n)` then the element count: `(start, step, len)`.
-pub(crate) fn normalize_slice(start: Option<i64>, stop: Option<i64>, step: i64, n: usize) -> (i64, i64, usize) {
+pub(crate) fn normalize_slice(
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: i64,
+    n: usize,
+) -> (i64, i64, usize) {
     let n = n as i64;
     let (lo_default, hi_default) = if step > 0 { (0, n) } else { (n - 1, -1) };
     let clamp = |v: i64, is_start: bool| -> i64 {
@@ -112,14 +117,23 @@ impl Array {
             .iter()
             .filter(|i| matches!(i, Index::Slice { .. } | Index::At(_)))
             .count();
-        let ellipses = index.iter().filter(|i| matches!(i, Index::Ellipsis)).count();
+        let ellipses = index
+            .iter()
+            .filter(|i| matches!(i, Index::Ellipsis))
+            .count();
         if ellipses > 1 {
-            return Err(Error::invalid("slice", "an index can only have a single ellipsis"));
+            return Err(Error::invalid(
+                "slice",
+                "an index can only have a single ellipsis",
+            ));
         }
         if consumed > shape.len() {
             return Err(Error::invalid(
                 "slice",
-                format!("{consumed} indices for a {}-d array of shape {shape:?}", shape.len()),
+                format!(
+                    "{consumed} indices for a {}-d array of shape {shape:?}",
+                    shape.len()
+                ),
             ));
         }
         let mut expanded: Vec<Index> = Vec::new();
@@ -140,7 +154,10 @@ impl Array {
             match i {
                 Index::Slice { start, stop, step } => {
                     if step == 0 {
-                        return Err(Error::invalid("slice", format!("axis {axis}: slice step cannot be zero")));
+                        return Err(Error::invalid(
+                            "slice",
+                            format!("axis {axis}: slice step cannot be zero"),
+                        ));
                     }
                     let (s, st, len) = normalize_slice(start, stop, step, shape[axis]);
                     maps.push(AxisMap {
@@ -181,7 +198,9 @@ impl Array {
         for (s, m) in maps.iter().enumerate() {
             let Some(o) = m.out_axis else { continue };
             if sizes[o].is_some() {
-                return Err(Error::Internal(format!("view: two input axes feed output axis {o}")));
+                return Err(Error::Internal(format!(
+                    "view: two input axes feed output axis {o}"
+                )));
             }
             sizes[o] = Some(if m.step == 0 || out_shape[o] == 0 {
                 vec![out_shape[o]]
@@ -198,9 +217,19 @@ impl Array {
         // A view of a view composes into one view.
         if let Op::View(inner, inner_maps) = self.op() {
             let composed = compose(inner_maps, &maps);
-            return Ok(Array::new(Op::View(inner.clone(), composed), self.dtype(), chunks, self.backend().clone()));
+            return Ok(Array::new(
+                Op::View(inner.clone(), composed),
+                self.dtype(),
+                chunks,
+                self.backend().clone(),
+            ));
         }
-        Ok(Array::new(Op::View(self.clone(), maps), self.dtype(), chunks, self.backend().clone()))
+        Ok(Array::new(
+            Op::View(self.clone(), maps),
+            self.dtype(),
+            chunks,
+            self.backend().clone(),
+        ))
     }
 }
 
@@ -217,7 +246,11 @@ pub(crate) fn compose(inner: &[AxisMap], outer: &[AxisMap]) -> Vec<AxisMap> {
             },
             Some(mid) => {
                 let m = outer[mid];
-                let step = if m.out_axis.is_some() { v.step * m.step } else { 0 };
+                let step = if m.out_axis.is_some() {
+                    v.step * m.step
+                } else {
+                    0
+                };
                 AxisMap {
                     start: v.start + v.step * m.start,
                     step,

@@ -22,23 +22,45 @@ impl Array {
                 ),
             ));
         }
-        let a = if a_nd == 1 { self.expand_dims(0)? } else { self.clone() };
-        let b = if b_nd == 1 { other.expand_dims(1)? } else { other.clone() };
+        let a = if a_nd == 1 {
+            self.expand_dims(0)?
+        } else {
+            self.clone()
+        };
+        let b = if b_nd == 1 {
+            other.expand_dims(1)?
+        } else {
+            other.clone()
+        };
         let (sa, sb) = (a.shape(), b.shape());
         if sa[1] != sb[0] {
             return Err(Error::shape(
                 "matmul",
-                format!("contraction mismatch: {:?} @ {:?} ({} != {})", self.shape(), other.shape(), sa[1], sb[0]),
+                format!(
+                    "contraction mismatch: {:?} @ {:?} ({} != {})",
+                    self.shape(),
+                    other.shape(),
+                    sa[1],
+                    sb[0]
+                ),
             ));
         }
         let dtype = promote(a.dtype(), b.dtype());
         if dtype == DType::Bool {
-            return Err(Error::dtype("matmul", dtype, "cast bool operands to a numeric dtype first"));
+            return Err(Error::dtype(
+                "matmul",
+                dtype,
+                "cast bool operands to a numeric dtype first",
+            ));
         }
         if !a.backend().same_as(b.backend().as_ref()) {
             return Err(Error::invalid(
                 "matmul",
-                format!("operands live on '{}' and '{}'; move one with to_backend", a.backend_name(), b.backend_name()),
+                format!(
+                    "operands live on '{}' and '{}'; move one with to_backend",
+                    a.backend_name(),
+                    b.backend_name()
+                ),
             ));
         }
         let a = a.astype(dtype);
@@ -68,7 +90,10 @@ impl Array {
     /// Sums products over `a_axes` of `self` and `b_axes` of `other` (NumPy `tensordot`).
     pub fn tensordot(&self, other: &Array, a_axes: &[usize], b_axes: &[usize]) -> Result<Array> {
         if a_axes.len() != b_axes.len() {
-            return Err(Error::invalid("tensordot", "a_axes and b_axes must have the same length"));
+            return Err(Error::invalid(
+                "tensordot",
+                "a_axes and b_axes must have the same length",
+            ));
         }
         let (sa, sb) = (self.shape(), other.shape());
         for (&i, &j) in a_axes.iter().zip(b_axes) {
@@ -87,7 +112,9 @@ impl Array {
         let k: usize = a_axes.iter().map(|&i| sa[i]).product();
         let n: usize = free_b.iter().map(|&j| sb[j]).product();
         let a2 = self.permute_dims(&perm_a)?.reshape(&[m as i64, k as i64])?;
-        let b2 = other.permute_dims(&perm_b)?.reshape(&[k as i64, n as i64])?;
+        let b2 = other
+            .permute_dims(&perm_b)?
+            .reshape(&[k as i64, n as i64])?;
         let out_shape: Vec<i64> = free_a
             .iter()
             .map(|&i| sa[i] as i64)

@@ -28,7 +28,12 @@ pub(crate) enum BlockFn {
 }
 
 impl Array {
-    fn map_blocks_impl(inputs: &[&Array], f: BlockFn, dtype: DType, chunks: Option<Chunks>) -> Result<Array> {
+    fn map_blocks_impl(
+        inputs: &[&Array],
+        f: BlockFn,
+        dtype: DType,
+        chunks: Option<Chunks>,
+    ) -> Result<Array> {
         let first = inputs
             .first()
             .ok_or_else(|| Error::invalid("map_blocks", "need at least one input array"))?;
@@ -61,18 +66,33 @@ impl Array {
             }
             None => in_chunks,
         };
-        Ok(Array::new(Op::MapBlocks(aligned, f), dtype, chunks, first.backend().clone()))
+        Ok(Array::new(
+            Op::MapBlocks(aligned, f),
+            dtype,
+            chunks,
+            first.backend().clone(),
+        ))
     }
 
     /// Applies `f` to the host copy of every block of `inputs` (aligned like an
     /// elementwise op). `dtype` and `chunks` declare the output (default: the inputs'
     /// chunks); a block of another shape or dtype is an error naming the block.
-    pub fn map_blocks(inputs: &[&Array], f: HostBlockFn, dtype: DType, chunks: Option<Chunks>) -> Result<Array> {
+    pub fn map_blocks(
+        inputs: &[&Array],
+        f: HostBlockFn,
+        dtype: DType,
+        chunks: Option<Chunks>,
+    ) -> Result<Array> {
         Array::map_blocks_impl(inputs, BlockFn::Host(f), dtype, chunks)
     }
 
     /// Like [`Array::map_blocks`] but on the backend's chunks, without host copies.
-    pub fn map_blocks_backend(inputs: &[&Array], f: BackendBlockFn, dtype: DType, chunks: Option<Chunks>) -> Result<Array> {
+    pub fn map_blocks_backend(
+        inputs: &[&Array],
+        f: BackendBlockFn,
+        dtype: DType,
+        chunks: Option<Chunks>,
+    ) -> Result<Array> {
         Array::map_blocks_impl(inputs, BlockFn::Backend(f), dtype, chunks)
     }
 }

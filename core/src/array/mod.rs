@@ -16,10 +16,10 @@ mod reduction;
 mod structure;
 
 pub use creation::RandomState;
-pub use indexing::Index;
-pub use map_blocks::{BackendBlockFn, HostBlockFn};
 pub(crate) use indexing::compose as compose_maps;
+pub use indexing::Index;
 pub(crate) use map_blocks::BlockFn;
+pub use map_blocks::{BackendBlockFn, HostBlockFn};
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -84,9 +84,18 @@ pub(crate) enum Op {
     /// Concatenation along an axis (inputs share dtype).
     Concat(Vec<Array>, usize),
     /// Reduce each input block over `axes` (kept, size 1 per block).
-    ReduceBlocks { input: Array, op: ReduceOp, axes: Vec<usize> },
+    ReduceBlocks {
+        input: Array,
+        op: ReduceOp,
+        axes: Vec<usize>,
+    },
     /// Tree level: fold groups of `split` blocks along `axes`.
-    Combine { inputs: Vec<Array>, axes: Vec<usize>, split: Vec<usize>, fold: Fold },
+    Combine {
+        inputs: Vec<Array>,
+        axes: Vec<usize>,
+        split: Vec<usize>,
+        fold: Fold,
+    },
     /// Each element is the start offset, along `axis`, of the block of `like` it stands for.
     BlockStart { like: Chunks, axis: usize },
     /// Each element is the number of elements, over `axes`, of the block of `like` it
@@ -188,7 +197,11 @@ impl Array {
         if self.size() != 1 {
             return Err(Error::shape(
                 "compute_scalar",
-                format!("array of shape {:?} has {} elements, not 1", self.shape(), self.size()),
+                format!(
+                    "array of shape {:?} has {} elements, not 1",
+                    self.shape(),
+                    self.size()
+                ),
             ));
         }
         let h = self.compute()?;
@@ -218,11 +231,18 @@ impl Array {
             return Ok(self.clone());
         }
         let target = crate::registry::array_backend(name)?;
-        target.capabilities().check(name, "from_host", self.dtype())?;
+        target
+            .capabilities()
+            .check(name, "from_host", self.dtype())?;
         self.backend()
             .capabilities()
             .check(self.backend_name(), "to_host", self.dtype())?;
-        Ok(Array::new(Op::Transfer(self.clone()), self.dtype(), self.chunks().clone(), target))
+        Ok(Array::new(
+            Op::Transfer(self.clone()),
+            self.dtype(),
+            self.chunks().clone(),
+            target,
+        ))
     }
 
     /// The optimized plan in words: tasks, fused programs, sources.

@@ -25,7 +25,10 @@ pub(crate) fn normalize_axes(op: &str, axes: Option<&[usize]>, ndim: usize) -> R
         }
     }
     if let Some(&a) = v.iter().find(|&&a| a >= ndim) {
-        return Err(Error::invalid(op, format!("axis {a} is out of bounds for a {ndim}-d array")));
+        return Err(Error::invalid(
+            op,
+            format!("axis {a} is out of bounds for a {ndim}-d array"),
+        ));
     }
     Ok(v)
 }
@@ -34,7 +37,11 @@ impl Array {
     /// Per-block partial reduction: reduced axes get one element per block.
     fn reduce_blocks(&self, op: ReduceOp, axes: &[usize]) -> Result<Array> {
         if !op.accepts(self.dtype()) {
-            return Err(Error::dtype(op.name(), self.dtype(), "not defined for this dtype"));
+            return Err(Error::dtype(
+                op.name(),
+                self.dtype(),
+                "not defined for this dtype",
+            ));
         }
         let sizes = (0..self.ndim())
             .map(|a| {
@@ -76,7 +83,8 @@ impl Array {
                 };
                 return Ok(cur.swap_remove(idx));
             }
-            let per_axis = ((split_every as f64).powf(1.0 / busy.len() as f64).floor() as usize).max(2);
+            let per_axis =
+                ((split_every as f64).powf(1.0 / busy.len() as f64).floor() as usize).max(2);
             let split: Vec<usize> = (0..first.ndim())
                 .map(|a| if busy.contains(&a) { per_axis } else { 1 })
                 .collect();
@@ -156,13 +164,20 @@ impl Array {
             ReduceOp::Any => BinaryOp::Or,
             ReduceOp::All => BinaryOp::And,
             ReduceOp::ArgMin | ReduceOp::ArgMax => {
-                return Err(Error::invalid(op.name(), "use argmin/argmax, which take one axis"));
+                return Err(Error::invalid(
+                    op.name(),
+                    "use argmin/argmax, which take one axis",
+                ));
             }
         };
         if !op.has_identity() && axes.iter().any(|&a| self.shape()[a] == 0) {
             return Err(Error::invalid(
                 op.name(),
-                format!("zero-size array (shape {:?}) to reduction operation {} which has no identity", self.shape(), op.name()),
+                format!(
+                    "zero-size array (shape {:?}) to reduction operation {} which has no identity",
+                    self.shape(),
+                    op.name()
+                ),
             ));
         }
         let partial = self.reduce_blocks(op, &axes)?;
@@ -215,7 +230,11 @@ impl Array {
         let ax = normalize_axes("mean", axes, self.ndim())?;
         let x = self.astype(self.dtype().mean_result());
         let s = x.sum(Some(&ax), keepdims)?;
-        s.binary_scalar(BinaryOp::Div, Scalar::F64(self.reduced_count(&ax) as f64), false)
+        s.binary_scalar(
+            BinaryOp::Div,
+            Scalar::F64(self.reduced_count(&ax) as f64),
+            false,
+        )
     }
 
     /// Mean ignoring NaN.
@@ -223,7 +242,9 @@ impl Array {
         let ax = normalize_axes("nanmean", axes, self.ndim())?;
         let x = self.astype(self.dtype().mean_result());
         let s = x.nansum(Some(&ax), keepdims)?;
-        let n = x.reduce(ReduceOp::Count, Some(&ax), keepdims)?.astype(x.dtype());
+        let n = x
+            .reduce(ReduceOp::Count, Some(&ax), keepdims)?
+            .astype(x.dtype());
         s.div(&n)
     }
 
@@ -257,8 +278,11 @@ impl Array {
         let d = x.sub(&m_b_over_x)?;
         let m2_b = d.mul(&d)?.reduce_blocks(ReduceOp::Sum, &ax)?;
         // Global mean, then the merge.
-        let m = Array::tree(vec![s_b], &ax, Fold::Binary(BinaryOp::Add))?
-            .binary_scalar(BinaryOp::Div, Scalar::F64(total_n as f64), false)?;
+        let m = Array::tree(vec![s_b], &ax, Fold::Binary(BinaryOp::Add))?.binary_scalar(
+            BinaryOp::Div,
+            Scalar::F64(total_n as f64),
+            false,
+        )?;
         let dev = m_b.sub(&m)?;
         let term = m2_b.add(&n_b.mul(&dev.mul(&dev)?)?)?;
         let m2 = term.reduce(ReduceOp::Sum, Some(&ax), true)?;
@@ -284,7 +308,13 @@ impl Array {
             None => (self.reshape(&[-1])?, 0),
         };
         if x.shape()[axis] == 0 {
-            return Err(Error::invalid(name, format!("attempt to get {name} of an empty sequence (shape {:?})", self.shape())));
+            return Err(Error::invalid(
+                name,
+                format!(
+                    "attempt to get {name} of an empty sequence (shape {:?})",
+                    self.shape()
+                ),
+            ));
         }
         let (vop, iop) = if max {
             (ReduceOp::Max, ReduceOp::ArgMax)

@@ -22,7 +22,11 @@ impl Array {
     pub fn permute_dims(&self, perm: &[usize]) -> Result<Array> {
         let n = self.ndim();
         let mut seen = vec![false; n];
-        if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
+        if perm.len() != n
+            || perm
+                .iter()
+                .any(|&p| p >= n || std::mem::replace(&mut seen[p], true))
+        {
             return Err(Error::invalid(
                 "permute_dims",
                 format!("{perm:?} is not a permutation of the {n} axes"),
@@ -72,7 +76,13 @@ impl Array {
             }
         }
         let index: Vec<Index> = (0..shape.len())
-            .map(|a| if axes.contains(&a) { Index::At(0) } else { Index::FULL })
+            .map(|a| {
+                if axes.contains(&a) {
+                    Index::At(0)
+                } else {
+                    Index::FULL
+                }
+            })
             .collect();
         self.slice(&index)
     }
@@ -82,7 +92,10 @@ impl Array {
         if axis > self.ndim() {
             return Err(Error::invalid(
                 "expand_dims",
-                format!("axis {axis} is out of bounds for a {}-d result", self.ndim() + 1),
+                format!(
+                    "axis {axis} is out of bounds for a {}-d result",
+                    self.ndim() + 1
+                ),
             ));
         }
         let mut index = vec![Index::FULL; self.ndim()];
@@ -96,18 +109,30 @@ impl Array {
         if &chunks == self.chunks() {
             return Ok(self.clone());
         }
-        Ok(Array::new(Op::Rechunk(self.clone()), self.dtype(), chunks, self.backend().clone()))
+        Ok(Array::new(
+            Op::Rechunk(self.clone()),
+            self.dtype(),
+            chunks,
+            self.backend().clone(),
+        ))
     }
 
     /// C-order reshape; one entry may be `-1` (inferred). See the module docs for the rules.
     pub fn reshape(&self, shape: &[i64]) -> Result<Array> {
         let size = self.size();
-        let known: usize = shape.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
+        let known: usize = shape
+            .iter()
+            .filter(|&&d| d >= 0)
+            .map(|&d| d as usize)
+            .product();
         let unknown = shape.iter().filter(|&&d| d < 0).count();
         let bad = || {
             Error::shape(
                 "reshape",
-                format!("cannot reshape array of shape {:?} ({size} elements) into shape {shape:?}", self.shape()),
+                format!(
+                    "cannot reshape array of shape {:?} ({size} elements) into shape {shape:?}",
+                    self.shape()
+                ),
             )
         };
         if unknown > 1 || shape.iter().any(|&d| d < -1) {
@@ -164,7 +189,12 @@ impl Array {
             sizes[0] = crate::chunks::split_axis(out[0], rows_out);
             Chunks::new(&out, sizes)?
         };
-        Ok(Array::new(Op::Reshape(input), self.dtype(), out_chunks, self.backend().clone()))
+        Ok(Array::new(
+            Op::Reshape(input),
+            self.dtype(),
+            out_chunks,
+            self.backend().clone(),
+        ))
     }
 
     /// Joins arrays along an existing axis (dtypes promote).
@@ -174,7 +204,10 @@ impl Array {
             .ok_or_else(|| Error::invalid("concatenate", "need at least one array"))?;
         let nd = first.ndim();
         if axis >= nd {
-            return Err(Error::invalid("concatenate", format!("axis {axis} is out of bounds for {nd}-d arrays")));
+            return Err(Error::invalid(
+                "concatenate",
+                format!("axis {axis} is out of bounds for {nd}-d arrays"),
+            ));
         }
         let mut dtype = first.dtype();
         for a in arrays {
@@ -188,7 +221,11 @@ impl Array {
             if !a.backend().same_as(first.backend().as_ref()) {
                 return Err(Error::invalid(
                     "concatenate",
-                    format!("arrays live on '{}' and '{}'; move one with to_backend", first.backend_name(), a.backend_name()),
+                    format!(
+                        "arrays live on '{}' and '{}'; move one with to_backend",
+                        first.backend_name(),
+                        a.backend_name()
+                    ),
                 ));
             }
             dtype = promote(dtype, a.dtype());
@@ -209,7 +246,11 @@ impl Array {
                 own[axis] = a.chunks().axis(axis).to_vec();
                 let c = Chunks::new(&a.shape(), own)?;
                 let a = a.astype(dtype);
-                Ok(if *a.chunks() == c { a } else { a.with_chunks_view(c) })
+                Ok(if *a.chunks() == c {
+                    a
+                } else {
+                    a.with_chunks_view(c)
+                })
             })
             .collect::<Result<_>>()?;
         let nonempty: Vec<usize> = inputs
@@ -228,12 +269,20 @@ impl Array {
         if inputs.is_empty() {
             return Array::zeros(&shape, dtype, chunks, Some(first.backend_name()));
         }
-        Ok(Array::new(Op::Concat(inputs, axis), dtype, chunks, first.backend().clone()))
+        Ok(Array::new(
+            Op::Concat(inputs, axis),
+            dtype,
+            chunks,
+            first.backend().clone(),
+        ))
     }
 
     /// Joins arrays along a new axis.
     pub fn stack(arrays: &[&Array], axis: usize) -> Result<Array> {
-        let expanded: Vec<Array> = arrays.iter().map(|a| a.expand_dims(axis)).collect::<Result<_>>()?;
+        let expanded: Vec<Array> = arrays
+            .iter()
+            .map(|a| a.expand_dims(axis))
+            .collect::<Result<_>>()?;
         let refs: Vec<&Array> = expanded.iter().collect();
         Array::concatenate(&refs, axis)
     }

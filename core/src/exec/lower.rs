@@ -7,7 +7,9 @@ use crate::backend::{BackendRef, Chunk};
 use crate::chunks::{c_strides, grid_indices, numel};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
-use crate::program::{AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, Reduction, UnaryOp};
+use crate::program::{
+    AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, Reduction, UnaryOp,
+};
 
 /// What a task does with its dependencies' chunks.
 pub(crate) enum TaskOp {
@@ -18,7 +20,10 @@ pub(crate) enum TaskOp {
     /// Concatenate an n-d grid of pieces (C order) into one chunk.
     Assemble { grid: Vec<usize> },
     /// Flatten each dependency, take `[lo, hi)` of it, join, reshape to `shape`.
-    ReshapeGather { pieces: Vec<(usize, usize)>, shape: Vec<usize> },
+    ReshapeGather {
+        pieces: Vec<(usize, usize)>,
+        shape: Vec<usize>,
+    },
     /// Sum of `deps[2l] @ deps[2l+1]`.
     MatmulSum,
     /// A user block function.
@@ -72,7 +77,9 @@ impl Plan {
                 TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
                 TaskOp::MatmulSum => *other.entry("matmul").or_default() += 1,
                 TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
-                TaskOp::Transfer { .. } => *other.entry("backend transfer (via host)").or_default() += 1,
+                TaskOp::Transfer { .. } => {
+                    *other.entry("backend transfer (via host)").or_default() += 1
+                }
             }
         }
         let peak: u64 = self.tasks.iter().map(|t| t.out_bytes).max().unwrap_or(0);
@@ -86,7 +93,10 @@ impl Plan {
         for (k, v) in &other {
             s.push_str(&format!("; {v} {k}"));
         }
-        s.push_str(&format!(")\nlargest task output: {}\n", crate::chunks::format_bytes(peak)));
+        s.push_str(&format!(
+            ")\nlargest task output: {}\n",
+            crate::chunks::format_bytes(peak)
+        ));
         if let Some(p) = example {
             s.push_str("largest fused program (one per chunk):\n");
             for line in p.describe().lines() {
@@ -131,7 +141,10 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
             .collect::<Result<_>>()?;
         outputs.push(blocks);
     }
-    Ok(Plan { tasks: l.tasks, outputs })
+    Ok(Plan {
+        tasks: l.tasks,
+        outputs,
+    })
 }
 
 fn is_fusable(op: &Op) -> bool {
@@ -231,7 +244,8 @@ impl Lowerer {
         }
         let program = pb.finish(vec![(node, reduce)])?;
         backend.check_program(&program)?;
-        let out_bytes = numel(&program.output_shape(0)) as u64 * program.output_dtype(0).size() as u64;
+        let out_bytes =
+            numel(&program.output_shape(0)) as u64 * program.output_dtype(0).size() as u64;
         Ok(self.push(TaskOp::Program(program), leaves, backend.clone(), out_bytes))
     }
 
@@ -264,7 +278,12 @@ impl Lowerer {
                     &backend,
                 )
             }
-            Op::Combine { inputs, axes, split, fold } => {
+            Op::Combine {
+                inputs,
+                axes,
+                split,
+                fold,
+            } => {
                 let mut pb = ProgramBuilder::new(&shape);
                 let mut leaves = Vec::new();
                 let ranges: Vec<Vec<usize>> = (0..block.len())
@@ -280,10 +299,21 @@ impl Lowerer {
                 let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
                 let mut acc: Option<(NodeId, Option<NodeId>)> = None;
                 for g in grid_indices(grid) {
-                    let member: Vec<usize> = g.iter().enumerate().map(|(ax, &i)| ranges[ax][i]).collect();
-                    let v = self.fuse(&inputs[0], &block_map(&inputs[0], &member), &mut pb, &mut leaves)?;
+                    let member: Vec<usize> =
+                        g.iter().enumerate().map(|(ax, &i)| ranges[ax][i]).collect();
+                    let v = self.fuse(
+                        &inputs[0],
+                        &block_map(&inputs[0], &member),
+                        &mut pb,
+                        &mut leaves,
+                    )?;
                     let ix = match fold {
-                        Fold::Arg { .. } => Some(self.fuse(&inputs[1], &block_map(&inputs[1], &member), &mut pb, &mut leaves)?),
+                        Fold::Arg { .. } => Some(self.fuse(
+                            &inputs[1],
+                            &block_map(&inputs[1], &member),
+                            &mut pb,
+                            &mut leaves,
+                        )?),
                         Fold::Binary(_) => None,
                     };
                     acc = Some(match (acc, fold) {
@@ -295,11 +325,15 @@ impl Lowerer {
                             let nan_b = pb.unary(UnaryOp::IsNan, v)?;
                             let nan_a = pb.unary(UnaryOp::IsNan, va)?;
                             let not_nan_a = pb.unary(UnaryOp::Not, nan_a)?;
-                            let better = pb.binary(if *max { BinaryOp::Gt } else { BinaryOp::Lt }, v, va)?;
+                            let better =
+                                pb.binary(if *max { BinaryOp::Gt } else { BinaryOp::Lt }, v, va)?;
                             let cand = pb.binary(BinaryOp::Or, nan_b, better)?;
                             let pick = pb.binary(BinaryOp::And, not_nan_a, cand)?;
                             let ib = ix.expect("arg fold reads indices");
-                            (pb.where_(pick, v, va), Some(pb.where_(pick, ib, ia.expect("indices"))))
+                            (
+                                pb.where_(pick, v, va),
+                                Some(pb.where_(pick, ib, ia.expect("indices"))),
+                            )
                         }
                     });
                 }
@@ -335,7 +369,11 @@ impl Lowerer {
                 let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
                 let mut deps = Vec::new();
                 for g in grid_indices(grid.clone()) {
-                    let piece_shape: Vec<usize> = g.iter().enumerate().map(|(ax, &i)| ranges[ax][i].1 - ranges[ax][i].0).collect();
+                    let piece_shape: Vec<usize> = g
+                        .iter()
+                        .enumerate()
+                        .map(|(ax, &i)| ranges[ax][i].1 - ranges[ax][i].0)
+                        .collect();
                     let map = IndexMap {
                         src_shape: input.shape(),
                         axes: g
@@ -382,9 +420,20 @@ impl Lowerer {
                 }
                 if deps.is_empty() {
                     // Empty output block: nothing to gather.
-                    return self.program_task(&a.const_like(Scalar::zero(a.dtype())), &block_map(a, block), &shape, None, &backend);
+                    return self.program_task(
+                        &a.const_like(Scalar::zero(a.dtype())),
+                        &block_map(a, block),
+                        &shape,
+                        None,
+                        &backend,
+                    );
                 }
-                Ok(self.push(TaskOp::ReshapeGather { pieces, shape }, deps, backend, bytes))
+                Ok(self.push(
+                    TaskOp::ReshapeGather { pieces, shape },
+                    deps,
+                    backend,
+                    bytes,
+                ))
             }
             Op::Matmul(x, y) => {
                 let kblocks = x.chunks().axis(1).len();
@@ -428,7 +477,13 @@ impl Lowerer {
     }
 
     /// Adds the nodes computing `map` of `a` to `pb`; stored/materialised inputs become leaves.
-    fn fuse(&mut self, a: &Array, map: &IndexMap, pb: &mut ProgramBuilder, leaves: &mut Vec<usize>) -> Result<NodeId> {
+    fn fuse(
+        &mut self,
+        a: &Array,
+        map: &IndexMap,
+        pb: &mut ProgramBuilder,
+        leaves: &mut Vec<usize>,
+    ) -> Result<NodeId> {
         let shape = pb.shape().to_vec();
         match a.op() {
             Op::Const(s) => Ok(pb.constant(*s)),
@@ -478,7 +533,9 @@ impl Lowerer {
                     }
                     off += n;
                 }
-                Err(Error::Internal("concatenate region outside every input".into()))
+                Err(Error::Internal(
+                    "concatenate region outside every input".into(),
+                ))
             }
             Op::PerBlock { input, axes } => {
                 let mut m = map.clone();
@@ -545,7 +602,9 @@ impl Task {
         match &self.op {
             TaskOp::Stored(c) => c.shape() == shape,
             TaskOp::Program(p) => p.output_shape(0) == shape,
-            TaskOp::ReshapeGather { shape: s, .. } | TaskOp::MapBlocks { shape: s, .. } => s == shape,
+            TaskOp::ReshapeGather { shape: s, .. } | TaskOp::MapBlocks { shape: s, .. } => {
+                s == shape
+            }
             _ => false,
         }
     }

@@ -27,7 +27,8 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
     match &task.op {
         TaskOp::Program(p) => {
             let mut out = b.execute(p, deps)?;
-            out.pop().ok_or_else(|| Error::Internal("program produced no output".into()))
+            out.pop()
+                .ok_or_else(|| Error::Internal("program produced no output".into()))
         }
         TaskOp::Stored(c) => Ok(c.clone()),
         TaskOp::Assemble { grid } => assemble(b.as_ref(), deps, grid),
@@ -38,7 +39,14 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                 let part = if lo == 0 && hi == numel(c.shape()) {
                     flat
                 } else {
-                    b.slice(&flat, &[AxisSlice { start: lo, step: 1, len: hi - lo }])?
+                    b.slice(
+                        &flat,
+                        &[AxisSlice {
+                            start: lo,
+                            step: 1,
+                            len: hi - lo,
+                        }],
+                    )?
                 };
                 parts.push(part);
             }
@@ -60,10 +68,16 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
             }
             acc.ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
         }
-        TaskOp::MapBlocks { f, shape, dtype, block } => {
+        TaskOp::MapBlocks {
+            f,
+            shape,
+            dtype,
+            block,
+        } => {
             let out = match f {
                 BlockFn::Host(f) => {
-                    let host: Vec<HostArray> = deps.iter().map(|c| b.to_host(c)).collect::<Result<_>>()?;
+                    let host: Vec<HostArray> =
+                        deps.iter().map(|c| b.to_host(c)).collect::<Result<_>>()?;
                     let h = f(&host)?;
                     if h.shape() != shape.as_slice() || h.dtype() != *dtype {
                         return Err(Error::UserFunction(format!(
@@ -97,7 +111,11 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
 }
 
 /// Concatenates a C-order grid of pieces: innermost axis first.
-fn assemble(b: &dyn crate::backend::ArrayBackend, pieces: &[Chunk], grid: &[usize]) -> Result<Chunk> {
+fn assemble(
+    b: &dyn crate::backend::ArrayBackend,
+    pieces: &[Chunk],
+    grid: &[usize],
+) -> Result<Chunk> {
     let mut cur: Vec<Chunk> = pieces.to_vec();
     let mut g = grid.to_vec();
     for ax in (0..grid.len()).rev() {
@@ -110,7 +128,8 @@ fn assemble(b: &dyn crate::backend::ArrayBackend, pieces: &[Chunk], grid: &[usiz
         }
         g[ax] = 1;
     }
-    cur.pop().ok_or_else(|| Error::Internal("assemble of no pieces".into()))
+    cur.pop()
+        .ok_or_else(|| Error::Internal("assemble of no pieces".into()))
 }
 
 /// Timing and memory figures of one run.
@@ -157,7 +176,11 @@ impl<'a> State<'a> {
         State {
             plan,
             results: (0..n).map(|_| Mutex::new(None)).collect(),
-            missing: plan.tasks.iter().map(|t| AtomicUsize::new(t.deps.len())).collect(),
+            missing: plan
+                .tasks
+                .iter()
+                .map(|t| AtomicUsize::new(t.deps.len()))
+                .collect(),
             consumers: consumers.into_iter().map(AtomicUsize::new).collect(),
             dependents,
             keep,
@@ -177,7 +200,12 @@ impl<'a> State<'a> {
         let deps: Option<Vec<Chunk>> = task
             .deps
             .iter()
-            .map(|&d| self.results[d].lock().unwrap_or_else(|e| e.into_inner()).clone())
+            .map(|&d| {
+                self.results[d]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+            })
             .collect();
         let Some(deps) = deps else {
             self.fail(Error::Internal(format!("task {i} ran before its inputs")));
@@ -200,7 +228,11 @@ impl<'a> State<'a> {
         // Release inputs whose last consumer this was.
         for &d in &task.deps {
             if self.consumers[d].fetch_sub(1, Ordering::AcqRel) == 1 && !self.keep[d] {
-                if let Some(c) = self.results[d].lock().unwrap_or_else(|e| e.into_inner()).take() {
+                if let Some(c) = self.results[d]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                {
                     self.held.fetch_sub(c.nbytes(), Ordering::Relaxed);
                 }
             }
@@ -221,7 +253,8 @@ impl<'a> State<'a> {
     }
 }
 
-static POOLS: LazyLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+static POOLS: LazyLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
@@ -253,12 +286,22 @@ fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
     let Some(limit) = crate::config::memory_limit()? else {
         return Ok(());
     };
-    let outputs: u64 = plan.outputs.iter().flatten().map(|&t| plan.tasks[t].out_bytes).sum();
+    let outputs: u64 = plan
+        .outputs
+        .iter()
+        .flatten()
+        .map(|&t| plan.tasks[t].out_bytes)
+        .sum();
     let (worst, worst_task) = plan
         .tasks
         .iter()
         .enumerate()
-        .map(|(i, t)| (t.out_bytes + t.deps.iter().map(|&d| plan.tasks[d].out_bytes).sum::<u64>(), i))
+        .map(|(i, t)| {
+            (
+                t.out_bytes + t.deps.iter().map(|&d| plan.tasks[d].out_bytes).sum::<u64>(),
+                i,
+            )
+        })
         .max()
         .unwrap_or((0, 0));
     let projected = outputs + worst * threads as u64;
@@ -286,7 +329,9 @@ fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
     check_memory(plan, threads)?;
     let start = Instant::now();
     let state = State::new(plan);
-    let ready: Vec<usize> = (0..plan.tasks.len()).filter(|&i| plan.tasks[i].deps.is_empty()).collect();
+    let ready: Vec<usize> = (0..plan.tasks.len())
+        .filter(|&i| plan.tasks[i].deps.is_empty())
+        .collect();
     match kind {
         SchedulerKind::SingleThreaded => {
             // Depth first: a stack of ready tasks, earliest task on top.
@@ -387,7 +432,10 @@ fn assemble_host(a: &Array, chunks: &[Chunk]) -> Result<HostArray> {
         let part = part.into_typed::<T>()?;
         let mut view = out.view_mut();
         for (ax, &o) in offsets.iter().enumerate() {
-            view.slice_axis_inplace(ndarray::Axis(ax), ndarray::Slice::from(o..o + part.shape()[ax]));
+            view.slice_axis_inplace(
+                ndarray::Axis(ax),
+                ndarray::Slice::from(o..o + part.shape()[ax]),
+            );
         }
         view.assign(&part);
         Ok(())
@@ -397,7 +445,11 @@ fn assemble_host(a: &Array, chunks: &[Chunk]) -> Result<HostArray> {
     for block in grid_indices(grid.clone()) {
         let idx: usize = block.iter().zip(&strides).map(|(b, s)| b * s).sum();
         let part = backend.to_host(&chunks[idx])?;
-        let offsets: Vec<usize> = block.iter().enumerate().map(|(ax, &b)| a.chunks().offsets(ax)[b]).collect();
+        let offsets: Vec<usize> = block
+            .iter()
+            .enumerate()
+            .map(|(ax, &b)| a.chunks().offsets(ax)[b])
+            .collect();
         crate::dispatch_host!(&mut out, o => fill(o, part, &offsets)?);
     }
     Ok(out)

@@ -91,7 +91,11 @@ impl ProgramBuilder {
     pub fn unary(&mut self, op: UnaryOp, x: NodeId) -> Result<NodeId> {
         let d = self.dtypes[x];
         let operand = op.operand_dtype(d).ok_or_else(|| {
-            Error::dtype(op.name(), d, "not defined for bool; cast to an integer or float dtype first")
+            Error::dtype(
+                op.name(),
+                d,
+                "not defined for bool; cast to an integer or float dtype first",
+            )
         })?;
         let x = self.cast(x, operand);
         Ok(self.push(Node::Unary { op, x }, op.result_dtype(operand)))
@@ -118,7 +122,14 @@ impl ProgramBuilder {
         let common = self.operand_dtype(BinaryOp::Div, da, db)?;
         let a = self.cast(a, common);
         let b = self.cast(b, common);
-        let q = self.push(Node::Binary { op: BinaryOp::Div, a, b }, common);
+        let q = self.push(
+            Node::Binary {
+                op: BinaryOp::Div,
+                a,
+                b,
+            },
+            common,
+        );
         if common.is_float() {
             self.unary(UnaryOp::Floor, q)
         } else {
@@ -157,11 +168,15 @@ impl ProgramBuilder {
             .input_dtypes
             .iter()
             .enumerate()
-            .map(|(i, d)| d.ok_or_else(|| Error::Internal(format!("program input slot {i} is never read"))))
+            .map(|(i, d)| {
+                d.ok_or_else(|| Error::Internal(format!("program input slot {i} is never read")))
+            })
             .collect::<Result<Vec<_>>>()?;
         for (n, _) in &outputs {
             if *n >= self.nodes.len() {
-                return Err(Error::Internal(format!("program output node {n} does not exist")));
+                return Err(Error::Internal(format!(
+                    "program output node {n} does not exist"
+                )));
             }
         }
         Ok(Program {

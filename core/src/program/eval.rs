@@ -35,7 +35,9 @@ pub fn evaluate_with_primitives<B: ArrayBackend + ?Sized>(
             Node::Index { map, axis } => backend.iota(map, *axis, shape)?,
             Node::Cast { x, to } => backend.cast(&get(&values, *x)?, *to)?,
             Node::Unary { op, x } => backend.unary(*op, &get(&values, *x)?)?,
-            Node::Binary { op, a, b } => backend.binary(*op, &get(&values, *a)?, &get(&values, *b)?)?,
+            Node::Binary { op, a, b } => {
+                backend.binary(*op, &get(&values, *a)?, &get(&values, *b)?)?
+            }
             Node::Where { cond, a, b } => backend.where_(
                 &get(&values, *cond)?,
                 &get(&values, *a)?,
@@ -79,7 +81,11 @@ pub fn apply_map<B: ArrayBackend + ?Sized>(
             Some(o) => AxisSlice {
                 start: if empty { 0 } else { ax.start as usize },
                 step: if ax.step == 0 { 1 } else { ax.step as isize },
-                len: if ax.step == 0 { 1.min(out_shape[o]) } else { out_shape[o] },
+                len: if ax.step == 0 {
+                    1.min(out_shape[o])
+                } else {
+                    out_shape[o]
+                },
             },
             None => AxisSlice {
                 start: ax.start as usize,

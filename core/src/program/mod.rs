@@ -123,7 +123,10 @@ impl IndexMap {
                 None => (ax.start, ax.start),
                 Some(o) => {
                     if o >= out_shape.len() {
-                        return Err(format!("source axis {s} follows output axis {o}, the output is {}-d", out_shape.len()));
+                        return Err(format!(
+                            "source axis {s} follows output axis {o}, the output is {}-d",
+                            out_shape.len()
+                        ));
                     }
                     let last = ax.start + ax.step * (out_shape[o] as i64 - 1);
                     (ax.start.min(last), ax.start.max(last))
@@ -303,7 +306,12 @@ impl Program {
         }
         for o in &self.outputs {
             match &o.reduce {
-                Some(r) => s.push_str(&format!("out {}(%{}, axes={:?})\n", r.op.name(), o.node, r.axes)),
+                Some(r) => s.push_str(&format!(
+                    "out {}(%{}, axes={:?})\n",
+                    r.op.name(),
+                    o.node,
+                    r.axes
+                )),
                 None => s.push_str(&format!("out %{}\n", o.node)),
             }
         }

@@ -124,7 +124,12 @@ impl UnaryOp {
     pub fn is_transcendental(self) -> bool {
         matches!(
             self,
-            UnaryOp::Sqrt | UnaryOp::Exp | UnaryOp::Log | UnaryOp::Sin | UnaryOp::Cos | UnaryOp::Tanh
+            UnaryOp::Sqrt
+                | UnaryOp::Exp
+                | UnaryOp::Log
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tanh
         )
     }
 
@@ -275,7 +280,12 @@ impl BinaryOp {
     pub fn is_arithmetic(self) -> bool {
         matches!(
             self,
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem | BinaryOp::Pow
+            BinaryOp::Add
+                | BinaryOp::Sub
+                | BinaryOp::Mul
+                | BinaryOp::Div
+                | BinaryOp::Rem
+                | BinaryOp::Pow
         )
     }
 
@@ -513,13 +523,18 @@ impl ReduceOp {
 
     /// Whether the reduction is defined on an empty set (min/max/arg* are not).
     pub fn has_identity(self) -> bool {
-        !matches!(self, ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMin | ReduceOp::ArgMax)
+        !matches!(
+            self,
+            ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMin | ReduceOp::ArgMax
+        )
     }
 
     /// Whether an input dtype is accepted.
     pub fn accepts(self, x: DType) -> bool {
         match self {
-            ReduceOp::NanSum | ReduceOp::Count => x.kind() != DTypeKind::Bool || self == ReduceOp::Count,
+            ReduceOp::NanSum | ReduceOp::Count => {
+                x.kind() != DTypeKind::Bool || self == ReduceOp::Count
+            }
             _ => true,
         }
     }
