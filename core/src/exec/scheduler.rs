@@ -78,17 +78,7 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                 BlockFn::Host(f) => {
                     let host: Vec<HostArray> =
                         deps.iter().map(|c| b.to_host(c)).collect::<Result<_>>()?;
-                    let h = f(&host)?;
-                    if h.shape() != shape.as_slice() || h.dtype() != *dtype {
-                        return Err(Error::UserFunction(format!(
-                            "block {block:?} came back as {} {:?}; declared {} {:?}",
-                            h.dtype(),
-                            h.shape(),
-                            dtype,
-                            shape
-                        )));
-                    }
-                    b.from_host(&h)?
+                    b.from_host(&f(&host)?)?
                 }
                 BlockFn::Backend(f) => f(b.as_ref(), deps)?,
             };
