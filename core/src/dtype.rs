@@ -295,12 +295,20 @@ impl Scalar {
         }
     }
 
-    /// The value as `u64` (negative ints wrap, floats truncate and saturate).
+    /// The value as `u64`: negative ints wrap; floats truncate, negative ones through
+    /// `i64` (wrapping, as NumPy on x86-64 does), and saturate beyond the range.
     pub fn as_u64(&self) -> u64 {
+        let from_float = |v: f64| {
+            if v < 0.0 {
+                (v as i64) as u64
+            } else {
+                v as u64
+            }
+        };
         match *self {
             Scalar::U64(v) => v,
-            Scalar::F32(v) => v as u64,
-            Scalar::F64(v) => v as u64,
+            Scalar::F32(v) => from_float(v as f64),
+            Scalar::F64(v) => from_float(v),
             other => other.as_i64() as u64,
         }
     }
@@ -507,6 +515,11 @@ mod tests {
             Scalar::F64(u64::MAX as f64)
         );
         assert_eq!(i16::from_scalar(Scalar::F32(3.9)), 3);
+        // Negative floats reach uint64 through int64, as the CPU kernels (and NumPy on
+        // x86-64) do; positive ones saturate.
+        assert_eq!(Scalar::F64(-7.5).cast(U64), Scalar::U64(u64::MAX - 6));
+        assert_eq!(Scalar::F32(-1.0).cast(U64), Scalar::U64(u64::MAX));
+        assert_eq!(Scalar::F64(1e30).cast(U64), Scalar::U64(u64::MAX));
     }
 
     #[test]

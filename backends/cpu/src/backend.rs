@@ -167,7 +167,13 @@ impl ArrayBackend for CpuBackend {
         self.single(&shape, &[a.clone(), b.clone()], None, |pb| {
             let x = pb.input(0, a.dtype(), IndexMap::identity(&shape));
             let y = pb.input(1, b.dtype(), IndexMap::identity(&shape));
-            pb.binary(op, x, y)
+            // The protocol's integer `divide` is floor division in the operands' dtype;
+            // the builder's `binary` would make it true division in float64.
+            if op == BinaryOp::Div && !a.dtype().is_float() {
+                pb.floor_div(x, y)
+            } else {
+                pb.binary(op, x, y)
+            }
         })
     }
 

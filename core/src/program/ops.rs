@@ -356,7 +356,8 @@ impl BinaryOp {
                     0
                 } else {
                     let q = a.wrapping_div(b);
-                    if (a % b != 0) && ((a < 0) != (b < 0)) {
+                    // `wrapping_rem`: `i64::MIN % -1` overflows (and panics) with `%`.
+                    if (a.wrapping_rem(b) != 0) && ((a < 0) != (b < 0)) {
                         q - 1
                     } else {
                         q
@@ -553,6 +554,8 @@ mod tests {
         assert_eq!(BinaryOp::Rem.apply_i64(-7, 3), 2);
         assert_eq!(BinaryOp::Rem.apply_i64(7, -3), -2);
         assert_eq!(BinaryOp::Rem.apply_i64(7, 0), 0);
+        assert_eq!(BinaryOp::Div.apply_i64(i64::MIN, -1), i64::MIN);
+        assert_eq!(BinaryOp::Rem.apply_i64(i64::MIN, -1), 0);
         assert_eq!(py_fmod_f64(-7.0, 3.0), 2.0);
         assert_eq!(py_fmod_f64(7.5, -2.0), -0.5);
         assert!(py_fmod_f64(1.0, 0.0).is_nan());

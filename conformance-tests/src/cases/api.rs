@@ -1,0 +1,688 @@
+//! Cases for the user-level `Array` API on chunked arrays.
+//!
+//! These run the whole stack: chunk-grid arithmetic, alignment of differently chunked
+//! operands, broadcasting and promotion, lowering into fused programs, tree reductions,
+//! rechunking and the scheduler. The backend under test gets irregular chunkings; the
+//! reference computes the same expression with one chunk per array, so the CPU backend
+//! checked against itself still proves that results do not depend on the chunking.
+
+use std::sync::Arc;
+
+use tessera_core::chunks::{numel, ChunkSpec, Chunks};
+use tessera_core::program::{BinaryOp, UnaryOp};
+use tessera_core::{Array, DType, HostArray, Index, RandomState, Result, Scalar};
+
+use super::{all, describe, floats, integers, numeric};
+use crate::case::{Family, Group, Produced, Side};
+use crate::compare::{has_subnormal, max_abs, Tol};
+use crate::gen::{for_product, for_sum, Gen, Values};
+
+fn fam(
+    op: &str,
+    dtypes: Vec<DType>,
+    run: impl Fn(&Side, &mut Gen, DType, usize) -> Result<Produced> + Send + Sync + 'static,
+) -> Family {
+    Family::new(format!("api.{op}"), Group::Api, dtypes, run)
+}
+
+/// Generated data as a chunked array on the side's backend, with its description.
+fn arr(
+    s: &Side,
+    g: &mut Gen,
+    name: &str,
+    shape: &[usize],
+    d: DType,
+    v: usize,
+) -> Result<(HostArray, Array, String)> {
+    arr_with(s, g, name, shape, d, v, |h| h)
+}
+
+/// Like [`arr`], with the generated data passed through `tame` first.
+fn arr_with(
+    s: &Side,
+    g: &mut Gen,
+    name: &str,
+    shape: &[usize],
+    d: DType,
+    v: usize,
+    tame: fn(HostArray) -> HostArray,
+) -> Result<(HostArray, Array, String)> {
+    let h = tame(g.host(shape, d, Values::of_variant(v)));
+    let drawn = g.chunks(shape);
+    let desc = describe(name, d, shape, Some(&drawn));
+    let used = if s.reference {
+        ChunkSpec::Exact(Chunks::single(shape))
+    } else {
+        ChunkSpec::Exact(drawn)
+    };
+    let a = Array::from_host(h.clone(), used, Some(s.name()))?;
+    Ok((h, a, desc))
+}
+
+/// The chunks a side uses for a generated array: drawn ones, or one chunk.
+fn spec(s: &Side, g: &mut Gen, shape: &[usize]) -> ChunkSpec {
+    let drawn = g.chunks(shape);
+    if s.reference {
+        ChunkSpec::Exact(Chunks::single(shape))
+    } else {
+        ChunkSpec::Exact(drawn)
+    }
+}
+
+/// Two shapes that broadcast together (trailing alignment, size-1 axes, fewer dims).
+fn broadcast_pair(g: &mut Gen) -> (Vec<usize>, Vec<usize>) {
+    let out = g.shape(0, 4);
+    let side = |g: &mut Gen| -> Vec<usize> {
+        let drop = g
+            .below(out.len() + 1)
+            .min(if g.chance(0.6) { 0 } else { out.len() });
+        out[drop..]
+            .iter()
+            .map(|&n| if g.chance(0.3) { 1 } else { n })
+            .collect()
+    };
+    (side(g), side(g))
+}
+
+fn tol_for_binary(op: BinaryOp, out: DType) -> Tol {
+    match op {
+        BinaryOp::Pow => Tol::transcendental(out),
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
+            Tol::arithmetic(out)
+        }
+        _ => Tol::EXACT,
+    }
+}
+
+fn one(a: Array, tol: Tol, inputs: String) -> Result<Produced> {
+    Ok(Produced::one(a.compute()?, tol, inputs))
+}
+
+/// Every API family.
+pub fn families() -> Vec<Family> {
+    let mut v = creation();
+    v.extend(elementwise());
+    v.extend(indexing());
+    v.extend(reductions());
+    v.extend(structure());
+    v.extend(blocks_and_linalg());
+    v
+}
+
+fn creation() -> Vec<Family> {
+    vec![
+        fam("full", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let value = g.scalar(d, Values::of_variant(v));
+            let c = spec(s, g, &shape);
+            one(
+                Array::full(&shape, value, c, Some(s.name()))?,
+                Tol::EXACT,
+                format!("shape {shape:?}, value {value}"),
+            )
+        }),
+        fam("arange", numeric(), |s, g, d, _v| {
+            let n = g.dim() * 3;
+            let (start, step) = if d.is_float() {
+                (g.unit() * 10.0 - 5.0, g.pick(&[0.5, 0.25, -0.75, 1.5, 3.0]))
+            } else if d.kind() == tessera_core::dtype::DTypeKind::UInt {
+                (g.below(10) as f64, g.pick(&[1.0, 2.0, 3.0]))
+            } else {
+                (g.below(21) as f64 - 10.0, g.pick(&[1.0, 2.0, -1.0, -3.0]))
+            };
+            let stop = start + step * n as f64;
+            let c = g.below(n.max(1)) + 1;
+            let c = if s.reference { n.max(1) } else { c };
+            one(
+                Array::arange(start, stop, step, d, c, Some(s.name()))?,
+                Tol::arithmetic(d),
+                format!("arange({start}, {stop}, {step}, {d})"),
+            )
+        }),
+        fam("linspace", vec![DType::F64], |s, g, _d, _v| {
+            let num = g.dim() * 3;
+            let (start, stop) = (g.unit() * 20.0 - 10.0, g.unit() * 20.0 - 10.0);
+            let endpoint = g.chance(0.7);
+            let c = spec(s, g, &[num]);
+            one(
+                Array::linspace(start, stop, num, endpoint, c, Some(s.name()))?,
+                Tol::arithmetic(DType::F64),
+                format!("linspace({start}, {stop}, {num}, endpoint={endpoint})"),
+            )
+        }),
+        fam("eye", all(), |s, g, d, _v| {
+            let n = g.dim();
+            let m = if g.chance(0.5) { Some(g.dim()) } else { None };
+            let k = g.below(7) as i64 - 3;
+            let c = spec(s, g, &[n, m.unwrap_or(n)]);
+            one(
+                Array::eye(n, m, k, d, c, Some(s.name()))?,
+                Tol::EXACT,
+                format!("eye({n}, {m:?}, k={k}, {d})"),
+            )
+        }),
+        fam("random", [floats(), integers()].concat(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let rs = RandomState::new(g.next_u64());
+            let c = spec(s, g, &shape);
+            let (x, tol) = if d.is_float() {
+                if v == 1 {
+                    (
+                        rs.normal_typed(1.0, 2.0, d, &shape, c, Some(s.name()))?,
+                        Tol::transcendental(d),
+                    )
+                } else {
+                    (
+                        rs.uniform_typed(-3.0, 5.0, d, &shape, c, Some(s.name()))?,
+                        Tol::EXACT,
+                    )
+                }
+            } else {
+                let (lo, hi) = Gen::int_range(d);
+                let (low, high) = if v == 2 {
+                    (
+                        lo.max(i64::MIN as i128) as i64,
+                        hi.min(i64::MAX as i128) as i64,
+                    )
+                } else {
+                    (
+                        lo.max(-20) as i64,
+                        lo.max(-20) as i64 + 1 + g.below(40) as i64,
+                    )
+                };
+                (
+                    rs.randint(low, high, d, &shape, c, Some(s.name()))?,
+                    Tol::EXACT,
+                )
+            };
+            // A strided slice of a random array generates only the kept elements.
+            let idx: Vec<Index> = shape
+                .iter()
+                .map(|_| Index::step(g.pick(&[1, 2, -1, -3])))
+                .collect();
+            let y = x.slice(&idx)?;
+            Ok(Produced {
+                out: vec![x.compute()?, y.compute()?],
+                tol,
+                inputs: format!("{d}{shape:?}, then sliced {idx:?}"),
+            })
+        }),
+        fam("from_host", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            one(a, Tol::EXACT, desc)
+        }),
+        fam("to_backend", all(), |s, g, d, v| {
+            // Into the backend from the reference, and back out.
+            let shape = g.shape(0, 4);
+            let h = g.host(&shape, d, Values::of_variant(v));
+            let c = spec(s, g, &shape);
+            let on_ref = Array::from_host(h.clone(), c.clone(), Some("cpu"))?;
+            let there = on_ref.to_backend(s.name())?.persist()?;
+            let back = Array::from_host(h, c, Some(s.name()))?.to_backend("cpu")?;
+            Ok(Produced {
+                out: vec![there.compute()?, back.compute()?],
+                tol: Tol::EXACT,
+                inputs: describe("x", d, &shape, None),
+            })
+        }),
+        fam("persist", all(), |s, g, d, v| {
+            let shape = g.shape(1, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let p = a.persist()?;
+            one(p.slice(&[Index::step(-1)])?, Tol::EXACT, desc)
+        }),
+    ]
+}
+
+fn elementwise() -> Vec<Family> {
+    let mut v = Vec::new();
+    for op in BinaryOp::ALL {
+        let dtypes = if op.is_arithmetic() { numeric() } else { all() };
+        let name = if op == BinaryOp::Div {
+            "true_divide"
+        } else {
+            op.name()
+        };
+        v.push(fam(name, dtypes, move |s, g, d, v| {
+            let (sa, sb) = broadcast_pair(g);
+            let (_, a, da) = arr(s, g, "a", &sa, d, v)?;
+            let r = match v {
+                0 => {
+                    let (_, b, db) = arr(s, g, "b", &sb, d, v)?;
+                    (a.binary(op, &b)?, format!("{da}; {db}"))
+                }
+                1 => {
+                    let e = g.pick(&DType::ALL);
+                    let (_, b, db) = arr(s, g, "b", &sb, e, v)?;
+                    (a.binary(op, &b)?, format!("{da}; {db}"))
+                }
+                _ => {
+                    let k = if g.chance(0.5) {
+                        Scalar::F64(g.unit() * 8.0 - 4.0)
+                    } else {
+                        Scalar::I64(g.below(9) as i64 - 4)
+                    };
+                    let left = g.chance(0.5);
+                    (
+                        a.binary_scalar(op, k, left)?,
+                        format!(
+                            "{da}; scalar {k} on the {}",
+                            if left { "left" } else { "right" }
+                        ),
+                    )
+                }
+            };
+            let tol = tol_for_binary(op, r.0.dtype());
+            one(r.0, tol, r.1)
+        }));
+    }
+    v.push(fam("floor_divide", numeric(), |s, g, d, v| {
+        let (sa, sb) = broadcast_pair(g);
+        let e = if v == 1 { g.pick(&numeric()) } else { d };
+        let (_, a, da) = arr(s, g, "a", &sa, d, v)?;
+        let (_, b, db) = arr(s, g, "b", &sb, e, v)?;
+        let r = a.floor_div(&b)?;
+        let tol = Tol::arithmetic(r.dtype());
+        one(r, tol, format!("{da}; {db}"))
+    }));
+    for op in UnaryOp::ALL {
+        let dtypes: Vec<DType> = DType::ALL
+            .iter()
+            .copied()
+            .filter(|&d| op.operand_dtype(d).is_some())
+            .collect();
+        v.push(fam(op.name(), dtypes, move |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let r = a.unary(op)?;
+            let tol = match op {
+                UnaryOp::Sqrt => Tol::arithmetic(r.dtype()),
+                o if o.is_transcendental() => Tol::transcendental(r.dtype()),
+                _ => Tol::EXACT,
+            };
+            one(r, tol, desc)
+        }));
+    }
+    v.push(fam("astype", all(), |s, g, d, v| {
+        let shape = g.shape(0, 3);
+        let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+        let out = DType::ALL
+            .iter()
+            .map(|&t| a.astype(t).compute())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Produced {
+            out,
+            tol: Tol::EXACT,
+            inputs: format!("{desc} to every dtype"),
+        })
+    }));
+    v.push(fam("where", all(), |s, g, d, v| {
+        let (sa, sb) = broadcast_pair(g);
+        let e = if v == 1 { g.pick(&DType::ALL) } else { d };
+        let (_, c, dc) = arr(s, g, "cond", &sa, DType::Bool, v)?;
+        let (_, a, da) = arr(s, g, "a", &sb, d, v)?;
+        let (_, b, db) = arr(s, g, "b", &sa, e, v)?;
+        one(c.where_(&a, &b)?, Tol::EXACT, format!("{dc}; {da}; {db}"))
+    }));
+    v.push(fam("clip", numeric(), |s, g, d, v| {
+        let shape = g.shape(0, 4);
+        let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+        let lo = g.below(10) as i64 - 5;
+        let hi = lo + g.below(10) as i64;
+        let (lo, hi) = (
+            g.chance(0.8).then_some(Scalar::I64(lo)),
+            g.chance(0.8).then_some(Scalar::I64(hi)),
+        );
+        one(
+            a.clip(lo, hi)?,
+            Tol::EXACT,
+            format!("{desc}, clip({lo:?}, {hi:?})"),
+        )
+    }));
+    v
+}
+
+/// A random `start:stop:step` for an axis of length `n`, negative bounds and steps too.
+fn random_slice(g: &mut Gen, n: usize) -> Index {
+    let n = n as i64;
+    let bound = |g: &mut Gen| -> Option<i64> {
+        if g.chance(0.3) {
+            None
+        } else {
+            Some(g.below((2 * n + 3) as usize) as i64 - n - 1)
+        }
+    };
+    let step = g.pick(&[1, 1, 2, 3, -1, -2]);
+    Index::slice(bound(g), bound(g), step)
+}
+
+fn indexing() -> Vec<Family> {
+    vec![
+        fam("slice", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let idx: Vec<Index> = shape.iter().map(|&n| random_slice(g, n)).collect();
+            let first = a.slice(&idx)?;
+            // A slice of a slice composes into one view.
+            let idx2: Vec<Index> = first.shape().iter().map(|&n| random_slice(g, n)).collect();
+            Ok(Produced {
+                out: vec![first.compute()?, first.slice(&idx2)?.compute()?],
+                tol: Tol::EXACT,
+                inputs: format!("{desc}, x{idx:?}, then {idx2:?}"),
+            })
+        }),
+        fam("index", all(), |s, g, d, v| {
+            let shape = g.nonempty_shape(1, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let mut idx = Vec::new();
+            for &n in &shape {
+                if g.chance(0.3) {
+                    idx.push(Index::NewAxis);
+                }
+                idx.push(if g.chance(0.5) {
+                    let i = g.below(n) as i64;
+                    Index::At(if g.chance(0.5) { i - n as i64 } else { i })
+                } else {
+                    random_slice(g, n)
+                });
+            }
+            if g.chance(0.3) {
+                let at = g.below(idx.len() + 1);
+                idx.truncate(at);
+                idx.push(Index::Ellipsis);
+            }
+            one(a.slice(&idx)?, Tol::EXACT, format!("{desc}, x{idx:?}"))
+        }),
+    ]
+}
+
+#[derive(Clone, Copy)]
+enum Red {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    Any,
+    All,
+    NanSum,
+    Mean,
+    NanMean,
+    Var,
+    Std,
+    ArgMin,
+    ArgMax,
+}
+
+fn reductions() -> Vec<Family> {
+    let list = [
+        ("sum", Red::Sum, all()),
+        ("prod", Red::Prod, all()),
+        ("min", Red::Min, all()),
+        ("max", Red::Max, all()),
+        ("any", Red::Any, all()),
+        ("all", Red::All, all()),
+        ("nansum", Red::NanSum, numeric()),
+        ("mean", Red::Mean, numeric()),
+        ("nanmean", Red::NanMean, numeric()),
+        ("var", Red::Var, numeric()),
+        ("std", Red::Std, numeric()),
+        ("argmin", Red::ArgMin, all()),
+        ("argmax", Red::ArgMax, all()),
+    ];
+    list.into_iter()
+        .map(|(name, red, dtypes)| {
+            fam(name, dtypes, move |s, g, d, v| {
+                let shape = g.shape(0, 4);
+                let tame = match red {
+                    Red::Prod => for_product,
+                    Red::Sum | Red::NanSum | Red::Mean | Red::NanMean | Red::Var | Red::Std => {
+                        for_sum
+                    }
+                    _ => |h| h,
+                };
+                let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, tame)?;
+                let axes = g.axes(shape.len());
+                let axes_opt = if g.chance(0.25) {
+                    None
+                } else {
+                    Some(axes.as_slice())
+                };
+                let keep = g.chance(0.4);
+                let ddof = g.below(2);
+                let n: usize = match axes_opt {
+                    None => numel(&shape),
+                    Some(ax) => ax.iter().map(|&i| shape[i]).product(),
+                };
+                let scale = max_abs(&h);
+                let r = match red {
+                    Red::Sum => a.sum(axes_opt, keep)?,
+                    Red::Prod => a.prod(axes_opt, keep)?,
+                    Red::Min => a.min(axes_opt, keep)?,
+                    Red::Max => a.max(axes_opt, keep)?,
+                    Red::Any => a.any(axes_opt, keep)?,
+                    Red::All => a.all(axes_opt, keep)?,
+                    Red::NanSum => a.nansum(axes_opt, keep)?,
+                    Red::Mean => a.mean(axes_opt, keep)?,
+                    Red::NanMean => a.nanmean(axes_opt, keep)?,
+                    Red::Var => a.var(axes_opt, ddof, keep)?,
+                    Red::Std => a.std(axes_opt, ddof, keep)?,
+                    Red::ArgMin | Red::ArgMax => {
+                        let axis = if shape.is_empty() || g.chance(0.3) {
+                            None
+                        } else {
+                            Some(g.below(shape.len()))
+                        };
+                        let r = if matches!(red, Red::ArgMin) {
+                            a.argmin(axis, keep)?
+                        } else {
+                            a.argmax(axis, keep)?
+                        };
+                        return one(
+                            r,
+                            Tol::EXACT,
+                            format!("{desc}, axis {axis:?}, keepdims {keep}"),
+                        );
+                    }
+                };
+                let od = r.dtype();
+                let tol = match red {
+                    Red::Sum | Red::NanSum | Red::Mean | Red::NanMean => {
+                        Tol::reduction(od, n, scale)
+                    }
+                    Red::Prod => Tol::product(od, n, has_subnormal(&h)),
+                    Red::Var => Tol::reduction(od, n, scale * scale),
+                    Red::Std => Tol::reduction(od, n, scale),
+                    _ => Tol::EXACT,
+                };
+                one(
+                    r,
+                    tol,
+                    format!("{desc}, axes {axes_opt:?}, keepdims {keep}, ddof {ddof}"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn structure() -> Vec<Family> {
+    vec![
+        fam("permute_dims", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let perm = g.permutation(shape.len());
+            one(
+                a.permute_dims(&perm)?,
+                Tol::EXACT,
+                format!("{desc}, perm {perm:?}"),
+            )
+        }),
+        fam("reshape", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let n = numel(&shape);
+            let mut to: Vec<i64> = if n == 0 {
+                vec![0, g.below(3) as i64]
+            } else {
+                let k = g.pick(&(1..=n).filter(|k| n % k == 0).collect::<Vec<_>>());
+                vec![k as i64, (n / k) as i64]
+            };
+            if n > 0 && g.chance(0.4) {
+                to[g.below(2)] = -1;
+            }
+            if g.chance(0.3) {
+                to.insert(g.below(3), 1);
+            }
+            one(a.reshape(&to)?, Tol::EXACT, format!("{desc}, to {to:?}"))
+        }),
+        fam("broadcast_to", all(), |s, g, d, v| {
+            let to = g.shape(0, 4);
+            let drop = g.below(to.len() + 1);
+            let shape: Vec<usize> = to[drop..]
+                .iter()
+                .map(|&n| if g.chance(0.5) { 1 } else { n })
+                .collect();
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            one(
+                a.broadcast_to(&to)?,
+                Tol::EXACT,
+                format!("{desc}, to {to:?}"),
+            )
+        }),
+        fam("concatenate", all(), |s, g, d, v| {
+            let base = g.shape(1, 4);
+            let axis = g.below(base.len());
+            let mut parts = Vec::new();
+            let mut words = Vec::new();
+            for i in 0..1 + g.below(3) {
+                let mut sh = base.clone();
+                sh[axis] = g.dim();
+                let e = if v == 1 { g.pick(&DType::ALL) } else { d };
+                let (_, a, desc) = arr(s, g, &format!("part {i}"), &sh, e, v)?;
+                parts.push(a);
+                words.push(desc);
+            }
+            let refs: Vec<&Array> = parts.iter().collect();
+            one(
+                Array::concatenate(&refs, axis)?,
+                Tol::EXACT,
+                format!("{}; axis {axis}", words.join("; ")),
+            )
+        }),
+        fam("stack", all(), |s, g, d, v| {
+            let shape = g.shape(0, 3);
+            let axis = g.below(shape.len() + 1);
+            let mut parts = Vec::new();
+            let mut words = Vec::new();
+            for i in 0..1 + g.below(3) {
+                let (_, a, desc) = arr(s, g, &format!("part {i}"), &shape, d, v)?;
+                parts.push(a);
+                words.push(desc);
+            }
+            let refs: Vec<&Array> = parts.iter().collect();
+            one(
+                Array::stack(&refs, axis)?,
+                Tol::EXACT,
+                format!("{}; axis {axis}", words.join("; ")),
+            )
+        }),
+        fam("rechunk", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let to = g.chunks(&shape);
+            let r = a.rechunk(to.clone())?;
+            if r.chunks() != &to {
+                return Err(tessera_core::Error::Internal(format!(
+                    "rechunk to {:?} produced chunks {:?}",
+                    to.sizes(),
+                    r.chunks().sizes()
+                )));
+            }
+            one(r, Tol::EXACT, format!("{desc}, to {:?}", to.sizes()))
+        }),
+        fam("squeeze", all(), |s, g, d, v| {
+            let shape: Vec<usize> = g
+                .shape(0, 4)
+                .into_iter()
+                .map(|n| if g.chance(0.5) { 1 } else { n })
+                .collect();
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let ones: Vec<usize> = (0..shape.len())
+                .filter(|&i| shape[i] == 1 && g.chance(0.6))
+                .collect();
+            let axes = if g.chance(0.3) {
+                None
+            } else {
+                Some(ones.as_slice())
+            };
+            one(
+                a.squeeze(axes)?,
+                Tol::EXACT,
+                format!("{desc}, axes {axes:?}"),
+            )
+        }),
+        fam("expand_dims", all(), |s, g, d, v| {
+            let shape = g.shape(0, 3);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let axis = g.below(shape.len() + 1);
+            one(
+                a.expand_dims(axis)?,
+                Tol::EXACT,
+                format!("{desc}, axis {axis}"),
+            )
+        }),
+    ]
+}
+
+fn blocks_and_linalg() -> Vec<Family> {
+    vec![
+        fam("map_blocks", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            // An elementwise function, so the result must not depend on the chunking.
+            let f: tessera_core::array::HostBlockFn = Arc::new(|blocks: &[HostArray]| {
+                let x = blocks[0].cast(DType::F64).into_typed::<f64>()?;
+                Ok(HostArray::F64(x.mapv(|e| 2.0 * e - 1.0)))
+            });
+            one(
+                Array::map_blocks(&[&a], f, DType::F64, None)?,
+                Tol::EXACT,
+                desc,
+            )
+        }),
+        fam("map_blocks_backend", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a, da) = arr(s, g, "a", &shape, d, v)?;
+            let (_, b, db) = arr(s, g, "b", &shape, d, v)?;
+            let f: tessera_core::array::BackendBlockFn = Arc::new(|be, chunks| {
+                let c = be.where_(&chunks[0], &chunks[1], &chunks[1])?;
+                be.cast(&c, DType::F64)
+            });
+            let cond = a.astype(DType::Bool);
+            one(
+                Array::map_blocks_backend(&[&cond, &b, &a], f, DType::F64, None)?,
+                Tol::EXACT,
+                format!("{da}; {db}"),
+            )
+        }),
+        fam("matmul", numeric(), |s, g, d, v| {
+            let (m, k, n) = (g.dim(), g.dim(), g.dim());
+            let (ha, a, da) = arr_with(s, g, "a", &[m, k], d, v, for_sum)?;
+            let (hb, b, db) = arr_with(s, g, "b", &[k, n], d, v, for_sum)?;
+            let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            one(a.matmul(&b)?, tol, format!("{da}; {db}"))
+        }),
+        fam("tensordot", numeric(), |s, g, d, v| {
+            let (p, q, k) = (g.dim(), g.dim(), g.dim());
+            let r = g.dim();
+            let (ha, a, da) = arr_with(s, g, "a", &[p, k, q], d, v, for_sum)?;
+            let (hb, b, db) = arr_with(s, g, "b", &[r, k], d, v, for_sum)?;
+            let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            one(
+                a.tensordot(&b, &[1], &[1])?,
+                tol,
+                format!("{da}; {db}; axes ([1], [1])"),
+            )
+        }),
+    ]
+}

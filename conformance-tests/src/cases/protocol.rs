@@ -1,0 +1,487 @@
+//! Cases for every method of the `ArrayBackend` protocol, called on single chunks.
+//!
+//! Each family name is the capability name a backend declares (`add`, `sum`, `slice`,
+//! ...), so a backend's [`Capabilities`](tessera_core::Capabilities) decide directly which
+//! cases must pass and which must be refused. `execute` checks whole fused programs:
+//! random DAGs over inputs read through affine maps, generators, casts, unary, binary and
+//! `where` nodes, with and without a reduction epilogue.
+
+use tessera_core::chunks::numel;
+use tessera_core::program::{BinaryOp, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
+use tessera_core::random::{Distribution, RandomSpec};
+use tessera_core::{AxisSlice, Chunk, DType, HostArray, Result};
+
+use super::{all, describe, floats, index_map, integers, numeric};
+use crate::case::{Family, Group, Produced, Side};
+use crate::compare::{has_subnormal, max_abs, Tol};
+use crate::gen::{for_product, for_sum, Gen, Values};
+
+fn fam(
+    op: &str,
+    dtypes: Vec<DType>,
+    run: impl Fn(&Side, &mut Gen, DType, usize) -> Result<Produced> + Send + Sync + 'static,
+) -> Family {
+    Family::new(op, Group::Protocol, dtypes, run)
+}
+
+/// Uploads generated data of `shape`.
+fn input(s: &Side, g: &mut Gen, shape: &[usize], d: DType, v: usize) -> Result<(HostArray, Chunk)> {
+    input_with(s, g, shape, d, v, |h| h)
+}
+
+/// Like [`input`], with the data passed through `tame` (see [`for_sum`]).
+fn input_with(
+    s: &Side,
+    g: &mut Gen,
+    shape: &[usize],
+    d: DType,
+    v: usize,
+    tame: fn(HostArray) -> HostArray,
+) -> Result<(HostArray, Chunk)> {
+    let h = tame(g.host(shape, d, Values::of_variant(v)));
+    let c = s.upload(&h)?;
+    Ok((h, c))
+}
+
+/// Every protocol family.
+pub fn families() -> Vec<Family> {
+    let mut v = vec![
+        fam("from_host", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, c) = input(s, g, &shape, d, v)?;
+            Ok(Produced::one(
+                s.download(&c)?,
+                Tol::EXACT,
+                describe("x", d, &shape, None),
+            ))
+        }),
+        fam("to_host", all(), |s, g, d, v| {
+            // A chunk the backend made itself, then a copy of uploaded data.
+            let shape = g.shape(0, 4);
+            let value = g.scalar(d, Values::of_variant(v));
+            let c = s.b().full(&shape, value)?;
+            let (_, x) = input(s, g, &shape, d, v)?;
+            Ok(Produced {
+                out: vec![s.download(&c)?, s.download(&x)?],
+                tol: Tol::EXACT,
+                inputs: format!("{}, fill {value}", describe("x", d, &shape, None)),
+            })
+        }),
+        fam("full", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let value = g.scalar(d, Values::of_variant(v));
+            let c = s.b().full(&shape, value)?;
+            Ok(Produced::one(
+                s.download(&c)?,
+                Tol::EXACT,
+                format!("shape {shape:?}, value {value}"),
+            ))
+        }),
+        fam("random", [floats(), integers()].concat(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let map = index_map(g, &shape);
+            let (dist, tol) = if d.is_float() {
+                if v == 0 {
+                    let low = g.unit() * 10.0 - 5.0;
+                    (
+                        Distribution::Uniform {
+                            low,
+                            high: low + 0.5 + g.unit() * 10.0,
+                        },
+                        Tol::EXACT,
+                    )
+                } else {
+                    (
+                        Distribution::Normal {
+                            mean: g.unit() * 4.0 - 2.0,
+                            std: 0.1 + g.unit() * 3.0,
+                        },
+                        Tol::transcendental(d),
+                    )
+                }
+            } else {
+                let (lo, hi) = Gen::int_range(d);
+                let (lo, hi) = (lo.max(i64::MIN as i128), hi.min(i64::MAX as i128));
+                let (low, high) = if v == 2 {
+                    (lo as i64, hi as i64)
+                } else {
+                    let low = (lo.max(-100) + g.below(50) as i128) as i64;
+                    (low, low + 1 + g.below(60) as i64)
+                };
+                (Distribution::RandInt { low, high }, Tol::EXACT)
+            };
+            let spec = RandomSpec {
+                seed: g.next_u64(),
+                stream: g.below(4) as u64,
+                dist,
+                dtype: d,
+            };
+            let c = s.b().random(&spec, &map, &shape)?;
+            Ok(Produced::one(
+                s.download(&c)?,
+                tol,
+                format!("shape {shape:?}, {spec:?}, map {map:?}"),
+            ))
+        }),
+        fam("iota", vec![DType::I64], |s, g, _d, _v| {
+            let shape = g.shape(0, 4);
+            let map = index_map(g, &shape);
+            let axis = g.below(map.src_shape.len());
+            let c = s.b().iota(&map, axis, &shape)?;
+            Ok(Produced::one(
+                s.download(&c)?,
+                Tol::EXACT,
+                format!("shape {shape:?}, axis {axis}, map {map:?}"),
+            ))
+        }),
+        fam("astype", all(), |s, g, d, v| {
+            let shape = g.shape(0, 3);
+            let (_, x) = input(s, g, &shape, d, v)?;
+            let mut out = Vec::new();
+            for to in DType::ALL {
+                out.push(s.download(&s.b().cast(&x, to)?)?);
+            }
+            Ok(Produced {
+                out,
+                tol: Tol::EXACT,
+                inputs: format!("{} to every dtype", describe("x", d, &shape, None)),
+            })
+        }),
+        fam("where", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, c) = input(s, g, &shape, DType::Bool, v)?;
+            let (_, a) = input(s, g, &shape, d, v)?;
+            let (_, b) = input(s, g, &shape, d, v)?;
+            let r = s.b().where_(&c, &a, &b)?;
+            Ok(Produced::one(
+                s.download(&r)?,
+                Tol::EXACT,
+                describe("cond, a, b", d, &shape, None),
+            ))
+        }),
+        fam("slice", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, x) = input(s, g, &shape, d, v)?;
+            let slices: Vec<AxisSlice> = shape
+                .iter()
+                .map(|&n| {
+                    let step: isize = g.pick(&[1, 2, 3, -1, -2]);
+                    if n == 0 {
+                        return AxisSlice {
+                            start: 0,
+                            step,
+                            len: 0,
+                        };
+                    }
+                    let start = g.below(n);
+                    let room = if step > 0 {
+                        (n - 1 - start) / step as usize + 1
+                    } else {
+                        start / (-step) as usize + 1
+                    };
+                    AxisSlice {
+                        start,
+                        step,
+                        len: g.below(room + 1),
+                    }
+                })
+                .collect();
+            let r = s.b().slice(&x, &slices)?;
+            Ok(Produced::one(
+                s.download(&r)?,
+                Tol::EXACT,
+                format!("{}, slices {slices:?}", describe("x", d, &shape, None)),
+            ))
+        }),
+        fam("transpose", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, x) = input(s, g, &shape, d, v)?;
+            let perm = g.permutation(shape.len());
+            let r = s.b().transpose(&x, &perm)?;
+            Ok(Produced::one(
+                s.download(&r)?,
+                Tol::EXACT,
+                format!("{}, perm {perm:?}", describe("x", d, &shape, None)),
+            ))
+        }),
+        fam("reshape", all(), |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, x) = input(s, g, &shape, d, v)?;
+            let to = refactor(g, &shape);
+            let r = s.b().reshape(&x, &to)?;
+            Ok(Produced::one(
+                s.download(&r)?,
+                Tol::EXACT,
+                format!("{}, to {to:?}", describe("x", d, &shape, None)),
+            ))
+        }),
+        fam("broadcast_to", all(), |s, g, d, v| {
+            let to = g.shape(0, 4);
+            let shape: Vec<usize> = to
+                .iter()
+                .map(|&n| if g.chance(0.5) { 1 } else { n })
+                .collect();
+            let (_, x) = input(s, g, &shape, d, v)?;
+            let r = s.b().broadcast_to(&x, &to)?;
+            Ok(Produced::one(
+                s.download(&r)?,
+                Tol::EXACT,
+                format!("{}, to {to:?}", describe("x", d, &shape, None)),
+            ))
+        }),
+        fam("concatenate", all(), |s, g, d, v| {
+            let base = g.shape(1, 4);
+            let axis = g.below(base.len());
+            let mut parts = Vec::new();
+            let mut lens = Vec::new();
+            for _ in 0..1 + g.below(4) {
+                let mut sh = base.clone();
+                sh[axis] = g.dim();
+                lens.push(sh[axis]);
+                parts.push(input(s, g, &sh, d, v)?.1);
+            }
+            let r = s.b().concatenate(&parts, axis)?;
+            Ok(Produced::one(
+                s.download(&r)?,
+                Tol::EXACT,
+                format!(
+                    "{}, axis {axis}, part lengths {lens:?}",
+                    describe("parts", d, &base, None)
+                ),
+            ))
+        }),
+        fam("matmul", numeric(), |s, g, d, v| {
+            let (m, k, n) = (g.dim(), g.dim(), g.dim());
+            let (ha, a) = input_with(s, g, &[m, k], d, v, for_sum)?;
+            let (hb, b) = input_with(s, g, &[k, n], d, v, for_sum)?;
+            let r = s.b().matmul(&a, &b)?;
+            let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            Ok(Produced::one(
+                s.download(&r)?,
+                tol,
+                format!("a: {d}[{m}, {k}], b: {d}[{k}, {n}]"),
+            ))
+        }),
+    ];
+    for op in UnaryOp::ALL {
+        let dtypes: Vec<DType> = DType::ALL
+            .iter()
+            .copied()
+            .filter(|&d| op.operand_dtype(d) == Some(d))
+            .collect();
+        v.push(fam(op.name(), dtypes, move |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, x) = input(s, g, &shape, d, v)?;
+            let r = s.b().unary(op, &x)?;
+            let tol = match op {
+                UnaryOp::Sqrt => Tol::arithmetic(d),
+                o if o.is_transcendental() => Tol::transcendental(d),
+                _ => Tol::EXACT,
+            };
+            Ok(Produced::one(
+                s.download(&r)?,
+                tol,
+                describe("x", d, &shape, None),
+            ))
+        }));
+    }
+    for op in BinaryOp::ALL {
+        let dtypes = if op.is_logical() {
+            vec![DType::Bool]
+        } else if op.is_arithmetic() {
+            numeric()
+        } else {
+            all()
+        };
+        v.push(fam(op.name(), dtypes, move |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let (_, a) = input(s, g, &shape, d, v)?;
+            let (_, b) = input(s, g, &shape, d, v)?;
+            let r = s.b().binary(op, &a, &b)?;
+            let tol = match op {
+                BinaryOp::Pow => Tol::transcendental(d),
+                BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
+                    Tol::arithmetic(d)
+                }
+                _ => Tol::EXACT,
+            };
+            Ok(Produced::one(
+                s.download(&r)?,
+                tol,
+                describe("a, b", d, &shape, None),
+            ))
+        }));
+    }
+    for op in ReduceOp::ALL {
+        let dtypes: Vec<DType> = DType::ALL
+            .iter()
+            .copied()
+            .filter(|&d| op.accepts(d))
+            .collect();
+        v.push(fam(op.name(), dtypes, move |s, g, d, v| {
+            let shape = g.shape(0, 4);
+            let tame = match op {
+                ReduceOp::Prod => for_product,
+                ReduceOp::Sum | ReduceOp::NanSum => for_sum,
+                _ => |h| h,
+            };
+            let (h, x) = input_with(s, g, &shape, d, v, tame)?;
+            let axes = g.axes(shape.len());
+            let r = s.b().reduce(&x, op, &axes)?;
+            let n: usize = axes.iter().map(|&a| shape[a]).product();
+            let rd = op.result_dtype(d);
+            let tol = match op {
+                ReduceOp::Sum | ReduceOp::NanSum => Tol::reduction(rd, n, max_abs(&h)),
+                ReduceOp::Prod => Tol::product(rd, n, has_subnormal(&h)),
+                _ => Tol::EXACT,
+            };
+            Ok(Produced::one(
+                s.download(&r)?,
+                tol,
+                format!("{}, axes {axes:?}", describe("x", d, &shape, None)),
+            ))
+        }));
+    }
+    v.push(fam("execute", all(), program_case));
+    v
+}
+
+/// A shape with the same number of elements as `shape`, factored differently.
+fn refactor(g: &mut Gen, shape: &[usize]) -> Vec<usize> {
+    let n = numel(shape);
+    if n == 0 {
+        let mut to = vec![g.below(4), 0];
+        to.rotate_left(g.below(2));
+        return to;
+    }
+    let mut left = n;
+    let mut to = Vec::new();
+    while left > 1 && to.len() < 3 {
+        let divisors: Vec<usize> = (1..=left).filter(|k| left % k == 0).collect();
+        let k = g.pick(&divisors);
+        to.push(k);
+        left /= k;
+    }
+    to.push(left);
+    if g.chance(0.3) {
+        to.insert(g.below(to.len() + 1), 1);
+    }
+    to
+}
+
+/// A random fused program over one or two inputs, generators and every kind of node.
+fn program_case(s: &Side, g: &mut Gen, d: DType, v: usize) -> Result<Produced> {
+    let shape = g.shape(0, 3);
+    let mut pb = ProgramBuilder::new(&shape);
+    let mut inputs = Vec::new();
+    let mut hosts = Vec::new();
+    let mut words = Vec::new();
+    let mut pool = Vec::new();
+    for slot in 0..1 + g.below(2) {
+        let map = index_map(g, &shape);
+        let (h, c) = input_with(s, g, &map.src_shape.clone(), d, v, for_sum)?;
+        words.push(format!("input {slot}: {d}{:?} via {map:?}", map.src_shape));
+        pool.push(pb.input(slot, d, map));
+        inputs.push(c);
+        hosts.push(h);
+    }
+    let k = g.scalar(d, Values::Small);
+    pool.push(pb.constant(k));
+    words.push(format!("const {k}"));
+    if g.chance(0.5) {
+        let map = index_map(g, &shape);
+        let axis = g.below(map.src_shape.len());
+        let idx = pb.index(map, axis);
+        pool.push(pb.cast(idx, d));
+    }
+    // A few random nodes; only correctly rounded ops so backends agree to the ulp.
+    let bins = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Maximum,
+        BinaryOp::Minimum,
+    ];
+    for _ in 0..2 + g.below(4) {
+        let a = pool[g.below(pool.len())];
+        let b = pool[g.below(pool.len())];
+        let node = match g.below(5) {
+            0 | 1 if d != DType::Bool => pb.binary(g.pick(&bins), a, b)?,
+            2 => {
+                let cmp = pb.binary(BinaryOp::Lt, a, b)?;
+                pb.where_(cmp, a, b)
+            }
+            3 if d != DType::Bool => pb.unary(g.pick(&[UnaryOp::Neg, UnaryOp::Abs]), a)?,
+            _ => {
+                let to = g.pick(&DType::ALL);
+                let c = pb.cast(a, to);
+                pb.cast(c, d)
+            }
+        };
+        pool.push(node);
+    }
+    let out = *pool.last().expect("the pool is never empty");
+    let out_dtype = pb.dtype(out);
+    let reduce = (v == 2).then(|| Reduction {
+        op: if out_dtype == DType::Bool {
+            ReduceOp::Any
+        } else {
+            g.pick(&[ReduceOp::Sum, ReduceOp::Max, ReduceOp::Count])
+        },
+        axes: g.axes(shape.len()),
+    });
+    let program = pb.finish(vec![(out, None), (out, reduce)])?;
+    let results = s.b().execute(&program, &inputs)?;
+    let out = results
+        .iter()
+        .map(|c| s.download(c))
+        .collect::<Result<Vec<_>>>()?;
+    let scale = hosts
+        .iter()
+        .map(max_abs)
+        .fold(k.as_f64().abs(), f64::max)
+        .max(1.0);
+    let n = numel(&shape).max(1);
+    let tol = Tol::reduction(d, n, scale * scale).max(Tol::arithmetic(d));
+    Ok(Produced {
+        out,
+        tol,
+        inputs: format!(
+            "shape {shape:?}; {}\n{}",
+            words.join("; "),
+            program.describe()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_core::Scalar;
+
+    #[test]
+    fn refactor_keeps_the_element_count() {
+        let mut g = Gen::new(1);
+        for _ in 0..200 {
+            let s = g.shape(0, 4);
+            assert_eq!(numel(&refactor(&mut g, &s)), numel(&s));
+        }
+    }
+
+    #[test]
+    fn every_protocol_op_has_a_family() {
+        let names: Vec<String> = families().into_iter().map(|f| f.op).collect();
+        for op in tessera_core::Capabilities::op_names() {
+            assert!(names.iter().any(|n| n == op), "no family for {op}");
+        }
+    }
+
+    #[test]
+    fn scalars_of_every_dtype_are_generated() {
+        let mut g = Gen::new(2);
+        for d in DType::ALL {
+            let sc: Scalar = g.scalar(d, Values::Special);
+            assert_eq!(sc.dtype(), d);
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! `tessera-conformance`: run the conformance suite against a registered backend.
+//!
+//! ```text
+//! tessera-conformance --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
+//! ```
+//!
+//! Prints the op x dtype matrix, every failure with its rerun line, and a summary; exits 0
+//! when every case passed or was declared unsupported, 1 when any failed or errored, and 2
+//! on a usage error. `--backend selftest-broken` checks the suite's own planted-fault
+//! backend (it must fail).
+
+use std::process::ExitCode;
+
+use tessera_conformance::{cases, check_array_backend, selftest, Options, DEFAULT_SEED};
+
+const USAGE: &str = "usage: tessera-conformance --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
+
+  --backend NAME   a registered backend (`tessera backends` lists them), or selftest-broken
+  --filter SPEC    ops (add, api.var), op/dtype (add/float32), case ids (add/float32/2),
+                   or prefixes ending in * (api.*); comma-separated
+  --seed N         the generation seed (default 1)
+  --json FILE      also write the machine-readable report (schema: tessera-conformance/1)
+  --list           print the selected case ids and exit
+  --quiet          print only failures and the summary";
+
+struct Args {
+    backend: Option<String>,
+    filter: Option<String>,
+    seed: u64,
+    json: Option<String>,
+    list: bool,
+    quiet: bool,
+}
+
+fn parse() -> Result<Args, String> {
+    let mut a = Args {
+        backend: None,
+        filter: None,
+        seed: DEFAULT_SEED,
+        json: None,
+        list: false,
+        quiet: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--backend" => a.backend = Some(value("--backend")?),
+            "--filter" => a.filter = Some(value("--filter")?),
+            "--seed" => {
+                let v = value("--seed")?;
+                a.seed = v
+                    .parse()
+                    .map_err(|_| format!("--seed needs a non-negative integer, got '{v}'"))?;
+            }
+            "--json" => a.json = Some(value("--json")?),
+            "--list" => a.list = true,
+            "--quiet" => a.quiet = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    Ok(a)
+}
+
+/// Writes `text` to `path` through a temporary file and a rename.
+fn write_atomically(path: &str, text: &str) -> std::io::Result<()> {
+    let tmp = format!("{path}.tmp{}", std::process::id());
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+fn main() -> ExitCode {
+    let args = match parse() {
+        Ok(a) => a,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.list {
+        for c in cases(args.filter.as_deref()) {
+            println!("{}", c.id);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Some(name) = args.backend else {
+        eprintln!("error: --backend is required\n{USAGE}");
+        return ExitCode::from(2);
+    };
+    let backend = if name == selftest::NAME {
+        Ok(selftest::broken())
+    } else {
+        tessera_core::registry::array_backend(&name)
+    };
+    let backend = match backend {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = Options {
+        seed: args.seed,
+        filter: args.filter,
+        rerun: None,
+    };
+    if cases(options.filter.as_deref()).is_empty() {
+        eprintln!(
+            "error: no case matches filter '{}' (try --list)",
+            options.filter.as_deref().unwrap_or("")
+        );
+        return ExitCode::from(2);
+    }
+    let report = check_array_backend(&backend, &options);
+    if !args.quiet {
+        print!("{}", report.matrix());
+    }
+    for c in report.problems() {
+        println!("{}", c.describe());
+    }
+    if let Some(e) = &report.setup_error {
+        println!("suite could not run: {e}");
+    }
+    println!("{}", report.summary());
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
+        if let Err(e) = write_atomically(path, &text) {
+            eprintln!("error: cannot write {path}: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if report.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

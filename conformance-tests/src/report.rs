@@ -1,0 +1,225 @@
+//! The suite's report: per-case outcomes, the op x dtype matrix, and the JSON form.
+//!
+//! JSON schema (`"schema": "tessera-conformance/1"`):
+//!
+//! ```text
+//! {
+//!   "schema": "tessera-conformance/1",
+//!   "backend": "cpu",            // backend under test
+//!   "reference": "cpu",          // backend results are compared with
+//!   "seed": 1,                   // suite seed; with a case id it reruns one case
+//!   "filter": null,              // the --filter given, if any
+//!   "elapsed_s": 2.5,
+//!   "setup_error": null,         // set when the suite could not start (e.g. registry clash)
+//!   "summary": {"cases": 2100, "pass": 2100, "fail": 0, "unsupported": 0, "error": 0},
+//!   "cases": [
+//!     {"id": "add/float32/0", "op": "add", "group": "protocol", "dtype": "float32",
+//!      "variant": 0, "outcome": "pass", "inputs": "a, b: float32[3, 4]",
+//!      "message": "", "rerun": "cargo run -p tessera-conformance -- ...", "ms": 0.21}
+//!   ]
+//! }
+//! ```
+//!
+//! `outcome` is one of `pass`, `fail`, `unsupported`, `error`; `message` says why for the
+//! last three (the first mismatch with its index and both values, or the error).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::json;
+use tessera_core::DType;
+
+use crate::case::{Group, Outcome};
+
+/// The result of one case.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    /// `op/dtype/variant`.
+    pub id: String,
+    /// Op name.
+    pub op: String,
+    /// Protocol or API.
+    pub group: Group,
+    /// Dtype.
+    pub dtype: DType,
+    /// Variant.
+    pub variant: usize,
+    /// Outcome.
+    pub outcome: Outcome,
+    /// Inputs in words.
+    pub inputs: String,
+    /// Why it did not pass.
+    pub message: String,
+    /// A command that reruns exactly this case.
+    pub rerun: String,
+    /// Wall time, milliseconds.
+    pub ms: f64,
+}
+
+impl CaseReport {
+    /// The failure text: op, dtype, inputs (shapes and chunks), the mismatch, the rerun line.
+    pub fn describe(&self) -> String {
+        format!(
+            "[{}] {} (op {}, dtype {}): {}\n    inputs: {}\n    rerun: {}",
+            self.outcome.name().to_uppercase(),
+            self.id,
+            self.op,
+            self.dtype,
+            self.message,
+            self.inputs.replace('\n', "\n            "),
+            self.rerun
+        )
+    }
+}
+
+/// Everything one run of the suite found.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Backend under test.
+    pub backend: String,
+    /// Reference backend.
+    pub reference: String,
+    /// Seed.
+    pub seed: u64,
+    /// Filter, if any.
+    pub filter: Option<String>,
+    /// Per-case results, in case order.
+    pub cases: Vec<CaseReport>,
+    /// Seconds.
+    pub elapsed_s: f64,
+    /// Why the suite could not run at all, if it could not.
+    pub setup_error: Option<String>,
+}
+
+impl Report {
+    /// Number of cases with `outcome`.
+    pub fn count(&self, outcome: &Outcome) -> usize {
+        self.cases.iter().filter(|c| &c.outcome == outcome).count()
+    }
+
+    /// True when nothing failed or errored (unsupported is fine: it was declared).
+    pub fn is_ok(&self) -> bool {
+        self.setup_error.is_none()
+            && self
+                .cases
+                .iter()
+                .all(|c| matches!(c.outcome, Outcome::Pass | Outcome::Unsupported))
+    }
+
+    /// The cases that failed or errored.
+    pub fn problems(&self) -> impl Iterator<Item = &CaseReport> {
+        self.cases
+            .iter()
+            .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Error))
+    }
+
+    /// One line: counts per outcome.
+    pub fn summary(&self) -> String {
+        format!(
+            "backend '{}' vs reference '{}', seed {}: {} cases: {} pass, {} fail, {} unsupported, {} error ({:.1} s)",
+            self.backend,
+            self.reference,
+            self.seed,
+            self.cases.len(),
+            self.count(&Outcome::Pass),
+            self.count(&Outcome::Fail),
+            self.count(&Outcome::Unsupported),
+            self.count(&Outcome::Error),
+            self.elapsed_s
+        )
+    }
+
+    /// Every failure and error, described, then the summary.
+    pub fn failure_text(&self) -> String {
+        let mut s = String::new();
+        if let Some(e) = &self.setup_error {
+            let _ = writeln!(s, "suite could not run: {e}");
+        }
+        for c in self.problems() {
+            let _ = writeln!(s, "{}", c.describe());
+        }
+        s.push_str(&self.summary());
+        s
+    }
+
+    /// The op x dtype matrix: `ok`, `FAIL`, `ERR`, `uns` (declared unsupported), or `.`
+    /// where the op does not take the dtype. A cell aggregates the op's variants, worst
+    /// outcome first.
+    pub fn matrix(&self) -> String {
+        let mut cells: BTreeMap<(usize, String), BTreeMap<DType, Outcome>> = BTreeMap::new();
+        let mut order: Vec<String> = Vec::new();
+        for c in &self.cases {
+            if !order.contains(&c.op) {
+                order.push(c.op.clone());
+            }
+            let pos = order.iter().position(|o| o == &c.op).unwrap_or(0);
+            let cell = cells
+                .entry((pos, c.op.clone()))
+                .or_default()
+                .entry(c.dtype)
+                .or_insert(Outcome::Pass);
+            let rank = |o: &Outcome| match o {
+                Outcome::Pass => 0,
+                Outcome::Unsupported => 1,
+                Outcome::Error => 2,
+                Outcome::Fail => 3,
+            };
+            if rank(&c.outcome) > rank(cell) {
+                *cell = c.outcome.clone();
+            }
+        }
+        let width = order.iter().map(|o| o.len()).max().unwrap_or(2).max(2);
+        let mut s = format!("{:width$}", "op");
+        for d in DType::ALL {
+            let _ = write!(s, " {:>7}", d.name());
+        }
+        s.push('\n');
+        for ((_, op), row) in &cells {
+            let _ = write!(s, "{op:width$}");
+            for d in DType::ALL {
+                let cell = match row.get(&d) {
+                    None => ".",
+                    Some(Outcome::Pass) => "ok",
+                    Some(Outcome::Fail) => "FAIL",
+                    Some(Outcome::Error) => "ERR",
+                    Some(Outcome::Unsupported) => "uns",
+                };
+                let _ = write!(s, " {cell:>7}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The machine-readable report (schema in the module docs).
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "schema": "tessera-conformance/1",
+            "backend": self.backend,
+            "reference": self.reference,
+            "seed": self.seed,
+            "filter": self.filter,
+            "elapsed_s": self.elapsed_s,
+            "setup_error": self.setup_error,
+            "summary": {
+                "cases": self.cases.len(),
+                "pass": self.count(&Outcome::Pass),
+                "fail": self.count(&Outcome::Fail),
+                "unsupported": self.count(&Outcome::Unsupported),
+                "error": self.count(&Outcome::Error),
+            },
+            "cases": self.cases.iter().map(|c| json!({
+                "id": c.id,
+                "op": c.op,
+                "group": c.group.name(),
+                "dtype": c.dtype.name(),
+                "variant": c.variant,
+                "outcome": c.outcome.name(),
+                "inputs": c.inputs,
+                "message": c.message,
+                "rerun": c.rerun,
+                "ms": c.ms,
+            })).collect::<Vec<_>>(),
+        })
+    }
+}
