@@ -274,6 +274,49 @@ impl Gen {
     }
 }
 
+/// What accumulating reductions (sums, means, variances, matrix products) are fed: the
+/// data with huge finite values (`|x| > 1e15`) replaced by `±1000`. With them, IEEE
+/// results legitimately depend on the order of accumulation (a partial sum overflows to
+/// inf in one order and not in another); NaN, ±inf, ±0 and subnormals stay in.
+pub fn for_sum(h: HostArray) -> HostArray {
+    map_floats(h, |x| {
+        if x.is_finite() && x.abs() > 1e15 {
+            1000f64.copysign(x)
+        } else {
+            x
+        }
+    })
+}
+
+/// What products are fed: finite nonzero values become `±0.5`, `±1` or `±2` (by
+/// magnitude), so no partial product overflows or underflows in any order, which would
+/// turn `0 * inf` into NaN in one order and 0 in another. NaN, ±inf and ±0 stay in.
+pub fn for_product(h: HostArray) -> HostArray {
+    map_floats(h, |x| {
+        if x.is_finite() && x != 0.0 {
+            let m = x.abs();
+            let v: f64 = if m < 0.75 {
+                0.5
+            } else if m < 1.5 {
+                1.0
+            } else {
+                2.0
+            };
+            v.copysign(x)
+        } else {
+            x
+        }
+    })
+}
+
+fn map_floats(h: HostArray, f: impl Fn(f64) -> f64) -> HostArray {
+    match h {
+        HostArray::F32(a) => HostArray::F32(a.mapv(|x| f(x as f64) as f32)),
+        HostArray::F64(a) => HostArray::F64(a.mapv(&f)),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,48 +365,5 @@ mod tests {
         assert!(v.iter().any(|x| x.is_subnormal()));
         let h = g.host(&[400], DType::I8, Values::Special);
         assert!(h.to_f64_vec().contains(&-128.0));
-    }
-}
-
-/// What accumulating reductions (sums, means, variances, matrix products) are fed: the
-/// data with huge finite values (`|x| > 1e15`) replaced by `±1000`. With them, IEEE
-/// results legitimately depend on the order of accumulation (a partial sum overflows to
-/// inf in one order and not in another); NaN, ±inf, ±0 and subnormals stay in.
-pub fn for_sum(h: HostArray) -> HostArray {
-    map_floats(h, |x| {
-        if x.is_finite() && x.abs() > 1e15 {
-            1000f64.copysign(x)
-        } else {
-            x
-        }
-    })
-}
-
-/// What products are fed: finite nonzero values become `±0.5`, `±1` or `±2` (by
-/// magnitude), so no partial product overflows or underflows in any order, which would
-/// turn `0 * inf` into NaN in one order and 0 in another. NaN, ±inf and ±0 stay in.
-pub fn for_product(h: HostArray) -> HostArray {
-    map_floats(h, |x| {
-        if x.is_finite() && x != 0.0 {
-            let m = x.abs();
-            let v: f64 = if m < 0.75 {
-                0.5
-            } else if m < 1.5 {
-                1.0
-            } else {
-                2.0
-            };
-            v.copysign(x)
-        } else {
-            x
-        }
-    })
-}
-
-fn map_floats(h: HostArray, f: impl Fn(f64) -> f64) -> HostArray {
-    match h {
-        HostArray::F32(a) => HostArray::F32(a.mapv(|x| f(x as f64) as f32)),
-        HostArray::F64(a) => HostArray::F64(a.mapv(&f)),
-        other => other,
     }
 }

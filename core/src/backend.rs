@@ -164,6 +164,8 @@ impl Capabilities {
 }
 
 /// A compute backend for n-d array chunks. Object-safe: backends are chosen at run time.
+// `from_host` takes `&self`: the backend makes the chunk (the name mirrors `to_host`).
+#[allow(clippy::wrong_self_convention)]
 pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// The registered name (`cpu`, `cuda`, `sparse`, a plugin's name).
     fn name(&self) -> &str;

@@ -121,40 +121,22 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             k.name
         )))
     };
-    match k.name {
-        "scheduler" => {
-            if parse_scheduler(value).is_none() {
-                return bad("`threads` or `single-threaded`");
-            }
+    let expected = match k.name {
+        "scheduler" if parse_scheduler(value).is_none() => "`threads` or `single-threaded`",
+        "num-threads" if value.trim().parse::<usize>().is_err() => "a non-negative integer",
+        "array.chunk-size" if parse_bytes(value).is_none_or(|b| b == 0) => {
+            "a byte size such as `128MiB` or `64MB`"
         }
-        "num-threads" => {
-            if value.trim().parse::<usize>().is_err() {
-                return bad("a non-negative integer");
-            }
+        "array.split-every" if value.trim().parse::<usize>().map_or(true, |v| v < 2) => {
+            "an integer of at least 2"
         }
-        "array.chunk-size" => {
-            if parse_bytes(value).is_none_or(|b| b == 0) {
-                return bad("a byte size such as `128MiB` or `64MB`");
-            }
+        "memory-limit" if !matches!(value.trim(), "none" | "") && parse_bytes(value).is_none() => {
+            "a byte size such as `8GiB`, or `none`"
         }
-        "array.split-every" => {
-            if value.trim().parse::<usize>().map_or(true, |v| v < 2) {
-                return bad("an integer of at least 2");
-            }
-        }
-        "memory-limit" => {
-            if !matches!(value.trim(), "none" | "") && parse_bytes(value).is_none() {
-                return bad("a byte size such as `8GiB`, or `none`");
-            }
-        }
-        "array.backend" => {
-            if value.trim().is_empty() {
-                return bad("a backend name");
-            }
-        }
-        _ => {}
-    }
-    Ok(())
+        "array.backend" if value.trim().is_empty() => "a backend name",
+        _ => return Ok(()),
+    };
+    bad(expected)
 }
 
 struct FileLayer {
@@ -240,8 +222,10 @@ fn load_files() -> Result<Vec<FileLayer>> {
     Ok(layers)
 }
 
-static FILES: LazyLock<RwLock<Option<std::result::Result<Vec<FileLayer>, String>>>> =
-    LazyLock::new(|| RwLock::new(None));
+/// The parsed config files, or why they could not be read; `None` until first use.
+type FileCache = Option<std::result::Result<Vec<FileLayer>, String>>;
+
+static FILES: LazyLock<RwLock<FileCache>> = LazyLock::new(|| RwLock::new(None));
 
 /// Re-reads the config files on the next lookup.
 pub fn reload() {

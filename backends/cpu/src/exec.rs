@@ -341,11 +341,11 @@ impl ReduceSink {
             coef: vec![0; shape.len()],
         };
         let mut pos = target.clone();
-        for a in 0..shape.len() {
+        for (a, &os) in ostr.iter().enumerate() {
             if let Some(k) = axes.iter().position(|&x| x == a) {
                 pos.coef[a] = rstr[k] as i64;
             } else {
-                target.coef[a] = ostr[a] as i64;
+                target.coef[a] = os as i64;
             }
         }
         let float = input.is_float();

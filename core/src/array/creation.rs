@@ -149,7 +149,7 @@ impl Array {
             // NumPy sets the last element to exactly `stop`.
             let last = Array::iota(&[num], 0, v.chunks().clone(), v.backend().clone())
                 .binary_scalar(BinaryOp::Eq, Scalar::I64(num as i64 - 1), false)?;
-            return Ok(last.where_(&v.const_like(Scalar::F64(stop)), &v)?);
+            return last.where_(&v.const_like(Scalar::F64(stop)), &v);
         }
         Ok(v)
     }

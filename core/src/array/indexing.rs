@@ -73,18 +73,18 @@ pub(crate) fn normalize_slice(
 ) -> (i64, i64, usize) {
     let n = n as i64;
     let (lo_default, hi_default) = if step > 0 { (0, n) } else { (n - 1, -1) };
-    let clamp = |v: i64, is_start: bool| -> i64 {
+    // Python's `slice.indices`: negative bounds count from the end, then clamp to the
+    // range a walk in the step's direction can start or stop at.
+    let clamp = |v: i64| -> i64 {
         let v = if v < 0 { v + n } else { v };
         if step > 0 {
             v.clamp(0, n)
-        } else if is_start {
-            v.clamp(-1, n - 1)
         } else {
             v.clamp(-1, n - 1)
         }
     };
-    let s = start.map_or(lo_default, |v| clamp(v, true));
-    let e = stop.map_or(hi_default, |v| clamp(v, false));
+    let s = start.map_or(lo_default, clamp);
+    let e = stop.map_or(hi_default, clamp);
     let len = if step > 0 {
         if e > s {
             (e - s + step - 1) / step

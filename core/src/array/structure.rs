@@ -143,10 +143,8 @@ impl Array {
             .map(|&d| {
                 if d >= 0 {
                     Ok(d as usize)
-                } else if known == 0 {
-                    Err(bad())
                 } else {
-                    Ok(size / known)
+                    size.checked_div(known).ok_or_else(bad)
                 }
             })
             .collect::<Result<_>>()?;
