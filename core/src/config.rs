@@ -190,7 +190,10 @@ fn read_file(path: &Path) -> Result<Option<FileLayer>> {
     let mut values = BTreeMap::new();
     flatten("", &table, &mut values);
     for (name, value) in &values {
-        let k = key(name).map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        let k = key(name).map_err(|e| match e {
+            Error::Config(m) => Error::Config(format!("{}: {m}", path.display())),
+            other => other,
+        })?;
         validate(k, value, &path.display().to_string())?;
     }
     Ok(Some(FileLayer {
