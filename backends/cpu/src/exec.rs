@@ -19,6 +19,8 @@ use tessera_core::program::{
 };
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
+use crate::kernels;
+
 /// Elements per tile: small enough that a program's tile buffers stay in L1/L2.
 pub const TILE: usize = 2048;
 
@@ -393,6 +395,9 @@ impl ReduceSink {
         let op = self.op;
         for r in runs {
             let (t0, ti) = (base(&self.target, &r.coords), inc(&self.target));
+            if ti == 0 && self.fold_run(t0 as usize, buf, r.pos, r.len) {
+                continue;
+            }
             let (p0, pi) = (base(&self.pos, &r.coords), inc(&self.pos));
             for j in 0..r.len {
                 let t = (t0 + ti * j as i64) as usize;
@@ -506,6 +511,39 @@ impl ReduceSink {
                 }
             }
         }
+    }
+
+    /// Fast path for a run whose elements all fold into one accumulator (`t`): a sum or
+    /// count over a contiguous slice of the tile, in tight loops the compiler vectorises
+    /// (float sums use eight partial sums, combined pairwise). Returns false when the
+    /// combination of op and buffer has no fast path.
+    fn fold_run(&mut self, t: usize, buf: &Buf, pos: usize, len: usize) -> bool {
+        let range = pos..pos + len;
+        match (&mut self.acc, buf, self.op) {
+            (Acc::F(acc), Buf::F64(x), ReduceOp::Sum) => {
+                acc[t] += kernels::sum_f64(&x[range], |v| v);
+            }
+            (Acc::F(acc), Buf::F64(x), ReduceOp::NanSum) => {
+                acc[t] += kernels::sum_f64(&x[range], |v| if v.is_nan() { 0.0 } else { v });
+            }
+            (Acc::F(acc), Buf::F32(x), ReduceOp::Sum) => {
+                acc[t] += kernels::sum_f32(&x[range], |v| v as f64);
+            }
+            (Acc::F(acc), Buf::F32(x), ReduceOp::NanSum) => {
+                acc[t] += kernels::sum_f32(&x[range], |v| if v.is_nan() { 0.0 } else { v as f64 });
+            }
+            (Acc::I(acc), Buf::I(x), ReduceOp::Sum | ReduceOp::NanSum) => {
+                acc[t] = x[range].iter().fold(acc[t], |a, &v| a.wrapping_add(v));
+            }
+            (Acc::I(acc), Buf::B(x), ReduceOp::Sum | ReduceOp::NanSum) => {
+                acc[t] += x[range].iter().map(|&v| v as i64).sum::<i64>();
+            }
+            (Acc::I(acc), Buf::F64(x), ReduceOp::Count) => {
+                acc[t] += x[range].iter().filter(|v| !v.is_nan()).count() as i64;
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn finish(self) -> HostArray {
@@ -660,13 +698,15 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
                     let idx = indices(lins[i].as_ref().expect("leaf"), &runs, len);
                     match dtype {
                         DType::F64 => {
-                            Buf::F64(idx.iter().map(|&k| spec.sample_f64(k as u64)).collect())
+                            let mut out = vec![0.0; idx.len()];
+                            spec.fill_f64(&idx, &mut out);
+                            Buf::F64(out)
                         }
-                        DType::F32 => Buf::F32(
-                            idx.iter()
-                                .map(|&k| spec.sample_f64(k as u64) as f32)
-                                .collect(),
-                        ),
+                        DType::F32 => {
+                            let mut out = vec![0.0; idx.len()];
+                            spec.fill_f64(&idx, &mut out);
+                            Buf::F32(out.into_iter().map(|v| v as f32).collect())
+                        }
                         DType::U64 => Buf::U(
                             idx.iter()
                                 .map(|&k| spec.sample_i64(k as u64) as u64)
