@@ -1,0 +1,100 @@
+//! The benchmark workloads of issue 4, one JSON line each (same fields as
+//! `bench/dask_workloads.py`, so `bench/compare_dask.sh` can put them side by side).
+//!
+//! ```text
+//! cargo run --release --example bench -- [--n N] [--chunk C] [--workloads a,b,...]
+//! ```
+//!
+//! Workloads: `headline_sum` (`(x + 1)[::2, ::2].sum()`, x = normal(10, 1) of N×N),
+//! `headline_mean` (the same with `.mean()`), `transposed_std`
+//! (`(x + x.T)[::2, ::2].std()`), `ones_sum` (`ones((10000, 10000), chunks=100).sum()`,
+//! the per-task overhead graph). Peak RSS is the process's, so run one workload per
+//! process when comparing memory.
+
+use std::time::Instant;
+
+use tessera::{Array, DType, Index, RandomState};
+
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// The expression of a workload, its N and chunk, and the expected answer.
+fn workload(w: &str, n: usize, c: usize) -> tessera::Result<(Array, usize, usize, f64)> {
+    let every_other = [Index::step(2), Index::step(2)];
+    let half = n.div_ceil(2) as f64;
+    Ok(match w {
+        "headline_sum" | "headline_mean" => {
+            let x = RandomState::new(42).normal(10.0, 1.0, &[n, n], c, None)?;
+            let y = (&x + 1.0)?.slice(&every_other)?;
+            if w == "headline_sum" {
+                (y.sum(None, false)?, n, c, 11.0 * half * half)
+            } else {
+                (y.mean(None, false)?, n, c, 11.0)
+            }
+        }
+        "transposed_std" => {
+            // x + x.T has variance 2 off the diagonal (4 on it): std ≈ sqrt(2).
+            let x = RandomState::new(42).normal(10.0, 1.0, &[n, n], c, None)?;
+            let y = (&x + &x.T()?)?.slice(&every_other)?.std(None, 0, false)?;
+            (y, n, c, 2f64.sqrt())
+        }
+        "ones_sum" => {
+            let x = Array::ones(&[10_000, 10_000], DType::F64, 100, None)?;
+            (x.sum(None, false)?, 10_000, 100, 1e8)
+        }
+        other => {
+            return Err(tessera::Error::invalid(
+                "bench",
+                format!("unknown workload '{other}'; known: headline_sum, headline_mean, transposed_std, ones_sum"),
+            ))
+        }
+    })
+}
+
+fn main() -> tessera::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = arg(&args, "--n")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let chunk: usize = arg(&args, "--chunk")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2_000);
+    let list = arg(&args, "--workloads")
+        .unwrap_or_else(|| "headline_sum,headline_mean,transposed_std,ones_sum".into());
+    for w in list.split(',') {
+        let (expr, n, c, expected) = workload(w, n, chunk)?;
+        let tasks = expr.num_tasks()?;
+        let t = Instant::now();
+        let answer = expr.compute_f64()?;
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "{}",
+            serde_json::json!({
+                "engine": "tessera",
+                "workload": w,
+                "n": n,
+                "chunk": c,
+                "scheduler": tessera::config::get("scheduler")?.0,
+                "seconds": secs,
+                "answer": answer,
+                "expected": expected,
+                "rel_error": (answer - expected).abs() / expected,
+                "tasks": tasks,
+                "us_per_task": secs / tasks as f64 * 1e6,
+                "logical_gb_per_s": (n * n * 8) as f64 / secs / 1e9,
+                "peak_rss_bytes": peak_rss_bytes(),
+            })
+        );
+    }
+    Ok(())
+}
