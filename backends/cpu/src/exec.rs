@@ -61,10 +61,14 @@ fn inc(lin: &Linear) -> i64 {
 
 /// Every element index of the tile, in order, through a linear form.
 fn indices(lin: &Linear, runs: &[Run], n: usize) -> Vec<i64> {
-    let mut v = Vec::with_capacity(n);
+    let mut v = vec![0i64; n];
+    let mut at = 0;
     for r in runs {
         let (b, s) = (base(lin, &r.coords), inc(lin));
-        v.extend((0..r.len as i64).map(|j| b + j * s));
+        for (j, o) in v[at..at + r.len].iter_mut().enumerate() {
+            *o = b + j as i64 * s;
+        }
+        at += r.len;
     }
     v
 }
