@@ -61,6 +61,37 @@ fn workload(w: &str, n: usize, c: usize) -> tessera::Result<(Array, usize, usize
     })
 }
 
+/// Pure per-task overhead, without the compute: the single-threaded time of
+/// `ones((10000, 10000), chunks=100).sum()` minus that of the same sum over one chunk per
+/// 100 rows (100 tasks doing the same arithmetic), divided by the extra tasks.
+fn overhead() -> tessera::Result<serde_json::Value> {
+    let _single = tessera::config::set(&[("scheduler", "single-threaded")])?;
+    let time = |chunks: [usize; 2]| -> tessera::Result<(f64, usize)> {
+        let x = Array::ones(&[10_000, 10_000], DType::F64, chunks, None)?;
+        let s = x.sum(None, false)?;
+        let tasks = s.num_tasks()?;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            let t = Instant::now();
+            s.compute_f64()?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok((best, tasks))
+    };
+    let (small, n_small) = time([100, 100])?;
+    let (big, n_big) = time([100, 10_000])?;
+    Ok(serde_json::json!({
+        "engine": "tessera",
+        "workload": "ones_sum_overhead",
+        "scheduler": "single-threaded",
+        "seconds_chunks_100": small,
+        "tasks_chunks_100": n_small,
+        "seconds_rows_of_100": big,
+        "tasks_rows_of_100": n_big,
+        "overhead_us_per_task": (small - big) / (n_small - n_big) as f64 * 1e6,
+    }))
+}
+
 fn main() -> tessera::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--n")
@@ -72,6 +103,9 @@ fn main() -> tessera::Result<()> {
     let list = arg(&args, "--workloads")
         .unwrap_or_else(|| "headline_sum,headline_mean,transposed_std,ones_sum".into());
     for w in list.split(',') {
+        if w == "ones_sum" {
+            println!("{}", overhead()?);
+        }
         let (expr, n, c, expected) = workload(w, n, chunk)?;
         let tasks = expr.num_tasks()?;
         let t = Instant::now();

@@ -39,6 +39,20 @@ pub fn c_strides(shape: &[usize]) -> Vec<usize> {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Chunks {
     sizes: Vec<Vec<usize>>,
+    /// Start offsets per axis (one more than chunks), derived from `sizes` once: lowering
+    /// asks for a block's offset once per task, and recomputing made it quadratic.
+    offsets: Vec<Vec<usize>>,
+}
+
+fn axis_offsets(sizes: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(sizes.len() + 1);
+    let mut acc = 0;
+    out.push(0);
+    for &s in sizes {
+        acc += s;
+        out.push(acc);
+    }
+    out
 }
 
 impl Chunks {
@@ -78,25 +92,23 @@ impl Chunks {
                 ));
             }
         }
-        Ok(Chunks { sizes })
+        Ok(Chunks::from_sizes(sizes))
     }
 
     /// One chunk covering the whole array.
     pub fn single(shape: &[usize]) -> Chunks {
-        Chunks {
-            sizes: shape.iter().map(|&n| vec![n]).collect(),
-        }
+        Chunks::from_sizes(shape.iter().map(|&n| vec![n]).collect())
     }
 
     /// Regular chunks of at most `size[axis]` elements along each axis.
     pub fn regular(shape: &[usize], size: &[usize]) -> Chunks {
-        Chunks {
-            sizes: shape
+        Chunks::from_sizes(
+            shape
                 .iter()
                 .zip(size)
                 .map(|(&n, &c)| split_axis(n, c))
                 .collect(),
-        }
+        )
     }
 
     /// Per-axis chunk sizes.
@@ -130,15 +142,14 @@ impl Chunks {
     }
 
     /// Offsets where each chunk starts along `axis` (length = number of chunks + 1).
-    pub fn offsets(&self, axis: usize) -> Vec<usize> {
-        let mut out = Vec::with_capacity(self.sizes[axis].len() + 1);
-        let mut acc = 0;
-        out.push(0);
-        for &s in &self.sizes[axis] {
-            acc += s;
-            out.push(acc);
-        }
-        out
+    pub fn offsets(&self, axis: usize) -> &[usize] {
+        &self.offsets[axis]
+    }
+
+    /// From sizes already known to be valid.
+    fn from_sizes(sizes: Vec<Vec<usize>>) -> Chunks {
+        let offsets = sizes.iter().map(|s| axis_offsets(s)).collect();
+        Chunks { sizes, offsets }
     }
 
     /// The shape of the chunk at grid position `block`.

@@ -38,9 +38,39 @@ struct Run {
     /// Offset inside the tile.
     pos: usize,
     /// Output coordinates of the run's first element.
-    coords: Vec<usize>,
+    coords: Coords,
     /// Length.
     len: usize,
+}
+
+/// Coordinates stored inline up to 8 dimensions: a tile has one run per row, and a heap
+/// allocation per run was most of the per-task cost of small chunks.
+#[derive(Clone)]
+enum Coords {
+    Inline([usize; 8], usize),
+    Heap(Vec<usize>),
+}
+
+impl Coords {
+    fn new(v: &[usize]) -> Coords {
+        if v.len() <= 8 {
+            let mut a = [0; 8];
+            a[..v.len()].copy_from_slice(v);
+            Coords::Inline(a, v.len())
+        } else {
+            Coords::Heap(v.to_vec())
+        }
+    }
+}
+
+impl std::ops::Deref for Coords {
+    type Target = [usize];
+    fn deref(&self) -> &[usize] {
+        match self {
+            Coords::Inline(a, n) => &a[..*n],
+            Coords::Heap(v) => v,
+        }
+    }
 }
 
 #[inline]
@@ -77,7 +107,7 @@ fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
     if shape.is_empty() {
         return vec![Run {
             pos: 0,
-            coords: vec![],
+            coords: Coords::new(&[]),
             len: 1,
         }];
     }
@@ -94,7 +124,7 @@ fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
         let l = (shape[last] - coords[last]).min(len - pos);
         runs.push(Run {
             pos,
-            coords: coords.clone(),
+            coords: Coords::new(&coords),
             len: l,
         });
         pos += l;
@@ -355,6 +385,7 @@ impl ReduceSink {
             }
         }
         let float = input.is_float();
+        let arg = matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
         let init_f = match op {
             ReduceOp::Prod => 1.0,
             ReduceOp::Min => f64::INFINITY,
@@ -389,8 +420,10 @@ impl ReduceSink {
             target,
             pos,
             acc,
-            index: vec![0; n],
-            seen: vec![false; n],
+            // Only the arg-reductions track positions; a calloc per task was visible in
+            // the per-task overhead of small chunks.
+            index: if arg { vec![0; n] } else { Vec::new() },
+            seen: if arg { vec![false; n] } else { Vec::new() },
             out_shape,
         }
     }

@@ -2,6 +2,8 @@
 
 use std::collections::HashMap;
 
+use super::fxhash::FxHashMap;
+
 use crate::array::{Array, Fold, Op};
 use crate::backend::{BackendRef, Chunk};
 use crate::chunks::{c_strides, grid_indices, numel};
@@ -123,14 +125,14 @@ impl Plan {
 
 struct Lowerer {
     tasks: Vec<Task>,
-    memo: HashMap<(u64, Vec<usize>), usize>,
+    memo: FxHashMap<(u64, Vec<usize>), usize>,
 }
 
 /// Lowers arrays into a plan.
 pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
     let mut l = Lowerer {
         tasks: Vec::new(),
-        memo: HashMap::new(),
+        memo: FxHashMap::default(),
     };
     let mut outputs = Vec::new();
     for a in arrays {

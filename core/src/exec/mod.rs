@@ -7,6 +7,7 @@
 //! schedulers then run tasks in dependency order and drop each intermediate chunk as soon
 //! as its last consumer has run.
 
+mod fxhash;
 mod lower;
 mod scheduler;
 
