@@ -205,7 +205,7 @@ impl Array {
             sizes[o] = Some(if m.step == 0 || out_shape[o] == 0 {
                 vec![out_shape[o]]
             } else {
-                view_axis_chunks(&in_chunks.offsets(s), m.start, m.step, out_shape[o])
+                view_axis_chunks(in_chunks.offsets(s), m.start, m.step, out_shape[o])
             });
         }
         let sizes = sizes

@@ -358,7 +358,7 @@ impl Lowerer {
                     let mut v = Vec::new();
                     let mut c = lo;
                     while c < hi {
-                        let k = block_of(&offs, c as i64);
+                        let k = block_of(offs, c as i64);
                         let end = offs[k + 1].min(hi);
                         v.push((c, end));
                         c = end;
@@ -543,7 +543,7 @@ impl Lowerer {
                 let mut m = map.clone();
                 m.src_shape = input.shape();
                 for &ax in axes {
-                    let k = block_of(&a.chunks().offsets(ax), map.axes[ax].start);
+                    let k = block_of(a.chunks().offsets(ax), map.axes[ax].start);
                     m.axes[ax] = AxisMap {
                         start: k as i64,
                         step: 0,
@@ -570,7 +570,7 @@ impl Lowerer {
                 let mut local = map.clone();
                 for (ax, &(lo, hi)) in reg.iter().enumerate() {
                     let offs = a.chunks().offsets(ax);
-                    let k = block_of(&offs, lo);
+                    let k = block_of(offs, lo);
                     if shape.iter().all(|&s| s > 0) && (hi as usize) >= offs[k + 1] {
                         return Err(Error::Internal(format!(
                             "fused region {lo}..={hi} on axis {ax} spans chunks {:?}",
