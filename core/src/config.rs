@@ -78,6 +78,12 @@ pub const KEYS: &[Key] = &[
         default: "none",
         doc: "refuse plans whose projected peak memory exceeds this many bytes (`none` = no limit)",
     },
+    Key {
+        name: "optimize",
+        env: "TESSERA_OPTIMIZE",
+        default: "true",
+        doc: "fuse blockwise chains and push slices into sources; `false` materialises every intermediate chunk, as Dask does (for comparisons and debugging)",
+    },
 ];
 
 /// Where an effective value came from.
@@ -134,6 +140,7 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             "a byte size such as `8GiB`, or `none`"
         }
         "array.backend" if value.trim().is_empty() => "a backend name",
+        "optimize" if parse_bool(value).is_none() => "`true` or `false`",
         _ => return Ok(()),
     };
     bad(expected)
@@ -401,6 +408,20 @@ pub fn split_every() -> Result<usize> {
     v.trim()
         .parse()
         .map_err(|_| Error::Config(format!("bad array.split-every '{v}'")))
+}
+
+fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Some(true),
+        "false" | "0" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
+/// `optimize`: whether lowering fuses and pushes slices down.
+pub fn optimize() -> Result<bool> {
+    let (v, _) = get("optimize")?;
+    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad optimize '{v}'")))
 }
 
 /// `memory-limit` in bytes, `None` when unlimited.

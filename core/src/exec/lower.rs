@@ -126,6 +126,11 @@ impl Plan {
 struct Lowerer {
     tasks: Vec<Task>,
     memo: FxHashMap<(u64, Vec<usize>), usize>,
+    /// Config `optimize`: when false, every node below a program's root is its own
+    /// materialised block (no fusion, no pushdown into sources).
+    optimize: bool,
+    /// Depth of the current `fuse` recursion below the program's root.
+    depth: usize,
 }
 
 /// Lowers arrays into a plan.
@@ -133,6 +138,8 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
     let mut l = Lowerer {
         tasks: Vec::new(),
         memo: FxHashMap::default(),
+        optimize: crate::config::optimize()?,
+        depth: 0,
     };
     let mut outputs = Vec::new();
     for a in arrays {
@@ -235,7 +242,10 @@ impl Lowerer {
     ) -> Result<usize> {
         let mut pb = ProgramBuilder::new(shape);
         let mut leaves = Vec::new();
-        let node = self.fuse(a, map, &mut pb, &mut leaves)?;
+        let saved = std::mem::replace(&mut self.depth, 0);
+        let node = self.fuse(a, map, &mut pb, &mut leaves);
+        self.depth = saved;
+        let node = node?;
         // A bare read of a whole stored chunk needs no task of its own.
         if reduce.is_none() && leaves.len() == 1 {
             if let PNode::Input { map: m, .. } = &pb_node(&pb, node) {
@@ -486,6 +496,23 @@ impl Lowerer {
         pb: &mut ProgramBuilder,
         leaves: &mut Vec<usize>,
     ) -> Result<NodeId> {
+        if !self.optimize && self.depth > 0 {
+            return self.materialized(a, map, pb, leaves);
+        }
+        self.depth += 1;
+        let r = self.fuse_op(a, map, pb, leaves);
+        self.depth -= 1;
+        r
+    }
+
+    /// One node of a fused program (its inputs through [`Self::fuse`]).
+    fn fuse_op(
+        &mut self,
+        a: &Array,
+        map: &IndexMap,
+        pb: &mut ProgramBuilder,
+        leaves: &mut Vec<usize>,
+    ) -> Result<NodeId> {
         let shape = pb.shape().to_vec();
         match a.op() {
             Op::Const(s) => Ok(pb.constant(*s)),
@@ -563,35 +590,45 @@ impl Lowerer {
                     .product();
                 Ok(pb.constant(Scalar::F64(n as f64).cast(a.dtype())))
             }
-            _ => {
-                // A materialisation point: read the one block that holds the region.
-                let reg = region(map, &shape);
-                let mut block = Vec::with_capacity(reg.len());
-                let mut local = map.clone();
-                for (ax, &(lo, hi)) in reg.iter().enumerate() {
-                    let offs = a.chunks().offsets(ax);
-                    let k = block_of(offs, lo);
-                    if shape.iter().all(|&s| s > 0) && (hi as usize) >= offs[k + 1] {
-                        return Err(Error::Internal(format!(
-                            "fused region {lo}..={hi} on axis {ax} spans chunks {:?}",
-                            offs
-                        )));
-                    }
-                    block.push(k);
-                    local.axes[ax].start -= offs[k] as i64;
-                }
-                local.src_shape = a.chunks().block_shape(&block);
-                let t = self.block_task(a, &block)?;
-                let slot = match leaves.iter().position(|&l| l == t) {
-                    Some(s) => s,
-                    None => {
-                        leaves.push(t);
-                        leaves.len() - 1
-                    }
-                };
-                Ok(pb.input(slot, a.dtype(), local))
-            }
+            _ => self.materialized(a, map, pb, leaves),
         }
+    }
+
+    /// A materialisation point: the task of the one block of `a` that holds the region
+    /// `map` reads, as an input of the program.
+    fn materialized(
+        &mut self,
+        a: &Array,
+        map: &IndexMap,
+        pb: &mut ProgramBuilder,
+        leaves: &mut Vec<usize>,
+    ) -> Result<NodeId> {
+        let shape = pb.shape().to_vec();
+        let reg = region(map, &shape);
+        let mut block = Vec::with_capacity(reg.len());
+        let mut local = map.clone();
+        for (ax, &(lo, hi)) in reg.iter().enumerate() {
+            let offs = a.chunks().offsets(ax);
+            let k = block_of(offs, lo);
+            if shape.iter().all(|&s| s > 0) && (hi as usize) >= offs[k + 1] {
+                return Err(Error::Internal(format!(
+                    "fused region {lo}..={hi} on axis {ax} spans chunks {:?}",
+                    offs
+                )));
+            }
+            block.push(k);
+            local.axes[ax].start -= offs[k] as i64;
+        }
+        local.src_shape = a.chunks().block_shape(&block);
+        let t = self.block_task(a, &block)?;
+        let slot = match leaves.iter().position(|&l| l == t) {
+            Some(s) => s,
+            None => {
+                leaves.push(t);
+                leaves.len() - 1
+            }
+        };
+        Ok(pb.input(slot, a.dtype(), local))
     }
 }
 
