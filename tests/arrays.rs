@@ -450,10 +450,13 @@ fn headline_small_is_right_and_fuses() {
     assert!((v - want).abs() / want < 1e-3, "{v} vs {want}");
     // One fused task per chunk plus the tree: no separate random/add/slice tasks.
     assert!(y.num_tasks().unwrap() <= 16 + 2, "{}", y.explain().unwrap());
-    assert!(y
-        .explain()
-        .unwrap()
-        .contains("slice pushed into random source"));
+    let plan = y.explain().unwrap();
+    assert!(plan.contains("slice pushed into random source"), "{plan}");
+    // The chunk program generates, adds and reduces in one pass; the plan states its
+    // projected peak memory.
+    assert!(plan.contains("= random Normal"), "{plan}");
+    assert!(plan.contains("out sum("), "{plan}");
+    assert!(plan.contains("projected peak memory:"), "{plan}");
     // Transposed fusion: (x + x.T) is symmetric.
     let s = (&x + &x.transpose().unwrap()).unwrap();
     let d = (&s - &s.transpose().unwrap())

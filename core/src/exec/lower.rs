@@ -70,7 +70,9 @@ impl Plan {
                     if p.is_source() {
                         sources += 1;
                     }
-                    if example.is_none_or(|e| p.nodes.len() > e.nodes.len()) {
+                    // The first program in plan order is a chunk program of the
+                    // deepest fused stage (the reduction tree comes after it).
+                    if example.is_none() {
                         example = Some(p);
                     }
                 }
@@ -99,8 +101,21 @@ impl Plan {
             ")\nlargest task output: {}\n",
             crate::chunks::format_bytes(peak)
         ));
+        match super::scheduler::planned_threads() {
+            Ok(threads) => {
+                let p = super::scheduler::project(self, threads);
+                s.push_str(&format!(
+                    "projected peak memory: {} on {} worker(s) (results {}, largest task with its inputs {}; compare memory-limit)\n",
+                    crate::chunks::format_bytes(p.projected),
+                    p.threads,
+                    crate::chunks::format_bytes(p.outputs),
+                    crate::chunks::format_bytes(p.worst)
+                ));
+            }
+            Err(e) => s.push_str(&format!("projected peak memory: unknown ({e})\n")),
+        }
         if let Some(p) = example {
-            s.push_str("largest fused program (one per chunk):\n");
+            s.push_str("fused chunk program (first of its stage):\n");
             for line in p.describe().lines() {
                 s.push_str("  ");
                 s.push_str(line);

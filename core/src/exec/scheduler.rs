@@ -271,11 +271,31 @@ fn effective_threads() -> Result<usize> {
     })
 }
 
-/// Compares the plan's projected peak with `memory-limit`.
-fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
-    let Some(limit) = crate::config::memory_limit()? else {
-        return Ok(());
-    };
+/// A plan's projected peak memory: the results it keeps, plus, per worker, the largest
+/// task's inputs and output held at once (dependency counting frees everything else).
+pub(crate) struct Projection {
+    /// Projected peak bytes.
+    pub projected: u64,
+    /// Bytes of the results.
+    pub outputs: u64,
+    /// The largest task's inputs plus output.
+    pub worst: u64,
+    /// That task.
+    pub worst_task: usize,
+    /// Workers assumed.
+    pub threads: usize,
+}
+
+/// Workers the configured scheduler runs.
+pub(crate) fn planned_threads() -> Result<usize> {
+    Ok(match crate::config::scheduler()? {
+        SchedulerKind::SingleThreaded => 1,
+        SchedulerKind::Threads => effective_threads()?,
+    })
+}
+
+/// Projects `plan`'s peak memory on `threads` workers.
+pub(crate) fn project(plan: &Plan, threads: usize) -> Projection {
     let outputs: u64 = plan
         .outputs
         .iter()
@@ -294,7 +314,27 @@ fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
         })
         .max()
         .unwrap_or((0, 0));
-    let projected = outputs + worst * threads as u64;
+    Projection {
+        projected: outputs + worst * threads as u64,
+        outputs,
+        worst,
+        worst_task,
+        threads,
+    }
+}
+
+/// Compares the plan's projected peak with `memory-limit`.
+fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
+    let Some(limit) = crate::config::memory_limit()? else {
+        return Ok(());
+    };
+    let Projection {
+        projected,
+        outputs,
+        worst,
+        worst_task,
+        threads,
+    } = project(plan, threads);
     if projected > limit {
         return Err(Error::MemoryLimit {
             projected,
@@ -312,10 +352,7 @@ fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
 /// Runs a plan; returns the output chunks and figures.
 fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
     let kind = crate::config::scheduler()?;
-    let threads = match kind {
-        SchedulerKind::SingleThreaded => 1,
-        SchedulerKind::Threads => effective_threads()?,
-    };
+    let threads = planned_threads()?;
     check_memory(plan, threads)?;
     let start = Instant::now();
     let state = State::new(plan);
