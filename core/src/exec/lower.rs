@@ -140,7 +140,8 @@ impl Plan {
 
 struct Lowerer {
     tasks: Vec<Task>,
-    memo: FxHashMap<(u64, Vec<usize>), usize>,
+    /// (node id, C-order block number) -> task.
+    memo: FxHashMap<(u64, u64), usize>,
     /// Config `optimize`: when false, every node below a program's root is its own
     /// materialised block (no fusion, no pushdown into sources).
     optimize: bool,
@@ -238,11 +239,16 @@ impl Lowerer {
     }
 
     fn block_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
-        if let Some(&t) = self.memo.get(&(a.id(), block.to_vec())) {
+        // The block's C-order number in the grid: a key without an allocation.
+        let flat = block
+            .iter()
+            .zip(a.chunks().sizes())
+            .fold(0u64, |acc, (&b, sizes)| acc * sizes.len() as u64 + b as u64);
+        if let Some(&t) = self.memo.get(&(a.id(), flat)) {
             return Ok(t);
         }
         let t = self.make_block_task(a, block)?;
-        self.memo.insert((a.id(), block.to_vec()), t);
+        self.memo.insert((a.id(), flat), t);
         Ok(t)
     }
 
