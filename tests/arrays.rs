@@ -4,76 +4,31 @@
 //! case is reproducible from its seed.
 
 use ndarray::{ArrayD, IxDyn};
-use tessera::chunks::{AxisChunks, ChunkSpec};
+use tessera::chunks::ChunkSpec;
 use tessera::random::{Distribution, RandomSpec};
 use tessera::{Array, DType, Index, RandomState, Scalar};
+use tessera_conformance::gen::Gen;
 
-/// A tiny deterministic stream for test parameters.
-struct Gen(u64, u64);
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.1 += 1;
-        let s = RandomSpec {
-            seed: self.0,
-            stream: 99,
-            dist: Distribution::RandInt {
-                low: 0,
-                high: i64::MAX,
-            },
-            dtype: DType::I64,
-        };
-        s.sample_i64(self.1) as u64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn shape(&mut self) -> Vec<usize> {
-        let nd = self.below(5);
-        (0..nd)
-            .map(|_| [0, 1, 2, 3, 5, 7, 9][self.below(7)])
-            .collect()
-    }
-    /// Irregular chunk sizes for every axis.
-    fn chunks(&mut self, shape: &[usize]) -> ChunkSpec {
-        ChunkSpec::PerAxis(
-            shape
-                .iter()
-                .map(|&n| {
-                    if n == 0 {
-                        return AxisChunks::Whole;
-                    }
-                    let mut v = Vec::new();
-                    let mut left = n;
-                    while left > 0 {
-                        let c = 1 + self.below(left);
-                        v.push(c);
-                        left -= c;
-                    }
-                    AxisChunks::Explicit(v)
-                })
-                .collect(),
-        )
-    }
-    fn data(&mut self, shape: &[usize]) -> ArrayD<f64> {
-        let seed = self.next();
-        let n: usize = shape.iter().product();
-        let s = RandomSpec {
-            seed,
-            stream: 0,
-            dist: Distribution::Normal {
-                mean: 0.0,
-                std: 3.0,
-            },
-            dtype: DType::F64,
-        };
-        ArrayD::from_shape_vec(
-            IxDyn(shape),
-            (0..n as u64)
-                .map(|i| (s.sample_f64(i) * 4.0).round() / 4.0)
-                .collect(),
-        )
-        .unwrap()
-    }
+/// Quarter-rounded normal data (exact in sums of modest size) from the case stream.
+fn data(g: &mut Gen, shape: &[usize]) -> ArrayD<f64> {
+    let seed = g.next_u64();
+    let n: usize = shape.iter().product();
+    let s = RandomSpec {
+        seed,
+        stream: 0,
+        dist: Distribution::Normal {
+            mean: 0.0,
+            std: 3.0,
+        },
+        dtype: DType::F64,
+    };
+    ArrayD::from_shape_vec(
+        IxDyn(shape),
+        (0..n as u64)
+            .map(|i| (s.sample_f64(i) * 4.0).round() / 4.0)
+            .collect(),
+    )
+    .unwrap()
 }
 
 fn close(a: &ArrayD<f64>, b: &ArrayD<f64>, what: &str) {
@@ -93,10 +48,10 @@ fn f64s(a: &Array) -> ArrayD<f64> {
 
 #[test]
 fn elementwise_matches_reference_on_random_shapes_and_chunks() {
-    let mut g = Gen(1, 0);
+    let mut g = Gen::new(1);
     for case in 0..40 {
-        let shape = g.shape();
-        let (a, b) = (g.data(&shape), g.data(&shape));
+        let shape = g.shape(0, 4);
+        let (a, b) = (data(&mut g, &shape), data(&mut g, &shape));
         let x = Array::from_ndarray(a.clone(), g.chunks(&shape), Some("cpu")).unwrap();
         let y = Array::from_ndarray(b.clone(), g.chunks(&shape), Some("cpu")).unwrap();
         let ctx = format!("case {case} shape {shape:?}");
@@ -244,14 +199,14 @@ fn naive_reduce(a: &ArrayD<f64>, axes: &[usize], f: impl Fn(&[f64]) -> f64) -> A
 
 #[test]
 fn reductions_match_reference_over_axis_sets() {
-    let mut g = Gen(2, 0);
+    let mut g = Gen::new(2);
     let _g = tessera::config::set(&[("array.split-every", "2")]).unwrap();
     for case in 0..30 {
-        let mut shape = g.shape();
+        let mut shape = g.shape(0, 4);
         if shape.is_empty() {
             shape = vec![4];
         }
-        let a = g.data(&shape);
+        let a = data(&mut g, &shape);
         let x = Array::from_ndarray(a.clone(), g.chunks(&shape), Some("cpu")).unwrap();
         let axes: Vec<usize> = (0..shape.len()).filter(|_| g.below(2) == 1).collect();
         let ctx = format!("case {case} shape {shape:?} axes {axes:?}");
@@ -519,9 +474,9 @@ fn structure_ops_match_reference() {
 
 #[test]
 fn matmul_and_tensordot_match_naive() {
-    let mut g = Gen(3, 0);
-    let a = g.data(&[5, 7]);
-    let b = g.data(&[7, 4]);
+    let mut g = Gen::new(3);
+    let a = data(&mut g, &[5, 7]);
+    let b = data(&mut g, &[7, 4]);
     let x = Array::from_ndarray(a.clone(), [2usize, 3], Some("cpu")).unwrap();
     let y = Array::from_ndarray(b.clone(), [4usize, 2], Some("cpu")).unwrap();
     let want = a
