@@ -362,6 +362,18 @@ enum Sink {
     Reduce(ReduceSink),
 }
 
+impl Sink {
+    /// Appends the partial result of the next segment (see `run`: only sums, counts,
+    /// any and all are split, whose partials combine by `+`, `|`, `&`).
+    fn merge(&mut self, next: Sink) {
+        match (self, next) {
+            (Sink::Dense { data, .. }, Sink::Dense { data: more, .. }) => data.extend(more),
+            (Sink::Reduce(a), Sink::Reduce(b)) => a.merge(b),
+            _ => unreachable!("segments have the same sinks"),
+        }
+    }
+}
+
 impl ReduceSink {
     fn new(op: ReduceOp, input: DType, shape: &[usize], axes: &[usize]) -> ReduceSink {
         let mut out_shape = shape.to_vec();
@@ -550,6 +562,26 @@ impl ReduceSink {
         }
     }
 
+    /// Folds the partial accumulators of a later segment into these.
+    fn merge(&mut self, other: ReduceSink) {
+        let op = self.op;
+        match (&mut self.acc, other.acc) {
+            (Acc::F(a), Acc::F(b)) => a.iter_mut().zip(b).for_each(|(x, y)| *x += y),
+            (Acc::U(a), Acc::U(b)) => a
+                .iter_mut()
+                .zip(b)
+                .for_each(|(x, y)| *x = x.wrapping_add(y)),
+            (Acc::I(a), Acc::I(b)) => a.iter_mut().zip(b).for_each(|(x, y)| {
+                *x = match op {
+                    ReduceOp::Any => *x | y,
+                    ReduceOp::All => *x & y,
+                    _ => x.wrapping_add(y),
+                }
+            }),
+            _ => unreachable!("segments have the same accumulators"),
+        }
+    }
+
     /// Fast path for a run whose elements all fold into one accumulator (`t`): a sum or
     /// count over a contiguous slice of the tile, in tight loops the compiler vectorises
     /// (float sums use eight partial sums, combined pairwise). Returns false when the
@@ -702,25 +734,92 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
             _ => None,
         })
         .collect();
-    let mut sinks: Vec<Sink> = program
-        .outputs
-        .iter()
-        .map(|o| match &o.reduce {
-            Some(r) => Sink::Reduce(ReduceSink::new(
+    let new_sinks = || -> Vec<Sink> {
+        program
+            .outputs
+            .iter()
+            .map(|o| match &o.reduce {
+                Some(r) => Sink::Reduce(ReduceSink::new(
+                    r.op,
+                    program.dtypes[o.node],
+                    shape,
+                    &r.axes,
+                )),
+                None => Sink::Dense {
+                    dtype: program.dtypes[o.node],
+                    data: Vec::new(),
+                },
+            })
+            .collect()
+    };
+    let mergeable = program.outputs.iter().all(|o| {
+        o.reduce.as_ref().is_none_or(|r| {
+            matches!(
                 r.op,
-                program.dtypes[o.node],
-                shape,
-                &r.axes,
-            )),
-            None => Sink::Dense {
-                dtype: program.dtypes[o.node],
-                data: Vec::new(),
-            },
+                ReduceOp::Sum | ReduceOp::NanSum | ReduceOp::Count | ReduceOp::Any | ReduceOp::All
+            )
         })
-        .collect();
-    let mut start = 0;
-    while start < total {
-        let len = TILE.min(total - start);
+    });
+    let sinks = if total > SEGMENT && mergeable {
+        // Large chunk: fixed segments (independent of the thread count, so the result is
+        // too), in parallel inside a rayon pool (the threaded scheduler), one after the
+        // other outside it; partial results merge in segment order.
+        let segments: Vec<(usize, usize)> = (0..total)
+            .step_by(SEGMENT)
+            .map(|s| (s, (s + SEGMENT).min(total)))
+            .collect();
+        let run_segment = |&(lo, hi): &(usize, usize)| -> Result<Vec<Sink>> {
+            let mut sinks = new_sinks();
+            run_range(program, inputs, &lins, lo, hi, &mut sinks)?;
+            Ok(sinks)
+        };
+        let parts: Vec<Vec<Sink>> = if rayon::current_thread_index().is_some() {
+            use rayon::prelude::*;
+            segments
+                .par_iter()
+                .map(run_segment)
+                .collect::<Result<_>>()?
+        } else {
+            segments.iter().map(run_segment).collect::<Result<_>>()?
+        };
+        let mut parts = parts.into_iter();
+        let mut sinks = parts.next().unwrap_or_else(new_sinks);
+        for part in parts {
+            for (into, from) in sinks.iter_mut().zip(part) {
+                into.merge(from);
+            }
+        }
+        sinks
+    } else {
+        let mut sinks = new_sinks();
+        run_range(program, inputs, &lins, 0, total, &mut sinks)?;
+        sinks
+    };
+    Ok(sinks
+        .into_iter()
+        .map(|s| match s {
+            Sink::Dense { dtype, data } => dense_finish(shape, dtype, data),
+            Sink::Reduce(r) => r.finish(),
+        })
+        .collect())
+}
+
+/// Elements per segment when one large chunk is split across workers (128 tiles).
+const SEGMENT: usize = 128 * TILE;
+
+/// Runs the program's tiles over output elements `lo..hi` into `sinks`.
+fn run_range(
+    program: &Program,
+    inputs: &[&HostArray],
+    lins: &[Option<Linear>],
+    lo: usize,
+    hi: usize,
+    sinks: &mut [Sink],
+) -> Result<()> {
+    let shape = &program.shape;
+    let mut start = lo;
+    while start < hi {
+        let len = TILE.min(hi - start);
         let runs = runs_for(shape, start, len);
         let mut vals: Vec<Buf> = Vec::with_capacity(program.nodes.len());
         for (i, node) in program.nodes.iter().enumerate() {
@@ -769,7 +868,7 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
             };
             vals.push(v);
         }
-        for (o, sink) in program.outputs.iter().zip(&mut sinks) {
+        for (o, sink) in program.outputs.iter().zip(sinks.iter_mut()) {
             match sink {
                 Sink::Dense { data, .. } => {
                     // Move the tile out when nothing else reads it; copy otherwise.
@@ -785,13 +884,7 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
         }
         start += len;
     }
-    Ok(sinks
-        .into_iter()
-        .map(|s| match s {
-            Sink::Dense { dtype, data } => dense_finish(shape, dtype, data),
-            Sink::Reduce(r) => r.finish(),
-        })
-        .collect())
+    Ok(())
 }
 
 fn clone_buf(b: &Buf) -> Buf {
