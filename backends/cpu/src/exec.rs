@@ -118,7 +118,8 @@ fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
         .map(|(&s, &n)| (start / s) % n.max(1))
         .collect();
     let last = shape.len() - 1;
-    let mut runs = Vec::new();
+    // One run per row touched: at most len / row + 2.
+    let mut runs = Vec::with_capacity(len / shape[last].max(1) + 2);
     let mut pos = 0;
     while pos < len {
         let l = (shape[last] - coords[last]).min(len - pos);
