@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use tessera_core::chunks::{numel, ChunkSpec, Chunks};
-use tessera_core::program::{BinaryOp, UnaryOp};
+use tessera_core::program::{BinaryOp, ReduceOp, UnaryOp};
 use tessera_core::{Array, DType, HostArray, Index, RandomState, Result, Scalar};
 
 use super::{all, describe, floats, integers, numeric};
@@ -397,48 +397,55 @@ fn indexing() -> Vec<Family> {
     ]
 }
 
+/// A user-level reduction: one of the protocol's through `Array::reduce`, or one that
+/// core composes from them.
 #[derive(Clone, Copy)]
 enum Red {
-    Sum,
-    Prod,
-    Min,
-    Max,
-    Any,
-    All,
-    NanSum,
+    Op(ReduceOp),
     Mean,
     NanMean,
     Var,
     Std,
-    ArgMin,
-    ArgMax,
 }
 
 fn reductions() -> Vec<Family> {
-    let list = [
-        ("sum", Red::Sum, all()),
-        ("prod", Red::Prod, all()),
-        ("min", Red::Min, all()),
-        ("max", Red::Max, all()),
-        ("any", Red::Any, all()),
-        ("all", Red::All, all()),
-        ("nansum", Red::NanSum, numeric()),
+    let mut list: Vec<(&str, Red, Vec<DType>)> = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Min,
+        ReduceOp::Max,
+        ReduceOp::Any,
+        ReduceOp::All,
+        ReduceOp::NanSum,
+    ]
+    .into_iter()
+    .map(|op| {
+        let dtypes = if op == ReduceOp::NanSum {
+            numeric()
+        } else {
+            all()
+        };
+        (op.name(), Red::Op(op), dtypes)
+    })
+    .collect();
+    list.extend([
         ("mean", Red::Mean, numeric()),
         ("nanmean", Red::NanMean, numeric()),
         ("var", Red::Var, numeric()),
         ("std", Red::Std, numeric()),
-        ("argmin", Red::ArgMin, all()),
-        ("argmax", Red::ArgMax, all()),
-    ];
-    list.into_iter()
+    ]);
+    let mut v: Vec<Family> = list
+        .into_iter()
         .map(|(name, red, dtypes)| {
             fam(name, dtypes, move |s, g, d, v| {
                 let shape = g.shape(0, 4);
                 let tame = match red {
-                    Red::Prod => for_product,
-                    Red::Sum | Red::NanSum | Red::Mean | Red::NanMean | Red::Var | Red::Std => {
-                        for_sum
-                    }
+                    Red::Op(ReduceOp::Prod) => for_product,
+                    Red::Op(ReduceOp::Sum | ReduceOp::NanSum)
+                    | Red::Mean
+                    | Red::NanMean
+                    | Red::Var
+                    | Red::Std => for_sum,
                     _ => |h| h,
                 };
                 let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, tame)?;
@@ -456,41 +463,18 @@ fn reductions() -> Vec<Family> {
                 };
                 let scale = max_abs(&h);
                 let r = match red {
-                    Red::Sum => a.sum(axes_opt, keep)?,
-                    Red::Prod => a.prod(axes_opt, keep)?,
-                    Red::Min => a.min(axes_opt, keep)?,
-                    Red::Max => a.max(axes_opt, keep)?,
-                    Red::Any => a.any(axes_opt, keep)?,
-                    Red::All => a.all(axes_opt, keep)?,
-                    Red::NanSum => a.nansum(axes_opt, keep)?,
+                    Red::Op(op) => a.reduce(op, axes_opt, keep)?,
                     Red::Mean => a.mean(axes_opt, keep)?,
                     Red::NanMean => a.nanmean(axes_opt, keep)?,
                     Red::Var => a.var(axes_opt, ddof, keep)?,
                     Red::Std => a.std(axes_opt, ddof, keep)?,
-                    Red::ArgMin | Red::ArgMax => {
-                        let axis = if shape.is_empty() || g.chance(0.3) {
-                            None
-                        } else {
-                            Some(g.below(shape.len()))
-                        };
-                        let r = if matches!(red, Red::ArgMin) {
-                            a.argmin(axis, keep)?
-                        } else {
-                            a.argmax(axis, keep)?
-                        };
-                        return one(
-                            r,
-                            Tol::EXACT,
-                            format!("{desc}, axis {axis:?}, keepdims {keep}"),
-                        );
-                    }
                 };
                 let od = r.dtype();
                 let tol = match red {
-                    Red::Sum | Red::NanSum | Red::Mean | Red::NanMean => {
+                    Red::Op(ReduceOp::Sum | ReduceOp::NanSum) | Red::Mean | Red::NanMean => {
                         Tol::reduction(od, n, scale)
                     }
-                    Red::Prod => Tol::product(od, n, has_subnormal(&h)),
+                    Red::Op(ReduceOp::Prod) => Tol::product(od, n, has_subnormal(&h)),
                     Red::Var => Tol::reduction(od, n, scale * scale),
                     Red::Std => Tol::reduction(od, n, scale),
                     _ => Tol::EXACT,
@@ -502,7 +486,35 @@ fn reductions() -> Vec<Family> {
                 )
             })
         })
-        .collect()
+        .collect();
+    // argmin/argmax take one axis (or none: the flat position).
+    for max in [false, true] {
+        v.push(fam(
+            if max { "argmax" } else { "argmin" },
+            all(),
+            move |s, g, d, v| {
+                let shape = g.shape(0, 4);
+                let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+                let axis = if shape.is_empty() || g.chance(0.3) {
+                    None
+                } else {
+                    Some(g.below(shape.len()))
+                };
+                let keep = g.chance(0.4);
+                let r = if max {
+                    a.argmax(axis, keep)?
+                } else {
+                    a.argmin(axis, keep)?
+                };
+                one(
+                    r,
+                    Tol::EXACT,
+                    format!("{desc}, axis {axis:?}, keepdims {keep}"),
+                )
+            },
+        ));
+    }
+    v
 }
 
 fn structure() -> Vec<Family> {

@@ -169,21 +169,11 @@ impl RandomSpec {
     pub fn fill_f64(&self, idx: &[i64], out: &mut [f64]) {
         debug_assert_eq!(idx.len(), out.len());
         match (self.dist, self.dtype) {
-            (Distribution::RandInt { .. }, _) => {
+            // Uniform and integer samples are a few operations after Philox: element by
+            // element through the one definition.
+            (Distribution::RandInt { .. } | Distribution::Uniform { .. }, _) => {
                 for (o, &k) in out.iter_mut().zip(idx) {
                     *o = self.sample_f64(k as u64);
-                }
-            }
-            (Distribution::Uniform { low, high }, DType::F32) => {
-                let (lo, w) = (low as f32, high as f32 - low as f32);
-                for (o, &k) in out.iter_mut().zip(idx) {
-                    *o = (lo + w * unit_f32(self.bits(k as u64)[0])) as f64;
-                }
-            }
-            (Distribution::Uniform { low, high }, _) => {
-                for (o, &k) in out.iter_mut().zip(idx) {
-                    let r = self.bits(k as u64);
-                    *o = low + (high - low) * unit_f64(r[0], r[1]);
                 }
             }
             (Distribution::Normal { mean, std }, dtype) => {
