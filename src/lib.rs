@@ -19,7 +19,8 @@ pub use tessera_core::*;
 // Name every default backend crate so the linker keeps its `inventory::submit!`.
 pub use tessera_cpu;
 
-/// Every registered backend (array backends today), with kind and availability.
-pub fn backends() -> Vec<tessera_core::registry::BackendInfo> {
+/// Every registered backend (array backends today), with kind and availability,
+/// including configured plugins (an error when one of them fails to load).
+pub fn backends() -> Result<Vec<tessera_core::registry::BackendInfo>> {
     tessera_core::registry::backends()
 }

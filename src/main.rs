@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use tessera::backend::Availability;
 
 fn backends() -> tessera::Result<()> {
-    for info in tessera::backends() {
+    for info in tessera::backends()? {
         let status = match &info.availability {
             Availability::Available => "available".to_string(),
             Availability::Unavailable(why) => format!("unavailable: {why}"),

@@ -13,13 +13,15 @@
 //! Three ways in:
 //! 1. [`check_array_backend`] returns a [`Report`];
 //! 2. [`array_backend_tests!`] in a test file gives one `#[test]` per op and dtype;
-//! 3. the `tessera-conformance` binary checks any registered backend by name.
+//! 3. the `tessera-conformance` binary checks any registered backend by name, including
+//!    one loaded from a plugin library (`--plugin path/to/libx.so`).
 //!
 //! The crate also ships [`selftest`]: deliberately broken backends that the suite must
 //! catch, because a suite that passes everything proves nothing.
 
 pub mod case;
 pub mod cases;
+pub mod cdylib;
 pub mod compare;
 pub mod gen;
 pub mod macros;

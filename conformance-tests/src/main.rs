@@ -1,8 +1,11 @@
 //! `tessera-conformance`: run the conformance suite against a registered backend.
 //!
 //! ```text
-//! tessera-conformance --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
+//! tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
 //! ```
+//!
+//! `--plugin` loads a backend plugin library first (as `TESSERA_PLUGINS` would); with
+//! one plugin and no `--backend`, the plugin's backend is checked.
 //!
 //! Prints the op x dtype matrix, every failure with its rerun line, and a summary; exits 0
 //! when every case passed or was declared unsupported, 1 when any failed or errored, and 2
@@ -13,8 +16,10 @@ use std::process::ExitCode;
 
 use tessera_conformance::{cases, check_array_backend, selftest, Options, DEFAULT_SEED};
 
-const USAGE: &str = "usage: tessera-conformance --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
+const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
 
+  --plugin LIB     load a backend plugin library (repeatable); with one plugin, --backend
+                   defaults to the plugin's backend
   --backend NAME   a registered backend (`tessera backends` lists them), or selftest-broken
   --filter SPEC    ops (add, api.var), op/dtype (add/float32), case ids (add/float32/2),
                    or prefixes ending in * (api.*); comma-separated
@@ -24,6 +29,7 @@ const USAGE: &str = "usage: tessera-conformance --backend NAME [--filter OP[,OP.
   --quiet          print only failures and the summary";
 
 struct Args {
+    plugins: Vec<String>,
     backend: Option<String>,
     filter: Option<String>,
     seed: u64,
@@ -34,6 +40,7 @@ struct Args {
 
 fn parse() -> Result<Args, String> {
     let mut a = Args {
+        plugins: Vec::new(),
         backend: None,
         filter: None,
         seed: DEFAULT_SEED,
@@ -45,6 +52,7 @@ fn parse() -> Result<Args, String> {
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
         match arg.as_str() {
+            "--plugin" => a.plugins.push(value("--plugin")?),
             "--backend" => a.backend = Some(value("--backend")?),
             "--filter" => a.filter = Some(value("--filter")?),
             "--seed" => {
@@ -87,7 +95,22 @@ fn main() -> ExitCode {
         }
         return ExitCode::SUCCESS;
     }
-    let Some(name) = args.backend else {
+    let mut loaded = Vec::new();
+    for path in &args.plugins {
+        match tessera_core::plugin::load_plugin(path) {
+            Ok(b) => loaded.push(b.name().to_string()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let backend = match (args.backend, loaded.as_slice()) {
+        (Some(b), _) => Some(b),
+        (None, [only]) => Some(only.clone()),
+        (None, _) => None,
+    };
+    let Some(name) = backend else {
         eprintln!("error: --backend is required\n{USAGE}");
         return ExitCode::from(2);
     };
@@ -103,10 +126,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let plugin_args: String = args
+        .plugins
+        .iter()
+        .map(|p| format!("--plugin {p} "))
+        .collect();
     let options = Options {
         seed: args.seed,
         filter: args.filter,
-        rerun: None,
+        rerun: (!plugin_args.is_empty()).then(|| {
+            format!(
+                "tessera-conformance {plugin_args}--backend {name} --filter {{id}} --seed {{seed}}"
+            )
+        }),
     };
     if cases(options.filter.as_deref()).is_empty() {
         eprintln!(

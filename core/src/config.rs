@@ -84,6 +84,12 @@ pub const KEYS: &[Key] = &[
         default: "true",
         doc: "fuse blockwise chains and push slices into sources; `false` materialises every intermediate chunk, as Dask does (for comparisons and debugging)",
     },
+    Key {
+        name: "plugins",
+        env: "TESSERA_PLUGINS",
+        default: "",
+        doc: "backend plugins (shared libraries) to load: a TOML list of paths, or a path list in the environment (`:`-separated on Unix)",
+    },
 ];
 
 /// Where an effective value came from.
@@ -141,6 +147,7 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         }
         "array.backend" if value.trim().is_empty() => "a backend name",
         "optimize" if parse_bool(value).is_none() => "`true` or `false`",
+        "plugins" if value.starts_with('<') => "a list of paths to plugin libraries",
         _ => return Ok(()),
     };
     bad(expected)
@@ -172,7 +179,19 @@ fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>
             toml::Value::Boolean(b) => {
                 out.insert(name, b.to_string());
             }
-            // Arrays and datetimes are invalid for every key; `validate` reports them.
+            // A list of strings (`plugins = [...]`) becomes a platform path list.
+            toml::Value::Array(items) if name == "plugins" && items.iter().all(|i| i.is_str()) => {
+                let paths = items.iter().filter_map(|i| i.as_str());
+                match std::env::join_paths(paths) {
+                    Ok(joined) => {
+                        out.insert(name, joined.to_string_lossy().into_owned());
+                    }
+                    Err(_) => {
+                        out.insert(name, format!("<a path in {k} contains the list separator>"));
+                    }
+                }
+            }
+            // Other arrays and datetimes are invalid for every key; `validate` reports them.
             _ => {
                 out.insert(name, format!("<unsupported TOML value for {k}>"));
             }
@@ -422,6 +441,11 @@ fn parse_bool(v: &str) -> Option<bool> {
 pub fn optimize() -> Result<bool> {
     let (v, _) = get("optimize")?;
     parse_bool(&v).ok_or_else(|| Error::Config(format!("bad optimize '{v}'")))
+}
+
+/// `plugins`: the plugin library paths as one platform path list (may be empty).
+pub fn plugins() -> Result<String> {
+    Ok(get("plugins")?.0)
 }
 
 /// `memory-limit` in bytes, `None` when unlimited.

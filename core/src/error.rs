@@ -115,6 +115,40 @@ pub enum Error {
     #[error("internal error (a tessera bug): {0}")]
     Internal(String),
 
+    /// A plugin library could not be loaded (missing, not a library, no entry symbol, bad
+    /// declaration).
+    #[error("plugin {path}: {reason}")]
+    PluginLoad {
+        /// The library path.
+        path: String,
+        /// What was wrong.
+        reason: String,
+    },
+
+    /// A plugin was built for another version of the plugin ABI.
+    #[error("plugin {path} was built for tessera plugin ABI version {found}, but this tessera speaks version {expected}; rebuild the plugin against tessera-plugin-abi with ABI version {expected}")]
+    PluginAbi {
+        /// The library path.
+        path: String,
+        /// The plugin's ABI version.
+        found: u32,
+        /// This host's ABI version.
+        expected: u32,
+    },
+
+    /// A plugin broke the protocol at run time: it panicked, or returned malformed data
+    /// or a chunk that does not match the operation. The host refuses the result and
+    /// keeps running.
+    #[error("plugin backend '{backend}' failed in {op}: {detail}")]
+    Plugin {
+        /// The plugin backend's name.
+        backend: String,
+        /// The operation.
+        op: String,
+        /// What went wrong.
+        detail: String,
+    },
+
     /// An I/O error with the path it happened on.
     #[error("{path}: {source}")]
     Io {

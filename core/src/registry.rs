@@ -12,6 +12,7 @@
 //! with its reason; selecting it returns [`Error::Unavailable`] with that reason.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, RwLock};
 
 use crate::backend::{ArrayBackend, Availability, BackendRef};
@@ -52,12 +53,14 @@ impl std::fmt::Display for BackendKind {
 }
 
 /// How a backend got into the registry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
     /// `inventory::submit!` in a linked crate.
     Static,
     /// [`register_array_backend`] at run time.
     Runtime,
+    /// Loaded from a plugin library ([`crate::plugin::load_plugin`]).
+    Plugin(PathBuf),
 }
 
 /// One registry entry, as listed by [`backends`].
@@ -119,6 +122,15 @@ fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
 
 /// Registers an array backend at run time under its own name. A name clash is an error.
 pub fn register_array_backend(backend: BackendRef) -> Result<()> {
+    register(backend, Origin::Runtime)
+}
+
+/// Registers a backend loaded from the plugin library at `path`.
+pub(crate) fn register_plugin_backend(backend: BackendRef, path: &Path) -> Result<()> {
+    register(backend, Origin::Plugin(path.to_path_buf()))
+}
+
+fn register(backend: BackendRef, origin: Origin) -> Result<()> {
     let name = backend.name().to_string();
     let mut reg = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
     if reg.array.contains_key(&name) {
@@ -132,7 +144,7 @@ pub fn register_array_backend(backend: BackendRef) -> Result<()> {
             kind: BackendKind::Array,
             backend: matches!(availability, Availability::Available).then_some(backend),
             availability,
-            origin: Origin::Runtime,
+            origin,
         },
     );
     Ok(())
@@ -147,8 +159,9 @@ pub fn ensure_array_backend(backend: BackendRef) -> Result<BackendRef> {
     }
 }
 
-/// Looks up an array backend by name.
+/// Looks up an array backend by name (loading configured plugins first).
 pub fn array_backend(name: &str) -> Result<BackendRef> {
+    crate::plugin::load_configured()?;
     let reg = read();
     match reg.array.get(name) {
         Some(info) => match (&info.availability, &info.backend) {
@@ -183,9 +196,11 @@ fn describe_names(reg: &Registry) -> String {
         .join(", ")
 }
 
-/// Every registered backend with its kind and availability.
-pub fn backends() -> Vec<BackendInfo> {
-    read().array.values().cloned().collect()
+/// Every registered backend with its kind and availability (loading configured plugins
+/// first; one that fails to load is an error).
+pub fn backends() -> Result<Vec<BackendInfo>> {
+    crate::plugin::load_configured()?;
+    Ok(read().array.values().cloned().collect())
 }
 
 /// Names of the registered array backends.
