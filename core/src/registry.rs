@@ -194,6 +194,7 @@ fn describe_names(reg: &Registry) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+        + "; a backend from a plugin library is loaded with `plugins = [...]` in tessera.toml or TESSERA_PLUGINS"
 }
 
 /// Every registered backend with its kind and availability (loading configured plugins

@@ -21,6 +21,7 @@ use arrow_array::types::{
     UInt64Type, UInt8Type,
 };
 use arrow_array::{Array as _, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
+use arrow_buffer::ScalarBuffer;
 use arrow_schema::{DataType, Field};
 use ndarray::{ArrayD, IxDyn};
 use tessera_plugin_abi::{FFI_ArrowArray, FFI_ArrowSchema, SHAPE_METADATA_KEY};
@@ -79,7 +80,8 @@ fn primitive<T: ArrowPrimitiveType>(a: ArrayD<T::Native>) -> arrow_data::ArrayDa
     } else {
         a.iter().copied().collect()
     };
-    PrimitiveArray::<T>::from_iter_values(flat).into_data()
+    // Zero-copy: the Vec becomes the Arrow buffer, freed by this side's release callback.
+    PrimitiveArray::<T>::new(ScalarBuffer::from(flat), None).into_data()
 }
 
 /// Exports a host array as a flat Arrow array plus a schema carrying its shape.
