@@ -49,7 +49,9 @@ fn per_call(op: &str, direct: &dyn ArrayBackend, plugin: &dyn ArrayBackend) -> t
         "binary" => drop(black_box(b.binary(BinaryOp::Add, x, x))),
         _ => drop(black_box(b.to_host(x))),
     };
-    let (d, p) = best_pair(9, 20_000, &mut || call(direct, &xd), &mut || call(plugin, &xp));
+    let (d, p) = best_pair(9, 20_000, &mut || call(direct, &xd), &mut || {
+        call(plugin, &xp)
+    });
     for (name, s) in [("loops (linked)", d), ("loops (plugin)", p)] {
         println!(
             "{{\"bench\":\"plugin_call\",\"backend\":\"{name}\",\"op\":\"{op}\",\"us_per_call\":{:.3}}}",
@@ -77,7 +79,9 @@ fn per_byte(name: &str, b: &dyn ArrayBackend, n: usize) -> tessera::Result<(f64,
         &mut || drop(black_box(b.to_host(&chunk))),
     );
     if b.to_host(&chunk)? != host {
-        return Err(tessera::Error::Internal(format!("{name}: round trip changed the data")));
+        return Err(tessera::Error::Internal(format!(
+            "{name}: round trip changed the data"
+        )));
     }
     println!(
         "{{\"bench\":\"plugin_bytes\",\"backend\":\"{name}\",\"bytes\":{bytes},\"from_host_gb_s\":{:.2},\"to_host_gb_s\":{:.2}}}",

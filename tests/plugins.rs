@@ -267,3 +267,71 @@ fn plugins_load_from_the_config_file_and_from_the_environment() {
     assert!(ok && text.lines().any(|l| l.starts_with("loops")), "{text}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// `target/<profile>/examples/NAME`: built by `cargo test` next to this test binary, or
+/// here when this test runs alone.
+fn example_binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>");
+    let path = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let status = Command::new(cargo)
+            .args(["build", "--quiet", "-p", "tessera", "--example", name])
+            .status()
+            .expect("run cargo");
+        assert!(status.success(), "cargo build --example {name} failed");
+    }
+    path
+}
+
+#[test]
+fn backend_switch_runs_unchanged_on_the_plugin_backend() {
+    let path = lib("tessera-plugin-example");
+    let exe = example_binary("backend_switch");
+    assert!(
+        exe.exists(),
+        "cargo test builds examples; {} is missing",
+        exe.display()
+    );
+    let dir = temp_dir("switch");
+    let run = |env: &[(&str, &std::ffi::OsStr)]| {
+        let mut cmd = Command::new(&exe);
+        cmd.current_dir(&dir).env("XDG_CONFIG_HOME", &dir);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("TESSERA_") {
+                cmd.env_remove(k);
+            }
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run backend_switch");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        let value = text
+            .lines()
+            .find_map(|l| l.strip_prefix("threads: "))
+            .unwrap_or_else(|| panic!("no result in:\n{text}"))
+            .to_string();
+        (text, value)
+    };
+    let (text, on_plugin) = run(&[
+        ("TESSERA_PLUGINS", path.as_os_str()),
+        ("TESSERA_ARRAY_BACKEND", std::ffi::OsStr::new("loops")),
+    ]);
+    assert!(
+        text.contains("array.backend = loops (env TESSERA_ARRAY_BACKEND)"),
+        "{text}"
+    );
+    assert!(text.contains("backend=loops"), "{text}");
+    let (_, on_cpu) = run(&[]);
+    assert_eq!(on_plugin, on_cpu);
+    std::fs::remove_dir_all(dir).ok();
+}
