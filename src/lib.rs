@@ -1,7 +1,7 @@
 //! # tessera
 //!
 //! Chunked n-d arrays whose compute runs on pluggable backends. This facade re-exports
-//! [`tessera_core`] and links the default backends (`cpu`), so that
+//! [`tessera_core`] and links the default backends (`cpu`, `sparse`), so that
 //! `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
 //!
 //! ```
@@ -18,6 +18,7 @@ pub use tessera_core::*;
 
 // Name every default backend crate so the linker keeps its `inventory::submit!`.
 pub use tessera_cpu;
+pub use tessera_sparse;
 
 /// Every registered backend (array backends today), with kind and availability,
 /// including configured plugins (an error when one of them fails to load).

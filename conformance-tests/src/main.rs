@@ -15,6 +15,8 @@
 use std::process::ExitCode;
 
 use tessera_conformance::{cases, check_array_backend, selftest, Options, DEFAULT_SEED};
+// Linked so `--backend sparse` finds it (its `inventory` registration survives linking).
+use tessera_sparse as _;
 
 const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
 

@@ -241,6 +241,14 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         evaluate_with_primitives(self, program, inputs)
     }
+
+    /// What [`Array::explain`](crate::Array::explain) should say about running `program`
+    /// here beyond the program itself — for example that a sparse backend must densify a
+    /// generator. Defaults to nothing.
+    fn plan_notes(&self, program: &Program) -> Vec<String> {
+        let _ = program;
+        Vec::new()
+    }
 }
 
 impl dyn ArrayBackend {

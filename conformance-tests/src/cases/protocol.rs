@@ -6,10 +6,11 @@
 //! random DAGs over inputs read through affine maps, generators, casts, unary, binary and
 //! `where` nodes, with and without a reduction epilogue.
 
+use ndarray::{ArrayD, IxDyn};
 use tessera_core::chunks::numel;
 use tessera_core::program::{BinaryOp, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
 use tessera_core::random::{Distribution, RandomSpec};
-use tessera_core::{AxisSlice, Chunk, DType, HostArray, Result};
+use tessera_core::{AxisSlice, Chunk, DType, Error, HostArray, Result, Scalar};
 
 use super::{all, describe, floats, index_map, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
@@ -39,8 +40,51 @@ fn input_with(
     tame: fn(HostArray) -> HostArray,
 ) -> Result<(HostArray, Chunk)> {
     let h = tame(g.host(shape, d, Values::of_variant(v)));
-    let c = s.upload(&h)?;
-    Ok((h, c))
+    if v != 1 || h.is_empty() {
+        let c = s.upload(&h)?;
+        return Ok((h, c));
+    }
+    // Variant 1 is a "background" input: about 70% of the elements equal one value (the
+    // first drawn), the rest are drawn data. The backend builds it with its own
+    // generators — `where(mask, data, full(value))` — so a backend that stores a fill
+    // value (sparse) meets non-zero fills in every op. A backend that lacks `where` or
+    // `full` for this dtype gets the same values uploaded instead.
+    let fill = h.get_flat(0).unwrap_or(Scalar::zero(d));
+    let mask: Vec<bool> = (0..h.len()).map(|_| g.chance(0.3)).collect();
+    let mask = HostArray::Bool(
+        ArrayD::from_shape_vec(IxDyn(shape), mask)
+            .map_err(|e| Error::Internal(format!("mask shape: {e}")))?,
+    );
+    let merged = where_host(&mask, &h, fill);
+    let caps = s.b().capabilities();
+    let c = if caps.supports("where", d)
+        && caps.supports("full", d)
+        && caps.supports("from_host", DType::Bool)
+    {
+        let data = s.upload(&h)?;
+        let m = s.upload(&mask)?;
+        let background = s.b().full(shape, fill)?;
+        s.b().where_(&m, &data, &background)?
+    } else {
+        s.upload(&merged)?
+    };
+    Ok((merged, c))
+}
+
+/// `where(mask, h, fill)` on the host.
+fn where_host(mask: &HostArray, h: &HostArray, fill: Scalar) -> HostArray {
+    let keep = mask.to_f64_vec();
+    let back = HostArray::full(h.shape(), fill, h.dtype());
+    tessera_core::dispatch_host!(h, a => {
+        let mut out = a.clone();
+        let b = tessera_core::host::HostElement::view(&back).expect("same dtype");
+        for ((o, &k), &f) in out.iter_mut().zip(&keep).zip(b.iter()) {
+            if k == 0.0 {
+                *o = f;
+            }
+        }
+        tessera_core::host::HostElement::wrap(out)
+    })
 }
 
 /// Every protocol family.

@@ -225,6 +225,57 @@ impl Array {
         ))
     }
 
+    /// Computes the array and returns its chunks, in C order of the block grid, still on
+    /// the backend (no copy to the host). Backends with their own chunk formats (sparse)
+    /// read them back with `downcast_chunk`.
+    pub fn compute_chunks(&self) -> Result<Vec<Chunk>> {
+        crate::exec::persist(self)
+    }
+
+    /// An array over chunks that already live on `backend`, one per block of `chunks` in C
+    /// order of the grid. Each chunk's owner, dtype and shape are checked against the grid.
+    pub fn from_chunks(parts: Vec<Chunk>, chunks: Chunks, backend: BackendRef) -> Result<Array> {
+        if parts.len() != chunks.count() {
+            return Err(Error::invalid(
+                "from_chunks",
+                format!(
+                    "{} chunks for a grid of {:?} ({} blocks)",
+                    parts.len(),
+                    chunks.grid(),
+                    chunks.count()
+                ),
+            ));
+        }
+        let dtype = parts.first().map_or(DType::F64, |c| c.dtype());
+        for (part, block) in parts.iter().zip(chunks.blocks()) {
+            if part.backend() != backend.name() {
+                return Err(Error::ForeignChunk {
+                    op: "from_chunks".into(),
+                    backend: backend.name().into(),
+                    owner: part.backend().into(),
+                });
+            }
+            let want = chunks.block_shape(&block);
+            if part.shape() != want.as_slice() || part.dtype() != dtype {
+                return Err(Error::invalid(
+                    "from_chunks",
+                    format!(
+                        "block {block:?} is {}{:?}; the grid needs {dtype}{:?}",
+                        part.dtype(),
+                        part.shape(),
+                        want.as_slice()
+                    ),
+                ));
+            }
+        }
+        Ok(Array::new(
+            Op::Stored(Arc::new(parts)),
+            dtype,
+            chunks,
+            backend,
+        ))
+    }
+
     /// The same data on backend `name` (a no-op when already there).
     pub fn to_backend(&self, name: &str) -> Result<Array> {
         if name == self.backend_name() {

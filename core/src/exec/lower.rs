@@ -134,6 +134,21 @@ impl Plan {
         if let Some(steps) = pushed {
             s.push_str(&format!("slice pushed into random source: steps {steps:?}, only kept elements are generated\n"));
         }
+        let mut notes: Vec<String> = Vec::new();
+        for t in &self.tasks {
+            if let TaskOp::Program(p) = &t.op {
+                for n in t.backend.plan_notes(p) {
+                    let line = format!("backend '{}': {n}", t.backend.name());
+                    if !notes.contains(&line) {
+                        notes.push(line);
+                    }
+                }
+            }
+        }
+        for n in notes {
+            s.push_str(&n);
+            s.push('\n');
+        }
         s
     }
 }
