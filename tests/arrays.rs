@@ -569,3 +569,24 @@ fn repr_shows_backend_and_chunks() {
     );
     assert!(x.to_backend("cpu").unwrap().id_eq(&x));
 }
+
+#[test]
+fn count_nonzero_counts_nan_and_negative_zero_as_numpy() {
+    let h = tessera::HostArray::F64(
+        ArrayD::from_shape_vec(IxDyn(&[2, 3]), vec![0.0, 1.5, -0.0, f64::NAN, 0.0, -2.0]).unwrap(),
+    );
+    for backend in ["cpu", "sparse"] {
+        let a = Array::from_host(h.clone(), 1, Some(backend)).unwrap();
+        assert_eq!(
+            a.count_nonzero(None, false).unwrap().compute_f64().unwrap(),
+            3.0
+        );
+        let cols = a
+            .count_nonzero(Some(&[0]), false)
+            .unwrap()
+            .compute()
+            .unwrap();
+        assert_eq!(cols.dtype(), DType::I64);
+        assert_eq!(cols.to_f64_vec(), vec![1.0, 1.0, 1.0]);
+    }
+}

@@ -190,6 +190,14 @@ impl Array {
         self.reduce(ReduceOp::Sum, axes, keepdims)
     }
 
+    /// Number of non-zero elements (`int64`; NaN counts as non-zero, as NumPy's
+    /// `count_nonzero`).
+    pub fn count_nonzero(&self, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
+        self.astype(DType::Bool)
+            .astype(DType::I64)
+            .sum(axes, keepdims)
+    }
+
     /// Product.
     pub fn prod(&self, axes: Option<&[usize]>, keepdims: bool) -> Result<Array> {
         self.reduce(ReduceOp::Prod, axes, keepdims)
