@@ -549,6 +549,22 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "matmul/float64", "matmul_float64");
             }
             #[test]
+            fn qr_float32() {
+                $crate::run_generated_test(backend(), "qr/float32", "qr_float32");
+            }
+            #[test]
+            fn qr_float64() {
+                $crate::run_generated_test(backend(), "qr/float64", "qr_float64");
+            }
+            #[test]
+            fn svd_float32() {
+                $crate::run_generated_test(backend(), "svd/float32", "svd_float32");
+            }
+            #[test]
+            fn svd_float64() {
+                $crate::run_generated_test(backend(), "svd/float64", "svd_float64");
+            }
+            #[test]
             fn negative_int8() {
                 $crate::run_generated_test(backend(), "negative/int8", "negative_int8");
             }

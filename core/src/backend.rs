@@ -82,7 +82,7 @@ pub enum Availability {
 ///
 /// Op names are those of [`UnaryOp::name`], [`BinaryOp::name`], [`ReduceOp::name`] and the
 /// structural ops: `from_host`, `to_host`, `full`, `random`, `iota`, `astype`, `where`,
-/// `slice`, `transpose`, `reshape`, `broadcast_to`, `concatenate`, `matmul`.
+/// `slice`, `transpose`, `reshape`, `broadcast_to`, `concatenate`, `matmul`, `qr`, `svd`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Capabilities {
     unsupported: BTreeSet<(String, DType)>,
@@ -155,6 +155,8 @@ impl Capabilities {
             "broadcast_to",
             "concatenate",
             "matmul",
+            "qr",
+            "svd",
         ];
         v.extend(UnaryOp::ALL.iter().map(|o| o.name()));
         v.extend(BinaryOp::ALL.iter().map(|o| o.name()));
@@ -242,6 +244,38 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         evaluate_with_primitives(self, program, inputs)
     }
 
+    /// Reduced QR of a 2-d float chunk `x` (m × n): `Q` (m × min(m, n)) with orthonormal
+    /// columns and upper-triangular `R` (min(m, n) × n), `x = Q R`.
+    ///
+    /// Optional: the default copies the chunk to the host and asks the `cpu` backend (which
+    /// implements it with faer), then copies the factors back — correct everywhere, native
+    /// where a backend overrides it (capability `qr`).
+    fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
+        let out = via_reference(self, "qr", x, |cpu, c| cpu.qr(c).map(|(q, r)| vec![q, r]))?;
+        let mut it = out.into_iter();
+        match (it.next(), it.next()) {
+            (Some(q), Some(r)) => Ok((q, r)),
+            _ => Err(Error::Internal("qr returned fewer than two factors".into())),
+        }
+    }
+
+    /// Thin SVD of a 2-d float chunk `x` (m × n): `U` (m × k), singular values `S` (k,
+    /// descending, non-negative) and `Vt` (k × n), k = min(m, n), `x = U diag(S) Vt`.
+    ///
+    /// Optional, with the same host default as [`ArrayBackend::qr`] (capability `svd`).
+    fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
+        let out = via_reference(self, "svd", x, |cpu, c| {
+            cpu.svd(c).map(|(u, s, vt)| vec![u, s, vt])
+        })?;
+        let mut it = out.into_iter();
+        match (it.next(), it.next(), it.next()) {
+            (Some(u), Some(s), Some(vt)) => Ok((u, s, vt)),
+            _ => Err(Error::Internal(
+                "svd returned fewer than three factors".into(),
+            )),
+        }
+    }
+
     /// What [`Array::explain`](crate::Array::explain) should say about running `program`
     /// here beyond the program itself — for example that a sparse backend must densify a
     /// generator. Defaults to nothing.
@@ -249,6 +283,34 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         let _ = program;
         Vec::new()
     }
+}
+
+/// Runs a block kernel on the registered `cpu` backend through the host, for backends
+/// that do not implement it: `x` goes to the host and into a `cpu` chunk, the results come
+/// back the same way.
+fn via_reference<B: ArrayBackend + ?Sized>(
+    backend: &B,
+    op: &str,
+    x: &Chunk,
+    f: impl FnOnce(&dyn ArrayBackend, &Chunk) -> Result<Vec<Chunk>>,
+) -> Result<Vec<Chunk>> {
+    let cpu = crate::registry::array_backend("cpu").map_err(|_| Error::Unsupported {
+        backend: backend.name().to_string(),
+        op: op.to_string(),
+        dtype: x.dtype(),
+    })?;
+    if cpu.name() == backend.name() {
+        return Err(Error::Unsupported {
+            backend: backend.name().to_string(),
+            op: op.to_string(),
+            dtype: x.dtype(),
+        });
+    }
+    let c = cpu.from_host(&backend.to_host(x)?)?;
+    f(cpu.as_ref(), &c)?
+        .iter()
+        .map(|r| backend.from_host(&cpu.to_host(r)?))
+        .collect()
 }
 
 impl dyn ArrayBackend {

@@ -308,6 +308,20 @@ impl ArrayBackend for CpuBackend {
         )?))
     }
 
+    fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
+        let (q, r) = crate::linalg::qr(self.host(x, "qr")?)?;
+        Ok((CpuBackend::wrap(q), CpuBackend::wrap(r)))
+    }
+
+    fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
+        let (u, s, vt) = crate::linalg::svd(self.host(x, "svd")?)?;
+        Ok((
+            CpuBackend::wrap(u),
+            CpuBackend::wrap(s),
+            CpuBackend::wrap(vt),
+        ))
+    }
+
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         let hosts: Vec<&HostArray> = inputs
             .iter()

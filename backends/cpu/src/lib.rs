@@ -12,6 +12,7 @@
 mod backend;
 mod exec;
 mod kernels;
+mod linalg;
 
 pub use backend::{CpuBackend, CpuChunk};
 

@@ -71,6 +71,53 @@ fn input_with(
     Ok((merged, c))
 }
 
+/// Finite, moderate data for factorisations: non-finite values become 0.5, magnitudes
+/// are capped at 1e6 (a NaN has no SVD to compare).
+fn finite(h: HostArray) -> HostArray {
+    let v: Vec<f64> = h
+        .to_f64_vec()
+        .into_iter()
+        .map(|x| {
+            if x.is_finite() {
+                x.clamp(-1e6, 1e6)
+            } else {
+                0.5
+            }
+        })
+        .collect();
+    let shape = h.shape().to_vec();
+    HostArray::F64(ArrayD::from_shape_vec(IxDyn(&shape), v).expect("same shape")).cast(h.dtype())
+}
+
+/// `a @ b` (or `a^T @ b` with `transpose_a`) of 2-d host arrays, in `f64`.
+fn matmul_host(a: &HostArray, b: &HostArray, transpose_a: bool) -> HostArray {
+    let (sa, sb) = (a.shape(), b.shape());
+    let (av, bv) = (a.to_f64_vec(), b.to_f64_vec());
+    let (m, k) = if transpose_a {
+        (sa[1], sa[0])
+    } else {
+        (sa[0], sa[1])
+    };
+    let n = sb[1];
+    let at = |i: usize, p: usize| {
+        if transpose_a {
+            av[p * sa[1] + i]
+        } else {
+            av[i * sa[1] + p]
+        }
+    };
+    let out: Vec<f64> = (0..m * n)
+        .map(|ij| (0..k).map(|p| at(ij / n, p) * bv[p * n + ij % n]).sum())
+        .collect();
+    HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[m, n]), out).expect("m x n"))
+}
+
+/// A 1-d `f64` host array.
+fn vec_host(v: Vec<f64>) -> HostArray {
+    let n = v.len();
+    HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("1-d"))
+}
+
 /// `where(mask, h, fill)` on the host.
 fn where_host(mask: &HostArray, h: &HostArray, fill: Scalar) -> HostArray {
     let keep = mask.to_f64_vec();
@@ -305,6 +352,78 @@ pub fn families() -> Vec<Family> {
                 tol,
                 format!("a: {d}[{m}, {k}], b: {d}[{k}, {n}]"),
             ))
+        }),
+        fam("qr", floats(), |s, g, d, v| {
+            let (m, n) = (g.dim().max(1), g.dim().max(1));
+            let (hx, x) = input_with(s, g, &[m, n], d, v, finite)?;
+            let (q, r) = s.b().qr(&x)?;
+            let (q, r) = (s.download(&q)?, s.download(&r)?);
+            let k = m.min(n);
+            if q.shape() != [m, k] || r.shape() != [k, n] {
+                return Err(tessera_core::Error::shape(
+                    "qr",
+                    format!(
+                        "factors {:?} and {:?} for a {m}x{n} input",
+                        q.shape(),
+                        r.shape()
+                    ),
+                ));
+            }
+            // The factors are unique only up to signs: compare what is not — the product,
+            // the orthonormality of Q, and R's zero lower triangle.
+            let lower: Vec<f64> = (0..k * n)
+                .filter(|&i| i % n < i / n)
+                .map(|i| r.to_f64_vec()[i])
+                .collect();
+            let tol = Tol::reduction(d, m.max(n), max_abs(&hx).max(1.0)).max(Tol::arithmetic(d));
+            Ok(Produced {
+                out: vec![
+                    matmul_host(&q, &r, false),
+                    matmul_host(&q, &q, true),
+                    vec_host(lower),
+                ],
+                tol,
+                inputs: format!("x: {d}[{m}, {n}]; outputs Q R, Q^T Q, R below its diagonal"),
+            })
+        }),
+        fam("svd", floats(), |s, g, d, v| {
+            let (m, n) = (g.dim().max(1), g.dim().max(1));
+            let (hx, x) = input_with(s, g, &[m, n], d, v, finite)?;
+            let (u, sv, vt) = s.b().svd(&x)?;
+            let (u, sv, vt) = (s.download(&u)?, s.download(&sv)?, s.download(&vt)?);
+            let k = m.min(n);
+            if u.shape() != [m, k] || sv.shape() != [k] || vt.shape() != [k, n] {
+                return Err(tessera_core::Error::shape(
+                    "svd",
+                    format!(
+                        "factors {:?}, {:?}, {:?} for a {m}x{n} input",
+                        u.shape(),
+                        sv.shape(),
+                        vt.shape()
+                    ),
+                ));
+            }
+            // Singular values are unique; vectors only up to sign: compare U diag(S) Vt,
+            // U^T U and S itself.
+            let svals = sv.to_f64_vec();
+            let mut us = u.to_f64_vec();
+            for (i, e) in us.iter_mut().enumerate() {
+                *e *= svals[i % k];
+            }
+            let us = tessera_core::HostArray::F64(
+                ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[m, k]), us)
+                    .map_err(|e| tessera_core::Error::Internal(e.to_string()))?,
+            );
+            let tol = Tol::reduction(d, m.max(n), max_abs(&hx).max(1.0)).max(Tol::arithmetic(d));
+            Ok(Produced {
+                out: vec![
+                    matmul_host(&us, &vt, false),
+                    matmul_host(&u, &u, true),
+                    vec_host(svals),
+                ],
+                tol,
+                inputs: format!("x: {d}[{m}, {n}]; outputs U S Vt, U^T U, S"),
+            })
         }),
     ];
     for op in UnaryOp::ALL {
