@@ -135,14 +135,12 @@ fn not_skinny(x: &Array, op: &str) -> Error {
 pub fn svd(x: &Array) -> Result<Svd> {
     let (_, _) = require_2d(x, "svd")?;
     if x.chunks().axis(1).len() == 1 {
-        let Qr { q, r } = tsqr(x)?;
-        let (ur, s, vt) = x.backend().svd(&one_chunk(&r)?)?;
-        let u = q.matmul(&single(&q, ur)?)?;
-        return Ok(Svd {
-            u,
-            s: single(&q, s)?,
-            vt: single(&q, vt)?,
-        });
+        let f = tsqr::factorize(x)?;
+        let (ur, s, vt) = f.x.backend().svd(&f.r)?;
+        let (s, vt) = (single(&f.x, s)?, single(&f.x, vt)?);
+        // U = Q U_R, folded into TSQR's last multiplication.
+        let u = f.q_times(Some(&ur))?;
+        return Ok(Svd { u, s, vt });
     }
     if x.chunks().axis(0).len() == 1 {
         // x = (x^T)^T = (U S V^T)^T = V S U^T.
