@@ -28,6 +28,8 @@ pub(crate) enum TaskOp {
     },
     /// Sum of `deps[2l] @ deps[2l+1]`.
     MatmulSum,
+    /// Elementwise sum of the deps (the tree over a matmul's partial products).
+    Sum,
     /// A user block function.
     MapBlocks {
         f: crate::array::BlockFn,
@@ -80,6 +82,7 @@ impl Plan {
                 TaskOp::Assemble { .. } => *other.entry("assemble (rechunk)").or_default() += 1,
                 TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
                 TaskOp::MatmulSum => *other.entry("matmul").or_default() += 1,
+                TaskOp::Sum => *other.entry("sum of partial products").or_default() += 1,
                 TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
                 TaskOp::Transfer { .. } => {
                     *other.entry("backend transfer (via host)").or_default() += 1
@@ -485,12 +488,30 @@ impl Lowerer {
             }
             Op::Matmul(x, y) => {
                 let kblocks = x.chunks().axis(1).len();
-                let mut deps = Vec::new();
+                // One task per contraction block, then a tree of sums with fan-in
+                // `split-every`: the inputs' blocks are consumed (and freed) one pair at a
+                // time instead of all being alive for one task.
+                let mut level = Vec::with_capacity(kblocks);
                 for l in 0..kblocks {
-                    deps.push(self.block_task(x, &[block[0], l])?);
-                    deps.push(self.block_task(y, &[l, block[1]])?);
+                    let deps = vec![
+                        self.block_task(x, &[block[0], l])?,
+                        self.block_task(y, &[l, block[1]])?,
+                    ];
+                    level.push(self.push(TaskOp::MatmulSum, deps, backend.clone(), bytes));
                 }
-                Ok(self.push(TaskOp::MatmulSum, deps, backend, bytes))
+                let fan_in = crate::config::split_every()?;
+                while level.len() > 1 {
+                    level = level
+                        .chunks(fan_in)
+                        .map(|g| match g {
+                            [one] => *one,
+                            _ => self.push(TaskOp::Sum, g.to_vec(), backend.clone(), bytes),
+                        })
+                        .collect();
+                }
+                level
+                    .pop()
+                    .ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
             }
             Op::MapBlocks(inputs, f) => {
                 let deps = inputs

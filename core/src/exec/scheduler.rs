@@ -68,6 +68,13 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
             }
             acc.ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
         }
+        TaskOp::Sum => {
+            let (first, rest) = deps
+                .split_first()
+                .ok_or_else(|| Error::Internal("a sum task with no inputs".into()))?;
+            rest.iter()
+                .try_fold(first.clone(), |acc, d| b.binary(BinaryOp::Add, &acc, d))
+        }
         TaskOp::MapBlocks {
             f,
             shape,
