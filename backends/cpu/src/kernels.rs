@@ -90,8 +90,12 @@ pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
         return Err(Error::shape("matmul", format!("{sa:?} @ {sb:?}")));
     }
     match (a, b) {
-        (HostArray::F64(x), HostArray::F64(y)) => Ok(HostArray::F64(dot2(x, y)?)),
-        (HostArray::F32(x), HostArray::F32(y)) => Ok(HostArray::F32(dot2(x, y)?)),
+        (HostArray::F64(x), HostArray::F64(y)) => Ok(HostArray::F64(
+            crate::linalg::gemm(x, y).map_or_else(|| dot2(x, y), Ok)?,
+        )),
+        (HostArray::F32(x), HostArray::F32(y)) => Ok(HostArray::F32(
+            crate::linalg::gemm(x, y).map_or_else(|| dot2(x, y), Ok)?,
+        )),
         (HostArray::Bool(_), _) => Err(Error::dtype(
             "matmul",
             DType::Bool,

@@ -16,7 +16,10 @@ use ndarray::{Array2, ArrayD, ArrayView2, Ix2};
 use tessera_core::{DType, Error, HostArray, Result};
 
 /// Element types faer factorises.
-trait Real: faer::traits::RealField + Copy + tessera_core::host::HostElement {}
+pub(crate) trait Real:
+    faer::traits::RealField + Copy + tessera_core::host::HostElement
+{
+}
 impl Real for f64 {}
 impl Real for f32 {}
 
@@ -26,6 +29,26 @@ fn to_faer<T: Real>(a: ArrayView2<'_, T>) -> Mat<T> {
 
 fn from_faer<T: Real>(m: MatRef<'_, T>) -> ArrayD<T> {
     Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)]).into_dyn()
+}
+
+/// `x @ y` for contiguous 2-d float arrays with faer's GEMM (single-threaded: chunks run
+/// in parallel); `None` when a layout is not contiguous C order (the caller falls back).
+pub fn gemm<T: Real>(x: &ArrayD<T>, y: &ArrayD<T>) -> Option<ArrayD<T>> {
+    let (&[m, k], &[k2, n]) = (x.shape(), y.shape()) else {
+        return None;
+    };
+    if k != k2 {
+        return None;
+    }
+    let (xs, ys) = (x.as_slice()?, y.as_slice()?);
+    let mut out = vec![T::zero_impl(); m * n];
+    {
+        let dst = MatMut::from_row_major_slice_mut(&mut out, m, n);
+        let a = MatRef::from_row_major_slice(xs, m, k);
+        let b = MatRef::from_row_major_slice(ys, k, n);
+        matmul(dst, Accum::Replace, a, b, T::one_impl(), Par::Seq);
+    }
+    ArrayD::from_shape_vec(ndarray::IxDyn(&[m, n]), out).ok()
 }
 
 /// The 2-d float view of a host array, or the error that says why not.
