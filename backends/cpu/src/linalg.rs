@@ -115,7 +115,7 @@ fn cholqr2(a: &[f64], m: usize, n: usize) -> Option<(Vec<f64>, Mat<f64>)> {
         .flat_map(|i| (0..n).map(move |j| (i, j)))
         .map(|(i, j)| (g2[(i, j)] - if i == j { 1.0 } else { 0.0 }).abs())
         .fold(0.0, f64::max);
-    if !(off < 0.1) {
+    if off.is_nan() || off >= 0.1 {
         return None;
     }
     let r2 = chol_r(q1m)?;
