@@ -244,6 +244,14 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         evaluate_with_primitives(self, program, inputs)
     }
 
+    /// The chunk's data when it already is a host array in this process (the CPU
+    /// backend's chunks), so `compute()` can copy it into the result once instead of
+    /// cloning it first. Defaults to `None` (the data is copied with `to_host`).
+    fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
+        let _ = chunk;
+        None
+    }
+
     /// Reduced QR of a 2-d float chunk `x` (m × n): `Q` (m × min(m, n)) with orthonormal
     /// columns and upper-triangular `R` (min(m, n) × n), `x = Q R`.
     ///

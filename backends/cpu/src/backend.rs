@@ -308,6 +308,10 @@ impl ArrayBackend for CpuBackend {
         )?))
     }
 
+    fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
+        self.host(chunk, "to_host").ok()
+    }
+
     fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
         let (q, r) = crate::linalg::qr(self.host(x, "qr")?)?;
         Ok((CpuBackend::wrap(q), CpuBackend::wrap(r)))

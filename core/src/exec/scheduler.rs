@@ -458,6 +458,47 @@ fn assemble_host(a: &Array, chunks: &[Chunk]) -> Result<HostArray> {
     if chunks.len() == 1 {
         return Ok(backend.to_host(&chunks[0])?.into_standard_layout());
     }
+    // Blocks stacked along axis 0 only: the result is their C-order data one after the
+    // other — one copy per element, no zero-filled buffer first.
+    if grid.iter().skip(1).all(|&g| g == 1) {
+        fn concat<T: HostElement>(
+            parts: &[std::borrow::Cow<'_, HostArray>],
+            shape: &[usize],
+        ) -> Result<HostArray> {
+            let mut flat: Vec<T> = Vec::with_capacity(shape.iter().product());
+            for p in parts {
+                let v = p.view_typed::<T>()?;
+                match v.as_slice() {
+                    Some(s) => flat.extend_from_slice(s),
+                    None => flat.extend(v.iter().copied()),
+                }
+            }
+            let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), flat)
+                .map_err(|e| Error::Internal(format!("assembling blocks: {e}")))?;
+            Ok(T::wrap(a))
+        }
+        let parts: Vec<std::borrow::Cow<'_, HostArray>> = chunks
+            .iter()
+            .map(|c| match backend.host_view(c) {
+                Some(h) => Ok(std::borrow::Cow::Borrowed(h)),
+                None => backend.to_host(c).map(std::borrow::Cow::Owned),
+            })
+            .collect::<Result<_>>()?;
+        use crate::dtype::DType as D;
+        return match a.dtype() {
+            D::Bool => concat::<bool>(&parts, &shape),
+            D::I8 => concat::<i8>(&parts, &shape),
+            D::I16 => concat::<i16>(&parts, &shape),
+            D::I32 => concat::<i32>(&parts, &shape),
+            D::I64 => concat::<i64>(&parts, &shape),
+            D::U8 => concat::<u8>(&parts, &shape),
+            D::U16 => concat::<u16>(&parts, &shape),
+            D::U32 => concat::<u32>(&parts, &shape),
+            D::U64 => concat::<u64>(&parts, &shape),
+            D::F32 => concat::<f32>(&parts, &shape),
+            D::F64 => concat::<f64>(&parts, &shape),
+        };
+    }
     fn fill<T: HostElement>(
         out: &mut ndarray::ArrayD<T>,
         part: HostArray,
