@@ -465,14 +465,29 @@ fn assemble_host(a: &Array, chunks: &[Chunk]) -> Result<HostArray> {
             parts: &[std::borrow::Cow<'_, HostArray>],
             shape: &[usize],
         ) -> Result<HostArray> {
-            let mut flat: Vec<T> = Vec::with_capacity(shape.iter().product());
-            for p in parts {
-                let v = p.view_typed::<T>()?;
-                match v.as_slice() {
-                    Some(s) => flat.extend_from_slice(s),
-                    None => flat.extend(v.iter().copied()),
-                }
+            use rayon::prelude::*;
+            // Zeroed allocation (fresh pages cost nothing until touched), then every block
+            // copied into its own slice in parallel: the page faults of a large result are
+            // shared by the workers instead of serialised on one thread.
+            let mut flat: Vec<T> = vec![T::default(); shape.iter().product()];
+            let views: Vec<_> = parts
+                .iter()
+                .map(|p| p.view_typed::<T>())
+                .collect::<Result<_>>()?;
+            let mut slots: Vec<&mut [T]> = Vec::with_capacity(views.len());
+            let mut rest: &mut [T] = &mut flat;
+            for v in &views {
+                let (head, tail) = rest.split_at_mut(v.len().min(rest.len()));
+                slots.push(head);
+                rest = tail;
             }
+            slots
+                .into_par_iter()
+                .zip(views.par_iter())
+                .for_each(|(dst, v)| match v.as_slice() {
+                    Some(s) if s.len() == dst.len() => dst.copy_from_slice(s),
+                    _ => dst.iter_mut().zip(v.iter()).for_each(|(d, x)| *d = *x),
+                });
             let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), flat)
                 .map_err(|e| Error::Internal(format!("assembling blocks: {e}")))?;
             Ok(T::wrap(a))
