@@ -113,24 +113,23 @@ fn uniform_pass(
     out: &mut [f64],
 ) {
     let (s_lo, s_hi) = (stream as u32, (stream >> 32) as u32);
+    for (o, &k) in out.iter_mut().zip(idx) {
+        let r = philox4x32_10(
+            [k as u64 as u32, ((k as u64) >> 32) as u32, s_lo, s_hi],
+            key,
+        );
+        *o = uniform_value(low, high, single, r);
+    }
+}
+
+/// The uniform value of 128 random bits: the one definition, used element by element
+/// ([`RandomSpec::sample_f64`]) and in batches (`uniform_pass`).
+#[inline(always)]
+fn uniform_value(low: f64, high: f64, single: bool, r: [u32; 4]) -> f64 {
     if single {
-        let (lo, span) = (low as f32, high as f32 - low as f32);
-        for (o, &k) in out.iter_mut().zip(idx) {
-            let r = philox4x32_10(
-                [k as u64 as u32, ((k as u64) >> 32) as u32, s_lo, s_hi],
-                key,
-            );
-            *o = (lo + span * unit_f32(r[0])) as f64;
-        }
+        (low as f32 + (high as f32 - low as f32) * unit_f32(r[0])) as f64
     } else {
-        let span = high - low;
-        for (o, &k) in out.iter_mut().zip(idx) {
-            let r = philox4x32_10(
-                [k as u64 as u32, ((k as u64) >> 32) as u32, s_lo, s_hi],
-                key,
-            );
-            *o = low + span * unit_f64(r[0], r[1]);
-        }
+        low + (high - low) * unit_f64(r[0], r[1])
     }
 }
 
@@ -239,12 +238,7 @@ impl RandomSpec {
     fn float_from_bits(&self, r: [u32; 4]) -> f64 {
         match self.dist {
             Distribution::Uniform { low, high } => {
-                if self.dtype == DType::F32 {
-                    let u = unit_f32(r[0]);
-                    (low as f32 + (high as f32 - low as f32) * u) as f64
-                } else {
-                    low + (high - low) * unit_f64(r[0], r[1])
-                }
+                uniform_value(low, high, self.dtype == DType::F32, r)
             }
             Distribution::Normal { mean, std } => {
                 let z = box_muller(r);
