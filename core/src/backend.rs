@@ -69,6 +69,35 @@ pub struct AxisSlice {
     pub len: usize,
 }
 
+impl AxisSlice {
+    /// The index map reading `slices` (one per axis) out of a chunk of `src_shape`, and
+    /// the sliced shape; an [`Error::Invalid`] names a wrong count or an out-of-bounds
+    /// slice. Backends share it so they validate slices identically.
+    pub fn map(src_shape: &[usize], slices: &[AxisSlice]) -> Result<(IndexMap, Vec<usize>)> {
+        if slices.len() != src_shape.len() {
+            return Err(Error::invalid(
+                "slice",
+                format!("{} slices for a {}-d chunk", slices.len(), src_shape.len()),
+            ));
+        }
+        let shape: Vec<usize> = slices.iter().map(|s| s.len).collect();
+        let map = IndexMap {
+            src_shape: src_shape.to_vec(),
+            axes: slices
+                .iter()
+                .enumerate()
+                .map(|(a, s)| crate::program::AxisMap {
+                    start: s.start as i64,
+                    step: s.step as i64,
+                    out_axis: Some(a),
+                })
+                .collect(),
+        };
+        map.check(&shape).map_err(|e| Error::invalid("slice", e))?;
+        Ok((map, shape))
+    }
+}
+
 /// Whether a backend can run in this process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Availability {

@@ -188,26 +188,7 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        if slices.len() != x.shape().len() {
-            return Err(Error::invalid(
-                "slice",
-                format!("{} slices for a {}-d chunk", slices.len(), x.shape().len()),
-            ));
-        }
-        let shape: Vec<usize> = slices.iter().map(|s| s.len).collect();
-        let map = IndexMap {
-            src_shape: x.shape().to_vec(),
-            axes: slices
-                .iter()
-                .enumerate()
-                .map(|(a, s)| AxisMap {
-                    start: s.start as i64,
-                    step: s.step as i64,
-                    out_axis: Some(a),
-                })
-                .collect(),
-        };
-        map.check(&shape).map_err(|e| Error::invalid("slice", e))?;
+        let (map, shape) = AxisSlice::map(x.shape(), slices)?;
         self.single(&shape, std::slice::from_ref(x), None, |pb| {
             Ok(pb.input(0, x.dtype(), map))
         })

@@ -9,7 +9,7 @@
 
 use tessera_core::chunks::c_strides;
 use tessera_core::dtype::DTypeKind;
-use tessera_core::program::ReduceOp;
+use tessera_core::program::{ipow_i64, ReduceOp};
 use tessera_core::{DType, HostArray, Result};
 
 use crate::chunk::{reshape1, to_vec, vec1, zero, SparseChunk};
@@ -49,31 +49,6 @@ fn cells(x: &SparseChunk, axes: &[usize]) -> Cells {
         shape,
         of_entry,
     }
-}
-
-/// `a^k` with wrapping multiplication.
-fn wrapping_pow_i64(mut a: i64, mut k: u64) -> i64 {
-    let mut r: i64 = 1;
-    while k > 0 {
-        if k & 1 == 1 {
-            r = r.wrapping_mul(a);
-        }
-        a = a.wrapping_mul(a);
-        k >>= 1;
-    }
-    r
-}
-
-fn wrapping_pow_u64(mut a: u64, mut k: u64) -> u64 {
-    let mut r: u64 = 1;
-    while k > 0 {
-        if k & 1 == 1 {
-            r = r.wrapping_mul(a);
-        }
-        a = a.wrapping_mul(a);
-        k >>= 1;
-    }
-    r
 }
 
 fn min_max_f64(max: bool, a: f64, v: f64) -> f64 {
@@ -121,54 +96,72 @@ fn fold_f64(op: ReduceOp, vals: &[f64], fill: f64, cl: &Cells, explicit: &[u64])
     acc
 }
 
-/// Folds signed integers and bools (as 0/1), with wrapping arithmetic.
-fn fold_i64(op: ReduceOp, vals: &[i64], fill: i64, cl: &Cells, explicit: &[u64]) -> Vec<i64> {
-    let init = match op {
-        ReduceOp::Prod => 1,
-        ReduceOp::Min => i64::MAX,
-        ReduceOp::Max => i64::MIN,
-        _ => 0,
-    };
-    let mut acc = vec![init; cl.count];
-    for (&cell, &v) in cl.of_entry.iter().zip(vals) {
-        let a = &mut acc[cell];
-        match op {
-            ReduceOp::Sum | ReduceOp::NanSum => *a = a.wrapping_add(v),
-            ReduceOp::Prod => *a = a.wrapping_mul(v),
-            ReduceOp::Min => *a = (*a).min(v),
-            ReduceOp::Max => *a = (*a).max(v),
-            _ => {}
-        }
-    }
-    for (cell, a) in acc.iter_mut().enumerate() {
-        let k = cl.per_cell - explicit[cell];
-        if k == 0 {
-            continue;
-        }
-        match op {
-            ReduceOp::Sum | ReduceOp::NanSum => *a = a.wrapping_add(fill.wrapping_mul(k as i64)),
-            ReduceOp::Prod => *a = a.wrapping_mul(wrapping_pow_i64(fill, k)),
-            ReduceOp::Min => *a = (*a).min(fill),
-            ReduceOp::Max => *a = (*a).max(fill),
-            _ => {}
-        }
-    }
-    acc
+/// Integer accumulators: wrapping arithmetic as the reference, ordered as their type.
+trait IntAcc: Copy + Ord {
+    const ONE: Self;
+    const ZERO: Self;
+    const LEAST: Self;
+    const GREATEST: Self;
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// `self · k` and `self^k`, wrapping.
+    fn times(self, k: u64) -> Self;
+    fn pow(self, k: u64) -> Self;
 }
 
-/// Folds unsigned integers, with wrapping arithmetic.
-fn fold_u64(op: ReduceOp, vals: &[u64], fill: u64, cl: &Cells, explicit: &[u64]) -> Vec<u64> {
+impl IntAcc for i64 {
+    const ONE: i64 = 1;
+    const ZERO: i64 = 0;
+    const LEAST: i64 = i64::MIN;
+    const GREATEST: i64 = i64::MAX;
+    fn add(self, o: i64) -> i64 {
+        self.wrapping_add(o)
+    }
+    fn mul(self, o: i64) -> i64 {
+        self.wrapping_mul(o)
+    }
+    fn times(self, k: u64) -> i64 {
+        self.wrapping_mul(k as i64)
+    }
+    fn pow(self, k: u64) -> i64 {
+        ipow_i64(self, k as i64)
+    }
+}
+
+impl IntAcc for u64 {
+    const ONE: u64 = 1;
+    const ZERO: u64 = 0;
+    const LEAST: u64 = 0;
+    const GREATEST: u64 = u64::MAX;
+    fn add(self, o: u64) -> u64 {
+        self.wrapping_add(o)
+    }
+    fn mul(self, o: u64) -> u64 {
+        self.wrapping_mul(o)
+    }
+    fn times(self, k: u64) -> u64 {
+        self.wrapping_mul(k)
+    }
+    fn pow(self, k: u64) -> u64 {
+        // Wrapping products are the same bits signed or unsigned.
+        ipow_i64(self as i64, k as i64) as u64
+    }
+}
+
+/// Folds integers (signed, unsigned, bools as 0/1) per cell.
+fn fold_int<T: IntAcc>(op: ReduceOp, vals: &[T], fill: T, cl: &Cells, explicit: &[u64]) -> Vec<T> {
     let init = match op {
-        ReduceOp::Prod => 1,
-        ReduceOp::Min => u64::MAX,
-        _ => 0,
+        ReduceOp::Prod => T::ONE,
+        ReduceOp::Min => T::GREATEST,
+        ReduceOp::Max => T::LEAST,
+        _ => T::ZERO,
     };
     let mut acc = vec![init; cl.count];
     for (&cell, &v) in cl.of_entry.iter().zip(vals) {
         let a = &mut acc[cell];
         match op {
-            ReduceOp::Sum | ReduceOp::NanSum => *a = a.wrapping_add(v),
-            ReduceOp::Prod => *a = a.wrapping_mul(v),
+            ReduceOp::Sum | ReduceOp::NanSum => *a = a.add(v),
+            ReduceOp::Prod => *a = a.mul(v),
             ReduceOp::Min => *a = (*a).min(v),
             ReduceOp::Max => *a = (*a).max(v),
             _ => {}
@@ -180,8 +173,8 @@ fn fold_u64(op: ReduceOp, vals: &[u64], fill: u64, cl: &Cells, explicit: &[u64])
             continue;
         }
         match op {
-            ReduceOp::Sum | ReduceOp::NanSum => *a = a.wrapping_add(fill.wrapping_mul(k)),
-            ReduceOp::Prod => *a = a.wrapping_mul(wrapping_pow_u64(fill, k)),
+            ReduceOp::Sum | ReduceOp::NanSum => *a = a.add(fill.times(k)),
+            ReduceOp::Prod => *a = a.mul(fill.pow(k)),
             ReduceOp::Min => *a = (*a).min(fill),
             ReduceOp::Max => *a = (*a).max(fill),
             _ => {}
@@ -256,12 +249,12 @@ pub(crate) fn reduce(x: &SparseChunk, op: ReduceOp, axes: &[usize]) -> Result<Sp
             DTypeKind::UInt => {
                 let v = to_vec::<u64>(&x.vals.cast(DType::U64));
                 let f = x.fill.as_u64();
-                vec1(fold_u64(op, &v, f, &cl, &explicit)).cast(out)
+                vec1(fold_int(op, &v, f, &cl, &explicit)).cast(out)
             }
             DTypeKind::Int | DTypeKind::Bool => {
                 let v = to_vec::<i64>(&x.vals.cast(DType::I64));
                 let f = x.fill.as_i64();
-                vec1(fold_i64(op, &v, f, &cl, &explicit)).cast(out)
+                vec1(fold_int(op, &v, f, &cl, &explicit)).cast(out)
             }
         },
     };

@@ -5,7 +5,6 @@
 
 use tessera_core::backend::AxisSlice;
 use tessera_core::chunks::c_strides;
-use tessera_core::program::{AxisMap, IndexMap};
 use tessera_core::{Error, Result};
 
 use crate::chunk::SparseChunk;
@@ -30,26 +29,7 @@ pub(crate) fn encode(coords: &[usize], strides: &[usize]) -> u64 {
 
 /// Strided slice, one [`AxisSlice`] per axis (validated like the reference).
 pub(crate) fn slice(x: &SparseChunk, slices: &[AxisSlice]) -> Result<SparseChunk> {
-    if slices.len() != x.shape.len() {
-        return Err(Error::invalid(
-            "slice",
-            format!("{} slices for a {}-d chunk", slices.len(), x.shape.len()),
-        ));
-    }
-    let shape: Vec<usize> = slices.iter().map(|s| s.len).collect();
-    let map = IndexMap {
-        src_shape: x.shape.clone(),
-        axes: slices
-            .iter()
-            .enumerate()
-            .map(|(a, s)| AxisMap {
-                start: s.start as i64,
-                step: s.step as i64,
-                out_axis: Some(a),
-            })
-            .collect(),
-    };
-    map.check(&shape).map_err(|e| Error::invalid("slice", e))?;
+    let (_, shape) = AxisSlice::map(&x.shape, slices)?;
     let (src, dst) = (c_strides(&x.shape), c_strides(&shape));
     let mut c = vec![0; shape.len()];
     let mut pairs = Vec::new();
