@@ -91,15 +91,13 @@ fn inc(lin: &Linear) -> i64 {
 
 /// Every element index of the tile, in order, through a linear form.
 fn indices(lin: &Linear, runs: &[Run], n: usize) -> Vec<i64> {
-    let mut v = vec![0i64; n];
-    let mut at = 0;
+    // Built by extension: no zero-fill before the values are written.
+    let mut v = Vec::with_capacity(n);
     for r in runs {
         let (b, s) = (base(lin, &r.coords), inc(lin));
-        for (j, o) in v[at..at + r.len].iter_mut().enumerate() {
-            *o = b + j as i64 * s;
-        }
-        at += r.len;
+        v.extend((0..r.len as i64).map(|j| b + j * s));
     }
+    debug_assert_eq!(v.len(), n);
     v
 }
 
@@ -834,16 +832,13 @@ fn run_range(
                 Node::Random { spec, .. } => {
                     let idx = indices(lins[i].as_ref().expect("leaf"), &runs, len);
                     match dtype {
-                        DType::F64 => {
-                            let mut out = vec![0.0; idx.len()];
-                            spec.fill_f64(&idx, &mut out);
-                            Buf::F64(out)
-                        }
-                        DType::F32 => {
-                            let mut out = vec![0.0; idx.len()];
-                            spec.fill_f64(&idx, &mut out);
-                            Buf::F32(out.into_iter().map(|v| v as f32).collect())
-                        }
+                        DType::F64 => Buf::F64(spec.sample_batch(&idx)),
+                        DType::F32 => Buf::F32(
+                            spec.sample_batch(&idx)
+                                .into_iter()
+                                .map(|v| v as f32)
+                                .collect(),
+                        ),
                         DType::U64 => Buf::U(
                             idx.iter()
                                 .map(|&k| spec.sample_i64(k as u64) as u64)

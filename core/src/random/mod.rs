@@ -112,6 +112,8 @@ fn uniform_pass(
     idx: &[i64],
     out: &mut [f64],
 ) {
+    // A plain loop over slices: an iterator adapter here would be compiled as a separate
+    // generic function without this function's target features (no AVX-512).
     let (s_lo, s_hi) = (stream as u32, (stream >> 32) as u32);
     for (o, &k) in out.iter_mut().zip(idx) {
         let r = philox4x32_10(
@@ -198,37 +200,40 @@ impl RandomSpec {
         }
     }
 
-    /// Elements `idx[i]` of a float distribution into `out[i]`: the same bits as
+    /// Elements `idx[i]` of a float distribution, in order: the same bits as
     /// [`Self::sample_f64`] element by element (a test checks), computed in passes over
     /// the whole slice — scalar Philox (eight independent chains keep the multipliers
     /// busy), then `ln`, `cos`, `sqrt` and the affine map as branch-free loops that
     /// vectorise. Meant for cache-sized slices (the CPU backend's tiles).
-    pub fn fill_f64(&self, idx: &[i64], out: &mut [f64]) {
-        debug_assert_eq!(idx.len(), out.len());
+    pub fn sample_batch(&self, idx: &[i64]) -> Vec<f64> {
         match (self.dist, self.dtype) {
             // Integer samples: element by element through the one definition.
             (Distribution::RandInt { .. }, _) => {
-                for (o, &k) in out.iter_mut().zip(idx) {
-                    *o = self.sample_f64(k as u64);
-                }
+                idx.iter().map(|&k| self.sample_f64(k as u64)).collect()
             }
-            (Distribution::Uniform { low, high }, dtype) => uniform_pass(
-                [self.seed as u32, (self.seed >> 32) as u32],
-                self.stream,
-                (low, high, dtype == DType::F32),
-                idx,
-                out,
-            ),
+            (Distribution::Uniform { low, high }, dtype) => {
+                let mut out = vec![0.0; idx.len()];
+                uniform_pass(
+                    [self.seed as u32, (self.seed >> 32) as u32],
+                    self.stream,
+                    (low, high, dtype == DType::F32),
+                    idx,
+                    &mut out,
+                );
+                out
+            }
             (Distribution::Normal { mean, std }, dtype) => {
+                let mut out = vec![0.0; idx.len()];
                 let mut scratch = vec![0.0; idx.len()];
                 normal_passes(
                     [self.seed as u32, (self.seed >> 32) as u32],
                     self.stream,
                     (mean, std, dtype == DType::F32),
                     idx,
-                    out,
+                    &mut out,
                     &mut scratch,
                 );
+                out
             }
         }
     }
@@ -396,8 +401,8 @@ mod tests {
                         }
                     })
                     .collect();
-                let mut out = vec![0.0; idx.len()];
-                spec.fill_f64(&idx, &mut out);
+                let out = spec.sample_batch(&idx);
+                assert_eq!(out.len(), idx.len());
                 for (o, &k) in out.iter().zip(&idx) {
                     assert_eq!(o.to_bits(), spec.sample_f64(k as u64).to_bits());
                 }
