@@ -309,10 +309,9 @@ impl ArrayBackend for ForeignBackend {
 
     fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
         let s = shape_to_raw(shape);
-        self.call(
-            "full",
-            Some((value.dtype(), shape.to_vec())),
-            |t, out| unsafe {
+        self.call("full", Some((value.dtype(), shape.to_vec())), |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe {
                 (t.full)(
                     t.instance,
                     s.as_ptr(),
@@ -320,8 +319,8 @@ impl ArrayBackend for ForeignBackend {
                     scalar_to_raw(value),
                     out,
                 )
-            },
-        )
+            }
+        })
     }
 
     fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
@@ -329,10 +328,9 @@ impl ArrayBackend for ForeignBackend {
         let spec_raw = random_to_raw(spec);
         let buf = RawIndexMapBuf::new(map);
         let map_raw = buf.raw();
-        self.call(
-            "random",
-            Some((spec.dtype, shape.to_vec())),
-            |t, out| unsafe {
+        self.call("random", Some((spec.dtype, shape.to_vec())), |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe {
                 (t.random)(
                     t.instance,
                     &spec_raw,
@@ -341,18 +339,17 @@ impl ArrayBackend for ForeignBackend {
                     s.len() as u32,
                     out,
                 )
-            },
-        )
+            }
+        })
     }
 
     fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
         let s = shape_to_raw(shape);
         let buf = RawIndexMapBuf::new(map);
         let map_raw = buf.raw();
-        self.call(
-            "iota",
-            Some((DType::I64, shape.to_vec())),
-            |t, out| unsafe {
+        self.call("iota", Some((DType::I64, shape.to_vec())), |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe {
                 (t.iota)(
                     t.instance,
                     &map_raw,
@@ -361,14 +358,15 @@ impl ArrayBackend for ForeignBackend {
                     s.len() as u32,
                     out,
                 )
-            },
-        )
+            }
+        })
     }
 
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
         let h = self.handle(x, "astype")?;
-        self.call("astype", Some((to, x.shape().to_vec())), |t, out| unsafe {
-            (t.cast)(t.instance, h.0, dtype_code(to), out)
+        self.call("astype", Some((to, x.shape().to_vec())), |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.cast)(t.instance, h.0, dtype_code(to), out) }
         })
     }
 
@@ -376,8 +374,9 @@ impl ArrayBackend for ForeignBackend {
         let h = self.handle(x, op.name())?;
         let name = op_name(op.name());
         let expect = Some((op.result_dtype(x.dtype()), x.shape().to_vec()));
-        self.call(op.name(), expect, |t, out| unsafe {
-            (t.unary)(t.instance, name.as_ptr(), h.0, out)
+        self.call(op.name(), expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.unary)(t.instance, name.as_ptr(), h.0, out) }
         })
     }
 
@@ -385,8 +384,9 @@ impl ArrayBackend for ForeignBackend {
         let (ha, hb) = (self.handle(a, op.name())?, self.handle(b, op.name())?);
         let name = op_name(op.name());
         let expect = Some((op.result_dtype(a.dtype()), a.shape().to_vec()));
-        self.call(op.name(), expect, |t, out| unsafe {
-            (t.binary)(t.instance, name.as_ptr(), ha.0, hb.0, out)
+        self.call(op.name(), expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.binary)(t.instance, name.as_ptr(), ha.0, hb.0, out) }
         })
     }
 
@@ -394,8 +394,9 @@ impl ArrayBackend for ForeignBackend {
         let hc = self.handle(cond, "where")?;
         let (ha, hb) = (self.handle(a, "where")?, self.handle(b, "where")?);
         let expect = Some((a.dtype(), a.shape().to_vec()));
-        self.call("where", expect, |t, out| unsafe {
-            (t.where_)(t.instance, hc.0, ha.0, hb.0, out)
+        self.call("where", expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.where_)(t.instance, hc.0, ha.0, hb.0, out) }
         })
     }
 
@@ -403,8 +404,9 @@ impl ArrayBackend for ForeignBackend {
         let h = self.handle(x, "slice")?;
         let raw = slices_to_raw(slices);
         let expect = Some((x.dtype(), slices.iter().map(|s| s.len).collect()));
-        self.call("slice", expect, |t, out| unsafe {
-            (t.slice)(t.instance, h.0, raw.as_ptr(), raw.len() as u32, out)
+        self.call("slice", expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.slice)(t.instance, h.0, raw.as_ptr(), raw.len() as u32, out) }
         })
     }
 
@@ -413,19 +415,19 @@ impl ArrayBackend for ForeignBackend {
         let raw: Vec<u32> = perm.iter().map(|&p| p as u32).collect();
         let shape: Option<Vec<usize>> = perm.iter().map(|&p| x.shape().get(p).copied()).collect();
         let expect = shape.map(|s| (x.dtype(), s));
-        self.call("transpose", expect, |t, out| unsafe {
-            (t.transpose)(t.instance, h.0, raw.as_ptr(), raw.len() as u32, out)
+        self.call("transpose", expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.transpose)(t.instance, h.0, raw.as_ptr(), raw.len() as u32, out) }
         })
     }
 
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
         let h = self.handle(x, "reshape")?;
         let s = shape_to_raw(shape);
-        self.call(
-            "reshape",
-            Some((x.dtype(), shape.to_vec())),
-            |t, out| unsafe { (t.reshape)(t.instance, h.0, s.as_ptr(), s.len() as u32, out) },
-        )
+        self.call("reshape", Some((x.dtype(), shape.to_vec())), |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.reshape)(t.instance, h.0, s.as_ptr(), s.len() as u32, out) }
+        })
     }
 
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
@@ -434,7 +436,10 @@ impl ArrayBackend for ForeignBackend {
         self.call(
             "broadcast_to",
             Some((x.dtype(), shape.to_vec())),
-            |t, out| unsafe { (t.broadcast_to)(t.instance, h.0, s.as_ptr(), s.len() as u32, out) },
+            |t, out| {
+                // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+                unsafe { (t.broadcast_to)(t.instance, h.0, s.as_ptr(), s.len() as u32, out) }
+            },
         )
     }
 
@@ -443,15 +448,18 @@ impl ArrayBackend for ForeignBackend {
         let name = op_name(op.name());
         let raw: Vec<u32> = axes.iter().map(|&a| a as u32).collect();
         let expect = Some((op.result_dtype(x.dtype()), reduced_shape(x.shape(), axes)));
-        self.call(op.name(), expect, |t, out| unsafe {
-            (t.reduce)(
-                t.instance,
-                h.0,
-                name.as_ptr(),
-                raw.as_ptr(),
-                raw.len() as u32,
-                out,
-            )
+        self.call(op.name(), expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe {
+                (t.reduce)(
+                    t.instance,
+                    h.0,
+                    name.as_ptr(),
+                    raw.as_ptr(),
+                    raw.len() as u32,
+                    out,
+                )
+            }
         })
     }
 
@@ -469,14 +477,17 @@ impl ArrayBackend for ForeignBackend {
             *shape.get_mut(axis)? = total?;
             Some((p0.dtype(), shape))
         });
-        self.call("concatenate", expect, |t, out| unsafe {
-            (t.concatenate)(
-                t.instance,
-                handles.as_ptr(),
-                handles.len() as u32,
-                axis as u32,
-                out,
-            )
+        self.call("concatenate", expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe {
+                (t.concatenate)(
+                    t.instance,
+                    handles.as_ptr(),
+                    handles.len() as u32,
+                    axis as u32,
+                    out,
+                )
+            }
         })
     }
 
@@ -486,8 +497,9 @@ impl ArrayBackend for ForeignBackend {
             ([m, _], [_, n]) => Some((a.dtype(), vec![*m, *n])),
             _ => None,
         };
-        self.call("matmul", expect, |t, out| unsafe {
-            (t.matmul)(t.instance, ha.0, hb.0, out)
+        self.call("matmul", expect, |t, out| {
+            // SAFETY: pointers to locals that outlive the call; handles checked by `handle()`.
+            unsafe { (t.matmul)(t.instance, ha.0, hb.0, out) }
         })
     }
 }
