@@ -1,6 +1,6 @@
 //! Conversions between tessera's types and their `#[repr(C)]` forms in the plugin ABI.
 //!
-//! Both sides of the boundary use these: the host ([`super::foreign`]) to encode calls
+//! Both sides of the boundary use these: the host ([`super::ForeignBackend`]) to encode calls
 //! and decode results, the plugin SDK (`tessera-plugin`) to decode calls and encode
 //! results. Decoding never trusts its input: unknown codes, over-long shapes and invalid
 //! UTF-8 become errors, not panics.
