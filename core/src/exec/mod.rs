@@ -1,6 +1,6 @@
 //! Execution: lowering the lazy graph to tasks, and running them.
 //!
-//! [`lower`] turns the arrays asked for into a task graph with one task per output chunk
+//! `lower` turns the arrays asked for into a task graph with one task per output chunk
 //! of every materialisation point; every blockwise chain feeding a chunk is fused into
 //! one [`Program`](crate::program::Program) whose leaves are generators or stored chunks
 //! read through affine maps (this is where slices are pushed into sources). The
