@@ -15,12 +15,7 @@ use std::time::Instant;
 
 use tessera::{Array, DType, Index, RandomState};
 
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+mod common;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -126,7 +121,7 @@ fn main() -> tessera::Result<()> {
                 "tasks": tasks,
                 "us_per_task": secs / tasks as f64 * 1e6,
                 "logical_gb_per_s": (n * n * 8) as f64 / secs / 1e9,
-                "peak_rss_bytes": peak_rss_bytes(),
+                "peak_rss_bytes": common::peak_rss_bytes(),
             })
         );
     }

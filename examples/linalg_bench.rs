@@ -16,16 +16,7 @@ use tessera::chunks::{ChunkSpec, Chunks};
 use tessera::linalg::{svd, svd_compressed};
 use tessera::{RandomState, Result};
 
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
+mod common;
 
 fn chunks(shape: [usize; 2], rows: usize) -> Result<ChunkSpec> {
     let mut sizes = vec![rows; shape[0] / rows];
@@ -52,7 +43,7 @@ fn tsqr_svd() -> Result<()> {
         s[0],
         u.shape(),
         vt.shape(),
-        peak_rss_mb()
+        common::peak_rss_mb()
     );
     Ok(())
 }
@@ -71,7 +62,7 @@ fn compressed(rows: usize) -> Result<()> {
         s[0],
         u.shape(),
         vt.shape(),
-        peak_rss_mb()
+        common::peak_rss_mb()
     );
     Ok(())
 }

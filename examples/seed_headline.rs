@@ -12,12 +12,7 @@ use std::time::Instant;
 
 use tessera::{Index, RandomState};
 
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+mod common;
 
 fn main() -> tessera::Result<()> {
     let args: Vec<String> = std::env::args().collect();
@@ -48,7 +43,7 @@ fn main() -> tessera::Result<()> {
             "seconds": secs,
             "logical_gb_per_s": logical / secs / 1e9,
             "tasks": y.num_tasks()?,
-            "peak_rss_bytes": peak_rss_bytes(),
+            "peak_rss_bytes": common::peak_rss_bytes(),
         })
     );
     Ok(())

@@ -20,16 +20,7 @@ use std::time::Instant;
 
 use tessera::{Array, DType, Index, Result};
 
-fn peak_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kb| kb / 1024.0)
-}
+mod common;
 
 fn timed<T>(f: impl FnOnce() -> Result<T>) -> Result<(T, f64)> {
     let t = Instant::now();
@@ -58,7 +49,7 @@ fn memory() -> Result<()> {
     println!(
         "{{\"bench\":\"sparse_memory\",\"shape\":[{n},{n}],\"density\":1e-4,\"nnz\":{nnz},\"dense_gb\":{:.0},\"create_s\":{t_create:.3},\"sum_axis0_s\":{t_sum0:.3},\"sum_axis1_s\":{t_sum1:.3},\"matvec_s\":{t_mv:.3},\"total\":{total:.6},\"peak_rss_mb\":{:.1}}}",
         (n * n * 8) as f64 / 1e9,
-        peak_rss_mb()
+        common::peak_rss_mb()
     );
     Ok(())
 }
