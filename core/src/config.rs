@@ -49,6 +49,12 @@ pub const KEYS: &[Key] = &[
         doc: "backend new arrays are created on (see `tessera backends`)",
     },
     Key {
+        name: "dataframe.backend",
+        env: "TESSERA_DATAFRAME_BACKEND",
+        default: "cpu",
+        doc: "backend new dataframes are created on (see `tessera backends`)",
+    },
+    Key {
         name: "scheduler",
         env: "TESSERA_SCHEDULER",
         default: "threads",
@@ -145,7 +151,7 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         "memory-limit" if !matches!(value.trim(), "none" | "") && parse_bytes(value).is_none() => {
             "a byte size such as `8GiB`, or `none`"
         }
-        "array.backend" if value.trim().is_empty() => "a backend name",
+        "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
         "optimize" if parse_bool(value).is_none() => "`true` or `false`",
         "plugins" if value.starts_with('<') => "a list of paths to plugin libraries",
         _ => return Ok(()),
@@ -397,6 +403,11 @@ fn parse_scheduler(s: &str) -> Option<SchedulerKind> {
 /// `array.backend`.
 pub fn array_backend() -> Result<String> {
     Ok(get("array.backend")?.0.trim().to_string())
+}
+
+/// `dataframe.backend`.
+pub fn dataframe_backend() -> Result<String> {
+    Ok(get("dataframe.backend")?.0.trim().to_string())
 }
 
 /// `scheduler`.

@@ -4,7 +4,7 @@
 //! promotion ([`dtype`]), shapes and chunk grids ([`chunks`]), host interchange
 //! ([`host`]), counter-based random numbers ([`random`]), fused elementwise programs
 //! ([`program`]), the object-safe backend trait ([`backend`]), the backend registry
-//! ([`registry`]), chunked linear algebra ([`linalg`]), backends loaded from shared libraries ([`plugin`]), layered configuration ([`config`]), lazy chunked arrays ([`Array`]) and
+//! ([`registry`]), partitioned dataframes ([`frame`]), chunked linear algebra ([`linalg`]), backends loaded from shared libraries ([`plugin`]), layered configuration ([`config`]), lazy chunked arrays ([`Array`]) and
 //! the schedulers that run them ([`exec`]).
 //!
 //! Core depends on no backend. Backends (`tessera-cpu`, ...) depend on core and register
@@ -17,6 +17,7 @@ pub mod config;
 pub mod dtype;
 pub mod error;
 pub mod exec;
+pub mod frame;
 pub mod host;
 pub mod linalg;
 pub mod plugin;

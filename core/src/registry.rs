@@ -17,6 +17,7 @@ use std::sync::{Arc, LazyLock, RwLock};
 
 use crate::backend::{ArrayBackend, Availability, BackendRef};
 use crate::error::{Error, Result};
+use crate::frame::FrameBackendRef;
 
 /// A statically registered array backend: a name and a constructor that either builds
 /// the backend or says why it is unavailable here.
@@ -37,17 +38,39 @@ impl ArrayBackendFactory {
 
 inventory::collect!(ArrayBackendFactory);
 
+/// A statically registered dataframe backend: a name and a constructor that either
+/// builds the backend or says why it is unavailable here.
+pub struct DataFrameBackendFactory {
+    name: &'static str,
+    make: fn() -> std::result::Result<FrameBackendRef, String>,
+}
+
+impl DataFrameBackendFactory {
+    /// A factory for `inventory::submit!`.
+    pub const fn new(
+        name: &'static str,
+        make: fn() -> std::result::Result<FrameBackendRef, String>,
+    ) -> Self {
+        DataFrameBackendFactory { name, make }
+    }
+}
+
+inventory::collect!(DataFrameBackendFactory);
+
 /// The kind of data a backend holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BackendKind {
     /// n-d arrays.
     Array,
+    /// Partitioned dataframes.
+    DataFrame,
 }
 
 impl std::fmt::Display for BackendKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             BackendKind::Array => "array",
+            BackendKind::DataFrame => "dataframe",
         })
     }
 }
@@ -74,12 +97,19 @@ pub struct BackendInfo {
     pub availability: Availability,
     /// Static or run-time.
     pub origin: Origin,
-    /// The backend, when available.
+    /// The array backend, when available and `kind` is [`BackendKind::Array`].
     pub backend: Option<BackendRef>,
+}
+
+struct FrameEntry {
+    availability: Availability,
+    backend: Option<FrameBackendRef>,
+    origin: Origin,
 }
 
 struct Registry {
     array: BTreeMap<String, BackendInfo>,
+    frame: BTreeMap<String, FrameEntry>,
 }
 
 static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
@@ -113,7 +143,33 @@ static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(|| {
         }
         array.insert(f.name.to_string(), info);
     }
-    RwLock::new(Registry { array })
+    let mut frame = BTreeMap::new();
+    for f in inventory::iter::<DataFrameBackendFactory> {
+        let entry = match (f.make)() {
+            Ok(b) => {
+                let availability = b.availability();
+                FrameEntry {
+                    backend: matches!(availability, Availability::Available).then_some(b),
+                    availability,
+                    origin: Origin::Static,
+                }
+            }
+            Err(reason) => FrameEntry {
+                availability: Availability::Unavailable(reason),
+                backend: None,
+                origin: Origin::Static,
+            },
+        };
+        if frame.contains_key(f.name) {
+            log::error!(
+                "two static dataframe backends are named '{}'; keeping the first",
+                f.name
+            );
+            continue;
+        }
+        frame.insert(f.name.to_string(), entry);
+    }
+    RwLock::new(Registry { array, frame })
 });
 
 fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
@@ -198,10 +254,82 @@ fn describe_names(reg: &Registry) -> String {
 }
 
 /// Every registered backend with its kind and availability (loading configured plugins
-/// first; one that fails to load is an error).
+/// first; one that fails to load is an error): array backends, then dataframe backends.
 pub fn backends() -> Result<Vec<BackendInfo>> {
     crate::plugin::load_configured()?;
-    Ok(read().array.values().cloned().collect())
+    let reg = read();
+    let mut out: Vec<BackendInfo> = reg.array.values().cloned().collect();
+    out.extend(reg.frame.iter().map(|(name, e)| BackendInfo {
+        name: name.clone(),
+        kind: BackendKind::DataFrame,
+        availability: e.availability.clone(),
+        origin: e.origin.clone(),
+        backend: None,
+    }));
+    Ok(out)
+}
+
+/// Registers a dataframe backend at run time under its own name. A name clash is an error.
+pub fn register_dataframe_backend(backend: FrameBackendRef) -> Result<()> {
+    let name = backend.name().to_string();
+    let mut reg = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    if reg.frame.contains_key(&name) {
+        return Err(Error::DuplicateBackend { name });
+    }
+    let availability = backend.availability();
+    reg.frame.insert(
+        name,
+        FrameEntry {
+            backend: matches!(availability, Availability::Available).then_some(backend),
+            availability,
+            origin: Origin::Runtime,
+        },
+    );
+    Ok(())
+}
+
+/// Looks up a dataframe backend by name.
+pub fn dataframe_backend(name: &str) -> Result<FrameBackendRef> {
+    let reg = read();
+    match reg.frame.get(name) {
+        Some(FrameEntry {
+            backend: Some(b), ..
+        }) => Ok(Arc::clone(b)),
+        Some(FrameEntry {
+            availability: Availability::Unavailable(reason),
+            ..
+        }) => Err(Error::Unavailable {
+            name: name.to_string(),
+            reason: reason.clone(),
+        }),
+        Some(_) => Err(Error::Internal(format!(
+            "dataframe backend '{name}' has no instance"
+        ))),
+        None => Err(Error::UnknownBackend {
+            kind: "dataframe".to_string(),
+            name: name.to_string(),
+            available: if reg.frame.is_empty() {
+                "none (link a backend crate, e.g. `use tessera_cpu as _;`)".to_string()
+            } else {
+                reg.frame
+                    .iter()
+                    .map(|(n, e)| match e.availability {
+                        Availability::Available => n.clone(),
+                        Availability::Unavailable(_) => format!("{n} (unavailable)"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        }),
+    }
+}
+
+/// The dataframe backend `name`, or the configured `dataframe.backend` when `None`.
+pub fn resolve_dataframe_backend(name: Option<&str>) -> Result<FrameBackendRef> {
+    match name {
+        Some(n) => dataframe_backend(n),
+        None => dataframe_backend(&crate::config::dataframe_backend()?),
+    }
 }
 
 /// Names of the registered array backends.

@@ -544,3 +544,21 @@ fn assemble_host(a: &Array, chunks: &[Chunk]) -> Result<HostArray> {
     }
     Ok(out)
 }
+
+/// Runs `f(0..n)` under the configured scheduler — in order on the calling thread for
+/// `single-threaded`, on the worker pool for `threads` — and returns the results in index
+/// order, or the first error. The dataframe executor's stages use it.
+pub(crate) fn parallel_map<T, F>(n: usize, f: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: Fn(usize) -> Result<T> + Send + Sync,
+{
+    use rayon::prelude::*;
+    match crate::config::scheduler()? {
+        SchedulerKind::SingleThreaded => (0..n).map(f).collect(),
+        SchedulerKind::Threads => {
+            let pool = pool(effective_threads()?)?;
+            pool.install(|| (0..n).into_par_iter().map(f).collect())
+        }
+    }
+}

@@ -88,7 +88,20 @@ fn primitive<T: ArrowPrimitiveType>(a: ArrayD<T::Native>) -> arrow_data::ArrayDa
 pub fn export_host(h: HostArray) -> Result<(FFI_ArrowArray, FFI_ArrowSchema)> {
     let dtype = h.dtype();
     let shape = h.shape().to_vec();
-    let data = match h {
+    let data = host_array_data(h);
+    let field = Field::new("chunk", arrow_type(dtype), false).with_metadata(HashMap::from([(
+        SHAPE_METADATA_KEY.to_string(),
+        shape_text(&shape),
+    )]));
+    let schema = FFI_ArrowSchema::try_from(&field)
+        .map_err(|e| Error::Internal(format!("exporting an Arrow schema: {e}")))?;
+    Ok((FFI_ArrowArray::new(&data), schema))
+}
+
+/// A host array's elements, flattened in C order, as Arrow data without nulls (zero-copy
+/// for contiguous numeric arrays). Dataframe columns built from arrays use it too.
+pub(crate) fn host_array_data(h: HostArray) -> arrow_data::ArrayData {
+    match h {
         HostArray::Bool(a) => BooleanArray::from_iter(a.iter().map(|&v| Some(v))).into_data(),
         HostArray::I8(a) => primitive::<Int8Type>(a),
         HostArray::I16(a) => primitive::<Int16Type>(a),
@@ -100,14 +113,7 @@ pub fn export_host(h: HostArray) -> Result<(FFI_ArrowArray, FFI_ArrowSchema)> {
         HostArray::U64(a) => primitive::<UInt64Type>(a),
         HostArray::F32(a) => primitive::<Float32Type>(a),
         HostArray::F64(a) => primitive::<Float64Type>(a),
-    };
-    let field = Field::new("chunk", arrow_type(dtype), false).with_metadata(HashMap::from([(
-        SHAPE_METADATA_KEY.to_string(),
-        shape_text(&shape),
-    )]));
-    let schema = FFI_ArrowSchema::try_from(&field)
-        .map_err(|e| Error::Internal(format!("exporting an Arrow schema: {e}")))?;
-    Ok((FFI_ArrowArray::new(&data), schema))
+    }
 }
 
 /// Why an imported array was refused.

@@ -1,0 +1,85 @@
+//! Writing files atomically: into a temporary file beside the target, renamed over it
+//! only when everything was written and flushed. A failure leaves no file under the final
+//! name (and removes the temporary one), so readers never see half a file.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Writes `path` through `write`, atomically.
+pub fn write_atomic<F>(path: &Path, write: F) -> Result<()>
+where
+    F: FnOnce(&mut BufWriter<File>) -> Result<()>,
+{
+    let tmp = temp_path(path);
+    let io = |p: &Path, e: std::io::Error| Error::Io {
+        path: p.display().to_string(),
+        source: e,
+    };
+    let result = (|| {
+        let file = File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)?;
+        let file = w.into_inner().map_err(|e| io(&tmp, e.into_error()))?;
+        file.sync_all().map_err(|e| io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `dir/.name.tmp-<pid>-<n>`: hidden, in the same directory (so the rename is atomic).
+fn temp_path(path: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".to_string());
+    let tmp = format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    path.with_file_name(tmp)
+}
+
+/// The output files of a write: `path` itself, or one per partition when the file name
+/// holds a `*` (replaced by the partition number, as in Dask).
+pub fn output_paths(path: &str, partitions: usize) -> Vec<PathBuf> {
+    if path.contains('*') {
+        (0..partitions)
+            .map(|i| PathBuf::from(path.replace('*', &i.to_string())))
+            .collect()
+    } else {
+        vec![PathBuf::from(path)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn failure_leaves_nothing_and_success_replaces() {
+        let dir = std::env::temp_dir().join(format!("tessera-atomic-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("out.txt");
+        std::fs::write(&target, b"old").unwrap();
+        let err = write_atomic(&target, |w| {
+            w.write_all(b"half").unwrap();
+            Err(Error::invalid("test", "boom"))
+        });
+        assert!(err.is_err());
+        assert_eq!(std::fs::read(&target).unwrap(), b"old", "old file untouched");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "temporary removed");
+        write_atomic(&target, |w| w.write_all(b"new").map_err(|e| Error::Io { path: String::new(), source: e })).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
