@@ -6,16 +6,24 @@
 //! against this one by the conformance suite, and this one is checked against
 //! hand-computed values and identities in its own tests.
 //!
-//! Registered as `cpu` through `inventory`; name the crate (`use tessera_cpu as _;`) in
+//! Dataframes: [`frame`] runs partitioned frames on Arrow `RecordBatch`es.
+//!
+//! Registered as `cpu` (array and dataframe) through `inventory`; name the crate (`use tessera_cpu as _;`) in
 //! a binary that does not otherwise use it, or the linker drops the registration.
 
 mod backend;
 mod exec;
+pub mod frame;
 mod kernels;
 mod linalg;
 
 pub use backend::{CpuBackend, CpuChunk};
+pub use frame::{CpuFrameBackend, CpuPartition};
 
 tessera_core::inventory::submit! {
     tessera_core::registry::ArrayBackendFactory::new("cpu", || Ok(std::sync::Arc::new(CpuBackend::new())))
+}
+
+tessera_core::inventory::submit! {
+    tessera_core::registry::DataFrameBackendFactory::new("cpu", || Ok(std::sync::Arc::new(CpuFrameBackend)))
 }

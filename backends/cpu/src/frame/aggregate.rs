@@ -1,0 +1,409 @@
+//! Partial, combine and finalize aggregation over Arrow batches, in the state layout core
+//! defines ([`AggFunc::state_fields`]).
+//!
+//! Rows are mapped to dense group ids first ([`group_rows`]); every aggregation is then a
+//! tight loop over `(group id, value)` into per-group accumulators. Order-based functions
+//! (min, max, first, last) pick a row index per group and `take` it, so they work for any
+//! orderable type without a kernel per type. Variance states merge with Chan et al.'s
+//! pairwise formula, which stays accurate where a sum of squares would cancel.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::{
+    Array, ArrayRef, Float64Array, Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
+};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema, SortOptions};
+use tessera_core::frame::{AggFunc, AggSpec};
+use tessera_core::{Error, Result};
+
+use super::keys::{encode_rows, group_rows, Groups, NO_GROUP};
+
+fn kerr(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
+    move |e| Error::invalid(op, e.to_string())
+}
+
+fn column(batch: &RecordBatch, name: &str, op: &'static str) -> Result<ArrayRef> {
+    batch
+        .column_by_name(name)
+        .cloned()
+        .ok_or_else(|| Error::invalid(op, format!("no column '{name}' in the partition")))
+}
+
+fn cast(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
+    if a.data_type() == t {
+        Ok(a.clone())
+    } else {
+        arrow_cast::cast(a, t).map_err(kerr("aggregate"))
+    }
+}
+
+/// Per-group sums of `a` (cast to `t`: Int64 wrapping, UInt64 wrapping or Float64).
+fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
+    let a = cast(a, t)?;
+    let n = g.len();
+    let valid = |i: usize| a.is_valid(i);
+    Ok(match t {
+        DataType::Float64 => {
+            let v = a.as_primitive::<Float64Type>().values();
+            let mut acc = vec![0.0f64; n];
+            if a.null_count() == 0 {
+                for (&id, &x) in g.ids.iter().zip(v.iter()) {
+                    if id != NO_GROUP {
+                        acc[id as usize] += x;
+                    }
+                }
+            } else {
+                for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
+                    if id != NO_GROUP && valid(i) {
+                        acc[id as usize] += x;
+                    }
+                }
+            }
+            Arc::new(Float64Array::from(acc))
+        }
+        DataType::UInt64 => {
+            let v = a.as_primitive::<UInt64Type>().values();
+            let mut acc = vec![0u64; n];
+            for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
+                if id != NO_GROUP && valid(i) {
+                    acc[id as usize] = acc[id as usize].wrapping_add(x);
+                }
+            }
+            Arc::new(UInt64Array::from(acc))
+        }
+        _ => {
+            let v = a.as_primitive::<Int64Type>().values();
+            let mut acc = vec![0i64; n];
+            for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
+                if id != NO_GROUP && valid(i) {
+                    acc[id as usize] = acc[id as usize].wrapping_add(x);
+                }
+            }
+            Arc::new(Int64Array::from(acc))
+        }
+    })
+}
+
+/// Per-group counts of non-null values.
+fn count(a: &ArrayRef, g: &Groups) -> ArrayRef {
+    let mut acc = vec![0i64; g.len()];
+    for (i, &id) in g.ids.iter().enumerate() {
+        if id != NO_GROUP && a.is_valid(i) {
+            acc[id as usize] += 1;
+        }
+    }
+    Arc::new(Int64Array::from(acc))
+}
+
+/// Per-group `(count, mean, m2)` by Welford's update.
+fn moments(a: &ArrayRef, g: &Groups) -> Result<Vec<ArrayRef>> {
+    let a = cast(a, &DataType::Float64)?;
+    let v = a.as_primitive::<Float64Type>().values();
+    let n = g.len();
+    let (mut c, mut mean, mut m2) = (vec![0i64; n], vec![0.0f64; n], vec![0.0f64; n]);
+    for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
+        if id == NO_GROUP || a.is_null(i) {
+            continue;
+        }
+        let k = id as usize;
+        c[k] += 1;
+        let d = x - mean[k];
+        mean[k] += d / c[k] as f64;
+        m2[k] += d * (x - mean[k]);
+    }
+    Ok(vec![
+        Arc::new(Int64Array::from(c)),
+        Arc::new(Float64Array::from(mean)),
+        Arc::new(Float64Array::from(m2)),
+    ])
+}
+
+/// Merges `(count, mean, m2)` states per group (Chan et al.).
+fn merge_moments(c: &ArrayRef, mean: &ArrayRef, m2: &ArrayRef, g: &Groups) -> Vec<ArrayRef> {
+    let (cv, mv, m2v) = (
+        c.as_primitive::<Int64Type>().values(),
+        mean.as_primitive::<Float64Type>().values(),
+        m2.as_primitive::<Float64Type>().values(),
+    );
+    let n = g.len();
+    let (mut oc, mut om, mut om2) = (vec![0i64; n], vec![0.0f64; n], vec![0.0f64; n]);
+    for (i, &id) in g.ids.iter().enumerate() {
+        if id == NO_GROUP || cv[i] == 0 {
+            continue;
+        }
+        let k = id as usize;
+        let (na, nb) = (oc[k] as f64, cv[i] as f64);
+        let total = na + nb;
+        let d = mv[i] - om[k];
+        om[k] += d * nb / total;
+        om2[k] += m2v[i] + d * d * na * nb / total;
+        oc[k] += cv[i];
+    }
+    vec![
+        Arc::new(Int64Array::from(oc)),
+        Arc::new(Float64Array::from(om)),
+        Arc::new(Float64Array::from(om2)),
+    ]
+}
+
+/// The value per group picked by `func` (min, max, first, last non-null).
+fn pick(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
+    let n = g.len();
+    let mut best: Vec<Option<u32>> = vec![None; n];
+    match func {
+        AggFunc::First | AggFunc::Last => {
+            for (i, &id) in g.ids.iter().enumerate() {
+                if id == NO_GROUP || a.is_null(i) {
+                    continue;
+                }
+                let slot = &mut best[id as usize];
+                if func == AggFunc::Last || slot.is_none() {
+                    *slot = Some(i as u32);
+                }
+            }
+        }
+        _ => {
+            let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
+                .map_err(kerr(func.name()))?;
+            let want = if func == AggFunc::Min {
+                std::cmp::Ordering::Less
+            } else {
+                std::cmp::Ordering::Greater
+            };
+            for (i, &id) in g.ids.iter().enumerate() {
+                if id == NO_GROUP || a.is_null(i) {
+                    continue;
+                }
+                let slot = &mut best[id as usize];
+                match slot {
+                    None => *slot = Some(i as u32),
+                    Some(b) if cmp(i, *b as usize) == want => *slot = Some(i as u32),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let idx = UInt32Array::from(best);
+    arrow_select::take::take(a, &idx, None).map_err(kerr(func.name()))
+}
+
+/// Distinct non-null values per group as a List column. `g` assigns each element of `a`.
+fn distinct_lists(a: &ArrayRef, g: &Groups, item: &DataType) -> Result<ArrayRef> {
+    let n = g.len();
+    let encoded = encode_rows(std::slice::from_ref(a))?;
+    let mut seen: HashSet<(u32, &[u8]), ahash::RandomState> =
+        HashSet::with_hasher(ahash::RandomState::new());
+    let mut per_group: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, &id) in g.ids.iter().enumerate() {
+        if id == NO_GROUP || a.is_null(i) {
+            continue;
+        }
+        if seen.insert((id, encoded.row(i).data())) {
+            per_group[id as usize].push(i as u32);
+        }
+    }
+    let lengths = per_group.iter().map(|v| v.len());
+    let offsets = OffsetBuffer::<i32>::from_lengths(lengths);
+    let flat = UInt32Array::from(per_group.concat());
+    let values = arrow_select::take::take(a, &flat, None).map_err(kerr("nunique"))?;
+    let field = Arc::new(Field::new_list_field(item.clone(), true));
+    Ok(Arc::new(
+        ListArray::try_new(field, offsets, values, None).map_err(kerr("nunique"))?,
+    ))
+}
+
+/// One spec's state columns for one partition.
+fn partial_state(a: &ArrayRef, g: &Groups, spec: &AggSpec) -> Result<Vec<ArrayRef>> {
+    let t = a.data_type().clone();
+    let sum_t = spec.func.output_type(&t);
+    Ok(match spec.func {
+        AggFunc::Sum => vec![sum(a, g, &sum_t)?],
+        AggFunc::Count => vec![count(a, g)],
+        AggFunc::Mean => vec![sum(a, g, &DataType::Float64)?, count(a, g)],
+        AggFunc::Std | AggFunc::Var => moments(a, g)?,
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => vec![pick(a, g, spec.func)?],
+        AggFunc::NUnique => vec![distinct_lists(a, g, &t)?],
+    })
+}
+
+fn keyed_output(
+    batch: &RecordBatch,
+    keys: &[String],
+    g: &Groups,
+    mut fields: Vec<Field>,
+    mut columns: Vec<ArrayRef>,
+) -> Result<RecordBatch> {
+    let first = UInt32Array::from(g.first_rows.clone());
+    let mut key_fields = Vec::new();
+    let mut key_cols = Vec::new();
+    for k in keys {
+        let c = column(batch, k, "groupby")?;
+        key_fields.push(Field::new(k, c.data_type().clone(), true));
+        key_cols.push(arrow_select::take::take(&c, &first, None).map_err(kerr("groupby"))?);
+    }
+    key_fields.append(&mut fields);
+    key_cols.append(&mut columns);
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(key_fields)),
+        key_cols,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(g.len())),
+    )
+    .map_err(kerr("groupby"))
+}
+
+fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<Vec<ArrayRef>> {
+    keys.iter().map(|k| column(batch, k, "groupby")).collect()
+}
+
+/// Partial aggregation of one batch.
+pub(crate) fn partial(batch: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -> Result<RecordBatch> {
+    let g = group_rows(&key_columns(batch, keys)?, batch.num_rows())?;
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for spec in aggs {
+        let a = column(batch, &spec.column, spec.func.name())?;
+        fields.extend(spec.func.state_fields(&spec.output, a.data_type()));
+        columns.extend(partial_state(&a, &g, spec)?);
+    }
+    keyed_output(batch, keys, &g, fields, columns)
+}
+
+/// The state columns of `spec` in a state batch.
+fn state_columns(batch: &RecordBatch, spec: &AggSpec) -> Result<Vec<(Field, ArrayRef)>> {
+    let schema = batch.schema();
+    let prefix = format!("{}#", spec.output);
+    let out: Vec<(Field, ArrayRef)> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.name().starts_with(&prefix))
+        .map(|(i, f)| ((**f).clone(), batch.column(i).clone()))
+        .collect();
+    if out.is_empty() {
+        return Err(Error::Internal(format!(
+            "state of {} has no columns",
+            spec.output
+        )));
+    }
+    Ok(out)
+}
+
+/// Merges state batches (already concatenated, in partition order).
+pub(crate) fn combine(state: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -> Result<RecordBatch> {
+    let g = group_rows(&key_columns(state, keys)?, state.num_rows())?;
+    let mut fields = Vec::new();
+    let mut columns = Vec::new();
+    for spec in aggs {
+        let cols = state_columns(state, spec)?;
+        fields.extend(cols.iter().map(|(f, _)| f.clone()));
+        let arrays: Vec<&ArrayRef> = cols.iter().map(|(_, a)| a).collect();
+        match spec.func {
+            AggFunc::Sum | AggFunc::Count | AggFunc::Mean => {
+                for a in arrays {
+                    let t = a.data_type().clone();
+                    columns.push(sum(a, &g, &t)?);
+                }
+            }
+            AggFunc::Std | AggFunc::Var => {
+                columns.extend(merge_moments(arrays[0], arrays[1], arrays[2], &g))
+            }
+            AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
+                columns.push(pick(arrays[0], &g, spec.func)?)
+            }
+            AggFunc::NUnique => {
+                let list = arrays[0].as_list::<i32>();
+                let offsets = list.offsets();
+                let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
+                // The flattened values of this (possibly sliced) list column; each belongs
+                // to its list row's group.
+                let values = list.values().slice(lo, hi - lo);
+                let mut ids = Vec::with_capacity(values.len());
+                for (row, w) in offsets.windows(2).enumerate() {
+                    ids.extend(std::iter::repeat_n(g.ids[row], (w[1] - w[0]) as usize));
+                }
+                let vg = Groups {
+                    ids,
+                    first_rows: g.first_rows.clone(),
+                };
+                let item = values.data_type().clone();
+                columns.push(distinct_lists(&values, &vg, &item)?)
+            }
+        }
+    }
+    keyed_output(state, keys, &g, fields, columns)
+}
+
+/// Turns a combined state into results, sorted by the keys.
+pub(crate) fn finalize(state: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -> Result<RecordBatch> {
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for k in keys {
+        let c = column(state, k, "groupby")?;
+        fields.push(Field::new(k, c.data_type().clone(), true));
+        columns.push(c);
+    }
+    for spec in aggs {
+        let cols = state_columns(state, spec)?;
+        let a: Vec<&ArrayRef> = cols.iter().map(|(_, a)| a).collect();
+        let out: ArrayRef = match spec.func {
+            AggFunc::Sum | AggFunc::Count => a[0].clone(),
+            AggFunc::Mean => {
+                let s = a[0].as_primitive::<Float64Type>().values();
+                let c = a[1].as_primitive::<Int64Type>().values();
+                Arc::new(Float64Array::from_iter(
+                    s.iter().zip(c.iter()).map(|(&s, &c)| (c > 0).then(|| s / c as f64)),
+                ))
+            }
+            AggFunc::Var | AggFunc::Std => {
+                let c = a[0].as_primitive::<Int64Type>().values();
+                let m2 = a[2].as_primitive::<Float64Type>().values();
+                let std = spec.func == AggFunc::Std;
+                Arc::new(Float64Array::from_iter(c.iter().zip(m2.iter()).map(
+                    |(&c, &m2)| {
+                        (c > 1).then(|| {
+                            let v = (m2 / (c - 1) as f64).max(0.0);
+                            if std {
+                                v.sqrt()
+                            } else {
+                                v
+                            }
+                        })
+                    },
+                )))
+            }
+            AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => a[0].clone(),
+            AggFunc::NUnique => {
+                let list = a[0].as_list::<i32>();
+                let lens: Vec<i64> = list
+                    .offsets()
+                    .windows(2)
+                    .map(|w| i64::from(w[1] - w[0]))
+                    .collect();
+                Arc::new(Int64Array::new(ScalarBuffer::from(lens), None))
+            }
+        };
+        fields.push(Field::new(&spec.output, out.data_type().clone(), true));
+        columns.push(out);
+    }
+    let out = RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(state.num_rows())),
+    )
+    .map_err(kerr("groupby"))?;
+    if keys.is_empty() || out.num_rows() <= 1 {
+        return Ok(out);
+    }
+    let by: Vec<tessera_core::frame::SortKey> = keys
+        .iter()
+        .map(|k| tessera_core::frame::SortKey {
+            column: k.clone(),
+            descending: false,
+        })
+        .collect();
+    super::sort::sort_batch(&out, &by)
+}

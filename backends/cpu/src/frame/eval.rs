@@ -1,0 +1,217 @@
+//! Evaluating column expressions over an Arrow `RecordBatch` with arrow's compute
+//! kernels. Types follow core's rules ([`binary_types`]): both operands are cast to the
+//! operand type core chose, so every backend agrees on the result type. Literals stay
+//! length-1 "scalar" datums until a projection needs a full column.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    new_null_array, Array, ArrayRef, BooleanArray, Datum, Float64Array, Int64Array, RecordBatch,
+    Scalar, StringArray, UInt32Array,
+};
+use arrow_schema::{DataType, TimeUnit};
+use tessera_core::frame::expr::{binary_types, BinaryOp, DatePart, Expr, Literal};
+use tessera_core::{Error, Result};
+
+/// A column, or a length-1 array standing for every row.
+pub(crate) enum Val {
+    /// A full column.
+    Array(ArrayRef),
+    /// One value for every row.
+    Scalar(ArrayRef),
+}
+
+impl Val {
+    fn map(self, f: impl FnOnce(&ArrayRef) -> Result<ArrayRef>) -> Result<Val> {
+        Ok(match self {
+            Val::Array(a) => Val::Array(f(&a)?),
+            Val::Scalar(a) => Val::Scalar(f(&a)?),
+        })
+    }
+
+    /// The full column of `rows` rows.
+    pub(crate) fn into_array(self, rows: usize) -> Result<ArrayRef> {
+        match self {
+            Val::Array(a) => Ok(a),
+            Val::Scalar(a) => {
+                let idx = UInt32Array::from(vec![0u32; rows]);
+                arrow_select::take::take(&a, &idx, None).map_err(kernel("broadcast literal"))
+            }
+        }
+    }
+}
+
+fn kernel(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
+    move |e| Error::invalid(op, e.to_string())
+}
+
+fn literal_array(l: &Literal) -> ArrayRef {
+    match l {
+        Literal::Null => new_null_array(&DataType::Null, 1),
+        Literal::Bool(b) => Arc::new(BooleanArray::from(vec![*b])),
+        Literal::Int(i) => Arc::new(Int64Array::from(vec![*i])),
+        Literal::Float(f) => Arc::new(Float64Array::from(vec![*f])),
+        Literal::Str(s) => Arc::new(StringArray::from(vec![s.as_str()])),
+    }
+}
+
+fn cast_to(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
+    if a.data_type() == t {
+        return Ok(a.clone());
+    }
+    arrow_cast::cast(a, t).map_err(kernel("cast"))
+}
+
+fn datum(v: &Val) -> Box<dyn Datum + '_> {
+    match v {
+        Val::Array(a) => Box::new(a),
+        Val::Scalar(a) => Box::new(Scalar::new(a.clone())),
+    }
+}
+
+fn wrap(is_scalar: bool, a: ArrayRef) -> Val {
+    if is_scalar {
+        Val::Scalar(a)
+    } else {
+        Val::Array(a)
+    }
+}
+
+/// Evaluates `e` over `batch`.
+pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
+    let schema = batch.schema();
+    match e {
+        Expr::Column(c) => {
+            let i = schema.index_of(c).map_err(|_| {
+                Error::invalid("column", format!("no column '{c}' in the partition"))
+            })?;
+            Ok(Val::Array(batch.column(i).clone()))
+        }
+        Expr::Literal(l) => Ok(Val::Scalar(literal_array(l))),
+        Expr::Binary { op, left, right } => {
+            let lt = left.data_type(&schema)?;
+            let rt = right.data_type(&schema)?;
+            let (operand, _) = binary_types(*op, left, &lt, right, &rt)
+                .map_err(|why| Error::invalid("expression", format!("{e}: {why}")))?;
+            let l = eval(left, batch)?.map(|a| cast_to(a, &operand))?;
+            let r = eval(right, batch)?.map(|a| cast_to(a, &operand))?;
+            let both_scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
+            let (ld, rd) = (datum(&l), datum(&r));
+            let (ld, rd) = (ld.as_ref(), rd.as_ref());
+            let ints = operand.is_integer();
+            let out: ArrayRef = match op {
+                BinaryOp::Add if ints => arrow_arith::numeric::add_wrapping(ld, rd),
+                BinaryOp::Sub if ints => arrow_arith::numeric::sub_wrapping(ld, rd),
+                BinaryOp::Mul if ints => arrow_arith::numeric::mul_wrapping(ld, rd),
+                BinaryOp::Add => arrow_arith::numeric::add(ld, rd),
+                BinaryOp::Sub => arrow_arith::numeric::sub(ld, rd),
+                BinaryOp::Mul => arrow_arith::numeric::mul(ld, rd),
+                BinaryOp::Div => arrow_arith::numeric::div(ld, rd),
+                BinaryOp::Rem => arrow_arith::numeric::rem(ld, rd),
+                BinaryOp::Eq => arrow_ord::cmp::eq(ld, rd).map(|a| Arc::new(a) as ArrayRef),
+                BinaryOp::NotEq => arrow_ord::cmp::neq(ld, rd).map(|a| Arc::new(a) as ArrayRef),
+                BinaryOp::Lt => arrow_ord::cmp::lt(ld, rd).map(|a| Arc::new(a) as ArrayRef),
+                BinaryOp::LtEq => arrow_ord::cmp::lt_eq(ld, rd).map(|a| Arc::new(a) as ArrayRef),
+                BinaryOp::Gt => arrow_ord::cmp::gt(ld, rd).map(|a| Arc::new(a) as ArrayRef),
+                BinaryOp::GtEq => arrow_ord::cmp::gt_eq(ld, rd).map(|a| Arc::new(a) as ArrayRef),
+                BinaryOp::And | BinaryOp::Or => {
+                    let rows = batch.num_rows();
+                    let la = l_full(&l, rows)?;
+                    let ra = l_full(&r, rows)?;
+                    let (la, ra) = (la.as_any().downcast_ref::<BooleanArray>(), ra.as_any().downcast_ref::<BooleanArray>());
+                    let (Some(la), Some(ra)) = (la, ra) else {
+                        return Err(Error::invalid("expression", format!("{e}: operands are not Boolean")));
+                    };
+                    let out = if *op == BinaryOp::And {
+                        arrow_arith::boolean::and_kleene(la, ra)
+                    } else {
+                        arrow_arith::boolean::or_kleene(la, ra)
+                    };
+                    return Ok(Val::Array(Arc::new(out.map_err(kernel("logic"))?)));
+                }
+            }
+            .map_err(|err| Error::invalid("expression", format!("{e}: {err}")))?;
+            Ok(wrap(both_scalar, out))
+        }
+        Expr::Not(x) => {
+            let v = eval(x, batch)?;
+            v.map(|a| {
+                let b = a
+                    .as_any()
+                    .downcast_ref::<BooleanArray>()
+                    .ok_or_else(|| Error::invalid("not", format!("{e}: operand is not Boolean")))?;
+                Ok(Arc::new(arrow_arith::boolean::not(b).map_err(kernel("not"))?) as ArrayRef)
+            })
+        }
+        Expr::Negate(x) => eval(x, batch)?.map(|a| {
+            arrow_arith::numeric::neg_wrapping(a).map_err(kernel("negate"))
+        }),
+        Expr::IsNull(x) => eval(x, batch)?.map(|a| {
+            Ok(Arc::new(arrow_arith::boolean::is_null(a).map_err(kernel("is_null"))?) as ArrayRef)
+        }),
+        Expr::IsNotNull(x) => eval(x, batch)?.map(|a| {
+            Ok(Arc::new(arrow_arith::boolean::is_not_null(a).map_err(kernel("is_not_null"))?)
+                as ArrayRef)
+        }),
+        Expr::FillNull { expr, value } => {
+            let t = expr.data_type(&schema)?;
+            let rows = batch.num_rows();
+            let x = eval(expr, batch)?;
+            let is_scalar = matches!(x, Val::Scalar(_));
+            let x = x.into_array(if is_scalar { 1 } else { rows })?;
+            let v = eval(value, batch)?.map(|a| cast_to(a, &t))?;
+            let mask = arrow_arith::boolean::is_not_null(&x).map_err(kernel("fill_null"))?;
+            let out = arrow_select::zip::zip(&mask, &x, datum(&v).as_ref())
+                .map_err(kernel("fill_null"))?;
+            Ok(wrap(is_scalar, out))
+        }
+        Expr::Cast { expr, to } => eval(expr, batch)?.map(|a| cast_to(a, to)),
+        Expr::Contains { expr, pattern } => eval(expr, batch)?.map(|a| {
+            let a = cast_to(a, &DataType::Utf8)?;
+            let pat = Scalar::new(StringArray::from(vec![pattern.as_str()]));
+            Ok(Arc::new(arrow_string::like::contains(&a, &pat).map_err(kernel("contains"))?)
+                as ArrayRef)
+        }),
+        Expr::DatePart { expr, part } => eval(expr, batch)?.map(|a| {
+            let p = match part {
+                DatePart::Year => arrow_arith::temporal::DatePart::Year,
+                DatePart::Month => arrow_arith::temporal::DatePart::Month,
+                DatePart::Day => arrow_arith::temporal::DatePart::Day,
+                DatePart::Hour => arrow_arith::temporal::DatePart::Hour,
+                DatePart::Minute => arrow_arith::temporal::DatePart::Minute,
+                DatePart::Second => arrow_arith::temporal::DatePart::Second,
+                DatePart::Weekday => arrow_arith::temporal::DatePart::DayOfWeekMonday0,
+            };
+            if let DataType::Timestamp(TimeUnit::Microsecond, None) = a.data_type() {
+                if let Some(out) = fast_time_part(a, *part) {
+                    return Ok(out);
+                }
+            }
+            arrow_arith::temporal::date_part(a, p).map_err(kernel(part.name()))
+        }),
+    }
+}
+
+fn l_full(v: &Val, rows: usize) -> Result<ArrayRef> {
+    match v {
+        Val::Array(a) => Ok(a.clone()),
+        Val::Scalar(a) => Val::Scalar(a.clone()).into_array(rows),
+    }
+}
+
+/// Hour, minute and second of naive microsecond timestamps by integer arithmetic (no
+/// calendar needed), much faster than the generic temporal kernel.
+fn fast_time_part(a: &ArrayRef, part: DatePart) -> Option<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::TimestampMicrosecondType;
+    let (div, modulo) = match part {
+        DatePart::Hour => (3_600_000_000i64, 24),
+        DatePart::Minute => (60_000_000, 60),
+        DatePart::Second => (1_000_000, 60),
+        _ => return None,
+    };
+    let ts = a.as_primitive::<TimestampMicrosecondType>();
+    let out: arrow_array::Int32Array =
+        ts.unary::<_, arrow_array::types::Int32Type>(|v| (v.div_euclid(div) % modulo) as i32);
+    Some(Arc::new(out))
+}

@@ -1,0 +1,170 @@
+//! Key columns → group ids and partition hashes.
+//!
+//! One integer-like key (the common `groupby("passenger_count")` or join on an id) takes
+//! a fast path: a dense lookup table when the key range is small, else a hash map on the
+//! `i64` value. Any other key set goes through `arrow-row`, which encodes the keys of a
+//! row as comparable bytes, and a hash map on those bytes.
+
+use std::collections::HashMap;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef};
+use arrow_buffer::NullBuffer;
+use arrow_row::{RowConverter, Rows, SortField};
+use arrow_schema::{DataType, SortOptions};
+use tessera_core::{Error, Result};
+
+/// Marks a row whose key has a null (dropped by groupbys, never matched by joins).
+pub(crate) const NO_GROUP: u32 = u32::MAX;
+
+/// Rows assigned to groups.
+pub(crate) struct Groups {
+    /// Group of each row, or [`NO_GROUP`].
+    pub ids: Vec<u32>,
+    /// The first row of each group (its representative for the key columns).
+    pub first_rows: Vec<u32>,
+}
+
+impl Groups {
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.first_rows.len()
+    }
+}
+
+fn kerr(e: arrow_schema::ArrowError) -> Error {
+    Error::invalid("keys", e.to_string())
+}
+
+/// The keys as an `i64` column when there is one key of an integer-like type that fits.
+pub(crate) fn int_key(keys: &[ArrayRef]) -> Result<Option<ArrayRef>> {
+    if keys.len() != 1 {
+        return Ok(None);
+    }
+    let k = &keys[0];
+    Ok(match k.data_type() {
+        DataType::Int64 => Some(k.clone()),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::Date32
+        | DataType::Date64
+        | DataType::Timestamp(_, _) => Some(arrow_cast::cast(k, &DataType::Int64).map_err(kerr)?),
+        _ => None,
+    })
+}
+
+/// The validity of a row's key set: valid only where every key is.
+pub(crate) fn key_nulls(keys: &[ArrayRef]) -> Option<NullBuffer> {
+    keys.iter()
+        .fold(None, |acc: Option<NullBuffer>, k| NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref()))
+}
+
+/// Row-format encoding of the keys (ascending, nulls last): equal keys give equal bytes
+/// and byte order is key order.
+pub(crate) fn encode_rows(keys: &[ArrayRef]) -> Result<Rows> {
+    let fields = keys
+        .iter()
+        .map(|k| {
+            SortField::new_with_options(
+                k.data_type().clone(),
+                SortOptions {
+                    descending: false,
+                    nulls_first: false,
+                },
+            )
+        })
+        .collect();
+    let conv = RowConverter::new(fields).map_err(kerr)?;
+    conv.convert_columns(keys).map_err(kerr)
+}
+
+/// Assigns every row of `rows` rows to a group by its keys; no keys = one group of
+/// everything (present even with no rows).
+pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
+    if keys.is_empty() {
+        return Ok(Groups {
+            ids: vec![0; rows],
+            first_rows: vec![0],
+        });
+    }
+    let nulls = key_nulls(keys);
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    let mut ids = vec![NO_GROUP; rows];
+    let mut first_rows = Vec::new();
+    if let Some(k) = int_key(keys)? {
+        let v = k.as_primitive::<Int64Type>().values();
+        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+        for (i, &x) in v.iter().enumerate() {
+            if valid(i) {
+                lo = lo.min(x);
+                hi = hi.max(x);
+            }
+        }
+        let span = hi.checked_sub(lo).and_then(|s| usize::try_from(s).ok());
+        match span {
+            Some(span) if span < 1 << 16 => {
+                let mut table = vec![NO_GROUP; span + 1];
+                for (i, &x) in v.iter().enumerate() {
+                    if !valid(i) {
+                        continue;
+                    }
+                    let slot = &mut table[(x - lo) as usize];
+                    if *slot == NO_GROUP {
+                        *slot = first_rows.len() as u32;
+                        first_rows.push(i as u32);
+                    }
+                    ids[i] = *slot;
+                }
+            }
+            _ => {
+                let mut map: HashMap<i64, u32, ahash::RandomState> =
+                    HashMap::with_hasher(ahash::RandomState::new());
+                for (i, &x) in v.iter().enumerate() {
+                    if !valid(i) {
+                        continue;
+                    }
+                    let next = first_rows.len() as u32;
+                    let g = *map.entry(x).or_insert_with(|| {
+                        first_rows.push(i as u32);
+                        next
+                    });
+                    ids[i] = g;
+                }
+            }
+        }
+        return Ok(Groups { ids, first_rows });
+    }
+    let encoded = encode_rows(keys)?;
+    let mut map: HashMap<&[u8], u32, ahash::RandomState> =
+        HashMap::with_hasher(ahash::RandomState::new());
+    for (i, id) in ids.iter_mut().enumerate() {
+        if !valid(i) {
+            continue;
+        }
+        let next = first_rows.len() as u32;
+        *id = *map.entry(encoded.row(i).data()).or_insert_with(|| {
+            first_rows.push(i as u32);
+            next
+        });
+    }
+    Ok(Groups { ids, first_rows })
+}
+
+/// A hash of every row's keys, the same for equal keys of the same types in any batch.
+pub(crate) fn hash_rows(keys: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
+    let state = ahash::RandomState::with_seeds(0x7e55, 0xe7a, 0x5eed, 0xc0ffee);
+    if let Some(k) = int_key(keys)? {
+        let v = k.as_primitive::<Int64Type>().values();
+        return Ok(v.iter().map(|x| state.hash_one(x)).collect());
+    }
+    if keys.is_empty() {
+        return Ok(vec![0; rows]);
+    }
+    let encoded = encode_rows(keys)?;
+    Ok((0..rows).map(|i| state.hash_one(encoded.row(i).data())).collect())
+}

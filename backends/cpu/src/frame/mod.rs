@@ -1,0 +1,224 @@
+//! The CPU dataframe backend: partitions are Arrow `RecordBatch`es, kernels are arrow's
+//! compute kernels plus the groupby/join/sort loops in this module; parallelism across
+//! partitions comes from core's scheduler (rayon).
+//!
+//! Registered as the `cpu` dataframe backend.
+
+mod aggregate;
+mod eval;
+mod join;
+mod keys;
+mod sort;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array};
+use arrow_schema::SchemaRef;
+use tessera_core::frame::plan::program_schema;
+use tessera_core::frame::{
+    downcast_partition, AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinSpec, Partition,
+    PartitionData, SortKey,
+};
+use tessera_core::{Error, Result};
+
+/// A CPU partition: one Arrow batch.
+#[derive(Debug, Clone)]
+pub struct CpuPartition {
+    /// The rows.
+    pub batch: RecordBatch,
+}
+
+impl PartitionData for CpuPartition {
+    fn backend(&self) -> &str {
+        "cpu"
+    }
+    fn num_rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+    fn schema(&self) -> SchemaRef {
+        self.batch.schema()
+    }
+    fn nbytes(&self) -> usize {
+        self.batch.get_array_memory_size()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The CPU dataframe backend.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuFrameBackend;
+
+fn batch<'a>(p: &'a Partition, op: &str) -> Result<&'a RecordBatch> {
+    Ok(&downcast_partition::<CpuPartition>(p, "cpu", op)?.batch)
+}
+
+fn wrap(batch: RecordBatch) -> Partition {
+    Arc::new(CpuPartition { batch })
+}
+
+fn kerr(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
+    move |e| Error::invalid(op, e.to_string())
+}
+
+/// Splits `batch` by an output index per row, keeping row order within each output.
+fn scatter(batch: &RecordBatch, ids: &[u32], n: usize) -> Result<Vec<Partition>> {
+    let mut idx: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, &d) in ids.iter().enumerate() {
+        idx[d as usize].push(i as u32);
+    }
+    idx.into_iter()
+        .map(|rows| {
+            let out = arrow_select::take::take_record_batch(batch, &UInt32Array::from(rows))
+                .map_err(kerr("partition"))?;
+            Ok(wrap(out))
+        })
+        .collect()
+}
+
+impl CpuFrameBackend {
+    fn run_program(&self, b: &RecordBatch, program: &FrameProgram) -> Result<RecordBatch> {
+        let mut cur = b.clone();
+        for step in &program.steps {
+            cur = match step {
+                FrameStep::Filter(e) => {
+                    let mask = eval::eval(e, &cur)?.into_array(cur.num_rows())?;
+                    let mask = mask
+                        .as_any()
+                        .downcast_ref::<arrow_array::BooleanArray>()
+                        .ok_or_else(|| Error::invalid("filter", format!("{e} is not Boolean")))?;
+                    arrow_select::filter::filter_record_batch(&cur, mask).map_err(kerr("filter"))?
+                }
+                FrameStep::Project(list) => {
+                    let schema = program_schema(
+                        &cur.schema(),
+                        &FrameProgram {
+                            steps: vec![step.clone()],
+                        },
+                    )?;
+                    let rows = cur.num_rows();
+                    let cols = list
+                        .iter()
+                        .map(|(_, e)| eval::eval(e, &cur)?.into_array(rows))
+                        .collect::<Result<Vec<_>>>()?;
+                    RecordBatch::try_new_with_options(
+                        schema,
+                        cols,
+                        &RecordBatchOptions::new().with_row_count(Some(rows)),
+                    )
+                    .map_err(kerr("select"))?
+                }
+            };
+        }
+        Ok(cur)
+    }
+}
+
+impl DataFrameBackend for CpuFrameBackend {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn from_record_batch(&self, batch: RecordBatch) -> Result<Partition> {
+        Ok(wrap(batch))
+    }
+
+    fn to_record_batch(&self, part: &Partition) -> Result<RecordBatch> {
+        Ok(batch(part, "to_record_batch")?.clone())
+    }
+
+    fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition> {
+        Ok(wrap(self.run_program(batch(part, "evaluate")?, program)?))
+    }
+
+    fn hash_partition(&self, part: &Partition, keys: &[String], n: usize) -> Result<Vec<Partition>> {
+        let b = batch(part, "hash_partition")?;
+        let cols = keys
+            .iter()
+            .map(|k| {
+                b.column_by_name(k)
+                    .cloned()
+                    .ok_or_else(|| Error::invalid("hash_partition", format!("no column '{k}'")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let hashes = keys::hash_rows(&cols, b.num_rows())?;
+        let ids: Vec<u32> = hashes.iter().map(|h| (h % n as u64) as u32).collect();
+        scatter(b, &ids, n)
+    }
+
+    fn range_partition(&self, part: &Partition, by: &[SortKey], bounds: &RecordBatch) -> Result<Vec<Partition>> {
+        let b = batch(part, "range_partition")?;
+        let ids = sort::range_ids(b, by, bounds)?;
+        scatter(b, &ids, bounds.num_rows() + 1)
+    }
+
+    fn aggregate_partial(&self, part: &Partition, keys: &[String], aggs: &[AggSpec]) -> Result<Partition> {
+        Ok(wrap(aggregate::partial(batch(part, "aggregate")?, keys, aggs)?))
+    }
+
+    fn aggregate_combine(&self, parts: &[Partition], keys: &[String], aggs: &[AggSpec]) -> Result<Partition> {
+        let all = self.concat(parts)?;
+        Ok(wrap(aggregate::combine(batch(&all, "aggregate")?, keys, aggs)?))
+    }
+
+    fn aggregate_finalize(&self, state: &Partition, keys: &[String], aggs: &[AggSpec]) -> Result<Partition> {
+        Ok(wrap(aggregate::finalize(batch(state, "aggregate")?, keys, aggs)?))
+    }
+
+    fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
+        let (l, r) = (batch(left, "merge")?, batch(right, "merge")?);
+        let schema = spec.output_schema(&l.schema(), &r.schema())?;
+        Ok(wrap(join::join(l, r, spec, schema)?))
+    }
+
+    fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
+        Ok(wrap(sort::sort_batch(batch(part, "sort")?, by)?))
+    }
+
+    fn concat(&self, parts: &[Partition]) -> Result<Partition> {
+        let batches = parts
+            .iter()
+            .map(|p| batch(p, "concat").cloned())
+            .collect::<Result<Vec<_>>>()?;
+        let Some(first) = batches.first() else {
+            return Err(Error::invalid("concat", "no partitions"));
+        };
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        if first.num_columns() == 0 {
+            return Ok(wrap(
+                RecordBatch::try_new_with_options(
+                    first.schema(),
+                    vec![],
+                    &RecordBatchOptions::new().with_row_count(Some(rows)),
+                )
+                .map_err(kerr("concat"))?,
+            ));
+        }
+        Ok(wrap(
+            arrow_select::concat::concat_batches(&first.schema(), &batches).map_err(kerr("concat"))?,
+        ))
+    }
+
+    fn slice(&self, part: &Partition, offset: usize, len: usize) -> Result<Partition> {
+        let b = batch(part, "slice")?;
+        let offset = offset.min(b.num_rows());
+        let len = len.min(b.num_rows() - offset);
+        Ok(wrap(b.slice(offset, len)))
+    }
+
+    fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {
+        let b = batch(part, "take")?;
+        if let Some(&bad) = indices.iter().find(|&&i| i as usize >= b.num_rows()) {
+            return Err(Error::invalid(
+                "take",
+                format!("row {bad} of a {}-row partition", b.num_rows()),
+            ));
+        }
+        let idx = UInt64Array::from(indices.to_vec());
+        Ok(wrap(
+            arrow_select::take::take_record_batch(b, &idx).map_err(kerr("take"))?,
+        ))
+    }
+}
