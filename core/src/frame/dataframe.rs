@@ -20,7 +20,7 @@ use crate::frame::backend::{
 use crate::frame::display::{format_batches, value_at, Value};
 use crate::frame::exec::pipeline;
 use crate::frame::expr::{col, Expr};
-use crate::frame::plan::{optimize, GroupStrategy, Node, PartitionFn};
+use crate::frame::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
 
 /// A lazy, partitioned dataframe.
@@ -499,18 +499,20 @@ impl DataFrame {
         })
     }
 
-    /// pandas-style merge on key columns of the same name.
+    /// pandas-style merge on key columns of the same name (strategy chosen at run time).
     pub fn merge(&self, other: &DataFrame, on: &[&str], how: JoinType) -> Result<DataFrame> {
-        self.merge_on(other, on, on, how)
+        self.merge_on(other, on, on, how, JoinStrategy::Auto)
     }
 
-    /// Merge on differently named keys (both kept in the output).
+    /// Merge on differently named keys (both kept in the output), with a strategy
+    /// (`Auto` decides from sizes and sortedness at run time).
     pub fn merge_on(
         &self,
         other: &DataFrame,
         left_on: &[&str],
         right_on: &[&str],
         how: JoinType,
+        strategy: JoinStrategy,
     ) -> Result<DataFrame> {
         if other.backend.name() != self.backend.name() {
             return Err(Error::invalid(
@@ -534,6 +536,7 @@ impl DataFrame {
             left: self.node.clone(),
             right: other.node.clone(),
             spec,
+            strategy,
             schema,
         }))
     }

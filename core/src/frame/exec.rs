@@ -32,7 +32,7 @@ use crate::frame::backend::{
     Partition, SortKey,
 };
 use crate::frame::expr::Expr;
-use crate::frame::plan::{empty_batch, GroupStrategy, Node};
+use crate::frame::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
 
 /// Partial results with more rows than this (in total) are combined by shuffle instead of
 /// a tree: a tree would funnel them all through one task.
@@ -136,8 +136,12 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
             backend, input, keys, aggs, *strategy,
         )?)),
         Node::Join {
-            left, right, spec, ..
-        } => Ok(Pipeline::ready(join(backend, left, right, spec)?)),
+            left,
+            right,
+            spec,
+            strategy,
+            ..
+        } => Ok(Pipeline::ready(join(backend, left, right, spec, *strategy)?)),
         Node::Sort { input, by } => {
             let parts = pipeline(input, backend)?.materialize()?;
             Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
@@ -261,6 +265,7 @@ fn join(
     left_node: &Node,
     right_node: &Node,
     spec: &JoinSpec,
+    strategy: JoinStrategy,
 ) -> Result<Vec<Partition>> {
     let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
         sorted.is_some_and(|by| {
@@ -281,14 +286,15 @@ fn join(
         algorithm: JoinAlgorithm::Hash,
         ..spec.clone()
     };
-    let small_right = total_bytes(&right) <= BROADCAST_BYTES
+    let (auto, forced) = (strategy == JoinStrategy::Auto, strategy == JoinStrategy::Broadcast);
+    let small_right = (auto && total_bytes(&right) <= BROADCAST_BYTES || forced)
         && matches!(spec.how, JoinType::Inner | JoinType::Left);
-    let small_left = total_bytes(&left) <= BROADCAST_BYTES
+    let small_left = (auto && total_bytes(&left) <= BROADCAST_BYTES || forced)
         && matches!(spec.how, JoinType::Inner | JoinType::Right);
-    if both_sorted && left.len() > 1 {
-        return sorted_merge_join(backend, left, right, spec, &rschema);
+    if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
+        return sorted_merge_join(backend, left, right, spec, &lschema, &rschema);
     }
-    if small_right && (total_bytes(&right) <= total_bytes(&left) || !small_left) {
+    if small_right && (total_bytes(&right) <= total_bytes(&left) || !small_left || forced) {
         let r = concat_or_empty(backend, &right, &rschema)?;
         let backend = backend.clone();
         return parallel_map(left.len(), move |i| backend.join(&left[i], &r, &hash));
@@ -330,11 +336,13 @@ fn sorted_merge_join(
     left: Vec<Partition>,
     right: Vec<Partition>,
     spec: &JoinSpec,
+    lschema: &arrow_schema::SchemaRef,
     rschema: &arrow_schema::SchemaRef,
 ) -> Result<Vec<Partition>> {
-    let left: Vec<Partition> = left.into_iter().filter(|p| p.num_rows() > 0).collect();
+    let mut left: Vec<Partition> = left.into_iter().filter(|p| p.num_rows() > 0).collect();
     if left.is_empty() {
-        return Ok(Vec::new());
+        // Still one (empty) left partition: right and outer joins keep every right row.
+        left.push(concat_or_empty(backend, &[], lschema)?);
     }
     // Bounds: the last key row of every left partition but the last, as a host batch of
     // the key columns renamed to the right side's names.
@@ -349,7 +357,7 @@ fn sorted_merge_join(
     };
     let mut last_rows = Vec::new();
     for p in &left[..left.len() - 1] {
-        let last = backend.slice(p, p.num_rows() - 1, 1)?;
+        let last = backend.slice(p, p.num_rows().saturating_sub(1), 1)?;
         last_rows.push(backend.to_record_batch(&backend.evaluate(&last, &key_program)?)?);
     }
     let by: Vec<SortKey> = spec

@@ -29,4 +29,9 @@ pub use dataframe::{batch_from_columns, Computed, DataFrame, GroupBy};
 pub use display::Value;
 pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal};
 pub use io::{read_csv, read_parquet, CsvOptions};
-pub use plan::GroupStrategy;
+pub use plan::{GroupStrategy, JoinStrategy};
+
+/// Arrow, as tessera uses it: batches, arrays and schemas of frames.
+pub use arrow_array;
+/// Arrow schemas and data types.
+pub use arrow_schema;

@@ -72,6 +72,23 @@ pub enum GroupStrategy {
     Shuffle,
 }
 
+/// How the partitions of a join meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum JoinStrategy {
+    /// Broadcast a side under [`crate::frame::exec::BROADCAST_BYTES`], else a sorted merge
+    /// when both sides are sorted on the keys, else a hash shuffle.
+    #[default]
+    Auto,
+    /// Join every partition of one side with the whole other side (the right side for
+    /// inner and left joins, the left side for right joins; outer joins shuffle).
+    Broadcast,
+    /// Hash-partition both sides into matching buckets.
+    Shuffle,
+    /// Both sides must be sorted on the keys (`sort_values`/`set_index`): merge aligned
+    /// ranges; falls back to a shuffle when they are not.
+    SortedMerge,
+}
+
 /// A node of the logical plan.
 #[derive(Clone)]
 pub enum Node {
@@ -132,6 +149,8 @@ pub enum Node {
         right: Arc<Node>,
         /// The join (its `algorithm` is chosen at run time).
         spec: JoinSpec,
+        /// How the partitions meet.
+        strategy: JoinStrategy,
         /// Output schema.
         schema: SchemaRef,
     },
@@ -347,11 +366,21 @@ impl Node {
                 input.explain_into(out, depth + 1);
             }
             Node::Join {
-                left, right, spec, ..
+                left,
+                right,
+                spec,
+                strategy,
+                ..
             } => {
+                let how = match strategy {
+                    JoinStrategy::Auto => "broadcast the small side, sorted merge if both are sorted on the keys, else hash shuffle",
+                    JoinStrategy::Broadcast => "broadcast (forced)",
+                    JoinStrategy::Shuffle => "hash shuffle (forced)",
+                    JoinStrategy::SortedMerge => "sorted merge (forced)",
+                };
                 let _ = writeln!(
                     out,
-                    "{pad}{} join on [{}] = [{}]: broadcast the small side, sorted merge if both are sorted on the keys, else hash shuffle",
+                    "{pad}{} join on [{}] = [{}]: {how}",
                     spec.how.name(),
                     spec.left_on.join(", "),
                     spec.right_on.join(", ")
@@ -554,11 +583,13 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             left,
             right,
             spec,
+            strategy,
             schema,
         } => Arc::new(Node::Join {
             left: prune(left, None)?,
             right: prune(right, None)?,
             spec: spec.clone(),
+            strategy: *strategy,
             schema: schema.clone(),
         }),
         Node::Sort { input, by } => {

@@ -1,0 +1,517 @@
+//! Dataframes on the CPU backend against references: hand-computed values, and naive
+//! implementations (a `BTreeMap` groupby, a nested-loop join, a stable sort) on random
+//! frames with random partitionings — the result must not depend on how the rows are
+//! split, nor on the strategy (tree/shuffle groupby; broadcast/shuffle/sorted-merge join).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
+use tessera::frame::{
+    col, lit, AggFunc, Computed, DataFrame, GroupStrategy, JoinStrategy, JoinType, Value,
+};
+
+use tessera_cpu as _;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn float(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Splits a batch at random points into `1..=6` partitions (some may be empty).
+fn random_partitions(batch: &RecordBatch, rng: &mut Rng) -> DataFrame {
+    let n = batch.num_rows();
+    let parts = 1 + rng.below(6) as usize;
+    let mut cuts: Vec<usize> = (0..parts - 1).map(|_| rng.below(n as u64 + 1) as usize).collect();
+    cuts.sort();
+    let mut batches = Vec::new();
+    let mut start = 0;
+    for c in cuts.into_iter().chain([n]) {
+        batches.push(batch.slice(start, c - start));
+        start = c;
+    }
+    DataFrame::from_record_batches(batches, None).unwrap()
+}
+
+fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
+    tessera::frame::batch_from_columns(cols).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
+}
+
+fn values(c: &Computed, column: &str) -> Vec<Value> {
+    (0..c.num_rows()).map(|r| c.value(column, r).unwrap()).collect()
+}
+
+#[test]
+fn groupby_hand_computed() {
+    let df = DataFrame::from_columns(
+        vec![
+            ("k", Arc::new(Int64Array::from(vec![Some(1), Some(2), Some(1), None, Some(2), Some(1)])) as ArrayRef),
+            ("x", Arc::new(Float64Array::from(vec![Some(1.0), Some(10.0), Some(3.0), Some(100.0), None, Some(5.0)]))),
+            ("s", Arc::new(StringArray::from(vec!["a", "b", "a", "c", "d", "e"]))),
+        ],
+        3,
+    )
+    .unwrap();
+    let out = df
+        .groupby(&["k"])
+        .unwrap()
+        .agg(&[
+            ("x", AggFunc::Sum),
+            ("x", AggFunc::Mean),
+            ("x", AggFunc::Count),
+            ("x", AggFunc::Std),
+            ("x", AggFunc::Min),
+            ("x", AggFunc::Max),
+            ("s", AggFunc::First),
+            ("s", AggFunc::Last),
+            ("s", AggFunc::NUnique),
+        ])
+        .unwrap()
+        .compute()
+        .unwrap();
+    // The null key is dropped (pandas' dropna=True); groups come out sorted.
+    assert_eq!(values(&out, "k"), [Value::Int(1), Value::Int(2)]);
+    assert_eq!(values(&out, "x_sum"), [Value::Float(9.0), Value::Float(10.0)]);
+    assert_eq!(values(&out, "x_mean"), [Value::Float(3.0), Value::Float(10.0)]);
+    assert_eq!(values(&out, "x_count"), [Value::Int(3), Value::Int(1)]);
+    // std of 1, 3, 5 with ddof 1 is 2; a single value has no sample std.
+    assert_eq!(values(&out, "x_std"), [Value::Float(2.0), Value::Null]);
+    assert_eq!(values(&out, "x_min"), [Value::Float(1.0), Value::Float(10.0)]);
+    assert_eq!(values(&out, "x_max"), [Value::Float(5.0), Value::Float(10.0)]);
+    assert_eq!(values(&out, "s_first"), [Value::Str("a".into()), Value::Str("b".into())]);
+    assert_eq!(values(&out, "s_last"), [Value::Str("e".into()), Value::Str("d".into())]);
+    assert_eq!(values(&out, "s_nunique"), [Value::Int(2), Value::Int(2)]);
+
+    // Whole-frame reductions.
+    assert_eq!(df.reduce("x", AggFunc::Sum).unwrap(), Value::Float(119.0));
+    assert_eq!(df.reduce("k", AggFunc::Count).unwrap(), Value::Int(5));
+    assert_eq!(df.reduce("s", AggFunc::NUnique).unwrap(), Value::Int(5));
+    assert_eq!(df.reduce("k", AggFunc::Max).unwrap(), Value::Int(2));
+    let var = df.reduce("x", AggFunc::Var).unwrap().as_f64().unwrap();
+    let xs = [1.0, 10.0, 3.0, 100.0, 5.0];
+    let m = xs.iter().sum::<f64>() / 5.0;
+    let want = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / 4.0;
+    assert!(close(var, want), "{var} vs {want}");
+    assert_eq!(df.len().unwrap(), 6);
+}
+
+#[test]
+fn expressions_hand_computed() {
+    let ts = arrow_array::TimestampMicrosecondArray::from(vec![
+        Some(1_421_348_739_000_000), // 2015-01-15 19:05:39, a Thursday
+        None,
+        Some(0), // 1970-01-01 00:00:00, a Thursday
+    ]);
+    let df = DataFrame::from_columns(
+        vec![
+            ("a", Arc::new(Int64Array::from(vec![Some(7), None, Some(-3)])) as ArrayRef),
+            ("b", Arc::new(Int64Array::from(vec![2, 4, 5]))),
+            ("s", Arc::new(StringArray::from(vec![Some("CASH"), Some("credit card"), None]))),
+            ("t", Arc::new(ts)),
+        ],
+        2,
+    )
+    .unwrap();
+    let out = df
+        .select_exprs(vec![
+            ("div".into(), col("a") / col("b")),
+            ("rem".into(), col("a") % col("b")),
+            ("neg".into(), -col("a")),
+            ("filled".into(), col("a").fill_null(0)),
+            ("isnull".into(), col("a").is_null()),
+            ("card".into(), col("s").contains("card")),
+            ("eq".into(), col("s").eq(lit("CASH"))),
+            ("hour".into(), col("t").hour()),
+            ("weekday".into(), col("t").weekday()),
+            ("year".into(), col("t").year()),
+            ("f".into(), col("b").cast(arrow_schema::DataType::Float64) * 0.5),
+            ("both".into(), col("a").gt(0) & col("b").lt(3)),
+        ])
+        .unwrap()
+        .compute()
+        .unwrap();
+    assert_eq!(values(&out, "div"), [Value::Float(3.5), Value::Null, Value::Float(-0.6)]);
+    assert_eq!(values(&out, "rem"), [Value::Int(1), Value::Null, Value::Int(-3)]);
+    assert_eq!(values(&out, "neg"), [Value::Int(-7), Value::Null, Value::Int(3)]);
+    assert_eq!(values(&out, "filled"), [Value::Int(7), Value::Int(0), Value::Int(-3)]);
+    assert_eq!(values(&out, "isnull"), [Value::Bool(false), Value::Bool(true), Value::Bool(false)]);
+    assert_eq!(values(&out, "card"), [Value::Bool(false), Value::Bool(true), Value::Null]);
+    assert_eq!(values(&out, "eq"), [Value::Bool(true), Value::Bool(false), Value::Null]);
+    assert_eq!(values(&out, "hour"), [Value::Int(19), Value::Null, Value::Int(0)]);
+    assert_eq!(values(&out, "weekday"), [Value::Int(3), Value::Null, Value::Int(3)]);
+    assert_eq!(values(&out, "year"), [Value::Int(2015), Value::Null, Value::Int(1970)]);
+    assert_eq!(values(&out, "f"), [Value::Float(1.0), Value::Float(2.0), Value::Float(2.5)]);
+    // Kleene logic: null > 0 is null, and null & false is false.
+    assert_eq!(values(&out, "both"), [Value::Bool(true), Value::Bool(false), Value::Bool(false)]);
+
+    let filtered = df.filter(col("a").gt(0) | col("s").is_null()).unwrap().compute().unwrap();
+    assert_eq!(values(&filtered, "b"), [Value::Int(2), Value::Int(5)]);
+}
+
+#[test]
+fn plan_errors_name_the_problem() {
+    let df = DataFrame::from_columns(
+        vec![("a", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef)],
+        1,
+    )
+    .unwrap();
+    let e = df.filter(col("nope").gt(1)).unwrap_err().to_string();
+    assert!(e.contains("no column 'nope'") && e.contains("columns: a"), "{e}");
+    let e = df.filter(col("a") + 1).unwrap_err().to_string();
+    assert!(e.contains("must be Boolean"), "{e}");
+    let e = df.groupby(&["zz"]).unwrap_err().to_string();
+    assert!(e.contains("no key column 'zz'"), "{e}");
+    let e = df.agg(&[("a", AggFunc::Mean), ("a", AggFunc::Mean)]).unwrap_err().to_string();
+    assert!(e.contains("appears twice"), "{e}");
+    let s = DataFrame::from_columns(
+        vec![("a", Arc::new(StringArray::from(vec!["x"])) as ArrayRef)],
+        1,
+    )
+    .unwrap();
+    let e = s.agg(&[("a", AggFunc::Sum)]).unwrap_err().to_string();
+    assert!(e.contains("sum does not apply to column 'a' of type Utf8"), "{e}");
+    let e = df.merge(&s, &["a"], JoinType::Inner).unwrap_err().to_string();
+    assert!(e.contains("key 'a' is Int64 on the left but 'a' is Utf8"), "{e}");
+}
+
+/// A random frame: keys with nulls, a float value with nulls, an int value.
+fn random_frame(rng: &mut Rng, rows: usize, key_range: u64) -> RecordBatch {
+    let k: Int64Array = (0..rows)
+        .map(|_| (rng.below(10) != 0).then(|| rng.below(key_range) as i64))
+        .collect();
+    let s: StringArray = (0..rows)
+        .map(|_| Some(["x", "y", "z"][rng.below(3) as usize]))
+        .collect();
+    let x: Float64Array = (0..rows)
+        .map(|_| (rng.below(8) != 0).then(|| (rng.float() * 200.0 - 100.0).round() / 4.0))
+        .collect();
+    let y: Int64Array = (0..rows).map(|_| Some(rng.below(50) as i64 - 25)).collect();
+    batch(vec![
+        ("k", Arc::new(k) as ArrayRef),
+        ("s", Arc::new(s)),
+        ("x", Arc::new(x)),
+        ("y", Arc::new(y)),
+    ])
+}
+
+type Key = (i64, String);
+
+/// The naive groupby: one pass into a `BTreeMap`, then each function by definition.
+fn reference_groupby(b: &RecordBatch) -> BTreeMap<Key, (Vec<f64>, Vec<i64>)> {
+    let k = b.column(0).as_primitive::<Int64Type>();
+    let s = b.column(1).as_string::<i32>();
+    let x = b.column(2).as_primitive::<Float64Type>();
+    let y = b.column(3).as_primitive::<Int64Type>();
+    let mut groups: BTreeMap<Key, (Vec<f64>, Vec<i64>)> = BTreeMap::new();
+    for i in 0..b.num_rows() {
+        if k.is_null(i) {
+            continue;
+        }
+        let g = groups.entry((k.value(i), s.value(i).to_string())).or_default();
+        if x.is_valid(i) {
+            g.0.push(x.value(i));
+        }
+        g.1.push(y.value(i));
+    }
+    groups
+}
+
+#[test]
+fn groupby_matches_reference_for_any_partitioning_and_strategy() {
+    let mut rng = Rng(11);
+    for case in 0..24 {
+        let rows = rng.below(400) as usize;
+        let range = 1 + rng.below(12);
+        let b = random_frame(&mut rng, rows, range);
+        let want = reference_groupby(&b);
+        let strategy = if case % 2 == 0 { GroupStrategy::Tree } else { GroupStrategy::Shuffle };
+        let df = random_partitions(&b, &mut rng);
+        let out = df
+            .groupby(&["k", "s"])
+            .unwrap()
+            .strategy(strategy)
+            .agg(&[
+                ("x", AggFunc::Sum),
+                ("x", AggFunc::Mean),
+                ("x", AggFunc::Var),
+                ("x", AggFunc::Min),
+                ("x", AggFunc::Max),
+                ("x", AggFunc::Count),
+                ("x", AggFunc::NUnique),
+                ("y", AggFunc::Sum),
+                ("y", AggFunc::First),
+                ("y", AggFunc::Last),
+            ])
+            .unwrap()
+            .compute()
+            .unwrap();
+        // Shuffle output is sorted within each partition; compare as a map.
+        let mut got: BTreeMap<Key, usize> = BTreeMap::new();
+        for r in 0..out.num_rows() {
+            let key = match (out.value("k", r).unwrap(), out.value("s", r).unwrap()) {
+                (Value::Int(k), Value::Str(s)) => (k, s),
+                other => panic!("bad key {other:?}"),
+            };
+            assert!(got.insert(key, r).is_none(), "case {case}: duplicate group");
+        }
+        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "case {case}");
+        for (key, (xs, ys)) in &want {
+            let r = got[key];
+            let v = |c: &str| out.value(c, r).unwrap();
+            let sum: f64 = xs.iter().sum();
+            assert!(close(v("x_sum").as_f64().unwrap(), sum), "case {case} sum");
+            assert_eq!(v("x_count"), Value::Int(xs.len() as i64));
+            if xs.is_empty() {
+                assert_eq!(v("x_mean"), Value::Null);
+                assert_eq!(v("x_min"), Value::Null);
+            } else {
+                let mean = sum / xs.len() as f64;
+                assert!(close(v("x_mean").as_f64().unwrap(), mean), "case {case} mean");
+                let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+                let max = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                assert_eq!(v("x_min"), Value::Float(min));
+                assert_eq!(v("x_max"), Value::Float(max));
+                if xs.len() > 1 {
+                    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>()
+                        / (xs.len() - 1) as f64;
+                    assert!(close(v("x_var").as_f64().unwrap(), var), "case {case} var");
+                } else {
+                    assert_eq!(v("x_var"), Value::Null);
+                }
+            }
+            let mut distinct: Vec<u64> = xs.iter().map(|x| x.to_bits()).collect();
+            distinct.sort();
+            distinct.dedup();
+            assert_eq!(v("x_nunique"), Value::Int(distinct.len() as i64), "case {case} nunique");
+            assert_eq!(v("y_sum"), Value::Int(ys.iter().sum()));
+            assert_eq!(v("y_first"), Value::Int(ys[0]), "case {case} first");
+            assert_eq!(v("y_last"), Value::Int(*ys.last().unwrap()), "case {case} last");
+        }
+    }
+}
+
+/// Rows of a join result as sortable text tuples.
+fn rows_of(c: &Computed) -> Vec<String> {
+    let cols: Vec<String> = c.schema.fields().iter().map(|f| f.name().clone()).collect();
+    let mut out: Vec<String> = (0..c.num_rows())
+        .map(|r| {
+            cols.iter()
+                .map(|n| c.value(n, r).unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The nested-loop join: every pair with equal non-null keys, plus unmatched rows.
+fn reference_join(l: &RecordBatch, r: &RecordBatch, how: JoinType) -> Vec<String> {
+    let lk = l.column(0).as_primitive::<Int64Type>();
+    let la = l.column(1).as_primitive::<Int64Type>();
+    let rk = r.column(0).as_primitive::<Int64Type>();
+    let rb = r.column(1).as_primitive::<Int64Type>();
+    let v = |a: &arrow_array::Int64Array, i: usize| {
+        if a.is_null(i) { "null".to_string() } else { a.value(i).to_string() }
+    };
+    let mut out = Vec::new();
+    let mut right_hit = vec![false; r.num_rows()];
+    for i in 0..l.num_rows() {
+        let mut hit = false;
+        for j in 0..r.num_rows() {
+            if lk.is_valid(i) && rk.is_valid(j) && lk.value(i) == rk.value(j) {
+                out.push(format!("{}|{}|{}", v(lk, i), v(la, i), v(rb, j)));
+                hit = true;
+                right_hit[j] = true;
+            }
+        }
+        if !hit && matches!(how, JoinType::Left | JoinType::Outer) {
+            out.push(format!("{}|{}|null", v(lk, i), v(la, i)));
+        }
+    }
+    if matches!(how, JoinType::Right | JoinType::Outer) {
+        for j in 0..r.num_rows() {
+            if !right_hit[j] {
+                out.push(format!("{}|null|{}", v(rk, j), v(rb, j)));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn join_side(rng: &mut Rng, rows: usize, value: &str) -> RecordBatch {
+    let k: Int64Array = (0..rows)
+        .map(|_| (rng.below(12) != 0).then(|| rng.below(15) as i64))
+        .collect();
+    let a: Int64Array = (0..rows).map(|_| Some(rng.below(1000) as i64)).collect();
+    batch(vec![("k", Arc::new(k) as ArrayRef), (value, Arc::new(a))])
+}
+
+#[test]
+fn joins_match_nested_loops_for_every_strategy() {
+    let mut rng = Rng(5);
+    let hows = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Outer];
+    let strategies = [
+        JoinStrategy::Auto,
+        JoinStrategy::Broadcast,
+        JoinStrategy::Shuffle,
+        JoinStrategy::SortedMerge,
+    ];
+    for case in 0..16 {
+        // Case 0 has an empty left side: right and outer joins must keep the right rows.
+        let ln = if case == 0 { 0 } else { rng.below(60) as usize };
+        let rn = rng.below(40) as usize;
+        let l = join_side(&mut rng, ln, "a");
+        let r = join_side(&mut rng, rn, "b");
+        let (ldf, rdf) = (random_partitions(&l, &mut rng), random_partitions(&r, &mut rng));
+        for how in hows {
+            let want = reference_join(&l, &r, how);
+            for strategy in strategies {
+                let (lx, rx) = if strategy == JoinStrategy::SortedMerge {
+                    (
+                        ldf.set_index("k").unwrap(),
+                        rdf.sort_values(&["k"], &[true]).unwrap(),
+                    )
+                } else {
+                    (ldf.clone(), rdf.clone())
+                };
+                let got = lx
+                    .merge_on(&rx, &["k"], &["k"], how, strategy)
+                    .unwrap()
+                    .compute()
+                    .unwrap();
+                assert_eq!(rows_of(&got), want, "case {case} {how:?} {strategy:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn join_suffixes_and_distinct_key_names() {
+    let l = DataFrame::from_columns(
+        vec![
+            ("id", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            ("v", Arc::new(Int64Array::from(vec![10, 20]))),
+        ],
+        1,
+    )
+    .unwrap();
+    let r = DataFrame::from_columns(
+        vec![
+            ("rid", Arc::new(Int64Array::from(vec![2, 3])) as ArrayRef),
+            ("v", Arc::new(Int64Array::from(vec![200, 300]))),
+        ],
+        1,
+    )
+    .unwrap();
+    let out = l
+        .merge_on(&r, &["id"], &["rid"], JoinType::Inner, JoinStrategy::Auto)
+        .unwrap();
+    assert_eq!(out.columns(), ["id", "v_x", "rid", "v_y"]);
+    let c = out.compute().unwrap();
+    assert_eq!(rows_of(&c), ["2|20|2|200"]);
+}
+
+#[test]
+fn sort_values_is_a_stable_global_sort() {
+    let mut rng = Rng(9);
+    for case in 0..12 {
+        let rows = rng.below(300) as usize;
+        let b = random_frame(&mut rng, rows, 7);
+        let df = random_partitions(&b, &mut rng);
+        let out = df.sort_values(&["k", "y"], &[true, false]).unwrap().compute().unwrap();
+        // Reference: a stable sort of row indices (nulls last; y descending).
+        let k = b.column(0).as_primitive::<Int64Type>();
+        let y = b.column(3).as_primitive::<Int64Type>();
+        let mut idx: Vec<usize> = (0..b.num_rows()).collect();
+        idx.sort_by(|&i, &j| {
+            let ki = k.is_valid(i).then(|| k.value(i));
+            let kj = k.is_valid(j).then(|| k.value(j));
+            let by_k = match (ki, kj) {
+                (Some(a), Some(b)) => a.cmp(&b),
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, None) => std::cmp::Ordering::Equal,
+            };
+            by_k.then(y.value(j).cmp(&y.value(i)))
+        });
+        let want_k: Vec<Value> = idx
+            .iter()
+            .map(|&i| if k.is_null(i) { Value::Null } else { Value::Int(k.value(i)) })
+            .collect();
+        let want_y: Vec<Value> = idx.iter().map(|&i| Value::Int(y.value(i))).collect();
+        assert_eq!(values(&out, "k"), want_k, "case {case}");
+        assert_eq!(values(&out, "y"), want_y, "case {case}");
+        let divisions = df.set_index("k").unwrap().divisions().unwrap();
+        if b.num_rows() > 0 {
+            let d = divisions.expect("sorted frames know their divisions");
+            assert!(d.len() >= 2);
+        }
+    }
+}
+
+#[test]
+fn frame_operations_keep_rows_and_order() {
+    let mut rng = Rng(3);
+    let b = random_frame(&mut rng, 257, 5);
+    let df = random_partitions(&b, &mut rng);
+    let whole = df.compute().unwrap().concat().unwrap();
+    assert_eq!(whole, b);
+    let re = df.repartition(4).unwrap();
+    assert_eq!(re.npartitions(), 4);
+    assert_eq!(re.compute().unwrap().concat().unwrap(), b);
+    let head = df.head(10).unwrap();
+    assert_eq!(head.concat().unwrap(), b.slice(0, 10));
+    let renamed = df.rename(&[("x", "value")]).unwrap().drop(&["s"]).unwrap();
+    assert_eq!(renamed.columns(), ["k", "value", "y"]);
+    let e = df.rename(&[("nope", "x")]).unwrap_err().to_string();
+    assert!(e.contains("no column 'nope'"), "{e}");
+    let doubled = df
+        .map_partitions(|b| {
+            let y = b.column_by_name("y").unwrap();
+            let y2 = arrow_arith::numeric::add(y, y).map_err(|e| tessera::Error::UserFunction(e.to_string()))?;
+            tessera::frame::batch_from_columns(vec![("y2", y2)])
+        })
+        .unwrap()
+        .compute()
+        .unwrap();
+    let ys = b.column(3).as_primitive::<Int64Type>();
+    assert_eq!(
+        values(&doubled, "y2"),
+        ys.values().iter().map(|v| Value::Int(2 * v)).collect::<Vec<_>>()
+    );
+    let moved = df.to_backend("cpu").unwrap();
+    assert_eq!(moved.compute().unwrap().concat().unwrap(), b);
+    let d = df.describe().unwrap();
+    assert_eq!(d.value("statistic", 0).unwrap(), Value::Str("count".into()));
+    assert_eq!(d.value("y", 0).unwrap(), Value::Float(257.0));
+    let ysum: i64 = ys.values().iter().sum();
+    assert!(close(d.value("y", 1).unwrap().as_f64().unwrap(), ysum as f64 / 257.0));
+}
+
+#[test]
+fn from_arrays_uses_the_array_chunks() {
+    let a = tessera::Array::arange(0.0, 10.0, 1.0, tessera::DType::F64, 4, None).unwrap();
+    let df = DataFrame::from_arrays(vec![("a", &a)]).unwrap();
+    assert_eq!(df.npartitions(), 3);
+    assert_eq!(df.reduce("a", AggFunc::Sum).unwrap(), Value::Float(45.0));
+}
