@@ -1,0 +1,237 @@
+//! CSV and Parquet: round trips, parallel byte ranges that agree with one range,
+//! projection and predicate pushdown visible in `explain`, malformed input with file,
+//! line and column, atomic writes, and Parquet interop with pyarrow (when python3 can
+//! import it).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray};
+use tessera::frame::{col, read_csv, read_parquet, AggFunc, CsvOptions, DataFrame, Value};
+
+use tessera_cpu as _;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tessera-io-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn p(d: &Path, f: &str) -> String {
+    d.join(f).to_string_lossy().into_owned()
+}
+
+fn sample() -> DataFrame {
+    let n = 1000;
+    let id: Int64Array = (0..n).map(|i| Some(i as i64)).collect();
+    let x: Float64Array = (0..n)
+        .map(|i| (i % 7 != 0).then(|| i as f64 / 8.0 - 3.3))
+        .collect();
+    let s: StringArray = (0..n)
+        .map(|i| match i % 5 {
+            0 => Some("plain".to_string()),
+            1 => Some("with, comma".to_string()),
+            2 => Some("say \"hi\"".to_string()),
+            3 => None,
+            _ => Some(format!("v{i}")),
+        })
+        .collect();
+    let b: BooleanArray = (0..n).map(|i| Some(i % 3 == 0)).collect();
+    let t: TimestampMicrosecondArray = (0..n)
+        .map(|i| Some(1_420_070_400_000_000 + i as i64 * 3_600_000_123))
+        .collect();
+    DataFrame::from_columns(
+        vec![
+            ("id", Arc::new(id) as ArrayRef),
+            ("x", Arc::new(x)),
+            ("s", Arc::new(s)),
+            ("b", Arc::new(b)),
+            ("t", Arc::new(t)),
+        ],
+        4,
+    )
+    .unwrap()
+}
+
+#[test]
+fn csv_round_trip_single_file_and_per_partition() {
+    let d = dir("csv-rt");
+    let df = sample();
+    let want = df.compute().unwrap().concat().unwrap();
+    let files = df.to_csv(&p(&d, "all.csv")).unwrap();
+    assert_eq!(files.len(), 1);
+    for bytes in [1 << 20, 777, 64] {
+        let back = read_csv(
+            &p(&d, "all.csv"),
+            CsvOptions::default().parse_dates(&["t"]).partition_bytes(bytes),
+        )
+        .unwrap();
+        if bytes == 64 {
+            assert!(back.npartitions() > 100, "small ranges split the file");
+        }
+        assert_eq!(back.compute().unwrap().concat().unwrap(), want, "partition_bytes {bytes}");
+    }
+    let files = df.to_csv(&p(&d, "part-*.csv")).unwrap();
+    assert_eq!(files.len(), 4);
+    let back = read_csv(&p(&d, "part-*.csv"), CsvOptions::default().parse_dates(&["t"])).unwrap();
+    assert_eq!(back.compute().unwrap().concat().unwrap(), want);
+    // No temporary files are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn parquet_round_trip_and_row_group_partitions() {
+    let d = dir("pq-rt");
+    let df = sample();
+    let want = df.compute().unwrap().concat().unwrap();
+    df.to_parquet(&p(&d, "all.parquet")).unwrap();
+    let back = read_parquet(&p(&d, "all.parquet")).unwrap();
+    assert_eq!(back.npartitions(), 4, "one row group per partition");
+    assert_eq!(back.compute().unwrap().concat().unwrap(), want);
+    df.to_parquet(&p(&d, "part-*.parquet")).unwrap();
+    let back = read_parquet(&p(&d, "part-*.parquet")).unwrap();
+    assert_eq!(back.compute().unwrap().concat().unwrap(), want);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn pushdown_shows_in_explain_and_keeps_results() {
+    let d = dir("pushdown");
+    let df = sample();
+    df.to_parquet(&p(&d, "s.parquet")).unwrap();
+    df.to_csv(&p(&d, "s.csv")).unwrap();
+    // ids are sorted, so `id >= 900` can only match the last of 4 row groups.
+    let q = read_parquet(&p(&d, "s.parquet"))
+        .unwrap()
+        .filter(col("id").gt_eq(900))
+        .unwrap()
+        .agg(&[("x", AggFunc::Sum)])
+        .unwrap();
+    let plan = q.explain().unwrap();
+    assert!(plan.contains("1 of 4 partitions"), "{plan}");
+    assert!(plan.contains("reads 2 of 5 columns [id, x]"), "{plan}");
+    assert!(plan.contains("predicates pushed down: id >= 900"), "{plan}");
+    let want = df
+        .filter(col("id").gt_eq(900))
+        .unwrap()
+        .agg(&[("x", AggFunc::Sum)])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .value("x", 0)
+        .unwrap();
+    assert_eq!(q.compute().unwrap().value("x", 0).unwrap(), want);
+    let c = read_csv(&p(&d, "s.csv"), CsvOptions::default())
+        .unwrap()
+        .groupby(&["b"])
+        .unwrap()
+        .mean("x")
+        .unwrap();
+    let plan = c.explain().unwrap();
+    assert!(plan.contains("reads 2 of 5 columns [x, b]"), "{plan}");
+    assert_eq!(read_csv(&p(&d, "s.csv"), CsvOptions::default()).unwrap().len().unwrap(), 1000);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn malformed_csv_names_file_line_and_column() {
+    let d = dir("bad");
+    let f = p(&d, "bad.csv");
+    std::fs::write(&f, "a,b,c\n1,2.5,x\n2,3.5,y\n3,oops,z\n").unwrap();
+    // Inference would make `b` a string column; a declared type makes `oops` an error.
+    let opts = CsvOptions::default().dtype("b", arrow_schema::DataType::Float64);
+    let e = read_csv(&f, opts).unwrap().compute().unwrap_err().to_string();
+    assert!(e.contains("bad.csv:4: column 'b'") && e.contains("cannot parse 'oops' as Float64"), "{e}");
+    std::fs::write(&f, "a,b,c\n1,2,3\n4,5\n").unwrap();
+    let e = read_csv(&f, CsvOptions::default()).unwrap().compute().unwrap_err().to_string();
+    assert!(e.contains("bad.csv:3:") && e.contains("2 fields, but the header has 3"), "{e}");
+    std::fs::write(&f, "a,b\n1,2,3\n").unwrap();
+    let e = read_csv(&f, CsvOptions::default()).unwrap().compute().unwrap_err().to_string();
+    assert!(e.contains("bad.csv:2:") && e.contains("3 fields, but the header has 2"), "{e}");
+    std::fs::write(&f, "a,t\n1,2015-13-01\n").unwrap();
+    let e = read_csv(&f, CsvOptions::default().parse_dates(&["t"]))
+        .unwrap()
+        .compute()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("column 't'") && e.contains("timestamp"), "{e}");
+    let e = read_csv(&f, CsvOptions::default().parse_dates(&["nope"])).unwrap_err().to_string();
+    assert!(e.contains("parse_dates names 'nope'"), "{e}");
+    let e = read_csv(&p(&d, "missing-*.csv"), CsvOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("no file matches"), "{e}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn csv_options_quotes_nulls_no_header_and_overrides() {
+    let d = dir("opts");
+    let f = p(&d, "o.csv");
+    std::fs::write(&f, "1;\"a;b\";NA\r\n2;\"say \"\"x\"\"\";3\r\n;c;4.5\r\n").unwrap();
+    let opts = CsvOptions::default()
+        .has_header(false)
+        .delimiter(b';')
+        .dtype("column_1", arrow_schema::DataType::Float64);
+    let out = read_csv(&f, opts).unwrap().compute().unwrap();
+    assert_eq!(out.schema.field(0).data_type(), &arrow_schema::DataType::Float64);
+    assert_eq!(out.value("column_1", 2).unwrap(), Value::Null);
+    assert_eq!(out.value("column_2", 0).unwrap(), Value::Str("a;b".into()));
+    assert_eq!(out.value("column_2", 1).unwrap(), Value::Str("say \"x\"".into()));
+    assert_eq!(out.value("column_3", 0).unwrap(), Value::Null);
+    assert_eq!(out.value("column_3", 2).unwrap(), Value::Float(4.5));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn failed_write_leaves_no_file() {
+    let d = dir("atomic");
+    let missing = p(&d, "no/such/dir/out.csv");
+    let e = sample().to_csv(&missing).unwrap_err().to_string();
+    assert!(e.contains("no/such/dir"), "{e}");
+    assert!(!Path::new(&missing).exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Parquet written by tessera is read by pyarrow and the other way round. Runs when
+/// `python3` (or `$PYTHON`) can import pyarrow; otherwise it says it was skipped.
+#[test]
+fn parquet_interop_with_pyarrow() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: {python} cannot import pyarrow (set PYTHON to an interpreter that can)");
+        return;
+    }
+    let d = dir("pyarrow");
+    let ours = p(&d, "tessera.parquet");
+    let theirs = p(&d, "pyarrow.parquet");
+    sample().to_parquet(&ours).unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/parquet_interop.py");
+    let out = std::process::Command::new(&python)
+        .args([script, &ours, &theirs])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The script wrote id = 0..99, name = "n{id}", value = id * 0.5 in 2 row groups.
+    let back = read_parquet(&theirs).unwrap();
+    assert_eq!(back.npartitions(), 2);
+    let c = back.compute().unwrap();
+    assert_eq!(c.num_rows(), 100);
+    assert_eq!(c.value("name", 42).unwrap(), Value::Str("n42".into()));
+    assert_eq!(back.reduce("value", AggFunc::Sum).unwrap(), Value::Float(2475.0));
+    std::fs::remove_dir_all(&d).unwrap();
+}
