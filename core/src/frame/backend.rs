@@ -454,6 +454,15 @@ pub trait DataFrameBackend: Send + Sync {
     /// Joins two partitions ([`JoinSpec::output_schema`] gives the result's schema).
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition>;
 
+    /// Optional: prepares the small side of a broadcast join once — a backend may attach
+    /// its hash table to the returned partition, which is then passed as `right` to
+    /// [`join`](Self::join) for every partition of the large side. The default returns
+    /// the partition unchanged (each `join` builds its own table).
+    fn prepare_broadcast(&self, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
+        let _ = spec;
+        Ok(right.clone())
+    }
+
     /// Sorts a partition (stable; nulls last).
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition>;
 

@@ -296,6 +296,8 @@ fn join(
     }
     if small_right && (total_bytes(&right) <= total_bytes(&left) || !small_left || forced) {
         let r = concat_or_empty(backend, &right, &rschema)?;
+        // Build the hash table of the small side once, not once per partition.
+        let r = backend.prepare_broadcast(&r, &hash)?;
         let backend = backend.clone();
         return parallel_map(left.len(), move |i| backend.join(&left[i], &r, &hash));
     }

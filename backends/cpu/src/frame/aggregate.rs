@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
 use arrow_array::{
-    Array, ArrayRef, Float64Array, Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Float64Array, Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SortOptions};
@@ -167,6 +167,66 @@ fn pick(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
             }
         }
         _ => {
+            use arrow_array::types::*;
+            use arrow_schema::TimeUnit;
+            let min = func == AggFunc::Min;
+            let b = &mut best;
+            match a.data_type() {
+                DataType::Int8 => pick_primitive::<Int8Type>(a, g, min, b),
+                DataType::Int16 => pick_primitive::<Int16Type>(a, g, min, b),
+                DataType::Int32 => pick_primitive::<Int32Type>(a, g, min, b),
+                DataType::Int64 => pick_primitive::<Int64Type>(a, g, min, b),
+                DataType::UInt8 => pick_primitive::<UInt8Type>(a, g, min, b),
+                DataType::UInt16 => pick_primitive::<UInt16Type>(a, g, min, b),
+                DataType::UInt32 => pick_primitive::<UInt32Type>(a, g, min, b),
+                DataType::UInt64 => pick_primitive::<UInt64Type>(a, g, min, b),
+                DataType::Float32 => pick_primitive::<Float32Type>(a, g, min, b),
+                DataType::Float64 => pick_primitive::<Float64Type>(a, g, min, b),
+                DataType::Date32 => pick_primitive::<Date32Type>(a, g, min, b),
+                DataType::Date64 => pick_primitive::<Date64Type>(a, g, min, b),
+                DataType::Timestamp(TimeUnit::Second, _) => {
+                    pick_primitive::<TimestampSecondType>(a, g, min, b)
+                }
+                DataType::Timestamp(TimeUnit::Millisecond, _) => {
+                    pick_primitive::<TimestampMillisecondType>(a, g, min, b)
+                }
+                DataType::Timestamp(TimeUnit::Microsecond, _) => {
+                    pick_primitive::<TimestampMicrosecondType>(a, g, min, b)
+                }
+                DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+                    pick_primitive::<TimestampNanosecondType>(a, g, min, b)
+                }
+                _ => pick_dyn(a, g, func, b)?,
+            }
+        }
+    }
+    let idx = UInt32Array::from(best);
+    arrow_select::take::take(a, &idx, None).map_err(kerr(func.name()))
+}
+
+/// Min/max row per group for a primitive type, with a typed comparison (total order for
+/// floats, as arrow's comparator).
+fn pick_primitive<T: ArrowPrimitiveType>(a: &ArrayRef, g: &Groups, min: bool, best: &mut [Option<u32>]) {
+    let arr = a.as_primitive::<T>();
+    let v = arr.values();
+    let want = if min { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+    for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
+        if id == NO_GROUP || arr.is_null(i) {
+            continue;
+        }
+        let slot = &mut best[id as usize];
+        match slot {
+            None => *slot = Some(i as u32),
+            Some(b) if x.compare(v[*b as usize]) == want => *slot = Some(i as u32),
+            _ => {}
+        }
+    }
+}
+
+/// Min/max row per group through arrow's dynamic comparator (strings, booleans, ...).
+fn pick_dyn(a: &ArrayRef, g: &Groups, func: AggFunc, best: &mut [Option<u32>]) -> Result<()> {
+    {
+        {
             let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
                 .map_err(kerr(func.name()))?;
             let want = if func == AggFunc::Min {
@@ -187,8 +247,7 @@ fn pick(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
             }
         }
     }
-    let idx = UInt32Array::from(best);
-    arrow_select::take::take(a, &idx, None).map_err(kerr(func.name()))
+    Ok(())
 }
 
 /// Distinct non-null values per group as a List column. `g` assigns each element of `a`.

@@ -29,58 +29,73 @@ fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
         .collect()
 }
 
-/// Matching `(left, right)` row pairs; `None` marks the missing side of an outer row.
+/// Marks the missing side of an outer row in [`Pairs`].
+const MISSING: u32 = u32::MAX;
+
+/// Matching `(left, right)` row pairs; [`MISSING`] marks the absent side of an outer row.
 struct Pairs {
-    left: Vec<Option<u32>>,
-    right: Vec<Option<u32>>,
+    left: Vec<u32>,
+    right: Vec<u32>,
 }
 
 impl Pairs {
+    fn with_capacity(n: usize) -> Pairs {
+        Pairs {
+            left: Vec::with_capacity(n),
+            right: Vec::with_capacity(n),
+        }
+    }
     fn push(&mut self, l: Option<u32>, r: Option<u32>) {
-        self.left.push(l);
-        self.right.push(r);
+        self.left.push(l.unwrap_or(MISSING));
+        self.right.push(r.unwrap_or(MISSING));
     }
 }
 
-/// Hash join pairs, in left order (then unmatched right rows).
-fn hash_pairs(lk: &[ArrayRef], rk: &[ArrayRef], ln: usize, rn: usize, how: JoinType) -> Result<Pairs> {
-    let lnull = key_nulls(lk);
-    let rnull = key_nulls(rk);
-    let lvalid = |i: usize| lnull.as_ref().is_none_or(|n| n.is_valid(i));
-    let rvalid = |i: usize| rnull.as_ref().is_none_or(|n| n.is_valid(i));
-    // Chained table on the right: head per key, next per row.
-    let mut next = vec![u32::MAX; rn];
-    let mut pairs = Pairs {
-        left: Vec::with_capacity(ln),
-        right: Vec::with_capacity(ln),
-    };
-    let mut matched = vec![false; rn];
-    let keep_left = matches!(how, JoinType::Left | JoinType::Outer);
-    // Probes every left row with `find` (the first right row of its key).
-    let mut probe = |next: &[u32], find: &dyn Fn(usize) -> Option<u32>| {
-        for i in 0..ln {
-            let mut hit = false;
-            if lvalid(i) {
-                let mut r = find(i);
-                while let Some(j) = r {
-                    pairs.push(Some(i as u32), Some(j));
-                    matched[j as usize] = true;
-                    hit = true;
-                    let n = next[j as usize];
-                    r = (n != u32::MAX).then_some(n);
-                }
-            }
-            if !hit && keep_left {
-                pairs.push(Some(i as u32), None);
-            }
-        }
-    };
-    match (int_key(lk)?, int_key(rk)?) {
-        (Some(l), Some(r)) => {
-            let (lv, rv) = (l.as_primitive::<Int64Type>().values(), r.as_primitive::<Int64Type>().values());
-            let mut head: HashMap<i64, u32, ahash::RandomState> =
-                HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
-            // Insert in reverse so chains run in right-row order.
+/// Row indices as a `take` argument, null where [`MISSING`] (zero-copy when none is).
+fn indices(v: Vec<u32>) -> UInt32Array {
+    if v.contains(&MISSING) {
+        v.into_iter().map(|i| (i != MISSING).then_some(i)).collect()
+    } else {
+        UInt32Array::from(v)
+    }
+}
+
+/// The hash table of a join's build (right) side: the first row of each key and a chain
+/// to the next row with the same key (or, for encoded keys, the same hash).
+pub(crate) enum BuildTable {
+    /// One integer-like key.
+    Int {
+        head: HashMap<i64, u32, ahash::RandomState>,
+        next: Vec<u32>,
+    },
+    /// Any keys, encoded with `arrow-row`; chains are by hash and checked for equality.
+    Rows {
+        rows: arrow_row::Rows,
+        head: HashMap<u64, u32, ahash::RandomState>,
+        next: Vec<u32>,
+        state: ahash::RandomState,
+    },
+}
+
+impl std::fmt::Debug for BuildTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            BuildTable::Int { .. } => "BuildTable::Int",
+            BuildTable::Rows { .. } => "BuildTable::Rows",
+        })
+    }
+}
+
+impl BuildTable {
+    /// Builds the table over `rk` (rows with a null key are left out: they never match).
+    pub(crate) fn build(rk: &[ArrayRef], rn: usize) -> Result<BuildTable> {
+        let rnull = key_nulls(rk);
+        let rvalid = |i: usize| rnull.as_ref().is_none_or(|n| n.is_valid(i));
+        let mut next = vec![MISSING; rn];
+        if let Some(r) = int_key(rk)? {
+            let rv = r.as_primitive::<Int64Type>().values();
+            let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
+            // Inserting in reverse makes every chain run in right-row order.
             for j in (0..rn).rev() {
                 if rvalid(j) {
                     if let Some(old) = head.insert(rv[j], j as u32) {
@@ -88,24 +103,96 @@ fn hash_pairs(lk: &[ArrayRef], rk: &[ArrayRef], ln: usize, rn: usize, how: JoinT
                     }
                 }
             }
-            probe(&next, &|i| head.get(&lv[i]).copied());
+            return Ok(BuildTable::Int { head, next });
         }
-        _ => {
-            let lr = encode_rows(lk)?;
-            let rr = encode_rows(rk)?;
-            let mut head: HashMap<&[u8], u32, ahash::RandomState> =
-                HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
-            for j in (0..rn).rev() {
-                if rvalid(j) {
-                    if let Some(old) = head.insert(rr.row(j).data(), j as u32) {
-                        next[j] = old;
-                    }
+        let rows = encode_rows(rk)?;
+        let state = ahash::RandomState::new();
+        let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
+        for j in (0..rn).rev() {
+            if rvalid(j) {
+                if let Some(old) = head.insert(state.hash_one(rows.row(j).data()), j as u32) {
+                    next[j] = old;
                 }
             }
-            probe(&next, &|i| head.get(lr.row(i).data()).copied());
+        }
+        Ok(BuildTable::Rows {
+            rows,
+            head,
+            next,
+            state,
+        })
+    }
+}
+
+/// Hash join pairs, in left order (then unmatched right rows).
+fn hash_pairs(
+    lk: &[ArrayRef],
+    table: &BuildTable,
+    ln: usize,
+    rn: usize,
+    how: JoinType,
+) -> Result<Pairs> {
+    let lnull = key_nulls(lk);
+    let lvalid = |i: usize| lnull.as_ref().is_none_or(|n| n.is_valid(i));
+    let keep_left = matches!(how, JoinType::Left | JoinType::Outer);
+    let keep_right = matches!(how, JoinType::Right | JoinType::Outer);
+    let mut matched = if keep_right { vec![false; rn] } else { Vec::new() };
+    let mut pairs = Pairs::with_capacity(ln);
+    match table {
+        BuildTable::Int { head, next } => {
+            let l = int_key(lk)?.ok_or_else(|| {
+                Error::Internal("join: integer build table for non-integer probe keys".into())
+            })?;
+            let lv = l.as_primitive::<Int64Type>().values();
+            for (i, key) in lv.iter().enumerate() {
+                let mut r = if lvalid(i) { head.get(key).copied() } else { None };
+                let hit = r.is_some();
+                while let Some(j) = r {
+                    pairs.left.push(i as u32);
+                    pairs.right.push(j);
+                    if keep_right {
+                        matched[j as usize] = true;
+                    }
+                    let n = next[j as usize];
+                    r = (n != MISSING).then_some(n);
+                }
+                if !hit && keep_left {
+                    pairs.push(Some(i as u32), None);
+                }
+            }
+        }
+        BuildTable::Rows {
+            rows,
+            head,
+            next,
+            state,
+        } => {
+            let lr = encode_rows(lk)?;
+            for i in 0..ln {
+                let mut hit = false;
+                if lvalid(i) {
+                    let row = lr.row(i);
+                    let mut r = head.get(&state.hash_one(row.data())).copied();
+                    while let Some(j) = r {
+                        if rows.row(j as usize) == row {
+                            pairs.left.push(i as u32);
+                            pairs.right.push(j);
+                            if keep_right {
+                                matched[j as usize] = true;
+                            }
+                            hit = true;
+                        }
+                        let n = next[j as usize];
+                        r = (n != MISSING).then_some(n);
+                    }
+                }
+                if !hit && keep_left {
+                    pairs.push(Some(i as u32), None);
+                }
+            }
         }
     }
-    if matches!(how, JoinType::Right | JoinType::Outer) {
+    if keep_right {
         for (j, m) in matched.iter().enumerate() {
             if !m {
                 pairs.push(None, Some(j as u32));
@@ -125,10 +212,7 @@ fn merge_pairs(lk: &[ArrayRef], rk: &[ArrayRef], ln: usize, rn: usize, how: Join
     let rvalid = |i: usize| rnull.as_ref().is_none_or(|n| n.is_valid(i));
     let keep_left = matches!(how, JoinType::Left | JoinType::Outer);
     let keep_right = matches!(how, JoinType::Right | JoinType::Outer);
-    let mut pairs = Pairs {
-        left: Vec::with_capacity(ln),
-        right: Vec::with_capacity(ln),
-    };
+    let mut pairs = Pairs::with_capacity(ln);
     let (mut i, mut j) = (0usize, 0usize);
     while i < ln || j < rn {
         let li = i < ln && lvalid(i);
@@ -192,18 +276,40 @@ fn merge_pairs(lk: &[ArrayRef], rk: &[ArrayRef], ln: usize, rn: usize, how: Join
     Ok(pairs)
 }
 
-/// Joins two batches; `schema` is [`JoinSpec::output_schema`] of the inputs.
-pub(crate) fn join(left: &RecordBatch, right: &RecordBatch, spec: &JoinSpec, schema: SchemaRef) -> Result<RecordBatch> {
+/// The build table of `right` for `spec`.
+pub(crate) fn build(right: &RecordBatch, spec: &JoinSpec) -> Result<BuildTable> {
+    BuildTable::build(&keys(right, &spec.right_on)?, right.num_rows())
+}
+
+/// Joins two batches; `schema` is [`JoinSpec::output_schema`] of the inputs. `table` is a
+/// prepared build table of `right` (a broadcast join), or `None` to build one here.
+pub(crate) fn join(
+    left: &RecordBatch,
+    right: &RecordBatch,
+    table: Option<&BuildTable>,
+    spec: &JoinSpec,
+    schema: SchemaRef,
+) -> Result<RecordBatch> {
     let lk = keys(left, &spec.left_on)?;
-    let rk = keys(right, &spec.right_on)?;
     let pairs = match spec.algorithm {
-        JoinAlgorithm::Hash => hash_pairs(&lk, &rk, left.num_rows(), right.num_rows(), spec.how)?,
+        JoinAlgorithm::Hash => {
+            let own;
+            let table = match table {
+                Some(t) => t,
+                None => {
+                    own = build(right, spec)?;
+                    &own
+                }
+            };
+            hash_pairs(&lk, table, left.num_rows(), right.num_rows(), spec.how)?
+        }
         JoinAlgorithm::SortedMerge => {
+            let rk = keys(right, &spec.right_on)?;
             merge_pairs(&lk, &rk, left.num_rows(), right.num_rows(), spec.how)?
         }
     };
-    let li = UInt32Array::from(pairs.left);
-    let ri = UInt32Array::from(pairs.right);
+    let li = indices(pairs.left);
+    let ri = indices(pairs.right);
     let shared: Vec<&String> = spec
         .left_on
         .iter()

@@ -107,7 +107,8 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
         }
         let span = hi.checked_sub(lo).and_then(|s| usize::try_from(s).ok());
         match span {
-            Some(span) if span < 1 << 16 => {
+            // A dense table when the key range is small next to the rows (or tiny).
+            Some(span) if span < (1 << 16).max(rows.min(1 << 24)) => {
                 let mut table = vec![NO_GROUP; span + 1];
                 for (i, &x) in v.iter().enumerate() {
                     if !valid(i) {

@@ -47,6 +47,32 @@ impl PartitionData for CpuPartition {
     }
 }
 
+/// The small side of a broadcast join with its hash table, built once and probed by
+/// every partition of the large side.
+#[derive(Debug)]
+pub struct PreparedJoin {
+    batch: RecordBatch,
+    table: Arc<join::BuildTable>,
+}
+
+impl PartitionData for PreparedJoin {
+    fn backend(&self) -> &str {
+        "cpu"
+    }
+    fn num_rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+    fn schema(&self) -> SchemaRef {
+        self.batch.schema()
+    }
+    fn nbytes(&self) -> usize {
+        self.batch.get_array_memory_size()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// The CPU dataframe backend.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CpuFrameBackend;
@@ -168,9 +194,21 @@ impl DataFrameBackend for CpuFrameBackend {
     }
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
-        let (l, r) = (batch(left, "merge")?, batch(right, "merge")?);
+        let l = batch(left, "merge")?;
+        let (r, table) = match right.as_any().downcast_ref::<PreparedJoin>() {
+            Some(p) => (&p.batch, Some(&*p.table)),
+            None => (batch(right, "merge")?, None),
+        };
         let schema = spec.output_schema(&l.schema(), &r.schema())?;
-        Ok(wrap(join::join(l, r, spec, schema)?))
+        Ok(wrap(join::join(l, r, table, spec, schema)?))
+    }
+
+    fn prepare_broadcast(&self, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
+        let r = batch(right, "merge")?;
+        Ok(Arc::new(PreparedJoin {
+            table: Arc::new(join::build(r, spec)?),
+            batch: r.clone(),
+        }))
     }
 
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
