@@ -20,9 +20,9 @@ mod taxi_data;
 use std::sync::Arc;
 use std::time::Instant;
 
+use taxi_data::SplitMix;
 use tessera::frame::arrow_array::{ArrayRef, Float64Array, Int64Array};
 use tessera::frame::{col, read_csv, AggFunc, CsvOptions, DataFrame, JoinType};
-use taxi_data::SplitMix;
 
 fn best<T>(repeat: usize, mut f: impl FnMut() -> tessera::Result<T>) -> tessera::Result<(f64, T)> {
     let mut best = f64::INFINITY;
@@ -94,15 +94,22 @@ fn main() -> tessera::Result<()> {
         }
         if want("taxi_tip_hour") {
             let (s, out) = best(repeat, || {
-                read_csv(path, CsvOptions::default().parse_dates(&["pickup_datetime"]))?
-                    .filter(col("tip_amount").gt(0) & col("fare_amount").gt(0))?
-                    .with_column("tip_fraction", col("tip_amount") / col("fare_amount"))?
-                    .with_column("hour", col("pickup_datetime").hour())?
-                    .groupby(&["hour"])?
-                    .mean("tip_fraction")?
-                    .compute()
+                read_csv(
+                    path,
+                    CsvOptions::default().parse_dates(&["pickup_datetime"]),
+                )?
+                .filter(col("tip_amount").gt(0) & col("fare_amount").gt(0))?
+                .with_column("tip_fraction", col("tip_amount") / col("fare_amount"))?
+                .with_column("hour", col("pickup_datetime").hour())?
+                .groupby(&["hour"])?
+                .mean("tip_fraction")?
+                .compute()
             })?;
-            emit("taxi_tip_hour", s, &format!("\"groups\":{}", out.num_rows()));
+            emit(
+                "taxi_tip_hour",
+                s,
+                &format!("\"groups\":{}", out.num_rows()),
+            );
         }
     }
     if want("join") {
@@ -115,7 +122,9 @@ fn main() -> tessera::Result<()> {
         let ry: Float64Array = (0..join_right).map(|_| Some(rng.uniform())).collect();
         let left = frame(vec![("key", Arc::new(lk)), ("x", Arc::new(lx))], 16)?.persist()?;
         let right = frame(vec![("key", Arc::new(rk)), ("y", Arc::new(ry))], 1)?.persist()?;
-        let (s, rows) = best(repeat, || left.merge(&right, &["key"], JoinType::Inner)?.len())?;
+        let (s, rows) = best(repeat, || {
+            left.merge(&right, &["key"], JoinType::Inner)?.len()
+        })?;
         emit("join", s, &format!("\"rows\":{rows}"));
     }
     if want("multi_agg") {
@@ -127,8 +136,11 @@ fn main() -> tessera::Result<()> {
         let y: Int64Array = (0..agg_rows)
             .map(|_| Some((rng.next_u64() % 1000) as i64))
             .collect();
-        let g = frame(vec![("key", Arc::new(k)), ("x", Arc::new(x)), ("y", Arc::new(y))], 16)?
-            .persist()?;
+        let g = frame(
+            vec![("key", Arc::new(k)), ("x", Arc::new(x)), ("y", Arc::new(y))],
+            16,
+        )?
+        .persist()?;
         let (s, out) = best(repeat, || {
             g.groupby(&["key"])?
                 .agg(&[

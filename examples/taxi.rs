@@ -45,7 +45,11 @@ fn main() -> tessera::Result<()> {
                     path: p.display().to_string(),
                     source: e,
                 })?;
-                eprintln!("generated {} in {:.1} s", p.display(), t.elapsed().as_secs_f64());
+                eprintln!(
+                    "generated {} in {:.1} s",
+                    p.display(),
+                    t.elapsed().as_secs_f64()
+                );
             }
             p
         }

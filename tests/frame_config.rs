@@ -10,8 +10,11 @@ use tessera::frame::DataFrame;
 use tessera_cpu as _;
 
 fn batch() -> arrow_array::RecordBatch {
-    tessera::frame::batch_from_columns(vec![("a", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef)])
-        .unwrap()
+    tessera::frame::batch_from_columns(vec![(
+        "a",
+        Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef,
+    )])
+    .unwrap()
 }
 
 #[test]
@@ -20,13 +23,17 @@ fn backend_from_config_and_errors() {
     assert_eq!(df.backend(), "cpu", "the embedded default");
     {
         let _g = tessera::config::set(&[("dataframe.backend", "gpu-frames")]).unwrap();
-        let e = DataFrame::from_record_batch(batch(), 1, None).unwrap_err().to_string();
+        let e = DataFrame::from_record_batch(batch(), 1, None)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("unknown dataframe backend 'gpu-frames'") && e.contains("registered: cpu"),
             "{e}"
         );
     }
-    let e = DataFrame::from_record_batch(batch(), 1, Some("nope")).unwrap_err().to_string();
+    let e = DataFrame::from_record_batch(batch(), 1, Some("nope"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("unknown dataframe backend 'nope'"), "{e}");
     let e = df.to_backend("nope").unwrap_err().to_string();
     assert!(e.contains("registered: cpu"), "{e}");

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray,
+};
 use tessera::frame::{col, read_csv, read_parquet, AggFunc, CsvOptions, DataFrame, Value};
 
 use tessera_cpu as _;
@@ -64,17 +66,27 @@ fn csv_round_trip_single_file_and_per_partition() {
     for bytes in [1 << 20, 777, 64] {
         let back = read_csv(
             &p(&d, "all.csv"),
-            CsvOptions::default().parse_dates(&["t"]).partition_bytes(bytes),
+            CsvOptions::default()
+                .parse_dates(&["t"])
+                .partition_bytes(bytes),
         )
         .unwrap();
         if bytes == 64 {
             assert!(back.npartitions() > 100, "small ranges split the file");
         }
-        assert_eq!(back.compute().unwrap().concat().unwrap(), want, "partition_bytes {bytes}");
+        assert_eq!(
+            back.compute().unwrap().concat().unwrap(),
+            want,
+            "partition_bytes {bytes}"
+        );
     }
     let files = df.to_csv(&p(&d, "part-*.csv")).unwrap();
     assert_eq!(files.len(), 4);
-    let back = read_csv(&p(&d, "part-*.csv"), CsvOptions::default().parse_dates(&["t"])).unwrap();
+    let back = read_csv(
+        &p(&d, "part-*.csv"),
+        CsvOptions::default().parse_dates(&["t"]),
+    )
+    .unwrap();
     assert_eq!(back.compute().unwrap().concat().unwrap(), want);
     // No temporary files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(&d)
@@ -136,7 +148,13 @@ fn pushdown_shows_in_explain_and_keeps_results() {
         .unwrap();
     let plan = c.explain().unwrap();
     assert!(plan.contains("reads 2 of 5 columns [x, b]"), "{plan}");
-    assert_eq!(read_csv(&p(&d, "s.csv"), CsvOptions::default()).unwrap().len().unwrap(), 1000);
+    assert_eq!(
+        read_csv(&p(&d, "s.csv"), CsvOptions::default())
+            .unwrap()
+            .len()
+            .unwrap(),
+        1000
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -147,14 +165,35 @@ fn malformed_csv_names_file_line_and_column() {
     std::fs::write(&f, "a,b,c\n1,2.5,x\n2,3.5,y\n3,oops,z\n").unwrap();
     // Inference would make `b` a string column; a declared type makes `oops` an error.
     let opts = CsvOptions::default().dtype("b", arrow_schema::DataType::Float64);
-    let e = read_csv(&f, opts).unwrap().compute().unwrap_err().to_string();
-    assert!(e.contains("bad.csv:4: column 'b'") && e.contains("cannot parse 'oops' as Float64"), "{e}");
+    let e = read_csv(&f, opts)
+        .unwrap()
+        .compute()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.csv:4: column 'b'") && e.contains("cannot parse 'oops' as Float64"),
+        "{e}"
+    );
     std::fs::write(&f, "a,b,c\n1,2,3\n4,5\n").unwrap();
-    let e = read_csv(&f, CsvOptions::default()).unwrap().compute().unwrap_err().to_string();
-    assert!(e.contains("bad.csv:3:") && e.contains("2 fields, but the header has 3"), "{e}");
+    let e = read_csv(&f, CsvOptions::default())
+        .unwrap()
+        .compute()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.csv:3:") && e.contains("2 fields, but the header has 3"),
+        "{e}"
+    );
     std::fs::write(&f, "a,b\n1,2,3\n").unwrap();
-    let e = read_csv(&f, CsvOptions::default()).unwrap().compute().unwrap_err().to_string();
-    assert!(e.contains("bad.csv:2:") && e.contains("3 fields, but the header has 2"), "{e}");
+    let e = read_csv(&f, CsvOptions::default())
+        .unwrap()
+        .compute()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.csv:2:") && e.contains("3 fields, but the header has 2"),
+        "{e}"
+    );
     std::fs::write(&f, "a,t\n1,2015-13-01\n").unwrap();
     let e = read_csv(&f, CsvOptions::default().parse_dates(&["t"]))
         .unwrap()
@@ -162,9 +201,13 @@ fn malformed_csv_names_file_line_and_column() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("column 't'") && e.contains("timestamp"), "{e}");
-    let e = read_csv(&f, CsvOptions::default().parse_dates(&["nope"])).unwrap_err().to_string();
+    let e = read_csv(&f, CsvOptions::default().parse_dates(&["nope"]))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("parse_dates names 'nope'"), "{e}");
-    let e = read_csv(&p(&d, "missing-*.csv"), CsvOptions::default()).unwrap_err().to_string();
+    let e = read_csv(&p(&d, "missing-*.csv"), CsvOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no file matches"), "{e}");
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -179,10 +222,16 @@ fn csv_options_quotes_nulls_no_header_and_overrides() {
         .delimiter(b';')
         .dtype("column_1", arrow_schema::DataType::Float64);
     let out = read_csv(&f, opts).unwrap().compute().unwrap();
-    assert_eq!(out.schema.field(0).data_type(), &arrow_schema::DataType::Float64);
+    assert_eq!(
+        out.schema.field(0).data_type(),
+        &arrow_schema::DataType::Float64
+    );
     assert_eq!(out.value("column_1", 2).unwrap(), Value::Null);
     assert_eq!(out.value("column_2", 0).unwrap(), Value::Str("a;b".into()));
-    assert_eq!(out.value("column_2", 1).unwrap(), Value::Str("say \"x\"".into()));
+    assert_eq!(
+        out.value("column_2", 1).unwrap(),
+        Value::Str("say \"x\"".into())
+    );
     assert_eq!(out.value("column_3", 0).unwrap(), Value::Null);
     assert_eq!(out.value("column_3", 2).unwrap(), Value::Float(4.5));
     std::fs::remove_dir_all(&d).unwrap();
@@ -208,14 +257,19 @@ fn parquet_interop_with_pyarrow() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: {python} cannot import pyarrow (set PYTHON to an interpreter that can)");
+        eprintln!(
+            "skipped: {python} cannot import pyarrow (set PYTHON to an interpreter that can)"
+        );
         return;
     }
     let d = dir("pyarrow");
     let ours = p(&d, "tessera.parquet");
     let theirs = p(&d, "pyarrow.parquet");
     sample().to_parquet(&ours).unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/parquet_interop.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/scripts/parquet_interop.py"
+    );
     let out = std::process::Command::new(&python)
         .args([script, &ours, &theirs])
         .output()
@@ -232,6 +286,9 @@ fn parquet_interop_with_pyarrow() {
     let c = back.compute().unwrap();
     assert_eq!(c.num_rows(), 100);
     assert_eq!(c.value("name", 42).unwrap(), Value::Str("n42".into()));
-    assert_eq!(back.reduce("value", AggFunc::Sum).unwrap(), Value::Float(2475.0));
+    assert_eq!(
+        back.reduce("value", AggFunc::Sum).unwrap(),
+        Value::Float(2475.0)
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }

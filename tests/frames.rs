@@ -36,7 +36,9 @@ impl Rng {
 fn random_partitions(batch: &RecordBatch, rng: &mut Rng) -> DataFrame {
     let n = batch.num_rows();
     let parts = 1 + rng.below(6) as usize;
-    let mut cuts: Vec<usize> = (0..parts - 1).map(|_| rng.below(n as u64 + 1) as usize).collect();
+    let mut cuts: Vec<usize> = (0..parts - 1)
+        .map(|_| rng.below(n as u64 + 1) as usize)
+        .collect();
     cuts.sort();
     let mut batches = Vec::new();
     let mut start = 0;
@@ -56,16 +58,41 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 fn values(c: &Computed, column: &str) -> Vec<Value> {
-    (0..c.num_rows()).map(|r| c.value(column, r).unwrap()).collect()
+    (0..c.num_rows())
+        .map(|r| c.value(column, r).unwrap())
+        .collect()
 }
 
 #[test]
 fn groupby_hand_computed() {
     let df = DataFrame::from_columns(
         vec![
-            ("k", Arc::new(Int64Array::from(vec![Some(1), Some(2), Some(1), None, Some(2), Some(1)])) as ArrayRef),
-            ("x", Arc::new(Float64Array::from(vec![Some(1.0), Some(10.0), Some(3.0), Some(100.0), None, Some(5.0)]))),
-            ("s", Arc::new(StringArray::from(vec!["a", "b", "a", "c", "d", "e"]))),
+            (
+                "k",
+                Arc::new(Int64Array::from(vec![
+                    Some(1),
+                    Some(2),
+                    Some(1),
+                    None,
+                    Some(2),
+                    Some(1),
+                ])) as ArrayRef,
+            ),
+            (
+                "x",
+                Arc::new(Float64Array::from(vec![
+                    Some(1.0),
+                    Some(10.0),
+                    Some(3.0),
+                    Some(100.0),
+                    None,
+                    Some(5.0),
+                ])),
+            ),
+            (
+                "s",
+                Arc::new(StringArray::from(vec!["a", "b", "a", "c", "d", "e"])),
+            ),
         ],
         3,
     )
@@ -89,15 +116,33 @@ fn groupby_hand_computed() {
         .unwrap();
     // The null key is dropped (pandas' dropna=True); groups come out sorted.
     assert_eq!(values(&out, "k"), [Value::Int(1), Value::Int(2)]);
-    assert_eq!(values(&out, "x_sum"), [Value::Float(9.0), Value::Float(10.0)]);
-    assert_eq!(values(&out, "x_mean"), [Value::Float(3.0), Value::Float(10.0)]);
+    assert_eq!(
+        values(&out, "x_sum"),
+        [Value::Float(9.0), Value::Float(10.0)]
+    );
+    assert_eq!(
+        values(&out, "x_mean"),
+        [Value::Float(3.0), Value::Float(10.0)]
+    );
     assert_eq!(values(&out, "x_count"), [Value::Int(3), Value::Int(1)]);
     // std of 1, 3, 5 with ddof 1 is 2; a single value has no sample std.
     assert_eq!(values(&out, "x_std"), [Value::Float(2.0), Value::Null]);
-    assert_eq!(values(&out, "x_min"), [Value::Float(1.0), Value::Float(10.0)]);
-    assert_eq!(values(&out, "x_max"), [Value::Float(5.0), Value::Float(10.0)]);
-    assert_eq!(values(&out, "s_first"), [Value::Str("a".into()), Value::Str("b".into())]);
-    assert_eq!(values(&out, "s_last"), [Value::Str("e".into()), Value::Str("d".into())]);
+    assert_eq!(
+        values(&out, "x_min"),
+        [Value::Float(1.0), Value::Float(10.0)]
+    );
+    assert_eq!(
+        values(&out, "x_max"),
+        [Value::Float(5.0), Value::Float(10.0)]
+    );
+    assert_eq!(
+        values(&out, "s_first"),
+        [Value::Str("a".into()), Value::Str("b".into())]
+    );
+    assert_eq!(
+        values(&out, "s_last"),
+        [Value::Str("e".into()), Value::Str("d".into())]
+    );
     assert_eq!(values(&out, "s_nunique"), [Value::Int(2), Value::Int(2)]);
 
     // Whole-frame reductions.
@@ -122,9 +167,19 @@ fn expressions_hand_computed() {
     ]);
     let df = DataFrame::from_columns(
         vec![
-            ("a", Arc::new(Int64Array::from(vec![Some(7), None, Some(-3)])) as ArrayRef),
+            (
+                "a",
+                Arc::new(Int64Array::from(vec![Some(7), None, Some(-3)])) as ArrayRef,
+            ),
             ("b", Arc::new(Int64Array::from(vec![2, 4, 5]))),
-            ("s", Arc::new(StringArray::from(vec![Some("CASH"), Some("credit card"), None]))),
+            (
+                "s",
+                Arc::new(StringArray::from(vec![
+                    Some("CASH"),
+                    Some("credit card"),
+                    None,
+                ])),
+            ),
             ("t", Arc::new(ts)),
         ],
         2,
@@ -142,27 +197,70 @@ fn expressions_hand_computed() {
             ("hour".into(), col("t").hour()),
             ("weekday".into(), col("t").weekday()),
             ("year".into(), col("t").year()),
-            ("f".into(), col("b").cast(arrow_schema::DataType::Float64) * 0.5),
+            (
+                "f".into(),
+                col("b").cast(arrow_schema::DataType::Float64) * 0.5,
+            ),
             ("both".into(), col("a").gt(0) & col("b").lt(3)),
         ])
         .unwrap()
         .compute()
         .unwrap();
-    assert_eq!(values(&out, "div"), [Value::Float(3.5), Value::Null, Value::Float(-0.6)]);
-    assert_eq!(values(&out, "rem"), [Value::Int(1), Value::Null, Value::Int(-3)]);
-    assert_eq!(values(&out, "neg"), [Value::Int(-7), Value::Null, Value::Int(3)]);
-    assert_eq!(values(&out, "filled"), [Value::Int(7), Value::Int(0), Value::Int(-3)]);
-    assert_eq!(values(&out, "isnull"), [Value::Bool(false), Value::Bool(true), Value::Bool(false)]);
-    assert_eq!(values(&out, "card"), [Value::Bool(false), Value::Bool(true), Value::Null]);
-    assert_eq!(values(&out, "eq"), [Value::Bool(true), Value::Bool(false), Value::Null]);
-    assert_eq!(values(&out, "hour"), [Value::Int(19), Value::Null, Value::Int(0)]);
-    assert_eq!(values(&out, "weekday"), [Value::Int(3), Value::Null, Value::Int(3)]);
-    assert_eq!(values(&out, "year"), [Value::Int(2015), Value::Null, Value::Int(1970)]);
-    assert_eq!(values(&out, "f"), [Value::Float(1.0), Value::Float(2.0), Value::Float(2.5)]);
+    assert_eq!(
+        values(&out, "div"),
+        [Value::Float(3.5), Value::Null, Value::Float(-0.6)]
+    );
+    assert_eq!(
+        values(&out, "rem"),
+        [Value::Int(1), Value::Null, Value::Int(-3)]
+    );
+    assert_eq!(
+        values(&out, "neg"),
+        [Value::Int(-7), Value::Null, Value::Int(3)]
+    );
+    assert_eq!(
+        values(&out, "filled"),
+        [Value::Int(7), Value::Int(0), Value::Int(-3)]
+    );
+    assert_eq!(
+        values(&out, "isnull"),
+        [Value::Bool(false), Value::Bool(true), Value::Bool(false)]
+    );
+    assert_eq!(
+        values(&out, "card"),
+        [Value::Bool(false), Value::Bool(true), Value::Null]
+    );
+    assert_eq!(
+        values(&out, "eq"),
+        [Value::Bool(true), Value::Bool(false), Value::Null]
+    );
+    assert_eq!(
+        values(&out, "hour"),
+        [Value::Int(19), Value::Null, Value::Int(0)]
+    );
+    assert_eq!(
+        values(&out, "weekday"),
+        [Value::Int(3), Value::Null, Value::Int(3)]
+    );
+    assert_eq!(
+        values(&out, "year"),
+        [Value::Int(2015), Value::Null, Value::Int(1970)]
+    );
+    assert_eq!(
+        values(&out, "f"),
+        [Value::Float(1.0), Value::Float(2.0), Value::Float(2.5)]
+    );
     // Kleene logic: null > 0 is null, and null & false is false.
-    assert_eq!(values(&out, "both"), [Value::Bool(true), Value::Bool(false), Value::Bool(false)]);
+    assert_eq!(
+        values(&out, "both"),
+        [Value::Bool(true), Value::Bool(false), Value::Bool(false)]
+    );
 
-    let filtered = df.filter(col("a").gt(0) | col("s").is_null()).unwrap().compute().unwrap();
+    let filtered = df
+        .filter(col("a").gt(0) | col("s").is_null())
+        .unwrap()
+        .compute()
+        .unwrap();
     assert_eq!(values(&filtered, "b"), [Value::Int(2), Value::Int(5)]);
 }
 
@@ -174,12 +272,18 @@ fn plan_errors_name_the_problem() {
     )
     .unwrap();
     let e = df.filter(col("nope").gt(1)).unwrap_err().to_string();
-    assert!(e.contains("no column 'nope'") && e.contains("columns: a"), "{e}");
+    assert!(
+        e.contains("no column 'nope'") && e.contains("columns: a"),
+        "{e}"
+    );
     let e = df.filter(col("a") + 1).unwrap_err().to_string();
     assert!(e.contains("must be Boolean"), "{e}");
     let e = df.groupby(&["zz"]).unwrap_err().to_string();
     assert!(e.contains("no key column 'zz'"), "{e}");
-    let e = df.agg(&[("a", AggFunc::Mean), ("a", AggFunc::Mean)]).unwrap_err().to_string();
+    let e = df
+        .agg(&[("a", AggFunc::Mean), ("a", AggFunc::Mean)])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("appears twice"), "{e}");
     let s = DataFrame::from_columns(
         vec![("a", Arc::new(StringArray::from(vec!["x"])) as ArrayRef)],
@@ -187,9 +291,18 @@ fn plan_errors_name_the_problem() {
     )
     .unwrap();
     let e = s.agg(&[("a", AggFunc::Sum)]).unwrap_err().to_string();
-    assert!(e.contains("sum does not apply to column 'a' of type Utf8"), "{e}");
-    let e = df.merge(&s, &["a"], JoinType::Inner).unwrap_err().to_string();
-    assert!(e.contains("key 'a' is Int64 on the left but 'a' is Utf8"), "{e}");
+    assert!(
+        e.contains("sum does not apply to column 'a' of type Utf8"),
+        "{e}"
+    );
+    let e = df
+        .merge(&s, &["a"], JoinType::Inner)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("key 'a' is Int64 on the left but 'a' is Utf8"),
+        "{e}"
+    );
 }
 
 /// A random frame: keys with nulls, a float value with nulls, an int value.
@@ -225,7 +338,9 @@ fn reference_groupby(b: &RecordBatch) -> BTreeMap<Key, (Vec<f64>, Vec<i64>)> {
         if k.is_null(i) {
             continue;
         }
-        let g = groups.entry((k.value(i), s.value(i).to_string())).or_default();
+        let g = groups
+            .entry((k.value(i), s.value(i).to_string()))
+            .or_default();
         if x.is_valid(i) {
             g.0.push(x.value(i));
         }
@@ -242,7 +357,11 @@ fn groupby_matches_reference_for_any_partitioning_and_strategy() {
         let range = 1 + rng.below(12);
         let b = random_frame(&mut rng, rows, range);
         let want = reference_groupby(&b);
-        let strategy = if case % 2 == 0 { GroupStrategy::Tree } else { GroupStrategy::Shuffle };
+        let strategy = if case % 2 == 0 {
+            GroupStrategy::Tree
+        } else {
+            GroupStrategy::Shuffle
+        };
         let df = random_partitions(&b, &mut rng);
         let out = df
             .groupby(&["k", "s"])
@@ -272,7 +391,11 @@ fn groupby_matches_reference_for_any_partitioning_and_strategy() {
             };
             assert!(got.insert(key, r).is_none(), "case {case}: duplicate group");
         }
-        assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "case {case}");
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "case {case}"
+        );
         for (key, (xs, ys)) in &want {
             let r = got[key];
             let v = |c: &str| out.value(c, r).unwrap();
@@ -284,7 +407,10 @@ fn groupby_matches_reference_for_any_partitioning_and_strategy() {
                 assert_eq!(v("x_min"), Value::Null);
             } else {
                 let mean = sum / xs.len() as f64;
-                assert!(close(v("x_mean").as_f64().unwrap(), mean), "case {case} mean");
+                assert!(
+                    close(v("x_mean").as_f64().unwrap(), mean),
+                    "case {case} mean"
+                );
                 let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
                 let max = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 assert_eq!(v("x_min"), Value::Float(min));
@@ -300,10 +426,18 @@ fn groupby_matches_reference_for_any_partitioning_and_strategy() {
             let mut distinct: Vec<u64> = xs.iter().map(|x| x.to_bits()).collect();
             distinct.sort();
             distinct.dedup();
-            assert_eq!(v("x_nunique"), Value::Int(distinct.len() as i64), "case {case} nunique");
+            assert_eq!(
+                v("x_nunique"),
+                Value::Int(distinct.len() as i64),
+                "case {case} nunique"
+            );
             assert_eq!(v("y_sum"), Value::Int(ys.iter().sum()));
             assert_eq!(v("y_first"), Value::Int(ys[0]), "case {case} first");
-            assert_eq!(v("y_last"), Value::Int(*ys.last().unwrap()), "case {case} last");
+            assert_eq!(
+                v("y_last"),
+                Value::Int(*ys.last().unwrap()),
+                "case {case} last"
+            );
         }
     }
 }
@@ -330,7 +464,11 @@ fn reference_join(l: &RecordBatch, r: &RecordBatch, how: JoinType) -> Vec<String
     let rk = r.column(0).as_primitive::<Int64Type>();
     let rb = r.column(1).as_primitive::<Int64Type>();
     let v = |a: &arrow_array::Int64Array, i: usize| {
-        if a.is_null(i) { "null".to_string() } else { a.value(i).to_string() }
+        if a.is_null(i) {
+            "null".to_string()
+        } else {
+            a.value(i).to_string()
+        }
     };
     let mut out = Vec::new();
     let mut right_hit = vec![false; r.num_rows()];
@@ -369,7 +507,12 @@ fn join_side(rng: &mut Rng, rows: usize, value: &str) -> RecordBatch {
 #[test]
 fn joins_match_nested_loops_for_every_strategy() {
     let mut rng = Rng(5);
-    let hows = [JoinType::Inner, JoinType::Left, JoinType::Right, JoinType::Outer];
+    let hows = [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Outer,
+    ];
     let strategies = [
         JoinStrategy::Auto,
         JoinStrategy::Broadcast,
@@ -382,7 +525,10 @@ fn joins_match_nested_loops_for_every_strategy() {
         let rn = rng.below(40) as usize;
         let l = join_side(&mut rng, ln, "a");
         let r = join_side(&mut rng, rn, "b");
-        let (ldf, rdf) = (random_partitions(&l, &mut rng), random_partitions(&r, &mut rng));
+        let (ldf, rdf) = (
+            random_partitions(&l, &mut rng),
+            random_partitions(&r, &mut rng),
+        );
         for how in hows {
             let want = reference_join(&l, &r, how);
             for strategy in strategies {
@@ -438,7 +584,11 @@ fn sort_values_is_a_stable_global_sort() {
         let rows = rng.below(300) as usize;
         let b = random_frame(&mut rng, rows, 7);
         let df = random_partitions(&b, &mut rng);
-        let out = df.sort_values(&["k", "y"], &[true, false]).unwrap().compute().unwrap();
+        let out = df
+            .sort_values(&["k", "y"], &[true, false])
+            .unwrap()
+            .compute()
+            .unwrap();
         // Reference: a stable sort of row indices (nulls last; y descending).
         let k = b.column(0).as_primitive::<Int64Type>();
         let y = b.column(3).as_primitive::<Int64Type>();
@@ -456,7 +606,13 @@ fn sort_values_is_a_stable_global_sort() {
         });
         let want_k: Vec<Value> = idx
             .iter()
-            .map(|&i| if k.is_null(i) { Value::Null } else { Value::Int(k.value(i)) })
+            .map(|&i| {
+                if k.is_null(i) {
+                    Value::Null
+                } else {
+                    Value::Int(k.value(i))
+                }
+            })
             .collect();
         let want_y: Vec<Value> = idx.iter().map(|&i| Value::Int(y.value(i))).collect();
         assert_eq!(values(&out, "k"), want_k, "case {case}");
@@ -488,7 +644,8 @@ fn frame_operations_keep_rows_and_order() {
     let doubled = df
         .map_partitions(|b| {
             let y = b.column_by_name("y").unwrap();
-            let y2 = arrow_arith::numeric::add(y, y).map_err(|e| tessera::Error::UserFunction(e.to_string()))?;
+            let y2 = arrow_arith::numeric::add(y, y)
+                .map_err(|e| tessera::Error::UserFunction(e.to_string()))?;
             tessera::frame::batch_from_columns(vec![("y2", y2)])
         })
         .unwrap()
@@ -497,7 +654,10 @@ fn frame_operations_keep_rows_and_order() {
     let ys = b.column(3).as_primitive::<Int64Type>();
     assert_eq!(
         values(&doubled, "y2"),
-        ys.values().iter().map(|v| Value::Int(2 * v)).collect::<Vec<_>>()
+        ys.values()
+            .iter()
+            .map(|v| Value::Int(2 * v))
+            .collect::<Vec<_>>()
     );
     let moved = df.to_backend("cpu").unwrap();
     assert_eq!(moved.compute().unwrap().concat().unwrap(), b);
@@ -505,7 +665,10 @@ fn frame_operations_keep_rows_and_order() {
     assert_eq!(d.value("statistic", 0).unwrap(), Value::Str("count".into()));
     assert_eq!(d.value("y", 0).unwrap(), Value::Float(257.0));
     let ysum: i64 = ys.values().iter().sum();
-    assert!(close(d.value("y", 1).unwrap().as_f64().unwrap(), ysum as f64 / 257.0));
+    assert!(close(
+        d.value("y", 1).unwrap().as_f64().unwrap(),
+        ysum as f64 / 257.0
+    ));
 }
 
 #[test]

@@ -304,7 +304,11 @@ pub struct JoinSpec {
 impl JoinSpec {
     /// The output schema of this join over the two input schemas, or an error naming a
     /// missing key or mismatched key types.
-    pub fn output_schema(&self, left: &arrow_schema::Schema, right: &arrow_schema::Schema) -> Result<SchemaRef> {
+    pub fn output_schema(
+        &self,
+        left: &arrow_schema::Schema,
+        right: &arrow_schema::Schema,
+    ) -> Result<SchemaRef> {
         if self.left_on.len() != self.right_on.len() || self.left_on.is_empty() {
             return Err(Error::invalid(
                 "merge",
@@ -437,19 +441,31 @@ pub trait DataFrameBackend: Send + Sync {
     /// Partial aggregation of one partition: one row per group with the key columns
     /// followed by every spec's state columns ([`AggFunc::state_fields`]). With no keys,
     /// exactly one row. Rows whose key has a null are dropped (pandas' `dropna=True`).
-    fn aggregate_partial(&self, part: &Partition, keys: &[String], aggs: &[AggSpec])
-        -> Result<Partition>;
+    fn aggregate_partial(
+        &self,
+        part: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition>;
 
     /// Merges states (outputs of `aggregate_partial` or of this method) into one state
     /// partition with one row per group. Order matters for `first`/`last`: `parts` are in
     /// partition order.
-    fn aggregate_combine(&self, parts: &[Partition], keys: &[String], aggs: &[AggSpec])
-        -> Result<Partition>;
+    fn aggregate_combine(
+        &self,
+        parts: &[Partition],
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition>;
 
     /// Turns a state partition into results: the key columns then one column per spec,
     /// sorted by the keys.
-    fn aggregate_finalize(&self, state: &Partition, keys: &[String], aggs: &[AggSpec])
-        -> Result<Partition>;
+    fn aggregate_finalize(
+        &self,
+        state: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition>;
 
     /// Joins two partitions ([`JoinSpec::output_schema`] gives the result's schema).
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition>;

@@ -118,7 +118,10 @@ impl DataFrame {
 
     /// A frame from Arrow batches, one partition each, on `backend` (the configured
     /// `dataframe.backend` when `None`). All batches must share one schema.
-    pub fn from_record_batches(batches: Vec<RecordBatch>, backend: Option<&str>) -> Result<DataFrame> {
+    pub fn from_record_batches(
+        batches: Vec<RecordBatch>,
+        backend: Option<&str>,
+    ) -> Result<DataFrame> {
         let backend = resolve_dataframe_backend(backend)?;
         let Some(first) = batches.first() else {
             return Err(Error::invalid(
@@ -131,7 +134,11 @@ impl DataFrame {
             if b.schema().fields() != schema.fields() {
                 return Err(Error::invalid(
                     "from_record_batches",
-                    format!("batch {i} has schema {:?}, batch 0 has {:?}", b.schema(), schema),
+                    format!(
+                        "batch {i} has schema {:?}, batch 0 has {:?}",
+                        b.schema(),
+                        schema
+                    ),
                 ));
             }
         }
@@ -146,7 +153,11 @@ impl DataFrame {
     }
 
     /// A frame from one batch split into `npartitions` of about equal rows.
-    pub fn from_record_batch(batch: RecordBatch, npartitions: usize, backend: Option<&str>) -> Result<DataFrame> {
+    pub fn from_record_batch(
+        batch: RecordBatch,
+        npartitions: usize,
+        backend: Option<&str>,
+    ) -> Result<DataFrame> {
         DataFrame::from_record_batches(split_batch(&batch, npartitions), backend)
     }
 
@@ -221,7 +232,11 @@ impl DataFrame {
 
     /// Column names.
     pub fn columns(&self) -> Vec<String> {
-        self.schema().fields().iter().map(|f| f.name().clone()).collect()
+        self.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
     }
 
     /// Keeps the rows where `predicate` (a Boolean expression) is true.
@@ -307,7 +322,10 @@ impl DataFrame {
             if schema.field_with_name(k).is_err() {
                 return Err(Error::invalid(
                     "groupby",
-                    format!("no key column '{k}'; columns: {}", self.columns().join(", ")),
+                    format!(
+                        "no key column '{k}'; columns: {}",
+                        self.columns().join(", ")
+                    ),
                 ));
             }
         }
@@ -339,9 +357,9 @@ impl DataFrame {
         let input = self.schema();
         let mut fields: Vec<Field> = Vec::new();
         for k in &keys {
-            let f = input.field_with_name(k).map_err(|_| {
-                Error::invalid("groupby", format!("no key column '{k}'"))
-            })?;
+            let f = input
+                .field_with_name(k)
+                .map_err(|_| Error::invalid("groupby", format!("no key column '{k}'")))?;
             fields.push(Field::new(k, f.data_type().clone(), true));
         }
         if aggs.is_empty() {
@@ -388,10 +406,17 @@ impl DataFrame {
             if keys.contains(&a.output) || !names.insert(a.output.clone()) {
                 return Err(Error::invalid(
                     "agg",
-                    format!("output column '{}' appears twice; name it differently", a.output),
+                    format!(
+                        "output column '{}' appears twice; name it differently",
+                        a.output
+                    ),
                 ));
             }
-            fields.push(Field::new(&a.output, a.func.output_type(f.data_type()), true));
+            fields.push(Field::new(
+                &a.output,
+                a.func.output_type(f.data_type()),
+                true,
+            ));
         }
         Ok(self.derive(Node::Aggregate {
             input: self.node.clone(),
@@ -464,9 +489,18 @@ impl DataFrame {
             .map(|f| f.name().clone())
             .collect();
         if numeric.is_empty() {
-            return Err(Error::invalid("describe", "the frame has no numeric columns"));
+            return Err(Error::invalid(
+                "describe",
+                "the frame has no numeric columns",
+            ));
         }
-        let stats = [AggFunc::Count, AggFunc::Mean, AggFunc::Std, AggFunc::Min, AggFunc::Max];
+        let stats = [
+            AggFunc::Count,
+            AggFunc::Mean,
+            AggFunc::Std,
+            AggFunc::Min,
+            AggFunc::Max,
+        ];
         let specs: Vec<AggSpec> = numeric
             .iter()
             .flat_map(|c| {
@@ -492,7 +526,12 @@ impl DataFrame {
                 .collect::<Result<_>>()?;
             columns.push((c.clone(), Arc::new(arrow_array::Float64Array::from(vals))));
         }
-        let batch = batch_from_columns(columns.iter().map(|(n, a)| (n.as_str(), a.clone())).collect())?;
+        let batch = batch_from_columns(
+            columns
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.clone()))
+                .collect(),
+        )?;
         Ok(Computed {
             schema: batch.schema(),
             batches: vec![batch],
@@ -550,7 +589,11 @@ impl DataFrame {
         if !(ascending.len() == by.len() || ascending.len() == 1) {
             return Err(Error::invalid(
                 "sort_values",
-                format!("{} columns but {} ascending flags; give one per column or one for all", by.len(), ascending.len()),
+                format!(
+                    "{} columns but {} ascending flags; give one per column or one for all",
+                    by.len(),
+                    ascending.len()
+                ),
             ));
         }
         let schema = self.schema();
@@ -589,7 +632,10 @@ impl DataFrame {
             return Ok(None);
         };
         let key = &by[0].column;
-        let idx = self.schema().index_of(key).map_err(|e| Error::Internal(e.to_string()))?;
+        let idx = self
+            .schema()
+            .index_of(key)
+            .map_err(|e| Error::Internal(e.to_string()))?;
         let parts = self.partitions()?;
         let mut out = Vec::new();
         for p in parts.iter().filter(|p| p.num_rows() > 0) {
@@ -673,9 +719,9 @@ impl DataFrame {
             } => selected.as_ref().map_or(source.partitions(), |s| s.len()),
             Node::Repartition { n, .. } => *n,
             Node::Aggregate { .. } | Node::Head { .. } => 1,
-            Node::Map { input, .. } | Node::MapPartitions { input, .. } | Node::Sort { input, .. } => {
-                self.derive((**input).clone()).npartitions()
-            }
+            Node::Map { input, .. }
+            | Node::MapPartitions { input, .. }
+            | Node::Sort { input, .. } => self.derive((**input).clone()).npartitions(),
             Node::Join { left, right, .. } => self
                 .derive((**left).clone())
                 .npartitions()

@@ -123,7 +123,9 @@ pub fn format_batches(schema: &SchemaRef, batches: &[RecordBatch], max_rows: usi
     let want: Vec<usize> = if total <= max_rows {
         (0..total).collect()
     } else {
-        (0..max_rows / 2).chain(total - max_rows / 2..total).collect()
+        (0..max_rows / 2)
+            .chain(total - max_rows / 2..total)
+            .collect()
     };
     let opts = FormatOptions::default().with_null("null");
     let mut start = 0;
@@ -168,7 +170,10 @@ pub fn format_batches(schema: &SchemaRef, batches: &[RecordBatch], max_rows: usi
         out.push_str(parts.join("  ").trim_end());
         out.push('\n');
     };
-    line(schema.fields().iter().map(|f| f.name().as_str()).collect(), &mut out);
+    line(
+        schema.fields().iter().map(|f| f.name().as_str()).collect(),
+        &mut out,
+    );
     for (i, row) in cells.iter().enumerate() {
         if total > max_rows && i == max_rows / 2 {
             line(vec!["..."; ncols], &mut out);
@@ -189,14 +194,23 @@ mod tests {
     fn table_has_header_rows_and_count() {
         let b = RecordBatch::try_from_iter(vec![
             ("k", Arc::new(Int64Array::from(vec![1, 22])) as _),
-            ("v", Arc::new(Float64Array::from(vec![Some(0.5), None])) as _),
+            (
+                "v",
+                Arc::new(Float64Array::from(vec![Some(0.5), None])) as _,
+            ),
             ("s", Arc::new(StringArray::from(vec!["a", "bb"])) as _),
         ])
         .unwrap();
         let t = format_batches(&b.schema(), &[b.clone()], 10);
-        assert_eq!(t, " k     v   s\n 1   0.5   a\n22  null  bb\n[2 rows x 3 columns]\n");
+        assert_eq!(
+            t,
+            " k     v   s\n 1   0.5   a\n22  null  bb\n[2 rows x 3 columns]\n"
+        );
         let t = format_batches(&b.schema(), &[b.clone(), b.clone()], 2);
-        assert!(t.contains("...") && t.contains("[4 rows x 3 columns]"), "{t}");
+        assert!(
+            t.contains("...") && t.contains("[4 rows x 3 columns]"),
+            "{t}"
+        );
         assert_eq!(value_at(b.column(1).as_ref(), 1), Value::Null);
         assert_eq!(value_at(b.column(0).as_ref(), 1), Value::Int(22));
     }

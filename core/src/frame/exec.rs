@@ -113,8 +113,9 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
                 n: inner.n,
                 task: Arc::new(move |i| {
                     let batch = backend.to_record_batch(&task(i)?)?;
-                    let out = func(batch)
-                        .map_err(|e| Error::UserFunction(format!("map_partitions on partition {i}: {e}")))?;
+                    let out = func(batch).map_err(|e| {
+                        Error::UserFunction(format!("map_partitions on partition {i}: {e}"))
+                    })?;
                     if out.schema().fields() != schema.fields() {
                         return Err(Error::UserFunction(format!(
                             "map_partitions: partition {i} returned schema {:?} but the declared/inferred schema is {:?}",
@@ -141,7 +142,9 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
             spec,
             strategy,
             ..
-        } => Ok(Pipeline::ready(join(backend, left, right, spec, *strategy)?)),
+        } => Ok(Pipeline::ready(join(
+            backend, left, right, spec, *strategy,
+        )?)),
         Node::Sort { input, by } => {
             let parts = pipeline(input, backend)?.materialize()?;
             Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
@@ -270,7 +273,10 @@ fn join(
     let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
         sorted.is_some_and(|by| {
             by.len() >= keys.len()
-                && by.iter().zip(keys).all(|(k, c)| !k.descending && &k.column == c)
+                && by
+                    .iter()
+                    .zip(keys)
+                    .all(|(k, c)| !k.descending && &k.column == c)
         })
     };
     let both_sorted = ascending(&spec.left_on, left_node.sorted_by())
@@ -286,7 +292,10 @@ fn join(
         algorithm: JoinAlgorithm::Hash,
         ..spec.clone()
     };
-    let (auto, forced) = (strategy == JoinStrategy::Auto, strategy == JoinStrategy::Broadcast);
+    let (auto, forced) = (
+        strategy == JoinStrategy::Auto,
+        strategy == JoinStrategy::Broadcast,
+    );
     let small_right = (auto && total_bytes(&right) <= BROADCAST_BYTES || forced)
         && matches!(spec.how, JoinType::Inner | JoinType::Left);
     let small_left = (auto && total_bytes(&left) <= BROADCAST_BYTES || forced)
@@ -371,14 +380,18 @@ fn sorted_merge_join(
         })
         .collect();
     let bounds = if last_rows.is_empty() {
-        let keys_schema = Arc::new(rschema.project(
-            &spec
-                .right_on
-                .iter()
-                .map(|c| rschema.index_of(c))
-                .collect::<std::result::Result<Vec<_>, _>>()
+        let keys_schema = Arc::new(
+            rschema
+                .project(
+                    &spec
+                        .right_on
+                        .iter()
+                        .map(|c| rschema.index_of(c))
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(|e| Error::Internal(e.to_string()))?,
+                )
                 .map_err(|e| Error::Internal(e.to_string()))?,
-        ).map_err(|e| Error::Internal(e.to_string()))?);
+        );
         RecordBatch::new_empty(keys_schema)
     } else {
         arrow_select::concat::concat_batches(&last_rows[0].schema(), &last_rows)

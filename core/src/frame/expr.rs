@@ -429,10 +429,9 @@ impl Expr {
                 let t = expr.data_type(schema)?;
                 let ok = match t {
                     DataType::Timestamp(_, _) => true,
-                    DataType::Date32 | DataType::Date64 => !matches!(
-                        part,
-                        DatePart::Hour | DatePart::Minute | DatePart::Second
-                    ),
+                    DataType::Date32 | DataType::Date64 => {
+                        !matches!(part, DatePart::Hour | DatePart::Minute | DatePart::Second)
+                    }
                     _ => false,
                 };
                 if !ok {
@@ -683,11 +682,26 @@ mod tests {
     #[test]
     fn typing_follows_pandas() {
         let s = schema();
-        assert_eq!((col("i") / col("i")).data_type(&s).unwrap(), DataType::Float64);
-        assert_eq!((col("i") + col("s")).data_type(&s).unwrap(), DataType::Int64);
-        assert_eq!((col("g") * lit(2)).data_type(&s).unwrap(), DataType::Float32);
-        assert_eq!((col("g") * lit(2.5)).data_type(&s).unwrap(), DataType::Float32);
-        assert_eq!((col("i") * lit(2.5)).data_type(&s).unwrap(), DataType::Float64);
+        assert_eq!(
+            (col("i") / col("i")).data_type(&s).unwrap(),
+            DataType::Float64
+        );
+        assert_eq!(
+            (col("i") + col("s")).data_type(&s).unwrap(),
+            DataType::Int64
+        );
+        assert_eq!(
+            (col("g") * lit(2)).data_type(&s).unwrap(),
+            DataType::Float32
+        );
+        assert_eq!(
+            (col("g") * lit(2.5)).data_type(&s).unwrap(),
+            DataType::Float32
+        );
+        assert_eq!(
+            (col("i") * lit(2.5)).data_type(&s).unwrap(),
+            DataType::Float64
+        );
         assert_eq!((col("s") + lit(1)).data_type(&s).unwrap(), DataType::Int32);
         assert_eq!(col("f").gt(0).data_type(&s).unwrap(), DataType::Boolean);
         assert_eq!(col("ts").hour().data_type(&s).unwrap(), DataType::Int32);
@@ -701,7 +715,10 @@ mod tests {
     fn type_errors_name_the_problem() {
         let s = schema();
         let e = col("nope").data_type(&s).unwrap_err().to_string();
-        assert!(e.contains("no column 'nope'") && e.contains("columns: i, s"), "{e}");
+        assert!(
+            e.contains("no column 'nope'") && e.contains("columns: i, s"),
+            "{e}"
+        );
         let e = (col("t") + lit(1)).data_type(&s).unwrap_err().to_string();
         assert!(e.contains("cannot combine Utf8 and Int64"), "{e}");
         let e = col("f").hour().data_type(&s).unwrap_err().to_string();
@@ -716,9 +733,6 @@ mod tests {
         let mut cols = BTreeSet::new();
         e.columns_into(&mut cols);
         assert_eq!(cols.into_iter().collect::<Vec<_>>(), ["fare", "tip", "x"]);
-        assert_eq!(
-            e.to_string(),
-            "(((tip / fare) > 0.1) & !x.is_null())"
-        );
+        assert_eq!(e.to_string(), "(((tip / fare) > 0.1) & !x.is_null())");
     }
 }

@@ -22,9 +22,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
-use crate::frame::backend::{
-    AggSpec, FrameProgram, FrameStep, JoinSpec, Partition, SortKey,
-};
+use crate::frame::backend::{AggSpec, FrameProgram, FrameStep, JoinSpec, Partition, SortKey};
 use crate::frame::expr::{BinaryOp, Expr, Literal};
 
 /// A comparison of a column with a literal, the predicates file formats can prune with.
@@ -197,9 +195,9 @@ impl Node {
                         .unwrap_or_else(|_| Schema::empty()),
                 ),
             },
-            Node::Sort { input, .. } | Node::Repartition { input, .. } | Node::Head { input, .. } => {
-                input.schema()
-            }
+            Node::Sort { input, .. }
+            | Node::Repartition { input, .. }
+            | Node::Head { input, .. } => input.schema(),
         }
     }
 
@@ -393,7 +391,11 @@ impl Node {
                     .iter()
                     .map(|k| format!("{}{}", k.column, if k.descending { " desc" } else { "" }))
                     .collect();
-                let _ = writeln!(out, "{pad}sort by [{}] (sample sort into range partitions)", k.join(", "));
+                let _ = writeln!(
+                    out,
+                    "{pad}sort by [{}] (sample sort into range partitions)",
+                    k.join(", ")
+                );
                 input.explain_into(out, depth + 1);
             }
             Node::Repartition { input, n } => {
@@ -401,7 +403,10 @@ impl Node {
                 input.explain_into(out, depth + 1);
             }
             Node::Head { input, n } => {
-                let _ = writeln!(out, "{pad}head {n} (reads partitions in order until it has enough)");
+                let _ = writeln!(
+                    out,
+                    "{pad}head {n} (reads partitions in order until it has enough)"
+                );
                 input.explain_into(out, depth + 1);
             }
         }
@@ -440,9 +445,9 @@ pub fn program_schema(input: &SchemaRef, program: &FrameProgram) -> Result<Schem
                     }
                     let t = e.data_type(&schema)?;
                     let nullable = match e {
-                        Expr::Column(c) => schema
-                            .field_with_name(c)
-                            .map_or(true, |f| f.is_nullable()),
+                        Expr::Column(c) => {
+                            schema.field_with_name(c).map_or(true, |f| f.is_nullable())
+                        }
                         _ => true,
                     };
                     fields.push(Field::new(name, t, nullable));
@@ -673,7 +678,11 @@ mod tests {
         assert_eq!(out[0].column, "a");
         assert_eq!(out[0].op, BinaryOp::Gt);
         assert_eq!(out[1].column, "b");
-        assert_eq!(out[1].op, BinaryOp::LtEq, "literal on the left flips the operator");
+        assert_eq!(
+            out[1].op,
+            BinaryOp::LtEq,
+            "literal on the left flips the operator"
+        );
         let mut none = Vec::new();
         simple_predicates(&(col("a").gt(1) | col("b").lt(2)), &mut none);
         assert!(none.is_empty(), "a disjunction cannot prune");

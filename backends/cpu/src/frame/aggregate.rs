@@ -13,7 +13,8 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
 use arrow_array::{
-    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Float64Array, Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Float64Array, Int64Array, ListArray,
+    RecordBatch, UInt32Array, UInt64Array,
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SortOptions};
@@ -206,10 +207,19 @@ fn pick(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
 
 /// Min/max row per group for a primitive type, with a typed comparison (total order for
 /// floats, as arrow's comparator).
-fn pick_primitive<T: ArrowPrimitiveType>(a: &ArrayRef, g: &Groups, min: bool, best: &mut [Option<u32>]) {
+fn pick_primitive<T: ArrowPrimitiveType>(
+    a: &ArrayRef,
+    g: &Groups,
+    min: bool,
+    best: &mut [Option<u32>],
+) {
     let arr = a.as_primitive::<T>();
     let v = arr.values();
-    let want = if min { std::cmp::Ordering::Less } else { std::cmp::Ordering::Greater };
+    let want = if min {
+        std::cmp::Ordering::Less
+    } else {
+        std::cmp::Ordering::Greater
+    };
     for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
         if id == NO_GROUP || arr.is_null(i) {
             continue;
@@ -227,8 +237,9 @@ fn pick_primitive<T: ArrowPrimitiveType>(a: &ArrayRef, g: &Groups, min: bool, be
 fn pick_dyn(a: &ArrayRef, g: &Groups, func: AggFunc, best: &mut [Option<u32>]) -> Result<()> {
     {
         {
-            let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
-                .map_err(kerr(func.name()))?;
+            let cmp =
+                arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
+                    .map_err(kerr(func.name()))?;
             let want = if func == AggFunc::Min {
                 std::cmp::Ordering::Less
             } else {
@@ -284,7 +295,9 @@ fn partial_state(a: &ArrayRef, g: &Groups, spec: &AggSpec) -> Result<Vec<ArrayRe
         AggFunc::Count => vec![count(a, g)],
         AggFunc::Mean => vec![sum(a, g, &DataType::Float64)?, count(a, g)],
         AggFunc::Std | AggFunc::Var => moments(a, g)?,
-        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => vec![pick(a, g, spec.func)?],
+        AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
+            vec![pick(a, g, spec.func)?]
+        }
         AggFunc::NUnique => vec![distinct_lists(a, g, &t)?],
     })
 }
@@ -319,7 +332,11 @@ fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<Vec<ArrayRef>> {
 }
 
 /// Partial aggregation of one batch.
-pub(crate) fn partial(batch: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -> Result<RecordBatch> {
+pub(crate) fn partial(
+    batch: &RecordBatch,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<RecordBatch> {
     let g = group_rows(&key_columns(batch, keys)?, batch.num_rows())?;
     let mut fields = Vec::new();
     let mut columns = Vec::new();
@@ -352,7 +369,11 @@ fn state_columns(batch: &RecordBatch, spec: &AggSpec) -> Result<Vec<(Field, Arra
 }
 
 /// Merges state batches (already concatenated, in partition order).
-pub(crate) fn combine(state: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -> Result<RecordBatch> {
+pub(crate) fn combine(
+    state: &RecordBatch,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<RecordBatch> {
     let g = group_rows(&key_columns(state, keys)?, state.num_rows())?;
     let mut fields = Vec::new();
     let mut columns = Vec::new();
@@ -397,7 +418,11 @@ pub(crate) fn combine(state: &RecordBatch, keys: &[String], aggs: &[AggSpec]) ->
 }
 
 /// Turns a combined state into results, sorted by the keys.
-pub(crate) fn finalize(state: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -> Result<RecordBatch> {
+pub(crate) fn finalize(
+    state: &RecordBatch,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<RecordBatch> {
     let mut fields = Vec::new();
     let mut columns: Vec<ArrayRef> = Vec::new();
     for k in keys {
@@ -414,7 +439,9 @@ pub(crate) fn finalize(state: &RecordBatch, keys: &[String], aggs: &[AggSpec]) -
                 let s = a[0].as_primitive::<Float64Type>().values();
                 let c = a[1].as_primitive::<Int64Type>().values();
                 Arc::new(Float64Array::from_iter(
-                    s.iter().zip(c.iter()).map(|(&s, &c)| (c > 0).then(|| s / c as f64)),
+                    s.iter()
+                        .zip(c.iter())
+                        .map(|(&s, &c)| (c > 0).then(|| s / c as f64)),
                 ))
             }
             AggFunc::Var | AggFunc::Std => {

@@ -118,9 +118,15 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                     let rows = batch.num_rows();
                     let la = l_full(&l, rows)?;
                     let ra = l_full(&r, rows)?;
-                    let (la, ra) = (la.as_any().downcast_ref::<BooleanArray>(), ra.as_any().downcast_ref::<BooleanArray>());
+                    let (la, ra) = (
+                        la.as_any().downcast_ref::<BooleanArray>(),
+                        ra.as_any().downcast_ref::<BooleanArray>(),
+                    );
                     let (Some(la), Some(ra)) = (la, ra) else {
-                        return Err(Error::invalid("expression", format!("{e}: operands are not Boolean")));
+                        return Err(Error::invalid(
+                            "expression",
+                            format!("{e}: operands are not Boolean"),
+                        ));
                     };
                     let out = if *op == BinaryOp::And {
                         arrow_arith::boolean::and_kleene(la, ra)
@@ -143,15 +149,17 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 Ok(Arc::new(arrow_arith::boolean::not(b).map_err(kernel("not"))?) as ArrayRef)
             })
         }
-        Expr::Negate(x) => eval(x, batch)?.map(|a| {
-            arrow_arith::numeric::neg_wrapping(a).map_err(kernel("negate"))
-        }),
+        Expr::Negate(x) => {
+            eval(x, batch)?.map(|a| arrow_arith::numeric::neg_wrapping(a).map_err(kernel("negate")))
+        }
         Expr::IsNull(x) => eval(x, batch)?.map(|a| {
             Ok(Arc::new(arrow_arith::boolean::is_null(a).map_err(kernel("is_null"))?) as ArrayRef)
         }),
         Expr::IsNotNull(x) => eval(x, batch)?.map(|a| {
-            Ok(Arc::new(arrow_arith::boolean::is_not_null(a).map_err(kernel("is_not_null"))?)
-                as ArrayRef)
+            Ok(
+                Arc::new(arrow_arith::boolean::is_not_null(a).map_err(kernel("is_not_null"))?)
+                    as ArrayRef,
+            )
         }),
         Expr::FillNull { expr, value } => {
             let t = expr.data_type(&schema)?;
@@ -169,8 +177,10 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
         Expr::Contains { expr, pattern } => eval(expr, batch)?.map(|a| {
             let a = cast_to(a, &DataType::Utf8)?;
             let pat = Scalar::new(StringArray::from(vec![pattern.as_str()]));
-            Ok(Arc::new(arrow_string::like::contains(&a, &pat).map_err(kernel("contains"))?)
-                as ArrayRef)
+            Ok(
+                Arc::new(arrow_string::like::contains(&a, &pat).map_err(kernel("contains"))?)
+                    as ArrayRef,
+            )
         }),
         Expr::DatePart { expr, part } => eval(expr, batch)?.map(|a| {
             let p = match part {

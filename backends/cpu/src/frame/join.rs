@@ -136,7 +136,11 @@ fn hash_pairs(
     let lvalid = |i: usize| lnull.as_ref().is_none_or(|n| n.is_valid(i));
     let keep_left = matches!(how, JoinType::Left | JoinType::Outer);
     let keep_right = matches!(how, JoinType::Right | JoinType::Outer);
-    let mut matched = if keep_right { vec![false; rn] } else { Vec::new() };
+    let mut matched = if keep_right {
+        vec![false; rn]
+    } else {
+        Vec::new()
+    };
     let mut pairs = Pairs::with_capacity(ln);
     match table {
         BuildTable::Int { head, next } => {
@@ -145,7 +149,11 @@ fn hash_pairs(
             })?;
             let lv = l.as_primitive::<Int64Type>().values();
             for (i, key) in lv.iter().enumerate() {
-                let mut r = if lvalid(i) { head.get(key).copied() } else { None };
+                let mut r = if lvalid(i) {
+                    head.get(key).copied()
+                } else {
+                    None
+                };
                 let hit = r.is_some();
                 while let Some(j) = r {
                     pairs.left.push(i as u32);
@@ -203,7 +211,13 @@ fn hash_pairs(
 }
 
 /// Merge join pairs of two key-sorted inputs (ascending, nulls last).
-fn merge_pairs(lk: &[ArrayRef], rk: &[ArrayRef], ln: usize, rn: usize, how: JoinType) -> Result<Pairs> {
+fn merge_pairs(
+    lk: &[ArrayRef],
+    rk: &[ArrayRef],
+    ln: usize,
+    rn: usize,
+    how: JoinType,
+) -> Result<Pairs> {
     let lr = encode_rows(lk)?;
     let rr = encode_rows(rk)?;
     let lnull = key_nulls(lk);
@@ -321,9 +335,12 @@ pub(crate) fn join(
     let lschema = left.schema();
     for (c, f) in left.columns().iter().zip(lschema.fields()) {
         let taken = arrow_select::take::take(c, &li, None).map_err(kerr)?;
-        let coalesce = shared.contains(&f.name()) && matches!(spec.how, JoinType::Right | JoinType::Outer);
+        let coalesce =
+            shared.contains(&f.name()) && matches!(spec.how, JoinType::Right | JoinType::Outer);
         if coalesce {
-            let rc = right.column_by_name(f.name()).ok_or_else(|| Error::Internal("shared key missing".into()))?;
+            let rc = right
+                .column_by_name(f.name())
+                .ok_or_else(|| Error::Internal("shared key missing".into()))?;
             let rt = arrow_select::take::take(rc, &ri, None).map_err(kerr)?;
             let mask = arrow_arith::boolean::is_not_null(&li).map_err(kerr)?;
             columns.push(arrow_select::zip::zip(&mask, &taken, &rt).map_err(kerr)?);

@@ -60,8 +60,9 @@ pub(crate) fn int_key(keys: &[ArrayRef]) -> Result<Option<ArrayRef>> {
 
 /// The validity of a row's key set: valid only where every key is.
 pub(crate) fn key_nulls(keys: &[ArrayRef]) -> Option<NullBuffer> {
-    keys.iter()
-        .fold(None, |acc: Option<NullBuffer>, k| NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref()))
+    keys.iter().fold(None, |acc: Option<NullBuffer>, k| {
+        NullBuffer::union(acc.as_ref(), k.logical_nulls().as_ref())
+    })
 }
 
 /// Row-format encoding of the keys (ascending, nulls last): equal keys give equal bytes
@@ -167,5 +168,7 @@ pub(crate) fn hash_rows(keys: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
         return Ok(vec![0; rows]);
     }
     let encoded = encode_rows(keys)?;
-    Ok((0..rows).map(|i| state.hash_one(encoded.row(i).data())).collect())
+    Ok((0..rows)
+        .map(|i| state.hash_one(encoded.row(i).data()))
+        .collect())
 }

@@ -159,7 +159,12 @@ impl DataFrameBackend for CpuFrameBackend {
         Ok(wrap(self.run_program(batch(part, "evaluate")?, program)?))
     }
 
-    fn hash_partition(&self, part: &Partition, keys: &[String], n: usize) -> Result<Vec<Partition>> {
+    fn hash_partition(
+        &self,
+        part: &Partition,
+        keys: &[String],
+        n: usize,
+    ) -> Result<Vec<Partition>> {
         let b = batch(part, "hash_partition")?;
         let cols = keys
             .iter()
@@ -174,23 +179,55 @@ impl DataFrameBackend for CpuFrameBackend {
         scatter(b, &ids, n)
     }
 
-    fn range_partition(&self, part: &Partition, by: &[SortKey], bounds: &RecordBatch) -> Result<Vec<Partition>> {
+    fn range_partition(
+        &self,
+        part: &Partition,
+        by: &[SortKey],
+        bounds: &RecordBatch,
+    ) -> Result<Vec<Partition>> {
         let b = batch(part, "range_partition")?;
         let ids = sort::range_ids(b, by, bounds)?;
         scatter(b, &ids, bounds.num_rows() + 1)
     }
 
-    fn aggregate_partial(&self, part: &Partition, keys: &[String], aggs: &[AggSpec]) -> Result<Partition> {
-        Ok(wrap(aggregate::partial(batch(part, "aggregate")?, keys, aggs)?))
+    fn aggregate_partial(
+        &self,
+        part: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        Ok(wrap(aggregate::partial(
+            batch(part, "aggregate")?,
+            keys,
+            aggs,
+        )?))
     }
 
-    fn aggregate_combine(&self, parts: &[Partition], keys: &[String], aggs: &[AggSpec]) -> Result<Partition> {
+    fn aggregate_combine(
+        &self,
+        parts: &[Partition],
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
         let all = self.concat(parts)?;
-        Ok(wrap(aggregate::combine(batch(&all, "aggregate")?, keys, aggs)?))
+        Ok(wrap(aggregate::combine(
+            batch(&all, "aggregate")?,
+            keys,
+            aggs,
+        )?))
     }
 
-    fn aggregate_finalize(&self, state: &Partition, keys: &[String], aggs: &[AggSpec]) -> Result<Partition> {
-        Ok(wrap(aggregate::finalize(batch(state, "aggregate")?, keys, aggs)?))
+    fn aggregate_finalize(
+        &self,
+        state: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        Ok(wrap(aggregate::finalize(
+            batch(state, "aggregate")?,
+            keys,
+            aggs,
+        )?))
     }
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
@@ -235,7 +272,8 @@ impl DataFrameBackend for CpuFrameBackend {
             ));
         }
         Ok(wrap(
-            arrow_select::concat::concat_batches(&first.schema(), &batches).map_err(kerr("concat"))?,
+            arrow_select::concat::concat_batches(&first.schema(), &batches)
+                .map_err(kerr("concat"))?,
         ))
     }
 

@@ -57,7 +57,11 @@ pub(crate) fn sort_batch(batch: &RecordBatch, by: &[SortKey]) -> Result<RecordBa
 
 /// Output index per row: the number of bounds strictly below the row's key, so a key equal
 /// to bound `i` lands in range `i`.
-pub(crate) fn range_ids(batch: &RecordBatch, by: &[SortKey], bounds: &RecordBatch) -> Result<Vec<u32>> {
+pub(crate) fn range_ids(
+    batch: &RecordBatch,
+    by: &[SortKey],
+    bounds: &RecordBatch,
+) -> Result<Vec<u32>> {
     let conv = converter(batch, by)?;
     let rows = sort_rows(batch, by, &conv)?;
     // The bounds' columns are named like the keys and must have the same types.

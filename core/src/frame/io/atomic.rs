@@ -76,9 +76,23 @@ mod tests {
             Err(Error::invalid("test", "boom"))
         });
         assert!(err.is_err());
-        assert_eq!(std::fs::read(&target).unwrap(), b"old", "old file untouched");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "temporary removed");
-        write_atomic(&target, |w| w.write_all(b"new").map_err(|e| Error::Io { path: String::new(), source: e })).unwrap();
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"old",
+            "old file untouched"
+        );
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporary removed"
+        );
+        write_atomic(&target, |w| {
+            w.write_all(b"new").map_err(|e| Error::Io {
+                path: String::new(),
+                source: e,
+            })
+        })
+        .unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -166,7 +166,9 @@ pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>> {
 fn wildcard_match(p: &[u8], s: &[u8]) -> bool {
     match (p.first(), s.first()) {
         (None, None) => true,
-        (Some(b'*'), _) => wildcard_match(&p[1..], s) || (!s.is_empty() && wildcard_match(p, &s[1..])),
+        (Some(b'*'), _) => {
+            wildcard_match(&p[1..], s) || (!s.is_empty() && wildcard_match(p, &s[1..]))
+        }
         (Some(b'?'), Some(_)) => wildcard_match(&p[1..], &s[1..]),
         (Some(a), Some(b)) if a == b => wildcard_match(&p[1..], &s[1..]),
         _ => false,
@@ -190,7 +192,12 @@ fn split_record<'a>(line: &'a [u8], delim: u8, quote: u8) -> Vec<std::borrow::Co
 
 /// The field starting at `pos` and the start of the next one (`None` at the end of the
 /// record). `line` holds exactly one record.
-fn next_field(line: &[u8], pos: usize, delim: u8, quote: u8) -> (std::borrow::Cow<'_, [u8]>, Option<usize>) {
+fn next_field(
+    line: &[u8],
+    pos: usize,
+    delim: u8,
+    quote: u8,
+) -> (std::borrow::Cow<'_, [u8]>, Option<usize>) {
     if line.get(pos) == Some(&quote) {
         let mut buf = Vec::new();
         let mut i = pos + 1;
@@ -244,7 +251,9 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 fn read_prefix(path: &Path, max: u64) -> Result<Vec<u8>> {
     let f = File::open(path).map_err(|e| io_err(path, e))?;
     let mut buf = Vec::new();
-    f.take(max).read_to_end(&mut buf).map_err(|e| io_err(path, e))?;
+    f.take(max)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_err(path, e))?;
     Ok(buf)
 }
 
@@ -255,7 +264,9 @@ impl CsvSource {
         let mut files = Vec::new();
         let mut schema: Option<SchemaRef> = None;
         for path in paths {
-            let size = std::fs::metadata(&path).map_err(|e| io_err(&path, e))?.len();
+            let size = std::fs::metadata(&path)
+                .map_err(|e| io_err(&path, e))?
+                .len();
             let head = read_prefix(&path, 4 << 20)?;
             let first_end = record_end(&head, 0, options.quote);
             if first_end == head.len() && (head.len() as u64) < size {
@@ -270,13 +281,21 @@ impl CsvSource {
                 0
             };
             let names: Vec<String> = if options.has_header {
-                split_record(strip_cr(&head[..first_end]), options.delimiter, options.quote)
-                    .into_iter()
-                    .map(|f| String::from_utf8_lossy(&f).trim().to_string())
-                    .collect()
+                split_record(
+                    strip_cr(&head[..first_end]),
+                    options.delimiter,
+                    options.quote,
+                )
+                .into_iter()
+                .map(|f| String::from_utf8_lossy(&f).trim().to_string())
+                .collect()
             } else {
-                let n = split_record(strip_cr(&head[..first_end]), options.delimiter, options.quote)
-                    .len();
+                let n = split_record(
+                    strip_cr(&head[..first_end]),
+                    options.delimiter,
+                    options.quote,
+                )
+                .len();
                 match &options.names {
                     Some(names) if names.len() == n => names.clone(),
                     Some(names) => {
@@ -322,10 +341,16 @@ impl CsvSource {
             if data == 0 {
                 continue;
             }
+            // Whole waves of tasks: a count that is a multiple of the workers leaves no
+            // worker idle at the end of a read.
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
             let n = if options.newlines_in_values {
                 1
             } else {
-                data.div_ceil(options.partition_bytes).max(1)
+                match data.div_ceil(options.partition_bytes) {
+                    0 | 1 => 1,
+                    n => n.div_ceil(workers) * workers,
+                }
             };
             for j in 0..n {
                 let s = f.data_start + data * j / n;
@@ -364,14 +389,206 @@ impl CsvSource {
         )
     }
 
-    /// The bytes of range `r`: from its first record start to the end of its last record.
-    fn range_bytes(&self, r: usize) -> Result<(Vec<u8>, u64)> {
+    /// Appends one field's value to its column's builder.
+    fn convert(
+        &self,
+        col: &mut Col,
+        f: &[u8],
+        c: usize,
+        file: usize,
+        at: u64,
+        nulls: &[&[u8]],
+    ) -> Result<()> {
+        let is_null = |f: &[u8]| f.is_empty() || nulls.contains(&f);
+        let bad = |what: &str| {
+            self.parse_error(
+                file,
+                at,
+                self.schema.field(c).name(),
+                format!(
+                    "cannot parse '{}' as {what} (the type was inferred from the first {} rows or given; override it with a dtype)",
+                    String::from_utf8_lossy(f),
+                    self.options.infer_rows
+                ),
+            )
+        };
+        match col {
+            Col::Skip => {}
+            Col::Int(b) => match parse_i64(f) {
+                Some(v) => b.append_value(v),
+                None if is_null(f) => b.append_null(),
+                None => return Err(bad("Int64")),
+            },
+            Col::Float(b) => match parse_f64(f) {
+                Some(v) => b.append_value(v),
+                None if is_null(f) => b.append_null(),
+                None => return Err(bad("Float64")),
+            },
+            Col::Bool(b) => match parse_bool(f) {
+                Some(v) => b.append_value(v),
+                None if is_null(f) => b.append_null(),
+                None => return Err(bad("Boolean")),
+            },
+            Col::Ts(b) => match parse_timestamp_micros(f) {
+                Some(v) => b.append_value(v),
+                None if is_null(f) => b.append_null(),
+                None => return Err(bad("a timestamp (YYYY-MM-DD[ HH:MM:SS[.ffffff]])")),
+            },
+            Col::Str(b) => {
+                if nulls.contains(&f) {
+                    b.append_null()
+                } else {
+                    match std::str::from_utf8(f) {
+                        Ok(s) => b.append_value(s),
+                        Err(_) => return Err(bad("UTF-8 text")),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The records of a quote-free range. Separators (delimiters and line ends) come from a
+    /// word-at-a-time scan: eight bytes compared with two patterns by bit arithmetic,
+    /// exact (no false positives); fields after the last projected one are only counted.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_unquoted(
+        &self,
+        buf: &[u8],
+        first: usize,
+        base: u64,
+        file: usize,
+        projection: &[usize],
+        stop_after: usize,
+        cols: &mut [Col],
+        nulls: &[&[u8]],
+    ) -> Result<usize> {
+        let ncols = self.schema.fields().len();
+        let delim = self.options.delimiter;
+        let splat = |b: u8| u64::from_le_bytes([b; 8]);
+        let (dpat, npat) = (splat(delim), splat(b'\n'));
+        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+        // 0x80 in every byte of `w` that is zero, exactly.
+        let zero_bytes = |w: u64| !(((w & LOW7).wrapping_add(LOW7)) | w | LOW7);
+        let mut bounds = vec![(0usize, 0usize); stop_after];
+        let (mut row_start, mut field_start, mut col, mut rows) = (first, first, 0usize, 0usize);
+        let mut finish_row = |end: usize,
+                              col: usize,
+                              bounds: &mut [(usize, usize)],
+                              row_start: usize|
+         -> Result<bool> {
+            if end == row_start || (end == row_start + 1 && buf[row_start] == b'\r') {
+                return Ok(false); // an empty line
+            }
+            let at = base + row_start as u64;
+            if col != ncols {
+                return Err(self.parse_error(
+                    file,
+                    at,
+                    self.schema.field(col.min(ncols) - 1).name(),
+                    format!("{col} fields, but the header has {ncols}"),
+                ));
+            }
+            for &c in projection {
+                let (s, mut e) = bounds[c];
+                if c == ncols - 1 && e > s && buf[e - 1] == b'\r' {
+                    e -= 1;
+                }
+                self.convert(&mut cols[c], &buf[s..e], c, file, at, nulls)?;
+            }
+            Ok(true)
+        };
+        let n = buf.len();
+        let mut i = first;
+        // Word at a time (little-endian: the lowest set bit is the first byte). Once a row's
+        // projected fields are bounded, its remaining delimiters are counted with popcount
+        // up to the line end instead of visited one by one.
+        if cfg!(target_endian = "little") {
+            while i + 8 <= n {
+                let w = u64::from_le_bytes(buf[i..i + 8].try_into().expect("8 bytes"));
+                let mut dm = zero_bytes(w ^ dpat);
+                let mut nm = zero_bytes(w ^ npat);
+                loop {
+                    if col >= stop_after {
+                        if nm == 0 {
+                            col += dm.count_ones() as usize;
+                            break;
+                        }
+                        let nbit = nm.trailing_zeros();
+                        let upto = ((1u64 << nbit) << 1).wrapping_sub(1);
+                        col += (dm & upto).count_ones() as usize + 1;
+                        let p = i + (nbit / 8) as usize;
+                        if finish_row(p, col, &mut bounds, row_start)? {
+                            rows += 1;
+                        }
+                        row_start = p + 1;
+                        field_start = p + 1;
+                        col = 0;
+                        dm &= !upto;
+                        nm &= nm - 1;
+                        continue;
+                    }
+                    let m = dm | nm;
+                    if m == 0 {
+                        break;
+                    }
+                    let bit = m.trailing_zeros();
+                    let p = i + (bit / 8) as usize;
+                    bounds[col] = (field_start, p);
+                    col += 1;
+                    field_start = p + 1;
+                    if nm & (1u64 << bit) != 0 {
+                        if finish_row(p, col, &mut bounds, row_start)? {
+                            rows += 1;
+                        }
+                        row_start = p + 1;
+                        col = 0;
+                        nm &= nm - 1;
+                    } else {
+                        dm &= dm - 1;
+                    }
+                }
+                i += 8;
+            }
+        }
+        for (p, &b) in buf.iter().enumerate().skip(i) {
+            if b != delim && b != b'\n' {
+                continue;
+            }
+            if col < stop_after {
+                bounds[col] = (field_start, p);
+            }
+            col += 1;
+            field_start = p + 1;
+            if b == b'\n' {
+                if finish_row(p, col, &mut bounds, row_start)? {
+                    rows += 1;
+                }
+                row_start = p + 1;
+                col = 0;
+            }
+        }
+        if row_start < n {
+            if col < stop_after {
+                bounds[col] = (field_start, n);
+            }
+            if finish_row(n, col + 1, &mut bounds, row_start)? {
+                rows += 1;
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The bytes read for range `r`, the index in them of its first record, and the file
+    /// offset of byte 0 (the records run from that index to the end).
+    fn range_bytes(&self, r: usize) -> Result<(Vec<u8>, usize, u64)> {
         let (fi, s, e) = self.ranges[r];
         let file = &self.files[fi];
         let mut f = File::open(&file.path).map_err(|err| io_err(&file.path, err))?;
         // Read one byte before the start to see whether a record begins at `s`.
         let from = if s > file.data_start { s - 1 } else { s };
-        f.seek(SeekFrom::Start(from)).map_err(|err| io_err(&file.path, err))?;
+        f.seek(SeekFrom::Start(from))
+            .map_err(|err| io_err(&file.path, err))?;
         let mut buf = Vec::with_capacity((e - from) as usize + 4096);
         (&mut f)
             .take(e - from)
@@ -403,10 +620,9 @@ impl CsvSource {
         };
         // No record starts in [s, e): the range is empty.
         if start >= (e - from) as usize {
-            return Ok((Vec::new(), e));
+            return Ok((Vec::new(), 0, e));
         }
-        let buf = buf.split_off(start);
-        Ok((buf, from + start as u64))
+        Ok((buf, start, from))
     }
 }
 
@@ -462,7 +678,11 @@ fn infer_schema(path: &Path, data: &[u8], names: &[String], o: &CsvOptions) -> R
         if !names.contains(d) {
             return Err(Error::invalid(
                 "read_csv",
-                format!("parse_dates names '{d}', which {} does not have; columns: {}", path.display(), names.join(", ")),
+                format!(
+                    "parse_dates names '{d}', which {} does not have; columns: {}",
+                    path.display(),
+                    names.join(", ")
+                ),
             ));
         }
     }
@@ -499,7 +719,11 @@ fn infer_schema(path: &Path, data: &[u8], names: &[String], o: &CsvOptions) -> R
         if !names.contains(c) {
             return Err(Error::invalid(
                 "read_csv",
-                format!("a dtype override names '{c}', which {} does not have; columns: {}", path.display(), names.join(", ")),
+                format!(
+                    "a dtype override names '{c}', which {} does not have; columns: {}",
+                    path.display(),
+                    names.join(", ")
+                ),
             ));
         }
     }
@@ -533,7 +757,7 @@ impl FileSource for CsvSource {
     }
 
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
-        let (buf, base) = self.range_bytes(partition)?;
+        let (buf, first, base) = self.range_bytes(partition)?;
         let file = self.ranges[partition].0;
         let o = &self.options;
         let ncols = self.schema.fields().len();
@@ -547,109 +771,103 @@ impl FileSource for CsvSource {
                 DataType::Int64 => Col::Int(Int64Builder::with_capacity(cap)),
                 DataType::Float64 => Col::Float(Float64Builder::with_capacity(cap)),
                 DataType::Boolean => Col::Bool(BooleanBuilder::with_capacity(cap)),
-                DataType::Timestamp(_, _) => Col::Ts(TimestampMicrosecondBuilder::with_capacity(cap)),
+                DataType::Timestamp(_, _) => {
+                    Col::Ts(TimestampMicrosecondBuilder::with_capacity(cap))
+                }
                 _ => Col::Str(StringBuilder::with_capacity(cap, buf.len() / 2)),
             };
         }
         // Fields after the last projected one are only counted, not split.
         let stop_after = projection.iter().max().map_or(0, |m| m + 1);
         let nulls: Vec<&[u8]> = o.null_values.iter().map(|s| s.as_bytes()).collect();
-        let is_null = |f: &[u8]| f.is_empty() || nulls.contains(&f);
         let (delim, quote) = (o.delimiter, o.quote);
+        let mut delims: Vec<usize> = Vec::with_capacity(ncols);
         let mut rows = 0usize;
-        let mut pos = 0usize;
+        let mut pos = first;
+        // Without a quote in the whole range every line takes the fast path: one scalar
+        // pass over its bytes (lines are short; a vectorised search per field costs more
+        // in call overhead than it saves).
+        let any_quote = memchr::memchr(quote, &buf[first..]).is_some();
+        if !any_quote {
+            rows = self.scan_unquoted(
+                &buf, first, base, file, projection, stop_after, &mut cols, &nulls,
+            )?;
+            pos = buf.len();
+        }
+        // Line ends of a quote-free range come from one long vectorised scan.
+        let mut newlines = memchr::memchr_iter(b'\n', &buf[first..]).map(|e| e + first);
         while pos < buf.len() {
             let record_start = pos;
             let has_quote_line;
-            // Fast path: find the line end; a quote anywhere in it needs the careful path.
-            let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |e| pos + e);
-            let end = if memchr::memchr(quote, &buf[pos..nl]).is_some() {
-                has_quote_line = true;
-                record_end(&buf, pos, quote)
-            } else {
+            let end = if !any_quote {
                 has_quote_line = false;
-                nl
+                newlines.next().unwrap_or(buf.len())
+            } else {
+                let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |e| pos + e);
+                if memchr::memchr(quote, &buf[pos..nl]).is_some() {
+                    has_quote_line = true;
+                    record_end(&buf, pos, quote)
+                } else {
+                    has_quote_line = false;
+                    nl
+                }
             };
             let line = strip_cr(&buf[pos..end]);
             pos = end + 1;
             if line.is_empty() {
                 continue;
             }
-            let mut fpos = 0usize;
+            let at = base + record_start as u64;
             let mut col = 0usize;
-            loop {
-                let (field, next) = if has_quote_line {
-                    next_field(line, fpos, delim, quote)
-                } else {
-                    let e = memchr::memchr(delim, &line[fpos..]).map_or(line.len(), |e| fpos + e);
-                    (std::borrow::Cow::Borrowed(&line[fpos..e]), (e < line.len()).then_some(e + 1))
-                };
-                if col >= ncols {
-                    return Err(self.parse_error(
-                        file,
-                        base + record_start as u64,
-                        self.schema.field(ncols - 1).name(),
-                        format!("more than the {ncols} fields of the header"),
-                    ));
+            if has_quote_line {
+                let mut fpos = 0usize;
+                loop {
+                    let (field, next) = next_field(line, fpos, delim, quote);
+                    if col >= ncols {
+                        return Err(self.parse_error(
+                            file,
+                            at,
+                            self.schema.field(ncols - 1).name(),
+                            format!("more than the {ncols} fields of the header"),
+                        ));
+                    }
+                    self.convert(&mut cols[col], &field, col, file, at, &nulls)?;
+                    col += 1;
+                    match next {
+                        Some(n) => fpos = n,
+                        None => break,
+                    }
                 }
-                let f: &[u8] = &field;
-                let bad = |what: &str| {
-                    self.parse_error(
-                        file,
-                        base + record_start as u64,
-                        self.schema.field(col).name(),
-                        format!(
-                            "cannot parse '{}' as {what} (the type was inferred from the first {} rows or given; override it with a dtype)",
-                            String::from_utf8_lossy(f),
-                            o.infer_rows
-                        ),
-                    )
-                };
-                match &mut cols[col] {
-                    Col::Skip => {}
-                    Col::Int(b) => match parse_i64(f) {
-                        Some(v) => b.append_value(v),
-                        None if is_null(f) => b.append_null(),
-                        None => return Err(bad("Int64")),
-                    },
-                    Col::Float(b) => match parse_f64(f) {
-                        Some(v) => b.append_value(v),
-                        None if is_null(f) => b.append_null(),
-                        None => return Err(bad("Float64")),
-                    },
-                    Col::Bool(b) => match parse_bool(f) {
-                        Some(v) => b.append_value(v),
-                        None if is_null(f) => b.append_null(),
-                        None => return Err(bad("Boolean")),
-                    },
-                    Col::Ts(b) => match parse_timestamp_micros(f) {
-                        Some(v) => b.append_value(v),
-                        None if is_null(f) => b.append_null(),
-                        None => return Err(bad("a timestamp (YYYY-MM-DD[ HH:MM:SS[.ffffff]])")),
-                    },
-                    Col::Str(b) => {
-                        if nulls.contains(&f) {
-                            b.append_null()
-                        } else {
-                            match std::str::from_utf8(f) {
-                                Ok(s) => b.append_value(s),
-                                Err(_) => return Err(bad("UTF-8 text")),
-                            }
+            } else {
+                // Delimiter positions up to the last projected field from one vectorised
+                // scan of the line; the rest are only counted, to check the row width.
+                delims.clear();
+                let mut it = memchr::memchr_iter(delim, line);
+                // Field `c` ends at delimiter `c`, so the last projected field needs
+                // `stop_after` of them.
+                if stop_after > 0 {
+                    for d in it.by_ref() {
+                        delims.push(d);
+                        if delims.len() >= stop_after {
+                            break;
                         }
                     }
                 }
-                col += 1;
-                match next {
-                    Some(n) => fpos = n,
-                    None => break,
+                let fields = delims.len() + 1 + it.count();
+                if fields != ncols {
+                    return Err(self.parse_error(
+                        file,
+                        at,
+                        self.schema.field(fields.min(ncols) - 1).name(),
+                        format!("{fields} fields, but the header has {ncols}"),
+                    ));
                 }
-                if col >= stop_after && !has_quote_line {
-                    // The remaining fields are not projected; count them only to check the
-                    // row width.
-                    let rest = memchr::memchr_iter(delim, &line[fpos..]).count() + 1;
-                    col += rest;
-                    break;
+                for &c in projection {
+                    let start = if c == 0 { 0 } else { delims[c - 1] + 1 };
+                    let end = delims.get(c).copied().unwrap_or(line.len());
+                    self.convert(&mut cols[c], &line[start..end], c, file, at, &nulls)?;
                 }
+                col = fields;
             }
             if col != ncols {
                 return Err(self.parse_error(
@@ -673,7 +891,11 @@ impl FileSource for CsvSource {
             };
             arrays.push(a);
         }
-        let schema = Arc::new(self.schema.project(projection).map_err(|e| Error::Internal(e.to_string()))?);
+        let schema = Arc::new(
+            self.schema
+                .project(projection)
+                .map_err(|e| Error::Internal(e.to_string()))?,
+        );
         RecordBatch::try_new_with_options(
             schema,
             arrays,

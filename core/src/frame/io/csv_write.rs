@@ -26,7 +26,9 @@ fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
 }
 
 fn write_field(out: &mut Vec<u8>, s: &str, delim: u8) {
-    let needs = s.bytes().any(|b| b == delim || b == b'"' || b == b'\n' || b == b'\r')
+    let needs = s
+        .bytes()
+        .any(|b| b == delim || b == b'"' || b == b'\n' || b == b'\r')
         || s.starts_with(' ')
         || s.ends_with(' ');
     if needs {
@@ -50,11 +52,10 @@ pub(crate) fn format_rows(batch: &RecordBatch, delim: u8, out: &mut Vec<u8>) -> 
         .columns()
         .iter()
         .map(|c| match c.data_type() {
-            DataType::Timestamp(u, _) if *u != TimeUnit::Microsecond => arrow_cast::cast(
-                c,
-                &DataType::Timestamp(TimeUnit::Microsecond, None),
-            )
-            .map_err(|e| Error::Internal(format!("to_csv: {e}"))),
+            DataType::Timestamp(u, _) if *u != TimeUnit::Microsecond => {
+                arrow_cast::cast(c, &DataType::Timestamp(TimeUnit::Microsecond, None))
+                    .map_err(|e| Error::Internal(format!("to_csv: {e}")))
+            }
             _ => Ok(c.clone()),
         })
         .collect::<Result<_>>()?;

@@ -105,10 +105,9 @@ fn bounds(stats: &Statistics) -> Option<Bound> {
         Statistics::Int64(s) => Bound::Num(*s.min_opt()? as f64, *s.max_opt()? as f64),
         Statistics::Float(s) => Bound::Num(f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
         Statistics::Double(s) => Bound::Num(*s.min_opt()?, *s.max_opt()?),
-        Statistics::ByteArray(s) => Bound::Bytes(
-            s.min_opt()?.data().to_vec(),
-            s.max_opt()?.data().to_vec(),
-        ),
+        Statistics::ByteArray(s) => {
+            Bound::Bytes(s.min_opt()?.data().to_vec(), s.max_opt()?.data().to_vec())
+        }
         _ => return None,
     })
 }
@@ -158,7 +157,9 @@ impl FileSource for ParquetSource {
                     };
                     // Timestamps' statistics are in the column's unit; leave them alone.
                     if matches!(
-                        self.schema.field_with_name(&pred.column).map(|f| f.data_type().clone()),
+                        self.schema
+                            .field_with_name(&pred.column)
+                            .map(|f| f.data_type().clone()),
                         Ok(arrow_schema::DataType::Timestamp(_, _))
                     ) {
                         return true;
@@ -196,7 +197,11 @@ impl FileSource for ParquetSource {
             Some(p) => {
                 let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
                 b = b.with_projection(mask);
-                Arc::new(self.schema.project(p).map_err(|e| Error::Internal(e.to_string()))?)
+                Arc::new(
+                    self.schema
+                        .project(p)
+                        .map_err(|e| Error::Internal(e.to_string()))?,
+                )
             }
             None => self.schema.clone(),
         };
@@ -234,10 +239,9 @@ pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
 }
 
 fn write_file(path: &std::path::Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
-    let werr = |e: parquet::errors::ParquetError| Error::invalid(
-        "to_parquet",
-        format!("{}: {e}", path.display()),
-    );
+    let werr = |e: parquet::errors::ParquetError| {
+        Error::invalid("to_parquet", format!("{}: {e}", path.display()))
+    };
     write_atomic(path, |w| {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)

@@ -225,11 +225,27 @@ mod tests {
     #[test]
     fn floats_match_std_exactly() {
         for s in [
-            "1.59", "0.1", "-3.25", "12", "123456789012345", "0.000000000000001", "1e10",
-            "2.5E-3", "inf", "-inf", "1234567890.12345", "9007199254740993", ".5", "5.",
+            "1.59",
+            "0.1",
+            "-3.25",
+            "12",
+            "123456789012345",
+            "0.000000000000001",
+            "1e10",
+            "2.5E-3",
+            "inf",
+            "-inf",
+            "1234567890.12345",
+            "9007199254740993",
+            ".5",
+            "5.",
         ] {
             let want: f64 = s.parse().unwrap();
-            assert_eq!(parse_f64(s.as_bytes()).unwrap().to_bits(), want.to_bits(), "{s}");
+            assert_eq!(
+                parse_f64(s.as_bytes()).unwrap().to_bits(),
+                want.to_bits(),
+                "{s}"
+            );
         }
         assert!(parse_f64(b"nan").unwrap().is_nan());
         assert_eq!(parse_f64(b"abc"), None);
@@ -250,9 +266,15 @@ mod tests {
             parse_timestamp_micros(b"2015-01-15T19:05:39.25Z"),
             Some(1_421_348_739_250_000)
         );
-        assert_eq!(parse_timestamp_micros(b"1969-12-31 23:59:59"), Some(-1_000_000));
+        assert_eq!(
+            parse_timestamp_micros(b"1969-12-31 23:59:59"),
+            Some(-1_000_000)
+        );
         assert_eq!(parse_timestamp_micros(b"2015-02-29"), None);
-        assert_eq!(parse_timestamp_micros(b"2016-02-29"), Some(days_from_civil(2016, 2, 29) * 86_400_000_000));
+        assert_eq!(
+            parse_timestamp_micros(b"2016-02-29"),
+            Some(days_from_civil(2016, 2, 29) * 86_400_000_000)
+        );
         assert_eq!(parse_timestamp_micros(b"2015-01-15 25:00:00"), None);
         assert_eq!(parse_timestamp_micros(b"15/01/2015"), None);
         for us in [0, 1_421_348_739_000_000, -1_000_000, 951_782_400_123_456] {
