@@ -474,11 +474,11 @@ fn reference_join(l: &RecordBatch, r: &RecordBatch, how: JoinType) -> Vec<String
     let mut right_hit = vec![false; r.num_rows()];
     for i in 0..l.num_rows() {
         let mut hit = false;
-        for j in 0..r.num_rows() {
+        for (j, right_hit) in right_hit.iter_mut().enumerate() {
             if lk.is_valid(i) && rk.is_valid(j) && lk.value(i) == rk.value(j) {
                 out.push(format!("{}|{}|{}", v(lk, i), v(la, i), v(rb, j)));
                 hit = true;
-                right_hit[j] = true;
+                *right_hit = true;
             }
         }
         if !hit && matches!(how, JoinType::Left | JoinType::Outer) {
@@ -486,8 +486,8 @@ fn reference_join(l: &RecordBatch, r: &RecordBatch, how: JoinType) -> Vec<String
         }
     }
     if matches!(how, JoinType::Right | JoinType::Outer) {
-        for j in 0..r.num_rows() {
-            if !right_hit[j] {
+        for (j, hit) in right_hit.iter().enumerate() {
+            if !hit {
                 out.push(format!("{}|null|{}", v(rk, j), v(rb, j)));
             }
         }

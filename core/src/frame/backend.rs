@@ -414,10 +414,10 @@ pub trait DataFrameBackend: Send + Sync {
     }
 
     /// Wraps a host batch as a partition.
-    fn from_record_batch(&self, batch: RecordBatch) -> Result<Partition>;
+    fn import_batch(&self, batch: RecordBatch) -> Result<Partition>;
 
     /// Copies a partition to the host.
-    fn to_record_batch(&self, part: &Partition) -> Result<RecordBatch>;
+    fn export_batch(&self, part: &Partition) -> Result<RecordBatch>;
 
     /// Runs a fused program of filters and projections over one partition.
     fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition>;

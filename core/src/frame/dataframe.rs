@@ -144,7 +144,7 @@ impl DataFrame {
         }
         let parts = batches
             .into_iter()
-            .map(|b| backend.from_record_batch(b))
+            .map(|b| backend.import_batch(b))
             .collect::<Result<Vec<_>>>()?;
         Ok(DataFrame {
             node: Arc::new(Node::Partitions { parts, schema }),
@@ -214,7 +214,7 @@ impl DataFrame {
         let parts = self.partitions()?;
         let moved = parts
             .iter()
-            .map(|p| target.from_record_batch(self.backend.to_record_batch(p)?))
+            .map(|p| target.import_batch(self.backend.export_batch(p)?))
             .collect::<Result<Vec<_>>>()?;
         Ok(DataFrame {
             node: Arc::new(Node::Partitions {
@@ -639,11 +639,11 @@ impl DataFrame {
         let parts = self.partitions()?;
         let mut out = Vec::new();
         for p in parts.iter().filter(|p| p.num_rows() > 0) {
-            let b = self.backend.to_record_batch(p)?;
+            let b = self.backend.export_batch(p)?;
             out.push(value_at(b.column(idx).as_ref(), 0));
         }
         if let Some(p) = parts.iter().rev().find(|p| p.num_rows() > 0) {
-            let b = self.backend.to_record_batch(p)?;
+            let b = self.backend.export_batch(p)?;
             out.push(value_at(b.column(idx).as_ref(), b.num_rows() - 1));
         }
         Ok(Some(out))
@@ -762,7 +762,7 @@ impl DataFrame {
         let parts = self.partitions()?;
         let batches = parts
             .iter()
-            .map(|p| self.backend.to_record_batch(p))
+            .map(|p| self.backend.export_batch(p))
             .collect::<Result<Vec<_>>>()?;
         Ok(Computed {
             schema: self.schema(),

@@ -201,7 +201,7 @@ mod tests {
             ("s", Arc::new(StringArray::from(vec!["a", "bb"])) as _),
         ])
         .unwrap();
-        let t = format_batches(&b.schema(), &[b.clone()], 10);
+        let t = format_batches(&b.schema(), std::slice::from_ref(&b), 10);
         assert_eq!(
             t,
             " k     v   s\n 1   0.5   a\n22  null  bb\n[2 rows x 3 columns]\n"

@@ -85,7 +85,7 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
                 n: ids.len(),
                 task: Arc::new(move |i| {
                     let batch = source.read(ids[i], projection.as_deref())?;
-                    backend.from_record_batch(batch)
+                    backend.import_batch(batch)
                 }),
             })
         }
@@ -112,7 +112,7 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
             Ok(Pipeline {
                 n: inner.n,
                 task: Arc::new(move |i| {
-                    let batch = backend.to_record_batch(&task(i)?)?;
+                    let batch = backend.export_batch(&task(i)?)?;
                     let out = func(batch).map_err(|e| {
                         Error::UserFunction(format!("map_partitions on partition {i}: {e}"))
                     })?;
@@ -123,7 +123,7 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
                             schema
                         )));
                     }
-                    backend.from_record_batch(out)
+                    backend.import_batch(out)
                 }),
             })
         }
@@ -171,7 +171,7 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
                 });
             }
             if out.is_empty() {
-                out.push(backend.from_record_batch(empty_batch(&input.schema()))?);
+                out.push(backend.import_batch(empty_batch(&input.schema()))?);
             }
             Ok(Pipeline::ready(out))
         }
@@ -195,7 +195,7 @@ fn aggregate(
         })?
     };
     if partials.is_empty() {
-        let empty = backend.from_record_batch(empty_batch(&input.schema()))?;
+        let empty = backend.import_batch(empty_batch(&input.schema()))?;
         partials.push(backend.aggregate_partial(&empty, keys, aggs)?);
     }
     let rows: usize = partials.iter().map(|p| p.num_rows()).sum();
@@ -254,7 +254,7 @@ fn concat_or_empty(
     schema: &arrow_schema::SchemaRef,
 ) -> Result<Partition> {
     if parts.is_empty() {
-        backend.from_record_batch(empty_batch(schema))
+        backend.import_batch(empty_batch(schema))
     } else if parts.len() == 1 {
         Ok(parts[0].clone())
     } else {
@@ -369,7 +369,7 @@ fn sorted_merge_join(
     let mut last_rows = Vec::new();
     for p in &left[..left.len() - 1] {
         let last = backend.slice(p, p.num_rows().saturating_sub(1), 1)?;
-        last_rows.push(backend.to_record_batch(&backend.evaluate(&last, &key_program)?)?);
+        last_rows.push(backend.export_batch(&backend.evaluate(&last, &key_program)?)?);
     }
     let by: Vec<SortKey> = spec
         .right_on
@@ -465,7 +465,7 @@ fn sort(
     let sample = backend.sort(&backend.concat(&samples)?, by)?;
     let s = sample.num_rows();
     let idx: Vec<u64> = (1..n).map(|j| (j * s / n).min(s - 1) as u64).collect();
-    let bounds = backend.to_record_batch(&backend.take(&sample, &idx)?)?;
+    let bounds = backend.export_batch(&backend.take(&sample, &idx)?)?;
     let pieces = {
         let backend = backend.clone();
         let parts = &parts;

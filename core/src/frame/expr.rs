@@ -519,9 +519,7 @@ pub fn binary_types(
         (l, DataType::Null) => (l.clone(), l.clone()),
         (l, r) => (l.clone(), r.clone()),
     };
-    let operand = if lt == rt {
-        lt.clone()
-    } else if is_lit(right) && lit_fits(right, &lt) {
+    let operand = if lt == rt || (is_lit(right) && lit_fits(right, &lt)) {
         lt.clone()
     } else if is_lit(left) && lit_fits(left, &rt) {
         rt.clone()

@@ -147,11 +147,11 @@ impl DataFrameBackend for CpuFrameBackend {
         "cpu"
     }
 
-    fn from_record_batch(&self, batch: RecordBatch) -> Result<Partition> {
+    fn import_batch(&self, batch: RecordBatch) -> Result<Partition> {
         Ok(wrap(batch))
     }
 
-    fn to_record_batch(&self, part: &Partition) -> Result<RecordBatch> {
+    fn export_batch(&self, part: &Partition) -> Result<RecordBatch> {
         Ok(batch(part, "to_record_batch")?.clone())
     }
 
