@@ -722,7 +722,9 @@ mod tests {
         let e = col("f").hour().data_type(&s).unwrap_err().to_string();
         assert!(e.contains("parse_dates"), "{e}");
         let e = (col("i") & col("b")).data_type(&s).unwrap_err().to_string();
-        assert!(e.contains("needs booleans"), "{e}");
+        assert!(e.contains("cannot combine Int64 and Boolean"), "{e}");
+        let e = (col("i") | col("i")).data_type(&s).unwrap_err().to_string();
+        assert!(e.contains("needs booleans, got Int64 and Int64"), "{e}");
     }
 
     #[test]
