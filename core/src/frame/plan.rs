@@ -467,7 +467,19 @@ pub fn optimize(node: &Arc<Node>) -> Result<Arc<Node>> {
 
 fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<Node>> {
     Ok(match &**node {
-        Node::Partitions { .. } => node.clone(),
+        Node::Partitions { schema, .. } => match required {
+            // Drop unused in-memory columns before a blocking node copies them.
+            Some(r) if r.len() < schema.fields().len() => {
+                let keep = schema
+                    .fields()
+                    .iter()
+                    .filter(|f| r.contains(f.name()))
+                    .map(|f| (f.name().clone(), Expr::Column(f.name().clone())))
+                    .collect();
+                Arc::new(Node::map(node.clone(), FrameStep::Project(keep))?)
+            }
+            _ => node.clone(),
+        },
         Node::Scan {
             source,
             projection,
@@ -590,13 +602,42 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             spec,
             strategy,
             schema,
-        } => Arc::new(Node::Join {
-            left: prune(left, None)?,
-            right: prune(right, None)?,
-            spec: spec.clone(),
-            strategy: *strategy,
-            schema: schema.clone(),
-        }),
+        } => {
+            // Each side keeps its keys, the columns the output needs, and any column whose
+            // name clashes with the other side (so suffixed output names stay the same).
+            let (ls, rs) = (left.schema(), right.schema());
+            let side = |own: &SchemaRef, other: &SchemaRef, keys: &[String], suffix: &str| {
+                required.map(|r| {
+                    own.fields()
+                        .iter()
+                        .map(|f| f.name())
+                        .filter(|n| {
+                            keys.contains(n)
+                                || r.contains(*n)
+                                || r.contains(&format!("{n}{suffix}"))
+                                || other.field_with_name(n).is_ok()
+                        })
+                        .cloned()
+                        .collect::<BTreeSet<String>>()
+                })
+            };
+            let lneed = side(&ls, &rs, &spec.left_on, &spec.suffixes.0);
+            let rneed = side(&rs, &ls, &spec.right_on, &spec.suffixes.1);
+            let left = prune(left, lneed.as_ref())?;
+            let right = prune(right, rneed.as_ref())?;
+            let schema = if required.is_some() {
+                spec.output_schema(&left.schema(), &right.schema())?
+            } else {
+                schema.clone()
+            };
+            Arc::new(Node::Join {
+                left,
+                right,
+                spec: spec.clone(),
+                strategy: *strategy,
+                schema,
+            })
+        }
         Node::Sort { input, by } => {
             let need = required.map(|r| {
                 let mut n = r.clone();

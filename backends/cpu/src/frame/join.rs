@@ -60,8 +60,15 @@ fn indices(v: Vec<u32>) -> UInt32Array {
     }
 }
 
+/// Set in a table entry when the row has a successor in its chain: unique keys (the
+/// common case) never touch `next`, which saves a cache miss per match.
+const HAS_NEXT: u32 = 1 << 31;
+/// The row bits of a table entry.
+const ROW: u32 = HAS_NEXT - 1;
+
 /// The hash table of a join's build (right) side: the first row of each key and a chain
-/// to the next row with the same key (or, for encoded keys, the same hash).
+/// to the next row with the same key (or, for encoded keys, the same hash). Entries are
+/// rows with the [`HAS_NEXT`] flag; build sides are limited to 2^31 rows.
 pub(crate) enum BuildTable {
     /// One integer-like key.
     Int {
@@ -89,6 +96,12 @@ impl std::fmt::Debug for BuildTable {
 impl BuildTable {
     /// Builds the table over `rk` (rows with a null key are left out: they never match).
     pub(crate) fn build(rk: &[ArrayRef], rn: usize) -> Result<BuildTable> {
+        if rn > ROW as usize {
+            return Err(Error::invalid(
+                "merge",
+                format!("the build side of a hash join has {rn} rows; at most {ROW} fit one partition, repartition it"),
+            ));
+        }
         let rnull = key_nulls(rk);
         let rvalid = |i: usize| rnull.as_ref().is_none_or(|n| n.is_valid(i));
         let mut next = vec![MISSING; rn];
@@ -98,9 +111,7 @@ impl BuildTable {
             // Inserting in reverse makes every chain run in right-row order.
             for j in (0..rn).rev() {
                 if rvalid(j) {
-                    if let Some(old) = head.insert(rv[j], j as u32) {
-                        next[j] = old;
-                    }
+                    chain(&mut head, rv[j], j, &mut next);
                 }
             }
             return Ok(BuildTable::Int { head, next });
@@ -110,9 +121,7 @@ impl BuildTable {
         let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
         for j in (0..rn).rev() {
             if rvalid(j) {
-                if let Some(old) = head.insert(state.hash_one(rows.row(j).data()), j as u32) {
-                    next[j] = old;
-                }
+                chain(&mut head, state.hash_one(rows.row(j).data()), j, &mut next);
             }
         }
         Ok(BuildTable::Rows {
@@ -121,6 +130,24 @@ impl BuildTable {
             next,
             state,
         })
+    }
+}
+
+/// Puts row `j` at the head of `key`'s chain.
+fn chain<K: std::hash::Hash + Eq>(
+    head: &mut HashMap<K, u32, ahash::RandomState>,
+    key: K,
+    j: usize,
+    next: &mut [u32],
+) {
+    match head.entry(key) {
+        std::collections::hash_map::Entry::Occupied(mut e) => {
+            next[j] = *e.get();
+            e.insert(j as u32 | HAS_NEXT);
+        }
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(j as u32);
+        }
     }
 }
 
@@ -155,14 +182,14 @@ fn hash_pairs(
                     None
                 };
                 let hit = r.is_some();
-                while let Some(j) = r {
+                while let Some(v) = r {
+                    let j = v & ROW;
                     pairs.left.push(i as u32);
                     pairs.right.push(j);
                     if keep_right {
                         matched[j as usize] = true;
                     }
-                    let n = next[j as usize];
-                    r = (n != MISSING).then_some(n);
+                    r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
                 }
                 if !hit && keep_left {
                     pairs.push(Some(i as u32), None);
@@ -181,7 +208,8 @@ fn hash_pairs(
                 if lvalid(i) {
                     let row = lr.row(i);
                     let mut r = head.get(&state.hash_one(row.data())).copied();
-                    while let Some(j) = r {
+                    while let Some(v) = r {
+                        let j = v & ROW;
                         if rows.row(j as usize) == row {
                             pairs.left.push(i as u32);
                             pairs.right.push(j);
@@ -190,8 +218,7 @@ fn hash_pairs(
                             }
                             hit = true;
                         }
-                        let n = next[j as usize];
-                        r = (n != MISSING).then_some(n);
+                        r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
                     }
                 }
                 if !hit && keep_left {
