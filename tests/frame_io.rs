@@ -238,6 +238,34 @@ fn csv_options_quotes_nulls_no_header_and_overrides() {
 }
 
 #[test]
+fn unquoted_csv_with_crlf_blank_lines_and_no_final_newline() {
+    let d = dir("crlf");
+    let f = p(&d, "c.csv");
+    // Long enough lines that the word-at-a-time scan (8 bytes per step) is exercised.
+    std::fs::write(
+        &f,
+        "key,name,value\r\n1,alpha-long-name,0.5\r\n\r\n22,b,1.25\r\n333,gamma,2\n4,d,-3",
+    )
+    .unwrap();
+    for bytes in [1 << 20, 9, 1] {
+        let df = read_csv(&f, CsvOptions::default().partition_bytes(bytes)).unwrap();
+        let out = df.compute().unwrap();
+        assert_eq!(out.num_rows(), 4, "partition_bytes {bytes}");
+        assert_eq!(out.value("value", 1).unwrap(), Value::Float(1.25));
+        assert_eq!(out.value("value", 3).unwrap(), Value::Float(-3.0));
+        assert_eq!(
+            out.value("name", 0).unwrap(),
+            Value::Str("alpha-long-name".into())
+        );
+        assert_eq!(out.value("key", 2).unwrap(), Value::Int(333));
+        let only_last = df.select(&["value"]).unwrap().compute().unwrap();
+        assert_eq!(only_last.value("value", 0).unwrap(), Value::Float(0.5));
+        assert_eq!(df.len().unwrap(), 4);
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn failed_write_leaves_no_file() {
     let d = dir("atomic");
     let missing = p(&d, "no/such/dir/out.csv");

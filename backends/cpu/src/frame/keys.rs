@@ -172,3 +172,73 @@ pub(crate) fn hash_rows(keys: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
         .map(|i| state.hash_one(encoded.row(i).data()))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use std::sync::Arc;
+
+    /// Groups as sets of rows, independent of group numbering.
+    fn partition_of(g: &Groups) -> Vec<Vec<usize>> {
+        let mut by: Vec<Vec<usize>> = vec![Vec::new(); g.len()];
+        for (i, &id) in g.ids.iter().enumerate() {
+            if id != NO_GROUP {
+                by[id as usize].push(i);
+            }
+        }
+        by.sort();
+        by
+    }
+
+    #[test]
+    fn dense_hash_and_row_paths_group_alike() {
+        let small: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(3),
+            None,
+            Some(5),
+            Some(3),
+            Some(5),
+            Some(4),
+        ]));
+        // The same grouping with a huge key range forces the hash path.
+        let wide: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(3 << 40),
+            None,
+            Some(5),
+            Some(3 << 40),
+            Some(5),
+            Some(-4),
+        ]));
+        // And as strings, through arrow-row.
+        let text: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("c"),
+            None,
+            Some("e"),
+            Some("c"),
+            Some("e"),
+            Some("d"),
+        ]));
+        let want = vec![vec![0, 3], vec![2, 4], vec![5]];
+        for keys in [small, wide, text] {
+            let g = group_rows(std::slice::from_ref(&keys), 6).unwrap();
+            assert_eq!(g.ids[1], NO_GROUP, "a null key is dropped");
+            let mut got = partition_of(&g);
+            got.sort();
+            assert_eq!(got, want);
+            assert_eq!(g.first_rows.len(), 3);
+        }
+        let none = group_rows(&[], 4).unwrap();
+        assert_eq!((none.len(), none.ids), (1, vec![0; 4]));
+    }
+
+    #[test]
+    fn equal_keys_hash_alike_across_batches() {
+        let a: ArrayRef = Arc::new(Int64Array::from(vec![7, 8, 9]));
+        let b: ArrayRef = Arc::new(Int64Array::from(vec![9, 7]));
+        let (ha, hb) = (hash_rows(&[a], 3).unwrap(), hash_rows(&[b], 2).unwrap());
+        assert_eq!(ha[2], hb[0]);
+        assert_eq!(ha[0], hb[1]);
+        assert_ne!(ha[0], ha[1]);
+    }
+}

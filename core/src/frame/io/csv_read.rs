@@ -467,9 +467,6 @@ impl CsvSource {
         let delim = self.options.delimiter;
         let splat = |b: u8| u64::from_le_bytes([b; 8]);
         let (dpat, npat) = (splat(delim), splat(b'\n'));
-        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-        // 0x80 in every byte of `w` that is zero, exactly.
-        let zero_bytes = |w: u64| !(((w & LOW7).wrapping_add(LOW7)) | w | LOW7);
         let mut bounds = vec![(0usize, 0usize); stop_after];
         let (mut row_start, mut field_start, mut col, mut rows) = (first, first, 0usize, 0usize);
         let mut finish_row = |end: usize,
@@ -730,6 +727,13 @@ fn infer_schema(path: &Path, data: &[u8], names: &[String], o: &CsvOptions) -> R
     Ok(Arc::new(Schema::new(fields)))
 }
 
+/// 0x80 in every byte of `w` that is zero and 0 elsewhere — exactly, with no false
+/// positives from borrows (the low seven bits are added separately from the high one).
+fn zero_bytes(w: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((w & LOW7).wrapping_add(LOW7)) | w | LOW7)
+}
+
 enum Col {
     Skip,
     Int(Int64Builder),
@@ -932,6 +936,26 @@ mod tests {
         let buf = b"1,\"two\nlines\",3\n4,5,6\n";
         assert_eq!(record_end(buf, 0, b'"'), 15);
         assert_eq!(record_end(buf, 16, b'"'), 21);
+    }
+
+    #[test]
+    fn zero_bytes_is_exact() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Plant zero bytes and 0x80/0x01 neighbours, where borrow tricks go wrong.
+            let w = x & 0xff00_ff80_0100_ffffu64.rotate_left((x % 64) as u32);
+            let want = (0..8).fold(0u64, |m, b| {
+                if (w >> (8 * b)) & 0xff == 0 {
+                    m | 0x80 << (8 * b)
+                } else {
+                    m
+                }
+            });
+            assert_eq!(zero_bytes(w), want, "{w:#018x}");
+        }
     }
 
     #[test]
