@@ -578,6 +578,117 @@ fn join_suffixes_and_distinct_key_names() {
 }
 
 #[test]
+fn joins_on_two_keys_of_mixed_types() {
+    // Two keys (string + int) go through the arrow-row paths of the hash and merge joins.
+    let l = DataFrame::from_columns(
+        vec![
+            (
+                "city",
+                Arc::new(StringArray::from(vec![
+                    Some("a"),
+                    Some("a"),
+                    Some("b"),
+                    None,
+                    Some("b"),
+                ])) as ArrayRef,
+            ),
+            ("year", Arc::new(Int64Array::from(vec![1, 2, 1, 1, 1]))),
+            ("v", Arc::new(Int64Array::from(vec![10, 20, 30, 40, 50]))),
+        ],
+        2,
+    )
+    .unwrap();
+    let r = DataFrame::from_columns(
+        vec![
+            (
+                "city",
+                Arc::new(StringArray::from(vec![
+                    Some("b"),
+                    Some("a"),
+                    None,
+                    Some("c"),
+                ])) as ArrayRef,
+            ),
+            ("year", Arc::new(Int64Array::from(vec![1, 2, 1, 9]))),
+            ("w", Arc::new(Int64Array::from(vec![100, 200, 300, 400]))),
+        ],
+        2,
+    )
+    .unwrap();
+    for strategy in [
+        JoinStrategy::Broadcast,
+        JoinStrategy::Shuffle,
+        JoinStrategy::SortedMerge,
+    ] {
+        let (lx, rx) = if strategy == JoinStrategy::SortedMerge {
+            (
+                l.sort_values(&["city", "year"], &[true]).unwrap(),
+                r.sort_values(&["city", "year"], &[true]).unwrap(),
+            )
+        } else {
+            (l.clone(), r.clone())
+        };
+        let inner = lx
+            .merge_on(
+                &rx,
+                &["city", "year"],
+                &["city", "year"],
+                JoinType::Inner,
+                strategy,
+            )
+            .unwrap()
+            .compute()
+            .unwrap();
+        assert_eq!(
+            rows_of(&inner),
+            ["a|2|20|200", "b|1|30|100", "b|1|50|100"],
+            "{strategy:?}"
+        );
+        let outer = lx
+            .merge_on(
+                &rx,
+                &["city", "year"],
+                &["city", "year"],
+                JoinType::Outer,
+                strategy,
+            )
+            .unwrap()
+            .compute()
+            .unwrap();
+        // Null keys never match: both null-city rows come out unmatched.
+        assert_eq!(
+            rows_of(&outer),
+            [
+                "a|1|10|null",
+                "a|2|20|200",
+                "b|1|30|100",
+                "b|1|50|100",
+                "c|9|null|400",
+                "null|1|40|null",
+                "null|1|null|300",
+            ],
+            "{strategy:?}"
+        );
+    }
+}
+
+#[test]
+fn timestamp_columns_compare_with_date_strings() {
+    let t = arrow_array::TimestampMicrosecondArray::from(vec![
+        1_420_070_400_000_000, // 2015-01-01
+        1_420_848_000_000_000, // 2015-01-10
+        1_421_348_739_000_000, // 2015-01-15 19:05:39
+    ]);
+    let df = DataFrame::from_columns(vec![("t", Arc::new(t) as ArrayRef)], 1).unwrap();
+    let n = df
+        .filter(col("t").gt_eq(lit("2015-01-10")))
+        .unwrap()
+        .len()
+        .unwrap();
+    assert_eq!(n, 2);
+}
+
+#[test]
 fn sort_values_is_a_stable_global_sort() {
     let mut rng = Rng(9);
     for case in 0..12 {

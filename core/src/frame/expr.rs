@@ -523,6 +523,15 @@ pub fn binary_types(
         lt.clone()
     } else if is_lit(left) && lit_fits(left, &rt) {
         rt.clone()
+    } else if matches!(lt, DataType::Timestamp(_, _) | DataType::Date32)
+        && matches!(right, Expr::Literal(Literal::Str(_)))
+    {
+        // `col("pickup") >= lit("2015-01-10")`: the string is parsed as a timestamp/date.
+        lt.clone()
+    } else if matches!(rt, DataType::Timestamp(_, _) | DataType::Date32)
+        && matches!(left, Expr::Literal(Literal::Str(_)))
+    {
+        rt.clone()
     } else if let (DataType::Timestamp(u1, z1), DataType::Timestamp(u2, z2)) = (&lt, &rt) {
         if z1 != z2 {
             return Err(format!("timestamps in different time zones ({lt} vs {rt})"));
@@ -703,6 +712,10 @@ mod tests {
         assert_eq!((col("s") + lit(1)).data_type(&s).unwrap(), DataType::Int32);
         assert_eq!(col("f").gt(0).data_type(&s).unwrap(), DataType::Boolean);
         assert_eq!(col("ts").hour().data_type(&s).unwrap(), DataType::Int32);
+        assert_eq!(
+            col("ts").gt_eq(lit("2015-01-10")).data_type(&s).unwrap(),
+            DataType::Boolean
+        );
         assert_eq!(
             (col("b") & col("f").gt(1)).data_type(&s).unwrap(),
             DataType::Boolean
