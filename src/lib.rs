@@ -1,7 +1,8 @@
 //! # tessera
 //!
 //! Chunked n-d arrays whose compute runs on pluggable backends. This facade re-exports
-//! [`tessera_core`] and links the default backends (`cpu`, `sparse`), so that
+//! [`tessera_core`] and links the default backends (`cpu`, `sparse`, and `cuda`, which is
+//! unavailable with its reason where there is no CUDA driver or device), so that
 //! `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
 //!
 //! ```
@@ -18,6 +19,8 @@ pub use tessera_core::*;
 
 // Name every default backend crate so the linker keeps its `inventory::submit!`.
 pub use tessera_cpu;
+#[cfg(feature = "cuda")]
+pub use tessera_cuda;
 pub use tessera_sparse;
 
 /// Every registered backend (array backends today), with kind and availability,
