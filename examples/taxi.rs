@@ -13,7 +13,6 @@
 //! Prints one JSON line per query (seconds, rows, first result rows), then the tables.
 //! The backend is `dataframe.backend` from config (`TESSERA_DATAFRAME_BACKEND`).
 
-mod common;
 #[path = "common/taxi_data.rs"]
 mod taxi_data;
 
@@ -100,6 +99,5 @@ fn main() -> tessera::Result<()> {
         eprintln!("{}", by_hour.explain()?);
         eprintln!("{out2}\n{out3}");
     }
-    let _ = common::peak_rss_mb;
     Ok(())
 }

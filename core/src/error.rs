@@ -185,6 +185,14 @@ impl Error {
         }
     }
 
+    /// Shorthand for [`Error::Io`] on `path`.
+    pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.as_ref().display().to_string(),
+            source,
+        }
+    }
+
     /// True for [`Error::Unsupported`]: the conformance suite and fallbacks test for it.
     pub fn is_unsupported(&self) -> bool {
         matches!(self, Error::Unsupported { .. })

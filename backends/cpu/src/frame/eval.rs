@@ -31,11 +31,16 @@ impl Val {
 
     /// The full column of `rows` rows.
     pub(crate) fn into_array(self, rows: usize) -> Result<ArrayRef> {
+        self.to_array(rows)
+    }
+
+    /// The full column of `rows` rows, without consuming the value.
+    fn to_array(&self, rows: usize) -> Result<ArrayRef> {
         match self {
-            Val::Array(a) => Ok(a),
+            Val::Array(a) => Ok(a.clone()),
             Val::Scalar(a) => {
                 let idx = UInt32Array::from(vec![0u32; rows]);
-                arrow_select::take::take(&a, &idx, None).map_err(kernel("broadcast literal"))
+                arrow_select::take::take(a, &idx, None).map_err(kernel("broadcast literal"))
             }
         }
     }
@@ -116,8 +121,8 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 BinaryOp::GtEq => arrow_ord::cmp::gt_eq(ld, rd).map(|a| Arc::new(a) as ArrayRef),
                 BinaryOp::And | BinaryOp::Or => {
                     let rows = batch.num_rows();
-                    let la = l_full(&l, rows)?;
-                    let ra = l_full(&r, rows)?;
+                    let la = l.to_array(rows)?;
+                    let ra = r.to_array(rows)?;
                     let (la, ra) = (
                         la.as_any().downcast_ref::<BooleanArray>(),
                         ra.as_any().downcast_ref::<BooleanArray>(),
@@ -199,13 +204,6 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             }
             arrow_arith::temporal::date_part(a, p).map_err(kernel(part.name()))
         }),
-    }
-}
-
-fn l_full(v: &Val, rows: usize) -> Result<ArrayRef> {
-    match v {
-        Val::Array(a) => Ok(a.clone()),
-        Val::Scalar(a) => Val::Scalar(a.clone()).into_array(rows),
     }
 }
 

@@ -27,35 +27,12 @@ use tessera_core::{Error, Result};
 pub struct CpuPartition {
     /// The rows.
     pub batch: RecordBatch,
+    /// The hash table of this batch as the small side of a broadcast join, built once by
+    /// `prepare_broadcast` and probed by every partition of the large side.
+    join_table: Option<Arc<join::BuildTable>>,
 }
 
 impl PartitionData for CpuPartition {
-    fn backend(&self) -> &str {
-        "cpu"
-    }
-    fn num_rows(&self) -> usize {
-        self.batch.num_rows()
-    }
-    fn schema(&self) -> SchemaRef {
-        self.batch.schema()
-    }
-    fn nbytes(&self) -> usize {
-        self.batch.get_array_memory_size()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// The small side of a broadcast join with its hash table, built once and probed by
-/// every partition of the large side.
-#[derive(Debug)]
-pub struct PreparedJoin {
-    batch: RecordBatch,
-    table: Arc<join::BuildTable>,
-}
-
-impl PartitionData for PreparedJoin {
     fn backend(&self) -> &str {
         "cpu"
     }
@@ -82,7 +59,10 @@ fn batch<'a>(p: &'a Partition, op: &str) -> Result<&'a RecordBatch> {
 }
 
 fn wrap(batch: RecordBatch) -> Partition {
-    Arc::new(CpuPartition { batch })
+    Arc::new(CpuPartition {
+        batch,
+        join_table: None,
+    })
 }
 
 fn kerr(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
@@ -232,18 +212,16 @@ impl DataFrameBackend for CpuFrameBackend {
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
         let l = batch(left, "merge")?;
-        let (r, table) = match right.as_any().downcast_ref::<PreparedJoin>() {
-            Some(p) => (&p.batch, Some(&*p.table)),
-            None => (batch(right, "merge")?, None),
-        };
+        let r = downcast_partition::<CpuPartition>(right, "cpu", "merge")?;
+        let (table, r) = (r.join_table.as_deref(), &r.batch);
         let schema = spec.output_schema(&l.schema(), &r.schema())?;
         Ok(wrap(join::join(l, r, table, spec, schema)?))
     }
 
     fn prepare_broadcast(&self, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
         let r = batch(right, "merge")?;
-        Ok(Arc::new(PreparedJoin {
-            table: Arc::new(join::build(r, spec)?),
+        Ok(Arc::new(CpuPartition {
+            join_table: Some(Arc::new(join::build(r, spec)?)),
             batch: r.clone(),
         }))
     }

@@ -14,17 +14,15 @@ where
     F: FnOnce(&mut BufWriter<File>) -> Result<()>,
 {
     let tmp = temp_path(path);
-    let io = |p: &Path, e: std::io::Error| Error::Io {
-        path: p.display().to_string(),
-        source: e,
-    };
     let result = (|| {
-        let file = File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
         write(&mut w)?;
-        let file = w.into_inner().map_err(|e| io(&tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+        let file = w
+            .into_inner()
+            .map_err(|e| Error::io(&tmp, e.into_error()))?;
+        file.sync_all().map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -87,10 +85,7 @@ mod tests {
             "temporary removed"
         );
         write_atomic(&target, |w| {
-            w.write_all(b"new").map_err(|e| Error::Io {
-                path: String::new(),
-                source: e,
-            })
+            w.write_all(b"new").map_err(|e| Error::io("out.txt", e))
         })
         .unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");

@@ -117,13 +117,6 @@ pub struct CsvSource {
     display: String,
 }
 
-fn io_err(path: &Path, e: std::io::Error) -> Error {
-    Error::Io {
-        path: path.display().to_string(),
-        source: e,
-    }
-}
-
 /// Expands a `*`/`?` pattern in the file name (not in directories); a path without
 /// wildcards must exist. Sorted by name.
 pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>> {
@@ -134,7 +127,7 @@ pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>> {
         .unwrap_or_default();
     if !name.contains(['*', '?']) {
         if !path.exists() {
-            return Err(io_err(
+            return Err(Error::io(
                 path,
                 std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
             ));
@@ -146,8 +139,8 @@ pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>> {
         _ => PathBuf::from("."),
     };
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).map_err(|e| io_err(&dir, e))? {
-        let entry = entry.map_err(|e| io_err(&dir, e))?;
+    for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+        let entry = entry.map_err(|e| Error::io(&dir, e))?;
         let fname = entry.file_name().to_string_lossy().into_owned();
         if wildcard_match(name.as_bytes(), fname.as_bytes()) && entry.path().is_file() {
             out.push(entry.path());
@@ -249,11 +242,11 @@ fn strip_cr(line: &[u8]) -> &[u8] {
 
 /// Reads up to `max` bytes from the start of a file.
 fn read_prefix(path: &Path, max: u64) -> Result<Vec<u8>> {
-    let f = File::open(path).map_err(|e| io_err(path, e))?;
+    let f = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut buf = Vec::new();
     f.take(max)
         .read_to_end(&mut buf)
-        .map_err(|e| io_err(path, e))?;
+        .map_err(|e| Error::io(path, e))?;
     Ok(buf)
 }
 
@@ -265,7 +258,7 @@ impl CsvSource {
         let mut schema: Option<SchemaRef> = None;
         for path in paths {
             let size = std::fs::metadata(&path)
-                .map_err(|e| io_err(&path, e))?
+                .map_err(|e| Error::io(&path, e))?
                 .len();
             let head = read_prefix(&path, 4 << 20)?;
             let first_end = record_end(&head, 0, options.quote);
@@ -581,21 +574,23 @@ impl CsvSource {
     fn range_bytes(&self, r: usize) -> Result<(Vec<u8>, usize, u64)> {
         let (fi, s, e) = self.ranges[r];
         let file = &self.files[fi];
-        let mut f = File::open(&file.path).map_err(|err| io_err(&file.path, err))?;
+        let mut f = File::open(&file.path).map_err(|err| Error::io(&file.path, err))?;
         // Read one byte before the start to see whether a record begins at `s`.
         let from = if s > file.data_start { s - 1 } else { s };
         f.seek(SeekFrom::Start(from))
-            .map_err(|err| io_err(&file.path, err))?;
+            .map_err(|err| Error::io(&file.path, err))?;
         let mut buf = Vec::with_capacity((e - from) as usize + 4096);
         (&mut f)
             .take(e - from)
             .read_to_end(&mut buf)
-            .map_err(|err| io_err(&file.path, err))?;
+            .map_err(|err| Error::io(&file.path, err))?;
         // Extend to the end of the last record that starts before `e`.
         if buf.last() != Some(&b'\n') {
             let mut chunk = [0u8; 64 << 10];
             loop {
-                let n = f.read(&mut chunk).map_err(|err| io_err(&file.path, err))?;
+                let n = f
+                    .read(&mut chunk)
+                    .map_err(|err| Error::io(&file.path, err))?;
                 if n == 0 {
                     break;
                 }
@@ -788,33 +783,22 @@ impl FileSource for CsvSource {
         let mut delims: Vec<usize> = Vec::with_capacity(ncols);
         let mut rows = 0usize;
         let mut pos = first;
-        // Without a quote in the whole range every line takes the fast path: one scalar
-        // pass over its bytes (lines are short; a vectorised search per field costs more
-        // in call overhead than it saves).
-        let any_quote = memchr::memchr(quote, &buf[first..]).is_some();
-        if !any_quote {
+        // A quote-free range (the common case) takes the word-at-a-time scan; a range with
+        // quotes goes line by line, and only lines holding a quote take the careful path.
+        if memchr::memchr(quote, &buf[first..]).is_none() {
             rows = self.scan_unquoted(
                 &buf, first, base, file, projection, stop_after, &mut cols, &nulls,
             )?;
             pos = buf.len();
         }
-        // Line ends of a quote-free range come from one long vectorised scan.
-        let mut newlines = memchr::memchr_iter(b'\n', &buf[first..]).map(|e| e + first);
         while pos < buf.len() {
             let record_start = pos;
-            let has_quote_line;
-            let end = if !any_quote {
-                has_quote_line = false;
-                newlines.next().unwrap_or(buf.len())
+            let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |e| pos + e);
+            let has_quote_line = memchr::memchr(quote, &buf[pos..nl]).is_some();
+            let end = if has_quote_line {
+                record_end(&buf, pos, quote)
             } else {
-                let nl = memchr::memchr(b'\n', &buf[pos..]).map_or(buf.len(), |e| pos + e);
-                if memchr::memchr(quote, &buf[pos..nl]).is_some() {
-                    has_quote_line = true;
-                    record_end(&buf, pos, quote)
-                } else {
-                    has_quote_line = false;
-                    nl
-                }
+                nl
             };
             let line = strip_cr(&buf[pos..end]);
             pos = end + 1;

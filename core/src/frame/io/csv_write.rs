@@ -19,10 +19,7 @@ use crate::frame::io::atomic::{output_paths, write_atomic};
 use crate::frame::io::parse::format_timestamp_micros;
 
 fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |e| Error::Io {
-        path: path.display().to_string(),
-        source: e,
-    }
+    move |e| Error::io(path, e)
 }
 
 fn write_field(out: &mut Vec<u8>, s: &str, delim: u8) {

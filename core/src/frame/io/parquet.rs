@@ -51,10 +51,7 @@ impl ParquetSource {
         let mut groups = Vec::new();
         let mut schema: Option<SchemaRef> = None;
         for (i, path) in paths.into_iter().enumerate() {
-            let f = File::open(&path).map_err(|e| Error::Io {
-                path: path.display().to_string(),
-                source: e,
-            })?;
+            let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
             let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(&path, e))?;
             let s = b.schema().clone();
             match &schema {
@@ -185,10 +182,7 @@ impl FileSource for ParquetSource {
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
         let (f, g) = self.groups[partition];
         let path = &self.files[f].0;
-        let file = File::open(path).map_err(|e| Error::Io {
-            path: path.display().to_string(),
-            source: e,
-        })?;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let mut b = ParquetRecordBatchReaderBuilder::try_new(file)
             .map_err(|e| perr(path, e))?
             .with_row_groups(vec![g])
