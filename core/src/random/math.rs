@@ -1,13 +1,13 @@
-//! The two transcendental functions Box-Muller needs, written out so that every backend
-//! computes them identically.
+//! The two transcendental functions the normal sampler needs, written out so that every
+//! backend computes them identically.
 //!
 //! Platform `libm`s differ in the last bit (and CUDA's `log`/`cos` differ from glibc's),
 //! so a normal sample computed with them is not bit-identical across backends. These are
-//! fdlibm's algorithms (`__ieee754_log` and `__kernel_cos`/`__kernel_sin`, error < 1 ulp),
-//! specialised to the only arguments Box-Muller passes (`u` in `[2^-53, 1]` and `2πu` for
-//! `u` in `[0, 1)`), without branches so that a batch of them vectorises. They use only
-//! `+ - * /` and comparisons, which IEEE 754 defines exactly, so a CUDA kernel that
-//! transcribes them (with FMA contraction off) reproduces the CPU's bits.
+//! fdlibm's algorithms (`__ieee754_log` and `__ieee754_exp`, error < 1 ulp), specialised to
+//! the only arguments the ziggurat passes (`u` in `[2^-53, 1]` for `ln`, `x` in `[-700, 0]`
+//! for `exp`), without branches. They use only `+ - * /`, `floor` and comparisons, which
+//! IEEE 754 defines exactly, so a CUDA kernel that transcribes them (with FMA contraction
+//! off) reproduces the CPU's bits, and so do the ziggurat tables built from them.
 
 /// fdlibm's constants, as bit patterns so that every transcription is exact.
 const LN2_HI: f64 = f64::from_bits(0x3fe62e42fee00000); // 0.6931471803691238
@@ -20,21 +20,14 @@ const LG5: f64 = f64::from_bits(0x3fc7466496cb03de); // 0.1818357216161805
 const LG6: f64 = f64::from_bits(0x3fc39a09d078c69f); // 0.15313837699209373
 const LG7: f64 = f64::from_bits(0x3fc2f112df3e5244); // 0.14798198605116586
 
-const C1: f64 = f64::from_bits(0x3fa555555555554c); // 0.0416666666666666
-const C2: f64 = f64::from_bits(0xbf56c16c16c15177); // -0.001388888888887411
-const C3: f64 = f64::from_bits(0x3efa01a019cb1590); // 2.480158728947673e-05
-const C4: f64 = f64::from_bits(0xbe927e4f809c52ad); // -2.7557314351390663e-07
-const C5: f64 = f64::from_bits(0x3e21ee9ebdb4b1c4); // 2.087572321298175e-09
-const C6: f64 = f64::from_bits(0xbda8fae9be8838d4); // -1.1359647557788195e-11
+const INV_LN2: f64 = f64::from_bits(0x3ff71547652b82fe); // 1.4426950408889634
+const P1: f64 = f64::from_bits(0x3fc555555555553e); // 0.16666666666666602
+const P2: f64 = f64::from_bits(0xbf66c16c16bebd93); // -0.0027777777777015593
+const P3: f64 = f64::from_bits(0x3f11566aaf25de2c); // 6.613756321437934e-05
+const P4: f64 = f64::from_bits(0xbebbbd41c5d26bf1); // -1.6533902205465252e-06
+const P5: f64 = f64::from_bits(0x3e66376972bea4d0); // 4.1381367970572385e-08
 
-const S1: f64 = f64::from_bits(0xbfc5555555555549); // -0.16666666666666632
-const S2: f64 = f64::from_bits(0x3f8111111110f8a6); // 0.00833333333332249
-const S3: f64 = f64::from_bits(0xbf2a01a019c161d5); // -0.0001984126982985795
-const S4: f64 = f64::from_bits(0x3ec71de357b1fe7d); // 2.7557313707070068e-06
-const S5: f64 = f64::from_bits(0xbe5ae5e68a2b9ceb); // -2.5050760253406863e-08
-const S6: f64 = f64::from_bits(0x3de5d93a5acfd57c); // 1.58969099521155e-10
-
-/// Natural logarithm of a normal, positive `u` (Box-Muller passes `u` in `[2^-53, 1]`).
+/// Natural logarithm of a normal, positive `u` (the ziggurat passes `u` in `[2^-53, 1]`).
 /// Not for zero, subnormals, negatives, infinities or NaN.
 #[inline(always)]
 pub fn ln_positive(u: f64) -> f64 {
@@ -56,34 +49,24 @@ pub fn ln_positive(u: f64) -> f64 {
     e * LN2_HI - ((hfsq - (s * (hfsq + r) + e * LN2_LO)) - f)
 }
 
-/// `cos(2πu)` for `u` in `[0, 1)`: reduced exactly to a quarter turn, then fdlibm's
-/// kernels on `|x| <= π/4`.
+/// `e^x` for `x` in `[-700, 0]` (the ziggurat needs `exp(-x²/2)` for `x` below about 3.7,
+/// and its tables down to 3.65). fdlibm's reduction `x = k ln2 + r` with `|r| <= ln2/2`
+/// and its rational approximation on `r`; the scaling by `2^k` is exact in this range.
 #[inline(always)]
-pub fn cos_2pi(u: f64) -> f64 {
-    // q = nearest quarter turn; r = u - q/4 is exact (u has 53 bits, q/4 is a short dyadic).
-    let q = (u * 4.0 + 0.5).floor();
-    let r = u - q * 0.25;
-    let x = r * std::f64::consts::TAU;
-    let z = x * x;
-    let w = z * z;
-    // cos(x)
-    let rc = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
-    let hz = 0.5 * z;
-    let one_minus = 1.0 - hz;
-    let c = one_minus + (((1.0 - one_minus) - hz) + z * rc);
-    // sin(x)
-    let rs = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
-    let s = x + z * x * (S1 + z * rs);
-    // cos(qπ/2 + x): q mod 4 = 0 → cos, 1 → -sin, 2 → -cos, 3 → sin. Selected with
-    // float compares (q is a small integer in 0..=4), which vectorise as blends.
-    let odd = q == 1.0 || q == 3.0;
-    let neg = q == 1.0 || q == 2.0;
-    let v = if odd { s } else { c };
-    if neg {
-        -v
-    } else {
-        v
-    }
+pub fn exp_nonpositive(x: f64) -> f64 {
+    // k = round(x / ln2), toward zero after the half offset (fdlibm's choice for x < 0).
+    // `as i64` truncates (one instruction at every x86-64 level; `f64::trunc` is a libm
+    // call below SSE4.1).
+    let ki = (x * INV_LN2 - 0.5) as i64;
+    let k = ki as f64;
+    let hi = x - k * LN2_HI;
+    let lo = k * LN2_LO;
+    let r = hi - lo;
+    let t = r * r;
+    let c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
+    let y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
+    // 2^k for k in [-1010, 0]: a normal double built from its exponent bits.
+    y * f64::from_bits(((1023 + ki) as u64) << 52)
 }
 
 #[cfg(test)]
@@ -119,34 +102,30 @@ mod tests {
     }
 
     #[test]
-    fn cos_2pi_agrees_with_libm() {
-        let n = 400_000u64;
-        let (mut worst_ulps, mut worst_abs) = (0u64, 0f64);
-        for i in 0..n {
-            let u = i as f64 / n as f64 + 0.37 / n as f64;
-            // Same exact reduction, then libm on the reduced argument: the kernels agree
-            // within an ulp...
-            let q = (u * 4.0 + 0.5).floor();
-            let x = (u - q * 0.25) * std::f64::consts::TAU;
-            let want = match (q as i64) & 3 {
-                0 => x.cos(),
-                1 => -x.sin(),
-                2 => -x.cos(),
-                _ => x.sin(),
+    fn exp_agrees_with_libm_within_an_ulp() {
+        let mut worst = 0;
+        for i in 0..400_000u64 {
+            // Dense on the ziggurat's range [-7, 0], sparser down to -700.
+            let x = if i % 4 == 0 {
+                -(i as f64) * 1.75e-3
+            } else {
+                -(i as f64) * 1.75e-5
             };
-            let got = cos_2pi(u);
-            if want.abs() > 1e-300 {
-                worst_ulps = worst_ulps.max(ulps(got, want));
-            }
-            // ...and `cos(2π·u)` itself, whose argument libm gets already rounded (up to
-            // 2π·eps/2 ≈ 7e-16 off), within that rounding.
-            worst_abs = worst_abs.max((got - (std::f64::consts::TAU * u).cos()).abs());
+            worst = worst.max(ulps(exp_nonpositive(x), x.exp()));
         }
-        assert!(worst_ulps <= 1, "worst {worst_ulps} ulps");
-        assert!(worst_abs < 1e-15, "worst {worst_abs}");
-        assert_eq!(cos_2pi(0.0), 1.0);
-        assert_eq!(cos_2pi(0.5), -1.0);
-        assert_eq!(cos_2pi(0.25), 0.0);
-        assert_eq!(cos_2pi(0.75), 0.0);
+        assert!(worst <= 1, "worst {worst} ulps");
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert_eq!(exp_nonpositive(-0.0), 1.0);
+        // Reduction boundaries (k changes at odd multiples of ln2/2).
+        for k in 1..40 {
+            let x = -(k as f64) * std::f64::consts::LN_2 * 0.5;
+            for x in [
+                x,
+                f64::from_bits(x.to_bits() + 1),
+                f64::from_bits(x.to_bits() - 1),
+            ] {
+                assert!(ulps(exp_nonpositive(x), x.exp()) <= 1, "at {x}");
+            }
+        }
     }
 }

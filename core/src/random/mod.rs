@@ -10,17 +10,18 @@
 //! One Philox call per element (128 random bits):
 //! - `uniform(low, high)`: 53 bits of words 0-1 give `u` in `[0, 1)`, `low + (high-low)*u`
 //!   (24 bits of word 0 for `f32`);
-//! - `normal(mean, std)`: Box-Muller's cosine branch, `u1` in `(0, 1]` from words 0-1 and
-//!   `u2` in `[0, 1)` from words 2-3, `mean + std * sqrt(-2 ln u1) cos(2 pi u2)`, with
-//!   `ln` and `cos` from [`math`](ln_positive) rather than the platform libm, so every
-//!   backend can reproduce the bits. Not a ziggurat: it draws a variable number of words,
-//!   which breaks counter addressing;
+//! - `normal(mean, std)`: `mean + std * z` with `z` from a 256-layer [`ziggurat`] on words
+//!   0-1; the 1.5% of tries it rejects read further Philox blocks of the *same* element
+//!   (the block number in the stream word's top byte), so addressing by counter holds.
+//!   The tables and the rare wedge and tail tests use [`math`](ln_positive)'s portable
+//!   `ln`/`exp` rather than the platform libm, so every backend can reproduce the bits;
 //! - `randint(low, high)`: `low + floor(r * (high - low) / 2^64)` on the 64 bits of words
 //!   0-1 (Lemire's multiply-shift without rejection: the bias is below `(high-low)/2^64`).
 
 mod math;
+pub mod ziggurat;
 
-pub use math::{cos_2pi, ln_positive};
+pub use math::{exp_nonpositive, ln_positive};
 
 use crate::dtype::DType;
 
@@ -51,47 +52,58 @@ pub fn philox4x32_10(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     [c0, c1, c2, c3]
 }
 
-/// Normal samples for `idx` into `out` (`u2` is scratch of the same length), in passes:
-/// bits to `u1` and `u2`, radius, angle, affine map. Compiled for AVX-512, AVX2+FMA and
-/// the baseline, picked at run time (`multiversion`); Rust never contracts `a*b+c` into
-/// an FMA, so every version gives the same bits.
+/// Standard normal samples for `idx` into `out`: Philox and the ziggurat's first try for
+/// every element in one branch-free loop the compiler vectorises, then the full sampler
+/// for the 1.5% it rejected (continuing from the block already computed: its first word
+/// waits in `out`, its second in `spare`), then the affine map. Compiled for AVX-512, AVX2+FMA and the
+/// baseline, picked at run time (`multiversion`); Rust never contracts `a*b+c` into an
+/// FMA, so every version gives the same bits.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
     "x86_64+avx2+fma",
 ))]
-fn normal_passes(
-    key: [u32; 2],
-    stream: u64,
+fn normal_pass(
+    (key, stream): ([u32; 2], u64),
     (mean, std, single): (f64, f64, bool),
     idx: &[i64],
     out: &mut [f64],
-    u2: &mut [f64],
+    spare: &mut [u64],
+    accepted: &mut [bool],
 ) {
+    let t = ziggurat::tables();
     let (s_lo, s_hi) = (stream as u32, (stream >> 32) as u32);
-    // Pass 1: bits -> u1 (in `out`) and u2.
-    for ((o, v), &k) in out.iter_mut().zip(u2.iter_mut()).zip(idx) {
-        let r = philox4x32_10(
-            [k as u64 as u32, ((k as u64) >> 32) as u32, s_lo, s_hi],
-            key,
-        );
-        *o = 1.0 - unit_f64(r[0], r[1]);
-        *v = unit_f64(r[2], r[3]);
+    // Indexed over slices cut to one length: the bounds checks drop out and the loop
+    // vectorises. (Passing `spare` and `accepted` as one tuple argument stopped that.)
+    let n = idx.len();
+    let (out1, spare, accepted) = (&mut out[..n], &mut spare[..n], &mut accepted[..n]);
+    for i in 0..n {
+        let k = idx[i] as u64;
+        let r = philox4x32_10([k as u32, (k >> 32) as u32, s_lo, s_hi], key);
+        let first = r[0] as u64 | ((r[1] as u64) << 32);
+        spare[i] = r[2] as u64 | ((r[3] as u64) << 32);
+        let (x, ok) = ziggurat::first_try(t, first);
+        // A rejected element keeps its first word (as bits) for the sampler below.
+        out1[i] = if ok { x } else { f64::from_bits(first) };
+        accepted[i] = ok;
     }
-    // Pass 2: the Box-Muller radius and angle, then the affine map.
-    for o in out.iter_mut() {
-        *o = (-2.0 * ln_positive(*o)).sqrt();
-    }
-    for v in u2.iter_mut() {
-        *v = cos_2pi(*v);
+    for (((o, &w), &a), &k) in out
+        .iter_mut()
+        .zip(spare.iter())
+        .zip(accepted.iter())
+        .zip(idx)
+    {
+        if !a {
+            *o = ziggurat::standard_from_block0(t, key, stream, k as u64, [o.to_bits(), w]);
+        }
     }
     if single {
         let (m, s) = (mean as f32, std as f32);
-        for (o, &c) in out.iter_mut().zip(u2.iter()) {
-            *o = (m + s * (*o * c) as f32) as f64;
+        for o in out.iter_mut() {
+            *o = (m + s * *o as f32) as f64;
         }
     } else {
-        for (o, &c) in out.iter_mut().zip(u2.iter()) {
-            *o = mean + std * (*o * c);
+        for o in out.iter_mut() {
+            *o = mean + std * *o;
         }
     }
 }
@@ -185,7 +197,7 @@ impl RandomSpec {
                 self.stream as u32,
                 (self.stream >> 32) as u32,
             ],
-            [self.seed as u32, (self.seed >> 32) as u32],
+            self.key(),
         )
     }
 
@@ -193,18 +205,33 @@ impl RandomSpec {
     /// widened exactly).
     #[inline(always)]
     pub fn sample_f64(&self, index: u64) -> f64 {
-        let r = self.bits(index);
         match self.dist {
             Distribution::RandInt { .. } => self.sample_i64(index) as f64,
-            _ => self.float_from_bits(r),
+            Distribution::Uniform { low, high } => {
+                uniform_value(low, high, self.dtype == DType::F32, self.bits(index))
+            }
+            Distribution::Normal { mean, std } => {
+                let z = ziggurat::standard(ziggurat::tables(), self.key(), self.stream, index);
+                if self.dtype == DType::F32 {
+                    (mean as f32 + std as f32 * z as f32) as f64
+                } else {
+                    mean + std * z
+                }
+            }
         }
+    }
+
+    /// The Philox key: the seed's two halves.
+    #[inline(always)]
+    fn key(&self) -> [u32; 2] {
+        [self.seed as u32, (self.seed >> 32) as u32]
     }
 
     /// Elements `idx[i]` of a float distribution, in order: the same bits as
     /// [`Self::sample_f64`] element by element (a test checks), computed in passes over
-    /// the whole slice — scalar Philox (eight independent chains keep the multipliers
-    /// busy), then `ln`, `cos`, `sqrt` and the affine map as branch-free loops that
-    /// vectorise. Meant for cache-sized slices (the CPU backend's tiles).
+    /// the whole slice — Philox and the ziggurat's first try as one loop the compiler
+    /// vectorises, the rare rejections element by element, then the affine map.
+    /// Meant for cache-sized slices (the CPU backend's tiles).
     pub fn sample_batch(&self, idx: &[i64]) -> Vec<f64> {
         match (self.dist, self.dtype) {
             // Integer samples: element by element through the one definition.
@@ -214,7 +241,7 @@ impl RandomSpec {
             (Distribution::Uniform { low, high }, dtype) => {
                 let mut out = vec![0.0; idx.len()];
                 uniform_pass(
-                    [self.seed as u32, (self.seed >> 32) as u32],
+                    self.key(),
                     self.stream,
                     (low, high, dtype == DType::F32),
                     idx,
@@ -224,37 +251,18 @@ impl RandomSpec {
             }
             (Distribution::Normal { mean, std }, dtype) => {
                 let mut out = vec![0.0; idx.len()];
-                let mut scratch = vec![0.0; idx.len()];
-                normal_passes(
-                    [self.seed as u32, (self.seed >> 32) as u32],
-                    self.stream,
+                let mut spare = vec![0u64; idx.len()];
+                let mut accepted = vec![false; idx.len()];
+                normal_pass(
+                    (self.key(), self.stream),
                     (mean, std, dtype == DType::F32),
                     idx,
                     &mut out,
-                    &mut scratch,
+                    &mut spare,
+                    &mut accepted,
                 );
                 out
             }
-        }
-    }
-
-    /// A float distribution's value from its 128 random bits.
-    #[inline(always)]
-    fn float_from_bits(&self, r: [u32; 4]) -> f64 {
-        match self.dist {
-            Distribution::Uniform { low, high } => {
-                uniform_value(low, high, self.dtype == DType::F32, r)
-            }
-            Distribution::Normal { mean, std } => {
-                let z = box_muller(r);
-                if self.dtype == DType::F32 {
-                    (mean as f32 + std as f32 * z as f32) as f64
-                } else {
-                    mean + std * z
-                }
-            }
-            // Integer distributions go through `sample_i64`; never reached from there.
-            Distribution::RandInt { .. } => 0.0,
         }
     }
 
@@ -286,15 +294,6 @@ pub fn unit_f64(lo: u32, hi: u32) -> f64 {
 #[inline(always)]
 pub fn unit_f32(w: u32) -> f32 {
     ((w >> 8) as i32) as f32 * (1.0 / (1u32 << 24) as f32)
-}
-
-/// A standard normal from 128 random bits (Box-Muller, cosine branch).
-#[inline(always)]
-pub fn box_muller(r: [u32; 4]) -> f64 {
-    // u1 in (0, 1] so that ln(u1) is finite.
-    let u1 = 1.0 - unit_f64(r[0], r[1]);
-    let u2 = unit_f64(r[2], r[3]);
-    (-2.0 * ln_positive(u1)).sqrt() * cos_2pi(u2)
 }
 
 #[cfg(test)]
@@ -391,8 +390,9 @@ mod tests {
                     dist,
                     dtype,
                 };
-                // Strided, reversed and huge indices; a length that leaves a remainder.
-                let idx: Vec<i64> = (0..203)
+                // Strided, reversed and huge indices (with ~30 ziggurat rejections among them); a
+                // length that leaves a remainder.
+                let idx: Vec<i64> = (0..2003)
                     .map(|i| {
                         if i % 3 == 0 {
                             (1 << 40) + 17 * i
