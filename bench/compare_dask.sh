@@ -11,7 +11,7 @@
 set -euo pipefail
 N=${1:-20000}
 CHUNK=${2:-2000}
-WORKLOADS=${3:-headline_sum,headline_mean,transposed_std,ones_sum}
+WORKLOADS=${3:-headline_sum,headline_mean,transposed_std,normal_sum,ones_sum}
 VENV=${DASK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-venv}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")

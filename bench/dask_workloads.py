@@ -34,6 +34,11 @@ def transposed_std(n, c):
     return (x + x.T)[::2, ::2].std()
 
 
+def normal_sum(n, c):
+    rs = da.random.default_rng(42)
+    return rs.normal(10.0, 1.0, size=(n, n), chunks=c).sum()
+
+
 def ones_sum(n, c):
     return da.ones((n, n), chunks=c).sum()
 
@@ -42,7 +47,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--chunk", type=int, default=2000)
-    ap.add_argument("--workloads", default="headline_sum,headline_mean,transposed_std,ones_sum")
+    ap.add_argument("--workloads", default="headline_sum,headline_mean,transposed_std,normal_sum,ones_sum")
     args = ap.parse_args()
     dask.config.set(scheduler="threads")
     for w in args.workloads.split(","):
@@ -52,6 +57,8 @@ def main():
             expr, n, c = headline(args.n, args.chunk, "mean"), args.n, args.chunk
         elif w == "transposed_std":
             expr, n, c = transposed_std(args.n, args.chunk), args.n, args.chunk
+        elif w == "normal_sum":
+            expr, n, c = normal_sum(args.n, args.chunk), args.n, args.chunk
         elif w == "ones_sum":
             expr, n, c = ones_sum(10000, 100), 10000, 100
         else:

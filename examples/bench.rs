@@ -7,7 +7,8 @@
 //!
 //! Workloads: `headline_sum` (`(x + 1)[::2, ::2].sum()`, x = normal(10, 1) of N×N),
 //! `headline_mean` (the same with `.mean()`), `transposed_std`
-//! (`(x + x.T)[::2, ::2].std()`), `ones_sum` (`ones((10000, 10000), chunks=100).sum()`,
+//! (`(x + x.T)[::2, ::2].std()`), `normal_sum` (`x.sum()`: every element generated),
+//! `ones_sum` (`ones((10000, 10000), chunks=100).sum()`,
 //! the per-task overhead graph). Peak RSS is the process's, so run one workload per
 //! process when comparing memory.
 
@@ -43,6 +44,12 @@ fn workload(w: &str, n: usize, c: usize) -> tessera::Result<(Array, usize, usize
             let y = (&x + &x.T()?)?.slice(&every_other)?.std(None, 0, false)?;
             (y, n, c, 2f64.sqrt())
         }
+        "normal_sum" => {
+            // No slice: every element is generated, so this measures the generator on
+            // contiguous rows (one Philox block per two elements).
+            let x = RandomState::new(42).normal(10.0, 1.0, &[n, n], c, None)?;
+            (x.sum(None, false)?, n, c, 10.0 * (n * n) as f64)
+        }
         "ones_sum" => {
             let x = Array::ones(&[10_000, 10_000], DType::F64, 100, None)?;
             (x.sum(None, false)?, 10_000, 100, 1e8)
@@ -50,7 +57,7 @@ fn workload(w: &str, n: usize, c: usize) -> tessera::Result<(Array, usize, usize
         other => {
             return Err(tessera::Error::invalid(
                 "bench",
-                format!("unknown workload '{other}'; known: headline_sum, headline_mean, transposed_std, ones_sum"),
+                format!("unknown workload '{other}'; known: headline_sum, headline_mean, transposed_std, normal_sum, ones_sum"),
             ))
         }
     })

@@ -829,16 +829,24 @@ fn run_range(
                     &indices(lins[i].as_ref().expect("leaf"), &runs, len),
                 ),
                 Node::Const(c) => constant(*c, len),
+                Node::Random { spec, .. } if matches!(dtype, DType::F64 | DType::F32) => {
+                    // Float samples by runs: a contiguous row computes each shared Philox
+                    // block once.
+                    let lin = lins[i].as_ref().expect("leaf");
+                    let spans: Vec<(i64, i64, usize)> = runs
+                        .iter()
+                        .map(|r| (base(lin, &r.coords), inc(lin), r.len))
+                        .collect();
+                    let v = spec.sample_runs(&spans);
+                    if dtype == DType::F64 {
+                        Buf::F64(v)
+                    } else {
+                        Buf::F32(v.into_iter().map(|v| v as f32).collect())
+                    }
+                }
                 Node::Random { spec, .. } => {
                     let idx = indices(lins[i].as_ref().expect("leaf"), &runs, len);
                     match dtype {
-                        DType::F64 => Buf::F64(spec.sample_batch(&idx)),
-                        DType::F32 => Buf::F32(
-                            spec.sample_batch(&idx)
-                                .into_iter()
-                                .map(|v| v as f32)
-                                .collect(),
-                        ),
                         DType::U64 => Buf::U(
                             idx.iter()
                                 .map(|&k| spec.sample_i64(k as u64) as u64)

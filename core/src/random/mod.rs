@@ -1,22 +1,24 @@
 //! Counter-based random numbers: Philox 4x32-10 (Salmon et al., SC'11).
 //!
-//! An element's value is a pure function of `(seed, stream, global element index)`:
-//! the counter is `[index_lo, index_hi, stream_lo, stream_hi]` and the key
-//! `[seed_lo, seed_hi]`. Any chunk, any strided slice of a chunk, on any backend, can be
+//! An element's value is a pure function of `(seed, stream, global element index)`. Its
+//! first 64-bit word is half `index & 1` of the Philox block with counter
+//! `[(index/2)_lo, (index/2)_hi, stream_lo, stream_hi]` and key `[seed_lo, seed_hi]`:
+//! neighbours share a block, so a contiguous range costs one Philox call per two
+//! elements, and a strided one per kept element. Any chunk, any strided slice of a chunk, on any backend, can be
 //! generated on its own and agrees bit for bit with every other way of generating it. This
 //! is what lets the optimizer push a slice into a random source and generate only the
 //! elements that are kept.
 //!
-//! One Philox call per element (128 random bits):
-//! - `uniform(low, high)`: 53 bits of words 0-1 give `u` in `[0, 1)`, `low + (high-low)*u`
-//!   (24 bits of word 0 for `f32`);
-//! - `normal(mean, std)`: `mean + std * z` with `z` from a 256-layer [`ziggurat`] on words
-//!   0-1; the 1.5% of tries it rejects read further Philox blocks of the *same* element
-//!   (the block number in the stream word's top byte), so addressing by counter holds.
+//! From the first word `w`:
+//! - `uniform(low, high)`: its top 53 bits give `u` in `[0, 1)`, `low + (high-low)*u`
+//!   (bits 8-31 for `f32`);
+//! - `normal(mean, std)`: `mean + std * z` with `z` from a 256-layer [`ziggurat`] on `w`;
+//!   the 1.5% of tries it rejects read further Philox blocks of the *same* element
+//!   (counter `[index, stream ^ (block << 56)]`), so addressing by counter holds.
 //!   The tables and the rare wedge and tail tests use [`math`](ln_positive)'s portable
 //!   `ln`/`exp` rather than the platform libm, so every backend can reproduce the bits;
-//! - `randint(low, high)`: `low + floor(r * (high - low) / 2^64)` on the 64 bits of words
-//!   0-1 (Lemire's multiply-shift without rejection: the bias is below `(high-low)/2^64`).
+//! - `randint(low, high)`: `low + floor(w * (high - low) / 2^64)` (Lemire's multiply-shift
+//!   without rejection: the bias is below `(high-low)/2^64`).
 
 mod math;
 pub mod ziggurat;
@@ -52,50 +54,135 @@ pub fn philox4x32_10(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     [c0, c1, c2, c3]
 }
 
-/// Standard normal samples for `idx` into `out`: Philox and the ziggurat's first try for
-/// every element in one branch-free loop the compiler vectorises, then the full sampler
-/// for the 1.5% it rejected (continuing from the block already computed: its first word
-/// waits in `out`, its second in `spare`), then the affine map. Compiled for AVX-512, AVX2+FMA and the
-/// baseline, picked at run time (`multiversion`); Rust never contracts `a*b+c` into an
-/// FMA, so every version gives the same bits.
+/// One element's first 64-bit word: word `index & 1` of the Philox block with counter
+/// `[index/2 (lo, hi), stream (lo, hi)]`. Two neighbours share a block, so contiguous
+/// generation costs one Philox call per two elements.
+#[inline(always)]
+pub fn first_word(key: [u32; 2], stream: u64, index: u64) -> u64 {
+    let r = block0(key, stream, index >> 1);
+    if index & 1 == 0 {
+        word(r, 0)
+    } else {
+        word(r, 1)
+    }
+}
+
+/// The shared Philox block `pair` (elements `2 pair` and `2 pair + 1`).
+#[inline(always)]
+fn block0(key: [u32; 2], stream: u64, pair: u64) -> [u32; 4] {
+    philox4x32_10(
+        [
+            pair as u32,
+            (pair >> 32) as u32,
+            stream as u32,
+            (stream >> 32) as u32,
+        ],
+        key,
+    )
+}
+
+/// Word `h` (0 or 1) of a Philox block.
+#[inline(always)]
+fn word(r: [u32; 4], h: usize) -> u64 {
+    r[2 * h] as u64 | ((r[2 * h + 1] as u64) << 32)
+}
+
+/// First words of arbitrary elements `idx` into `w`: one Philox block per element, in one
+/// loop the compiler vectorises across elements (Philox's 32x32->64 multiplies become
+/// vector multiplies). Compiled for AVX-512, AVX2+FMA and the baseline, picked at run time.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
     "x86_64+avx2+fma",
 ))]
-fn normal_pass(
-    (key, stream): ([u32; 2], u64),
-    (mean, std, single): (f64, f64, bool),
-    idx: &[i64],
-    out: &mut [f64],
-    spare: &mut [u64],
-    accepted: &mut [bool],
-) {
-    let t = ziggurat::tables();
-    let (s_lo, s_hi) = (stream as u32, (stream >> 32) as u32);
+fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
     // Indexed over slices cut to one length: the bounds checks drop out and the loop
-    // vectorises. (Passing `spare` and `accepted` as one tuple argument stopped that.)
+    // vectorises.
     let n = idx.len();
-    let (out1, spare, accepted) = (&mut out[..n], &mut spare[..n], &mut accepted[..n]);
+    let w = &mut w[..n];
     for i in 0..n {
-        let k = idx[i] as u64;
-        let r = philox4x32_10([k as u32, (k >> 32) as u32, s_lo, s_hi], key);
-        let first = r[0] as u64 | ((r[1] as u64) << 32);
-        spare[i] = r[2] as u64 | ((r[3] as u64) << 32);
-        let (x, ok) = ziggurat::first_try(t, first);
-        // A rejected element keeps its first word (as bits) for the sampler below.
-        out1[i] = if ok { x } else { f64::from_bits(first) };
-        accepted[i] = ok;
+        w[i] = first_word_branch_free(key, stream, idx[i] as u64);
     }
-    for (((o, &w), &a), &k) in out
-        .iter_mut()
-        .zip(spare.iter())
-        .zip(accepted.iter())
-        .zip(idx)
-    {
-        if !a {
-            *o = ziggurat::standard_from_block0(t, key, stream, k as u64, [o.to_bits(), w]);
+}
+
+/// [`first_word`] with the half chosen by masks instead of a branch, for loops that must
+/// vectorise.
+#[inline(always)]
+fn first_word_branch_free(key: [u32; 2], stream: u64, k: u64) -> u64 {
+    let r = block0(key, stream, k >> 1);
+    let odd = k & 1;
+    word(r, 0) & odd.wrapping_sub(1) | word(r, 1) & 0u64.wrapping_sub(odd)
+}
+
+/// First words of the run `start, start + step, ...` (`w.len()` elements) into `w`. A
+/// contiguous run takes each shared block once, for both its elements.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
+    "x86_64+avx2+fma",
+))]
+fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: &mut [u64]) {
+    let n = w.len();
+    if step != 1 || n < 2 {
+        for (j, o) in w.iter_mut().enumerate() {
+            *o = first_word_branch_free(key, stream, (start + j as i64 * step) as u64);
         }
+        return;
     }
+    // An odd first element takes the second half of its block alone.
+    let lead = (start & 1) as usize;
+    if lead == 1 {
+        w[0] = first_word(key, stream, start as u64);
+    }
+    let pairs = (n - lead) / 2;
+    let first_pair = ((start as u64) + lead as u64) >> 1;
+    let body = &mut w[lead..lead + 2 * pairs];
+    for (m, two) in body.chunks_exact_mut(2).enumerate() {
+        let r = block0(key, stream, first_pair + m as u64);
+        two[0] = word(r, 0);
+        two[1] = word(r, 1);
+    }
+    // An even last element takes the first half of its block alone.
+    if lead + 2 * pairs < n {
+        w[n - 1] = first_word(key, stream, (start + (n - 1) as i64) as u64);
+    }
+}
+
+/// Uniform values from first words, in place of the words' bits. Compiled for AVX-512
+/// and AVX2 with run-time dispatch; no FMA is formed (Rust does not contract), so every
+/// version gives the same bits.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
+    "x86_64+avx2+fma",
+))]
+fn uniform_from_words((low, high, single): (f64, f64, bool), w: &[u64], out: &mut [f64]) {
+    let n = w.len();
+    let out = &mut out[..n];
+    for i in 0..n {
+        out[i] = uniform_value(low, high, single, w[i]);
+    }
+}
+
+/// The ziggurat's first try on every word: accepted samples into `out`, the rest flagged
+/// in `accepted` for the full sampler. Branch-free, so it vectorises (the table lookups
+/// become gathers); compiled for AVX-512 and AVX2 with run-time dispatch.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
+    "x86_64+avx2+fma",
+))]
+fn normal_first_try(w: &[u64], out: &mut [f64], accepted: &mut [bool]) {
+    let t = ziggurat::tables();
+    let n = w.len();
+    let (out, accepted) = (&mut out[..n], &mut accepted[..n]);
+    for i in 0..n {
+        (out[i], accepted[i]) = ziggurat::first_try(t, w[i]);
+    }
+}
+
+/// `mean + std * z` in place, in `f32` arithmetic for `f32` specs.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
+    "x86_64+avx2+fma",
+))]
+fn affine(out: &mut [f64], mean: f64, std: f64, single: bool) {
     if single {
         let (m, s) = (mean as f32, std as f32);
         for o in out.iter_mut() {
@@ -108,42 +195,14 @@ fn normal_pass(
     }
 }
 
-/// Uniform samples of indices `idx` into `out`: the bits of
-/// [`RandomSpec::sample_f64`], in one branch-free loop the compiler vectorises across
-/// elements (Philox's 32x32->64 multiplies become vector multiplies), compiled for
-/// AVX-512 and AVX2 with run-time dispatch. No FMA is formed (Rust does not contract),
-/// so every version gives the same bits.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
-fn uniform_pass(
-    key: [u32; 2],
-    stream: u64,
-    (low, high, single): (f64, f64, bool),
-    idx: &[i64],
-    out: &mut [f64],
-) {
-    // A plain loop over slices: an iterator adapter here would be compiled as a separate
-    // generic function without this function's target features (no AVX-512).
-    let (s_lo, s_hi) = (stream as u32, (stream >> 32) as u32);
-    for (o, &k) in out.iter_mut().zip(idx) {
-        let r = philox4x32_10(
-            [k as u64 as u32, ((k as u64) >> 32) as u32, s_lo, s_hi],
-            key,
-        );
-        *o = uniform_value(low, high, single, r);
-    }
-}
-
-/// The uniform value of 128 random bits: the one definition, used element by element
-/// ([`RandomSpec::sample_f64`]) and in batches (`uniform_pass`).
+/// The uniform value of a first word: the one definition, used element by element
+/// ([`RandomSpec::sample_f64`]) and in batches (`uniform_from_words`).
 #[inline(always)]
-fn uniform_value(low: f64, high: f64, single: bool, r: [u32; 4]) -> f64 {
+fn uniform_value(low: f64, high: f64, single: bool, w: u64) -> f64 {
     if single {
-        (low as f32 + (high as f32 - low as f32) * unit_f32(r[0])) as f64
+        (low as f32 + (high as f32 - low as f32) * unit_f32(w as u32)) as f64
     } else {
-        low + (high - low) * unit_f64(r[0], r[1])
+        low + (high - low) * unit_f64(w as u32, (w >> 32) as u32)
     }
 }
 
@@ -187,18 +246,10 @@ pub struct RandomSpec {
 }
 
 impl RandomSpec {
-    /// The 128 random bits of element `index`.
+    /// The first 64-bit word of element `index` (see [`first_word`]).
     #[inline(always)]
-    pub fn bits(&self, index: u64) -> [u32; 4] {
-        philox4x32_10(
-            [
-                index as u32,
-                (index >> 32) as u32,
-                self.stream as u32,
-                (self.stream >> 32) as u32,
-            ],
-            self.key(),
-        )
+    pub fn word(&self, index: u64) -> u64 {
+        first_word(self.key(), self.stream, index)
     }
 
     /// Element `index` as `f64` (float distributions; for `f32` specs the `f32` value
@@ -208,15 +259,13 @@ impl RandomSpec {
         match self.dist {
             Distribution::RandInt { .. } => self.sample_i64(index) as f64,
             Distribution::Uniform { low, high } => {
-                uniform_value(low, high, self.dtype == DType::F32, self.bits(index))
+                uniform_value(low, high, self.dtype == DType::F32, self.word(index))
             }
             Distribution::Normal { mean, std } => {
                 let z = ziggurat::standard(ziggurat::tables(), self.key(), self.stream, index);
-                if self.dtype == DType::F32 {
-                    (mean as f32 + std as f32 * z as f32) as f64
-                } else {
-                    mean + std * z
-                }
+                let mut v = [z];
+                affine(&mut v, mean, std, self.dtype == DType::F32);
+                v[0]
             }
         }
     }
@@ -229,41 +278,85 @@ impl RandomSpec {
 
     /// Elements `idx[i]` of a float distribution, in order: the same bits as
     /// [`Self::sample_f64`] element by element (a test checks), computed in passes over
-    /// the whole slice — Philox and the ziggurat's first try as one loop the compiler
-    /// vectorises, the rare rejections element by element, then the affine map.
-    /// Meant for cache-sized slices (the CPU backend's tiles).
+    /// the slice that the compiler vectorises (Philox, then the distribution; the
+    /// ziggurat's rare rejections element by element). Meant for cache-sized slices.
     pub fn sample_batch(&self, idx: &[i64]) -> Vec<f64> {
-        match (self.dist, self.dtype) {
-            // Integer samples: element by element through the one definition.
-            (Distribution::RandInt { .. }, _) => {
-                idx.iter().map(|&k| self.sample_f64(k as u64)).collect()
-            }
-            (Distribution::Uniform { low, high }, dtype) => {
-                let mut out = vec![0.0; idx.len()];
-                uniform_pass(
-                    self.key(),
-                    self.stream,
-                    (low, high, dtype == DType::F32),
-                    idx,
-                    &mut out,
-                );
-                out
-            }
-            (Distribution::Normal { mean, std }, dtype) => {
-                let mut out = vec![0.0; idx.len()];
-                let mut spare = vec![0u64; idx.len()];
-                let mut accepted = vec![false; idx.len()];
-                normal_pass(
-                    (self.key(), self.stream),
-                    (mean, std, dtype == DType::F32),
-                    idx,
-                    &mut out,
-                    &mut spare,
-                    &mut accepted,
-                );
-                out
-            }
+        if let Distribution::RandInt { .. } = self.dist {
+            return idx.iter().map(|&k| self.sample_f64(k as u64)).collect();
         }
+        let mut w = vec![0u64; idx.len()];
+        words_at(self.key(), self.stream, idx, &mut w);
+        self.values_from_words(&w, |p| idx[p] as u64)
+    }
+
+    /// The elements of runs `(start, step, len)`, concatenated in order: the same values
+    /// as [`Self::sample_batch`] on the runs' indices, but a contiguous run (`step` 1)
+    /// computes each Philox block once for the two elements that share it. The CPU
+    /// backend's tiles are such runs (one per row).
+    pub fn sample_runs(&self, runs: &[(i64, i64, usize)]) -> Vec<f64> {
+        let n = runs.iter().map(|r| r.2).sum();
+        if let Distribution::RandInt { .. } = self.dist {
+            let mut out = Vec::with_capacity(n);
+            for &(start, step, len) in runs {
+                out.extend((0..len as i64).map(|j| self.sample_f64((start + j * step) as u64)));
+            }
+            return out;
+        }
+        let mut w = vec![0u64; n];
+        // Where each run starts in the output, to find an element's index again.
+        let mut starts = Vec::with_capacity(runs.len());
+        let mut pos = 0;
+        for &(start, step, len) in runs {
+            words_along(self.key(), self.stream, start, step, &mut w[pos..pos + len]);
+            starts.push(pos);
+            pos += len;
+        }
+        self.values_from_words(&w, |p| {
+            let r = starts.partition_point(|&s| s <= p) - 1;
+            let (start, step, _) = runs[r];
+            (start + (p - starts[r]) as i64 * step) as u64
+        })
+    }
+
+    /// Values of a float distribution from its elements' first words; `index_of(p)` is the
+    /// element index at position `p` (asked only for ziggurat rejections, which continue
+    /// into the element's further Philox blocks).
+    fn values_from_words(&self, w: &[u64], index_of: impl Fn(usize) -> u64) -> Vec<f64> {
+        let single = self.dtype == DType::F32;
+        let mut out = vec![0.0; w.len()];
+        match self.dist {
+            Distribution::Uniform { low, high } => {
+                uniform_from_words((low, high, single), w, &mut out)
+            }
+            Distribution::Normal { mean, std } => {
+                let mut accepted = vec![false; w.len()];
+                normal_first_try(w, &mut out, &mut accepted);
+                let t = ziggurat::tables();
+                // Scanned 16 flags at a time: one in five groups holds a rejection.
+                for (g, flags) in accepted.chunks(16).enumerate() {
+                    // A fold without early exit, which compiles to one vector test.
+                    if flags.iter().fold(true, |all, &a| all & a) {
+                        continue;
+                    }
+                    for (j, &a) in flags.iter().enumerate() {
+                        let p = 16 * g + j;
+                        if !a {
+                            out[p] = ziggurat::standard_from_first(
+                                t,
+                                self.key(),
+                                self.stream,
+                                index_of(p),
+                                w[p],
+                            );
+                        }
+                    }
+                }
+                affine(&mut out, mean, std, single);
+            }
+            // Integer distributions are sampled element by element by the callers.
+            Distribution::RandInt { .. } => {}
+        }
+        out
     }
 
     /// Element `index` of an integer distribution.
@@ -271,8 +364,7 @@ impl RandomSpec {
     pub fn sample_i64(&self, index: u64) -> i64 {
         match self.dist {
             Distribution::RandInt { low, high } => {
-                let r = self.bits(index);
-                let x = (r[0] as u64) | ((r[1] as u64) << 32);
+                let x = self.word(index);
                 let range = high.wrapping_sub(low) as u64;
                 low.wrapping_add(((x as u128 * range as u128) >> 64) as i64)
             }
@@ -407,6 +499,89 @@ mod tests {
                     assert_eq!(o.to_bits(), spec.sample_f64(k as u64).to_bits());
                 }
             }
+        }
+    }
+
+    #[test]
+    fn neighbours_share_a_philox_block() {
+        let (key, stream) = ([5, 6], 0x1_0000_0007u64);
+        let r = philox4x32_10([21, 0, 7, 1], key);
+        assert_eq!(
+            first_word(key, stream, 42),
+            r[0] as u64 | ((r[1] as u64) << 32)
+        );
+        assert_eq!(
+            first_word(key, stream, 43),
+            r[2] as u64 | ((r[3] as u64) << 32)
+        );
+        let spec = RandomSpec {
+            seed: 5 | (6 << 32),
+            stream,
+            dist: Distribution::RandInt { low: 0, high: 1 },
+            dtype: DType::I64,
+        };
+        assert_eq!(spec.word(43), first_word(key, stream, 43));
+    }
+
+    #[test]
+    fn runs_match_element_by_element_generation() {
+        // Odd and even starts and lengths, single elements, strides, a reversed run.
+        let runs = [
+            (0i64, 1i64, 7usize),
+            (11, 1, 8),
+            (100, 1, 1),
+            (101, 1, 1),
+            (1 << 33, 1, 33),
+            (1000, 2, 9),
+            (2000, -3, 12),
+            (5, 1, 0),
+        ];
+        let want_idx: Vec<i64> = runs
+            .iter()
+            .flat_map(|&(s, st, n)| (0..n as i64).map(move |j| s + j * st))
+            .collect();
+        for dist in [
+            Distribution::Normal {
+                mean: -1.0,
+                std: 3.0,
+            },
+            Distribution::Uniform {
+                low: 0.5,
+                high: 1.5,
+            },
+            Distribution::RandInt { low: 0, high: 100 },
+        ] {
+            for dtype in [DType::F64, DType::F32] {
+                let spec = RandomSpec {
+                    seed: 99,
+                    stream: 4,
+                    dist,
+                    dtype,
+                };
+                let got = spec.sample_runs(&runs);
+                assert_eq!(got.len(), want_idx.len());
+                for (g, &k) in got.iter().zip(&want_idx) {
+                    assert_eq!(
+                        g.to_bits(),
+                        spec.sample_f64(k as u64).to_bits(),
+                        "{dist:?} {k}"
+                    );
+                }
+            }
+        }
+        // A long contiguous normal run crosses many ziggurat rejections.
+        let spec = RandomSpec {
+            seed: 3,
+            stream: 0,
+            dist: Distribution::Normal {
+                mean: 0.0,
+                std: 1.0,
+            },
+            dtype: DType::F64,
+        };
+        let got = spec.sample_runs(&[(1, 1, 5001)]);
+        for (j, g) in got.iter().enumerate() {
+            assert_eq!(g.to_bits(), spec.sample_f64(1 + j as u64).to_bits());
         }
     }
 

@@ -7,12 +7,13 @@
 //! costs little more than its Philox call.
 //!
 //! Why it stays counter-based: a rejection sampler draws a variable number of words, which
-//! a sequential generator takes from the next elements' share. Here each element owns an
-//! endless stream of 64-bit words of its own: word `2b + h` is half `h` of the Philox block
-//! with counter `[index_lo, index_hi, stream_lo, stream_hi ^ (b << 24)]`. Block 0 is the
-//! element's ordinary Philox output, so the fast path is one Philox call; the rare
-//! rejections read further blocks of the same element and never touch a neighbour's. The
-//! top byte of the stream counts blocks, so streams below `2^56` never share a word.
+//! a sequential generator takes from the next elements' share. Here each element owns a
+//! stream of 64-bit words of its own: its first word ([`super::first_word`], half of a
+//! block it shares with its neighbour), then both halves of the Philox blocks with counter
+//! `[index_lo, index_hi, stream_lo, stream_hi ^ (b << 24)]` for `b = 1, 2, ...`. The fast
+//! path reads only the first word; the rare rejections read further blocks of the same
+//! element and never touch a neighbour's. The top byte of the stream counts blocks, so
+//! streams below `2^56` never share a word (block 0 has a zero top byte).
 //!
 //! The layout of one try's word, as numpy's `random_standard_normal` uses it: bits 0-7
 //! pick one of 256 layers, bit 8 is the sign, bits 12-63 are a 52-bit uniform `rabs`.
@@ -105,16 +106,16 @@ pub fn first_try(t: &Tables, w: u64) -> (f64, bool) {
 struct Words {
     ctr: [u32; 4],
     key: [u32; 2],
-    /// The next Philox block to compute.
+    /// The next Philox block to compute (blocks 1, 2, ...).
     block: u32,
-    /// Words computed but not yet used, in order from `buf[next]` to `buf[1]`.
+    /// Words computed but not yet used, from `buf[next]` to `buf[1]`.
     buf: [u64; 2],
     next: usize,
 }
 
 impl Words {
-    /// The words of element `index`, from the first.
-    fn new(key: [u32; 2], stream: u64, index: u64) -> Self {
+    /// The words of element `index`, whose first word is `first`.
+    fn new(key: [u32; 2], stream: u64, index: u64, first: u64) -> Self {
         Words {
             ctr: [
                 index as u32,
@@ -123,19 +124,9 @@ impl Words {
                 (stream >> 32) as u32,
             ],
             key,
-            block: 0,
-            buf: [0; 2],
-            next: 2,
-        }
-    }
-
-    /// The same words, with block 0 already computed (by a batch loop).
-    fn with_first_block(key: [u32; 2], stream: u64, index: u64, block0: [u64; 2]) -> Self {
-        Words {
             block: 1,
-            buf: block0,
-            next: 0,
-            ..Words::new(key, stream, index)
+            buf: [0, first],
+            next: 1,
         }
     }
 
@@ -161,22 +152,17 @@ impl Words {
 }
 
 /// A standard normal sample for element `index` of `(key, stream)`: the full sampler,
-/// with the wedge and tail tests. `first_try` on block 0's first word gives the same value
-/// whenever it accepts.
+/// with the wedge and tail tests. `first_try` on the element's first word gives the same
+/// value whenever it accepts.
 pub fn standard(t: &Tables, key: [u32; 2], stream: u64, index: u64) -> f64 {
-    sample(t, Words::new(key, stream, index))
+    let first = super::first_word(key, stream, index);
+    sample(t, Words::new(key, stream, index, first))
 }
 
-/// [`standard`] for an element whose block 0 (its two words) a batch loop has already
-/// computed: the same value, without computing that block again.
-pub fn standard_from_block0(
-    t: &Tables,
-    key: [u32; 2],
-    stream: u64,
-    index: u64,
-    block0: [u64; 2],
-) -> f64 {
-    sample(t, Words::with_first_block(key, stream, index, block0))
+/// [`standard`] for an element whose first word a batch loop has already computed: the
+/// same value, without computing that word's block again.
+pub fn standard_from_first(t: &Tables, key: [u32; 2], stream: u64, index: u64, first: u64) -> f64 {
+    sample(t, Words::new(key, stream, index, first))
 }
 
 fn sample(t: &Tables, mut words: Words) -> f64 {
@@ -268,19 +254,15 @@ mod tests {
         let key = [0x1234_5678, 0x9abc_def0];
         let mut accepted = 0;
         for i in 0..20_000u64 {
-            let r = philox4x32_10([i as u32, 0, 5, 0], key);
-            let block0 = [
-                r[0] as u64 | ((r[1] as u64) << 32),
-                r[2] as u64 | ((r[3] as u64) << 32),
-            ];
-            let (x, ok) = first_try(t, block0[0]);
+            let first = super::super::first_word(key, 5, i);
+            let (x, ok) = first_try(t, first);
             let full = standard(t, key, 5, i);
             if ok {
                 accepted += 1;
                 assert_eq!(x.to_bits(), full.to_bits());
             }
-            // Resuming from a computed block 0 gives the same value, accepted or not.
-            let resumed = standard_from_block0(t, key, 5, i, block0);
+            // Resuming from a computed first word gives the same value, accepted or not.
+            let resumed = standard_from_first(t, key, 5, i, first);
             assert_eq!(resumed.to_bits(), full.to_bits());
         }
         // About 98.5% of first tries are accepted.
@@ -332,17 +314,18 @@ mod tests {
     }
 
     #[test]
-    fn words_after_the_first_block_differ_per_block() {
-        let mut w = Words::new([1, 2], 9, 77);
-        let first: Vec<u64> = (0..6).map(|_| w.next().unwrap()).collect();
-        let r = philox4x32_10([77, 0, 9, 0], [1, 2]);
-        assert_eq!(first[0], r[0] as u64 | ((r[1] as u64) << 32));
-        assert_eq!(first[1], r[2] as u64 | ((r[3] as u64) << 32));
+    fn words_after_the_first_come_from_the_elements_own_blocks() {
+        let mut w = Words::new([1, 2], 9, 77, 0xabc);
+        let words: Vec<u64> = (0..5).map(|_| w.next().unwrap()).collect();
+        assert_eq!(words[0], 0xabc);
         let r1 = philox4x32_10([77, 0, 9, 1 << 24], [1, 2]);
-        assert_eq!(first[2], r1[0] as u64 | ((r1[1] as u64) << 32));
-        let mut distinct = first.clone();
+        assert_eq!(words[1], r1[0] as u64 | ((r1[1] as u64) << 32));
+        assert_eq!(words[2], r1[2] as u64 | ((r1[3] as u64) << 32));
+        let r2 = philox4x32_10([77, 0, 9, 2 << 24], [1, 2]);
+        assert_eq!(words[3], r2[0] as u64 | ((r2[1] as u64) << 32));
+        let mut distinct = words.clone();
         distinct.sort();
         distinct.dedup();
-        assert_eq!(distinct.len(), 6);
+        assert_eq!(distinct.len(), 5);
     }
 }
