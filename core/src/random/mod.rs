@@ -12,8 +12,8 @@
 //! From the first word `w`:
 //! - `uniform(low, high)`: its top 53 bits give `u` in `[0, 1)`, `low + (high-low)*u`
 //!   (bits 8-31 for `f32`);
-//! - `normal(mean, std)`: `mean + std * z` with `z` from a 256-layer [`ziggurat`] on `w`;
-//!   the 1.5% of tries it rejects read further Philox blocks of the *same* element
+//! - `normal(mean, std)`: `mean + std * z` with `z` from a 1024-layer [`ziggurat`] on `w`;
+//!   the 0.43% of tries it rejects read further Philox blocks of the *same* element
 //!   (counter `[index, stream ^ (block << 56)]`), so addressing by counter holds.
 //!   The tables and the rare wedge and tail tests use [`math`](ln_positive)'s portable
 //!   `ln`/`exp` rather than the platform libm, so every backend can reproduce the bits;
@@ -332,7 +332,7 @@ impl RandomSpec {
                 let mut accepted = vec![false; w.len()];
                 normal_first_try(w, &mut out, &mut accepted);
                 let t = ziggurat::tables();
-                // Scanned 16 flags at a time: one in five groups holds a rejection.
+                // Scanned 16 flags at a time: about one group in fifteen holds a rejection.
                 for (g, flags) in accepted.chunks(16).enumerate() {
                     // A fold without early exit, which compiles to one vector test.
                     if flags.iter().fold(true, |all, &a| all & a) {
@@ -482,7 +482,7 @@ mod tests {
                     dist,
                     dtype,
                 };
-                // Strided, reversed and huge indices (with ~30 ziggurat rejections among them); a
+                // Strided, reversed and huge indices (with ~9 ziggurat rejections among them); a
                 // length that leaves a remainder.
                 let idx: Vec<i64> = (0..2003)
                     .map(|i| {
