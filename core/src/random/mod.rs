@@ -463,10 +463,32 @@ mod tests {
 
     #[test]
     fn batches_match_element_by_element_generation() {
-        let specs = [
+        // Strided, reversed and huge indices (with ~9 ziggurat rejections among them); a
+        // length that leaves a remainder.
+        let idx: Vec<i64> = (0..2003)
+            .map(|i| {
+                if i % 3 == 0 {
+                    (1 << 40) + 17 * i
+                } else {
+                    1000 - 2 * i
+                }
+            })
+            .collect();
+        for spec in every_kind_of_spec(0xdead_beef_1234, 7) {
+            let out = spec.sample_batch(&idx);
+            assert_eq!(out.len(), idx.len());
+            for (o, &k) in out.iter().zip(&idx) {
+                assert_eq!(o.to_bits(), spec.sample_f64(k as u64).to_bits());
+            }
+        }
+    }
+
+    /// Normal, uniform and randint specs, each as `f64` and `f32`.
+    fn every_kind_of_spec(seed: u64, stream: u64) -> Vec<RandomSpec> {
+        let dists = [
             Distribution::Normal {
                 mean: 10.0,
-                std: 1.0,
+                std: 3.0,
             },
             Distribution::Uniform {
                 low: -2.0,
@@ -474,32 +496,18 @@ mod tests {
             },
             Distribution::RandInt { low: -5, high: 9 },
         ];
-        for dist in specs {
+        let mut specs = Vec::new();
+        for dist in dists {
             for dtype in [DType::F64, DType::F32] {
-                let spec = RandomSpec {
-                    seed: 0xdead_beef_1234,
-                    stream: 7,
+                specs.push(RandomSpec {
+                    seed,
+                    stream,
                     dist,
                     dtype,
-                };
-                // Strided, reversed and huge indices (with ~9 ziggurat rejections among them); a
-                // length that leaves a remainder.
-                let idx: Vec<i64> = (0..2003)
-                    .map(|i| {
-                        if i % 3 == 0 {
-                            (1 << 40) + 17 * i
-                        } else {
-                            1000 - 2 * i
-                        }
-                    })
-                    .collect();
-                let out = spec.sample_batch(&idx);
-                assert_eq!(out.len(), idx.len());
-                for (o, &k) in out.iter().zip(&idx) {
-                    assert_eq!(o.to_bits(), spec.sample_f64(k as u64).to_bits());
-                }
+                });
             }
         }
+        specs
     }
 
     #[test]
@@ -540,33 +548,15 @@ mod tests {
             .iter()
             .flat_map(|&(s, st, n)| (0..n as i64).map(move |j| s + j * st))
             .collect();
-        for dist in [
-            Distribution::Normal {
-                mean: -1.0,
-                std: 3.0,
-            },
-            Distribution::Uniform {
-                low: 0.5,
-                high: 1.5,
-            },
-            Distribution::RandInt { low: 0, high: 100 },
-        ] {
-            for dtype in [DType::F64, DType::F32] {
-                let spec = RandomSpec {
-                    seed: 99,
-                    stream: 4,
-                    dist,
-                    dtype,
-                };
-                let got = spec.sample_runs(&runs);
-                assert_eq!(got.len(), want_idx.len());
-                for (g, &k) in got.iter().zip(&want_idx) {
-                    assert_eq!(
-                        g.to_bits(),
-                        spec.sample_f64(k as u64).to_bits(),
-                        "{dist:?} {k}"
-                    );
-                }
+        for spec in every_kind_of_spec(99, 4) {
+            let got = spec.sample_runs(&runs);
+            assert_eq!(got.len(), want_idx.len());
+            for (g, &k) in got.iter().zip(&want_idx) {
+                assert_eq!(
+                    g.to_bits(),
+                    spec.sample_f64(k as u64).to_bits(),
+                    "{spec:?} {k}"
+                );
             }
         }
         // A long contiguous normal run crosses many ziggurat rejections.
