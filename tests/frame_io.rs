@@ -162,44 +162,38 @@ fn pushdown_shows_in_explain_and_keeps_results() {
 fn malformed_csv_names_file_line_and_column() {
     let d = dir("bad");
     let f = p(&d, "bad.csv");
-    std::fs::write(&f, "a,b,c\n1,2.5,x\n2,3.5,y\n3,oops,z\n").unwrap();
+    // The error of reading `contents` as `f` with `opts`.
+    let error_of = |contents: &str, opts: CsvOptions| {
+        std::fs::write(&f, contents).unwrap();
+        read_csv(&f, opts)
+            .unwrap()
+            .compute()
+            .unwrap_err()
+            .to_string()
+    };
     // Inference would make `b` a string column; a declared type makes `oops` an error.
-    let opts = CsvOptions::default().dtype("b", arrow_schema::DataType::Float64);
-    let e = read_csv(&f, opts)
-        .unwrap()
-        .compute()
-        .unwrap_err()
-        .to_string();
+    let e = error_of(
+        "a,b,c\n1,2.5,x\n2,3.5,y\n3,oops,z\n",
+        CsvOptions::default().dtype("b", arrow_schema::DataType::Float64),
+    );
     assert!(
         e.contains("bad.csv:4: column 'b'") && e.contains("cannot parse 'oops' as Float64"),
         "{e}"
     );
-    std::fs::write(&f, "a,b,c\n1,2,3\n4,5\n").unwrap();
-    let e = read_csv(&f, CsvOptions::default())
-        .unwrap()
-        .compute()
-        .unwrap_err()
-        .to_string();
+    let e = error_of("a,b,c\n1,2,3\n4,5\n", CsvOptions::default());
     assert!(
         e.contains("bad.csv:3:") && e.contains("2 fields, but the header has 3"),
         "{e}"
     );
-    std::fs::write(&f, "a,b\n1,2,3\n").unwrap();
-    let e = read_csv(&f, CsvOptions::default())
-        .unwrap()
-        .compute()
-        .unwrap_err()
-        .to_string();
+    let e = error_of("a,b\n1,2,3\n", CsvOptions::default());
     assert!(
         e.contains("bad.csv:2:") && e.contains("3 fields, but the header has 2"),
         "{e}"
     );
-    std::fs::write(&f, "a,t\n1,2015-13-01\n").unwrap();
-    let e = read_csv(&f, CsvOptions::default().parse_dates(&["t"]))
-        .unwrap()
-        .compute()
-        .unwrap_err()
-        .to_string();
+    let e = error_of(
+        "a,t\n1,2015-13-01\n",
+        CsvOptions::default().parse_dates(&["t"]),
+    );
     assert!(e.contains("column 't'") && e.contains("timestamp"), "{e}");
     let e = read_csv(&f, CsvOptions::default().parse_dates(&["nope"]))
         .unwrap_err()
