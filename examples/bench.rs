@@ -46,7 +46,7 @@ fn workload(w: &str, n: usize, c: usize) -> tessera::Result<(Array, usize, usize
         }
         "normal_sum" => {
             // No slice: every element is generated, so this measures the generator on
-            // contiguous rows (one Philox block per two elements).
+            // contiguous rows (one Philox block per two elements, as for a step-2 slice).
             let x = RandomState::new(42).normal(10.0, 1.0, &[n, n], c, None)?;
             (x.sum(None, false)?, n, c, 10.0 * (n * n) as f64)
         }

@@ -1,10 +1,12 @@
 //! Counter-based random numbers: Philox 4x32-10 (Salmon et al., SC'11).
 //!
 //! An element's value is a pure function of `(seed, stream, global element index)`. Its
-//! first 64-bit word is half `index & 1` of the Philox block with counter
-//! `[(index/2)_lo, (index/2)_hi, stream_lo, stream_hi]` and key `[seed_lo, seed_hi]`:
-//! neighbours share a block, so a contiguous range costs one Philox call per two
-//! elements, and a strided one per kept element. Any chunk, any strided slice of a chunk, on any backend, can be
+//! first 64-bit word is half [`half_of`]`(index)` of the Philox block with counter
+//! `[block_of(index)_lo, block_of(index)_hi, stream_lo, stream_hi]` and key
+//! `[seed_lo, seed_hi]` (see [`philox`](first_word) for the layout): elements two apart
+//! share a block, so a contiguous range or a step-2 slice costs one Philox call per two
+//! elements, and any other step one per kept element. Any chunk, any strided slice of a
+//! chunk, on any backend, can be
 //! generated on its own and agrees bit for bit with every other way of generating it. This
 //! is what lets the optimizer push a slice into a random source and generate only the
 //! elements that are kept.
@@ -21,130 +23,15 @@
 //!   without rejection: the bias is below `(high-low)/2^64`).
 
 mod math;
+mod philox;
 pub mod ziggurat;
 
 pub use math::{exp_nonpositive, ln_positive};
+pub use philox::{block_of, first_word, half_of, philox4x32_10};
+
+use philox::{words_along, words_at};
 
 use crate::dtype::DType;
-
-const M0: u32 = 0xD251_1F53;
-const M1: u32 = 0xCD9E_8D57;
-const W0: u32 = 0x9E37_79B9;
-const W1: u32 = 0xBB67_AE85;
-
-/// Philox 4x32 with 10 rounds.
-#[inline(always)]
-pub fn philox4x32_10(ctr: [u32; 4], key: [u32; 2]) -> [u32; 4] {
-    let [mut c0, mut c1, mut c2, mut c3] = ctr;
-    let [mut k0, mut k1] = key;
-    for round in 0..10 {
-        if round > 0 {
-            k0 = k0.wrapping_add(W0);
-            k1 = k1.wrapping_add(W1);
-        }
-        let p0 = (M0 as u64) * (c0 as u64);
-        let p1 = (M1 as u64) * (c2 as u64);
-        let (hi0, lo0) = ((p0 >> 32) as u32, p0 as u32);
-        let (hi1, lo1) = ((p1 >> 32) as u32, p1 as u32);
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
-    }
-    [c0, c1, c2, c3]
-}
-
-/// One element's first 64-bit word: word `index & 1` of the Philox block with counter
-/// `[index/2 (lo, hi), stream (lo, hi)]`. Two neighbours share a block, so contiguous
-/// generation costs one Philox call per two elements.
-#[inline(always)]
-pub fn first_word(key: [u32; 2], stream: u64, index: u64) -> u64 {
-    let r = block0(key, stream, index >> 1);
-    if index & 1 == 0 {
-        word(r, 0)
-    } else {
-        word(r, 1)
-    }
-}
-
-/// The shared Philox block `pair` (elements `2 pair` and `2 pair + 1`).
-#[inline(always)]
-fn block0(key: [u32; 2], stream: u64, pair: u64) -> [u32; 4] {
-    philox4x32_10(
-        [
-            pair as u32,
-            (pair >> 32) as u32,
-            stream as u32,
-            (stream >> 32) as u32,
-        ],
-        key,
-    )
-}
-
-/// Word `h` (0 or 1) of a Philox block.
-#[inline(always)]
-fn word(r: [u32; 4], h: usize) -> u64 {
-    r[2 * h] as u64 | ((r[2 * h + 1] as u64) << 32)
-}
-
-/// First words of arbitrary elements `idx` into `w`: one Philox block per element, in one
-/// loop the compiler vectorises across elements (Philox's 32x32->64 multiplies become
-/// vector multiplies). Compiled for AVX-512, AVX2+FMA and the baseline, picked at run time.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
-fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
-    // Indexed over slices cut to one length: the bounds checks drop out and the loop
-    // vectorises.
-    let n = idx.len();
-    let w = &mut w[..n];
-    for i in 0..n {
-        w[i] = first_word_branch_free(key, stream, idx[i] as u64);
-    }
-}
-
-/// [`first_word`] with the half chosen by masks instead of a branch, for loops that must
-/// vectorise.
-#[inline(always)]
-fn first_word_branch_free(key: [u32; 2], stream: u64, k: u64) -> u64 {
-    let r = block0(key, stream, k >> 1);
-    let odd = k & 1;
-    word(r, 0) & odd.wrapping_sub(1) | word(r, 1) & 0u64.wrapping_sub(odd)
-}
-
-/// First words of the run `start, start + step, ...` (`w.len()` elements) into `w`. A
-/// contiguous run takes each shared block once, for both its elements.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
-fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: &mut [u64]) {
-    let n = w.len();
-    if step != 1 || n < 2 {
-        for (j, o) in w.iter_mut().enumerate() {
-            *o = first_word_branch_free(key, stream, (start + j as i64 * step) as u64);
-        }
-        return;
-    }
-    // An odd first element takes the second half of its block alone.
-    let lead = (start & 1) as usize;
-    if lead == 1 {
-        w[0] = first_word(key, stream, start as u64);
-    }
-    let pairs = (n - lead) / 2;
-    let first_pair = ((start as u64) + lead as u64) >> 1;
-    let body = &mut w[lead..lead + 2 * pairs];
-    for (m, two) in body.chunks_exact_mut(2).enumerate() {
-        let r = block0(key, stream, first_pair + m as u64);
-        two[0] = word(r, 0);
-        two[1] = word(r, 1);
-    }
-    // An even last element takes the first half of its block alone.
-    if lead + 2 * pairs < n {
-        w[n - 1] = first_word(key, stream, (start + (n - 1) as i64) as u64);
-    }
-}
 
 /// Uniform values from first words, in place of the words' bits. Compiled for AVX-512
 /// and AVX2 with run-time dispatch; no FMA is formed (Rust does not contract), so every
@@ -392,26 +279,6 @@ pub fn unit_f32(w: u32) -> f32 {
 mod tests {
     use super::*;
 
-    /// Known-answer vectors from Random123's `kat_vectors` (philox4x32 10).
-    #[test]
-    fn philox_matches_random123_kat() {
-        assert_eq!(
-            philox4x32_10([0, 0, 0, 0], [0, 0]),
-            [0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8]
-        );
-        assert_eq!(
-            philox4x32_10([u32::MAX; 4], [u32::MAX; 2]),
-            [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd]
-        );
-        assert_eq!(
-            philox4x32_10(
-                [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344],
-                [0xa4093822, 0x299f31d0]
-            ),
-            [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]
-        );
-    }
-
     #[test]
     fn normal_moments_are_right() {
         let spec = RandomSpec {
@@ -508,27 +375,6 @@ mod tests {
             }
         }
         specs
-    }
-
-    #[test]
-    fn neighbours_share_a_philox_block() {
-        let (key, stream) = ([5, 6], 0x1_0000_0007u64);
-        let r = philox4x32_10([21, 0, 7, 1], key);
-        assert_eq!(
-            first_word(key, stream, 42),
-            r[0] as u64 | ((r[1] as u64) << 32)
-        );
-        assert_eq!(
-            first_word(key, stream, 43),
-            r[2] as u64 | ((r[3] as u64) << 32)
-        );
-        let spec = RandomSpec {
-            seed: 5 | (6 << 32),
-            stream,
-            dist: Distribution::RandInt { low: 0, high: 1 },
-            dtype: DType::I64,
-        };
-        assert_eq!(spec.word(43), first_word(key, stream, 43));
     }
 
     #[test]

@@ -12,11 +12,12 @@
 //! Why it stays counter-based: a rejection sampler draws a variable number of words, which
 //! a sequential generator takes from the next elements' share. Here each element owns a
 //! stream of 64-bit words of its own: its first word ([`super::first_word`], half of a
-//! block it shares with its neighbour), then both halves of the Philox blocks with counter
-//! `[index_lo, index_hi, stream_lo, stream_hi ^ (b << 24)]` for `b = 1, 2, ...`. The fast
-//! path reads only the first word; the rare rejections read further blocks of the same
-//! element and never touch a neighbour's. The top byte of the stream counts blocks, so
-//! streams below `2^56` never share a word (block 0 has a zero top byte).
+//! block it shares with the element two places on), then both halves of the Philox
+//! blocks with counter `[index_lo, index_hi, stream_lo, stream_hi ^ (b << 24)]` for
+//! `b = 1, 2, ...`. The fast path reads only the first word; the rare rejections read
+//! further blocks of the same element and never touch another element's. The top byte
+//! of the stream counts blocks, so streams below `2^56` never share a word (block 0 has
+//! a zero top byte).
 //!
 //! The layout of one try's word: bits 0-9 pick one of 1024 layers, bit 10 is the sign,
 //! bits 12-63 are a 52-bit uniform `rabs` (numpy's layout, widened by two layer bits).
