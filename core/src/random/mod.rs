@@ -173,7 +173,9 @@ impl RandomSpec {
         }
         let mut w = vec![0u64; idx.len()];
         words_at(self.key(), self.stream, idx, &mut w);
-        self.values_from_words(&w, |p| idx[p] as u64)
+        let mut out = vec![0.0; idx.len()];
+        self.values_from_words(&w, &mut out, |p| idx[p] as u64);
+        out
     }
 
     /// The elements of runs `(start, step, len)`, concatenated in order: the same values
@@ -181,43 +183,53 @@ impl RandomSpec {
     /// computes each Philox block once for the two elements that share it. The CPU
     /// backend's tiles are such runs (one per row).
     pub fn sample_runs(&self, runs: &[(i64, i64, usize)]) -> Vec<f64> {
-        let n = runs.iter().map(|r| r.2).sum();
+        let mut out = vec![0.0; runs.iter().map(|r| r.2).sum()];
+        self.sample_runs_into(runs, &mut out);
+        out
+    }
+
+    /// [`Self::sample_runs`] into `out`, whose length must be the runs' total length
+    /// (extra elements are left as they are, missing ones are not generated): for callers
+    /// that generate straight into their destination.
+    pub fn sample_runs_into(&self, runs: &[(i64, i64, usize)], out: &mut [f64]) {
+        let n = runs.iter().map(|r| r.2).sum::<usize>().min(out.len());
+        let out = &mut out[..n];
         if let Distribution::RandInt { .. } = self.dist {
-            let mut out = Vec::with_capacity(n);
-            for &(start, step, len) in runs {
-                out.extend((0..len as i64).map(|j| self.sample_f64((start + j * step) as u64)));
+            let all = runs
+                .iter()
+                .flat_map(|&(start, step, len)| (0..len as i64).map(move |j| start + j * step));
+            for (o, k) in out.iter_mut().zip(all) {
+                *o = self.sample_f64(k as u64);
             }
-            return out;
+            return;
         }
         let mut w = vec![0u64; n];
         // Where each run starts in the output, to find an element's index again.
         let mut starts = Vec::with_capacity(runs.len());
         let mut pos = 0;
         for &(start, step, len) in runs {
+            let len = len.min(n - pos);
             words_along(self.key(), self.stream, start, step, &mut w[pos..pos + len]);
             starts.push(pos);
             pos += len;
         }
-        self.values_from_words(&w, |p| {
+        self.values_from_words(&w, out, |p| {
             let r = starts.partition_point(|&s| s <= p) - 1;
             let (start, step, _) = runs[r];
             (start + (p - starts[r]) as i64 * step) as u64
         })
     }
 
-    /// Values of a float distribution from its elements' first words; `index_of(p)` is the
-    /// element index at position `p` (asked only for ziggurat rejections, which continue
-    /// into the element's further Philox blocks).
-    fn values_from_words(&self, w: &[u64], index_of: impl Fn(usize) -> u64) -> Vec<f64> {
+    /// Values of a float distribution from its elements' first words into `out` (as long
+    /// as `w`); `index_of(p)` is the element index at position `p` (asked only for
+    /// ziggurat rejections, which continue into the element's further Philox blocks).
+    fn values_from_words(&self, w: &[u64], out: &mut [f64], index_of: impl Fn(usize) -> u64) {
         let single = self.dtype == DType::F32;
-        let mut out = vec![0.0; w.len()];
         match self.dist {
-            Distribution::Uniform { low, high } => {
-                uniform_from_words((low, high, single), w, &mut out)
-            }
+            Distribution::Uniform { low, high } => uniform_from_words((low, high, single), w, out),
             Distribution::Normal { mean, std } => {
                 let mut accepted = vec![false; w.len()];
-                normal_first_try(w, &mut out, &mut accepted);
+                normal_first_try(w, out, &mut accepted);
                 let t = ziggurat::tables();
                 // Scanned 16 flags at a time: about one group in fifteen holds a rejection.
                 for (g, flags) in accepted.chunks(16).enumerate() {
@@ -238,12 +250,11 @@ impl RandomSpec {
                         }
                     }
                 }
-                affine(&mut out, mean, std, single);
+                affine(out, mean, std, single);
             }
             // Integer distributions are sampled element by element by the callers.
             Distribution::RandInt { .. } => {}
         }
-        out
     }
 
     /// Element `index` of an integer distribution.
