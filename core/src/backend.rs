@@ -273,6 +273,36 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         evaluate_with_primitives(self, program, inputs)
     }
 
+    /// The matrix product of a fused program's output `P` with a chunk: `P @ other` when
+    /// `program_left`, else `other @ P`. `program` has one output, 2-d, float, not reduced;
+    /// `inputs` are its input chunks. The planner uses this when a matmul operand's block
+    /// is a program made for that product alone (a random matrix, a transposed or scaled
+    /// input), so a backend can stream the operand's rows into the product instead of
+    /// materialising the whole block: `svd_compressed` multiplies an 8 GB generated input
+    /// twice this way.
+    ///
+    /// Optional: the default runs the program and then [`ArrayBackend::matmul`], which is
+    /// what the plan did before; the result must be the same as that, up to float
+    /// reassociation.
+    fn matmul_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        other: &Chunk,
+        program_left: bool,
+    ) -> Result<Chunk> {
+        let p = self
+            .execute(program, inputs)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("a matmul operand program produced no output".into()))?;
+        if program_left {
+            self.matmul(&p, other)
+        } else {
+            self.matmul(other, &p)
+        }
+    }
+
     /// The chunk's data when it already is a host array in this process (the CPU
     /// backend's chunks), so `compute()` can copy it into the result once instead of
     /// cloning it first. Defaults to `None` (the data is copied with `to_host`).

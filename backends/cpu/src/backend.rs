@@ -289,6 +289,21 @@ impl ArrayBackend for CpuBackend {
         )?))
     }
 
+    fn matmul_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        other: &Chunk,
+        program_left: bool,
+    ) -> Result<Chunk> {
+        let hosts: Vec<&HostArray> = inputs
+            .iter()
+            .map(|c| self.host(c, "matmul"))
+            .collect::<Result<_>>()?;
+        let other = self.host(other, "matmul")?;
+        crate::stream::matmul_program(program, &hosts, other, program_left).map(CpuBackend::wrap)
+    }
+
     fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
         self.host(chunk, "to_host").ok()
     }

@@ -28,6 +28,14 @@ pub(crate) enum TaskOp {
     },
     /// Sum of `deps[2l] @ deps[2l+1]`.
     MatmulSum,
+    /// `P @ other` (`program_left`) or `other @ P` where `P` is the program's output: the
+    /// deps are the program's input slots, then `other`. The operand is never a task of
+    /// its own, so a backend can stream it into the product
+    /// ([`ArrayBackend::matmul_program`](crate::ArrayBackend::matmul_program)).
+    MatmulProgram {
+        program: Program,
+        program_left: bool,
+    },
     /// Elementwise sum of the deps (the tree over a matmul's partial products).
     Sum,
     /// A user block function.
@@ -82,6 +90,9 @@ impl Plan {
                 TaskOp::Assemble { .. } => *other.entry("assemble (rechunk)").or_default() += 1,
                 TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
                 TaskOp::MatmulSum => *other.entry("matmul").or_default() += 1,
+                TaskOp::MatmulProgram { .. } => {
+                    *other.entry("matmul streaming a fused operand").or_default() += 1
+                }
                 TaskOp::Sum => *other.entry("sum of partial products").or_default() += 1,
                 TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
                 TaskOp::Transfer { .. } => {
@@ -210,6 +221,16 @@ fn is_fusable(op: &Op) -> bool {
 }
 
 /// The map addressing block `block` of an array from that block's local coordinates.
+/// The memo key of block `block` of `a`: the array's id and the block's C-order number in
+/// the grid (a key without an allocation).
+fn memo_key(a: &Array, block: &[usize]) -> (u64, u64) {
+    let flat = block
+        .iter()
+        .zip(a.chunks().sizes())
+        .fold(0u64, |acc, (&b, sizes)| acc * sizes.len() as u64 + b as u64);
+    (a.id(), flat)
+}
+
 fn block_map(a: &Array, block: &[usize]) -> IndexMap {
     IndexMap {
         src_shape: a.shape(),
@@ -257,17 +278,91 @@ impl Lowerer {
     }
 
     fn block_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
-        // The block's C-order number in the grid: a key without an allocation.
-        let flat = block
-            .iter()
-            .zip(a.chunks().sizes())
-            .fold(0u64, |acc, (&b, sizes)| acc * sizes.len() as u64 + b as u64);
-        if let Some(&t) = self.memo.get(&(a.id(), flat)) {
+        let key = memo_key(a, block);
+        if let Some(&t) = self.memo.get(&key) {
             return Ok(t);
         }
         let t = self.make_block_task(a, block)?;
-        self.memo.insert((a.id(), flat), t);
+        self.memo.insert(key, t);
         Ok(t)
+    }
+
+    /// The task of one contraction block's product `x[xb] @ y[yb]`. When an operand's
+    /// block is a float program that no other task has asked for (a random matrix, a
+    /// transposed or scaled input), the program moves into the product's task instead of
+    /// becoming a task of its own, so the backend can stream it. At most one operand is
+    /// moved, the larger block first (in `qᵀ @ x` that is `x`, not the small `qᵀ`).
+    fn matmul_block(
+        &mut self,
+        x: &Array,
+        xb: &[usize],
+        y: &Array,
+        yb: &[usize],
+        bytes: u64,
+    ) -> Result<usize> {
+        let backend = x.backend().clone();
+        let x_first = numel(&x.chunks().block_shape(xb)) >= numel(&y.chunks().block_shape(yb));
+        let ((first, fb), (second, sb)) = if x_first {
+            ((x, xb), (y, yb))
+        } else {
+            ((y, yb), (x, xb))
+        };
+        let ft = self.operand_task(first, fb)?;
+        if let Some((program, mut deps)) = self.take_program(ft) {
+            deps.push(self.block_task(second, sb)?);
+            let op = TaskOp::MatmulProgram {
+                program,
+                program_left: x_first,
+            };
+            return Ok(self.push(op, deps, backend, bytes));
+        }
+        self.memo.insert(memo_key(first, fb), ft);
+        let st = self.operand_task(second, sb)?;
+        if let Some((program, mut deps)) = self.take_program(st) {
+            deps.push(ft);
+            let op = TaskOp::MatmulProgram {
+                program,
+                program_left: !x_first,
+            };
+            return Ok(self.push(op, deps, backend, bytes));
+        }
+        self.memo.insert(memo_key(second, sb), st);
+        let deps = if x_first { vec![ft, st] } else { vec![st, ft] };
+        Ok(self.push(TaskOp::MatmulSum, deps, backend, bytes))
+    }
+
+    /// A matmul operand's block task: the memoised one if some task already has it,
+    /// otherwise a new one that is *not* memoised yet (the caller may take it apart with
+    /// [`Self::take_program`], or memoises it).
+    fn operand_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
+        match self.memo.get(&memo_key(a, block)) {
+            Some(&t) => Ok(t),
+            None => self.make_block_task(a, block),
+        }
+    }
+
+    /// Removes task `t` and returns its program and deps when it is the newest task, not
+    /// memoised, and a single dense float output of two dimensions: nothing else can
+    /// refer to it, so the product can own it.
+    fn take_program(&mut self, t: usize) -> Option<(Program, Vec<usize>)> {
+        if t + 1 != self.tasks.len() {
+            return None;
+        }
+        let TaskOp::Program(p) = &self.tasks[t].op else {
+            return None;
+        };
+        let streamable = p.outputs.len() == 1
+            && p.outputs[0].reduce.is_none()
+            && p.output_shape(0).len() == 2
+            && matches!(p.output_dtype(0), DType::F32 | DType::F64);
+        if !streamable || self.memo.values().any(|&m| m == t) {
+            return None;
+        }
+        let task = self.tasks.pop()?;
+        match task.op {
+            TaskOp::Program(p) => Some((p, task.deps)),
+            _ => None,
+        }
     }
 
     /// A program task computing `map` of `a` over `shape`, with an optional epilogue.
@@ -493,11 +588,8 @@ impl Lowerer {
                 // time instead of all being alive for one task.
                 let mut level = Vec::with_capacity(kblocks);
                 for l in 0..kblocks {
-                    let deps = vec![
-                        self.block_task(x, &[block[0], l])?,
-                        self.block_task(y, &[l, block[1]])?,
-                    ];
-                    level.push(self.push(TaskOp::MatmulSum, deps, backend.clone(), bytes));
+                    let t = self.matmul_block(x, &[block[0], l], y, &[l, block[1]], bytes)?;
+                    level.push(t);
                 }
                 let fan_in = crate::config::split_every()?;
                 while level.len() > 1 {

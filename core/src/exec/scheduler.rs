@@ -68,6 +68,15 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
             }
             acc.ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
         }
+        TaskOp::MatmulProgram {
+            program,
+            program_left,
+        } => {
+            let (other, inputs) = deps
+                .split_last()
+                .ok_or_else(|| Error::Internal("a matmul task with no operand".into()))?;
+            b.matmul_program(program, inputs, other, *program_left)
+        }
         TaskOp::Sum => {
             let (first, rest) = deps
                 .split_first()
