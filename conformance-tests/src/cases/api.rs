@@ -684,6 +684,25 @@ fn blocks_and_linalg() -> Vec<Family> {
             let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
             one(a.matmul(&b)?, tol, format!("{da}; {db}"))
         }),
+        fam("matmul_streamed", floats(), |s, g, d, v| {
+            // Operands that are fused programs (a transposed or negated input), which the
+            // planner streams into the product through `matmul_program` (the larger block
+            // of the two): `(-aᵀ) @ b` and `bᵀ @ (-a)`, on every backend.
+            let (m, k, n) = (g.dim(), g.dim(), g.dim());
+            let (ha, a, da) = arr_with(s, g, "a", &[k, m], d, v, for_sum)?;
+            let (hb, b, db) = arr_with(s, g, "b", &[k, n], d, v, for_sum)?;
+            let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            let neg_at = a.T()?.unary(UnaryOp::Neg)?;
+            let neg_a = a.unary(UnaryOp::Neg)?;
+            Ok(Produced {
+                out: vec![
+                    neg_at.matmul(&b)?.compute()?,
+                    b.T()?.matmul(&neg_a)?.compute()?,
+                ],
+                tol,
+                inputs: format!("(-aᵀ) @ b and bᵀ @ (-a); {da}; {db}"),
+            })
+        }),
         fam("tensordot", numeric(), |s, g, d, v| {
             let (p, q, k) = (g.dim(), g.dim(), g.dim());
             let r = g.dim();
