@@ -311,6 +311,92 @@ fn binary(op: BinaryOp, a: &Buf, b: &Buf, dtype: DType) -> Result<Buf> {
     })
 }
 
+/// Which nodes are constants read only as the scalar side of float arithmetic
+/// (`x + 1`), so that `run_range` need not fill a tile with them.
+fn scalar_constants(program: &Program) -> Vec<bool> {
+    let arith = |op: BinaryOp| {
+        matches!(
+            op,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+        )
+    };
+    let mut scalar: Vec<bool> = program
+        .nodes
+        .iter()
+        .zip(&program.dtypes)
+        .map(|(n, d)| matches!(n, Node::Const(_)) && matches!(d, DType::F64 | DType::F32))
+        .collect();
+    for n in &program.nodes {
+        let mut reads = |x: usize, as_scalar: bool| {
+            if !as_scalar {
+                scalar[x] = false;
+            }
+        };
+        match n {
+            Node::Binary { op, a, b } => {
+                // A constant on one side of arithmetic with a tile on the other.
+                let one_const = matches!(program.nodes[*a], Node::Const(_))
+                    != matches!(program.nodes[*b], Node::Const(_));
+                reads(*a, arith(*op) && one_const);
+                reads(*b, arith(*op) && one_const);
+            }
+            Node::Unary { x, .. } | Node::Cast { x, .. } => reads(*x, false),
+            Node::Where { cond, a, b } => {
+                reads(*cond, false);
+                reads(*a, false);
+                reads(*b, false);
+            }
+            _ => {}
+        }
+    }
+    for o in &program.outputs {
+        scalar[o.node] = false;
+    }
+    scalar
+}
+
+/// `x op c` (or `c op x` when `scalar_left`) for float arithmetic with a constant: the
+/// same values as [`binary`] on a filled tile, without the tile.
+fn binary_scalar(op: BinaryOp, x: &Buf, c: Scalar, scalar_left: bool, dtype: DType) -> Result<Buf> {
+    macro_rules! arith {
+        ($v:expr, $c:expr) => {{
+            let c = $c;
+            match (op, scalar_left) {
+                (BinaryOp::Add, false) => $v.iter().map(|&p| p + c).collect(),
+                (BinaryOp::Add, true) => $v.iter().map(|&p| c + p).collect(),
+                (BinaryOp::Sub, false) => $v.iter().map(|&p| p - c).collect(),
+                (BinaryOp::Sub, true) => $v.iter().map(|&p| c - p).collect(),
+                (BinaryOp::Mul, false) => $v.iter().map(|&p| p * c).collect(),
+                (BinaryOp::Mul, true) => $v.iter().map(|&p| c * p).collect(),
+                (BinaryOp::Div, false) => $v.iter().map(|&p| p / c).collect(),
+                (BinaryOp::Div, true) => $v.iter().map(|&p| c / p).collect(),
+                _ => {
+                    return Err(Error::Internal(format!(
+                        "{}: not a scalar arithmetic op",
+                        op.name()
+                    )))
+                }
+            }
+        }};
+    }
+    Ok(match (x, dtype) {
+        (Buf::F64(v), DType::F64) => Buf::F64(arith!(v, c.as_f64())),
+        (Buf::F32(v), DType::F32) => Buf::F32(arith!(v, c.as_f64() as f32)),
+        _ => {
+            let len = match x {
+                Buf::B(v) => v.len(),
+                Buf::I(v) => v.len(),
+                Buf::U(v) => v.len(),
+                Buf::F32(v) => v.len(),
+                Buf::F64(v) => v.len(),
+            };
+            let k = constant(c, len);
+            let (a, b) = if scalar_left { (&k, x) } else { (x, &k) };
+            binary(op, a, b, dtype)?
+        }
+    })
+}
+
 fn select(c: &Buf, a: &Buf, b: &Buf) -> Result<Buf> {
     let Buf::B(c) = c else {
         return Err(Error::Internal("where: condition is not bool".into()));
@@ -933,6 +1019,7 @@ fn run_range(
     sinks: &mut [Sink],
 ) -> Result<()> {
     let shape = &program.shape;
+    let scalar = scalar_constants(program);
     let mut start = lo;
     while start < hi {
         let len = TILE.min(hi - start);
@@ -945,6 +1032,8 @@ fn run_range(
                     inputs[*slot],
                     &indices(lins[i].as_ref().expect("leaf"), &runs, len),
                 ),
+                // Read as a scalar by its one kind of consumer: no tile to fill.
+                Node::Const(_) if scalar[i] => Buf::B(Vec::new()),
                 Node::Const(c) => constant(*c, len),
                 Node::Random { spec, .. } if matches!(dtype, DType::F64 | DType::F32) => {
                     // Float samples by runs: a contiguous row computes each shared Philox
@@ -984,7 +1073,15 @@ fn run_range(
                 Node::Index { .. } => Buf::I(indices(lins[i].as_ref().expect("leaf"), &runs, len)),
                 Node::Cast { x, to } => cast(&vals[*x], *to),
                 Node::Unary { op, x } => unary(*op, &vals[*x], dtype),
-                Node::Binary { op, a, b } => binary(*op, &vals[*a], &vals[*b], program.dtypes[*a])?,
+                Node::Binary { op, a, b } => match (&program.nodes[*a], &program.nodes[*b]) {
+                    (_, Node::Const(c)) if scalar[*b] => {
+                        binary_scalar(*op, &vals[*a], *c, false, program.dtypes[*a])?
+                    }
+                    (Node::Const(c), _) if scalar[*a] => {
+                        binary_scalar(*op, &vals[*b], *c, true, program.dtypes[*b])?
+                    }
+                    _ => binary(*op, &vals[*a], &vals[*b], program.dtypes[*a])?,
+                },
                 Node::Where { cond, a, b } => select(&vals[*cond], &vals[*a], &vals[*b])?,
             };
             vals.push(v);
@@ -1015,5 +1112,88 @@ fn clone_buf(b: &Buf) -> Buf {
         Buf::U(v) => Buf::U(v.clone()),
         Buf::F32(v) => Buf::F32(v.clone()),
         Buf::F64(v) => Buf::F64(v.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_core::program::ProgramBuilder;
+
+    /// `x op c` and `c op x` through the scalar path equal the same ops on a filled
+    /// constant tile, bit for bit, for specials included; and the constant that feeds
+    /// them is never filled.
+    #[test]
+    fn scalar_constants_match_filled_tiles() {
+        let xs = [
+            1.5,
+            -0.0,
+            0.0,
+            f64::INFINITY,
+            f64::NAN,
+            3.0e300,
+            -7.25,
+            1e-310,
+        ];
+        for dtype in [DType::F64, DType::F32] {
+            for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div] {
+                for left in [false, true] {
+                    let mut pb = ProgramBuilder::new(&[xs.len()]);
+                    let x = pb.input(0, dtype, IndexMap::identity(&[xs.len()]));
+                    let c = pb.constant(Scalar::F64(-3.0).cast(dtype));
+                    let y = if left {
+                        pb.binary(op, c, x).unwrap()
+                    } else {
+                        pb.binary(op, x, c).unwrap()
+                    };
+                    let program = pb.finish(vec![(y, None)]).unwrap();
+                    assert!(scalar_constants(&program)[c]);
+                    let host =
+                        HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[8]), xs.to_vec()).unwrap())
+                            .cast(dtype);
+                    let got = run(&program, &[&host]).unwrap().remove(0).to_f64_vec();
+                    let tile = match dtype {
+                        DType::F64 => Buf::F64(xs.to_vec()),
+                        _ => Buf::F32(xs.iter().map(|&v| v as f32).collect()),
+                    };
+                    let k = constant(Scalar::F64(-3.0).cast(dtype), xs.len());
+                    let (a, b) = if left { (&k, &tile) } else { (&tile, &k) };
+                    let want = match binary(op, a, b, dtype).unwrap() {
+                        Buf::F64(v) => v,
+                        Buf::F32(v) => v.into_iter().map(f64::from).collect(),
+                        _ => unreachable!("float arithmetic gives floats"),
+                    };
+                    for (g, w) in got.iter().zip(&want) {
+                        assert_eq!(
+                            g.to_bits(),
+                            w.to_bits(),
+                            "{dtype} {} left={left}",
+                            op.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// A constant that is also an output, or read by anything but arithmetic, is filled.
+    #[test]
+    fn constants_read_otherwise_are_filled() {
+        let mut pb = ProgramBuilder::new(&[4]);
+        let x = pb.input(0, DType::F64, IndexMap::identity(&[4]));
+        let c = pb.constant(Scalar::F64(2.0));
+        let y = pb.binary(BinaryOp::Pow, x, c).unwrap();
+        let program = pb.finish(vec![(y, None)]).unwrap();
+        assert!(!scalar_constants(&program)[c]);
+        let mut pb = ProgramBuilder::new(&[4]);
+        let x = pb.input(0, DType::F64, IndexMap::identity(&[4]));
+        let c = pb.constant(Scalar::F64(2.0));
+        let y = pb.binary(BinaryOp::Add, x, c).unwrap();
+        let program = pb.finish(vec![(y, None), (c, None)]).unwrap();
+        assert!(!scalar_constants(&program)[c]);
+        let host = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[4]), vec![1.0; 4]).unwrap());
+        let outs = run(&program, &[&host]).unwrap();
+        assert_eq!(outs[0].to_f64_vec(), vec![3.0; 4]);
+        assert_eq!(outs[1].to_f64_vec(), vec![2.0; 4]);
     }
 }
