@@ -238,17 +238,28 @@ fn step_two(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
     }
 }
 
+/// [`blocks`] `first, first + stride, ...`: the block numbers of a run.
+#[inline(always)]
+fn blocks_from(
+    key: [u32; 2],
+    stream: u64,
+    first: u64,
+    stride: u64,
+) -> ([u64; LANES], [u64; LANES]) {
+    let mut b = [0u64; LANES];
+    for (l, bl) in b.iter_mut().enumerate() {
+        *bl = first + stride * l as u64;
+    }
+    blocks(key, stream, &b)
+}
+
 /// Elements of whole groups of four from blocks `next, next + 1, ...` into `out` (a
 /// multiple of 4 long, at most `2 LANES`): group `m`'s elements `4m, 4m+1` are word 0 of
 /// blocks `2m, 2m+1`, and `4m+2, 4m+3` their word 1. A function, not a closure, so that
 /// it inlines into each compiled version of its caller.
 #[inline(always)]
 fn groups_of_four(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
-    let mut b = [0u64; LANES];
-    for (l, bl) in b.iter_mut().enumerate() {
-        *bl = next + l as u64;
-    }
-    let (w0, w1) = blocks(key, stream, &b);
+    let (w0, w1) = blocks_from(key, stream, next, 1);
     for (m, four) in out.chunks_exact_mut(4).enumerate() {
         four[0] = w0[2 * m];
         four[1] = w0[2 * m + 1];
@@ -261,11 +272,7 @@ fn groups_of_four(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
 /// (even, at most `2 LANES` long): pair `l` is both words of its block.
 #[inline(always)]
 fn pairs_two_apart(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
-    let mut b = [0u64; LANES];
-    for (l, bl) in b.iter_mut().enumerate() {
-        *bl = next + 2 * l as u64;
-    }
-    let (w0, w1) = blocks(key, stream, &b);
+    let (w0, w1) = blocks_from(key, stream, next, 2);
     for (l, two) in out.chunks_exact_mut(2).enumerate() {
         two[0] = w0[l];
         two[1] = w1[l];
