@@ -91,6 +91,14 @@ fn inc(lin: &Linear) -> i64 {
 }
 
 /// Every element index of the tile, in order, through a linear form.
+/// A leaf's element runs `(first index, step, length)` for a tile's runs: how a random
+/// source is sampled (`RandomSpec::sample_runs`).
+fn spans(lin: &Linear, runs: &[Run]) -> Vec<(i64, i64, usize)> {
+    runs.iter()
+        .map(|r| (base(lin, &r.coords), inc(lin), r.len))
+        .collect()
+}
+
 fn indices(lin: &Linear, runs: &[Run], n: usize) -> Vec<i64> {
     // Built by extension: no zero-fill before the values are written.
     let mut v = Vec::with_capacity(n);
@@ -379,20 +387,15 @@ fn binary_scalar(op: BinaryOp, x: &Buf, c: Scalar, scalar_left: bool, dtype: DTy
             }
         }};
     }
+    // `scalar_constants` marks only float constants beside a tile of their dtype.
     Ok(match (x, dtype) {
         (Buf::F64(v), DType::F64) => Buf::F64(arith!(v, c.as_f64())),
         (Buf::F32(v), DType::F32) => Buf::F32(arith!(v, c.as_f64() as f32)),
         _ => {
-            let len = match x {
-                Buf::B(v) => v.len(),
-                Buf::I(v) => v.len(),
-                Buf::U(v) => v.len(),
-                Buf::F32(v) => v.len(),
-                Buf::F64(v) => v.len(),
-            };
-            let k = constant(c, len);
-            let (a, b) = if scalar_left { (&k, x) } else { (x, &k) };
-            binary(op, a, b, dtype)?
+            return Err(Error::Internal(format!(
+                "{}: a scalar {dtype} constant beside a tile of another type",
+                op.name()
+            )))
         }
     })
 }
@@ -903,11 +906,12 @@ impl<'a> DenseRanges<'a> {
             let mut start = lo;
             while start < hi {
                 let len = TILE.min(hi - start);
-                let spans: Vec<(i64, i64, usize)> = runs_for(&self.program.shape, start, len)
-                    .iter()
-                    .map(|r| (base(lin, &r.coords), inc(lin), r.len))
-                    .collect();
-                T::generate(spec, &spans, &mut out[start - lo..start - lo + len]);
+                let runs = runs_for(&self.program.shape, start, len);
+                T::generate(
+                    spec,
+                    &spans(lin, &runs),
+                    &mut out[start - lo..start - lo + len],
+                );
                 start += len;
             }
             return Ok(());
@@ -1038,12 +1042,7 @@ fn run_range(
                 Node::Random { spec, .. } if matches!(dtype, DType::F64 | DType::F32) => {
                     // Float samples by runs: a contiguous row computes each shared Philox
                     // block once.
-                    let lin = lins[i].as_ref().expect("leaf");
-                    let spans: Vec<(i64, i64, usize)> = runs
-                        .iter()
-                        .map(|r| (base(lin, &r.coords), inc(lin), r.len))
-                        .collect();
-                    let v = spec.sample_runs(&spans);
+                    let v = spec.sample_runs(&spans(lins[i].as_ref().expect("leaf"), &runs));
                     if dtype == DType::F64 {
                         Buf::F64(v)
                     } else {

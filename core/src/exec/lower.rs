@@ -278,12 +278,8 @@ impl Lowerer {
     }
 
     fn block_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
-        let key = memo_key(a, block);
-        if let Some(&t) = self.memo.get(&key) {
-            return Ok(t);
-        }
-        let t = self.make_block_task(a, block)?;
-        self.memo.insert(key, t);
+        let t = self.operand_task(a, block)?;
+        self.memo.insert(memo_key(a, block), t);
         Ok(t)
     }
 
@@ -331,9 +327,9 @@ impl Lowerer {
         Ok(self.push(TaskOp::MatmulSum, deps, backend, bytes))
     }
 
-    /// A matmul operand's block task: the memoised one if some task already has it,
-    /// otherwise a new one that is *not* memoised yet (the caller may take it apart with
-    /// [`Self::take_program`], or memoises it).
+    /// A block's task: the memoised one if some task already has it, otherwise a new one
+    /// that is *not* memoised yet ([`Self::block_task`] memoises it; a matmul may first
+    /// take it apart with [`Self::take_program`]).
     fn operand_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
         match self.memo.get(&memo_key(a, block)) {
             Some(&t) => Ok(t),
