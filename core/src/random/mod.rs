@@ -33,6 +33,9 @@ use philox::{words_along, words_at};
 
 use crate::dtype::DType;
 
+/// Elements generated per piece: words and values (8 KiB) stay in L1 between the passes.
+const PIECE: usize = 512;
+
 /// Uniform values from first words, in place of the words' bits. Compiled for AVX-512
 /// and AVX2 with run-time dispatch; no FMA is formed (Rust does not contract), so every
 /// version gives the same bits.
@@ -203,21 +206,48 @@ impl RandomSpec {
             }
             return;
         }
-        let mut w = vec![0u64; n];
-        // Where each run starts in the output, to find an element's index again.
-        let mut starts = Vec::with_capacity(runs.len());
-        let mut pos = 0;
+        // Words a piece at a time into a buffer that stays in L1, each piece turned into
+        // values before the next: no heap buffer, no second pass over memory.
+        let mut w = [0u64; PIECE];
+        // The runs in the current piece: (position in the piece, first index, step).
+        let mut parts: Vec<(usize, i64, i64)> = Vec::new();
+        let (mut filled, mut done) = (0, 0);
+        let mut flush = |w: &[u64], parts: &mut Vec<(usize, i64, i64)>, done: &mut usize| {
+            let len = w.len();
+            self.values_from_words(w, &mut out[*done..*done + len], |p| {
+                let (at, start, step) = parts[parts.partition_point(|r| r.0 <= p) - 1];
+                (start + (p - at) as i64 * step) as u64
+            });
+            *done += len;
+            parts.clear();
+        };
+        let mut left = n;
         for &(start, step, len) in runs {
-            let len = len.min(n - pos);
-            words_along(self.key(), self.stream, start, step, &mut w[pos..pos + len]);
-            starts.push(pos);
-            pos += len;
+            let len = len.min(left);
+            left -= len;
+            let mut j = 0;
+            while j < len {
+                let take = (PIECE - filled).min(len - j);
+                let first = start + j as i64 * step;
+                words_along(
+                    self.key(),
+                    self.stream,
+                    first,
+                    step,
+                    &mut w[filled..filled + take],
+                );
+                parts.push((filled, first, step));
+                filled += take;
+                j += take;
+                if filled == PIECE {
+                    flush(&w, &mut parts, &mut done);
+                    filled = 0;
+                }
+            }
         }
-        self.values_from_words(&w, out, |p| {
-            let r = starts.partition_point(|&s| s <= p) - 1;
-            let (start, step, _) = runs[r];
-            (start + (p - starts[r]) as i64 * step) as u64
-        })
+        if filled > 0 {
+            flush(&w[..filled], &mut parts, &mut done);
+        }
     }
 
     /// Values of a float distribution from its elements' first words into `out` (as long
@@ -228,25 +258,29 @@ impl RandomSpec {
         match self.dist {
             Distribution::Uniform { low, high } => uniform_from_words((low, high, single), w, out),
             Distribution::Normal { mean, std } => {
-                let mut accepted = vec![false; w.len()];
-                normal_first_try(w, out, &mut accepted);
                 let t = ziggurat::tables();
-                // Scanned 16 flags at a time: about one group in fifteen holds a rejection.
-                for (g, flags) in accepted.chunks(16).enumerate() {
-                    // A fold without early exit, which compiles to one vector test.
-                    if flags.iter().fold(true, |all, &a| all & a) {
-                        continue;
-                    }
-                    for (j, &a) in flags.iter().enumerate() {
-                        let p = 16 * g + j;
-                        if !a {
-                            out[p] = ziggurat::standard_from_first(
-                                t,
-                                self.key(),
-                                self.stream,
-                                index_of(p),
-                                w[p],
-                            );
+                let mut accepted = [false; PIECE];
+                for (c, (w, out)) in w.chunks(PIECE).zip(out.chunks_mut(PIECE)).enumerate() {
+                    let accepted = &mut accepted[..w.len()];
+                    normal_first_try(w, out, accepted);
+                    // Scanned 16 flags at a time: about one group in fifteen holds a
+                    // rejection.
+                    for (g, flags) in accepted.chunks(16).enumerate() {
+                        // A fold without early exit, which compiles to one vector test.
+                        if flags.iter().fold(true, |all, &a| all & a) {
+                            continue;
+                        }
+                        for (j, &a) in flags.iter().enumerate() {
+                            let p = 16 * g + j;
+                            if !a {
+                                out[p] = ziggurat::standard_from_first(
+                                    t,
+                                    self.key(),
+                                    self.stream,
+                                    index_of(c * PIECE + p),
+                                    w[p],
+                                );
+                            }
                         }
                     }
                 }
