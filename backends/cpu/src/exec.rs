@@ -110,6 +110,59 @@ fn indices(lin: &Linear, runs: &[Run], n: usize) -> Vec<i64> {
     v
 }
 
+/// Whether every linear form reads the output's C order as one arithmetic progression
+/// (coefficient `inc · stride` on every axis longer than 1): then a tile is one run
+/// whatever rows it spans. A same-shape operand or a slice of whole rows is; a
+/// transposed one or a column slice is not.
+fn reads_flat<'a>(shape: &[usize], lins: impl IntoIterator<Item = &'a Linear>) -> bool {
+    let strides = c_strides(shape);
+    lins.into_iter().all(|lin| {
+        let step = inc(lin);
+        lin.coef
+            .iter()
+            .zip(&strides)
+            .zip(shape)
+            .all(|((&c, &s), &n)| n <= 1 || c == step * s as i64)
+    })
+}
+
+/// The tile `start .. start + len` as one run (see [`reads_flat`]).
+fn flat_run(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
+    let coords: Vec<usize> = c_strides(shape)
+        .iter()
+        .zip(shape)
+        .map(|(&s, &n)| (start / s.max(1)) % n.max(1))
+        .collect();
+    vec![Run {
+        pos: 0,
+        coords: Coords::new(&coords),
+        len,
+    }]
+}
+
+/// Elements `start .. start + len` of a host array, in order (a contiguous leaf read).
+fn read_run(h: &HostArray, start: usize, len: usize) -> Buf {
+    macro_rules! r {
+        ($a:expr, $variant:ident, $conv:expr) => {{
+            let s = $a.as_slice().expect("cpu chunks are C-contiguous");
+            Buf::$variant(s[start..start + len].iter().map(|&v| $conv(v)).collect())
+        }};
+    }
+    match h {
+        HostArray::Bool(a) => r!(a, B, |v: bool| v),
+        HostArray::I8(a) => r!(a, I, |v: i8| v as i64),
+        HostArray::I16(a) => r!(a, I, |v: i16| v as i64),
+        HostArray::I32(a) => r!(a, I, |v: i32| v as i64),
+        HostArray::I64(a) => r!(a, I, |v: i64| v),
+        HostArray::U8(a) => r!(a, I, |v: u8| v as i64),
+        HostArray::U16(a) => r!(a, I, |v: u16| v as i64),
+        HostArray::U32(a) => r!(a, I, |v: u32| v as i64),
+        HostArray::U64(a) => r!(a, U, |v: u64| v),
+        HostArray::F32(a) => r!(a, F32, |v: f32| v),
+        HostArray::F64(a) => r!(a, F64, |v: f64| v),
+    }
+}
+
 fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
     if shape.is_empty() {
         return vec![Run {
@@ -906,7 +959,12 @@ impl<'a> DenseRanges<'a> {
             let mut start = lo;
             while start < hi {
                 let len = TILE.min(hi - start);
-                let runs = runs_for(&self.program.shape, start, len);
+                let shape = &self.program.shape;
+                let runs = if reads_flat(shape, [lin]) {
+                    flat_run(shape, start, len)
+                } else {
+                    runs_for(shape, start, len)
+                };
                 T::generate(
                     spec,
                     &spans(lin, &runs),
@@ -1024,18 +1082,32 @@ fn run_range(
 ) -> Result<()> {
     let shape = &program.shape;
     let scalar = scalar_constants(program);
+    // Dense outputs of leaves read in C order: tiles need not be cut at row ends (a
+    // reduction's accumulators are addressed per row, so those keep their runs).
+    let flat = shape.len() > 1
+        && sinks.iter().all(|s| matches!(s, Sink::Dense { .. }))
+        && reads_flat(shape, lins.iter().flatten());
     let mut start = lo;
     while start < hi {
         let len = TILE.min(hi - start);
-        let runs = runs_for(shape, start, len);
+        let runs = if flat {
+            flat_run(shape, start, len)
+        } else {
+            runs_for(shape, start, len)
+        };
         let mut vals: Vec<Buf> = Vec::with_capacity(program.nodes.len());
         for (i, node) in program.nodes.iter().enumerate() {
             let dtype = program.dtypes[i];
             let v = match node {
-                Node::Input { slot, .. } => gather(
-                    inputs[*slot],
-                    &indices(lins[i].as_ref().expect("leaf"), &runs, len),
-                ),
+                Node::Input { slot, .. } => {
+                    let lin = lins[i].as_ref().expect("leaf");
+                    match runs.as_slice() {
+                        [one] if inc(lin) == 1 => {
+                            read_run(inputs[*slot], base(lin, &one.coords) as usize, len)
+                        }
+                        _ => gather(inputs[*slot], &indices(lin, &runs, len)),
+                    }
+                }
                 // Read as a scalar by its one kind of consumer: no tile to fill.
                 Node::Const(_) if scalar[i] => Buf::B(Vec::new()),
                 Node::Const(c) => constant(*c, len),
@@ -1117,7 +1189,7 @@ fn clone_buf(b: &Buf) -> Buf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_core::program::ProgramBuilder;
+    use tessera_core::program::{AxisMap, ProgramBuilder};
 
     /// `x op c` and `c op x` through the scalar path equal the same ops on a filled
     /// constant tile, bit for bit, for specials included; and the constant that feeds
@@ -1170,6 +1242,89 @@ mod tests {
                             op.name()
                         );
                     }
+                }
+            }
+        }
+    }
+
+    /// A map reading rows `r0..` of a 2-d source of `src` (every column, `step` rows at a
+    /// time), or its transpose.
+    fn rows_map(src: [usize; 2], r0: i64, step: i64, transposed: bool) -> IndexMap {
+        let (ra, ca) = if transposed { (1, 0) } else { (0, 1) };
+        IndexMap {
+            src_shape: src.to_vec(),
+            axes: vec![
+                AxisMap {
+                    start: r0,
+                    step,
+                    out_axis: Some(ra),
+                },
+                AxisMap {
+                    start: 0,
+                    step: 1,
+                    out_axis: Some(ca),
+                },
+            ],
+        }
+    }
+
+    /// Which reads make a tile one run: same-shape operands and whole-row slices do;
+    /// steps, transposes and column slices do not.
+    #[test]
+    fn reads_flat_only_in_c_order() {
+        let out = [6, 5];
+        let lin = |m: &IndexMap| m.flat_linear(2);
+        assert!(reads_flat(&out, [&lin(&IndexMap::identity(&out))]));
+        assert!(reads_flat(&out, [&lin(&rows_map([10, 5], 3, 1, false))]));
+        assert!(!reads_flat(&out, [&lin(&rows_map([12, 5], 0, 2, false))]));
+        assert!(!reads_flat(&out, [&lin(&rows_map([5, 6], 0, 1, true))]));
+        let mut cols = IndexMap::identity(&[6, 7]);
+        cols.axes[1].start = 1;
+        assert!(!reads_flat(&out, [&lin(&cols)]));
+        // Size-1 axes do not matter.
+        assert!(reads_flat(&[1, 5], [&lin(&rows_map([10, 5], 4, 3, false))]));
+    }
+
+    /// A dense program over whole-row slices gives the same elements as computed by hand,
+    /// through tiles that cross row ends (the flat path), and a transposed operand beside
+    /// one keeps row runs and still agrees.
+    #[test]
+    fn flat_tiles_match_elementwise_definitions() {
+        let (m, n) = (700, 9); // 6,300 elements: four tiles, none aligned to rows
+        let src: Vec<f64> = (0..(m + 5) * n).map(|i| i as f64 * 0.5).collect();
+        let a = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[m + 5, n]), src).unwrap());
+        let b = HostArray::F64(
+            ArrayD::from_shape_vec(IxDyn(&[m, n]), (0..m * n).map(|i| -(i as f64)).collect())
+                .unwrap(),
+        );
+        let t = HostArray::F64(
+            ArrayD::from_shape_vec(IxDyn(&[n, m]), (0..m * n).map(|i| i as f64).collect()).unwrap(),
+        );
+        for transposed in [false, true] {
+            let mut pb = ProgramBuilder::new(&[m, n]);
+            let x = pb.input(0, DType::F64, rows_map([m + 5, n], 5, 1, false));
+            let y = if transposed {
+                pb.input(1, DType::F64, rows_map([n, m], 0, 1, true))
+            } else {
+                pb.input(1, DType::F64, IndexMap::identity(&[m, n]))
+            };
+            let z = pb.binary(BinaryOp::Add, x, y).unwrap();
+            let program = pb.finish(vec![(z, None)]).unwrap();
+            let second = if transposed { &t } else { &b };
+            let got = run(&program, &[&a, second]).unwrap().remove(0).to_f64_vec();
+            for i in 0..m {
+                for j in 0..n {
+                    let left = ((i + 5) * n + j) as f64 * 0.5;
+                    let right = if transposed {
+                        (j * m + i) as f64
+                    } else {
+                        -((i * n + j) as f64)
+                    };
+                    assert_eq!(
+                        got[i * n + j],
+                        left + right,
+                        "({i}, {j}) transposed={transposed}"
+                    );
                 }
             }
         }
