@@ -4805,6 +4805,14 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.matmul_streamed/float64", "api_matmul_streamed_float64");
             }
             #[test]
+            fn api_sketch_float32() {
+                $crate::run_generated_test(backend(), "api.sketch/float32", "api_sketch_float32");
+            }
+            #[test]
+            fn api_sketch_float64() {
+                $crate::run_generated_test(backend(), "api.sketch/float64", "api_sketch_float64");
+            }
+            #[test]
             fn api_tensordot_int8() {
                 $crate::run_generated_test(backend(), "api.tensordot/int8", "api_tensordot_int8");
             }

@@ -303,6 +303,24 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         }
     }
 
+    /// The range sketch of a fused program's output `P` (rows × n) and its projection,
+    /// stacked into one (rows + n) × l chunk: `[P Ω ; Pᵀ (P Ω)]`. `program` has one output,
+    /// 2-d, float, not reduced; `omega` is n × l. `svd_compressed` asks for it per row
+    /// block: with `Y = X Ω` and `Xᵀ Y` from one pass, `Qᵀ X = R⁻ᵀ (Xᵀ Y)ᵀ` needs no second
+    /// pass over an input it must regenerate. Both products read each row of `P` once,
+    /// so a backend can stream the block as [`ArrayBackend::matmul_program`] does.
+    ///
+    /// Optional: the default runs the program and then [`sketch_with_primitives`]; the
+    /// result must be the same as that, up to float reassociation.
+    fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
+        let p = self
+            .execute(program, inputs)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("a sketch operand program produced no output".into()))?;
+        sketch_with_primitives(self, &p, omega)
+    }
+
     /// The chunk's data when it already is a host array in this process (the CPU
     /// backend's chunks), so `compute()` can copy it into the result once instead of
     /// cloning it first. Defaults to `None` (the data is copied with `to_host`).
@@ -350,6 +368,27 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         let _ = program;
         Vec::new()
     }
+}
+
+/// `[x Ω ; xᵀ (x Ω)]` for a 2-d chunk `x` (rows × n) and `omega` (n × l), from the
+/// required primitives (`matmul`, `transpose`, `concatenate`): the reference for
+/// [`ArrayBackend::sketch_program`] and the sketch of a block that is already stored.
+pub fn sketch_with_primitives<B: ArrayBackend + ?Sized>(
+    b: &B,
+    x: &Chunk,
+    omega: &Chunk,
+) -> Result<Chunk> {
+    let (xs, os) = (x.shape(), omega.shape());
+    if xs.len() != 2 || os.len() != 2 || xs[1] != os[0] {
+        return Err(Error::shape(
+            "sketch",
+            format!("x {xs:?} and omega {os:?}: needs x (rows × n) and omega (n × l)"),
+        ));
+    }
+    let y = b.matmul(x, omega)?;
+    let xt = b.transpose(x, &[1, 0])?;
+    let xty = b.matmul(&xt, &y)?;
+    b.concatenate(&[y, xty], 0)
 }
 
 /// Runs a block kernel on the registered `cpu` backend through the host, for backends

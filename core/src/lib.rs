@@ -27,7 +27,8 @@ pub mod registry;
 
 pub use array::{Array, Index, RandomState};
 pub use backend::{
-    ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk, ChunkData,
+    sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,
+    ChunkData,
 };
 pub use chunks::{AxisChunks, ChunkSpec, Chunks, Shape};
 pub use dtype::{DType, Element, Scalar};

@@ -304,6 +304,15 @@ impl ArrayBackend for CpuBackend {
         crate::stream::matmul_program(program, &hosts, other, program_left).map(CpuBackend::wrap)
     }
 
+    fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
+        let hosts: Vec<&HostArray> = inputs
+            .iter()
+            .map(|c| self.host(c, "sketch"))
+            .collect::<Result<_>>()?;
+        let omega = self.host(omega, "sketch")?;
+        crate::stream::sketch_program(program, &hosts, omega).map(CpuBackend::wrap)
+    }
+
     fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
         self.host(chunk, "to_host").ok()
     }

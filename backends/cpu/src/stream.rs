@@ -8,6 +8,11 @@
 //! over a band of rows at a time into one reused buffer of about 1 MiB, which stays in
 //! cache, and each band goes straight into faer's GEMM: `P @ B` fills the band's rows of
 //! the result, `A @ P` accumulates `A[:, band] @ P[band, :]`.
+//!
+//! The range sketch (`[P Ω ; Pᵀ P Ω]`, [`ArrayBackend::sketch_program`](tessera_core::ArrayBackend::sketch_program))
+//! streams the same way: each band's `Y` rows are `band @ Ω`, and `band ᵀ @ Y_band` is
+//! added to `Pᵀ Y` while the band is still in cache, so the block is generated once for
+//! both products.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, MatMut, MatRef, Par};
@@ -58,6 +63,97 @@ pub fn matmul_program(
             ),
         )),
     }
+}
+
+/// `[P Ω ; Pᵀ P Ω]`, `P` being `program`'s one dense output (rows × n) and `omega` n × l.
+pub fn sketch_program(
+    program: &Program,
+    inputs: &[&HostArray],
+    omega: &HostArray,
+) -> Result<HostArray> {
+    let ranges = DenseRanges::new(program, inputs)?;
+    let pshape = program.output_shape(0);
+    let &[prows, pcols] = pshape.as_slice() else {
+        return Err(Error::shape(
+            "sketch",
+            format!("a streamed block must be 2-d, got {pshape:?}"),
+        ));
+    };
+    match omega {
+        HostArray::F64(o) => Ok(HostArray::F64(sketch(&ranges, [prows, pcols], o)?)),
+        HostArray::F32(o) => Ok(HostArray::F32(sketch(&ranges, [prows, pcols], o)?)),
+        h => Err(Error::dtype(
+            "sketch",
+            h.dtype(),
+            format!(
+                "omega must have the block's dtype, {}",
+                program.output_dtype(0)
+            ),
+        )),
+    }
+}
+
+fn sketch<T: Real + FloatOut>(
+    ranges: &DenseRanges<'_>,
+    [prows, pcols]: [usize; 2],
+    omega: &ArrayD<T>,
+) -> Result<ArrayD<T>> {
+    let &[on, l] = omega.shape() else {
+        return Err(Error::shape(
+            "sketch",
+            format!("omega must be 2-d, got {:?}", omega.shape()),
+        ));
+    };
+    if on != pcols {
+        return Err(Error::shape(
+            "sketch",
+            format!("block [{prows}, {pcols}] with omega [{on}, {l}]"),
+        ));
+    }
+    let os = omega
+        .as_slice()
+        .ok_or_else(|| Error::Internal("a cpu chunk is not C-contiguous".into()))?;
+    let om = MatRef::from_row_major_slice(os, on, l);
+    // Rows 0..prows hold Y = P Ω, rows prows.. hold Pᵀ Y. Yᵀ P (l × n) is accumulated
+    // and transposed into place once: GEMM with the long n axis as its columns keeps the
+    // accumulator rows contiguous, where `Pᵀ Y` directly runs masked 20-wide tiles.
+    let mut out = vec![T::zero_impl(); (prows + pcols) * l];
+    let (y, g) = out.split_at_mut(prows * l);
+    let mut yt_p = vec![T::zero_impl(); l * pcols];
+    let rows_per_band = (BAND / pcols.max(1)).max(1);
+    let mut band: Vec<T> = Vec::with_capacity(rows_per_band * pcols);
+    let mut r0 = 0;
+    while r0 < prows {
+        let len = rows_per_band.min(prows - r0);
+        ranges.fill(r0 * pcols, (r0 + len) * pcols, &mut band)?;
+        let p = MatRef::from_row_major_slice(&band, len, pcols);
+        let yb = &mut y[r0 * l..(r0 + len) * l];
+        matmul(
+            MatMut::from_row_major_slice_mut(yb, len, l),
+            Accum::Replace,
+            p,
+            om,
+            T::one_impl(),
+            Par::Seq,
+        );
+        let accum = if r0 == 0 { Accum::Replace } else { Accum::Add };
+        matmul(
+            MatMut::from_row_major_slice_mut(&mut yt_p, l, pcols),
+            accum,
+            MatRef::from_row_major_slice(yb, len, l).transpose(),
+            p,
+            T::one_impl(),
+            Par::Seq,
+        );
+        r0 += len;
+    }
+    for (j, row) in g.chunks_exact_mut(l).enumerate() {
+        for (i, v) in row.iter_mut().enumerate() {
+            *v = yt_p[i * pcols + j];
+        }
+    }
+    ArrayD::from_shape_vec(IxDyn(&[prows + pcols, l]), out)
+        .map_err(|e| Error::Internal(format!("sketch result: {e}")))
 }
 
 fn product<T: Real + FloatOut>(

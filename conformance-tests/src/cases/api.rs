@@ -703,6 +703,32 @@ fn blocks_and_linalg() -> Vec<Family> {
                 inputs: format!("(-aᵀ) @ b and bᵀ @ (-a); {da}; {db}"),
             })
         }),
+        fam("sketch", floats(), |s, g, d, v| {
+            // The one-pass range sketch `[x Ω ; xᵀ x Ω]` of svd_compressed, of a stored
+            // block (`sketch_with_primitives`) and of a fused one (`-x`, streamed through
+            // `sketch_program`); whole rows per chunk, as the sketch needs.
+            let (m, n, l) = (g.dim(), g.dim(), g.dim());
+            let (hx, x, dx) = arr_with(s, g, "x", &[m, n], d, v, for_sum)?;
+            let (ho, omega, dom) = arr_with(s, g, "omega", &[n, l], d, v, for_sum)?;
+            let rows = Chunks::new(&[m, n], vec![x.chunks().axis(0).to_vec(), vec![n]])?;
+            let x = x.rechunk(ChunkSpec::Exact(rows))?;
+            let (sx, so) = (max_abs(&hx), max_abs(&ho));
+            // xᵀ (x Ω) sums m n products of magnitude up to |x|² |Ω|.
+            let tol = Tol::reduction(d, 2 * m * n, sx * sx * so)
+                .max(Tol::reduction(d, n, sx * so))
+                .max(Tol::arithmetic(d));
+            let mut out = Vec::new();
+            for operand in [x.clone(), x.unary(UnaryOp::Neg)?] {
+                let sk = tessera_core::linalg::sketch(&operand, &omega)?;
+                out.push(sk.y.compute()?);
+                out.push(sk.xty.compute()?);
+            }
+            Ok(Produced {
+                out,
+                tol,
+                inputs: format!("sketch of x and of -x; {dx}; {dom}"),
+            })
+        }),
         fam("tensordot", numeric(), |s, g, d, v| {
             let (p, q, k) = (g.dim(), g.dim(), g.dim());
             let r = g.dim();

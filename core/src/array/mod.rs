@@ -109,6 +109,13 @@ pub(crate) enum Op {
     Reshape(Array),
     /// Matrix product of 2-d arrays.
     Matmul(Array, Array),
+    /// Per row block `b` of `x` (one column chunk) and the one-chunk `omega`, the block
+    /// `[x_b Ω ; x_bᵀ x_b Ω]`, stacked along axis 0 ([`crate::linalg::sketch`]).
+    Sketch(Array, Array),
+    /// One product of a [`Op::Sketch`] array `packed`: `x Ω` (rows `0..r_b` of each
+    /// packed block, chunked like `x`'s rows) or, when `xty`, `xᵀ x Ω` (the sum over
+    /// blocks of rows `r_b..r_b + n`; one chunk).
+    SketchPart { packed: Array, xty: bool },
     /// A user function per block.
     MapBlocks(Vec<Array>, map_blocks::BlockFn),
     /// Move to another backend.

@@ -36,6 +36,14 @@ pub(crate) enum TaskOp {
         program: Program,
         program_left: bool,
     },
+    /// `[x Ω ; xᵀ x Ω]` of a row block: with `program`, `x` is its output, the deps are
+    /// its input slots and then `Ω` (streamed,
+    /// [`ArrayBackend::sketch_program`](crate::ArrayBackend::sketch_program)); without,
+    /// the deps are `x` and `Ω`.
+    Sketch { program: Option<Program> },
+    /// The sum over deps `i` of rows `skip[i] .. skip[i] + len` (a slice for one dep):
+    /// the parts of packed range sketches.
+    Rows { skip: Vec<usize>, len: usize },
     /// Elementwise sum of the deps (the tree over a matmul's partial products).
     Sum,
     /// A user block function.
@@ -93,6 +101,13 @@ impl Plan {
                 TaskOp::MatmulProgram { .. } => {
                     *other.entry("matmul streaming a fused operand").or_default() += 1
                 }
+                TaskOp::Sketch { program: Some(_) } => {
+                    *other
+                        .entry("range sketch streaming a fused block")
+                        .or_default() += 1
+                }
+                TaskOp::Sketch { program: None } => *other.entry("range sketch").or_default() += 1,
+                TaskOp::Rows { .. } => *other.entry("range sketch parts").or_default() += 1,
                 TaskOp::Sum => *other.entry("sum of partial products").or_default() += 1,
                 TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
                 TaskOp::Transfer { .. } => {
@@ -600,6 +615,66 @@ impl Lowerer {
                 level
                     .pop()
                     .ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
+            }
+            Op::Sketch(x, omega) => {
+                // Row block `block[0]` of x, whole; omega is one chunk.
+                let xb = [block[0], 0];
+                let xt = self.operand_task(x, &xb)?;
+                if let Some((program, mut deps)) = self.take_program(xt) {
+                    deps.push(self.block_task(omega, &[0, 0])?);
+                    let op = TaskOp::Sketch {
+                        program: Some(program),
+                    };
+                    return Ok(self.push(op, deps, backend, bytes));
+                }
+                self.memo.insert(memo_key(x, &xb), xt);
+                let ot = self.block_task(omega, &[0, 0])?;
+                Ok(self.push(
+                    TaskOp::Sketch { program: None },
+                    vec![xt, ot],
+                    backend,
+                    bytes,
+                ))
+            }
+            Op::SketchPart { packed, xty } => {
+                let Op::Sketch(x, _) = packed.op() else {
+                    return Err(Error::Internal(
+                        "a sketch part of a non-sketch array".into(),
+                    ));
+                };
+                let rows = x.chunks().axis(0).to_vec();
+                if !*xty {
+                    let t = self.block_task(packed, &[block[0], 0])?;
+                    let op = TaskOp::Rows {
+                        skip: vec![0],
+                        len: rows[block[0]],
+                    };
+                    return Ok(self.push(op, vec![t], backend, bytes));
+                }
+                // xᵀ x Ω: a tree of sums over the blocks' lower parts, fan-in
+                // `split-every`; a packed block is freed once its sum has run.
+                let n = x.shape()[1];
+                let mut level = Vec::with_capacity(rows.len());
+                for (b, &r) in rows.iter().enumerate() {
+                    level.push((self.block_task(packed, &[b, 0])?, r));
+                }
+                let fan_in = crate::config::split_every()?.max(2);
+                while level.len() > 1 || level.first().is_some_and(|&(_, skip)| skip != 0) {
+                    let mut next = Vec::with_capacity(level.len() / fan_in + 1);
+                    for g in level.chunks(fan_in) {
+                        let op = TaskOp::Rows {
+                            skip: g.iter().map(|&(_, s)| s).collect(),
+                            len: n,
+                        };
+                        let deps = g.iter().map(|&(t, _)| t).collect();
+                        next.push((self.push(op, deps, backend.clone(), bytes), 0));
+                    }
+                    level = next;
+                }
+                level
+                    .pop()
+                    .map(|(t, _)| t)
+                    .ok_or_else(|| Error::Internal("a sketch of no row blocks".into()))
             }
             Op::MapBlocks(inputs, f) => {
                 let deps = inputs

@@ -12,5 +12,5 @@ mod lower;
 mod scheduler;
 
 pub(crate) use lower::lower;
-pub(crate) use scheduler::{compute, parallel_map, persist};
+pub(crate) use scheduler::{compute, parallel_map, persist, persist_many};
 pub use scheduler::{run_plan_stats, RunStats};

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use super::lower::{lower, Plan, Task, TaskOp};
 use crate::array::{Array, BlockFn};
-use crate::backend::{AxisSlice, Chunk};
+use crate::backend::{sketch_with_primitives, AxisSlice, Chunk};
 use crate::chunks::{c_strides, format_bytes, grid_indices, numel};
 use crate::config::SchedulerKind;
 use crate::error::{Error, Result};
@@ -76,6 +76,49 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                 .split_last()
                 .ok_or_else(|| Error::Internal("a matmul task with no operand".into()))?;
             b.matmul_program(program, inputs, other, *program_left)
+        }
+        TaskOp::Sketch { program } => {
+            let (omega, xs) = deps
+                .split_last()
+                .ok_or_else(|| Error::Internal("a sketch task with no omega".into()))?;
+            match (program, xs) {
+                (Some(p), inputs) => b.sketch_program(p, inputs, omega),
+                (None, [x]) => sketch_with_primitives(b.as_ref(), x, omega),
+                (None, _) => Err(Error::Internal(
+                    "a sketch task of a stored block needs exactly x and omega".into(),
+                )),
+            }
+        }
+        TaskOp::Rows { skip, len } => {
+            let mut acc: Option<Chunk> = None;
+            for (c, &start) in deps.iter().zip(skip) {
+                let shape = c.shape();
+                let part = if start == 0 && shape.first() == Some(len) {
+                    c.clone()
+                } else {
+                    let whole = shape.get(1).copied().unwrap_or(0);
+                    b.slice(
+                        c,
+                        &[
+                            AxisSlice {
+                                start,
+                                step: 1,
+                                len: *len,
+                            },
+                            AxisSlice {
+                                start: 0,
+                                step: 1,
+                                len: whole,
+                            },
+                        ],
+                    )?
+                };
+                acc = Some(match acc {
+                    None => part,
+                    Some(a) => b.binary(BinaryOp::Add, &a, &part)?,
+                });
+            }
+            acc.ok_or_else(|| Error::Internal("a rows task with no inputs".into()))
         }
         TaskOp::Sum => {
             let (first, rest) = deps
@@ -447,6 +490,14 @@ pub(crate) fn persist(array: &Array) -> Result<Vec<Chunk>> {
     let plan = lower(std::slice::from_ref(array))?;
     let (mut outs, _) = run(&plan)?;
     Ok(outs.pop().expect("one output"))
+}
+
+/// Computes several arrays in one plan, keeping their chunks on the backend: blocks
+/// they share are computed once.
+pub(crate) fn persist_many(arrays: &[Array]) -> Result<Vec<Vec<Chunk>>> {
+    let plan = lower(arrays)?;
+    let (outs, _) = run(&plan)?;
+    Ok(outs)
 }
 
 /// Lowers and runs `array`, returning figures instead of data (benchmarks, overhead).
