@@ -16,7 +16,10 @@
 //!   input's own backend, `Y = X Ω`, optional QR-normalised power iterations, `B = Qᵀ X`,
 //!   the small SVD of B. Every pass multiplies the *lazy* input, so a generated input is
 //!   regenerated and a stored one re-read: memory is that of one pass, whatever the
-//!   number of passes — the fix the seed needed for Dask running out of memory.
+//!   number of passes — the fix the seed needed for Dask running out of memory. The last
+//!   range step takes one pass, not two, when the input has whole rows per chunk: a
+//!   [`sketch`] gives `Y` and `Xᵀ Y` together and `Bᵀ = (Xᵀ Y) R⁻¹`, used when `R` is well
+//!   conditioned (otherwise `Qᵀ X` is formed in a second pass).
 //!
 //! Factors are computed when the function is called (the passes over the input happen
 //! then); the returned arrays are ordinary lazy arrays over the stored factors, so `U` of
@@ -159,7 +162,8 @@ pub fn svd(x: &Array) -> Result<Svd> {
 /// Randomized SVD of rank `k` (Halko, Martinsson & Tropp): `n_oversamples` extra
 /// directions, `n_power_iter` QR-normalised power iterations, the Gaussian test matrix
 /// drawn with `seed` on the input's backend. The input is multiplied lazily in each of the
-/// `2 + 2 n_power_iter` passes, never pinned.
+/// `2 + 2 n_power_iter` passes, never pinned — `1 + 2 n_power_iter` when `x` has one
+/// chunk along axis 1 and the sketch `Y = x Ω` has `cond(R) <= ε^(-1/4)` (see [`sketch`]).
 pub fn svd_compressed(
     x: &Array,
     k: usize,
