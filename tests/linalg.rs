@@ -37,6 +37,42 @@ fn random(shape: [usize; 2], chunks: ChunkSpec, seed: u64) -> Array {
         .unwrap()
 }
 
+/// `X = A diag(sigma) Bᵀ` (m × n, chunked by `chunks`) with orthonormal `A` (m × r), `B`
+/// (n × r) and `sigma_i = 0.5^i`: a matrix whose spectrum is known. `A` is factored in
+/// row blocks of `block`; `seed` and `seed + 1` draw `A` and `B`.
+fn halving_spectrum(
+    m: usize,
+    n: usize,
+    r: usize,
+    block: usize,
+    chunks: ChunkSpec,
+    seed: u64,
+) -> (Array, Vec<f64>) {
+    let a = host2(
+        &tsqr(&random(
+            [m, r],
+            exact(vec![block; m / block], vec![r]),
+            seed,
+        ))
+        .unwrap()
+        .q,
+    );
+    let b = host2(
+        &tsqr(&random([n, r], exact(vec![n], vec![r]), seed + 1))
+            .unwrap()
+            .q,
+    );
+    let sigma: Vec<f64> = (0..r).map(|i| 0.5f64.powi(i as i32)).collect();
+    let ad = Array2::from_shape_fn((m, r), |(i, j)| a[[i, j]] * sigma[j]);
+    let x = Array::from_host(
+        HostArray::F64(ad.dot(&b.t()).into_dyn()),
+        chunks,
+        Some("cpu"),
+    )
+    .unwrap();
+    (x, sigma)
+}
+
 fn check_svd(x: &Array, tol: f64) {
     let d = svd(x).unwrap();
     let (u, vt) = (host2(&d.u), host2(&d.vt));
@@ -105,27 +141,8 @@ fn tsqr_gives_orthonormal_q_and_triangular_r() {
 
 #[test]
 fn svd_compressed_recovers_a_known_spectrum() {
-    // X = A diag(sigma) B^T with orthonormal A (m x r), B (n x r), sigma_i = 0.5^i.
-    let (m, n, r) = (2000, 300, 40);
-    let a = host2(
-        &tsqr(&random([m, r], exact(vec![500; 4], vec![r]), 11))
-            .unwrap()
-            .q,
-    );
-    let b = host2(
-        &tsqr(&random([n, r], exact(vec![300], vec![r]), 12))
-            .unwrap()
-            .q,
-    );
-    let sigma: Vec<f64> = (0..r).map(|i| 0.5f64.powi(i as i32)).collect();
-    let ad = Array2::from_shape_fn((m, r), |(i, j)| a[[i, j]] * sigma[j]);
-    let xh = ad.dot(&b.t());
-    let x = Array::from_host(
-        HostArray::F64(xh.into_dyn()),
-        exact(vec![500; 4], vec![100; 3]),
-        Some("cpu"),
-    )
-    .unwrap();
+    let (m, n) = (2000, 300);
+    let (x, sigma) = halving_spectrum(m, n, 40, 500, exact(vec![500; 4], vec![100; 3]), 11);
     let k = 10;
     let d = svd_compressed(&x, k, 2, 10, 42).unwrap();
     let s = d.s.compute().unwrap().to_f64_vec();
@@ -309,25 +326,7 @@ fn svd_compressed_makes_a_second_pass_when_the_sketch_is_ill_conditioned() {
     // sigma_i = 0.5^i: with 16 test vectors and a power iteration cond(R) is far past the
     // one-pass limit, so B = Qᵀ x is formed from Q directly, and the spectrum is recovered
     // as accurately as in the known-spectrum test.
-    let (m, n, r) = (1200, 150, 30);
-    let a = host2(
-        &tsqr(&random([m, r], exact(vec![400; 3], vec![r]), 31))
-            .unwrap()
-            .q,
-    );
-    let b = host2(
-        &tsqr(&random([n, r], exact(vec![150], vec![r]), 32))
-            .unwrap()
-            .q,
-    );
-    let sigma: Vec<f64> = (0..r).map(|i| 0.5f64.powi(i as i32)).collect();
-    let ad = Array2::from_shape_fn((m, r), |(i, j)| a[[i, j]] * sigma[j]);
-    let x = Array::from_host(
-        HostArray::F64(ad.dot(&b.t()).into_dyn()),
-        exact(vec![400; 3], vec![n]),
-        Some("cpu"),
-    )
-    .unwrap();
+    let (x, sigma) = halving_spectrum(1200, 150, 30, 400, exact(vec![400; 3], vec![150]), 31);
     let (xc, calls) = counted(&x);
     let k = 8;
     let d = svd_compressed(&xc, k, 1, 8, 5).unwrap();

@@ -140,29 +140,6 @@ fn flat_run(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
     }]
 }
 
-/// Elements `start .. start + len` of a host array, in order (a contiguous leaf read).
-fn read_run(h: &HostArray, start: usize, len: usize) -> Buf {
-    macro_rules! r {
-        ($a:expr, $variant:ident, $conv:expr) => {{
-            let s = $a.as_slice().expect("cpu chunks are C-contiguous");
-            Buf::$variant(s[start..start + len].iter().map(|&v| $conv(v)).collect())
-        }};
-    }
-    match h {
-        HostArray::Bool(a) => r!(a, B, |v: bool| v),
-        HostArray::I8(a) => r!(a, I, |v: i8| v as i64),
-        HostArray::I16(a) => r!(a, I, |v: i16| v as i64),
-        HostArray::I32(a) => r!(a, I, |v: i32| v as i64),
-        HostArray::I64(a) => r!(a, I, |v: i64| v),
-        HostArray::U8(a) => r!(a, I, |v: u8| v as i64),
-        HostArray::U16(a) => r!(a, I, |v: u16| v as i64),
-        HostArray::U32(a) => r!(a, I, |v: u32| v as i64),
-        HostArray::U64(a) => r!(a, U, |v: u64| v),
-        HostArray::F32(a) => r!(a, F32, |v: f32| v),
-        HostArray::F64(a) => r!(a, F64, |v: f64| v),
-    }
-}
-
 fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
     if shape.is_empty() {
         return vec![Run {
@@ -200,11 +177,25 @@ fn runs_for(shape: &[usize], start: usize, len: usize) -> Vec<Run> {
     runs
 }
 
-fn gather(h: &HostArray, idx: &[i64]) -> Buf {
+/// Which elements of an input a tile reads.
+enum Read<'a> {
+    /// These flat indices, in order.
+    At(&'a [i64]),
+    /// `start .. start + len`, contiguous: copied, not gathered.
+    Range(usize, usize),
+}
+
+/// The elements `read` names, widened into a tile buffer.
+fn gather(h: &HostArray, read: Read<'_>) -> Buf {
     macro_rules! g {
         ($a:expr, $variant:ident, $conv:expr) => {{
             let s = $a.as_slice().expect("cpu chunks are C-contiguous");
-            Buf::$variant(idx.iter().map(|&i| $conv(s[i as usize])).collect())
+            Buf::$variant(match read {
+                Read::At(idx) => idx.iter().map(|&i| $conv(s[i as usize])).collect(),
+                Read::Range(start, len) => {
+                    s[start..start + len].iter().map(|&v| $conv(v)).collect()
+                }
+            })
         }};
     }
     match h {
@@ -1102,10 +1093,11 @@ fn run_range(
                 Node::Input { slot, .. } => {
                     let lin = lins[i].as_ref().expect("leaf");
                     match runs.as_slice() {
-                        [one] if inc(lin) == 1 => {
-                            read_run(inputs[*slot], base(lin, &one.coords) as usize, len)
-                        }
-                        _ => gather(inputs[*slot], &indices(lin, &runs, len)),
+                        [one] if inc(lin) == 1 => gather(
+                            inputs[*slot],
+                            Read::Range(base(lin, &one.coords) as usize, len),
+                        ),
+                        _ => gather(inputs[*slot], Read::At(&indices(lin, &runs, len))),
                     }
                 }
                 // Read as a scalar by its one kind of consumer: no tile to fill.

@@ -33,36 +33,7 @@ pub fn matmul_program(
     other: &HostArray,
     program_left: bool,
 ) -> Result<HostArray> {
-    let ranges = DenseRanges::new(program, inputs)?;
-    let pshape = program.output_shape(0);
-    let &[prows, pcols] = pshape.as_slice() else {
-        return Err(Error::shape(
-            "matmul",
-            format!("a streamed operand must be 2-d, got {pshape:?}"),
-        ));
-    };
-    match other {
-        HostArray::F64(o) => Ok(HostArray::F64(product(
-            &ranges,
-            [prows, pcols],
-            o,
-            program_left,
-        )?)),
-        HostArray::F32(o) => Ok(HostArray::F32(product(
-            &ranges,
-            [prows, pcols],
-            o,
-            program_left,
-        )?)),
-        h => Err(Error::dtype(
-            "matmul",
-            h.dtype(),
-            format!(
-                "operands must share a dtype; the streamed one is {}",
-                program.output_dtype(0)
-            ),
-        )),
-    }
+    streamed("matmul", Product { program_left }, program, inputs, other)
 }
 
 /// `[P Ω ; Pᵀ P Ω]`, `P` being `program`'s one dense output (rows × n) and `omega` n × l.
@@ -71,22 +42,75 @@ pub fn sketch_program(
     inputs: &[&HostArray],
     omega: &HostArray,
 ) -> Result<HostArray> {
+    streamed("sketch", Sketch, program, inputs, omega)
+}
+
+/// A computation over a streamed operand `P` and one other chunk of `P`'s dtype.
+trait Streamed {
+    /// The result from `P` (read through `ranges`, `[rows, cols]`) and `other`.
+    fn run<T: Real + FloatOut>(
+        &self,
+        ranges: &DenseRanges<'_>,
+        pshape: [usize; 2],
+        other: &ArrayD<T>,
+    ) -> Result<ArrayD<T>>;
+}
+
+/// `P @ other` or `other @ P`.
+struct Product {
+    program_left: bool,
+}
+
+impl Streamed for Product {
+    fn run<T: Real + FloatOut>(
+        &self,
+        ranges: &DenseRanges<'_>,
+        pshape: [usize; 2],
+        other: &ArrayD<T>,
+    ) -> Result<ArrayD<T>> {
+        product(ranges, pshape, other, self.program_left)
+    }
+}
+
+/// `[P Ω ; Pᵀ P Ω]`, `other` being `Ω`.
+struct Sketch;
+
+impl Streamed for Sketch {
+    fn run<T: Real + FloatOut>(
+        &self,
+        ranges: &DenseRanges<'_>,
+        pshape: [usize; 2],
+        other: &ArrayD<T>,
+    ) -> Result<ArrayD<T>> {
+        sketch(ranges, pshape, other)
+    }
+}
+
+/// Checks the operand program (one dense 2-d output) and runs `s` in the dtype that
+/// `other` shares with it.
+fn streamed(
+    op: &str,
+    s: impl Streamed,
+    program: &Program,
+    inputs: &[&HostArray],
+    other: &HostArray,
+) -> Result<HostArray> {
     let ranges = DenseRanges::new(program, inputs)?;
     let pshape = program.output_shape(0);
     let &[prows, pcols] = pshape.as_slice() else {
         return Err(Error::shape(
-            "sketch",
-            format!("a streamed block must be 2-d, got {pshape:?}"),
+            op,
+            format!("a streamed operand must be 2-d, got {pshape:?}"),
         ));
     };
-    match omega {
-        HostArray::F64(o) => Ok(HostArray::F64(sketch(&ranges, [prows, pcols], o)?)),
-        HostArray::F32(o) => Ok(HostArray::F32(sketch(&ranges, [prows, pcols], o)?)),
+    match other {
+        HostArray::F64(o) => Ok(HostArray::F64(s.run(&ranges, [prows, pcols], o)?)),
+        HostArray::F32(o) => Ok(HostArray::F32(s.run(&ranges, [prows, pcols], o)?)),
         h => Err(Error::dtype(
-            "sketch",
+            op,
             h.dtype(),
             format!(
-                "omega must have the block's dtype, {}",
+                "operands must share a dtype; the streamed one is {}",
                 program.output_dtype(0)
             ),
         )),
