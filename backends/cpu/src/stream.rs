@@ -144,13 +144,8 @@ fn sketch<T: Real + FloatOut>(
     let mut out = vec![T::zero_impl(); (prows + pcols) * l];
     let (y, g) = out.split_at_mut(prows * l);
     let mut yt_p = vec![T::zero_impl(); l * pcols];
-    let rows_per_band = (BAND / pcols.max(1)).max(1);
-    let mut band: Vec<T> = Vec::with_capacity(rows_per_band * pcols);
-    let mut r0 = 0;
-    while r0 < prows {
-        let len = rows_per_band.min(prows - r0);
-        ranges.fill(r0 * pcols, (r0 + len) * pcols, &mut band)?;
-        let p = MatRef::from_row_major_slice(&band, len, pcols);
+    bands(ranges, [prows, pcols], |r0, p: MatRef<'_, T>| {
+        let len = p.nrows();
         let yb = &mut y[r0 * l..(r0 + len) * l];
         matmul(
             MatMut::from_row_major_slice_mut(yb, len, l),
@@ -169,8 +164,7 @@ fn sketch<T: Real + FloatOut>(
             T::one_impl(),
             Par::Seq,
         );
-        r0 += len;
-    }
+    })?;
     for (j, row) in g.chunks_exact_mut(l).enumerate() {
         for (i, v) in row.iter_mut().enumerate() {
             *v = yt_p[i * pcols + j];
@@ -210,13 +204,8 @@ fn product<T: Real + FloatOut>(
         (oshape[0], pcols)
     };
     let mut out = vec![T::zero_impl(); m * n];
-    let rows_per_band = (BAND / pcols.max(1)).max(1);
-    let mut band: Vec<T> = Vec::with_capacity(rows_per_band * pcols);
-    let mut r0 = 0;
-    while r0 < prows {
-        let len = rows_per_band.min(prows - r0);
-        ranges.fill(r0 * pcols, (r0 + len) * pcols, &mut band)?;
-        let p = MatRef::from_row_major_slice(&band, len, pcols);
+    bands(ranges, [prows, pcols], |r0, p: MatRef<'_, T>| {
+        let len = p.nrows();
         if program_left {
             // Rows r0.. of the result are the band times `other`.
             let dst = MatMut::from_row_major_slice_mut(&mut out, m, n).subrows_mut(r0, len);
@@ -229,8 +218,26 @@ fn product<T: Real + FloatOut>(
             let accum = if r0 == 0 { Accum::Replace } else { Accum::Add };
             matmul(dst, accum, a, p, T::one_impl(), Par::Seq);
         }
-        r0 += len;
-    }
+    })?;
     ArrayD::from_shape_vec(IxDyn(&[m, n]), out)
         .map_err(|e| Error::Internal(format!("streamed matmul result: {e}")))
+}
+
+/// Calls `f(r0, band)` for `P`'s rows in bands of about [`BAND`] elements, `band` being
+/// rows `r0 .. r0 + band.nrows()` of `P`, generated into one reused buffer.
+fn bands<T: FloatOut>(
+    ranges: &DenseRanges<'_>,
+    [prows, pcols]: [usize; 2],
+    mut f: impl FnMut(usize, MatRef<'_, T>),
+) -> Result<()> {
+    let rows_per_band = (BAND / pcols.max(1)).max(1);
+    let mut band: Vec<T> = Vec::with_capacity(rows_per_band * pcols);
+    let mut r0 = 0;
+    while r0 < prows {
+        let len = rows_per_band.min(prows - r0);
+        ranges.fill(r0 * pcols, (r0 + len) * pcols, &mut band)?;
+        f(r0, MatRef::from_row_major_slice(&band, len, pcols));
+        r0 += len;
+    }
+    Ok(())
 }
