@@ -291,11 +291,7 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         other: &Chunk,
         program_left: bool,
     ) -> Result<Chunk> {
-        let p = self
-            .execute(program, inputs)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Internal("a matmul operand program produced no output".into()))?;
+        let p = only_output(self, program, inputs)?;
         if program_left {
             self.matmul(&p, other)
         } else {
@@ -313,12 +309,7 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// Optional: the default runs the program and then [`sketch_with_primitives`]; the
     /// result must be the same as that, up to float reassociation.
     fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
-        let p = self
-            .execute(program, inputs)?
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::Internal("a sketch operand program produced no output".into()))?;
-        sketch_with_primitives(self, &p, omega)
+        sketch_with_primitives(self, &only_output(self, program, inputs)?, omega)
     }
 
     /// The chunk's data when it already is a host array in this process (the CPU
@@ -368,6 +359,19 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         let _ = program;
         Vec::new()
     }
+}
+
+/// The one output of a streamed operand's program, run with [`ArrayBackend::execute`]:
+/// the defaults of the optional `*_program` methods.
+fn only_output<B: ArrayBackend + ?Sized>(
+    b: &B,
+    program: &Program,
+    inputs: &[Chunk],
+) -> Result<Chunk> {
+    b.execute(program, inputs)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Internal("a streamed operand's program produced no output".into()))
 }
 
 /// `[x Ω ; xᵀ (x Ω)]` for a 2-d chunk `x` (rows × n) and `omega` (n × l), from the

@@ -74,6 +74,11 @@ impl CpuBackend {
         Ok(downcast_chunk::<CpuChunk>(chunk, "cpu", op)?.data())
     }
 
+    /// Borrows the host arrays inside several of this backend's chunks.
+    fn hosts<'a>(&self, chunks: &'a [Chunk], op: &str) -> Result<Vec<&'a HostArray>> {
+        chunks.iter().map(|c| self.host(c, op)).collect()
+    }
+
     fn wrap(data: HostArray) -> Chunk {
         Arc::new(CpuChunk::new(data))
     }
@@ -296,19 +301,13 @@ impl ArrayBackend for CpuBackend {
         other: &Chunk,
         program_left: bool,
     ) -> Result<Chunk> {
-        let hosts: Vec<&HostArray> = inputs
-            .iter()
-            .map(|c| self.host(c, "matmul"))
-            .collect::<Result<_>>()?;
+        let hosts = self.hosts(inputs, "matmul")?;
         let other = self.host(other, "matmul")?;
         crate::stream::matmul_program(program, &hosts, other, program_left).map(CpuBackend::wrap)
     }
 
     fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
-        let hosts: Vec<&HostArray> = inputs
-            .iter()
-            .map(|c| self.host(c, "sketch"))
-            .collect::<Result<_>>()?;
+        let hosts = self.hosts(inputs, "sketch")?;
         let omega = self.host(omega, "sketch")?;
         crate::stream::sketch_program(program, &hosts, omega).map(CpuBackend::wrap)
     }
@@ -332,10 +331,7 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
-        let hosts: Vec<&HostArray> = inputs
-            .iter()
-            .map(|c| self.host(c, "execute"))
-            .collect::<Result<_>>()?;
+        let hosts = self.hosts(inputs, "execute")?;
         exec::run(program, &hosts).map(|outs| outs.into_iter().map(CpuBackend::wrap).collect())
     }
 }

@@ -911,8 +911,9 @@ pub(crate) struct DenseRanges<'a> {
     inputs: &'a [&'a HostArray],
     lins: Vec<Option<Linear>>,
     /// The source when the program is nothing but a float random source (a random
-    /// matrix): its values are generated straight into the caller's buffer.
-    generator: Option<(&'a RandomSpec, Linear)>,
+    /// matrix): its values are generated straight into the caller's buffer. With it,
+    /// whether it reads in C order ([`reads_flat`]): then any range is one run.
+    generator: Option<(&'a RandomSpec, Linear, bool)>,
 }
 
 impl<'a> DenseRanges<'a> {
@@ -930,7 +931,7 @@ impl<'a> DenseRanges<'a> {
             (Node::Random { spec, .. }, Some(lin))
                 if matches!(program.dtypes[output], DType::F64 | DType::F32) =>
             {
-                Some((spec, lin.clone()))
+                Some((spec, lin.clone(), reads_flat(&program.shape, [lin])))
             }
             _ => None,
         };
@@ -944,18 +945,20 @@ impl<'a> DenseRanges<'a> {
 
     /// Output elements `lo..hi` (C order) into `out`, replacing its contents.
     pub(crate) fn fill<T: FloatOut>(&self, lo: usize, hi: usize, out: &mut Vec<T>) -> Result<()> {
-        if let Some((spec, lin)) = &self.generator {
-            // Tile by tile, as `run_range` would, but into `out` without a copy.
+        if let Some((spec, lin, flat)) = &self.generator {
             out.resize(hi - lo, T::ZERO);
+            let shape = &self.program.shape;
+            if *flat {
+                // The whole range is one run of the source.
+                let runs = flat_run(shape, lo, hi - lo);
+                T::generate(spec, &spans(lin, &runs), out);
+                return Ok(());
+            }
+            // Tile by tile, as `run_range` would, but into `out` without a copy.
             let mut start = lo;
             while start < hi {
                 let len = TILE.min(hi - start);
-                let shape = &self.program.shape;
-                let runs = if reads_flat(shape, [lin]) {
-                    flat_run(shape, start, len)
-                } else {
-                    runs_for(shape, start, len)
-                };
+                let runs = runs_for(shape, start, len);
                 T::generate(
                     spec,
                     &spans(lin, &runs),

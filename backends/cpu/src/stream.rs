@@ -33,7 +33,13 @@ pub fn matmul_program(
     other: &HostArray,
     program_left: bool,
 ) -> Result<HostArray> {
-    streamed("matmul", Product { program_left }, program, inputs, other)
+    streamed(
+        "matmul",
+        Streamed::Product { program_left },
+        program,
+        inputs,
+        other,
+    )
 }
 
 /// `[P Ω ; Pᵀ P Ω]`, `P` being `program`'s one dense output (rows × n) and `omega` n × l.
@@ -42,47 +48,29 @@ pub fn sketch_program(
     inputs: &[&HostArray],
     omega: &HostArray,
 ) -> Result<HostArray> {
-    streamed("sketch", Sketch, program, inputs, omega)
+    streamed("sketch", Streamed::Sketch, program, inputs, omega)
 }
 
-/// A computation over a streamed operand `P` and one other chunk of `P`'s dtype.
-trait Streamed {
+/// What is computed from a streamed operand `P` and one other chunk of `P`'s dtype.
+enum Streamed {
+    /// `P @ other` (`program_left`) or `other @ P`.
+    Product { program_left: bool },
+    /// `[P Ω ; Pᵀ P Ω]`, `other` being `Ω`.
+    Sketch,
+}
+
+impl Streamed {
     /// The result from `P` (read through `ranges`, `[rows, cols]`) and `other`.
     fn run<T: Real + FloatOut>(
         &self,
         ranges: &DenseRanges<'_>,
         pshape: [usize; 2],
         other: &ArrayD<T>,
-    ) -> Result<ArrayD<T>>;
-}
-
-/// `P @ other` or `other @ P`.
-struct Product {
-    program_left: bool,
-}
-
-impl Streamed for Product {
-    fn run<T: Real + FloatOut>(
-        &self,
-        ranges: &DenseRanges<'_>,
-        pshape: [usize; 2],
-        other: &ArrayD<T>,
     ) -> Result<ArrayD<T>> {
-        product(ranges, pshape, other, self.program_left)
-    }
-}
-
-/// `[P Ω ; Pᵀ P Ω]`, `other` being `Ω`.
-struct Sketch;
-
-impl Streamed for Sketch {
-    fn run<T: Real + FloatOut>(
-        &self,
-        ranges: &DenseRanges<'_>,
-        pshape: [usize; 2],
-        other: &ArrayD<T>,
-    ) -> Result<ArrayD<T>> {
-        sketch(ranges, pshape, other)
+        match *self {
+            Streamed::Product { program_left } => product(ranges, pshape, other, program_left),
+            Streamed::Sketch => sketch(ranges, pshape, other),
+        }
     }
 }
 
@@ -90,7 +78,7 @@ impl Streamed for Sketch {
 /// `other` shares with it.
 fn streamed(
     op: &str,
-    s: impl Streamed,
+    s: Streamed,
     program: &Program,
     inputs: &[&HostArray],
     other: &HostArray,

@@ -199,7 +199,6 @@ pub fn svd_compressed(
         let q = tsqr(&x.matmul(&test)?.persist()?)?.q.persist()?;
         test = tsqr(&x.transpose()?.matmul(&q)?.persist()?)?.q.persist()?;
     }
-    let keep = Index::range(0, k as i64);
     let b = x.backend().clone();
     // The range step: Y = x Ω = Q R and B = Qᵀ x. With whole rows per chunk, one pass
     // gives Y and xᵀ Y, and Bᵀ = xᵀ Q = (xᵀ Y) R⁻¹ when R is well conditioned.
@@ -215,13 +214,8 @@ pub fn svd_compressed(
                 len,
             };
             let ub_k = b.slice(&ub, &[whole(l), whole(k.min(l))])?;
-            let (s, vt) = (single(&x, s)?, single(&x, vt)?);
             // U = Q U_B, folded into TSQR's last multiplication: Q is never formed.
-            return Ok(Svd {
-                u: f.q_times(Some(&ub_k))?,
-                s: s.slice(&[keep])?,
-                vt: vt.slice(&[keep, Index::FULL])?,
-            });
+            return top_k(&x, f.q_times(Some(&ub_k))?, s, vt, k);
         }
         // Ill-conditioned: the second pass below, from the same Y.
         return two_pass(&x, f.q_times(None)?.persist()?, k);
@@ -234,12 +228,19 @@ pub fn svd_compressed(
 fn two_pass(x: &Array, q: Array, k: usize) -> Result<Svd> {
     let b = q.transpose()?.matmul(x)?;
     let (ub, s, vt) = x.backend().svd(&one_chunk(&b)?)?;
-    let (ub, s, vt) = (single(x, ub)?, single(x, s)?, single(x, vt)?);
+    let keep = Index::range(0, k as i64);
+    let u = q.matmul(&single(x, ub)?.slice(&[Index::FULL, keep])?)?;
+    top_k(x, u, s, vt, k)
+}
+
+/// The rank-`k` decomposition from `u` (already `k` columns) and the small SVD's `s` and
+/// `vt` chunks.
+fn top_k(x: &Array, u: Array, s: Chunk, vt: Chunk, k: usize) -> Result<Svd> {
     let keep = Index::range(0, k as i64);
     Ok(Svd {
-        u: q.matmul(&ub.slice(&[Index::FULL, keep])?)?,
-        s: s.slice(&[keep])?,
-        vt: vt.slice(&[keep, Index::FULL])?,
+        u,
+        s: single(x, s)?.slice(&[keep])?,
+        vt: single(x, vt)?.slice(&[keep, Index::FULL])?,
     })
 }
 
