@@ -20,7 +20,10 @@ use std::sync::Arc;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::host::HostArray;
-use crate::program::{evaluate_with_primitives, BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
+use crate::program::{
+    evaluate_with_primitives, moments_with_primitives, BinaryOp, IndexMap, Program, ReduceOp,
+    UnaryOp,
+};
 use crate::random::RandomSpec;
 
 /// A chunk of array data owned by one backend.
@@ -310,6 +313,24 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// result must be the same as that, up to float reassociation.
     fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
         sketch_with_primitives(self, &only_output(self, program, inputs)?, omega)
+    }
+
+    /// Per-block moments of a fused program's output over `axes`, packed into one chunk:
+    /// the reduced axes have length 1 except the first, of length 2, holding the sum and
+    /// then `M2`, the sum of squared deviations from the block's own mean (see
+    /// [`crate::program::moments_with_primitives`]). `program` has one unreduced float
+    /// output; `axes` are ascending and not empty. `var` and `std` ask for it per block, so
+    /// a backend can compute both in one pass instead of evaluating the block twice.
+    ///
+    /// Optional: the default runs the program twice (a sum, then `M2` about the block's
+    /// mean); a native result must agree with it up to float reassociation.
+    fn moments_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        axes: &[usize],
+    ) -> Result<Chunk> {
+        moments_with_primitives(self, program, inputs, axes)
     }
 
     /// The chunk's data when it already is a host array in this process (the CPU

@@ -312,6 +312,16 @@ impl ArrayBackend for CpuBackend {
         crate::stream::sketch_program(program, &hosts, omega).map(CpuBackend::wrap)
     }
 
+    fn moments_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        axes: &[usize],
+    ) -> Result<Chunk> {
+        let hosts = self.hosts(inputs, "moments")?;
+        exec::moments(program, &hosts, axes).map(CpuBackend::wrap)
+    }
+
     fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
         self.host(chunk, "to_host").ok()
     }

@@ -15,12 +15,13 @@ use ndarray::{ArrayD, IxDyn};
 use tessera_core::chunks::{c_strides, numel};
 use tessera_core::host::HostElement;
 use tessera_core::program::{
-    wrap_i64, BinaryOp, IndexMap, Linear, Node, Program, ReduceOp, UnaryOp,
+    check_moments, wrap_i64, BinaryOp, IndexMap, Linear, Node, Program, ReduceOp, UnaryOp,
 };
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
 use crate::kernels;
+use crate::moments::MomentsSink;
 
 /// Elements per tile: small enough that a program's tile buffers stay in L1/L2.
 pub const TILE: usize = 2048;
@@ -35,19 +36,19 @@ pub(crate) enum Buf {
 }
 
 /// A run of consecutive output elements along the last axis.
-struct Run {
+pub(crate) struct Run {
     /// Offset inside the tile.
-    pos: usize,
+    pub(crate) pos: usize,
     /// Output coordinates of the run's first element.
-    coords: Coords,
+    pub(crate) coords: Coords,
     /// Length.
-    len: usize,
+    pub(crate) len: usize,
 }
 
 /// Coordinates stored inline up to 8 dimensions: a tile has one run per row, and a heap
 /// allocation per run was most of the per-task cost of small chunks.
 #[derive(Clone)]
-enum Coords {
+pub(crate) enum Coords {
     Inline([usize; 8], usize),
     Heap(Vec<usize>),
 }
@@ -74,8 +75,9 @@ impl std::ops::Deref for Coords {
     }
 }
 
+/// A linear form's value at `coords`.
 #[inline]
-fn base(lin: &Linear, coords: &[usize]) -> i64 {
+pub(crate) fn base(lin: &Linear, coords: &[usize]) -> i64 {
     lin.offset
         + lin
             .coef
@@ -85,8 +87,9 @@ fn base(lin: &Linear, coords: &[usize]) -> i64 {
             .sum::<i64>()
 }
 
+/// A linear form's step along the last axis (along a run).
 #[inline]
-fn inc(lin: &Linear) -> i64 {
+pub(crate) fn inc(lin: &Linear) -> i64 {
     lin.coef.last().copied().unwrap_or(0)
 }
 
@@ -479,6 +482,32 @@ enum Acc {
     U(Vec<u64>),
 }
 
+/// For a reduction of a region of `shape` over `axes`: the reduced shape (those axes of
+/// length 1), the C-order index in it of each element's accumulator, and each element's
+/// C-order position among the elements it is reduced with, as linear forms.
+fn reduce_target(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Linear, Linear) {
+    let mut out_shape = shape.to_vec();
+    for &a in axes {
+        out_shape[a] = 1;
+    }
+    let ostr = c_strides(&out_shape);
+    let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let rstr = c_strides(&rshape);
+    let mut target = Linear {
+        offset: 0,
+        coef: vec![0; shape.len()],
+    };
+    let mut pos = target.clone();
+    for (a, &os) in ostr.iter().enumerate() {
+        if let Some(k) = axes.iter().position(|&x| x == a) {
+            pos.coef[a] = rstr[k] as i64;
+        } else {
+            target.coef[a] = os as i64;
+        }
+    }
+    (out_shape, target, pos)
+}
+
 struct ReduceSink {
     op: ReduceOp,
     input: DType,
@@ -493,15 +522,18 @@ struct ReduceSink {
 enum Sink {
     Dense { dtype: DType, data: Vec<Buf> },
     Reduce(ReduceSink),
+    Moments(MomentsSink),
 }
 
 impl Sink {
-    /// Appends the partial result of the next segment (see `run`: only sums, counts,
-    /// any and all are split, whose partials combine by `+`, `|`, `&`).
+    /// Appends the partial result of the next segment (see `drive`: only sums, counts,
+    /// any, all and moments are split, whose partials combine by `+`, `|`, `&` and Chan's
+    /// update).
     fn merge(&mut self, next: Sink) {
         match (self, next) {
             (Sink::Dense { data, .. }, Sink::Dense { data: more, .. }) => data.extend(more),
             (Sink::Reduce(a), Sink::Reduce(b)) => a.merge(b),
+            (Sink::Moments(a), Sink::Moments(b)) => a.merge(b),
             _ => unreachable!("segments have the same sinks"),
         }
     }
@@ -509,26 +541,8 @@ impl Sink {
 
 impl ReduceSink {
     fn new(op: ReduceOp, input: DType, shape: &[usize], axes: &[usize]) -> ReduceSink {
-        let mut out_shape = shape.to_vec();
-        for &a in axes {
-            out_shape[a] = 1;
-        }
+        let (out_shape, target, pos) = reduce_target(shape, axes);
         let n = numel(&out_shape);
-        let ostr = c_strides(&out_shape);
-        let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
-        let rstr = c_strides(&rshape);
-        let mut target = Linear {
-            offset: 0,
-            coef: vec![0; shape.len()],
-        };
-        let mut pos = target.clone();
-        for (a, &os) in ostr.iter().enumerate() {
-            if let Some(k) = axes.iter().position(|&x| x == a) {
-                pos.coef[a] = rstr[k] as i64;
-            } else {
-                target.coef[a] = os as i64;
-            }
-        }
         let float = input.is_float();
         let arg = matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
         let init_f = match op {
@@ -990,8 +1004,6 @@ impl<'a> DenseRanges<'a> {
 pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
     validate(program, inputs)?;
     let shape = &program.shape;
-    let total = numel(shape);
-    let lins = leaf_maps(program);
     let new_sinks = || -> Vec<Sink> {
         program
             .outputs
@@ -1018,48 +1030,80 @@ pub fn run(program: &Program, inputs: &[&HostArray]) -> Result<Vec<HostArray>> {
             )
         })
     });
-    let sinks = if total > SEGMENT && mergeable {
-        // Large chunk: fixed segments (independent of the thread count, so the result is
-        // too), in parallel inside a rayon pool (the threaded scheduler), one after the
-        // other outside it; partial results merge in segment order.
-        let segments: Vec<(usize, usize)> = (0..total)
-            .step_by(SEGMENT)
-            .map(|s| (s, (s + SEGMENT).min(total)))
-            .collect();
-        let run_segment = |&(lo, hi): &(usize, usize)| -> Result<Vec<Sink>> {
-            let mut sinks = new_sinks();
-            run_range(program, inputs, &lins, lo, hi, &mut sinks)?;
-            Ok(sinks)
-        };
-        let parts: Vec<Vec<Sink>> = if rayon::current_thread_index().is_some() {
-            use rayon::prelude::*;
-            segments
-                .par_iter()
-                .map(run_segment)
-                .collect::<Result<_>>()?
-        } else {
-            segments.iter().map(run_segment).collect::<Result<_>>()?
-        };
-        let mut parts = parts.into_iter();
-        let mut sinks = parts.next().unwrap_or_else(new_sinks);
-        for part in parts {
-            for (into, from) in sinks.iter_mut().zip(part) {
-                into.merge(from);
-            }
-        }
-        sinks
-    } else {
-        let mut sinks = new_sinks();
-        run_range(program, inputs, &lins, 0, total, &mut sinks)?;
-        sinks
-    };
-    Ok(sinks
+    Ok(drive(program, inputs, new_sinks, mergeable)?
         .into_iter()
         .map(|s| match s {
             Sink::Dense { dtype, data } => dense_finish(shape, dtype, data),
             Sink::Reduce(r) => r.finish(),
+            Sink::Moments(m) => m.finish(),
         })
         .collect())
+}
+
+/// The packed sum and `M2` over `axes` of a program's one float output, in one pass over
+/// its tiles ([`MomentsSink`]; the layout is `tessera_core::program::moments_shape`).
+pub fn moments(program: &Program, inputs: &[&HostArray], axes: &[usize]) -> Result<HostArray> {
+    validate(program, inputs)?;
+    check_moments(program, axes)?;
+    let dtype = program.dtypes[program.outputs[0].node];
+    let new_sinks = || {
+        let (_, target, _) = reduce_target(&program.shape, axes);
+        vec![Sink::Moments(MomentsSink::new(
+            dtype,
+            &program.shape,
+            axes,
+            target,
+        ))]
+    };
+    match drive(program, inputs, new_sinks, true)?.pop() {
+        Some(Sink::Moments(m)) => Ok(m.finish()),
+        _ => Err(Error::Internal("a moments run lost its accumulator".into())),
+    }
+}
+
+/// Runs the program's tiles into the sinks `new_sinks` makes. A large chunk whose partial
+/// results merge (`mergeable`) is cut into fixed segments (independent of the thread
+/// count, so the result is too), run in parallel inside a rayon pool (the threaded
+/// scheduler) and one after the other outside it; the partials merge in segment order.
+fn drive(
+    program: &Program,
+    inputs: &[&HostArray],
+    new_sinks: impl Fn() -> Vec<Sink> + Sync,
+    mergeable: bool,
+) -> Result<Vec<Sink>> {
+    let total = numel(&program.shape);
+    let lins = leaf_maps(program);
+    if total <= SEGMENT || !mergeable {
+        let mut sinks = new_sinks();
+        run_range(program, inputs, &lins, 0, total, &mut sinks)?;
+        return Ok(sinks);
+    }
+    let segments: Vec<(usize, usize)> = (0..total)
+        .step_by(SEGMENT)
+        .map(|s| (s, (s + SEGMENT).min(total)))
+        .collect();
+    let run_segment = |&(lo, hi): &(usize, usize)| -> Result<Vec<Sink>> {
+        let mut sinks = new_sinks();
+        run_range(program, inputs, &lins, lo, hi, &mut sinks)?;
+        Ok(sinks)
+    };
+    let parts: Vec<Vec<Sink>> = if rayon::current_thread_index().is_some() {
+        use rayon::prelude::*;
+        segments
+            .par_iter()
+            .map(run_segment)
+            .collect::<Result<_>>()?
+    } else {
+        segments.iter().map(run_segment).collect::<Result<_>>()?
+    };
+    let mut parts = parts.into_iter();
+    let mut sinks = parts.next().unwrap_or_else(new_sinks);
+    for part in parts {
+        for (into, from) in sinks.iter_mut().zip(part) {
+            into.merge(from);
+        }
+    }
+    Ok(sinks)
 }
 
 /// Elements per segment when one large chunk is split across workers (128 tiles).
@@ -1164,6 +1208,7 @@ fn run_range(
                     data.push(v);
                 }
                 Sink::Reduce(r) => r.consume(&vals[o.node], &runs),
+                Sink::Moments(m) => m.consume(&vals[o.node], &runs),
             }
         }
         start += len;

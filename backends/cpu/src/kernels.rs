@@ -163,7 +163,7 @@ fn dot2<T: ndarray::LinalgScalar>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD
 /// Sum of `f(x)` over a slice with eight independent partial sums, combined pairwise: the
 /// loop vectorises, and the rounding error grows with `n/8` instead of `n`.
 #[inline]
-fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
+pub(crate) fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
     let mut acc = [0.0f64; 8];
     let mut chunks = x.chunks_exact(8);
     for c in &mut chunks {

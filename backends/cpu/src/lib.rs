@@ -16,6 +16,7 @@ mod exec;
 pub mod frame;
 mod kernels;
 mod linalg;
+mod moments;
 mod stream;
 
 pub use backend::{CpuBackend, CpuChunk};

@@ -89,6 +89,10 @@ pub(crate) enum Op {
         op: ReduceOp,
         axes: Vec<usize>,
     },
+    /// Per input block, its sum and `M2` over `axes` packed along the first of them (2
+    /// elements per block there, 1 along the other reduced axes; see
+    /// [`crate::program::moments_with_primitives`]): the partials of `var`.
+    Moments { input: Array, axes: Vec<usize> },
     /// Tree level: fold groups of `split` blocks along `axes`.
     Combine {
         inputs: Vec<Array>,
@@ -101,8 +105,6 @@ pub(crate) enum Op {
     /// Each element is the number of elements, over `axes`, of the block of `like` it
     /// stands for (as the array's dtype).
     BlockCount { like: Chunks, axes: Vec<usize> },
-    /// Broadcast a per-block array (one element per block along `axes`) over `like`.
-    PerBlock { input: Array, axes: Vec<usize> },
     /// New chunk boundaries, same data.
     Rechunk(Array),
     /// C-order reshape (input chunked along axis 0 only).

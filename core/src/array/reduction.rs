@@ -4,7 +4,10 @@
 //! materialised), then partial results are folded `array.split-every` at a time.
 //! `var`/`std` use the parallel merge of Chan et al.: per chunk, the count `n_b`, mean
 //! `m_b` and the sum of squared deviations from its *own* mean `M2_b`; then
-//! `M2 = sum_b (M2_b + n_b (m_b - m)^2)` — stable where `E[x^2] - E[x]^2` cancels.
+//! `M2 = sum_b (M2_b + n_b (m_b - m)^2)` — stable where `E[x^2] - E[x]^2` cancels. A
+//! chunk's sum and `M2_b` come from one request to the backend
+//! ([`crate::ArrayBackend::moments_program`]), so a fused or generated chunk is evaluated
+//! once, not once per partial.
 
 use super::{Array, Fold, Op};
 use crate::chunks::Chunks;
@@ -262,8 +265,28 @@ impl Array {
         let dt = self.dtype().mean_result();
         let x = self.astype(dt);
         let total_n = self.reduced_count(&ax);
-        // Per block: n_b, m_b, M2_b.
-        let s_b = x.reduce_blocks(ReduceOp::Sum, &ax)?;
+        let denom = Scalar::F64((total_n as f64 - ddof as f64).max(0.0));
+        if ax.is_empty() {
+            // Nothing reduced: each element is its own block, M2 = (x - x)^2 (NaN for
+            // non-finite x, as NumPy).
+            let d = x.sub(&x)?;
+            return d.mul(&d)?.binary_scalar(BinaryOp::Div, denom, false);
+        }
+        // Per block, in one pass: s_b and M2_b, packed along the first reduced axis.
+        let packed = x.moments_blocks(&ax)?;
+        let half = |start: i64| -> Result<Array> {
+            let maps = (0..x.ndim())
+                .map(|a| AxisMap {
+                    start: if a == ax[0] { start } else { 0 },
+                    step: if a == ax[0] { 2 } else { 1 },
+                    out_axis: Some(a),
+                })
+                .collect();
+            let mut shape = packed.shape();
+            shape[ax[0]] /= 2;
+            packed.view(maps, &shape)
+        };
+        let (s_b, m2_b) = (half(0)?, half(1)?);
         let n_b = Array::new(
             Op::BlockCount {
                 like: x.chunks().clone(),
@@ -274,17 +297,6 @@ impl Array {
             self.backend().clone(),
         );
         let m_b = s_b.div(&n_b)?;
-        let m_b_over_x = Array::new(
-            Op::PerBlock {
-                input: m_b.clone(),
-                axes: ax.clone(),
-            },
-            dt,
-            x.chunks().clone(),
-            self.backend().clone(),
-        );
-        let d = x.sub(&m_b_over_x)?;
-        let m2_b = d.mul(&d)?.reduce_blocks(ReduceOp::Sum, &ax)?;
         // Global mean, then the merge.
         let m = Array::tree(vec![s_b], &ax, Fold::Binary(BinaryOp::Add))?.binary_scalar(
             BinaryOp::Div,
@@ -294,9 +306,35 @@ impl Array {
         let dev = m_b.sub(&m)?;
         let term = m2_b.add(&n_b.mul(&dev.mul(&dev)?)?)?;
         let m2 = term.reduce(ReduceOp::Sum, Some(&ax), true)?;
-        let denom = total_n as f64 - ddof as f64;
-        let v = m2.binary_scalar(BinaryOp::Div, Scalar::F64(denom.max(0.0)), false)?;
+        let v = m2.binary_scalar(BinaryOp::Div, denom, false)?;
         Array::finish_reduction(v, &ax, keepdims)
+    }
+
+    /// Per block, its sum and `M2` over `axes` (non-empty), packed along `axes[0]` (two
+    /// elements per block there; [`Op::Moments`]).
+    fn moments_blocks(&self, axes: &[usize]) -> Result<Array> {
+        let sizes = (0..self.ndim())
+            .map(|a| {
+                let blocks = self.chunks().axis(a).len();
+                if a == axes[0] {
+                    vec![2; blocks]
+                } else if axes.contains(&a) {
+                    vec![1; blocks]
+                } else {
+                    self.chunks().axis(a).to_vec()
+                }
+            })
+            .collect::<Vec<_>>();
+        let shape: Vec<usize> = sizes.iter().map(|s| s.iter().sum()).collect();
+        Ok(Array::new(
+            Op::Moments {
+                input: self.clone(),
+                axes: axes.to_vec(),
+            },
+            self.dtype(),
+            Chunks::new(&shape, sizes)?,
+            self.backend().clone(),
+        ))
     }
 
     /// Standard deviation with `ddof`.

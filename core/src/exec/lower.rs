@@ -44,6 +44,9 @@ pub(crate) enum TaskOp {
     /// The sum over deps `i` of rows `skip[i] .. skip[i] + len` (a slice for one dep):
     /// the parts of packed range sketches.
     Rows { skip: Vec<usize>, len: usize },
+    /// The packed sum and `M2` over `axes` of the program's output (the deps are its input
+    /// slots; [`ArrayBackend::moments_program`](crate::ArrayBackend::moments_program)).
+    Moments { program: Program, axes: Vec<usize> },
     /// Elementwise sum of the deps (the tree over a matmul's partial products).
     Sum,
     /// A user block function.
@@ -109,6 +112,11 @@ impl Plan {
                 TaskOp::Sketch { program: None } => *other.entry("range sketch").or_default() += 1,
                 TaskOp::Rows { .. } => *other.entry("range sketch parts").or_default() += 1,
                 TaskOp::Sum => *other.entry("sum of partial products").or_default() += 1,
+                TaskOp::Moments { .. } => {
+                    *other
+                        .entry("one-pass block moments (sum and M2) of a fused block")
+                        .or_default() += 1
+                }
                 TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
                 TaskOp::Transfer { .. } => {
                     *other.entry("backend transfer (via host)").or_default() += 1
@@ -229,7 +237,6 @@ fn is_fusable(op: &Op) -> bool {
             | Op::Where(..)
             | Op::View(..)
             | Op::Concat(..)
-            | Op::PerBlock { .. }
             | Op::BlockStart { .. }
             | Op::BlockCount { .. }
     )
@@ -434,6 +441,23 @@ impl Lowerer {
                     }),
                     &backend,
                 )
+            }
+            Op::Moments { input, axes } => {
+                // The input block's program (a bare read when it is stored), whose output
+                // the backend reduces to its sum and M2 in one request.
+                let in_shape = input.chunks().block_shape(block);
+                let mut pb = ProgramBuilder::new(&in_shape);
+                let mut leaves = Vec::new();
+                let saved = std::mem::replace(&mut self.depth, 0);
+                let node = self.fuse(input, &block_map(input, block), &mut pb, &mut leaves);
+                self.depth = saved;
+                let program = pb.finish(vec![(node?, None)])?;
+                backend.check_program(&program)?;
+                let op = TaskOp::Moments {
+                    program,
+                    axes: axes.clone(),
+                };
+                Ok(self.push(op, leaves, backend, bytes))
             }
             Op::Combine {
                 inputs,
@@ -785,19 +809,6 @@ impl Lowerer {
                 Err(Error::Internal(
                     "concatenate region outside every input".into(),
                 ))
-            }
-            Op::PerBlock { input, axes } => {
-                let mut m = map.clone();
-                m.src_shape = input.shape();
-                for &ax in axes {
-                    let k = block_of(a.chunks().offsets(ax), map.axes[ax].start);
-                    m.axes[ax] = AxisMap {
-                        start: k as i64,
-                        step: 0,
-                        out_axis: None,
-                    };
-                }
-                self.fuse(input, &m, pb, leaves)
             }
             Op::BlockStart { like, axis } => {
                 let k = map.axes[*axis].start as usize;

@@ -20,7 +20,7 @@ use crate::chunks::{c_strides, format_bytes, grid_indices, numel};
 use crate::config::SchedulerKind;
 use crate::error::{Error, Result};
 use crate::host::{HostArray, HostElement};
-use crate::program::BinaryOp;
+use crate::program::{check_packed, BinaryOp};
 
 fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
     let b = &task.backend;
@@ -88,6 +88,11 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                     "a sketch task of a stored block needs exactly x and omega".into(),
                 )),
             }
+        }
+        TaskOp::Moments { program, axes } => {
+            let packed = b.moments_program(program, deps, axes)?;
+            check_packed(&packed, program, axes)?;
+            Ok(packed)
         }
         TaskOp::Rows { skip, len } => {
             let mut acc: Option<Chunk> = None;

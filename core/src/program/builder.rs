@@ -25,6 +25,18 @@ impl ProgramBuilder {
         }
     }
 
+    /// A builder that goes on from `program`'s nodes and input slots (its outputs are
+    /// dropped; [`ProgramBuilder::finish`] names new ones), for deriving a program from
+    /// another one.
+    pub fn extend(program: &Program) -> ProgramBuilder {
+        ProgramBuilder {
+            nodes: program.nodes.clone(),
+            dtypes: program.dtypes.clone(),
+            input_dtypes: program.input_dtypes.iter().map(|&d| Some(d)).collect(),
+            shape: program.shape.clone(),
+        }
+    }
+
     /// The region shape.
     pub fn shape(&self) -> &[usize] {
         &self.shape

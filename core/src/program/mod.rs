@@ -15,10 +15,12 @@
 
 mod builder;
 mod eval;
+mod moments;
 mod ops;
 
 pub use builder::ProgramBuilder;
 pub use eval::evaluate_with_primitives;
+pub use moments::{check_moments, check_packed, moments_shape, moments_with_primitives};
 pub use ops::{ipow_i64, py_fmod_f64, wrap_i64, BinaryOp, ReduceOp, UnaryOp};
 
 use crate::chunks::c_strides;
