@@ -142,3 +142,117 @@ impl MomentsSink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use tessera_core::program::{moments_with_primitives, IndexMap, Program, ProgramBuilder};
+    use tessera_core::{ArrayBackend, Chunk, Error};
+
+    use super::*;
+    use crate::exec::moments;
+    use crate::{CpuBackend, CpuChunk};
+
+    fn read(shape: &[usize], dtype: DType) -> Program {
+        let mut pb = ProgramBuilder::new(shape);
+        let x = pb.input(0, dtype, IndexMap::identity(shape));
+        pb.finish(vec![(x, None)]).unwrap()
+    }
+
+    fn host(shape: &[usize], v: Vec<f64>) -> HostArray {
+        HostArray::F64(ArrayD::from_shape_vec(IxDyn(shape), v).unwrap())
+    }
+
+    fn packed(shape: &[usize], v: Vec<f64>, axes: &[usize]) -> (Vec<usize>, Vec<f64>) {
+        let out = moments(&read(shape, DType::F64), &[&host(shape, v)], axes).unwrap();
+        (out.shape().to_vec(), out.to_f64_vec())
+    }
+
+    /// Hand-computed sums and M2 of [[1, 2, 3], [4, 5, 6]] over each axis set, in the
+    /// packed layout: over both axes (mean 3.5), along rows (a run per output) and down
+    /// columns (Welford's step per element).
+    #[test]
+    fn packed_sums_and_m2_by_hand() {
+        let x = vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(
+            packed(&[2, 3], x.clone(), &[0, 1]),
+            (vec![2, 1], vec![21.0, 17.5])
+        );
+        assert_eq!(
+            packed(&[2, 3], x.clone(), &[1]),
+            (vec![2, 2], vec![6.0, 2.0, 15.0, 2.0])
+        );
+        assert_eq!(
+            packed(&[2, 3], x, &[0]),
+            (vec![2, 3], vec![5.0, 7.0, 9.0, 4.5, 4.5, 4.5])
+        );
+    }
+
+    /// A block far larger than a segment (merged across segments and tiles) with a mean
+    /// of 1e9 and a spread of a few units: M2 matches the exact value, which
+    /// `sum(x²) − sum(x)²/n` misses by orders of magnitude.
+    #[test]
+    fn large_offset_is_stable_across_tiles_and_segments() {
+        let (rows, cols) = (700, 1000);
+        let v: Vec<f64> = (0..rows * cols).map(|i| 1e9 + (i % 7) as f64).collect();
+        let n = v.len() as f64;
+        let mean = v.iter().map(|x| x - 1e9).sum::<f64>() / n + 1e9;
+        let exact: f64 = v.iter().map(|x| (x - mean) * (x - mean)).sum();
+        let (_, got) = packed(&[rows, cols], v.clone(), &[0, 1]);
+        assert_eq!(got[0], v.iter().sum::<f64>());
+        assert!((got[1] - exact).abs() <= 1e-9 * exact, "{} vs {exact}", got[1]);
+        let naive = v.iter().map(|x| x * x).sum::<f64>() - v.iter().sum::<f64>().powi(2) / n;
+        assert!((naive - exact).abs() > 1e-3 * exact, "the naive form should fail here");
+    }
+
+    /// The native one-pass result equals the two-pass reference on every axis set, f64
+    /// and f32.
+    #[test]
+    fn native_matches_the_reference() {
+        let shape = [37, 53, 5];
+        let v: Vec<f64> = (0..37 * 53 * 5)
+            .map(|i| ((i * 7919) % 1013) as f64 / 17.0 - 20.0)
+            .collect();
+        let cpu = CpuBackend::new();
+        for dtype in [DType::F64, DType::F32] {
+            let h = host(&shape, v.clone()).cast(dtype);
+            let chunk: Chunk = Arc::new(CpuChunk::new(h.clone()));
+            for axes in [&[0][..], &[1], &[2], &[0, 2], &[1, 2], &[0, 1, 2]] {
+                let p = read(&shape, dtype);
+                let native = moments(&p, &[&h], axes).unwrap();
+                let reference = moments_with_primitives(&cpu, &p, &[chunk.clone()], axes).unwrap();
+                let reference = cpu.to_host(&reference).unwrap();
+                assert_eq!(native.shape(), reference.shape(), "{axes:?}");
+                assert_eq!(native.dtype(), dtype);
+                let tol = if dtype == DType::F64 { 1e-12 } else { 1e-5 };
+                for (a, b) in native.to_f64_vec().iter().zip(reference.to_f64_vec()) {
+                    assert!((a - b).abs() <= tol * b.abs().max(1.0), "{axes:?}: {a} vs {b}");
+                }
+            }
+        }
+    }
+
+    /// NaN and infinity make the block's M2 NaN, as NumPy's var.
+    #[test]
+    fn non_finite_values_propagate() {
+        let (_, got) = packed(&[4], vec![1.0, f64::NAN, 2.0, 3.0], &[0]);
+        assert!(got[0].is_nan() && got[1].is_nan());
+        let (_, got) = packed(&[4], vec![1.0, f64::INFINITY, 2.0, 3.0], &[0]);
+        assert_eq!(got[0], f64::INFINITY);
+        assert!(got[1].is_nan());
+    }
+
+    /// Programs moments cannot take are refused with the reason.
+    #[test]
+    fn unsuitable_programs_are_refused() {
+        let ints = HostArray::I64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![1, 2, 3]).unwrap());
+        let e = moments(&read(&[3], DType::I64), &[&ints], &[0]).unwrap_err();
+        assert!(matches!(e, Error::DType { .. }), "{e}");
+        let f = host(&[3], vec![1.0, 2.0, 3.0]);
+        for axes in [&[][..], &[1], &[0, 0]] {
+            let e = moments(&read(&[3], DType::F64), &[&f], axes).unwrap_err();
+            assert!(e.to_string().contains("axes"), "{e}");
+        }
+    }
+}
