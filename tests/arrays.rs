@@ -311,6 +311,43 @@ fn variance_is_stable_far_from_zero() {
     assert!((got - want).abs() < 1e-9 * want, "var {got} vs {want}");
 }
 
+/// `std` of a fused random expression asks for each block's sum and M2 in one task per
+/// block (the block is generated once), and `explain` shows that program; the answer
+/// equals the std of the same values computed densely.
+#[test]
+fn std_takes_one_pass_per_block() {
+    let x = RandomState::new(9)
+        .normal(0.0, 1.0, &[400, 400], 100, Some("cpu"))
+        .unwrap();
+    let s = (&x + &x.T().unwrap()).unwrap();
+    let std = s.std(None, 0, false).unwrap();
+    let plan = std.explain().unwrap();
+    assert!(
+        plan.contains("16 one-pass block moments"),
+        "one moments task per block:\n{plan}"
+    );
+    assert!(
+        plan.contains("random Normal"),
+        "the block program generates:\n{plan}"
+    );
+    let dense = s.to_ndarray::<f64>().unwrap();
+    let m = dense.mean().unwrap();
+    let want = (dense.mapv(|v| (v - m) * (v - m)).sum() / dense.len() as f64).sqrt();
+    let got = std.compute_f64().unwrap();
+    assert!((got - want).abs() < 1e-13 * want, "std {got} vs {want}");
+    // Along one axis, with ddof: each column's variance.
+    let got = s
+        .var(Some(&[0]), 1, false)
+        .unwrap()
+        .to_ndarray::<f64>()
+        .unwrap();
+    for (j, col) in dense.axis_iter(ndarray::Axis(1)).enumerate() {
+        let m = col.mean().unwrap();
+        let want = col.mapv(|v| (v - m) * (v - m)).sum() / (col.len() - 1) as f64;
+        assert!((got[[j]] - want).abs() < 1e-12 * want, "column {j}");
+    }
+}
+
 #[test]
 fn creation_hand_computed() {
     let a = Array::arange(0.0, 10.0, 1.0, DType::I64, 3, Some("cpu")).unwrap();

@@ -201,9 +201,16 @@ mod tests {
         let exact: f64 = v.iter().map(|x| (x - mean) * (x - mean)).sum();
         let (_, got) = packed(&[rows, cols], v.clone(), &[0, 1]);
         assert_eq!(got[0], v.iter().sum::<f64>());
-        assert!((got[1] - exact).abs() <= 1e-9 * exact, "{} vs {exact}", got[1]);
+        assert!(
+            (got[1] - exact).abs() <= 1e-9 * exact,
+            "{} vs {exact}",
+            got[1]
+        );
         let naive = v.iter().map(|x| x * x).sum::<f64>() - v.iter().sum::<f64>().powi(2) / n;
-        assert!((naive - exact).abs() > 1e-3 * exact, "the naive form should fail here");
+        assert!(
+            (naive - exact).abs() > 1e-3 * exact,
+            "the naive form should fail here"
+        );
     }
 
     /// The native one-pass result equals the two-pass reference on every axis set, f64
@@ -227,7 +234,10 @@ mod tests {
                 assert_eq!(native.dtype(), dtype);
                 let tol = if dtype == DType::F64 { 1e-12 } else { 1e-5 };
                 for (a, b) in native.to_f64_vec().iter().zip(reference.to_f64_vec()) {
-                    assert!((a - b).abs() <= tol * b.abs().max(1.0), "{axes:?}: {a} vs {b}");
+                    assert!(
+                        (a - b).abs() <= tol * b.abs().max(1.0),
+                        "{axes:?}: {a} vs {b}"
+                    );
                 }
             }
         }

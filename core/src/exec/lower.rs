@@ -60,6 +60,20 @@ pub(crate) enum TaskOp {
     Transfer { from: BackendRef },
 }
 
+impl TaskOp {
+    /// The fused program the task runs, if it runs one (alone, or streamed into a product,
+    /// a sketch or block moments).
+    pub(crate) fn program(&self) -> Option<&Program> {
+        match self {
+            TaskOp::Program(p)
+            | TaskOp::MatmulProgram { program: p, .. }
+            | TaskOp::Sketch { program: Some(p) }
+            | TaskOp::Moments { program: p, .. } => Some(p),
+            _ => None,
+        }
+    }
+}
+
 /// One task.
 pub(crate) struct Task {
     pub op: TaskOp,
@@ -85,18 +99,19 @@ impl Plan {
         let mut other: HashMap<&'static str, usize> = HashMap::new();
         let mut example: Option<&Program> = None;
         for t in &self.tasks {
-            match &t.op {
-                TaskOp::Program(p) => {
-                    programs += 1;
-                    if p.is_source() {
-                        sources += 1;
-                    }
-                    // The first program in plan order is a chunk program of the
-                    // deepest fused stage (the reduction tree comes after it).
-                    if example.is_none() {
-                        example = Some(p);
-                    }
+            if let Some(p) = t.op.program() {
+                programs += 1;
+                if p.is_source() {
+                    sources += 1;
                 }
+                // The first program in plan order is a chunk program of the deepest
+                // fused stage (the reduction tree comes after it).
+                if example.is_none() {
+                    example = Some(p);
+                }
+            }
+            match &t.op {
+                TaskOp::Program(_) => {}
                 TaskOp::Stored(_) => stored += 1,
                 TaskOp::Assemble { .. } => *other.entry("assemble (rechunk)").or_default() += 1,
                 TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
@@ -159,21 +174,20 @@ impl Plan {
                 s.push('\n');
             }
         }
-        let pushed = self.tasks.iter().find_map(|t| match &t.op {
-            TaskOp::Program(p) => p.nodes.iter().find_map(|n| match n {
+        let pushed = self.tasks.iter().find_map(|t| {
+            t.op.program()?.nodes.iter().find_map(|n| match n {
                 PNode::Random { map, .. } if map.axes.iter().any(|a| a.step.abs() > 1) => {
                     Some(map.axes.iter().map(|a| a.step).collect::<Vec<_>>())
                 }
                 _ => None,
-            }),
-            _ => None,
+            })
         });
         if let Some(steps) = pushed {
             s.push_str(&format!("slice pushed into random source: steps {steps:?}, only kept elements are generated\n"));
         }
         let mut notes: Vec<String> = Vec::new();
         for t in &self.tasks {
-            if let TaskOp::Program(p) = &t.op {
+            if let Some(p) = t.op.program() {
                 for n in t.backend.plan_notes(p) {
                     let line = format!("backend '{}': {n}", t.backend.name());
                     if !notes.contains(&line) {
