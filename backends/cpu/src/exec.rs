@@ -969,9 +969,10 @@ impl<'a> DenseRanges<'a> {
                 return Ok(());
             }
             // Tile by tile, as `run_range` would, but into `out` without a copy.
+            let tile = tile_len(shape);
             let mut start = lo;
             while start < hi {
-                let len = TILE.min(hi - start);
+                let len = tile.min(hi - start);
                 let runs = runs_for(shape, start, len);
                 T::generate(
                     spec,
@@ -1073,14 +1074,15 @@ fn drive(
 ) -> Result<Vec<Sink>> {
     let total = numel(&program.shape);
     let lins = leaf_maps(program);
-    if total <= SEGMENT || !mergeable {
+    let segment = SEGMENT_TILES * tile_len(&program.shape);
+    if total <= segment || !mergeable {
         let mut sinks = new_sinks();
         run_range(program, inputs, &lins, 0, total, &mut sinks)?;
         return Ok(sinks);
     }
     let segments: Vec<(usize, usize)> = (0..total)
-        .step_by(SEGMENT)
-        .map(|s| (s, (s + SEGMENT).min(total)))
+        .step_by(segment)
+        .map(|s| (s, (s + segment).min(total)))
         .collect();
     let run_segment = |&(lo, hi): &(usize, usize)| -> Result<Vec<Sink>> {
         let mut sinks = new_sinks();
@@ -1106,8 +1108,22 @@ fn drive(
     Ok(sinks)
 }
 
-/// Elements per segment when one large chunk is split across workers (128 tiles).
-const SEGMENT: usize = 128 * TILE;
+/// Tiles per segment when one large chunk is split across workers.
+const SEGMENT_TILES: usize = 128;
+
+/// Elements per tile over a region of `shape`: an even number of whole rows when a row is
+/// at most [`TILE`] long (at least two, so a tile may reach `2 TILE`), else [`TILE`]. Whole
+/// rows keep a row's sum in one run; pairs of rows let a transposed strided random read
+/// compute each Philox block once for the two rows that share it
+/// (`RandomSpec::sample_runs_into`).
+fn tile_len(shape: &[usize]) -> usize {
+    let row = shape.last().copied().unwrap_or(1).max(1);
+    if shape.len() < 2 || row > TILE {
+        return TILE;
+    }
+    let rows = (TILE / row).max(2);
+    (rows - rows % 2) * row
+}
 
 /// Runs the program's tiles over output elements `lo..hi` into `sinks`.
 fn run_range(
@@ -1125,9 +1141,10 @@ fn run_range(
     let flat = shape.len() > 1
         && sinks.iter().all(|s| matches!(s, Sink::Dense { .. }))
         && reads_flat(shape, lins.iter().flatten());
+    let tile = tile_len(shape);
     let mut start = lo;
     while start < hi {
-        let len = TILE.min(hi - start);
+        let len = tile.min(hi - start);
         let runs = if flat {
             flat_run(shape, start, len)
         } else {
@@ -1310,6 +1327,19 @@ mod tests {
 
     /// Which reads make a tile one run: same-shape operands and whole-row slices do;
     /// steps, transposes and column slices do not.
+    /// Tiles are an even number of whole rows when rows fit, and TILE elements otherwise.
+    #[test]
+    fn tiles_are_pairs_of_whole_rows() {
+        assert_eq!(tile_len(&[1000, 1000]), 2000);
+        assert_eq!(tile_len(&[10, 2048]), 4096);
+        assert_eq!(tile_len(&[10, 600]), 1200);
+        assert_eq!(tile_len(&[10, 100]), 2000);
+        assert_eq!(tile_len(&[10, 3]), 2046);
+        assert_eq!(tile_len(&[10, 4000]), TILE);
+        assert_eq!(tile_len(&[100_000]), TILE);
+        assert_eq!(tile_len(&[]), TILE);
+    }
+
     #[test]
     fn reads_flat_only_in_c_order() {
         let out = [6, 5];

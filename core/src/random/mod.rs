@@ -29,7 +29,7 @@ pub mod ziggurat;
 pub use math::{exp_nonpositive, ln_positive};
 pub use philox::{block_of, first_word, half_of, philox4x32_10};
 
-use philox::{words_along, words_at};
+use philox::{pairs_with_next_but_one, words_along, words_along_pair, words_at};
 
 use crate::dtype::DType;
 
@@ -211,19 +211,40 @@ impl RandomSpec {
         let mut w = [0u64; PIECE];
         // The runs in the current piece: (position in the piece, first index, step).
         let mut parts: Vec<(usize, i64, i64)> = Vec::new();
-        let (mut filled, mut done) = (0, 0);
-        let mut flush = |w: &[u64], parts: &mut Vec<(usize, i64, i64)>, done: &mut usize| {
-            let len = w.len();
-            self.values_from_words(w, &mut out[*done..*done + len], |p| {
-                let (at, start, step) = parts[parts.partition_point(|r| r.0 <= p) - 1];
-                (start + (p - at) as i64 * step) as u64
-            });
-            *done += len;
-            parts.clear();
-        };
-        let mut left = n;
-        for &(start, step, len) in runs {
+        let (mut filled, mut done, mut left) = (0, 0, n);
+        let mut i = 0;
+        while i < runs.len() {
+            let (start, step, len) = runs[i];
             let len = len.min(left);
+            // A run and the next one two elements on (rows 2i, 2i + 1 of a transposed
+            // strided read): one block gives both their elements.
+            if let Some(&(s2, step2, len2)) = runs.get(i + 1) {
+                if s2 == start.wrapping_add(2)
+                    && (step2, len2) == (step, len)
+                    && 2 * len <= left
+                    && pairs_with_next_but_one(start, step)
+                {
+                    if filled > 0 {
+                        self.piece_values(&w[..filled], &parts, &mut out[done..done + filled]);
+                        (done, filled) = (done + filled, 0);
+                        parts.clear();
+                    }
+                    let (wa, wb) = w.split_at_mut(PIECE / 2);
+                    let mut j = 0;
+                    while j < len {
+                        let take = (PIECE / 2).min(len - j);
+                        let first = start + j as i64 * step;
+                        let (wa, wb) = (&mut wa[..take], &mut wb[..take]);
+                        words_along_pair(self.key(), self.stream, first, step, wa, wb);
+                        self.piece_values(wa, &[(0, first, step)], &mut out[done + j..][..take]);
+                        let second = &mut out[done + len + j..][..take];
+                        self.piece_values(wb, &[(0, first + 2, step)], second);
+                        j += take;
+                    }
+                    (done, left, i) = (done + 2 * len, left - 2 * len, i + 2);
+                    continue;
+                }
+            }
             left -= len;
             let mut j = 0;
             while j < len {
@@ -240,14 +261,25 @@ impl RandomSpec {
                 filled += take;
                 j += take;
                 if filled == PIECE {
-                    flush(&w, &mut parts, &mut done);
-                    filled = 0;
+                    self.piece_values(&w, &parts, &mut out[done..done + PIECE]);
+                    (done, filled) = (done + PIECE, 0);
+                    parts.clear();
                 }
             }
+            i += 1;
         }
         if filled > 0 {
-            flush(&w[..filled], &mut parts, &mut done);
+            self.piece_values(&w[..filled], &parts, &mut out[done..done + filled]);
         }
+    }
+
+    /// Values of a piece's words `w` into `out` (as long); `parts` are the runs in it as
+    /// (position in the piece, first index, step), ascending by position.
+    fn piece_values(&self, w: &[u64], parts: &[(usize, i64, i64)], out: &mut [f64]) {
+        self.values_from_words(w, out, |p| {
+            let (at, start, step) = parts[parts.partition_point(|r| r.0 <= p) - 1];
+            (start + (p - at) as i64 * step) as u64
+        });
     }
 
     /// Values of a float distribution from its elements' first words into `out` (as long
@@ -434,6 +466,15 @@ mod tests {
             (1000, 2, 9),
             (2000, -3, 12),
             (5, 1, 0),
+            // Rows of a transposed strided read: a run and the run two on, generated
+            // together, longer than a piece; then a pair whose first is at word 1 (not
+            // paired) and one of unequal lengths (not paired).
+            (40_000, 40_000, 300),
+            (40_002, 40_000, 300),
+            (7_000_002, 8, 20),
+            (7_000_004, 8, 20),
+            (9_000_000, 8, 20),
+            (9_000_002, 8, 19),
         ];
         let want_idx: Vec<i64> = runs
             .iter()
@@ -463,6 +504,17 @@ mod tests {
         let got = spec.sample_runs(&[(1, 1, 5001)]);
         for (j, g) in got.iter().enumerate() {
             assert_eq!(g.to_bits(), spec.sample_f64(1 + j as u64).to_bits());
+        }
+        // So does a long pair of rows two apart (both halves continue rejections from
+        // their own element's index).
+        let got = spec.sample_runs(&[(8, 4000, 5000), (10, 4000, 5000)]);
+        for (j, g) in got.iter().enumerate() {
+            let k = if j < 5000 {
+                8 + 4000 * j
+            } else {
+                10 + 4000 * (j - 5000)
+            };
+            assert_eq!(g.to_bits(), spec.sample_f64(k as u64).to_bits(), "{j}");
         }
     }
 

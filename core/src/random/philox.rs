@@ -180,6 +180,45 @@ pub(super) fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: 
     }
 }
 
+/// Whether the run `start, start + step, ...` can be generated together with the run two
+/// elements on (`start + 2, start + 2 + step, ...`) by [`words_along_pair`]: every element
+/// of the first takes word 0 of a block whose word 1 is the matching element of the
+/// second. True when `start` is at word 0 and `step` is a positive multiple of 4 — rows
+/// `2i, 2i + 1` of `x.T[::2, ::2]` (both of them columns of `x`) are such a pair.
+pub fn pairs_with_next_but_one(start: i64, step: i64) -> bool {
+    start >= 0 && step > 0 && step % 4 == 0 && half_of(start as u64) == 0
+}
+
+/// First words of two runs at once: `wa` gets the run `start, start + step, ...` and `wb`
+/// the run two elements on, both `wa.len()` long, each block computed once for the two
+/// elements that share it. Requires [`pairs_with_next_but_one`]`(start, step)`; the blocks
+/// of such a run step by `step / 2`.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
+    "x86_64+avx2+fma",
+))]
+pub(super) fn words_along_pair(
+    key: [u32; 2],
+    stream: u64,
+    start: i64,
+    step: i64,
+    wa: &mut [u64],
+    wb: &mut [u64],
+) {
+    debug_assert!(pairs_with_next_but_one(start, step));
+    let n = wa.len().min(wb.len());
+    let (first, stride) = (block_of(start as u64), step as u64 / 2);
+    for (c, (a, b)) in wa[..n]
+        .chunks_mut(LANES)
+        .zip(wb[..n].chunks_mut(LANES))
+        .enumerate()
+    {
+        let (w0, w1) = blocks_from(key, stream, first + stride * (c * LANES) as u64, stride);
+        a.copy_from_slice(&w0[..a.len()]);
+        b.copy_from_slice(&w1[..b.len()]);
+    }
+}
+
 /// [`words_along`] with step 1: whole groups of four elements take blocks `2g, 2g+1` in
 /// order, so a kernel call covers `2 LANES` elements; the unaligned ends go one by one.
 #[inline(always)]
@@ -347,6 +386,24 @@ mod tests {
                     }
                 }
             }
+        }
+        // Two runs two apart, generated together: every start at word 0, steps 4k.
+        for step in [4i64, 8, 40_000, 1 << 21] {
+            for start in [0i64, 1, 4, 5, 1 << 33] {
+                assert!(pairs_with_next_but_one(start, step));
+                for n in [0usize, 1, 31, 32, 33, 100] {
+                    let (mut a, mut b) = (vec![0u64; n], vec![0u64; n]);
+                    words_along_pair(key, stream, start, step, &mut a, &mut b);
+                    for j in 0..n {
+                        let k = (start + j as i64 * step) as u64;
+                        assert_eq!(a[j], first_word(key, stream, k), "{start} {step} {j}");
+                        assert_eq!(b[j], first_word(key, stream, k + 2), "{start} {step} {j}");
+                    }
+                }
+            }
+        }
+        for (start, step) in [(2i64, 4i64), (3, 4), (0, 2), (0, 6), (0, -4), (-4, 4)] {
+            assert!(!pairs_with_next_but_one(start, step), "{start} {step}");
         }
         let idx: Vec<i64> = (0..77)
             .map(|i| (i * 7919) % 1000 + ((i % 3) << 40))
