@@ -228,7 +228,8 @@ mod tests {
             for axes in [&[0][..], &[1], &[2], &[0, 2], &[1, 2], &[0, 1, 2]] {
                 let p = read(&shape, dtype);
                 let native = moments(&p, &[&h], axes).unwrap();
-                let reference = moments_with_primitives(&cpu, &p, &[chunk.clone()], axes).unwrap();
+                let reference =
+                    moments_with_primitives(&cpu, &p, std::slice::from_ref(&chunk), axes).unwrap();
                 let reference = cpu.to_host(&reference).unwrap();
                 assert_eq!(native.shape(), reference.shape(), "{axes:?}");
                 assert_eq!(native.dtype(), dtype);
