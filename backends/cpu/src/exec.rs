@@ -20,6 +20,7 @@ use tessera_core::program::{
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
+use crate::in_place;
 use crate::kernels;
 use crate::moments::MomentsSink;
 
@@ -27,6 +28,7 @@ use crate::moments::MomentsSink;
 pub const TILE: usize = 2048;
 
 /// Values of one node over a tile, in the compute type of its dtype.
+#[derive(Debug)]
 pub(crate) enum Buf {
     B(Vec<bool>),
     I(Vec<i64>),
@@ -1108,6 +1110,9 @@ fn drive(
     Ok(sinks)
 }
 
+/// Float tile buffers kept from one tile for the next one's random leaves.
+const SPARE_TILES: usize = 4;
+
 /// Tiles per segment when one large chunk is split across workers.
 const SEGMENT_TILES: usize = 128;
 
@@ -1142,6 +1147,8 @@ fn run_range(
         && sinks.iter().all(|s| matches!(s, Sink::Dense { .. }))
         && reads_flat(shape, lins.iter().flatten());
     let tile = tile_len(shape);
+    let last = in_place::last_uses(program);
+    let mut spare: Vec<Vec<f64>> = Vec::new();
     let mut start = lo;
     while start < hi {
         let len = tile.min(hi - start);
@@ -1170,7 +1177,10 @@ fn run_range(
                 Node::Random { spec, .. } if matches!(dtype, DType::F64 | DType::F32) => {
                     // Float samples by runs: a contiguous row computes each shared Philox
                     // block once.
-                    let v = spec.sample_runs(&spans(lins[i].as_ref().expect("leaf"), &runs));
+                    // Into a tile buffer of an earlier tile: no allocation, no zeroing.
+                    let mut v = spare.pop().unwrap_or_default();
+                    v.resize(len, 0.0);
+                    spec.sample_runs_into(&spans(lins[i].as_ref().expect("leaf"), &runs), &mut v);
                     if dtype == DType::F64 {
                         Buf::F64(v)
                     } else {
@@ -1200,15 +1210,34 @@ fn run_range(
                 Node::Index { .. } => Buf::I(indices(lins[i].as_ref().expect("leaf"), &runs, len)),
                 Node::Cast { x, to } => cast(&vals[*x], *to),
                 Node::Unary { op, x } => unary(*op, &vals[*x], dtype),
-                Node::Binary { op, a, b } => match (&program.nodes[*a], &program.nodes[*b]) {
-                    (_, Node::Const(c)) if scalar[*b] => {
-                        binary_scalar(*op, &vals[*a], *c, false, program.dtypes[*a])?
+                Node::Binary { op, a, b } => {
+                    // The tile of an operand that dies here takes the result (in_place).
+                    let mut take = |k: usize| {
+                        (last[k] == i).then(|| std::mem::replace(&mut vals[k], Buf::B(Vec::new())))
+                    };
+                    match (&program.nodes[*a], &program.nodes[*b]) {
+                        (_, Node::Const(c)) if scalar[*b] => match take(*a) {
+                            Some(x) => {
+                                in_place::scalar(*op, x, c.as_f64(), false).or_else(|x| {
+                                    binary_scalar(*op, &x, *c, false, program.dtypes[*a])
+                                })?
+                            }
+                            None => binary_scalar(*op, &vals[*a], *c, false, program.dtypes[*a])?,
+                        },
+                        (Node::Const(c), _) if scalar[*a] => match take(*b) {
+                            Some(x) => in_place::scalar(*op, x, c.as_f64(), true).or_else(|x| {
+                                binary_scalar(*op, &x, *c, true, program.dtypes[*b])
+                            })?,
+                            None => binary_scalar(*op, &vals[*b], *c, true, program.dtypes[*b])?,
+                        },
+                        _ if a != b => match take(*a) {
+                            Some(x) => in_place::binary(*op, x, &vals[*b])
+                                .or_else(|x| binary(*op, &x, &vals[*b], program.dtypes[*a]))?,
+                            None => binary(*op, &vals[*a], &vals[*b], program.dtypes[*a])?,
+                        },
+                        _ => binary(*op, &vals[*a], &vals[*b], program.dtypes[*a])?,
                     }
-                    (Node::Const(c), _) if scalar[*a] => {
-                        binary_scalar(*op, &vals[*b], *c, true, program.dtypes[*b])?
-                    }
-                    _ => binary(*op, &vals[*a], &vals[*b], program.dtypes[*a])?,
-                },
+                }
                 Node::Where { cond, a, b } => select(&vals[*cond], &vals[*a], &vals[*b])?,
             };
             vals.push(v);
@@ -1226,6 +1255,14 @@ fn run_range(
                 }
                 Sink::Reduce(r) => r.consume(&vals[o.node], &runs),
                 Sink::Moments(m) => m.consume(&vals[o.node], &runs),
+            }
+        }
+        // Keep float tiles for the next tile's random leaves.
+        for v in vals {
+            if let Buf::F64(b) = v {
+                if spare.len() < SPARE_TILES && b.capacity() >= len {
+                    spare.push(b);
+                }
             }
         }
         start += len;

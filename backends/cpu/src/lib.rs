@@ -14,6 +14,7 @@
 mod backend;
 mod exec;
 pub mod frame;
+mod in_place;
 mod kernels;
 mod linalg;
 mod moments;
