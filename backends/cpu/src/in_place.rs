@@ -39,10 +39,10 @@ pub(crate) fn binary(op: BinaryOp, x: Buf, y: &Buf) -> Result<Buf, Buf> {
         ($x:ident, $y:ident) => {{
             let pairs = $x.iter_mut().zip($y.iter());
             match op {
-                BinaryOp::Add => pairs.for_each(|(p, &q)| *p = *p + q),
-                BinaryOp::Sub => pairs.for_each(|(p, &q)| *p = *p - q),
-                BinaryOp::Mul => pairs.for_each(|(p, &q)| *p = *p * q),
-                BinaryOp::Div => pairs.for_each(|(p, &q)| *p = *p / q),
+                BinaryOp::Add => pairs.for_each(|(p, &q)| *p += q),
+                BinaryOp::Sub => pairs.for_each(|(p, &q)| *p -= q),
+                BinaryOp::Mul => pairs.for_each(|(p, &q)| *p *= q),
+                BinaryOp::Div => pairs.for_each(|(p, &q)| *p /= q),
                 _ => unreachable!("checked arithmetic"),
             }
         }};
@@ -71,13 +71,13 @@ pub(crate) fn scalar(op: BinaryOp, x: Buf, c: f64, scalar_left: bool) -> Result<
             let c = $c;
             let v = $x.iter_mut();
             match (op, scalar_left) {
-                (BinaryOp::Add, false) => v.for_each(|p| *p = *p + c),
+                (BinaryOp::Add, false) => v.for_each(|p| *p += c),
                 (BinaryOp::Add, true) => v.for_each(|p| *p = c + *p),
-                (BinaryOp::Sub, false) => v.for_each(|p| *p = *p - c),
+                (BinaryOp::Sub, false) => v.for_each(|p| *p -= c),
                 (BinaryOp::Sub, true) => v.for_each(|p| *p = c - *p),
-                (BinaryOp::Mul, false) => v.for_each(|p| *p = *p * c),
+                (BinaryOp::Mul, false) => v.for_each(|p| *p *= c),
                 (BinaryOp::Mul, true) => v.for_each(|p| *p = c * *p),
-                (BinaryOp::Div, false) => v.for_each(|p| *p = *p / c),
+                (BinaryOp::Div, false) => v.for_each(|p| *p /= c),
                 (BinaryOp::Div, true) => v.for_each(|p| *p = c / *p),
                 _ => unreachable!("checked arithmetic"),
             }
