@@ -72,11 +72,11 @@ pub(crate) fn scalar(op: BinaryOp, x: Buf, c: f64, scalar_left: bool) -> Result<
             let v = $x.iter_mut();
             match (op, scalar_left) {
                 (BinaryOp::Add, false) => v.for_each(|p| *p += c),
-                (BinaryOp::Add, true) => v.for_each(|p| *p = c + *p),
+                (BinaryOp::Add, true) => v.for_each(|p| *p += c), // commutative: the same bits
                 (BinaryOp::Sub, false) => v.for_each(|p| *p -= c),
                 (BinaryOp::Sub, true) => v.for_each(|p| *p = c - *p),
                 (BinaryOp::Mul, false) => v.for_each(|p| *p *= c),
-                (BinaryOp::Mul, true) => v.for_each(|p| *p = c * *p),
+                (BinaryOp::Mul, true) => v.for_each(|p| *p *= c),
                 (BinaryOp::Div, false) => v.for_each(|p| *p /= c),
                 (BinaryOp::Div, true) => v.for_each(|p| *p = c / *p),
                 _ => unreachable!("checked arithmetic"),
