@@ -37,6 +37,24 @@ pub(crate) fn normalize_axes(op: &str, axes: Option<&[usize]>, ndim: usize) -> R
 }
 
 impl Array {
+    /// The chunks of per-block partials over `axes` (non-empty for `first > 1`): `first`
+    /// elements per block along `axes[0]`, one along the other reduced axes, the input's
+    /// chunks elsewhere.
+    fn partial_chunks(&self, axes: &[usize], first: usize) -> Result<Chunks> {
+        let sizes = (0..self.ndim())
+            .map(|a| {
+                let blocks = self.chunks().axis(a).len();
+                match axes.iter().position(|&x| x == a) {
+                    Some(0) => vec![first; blocks],
+                    Some(_) => vec![1; blocks],
+                    None => self.chunks().axis(a).to_vec(),
+                }
+            })
+            .collect::<Vec<_>>();
+        let shape: Vec<usize> = sizes.iter().map(|s| s.iter().sum()).collect();
+        Chunks::new(&shape, sizes)
+    }
+
     /// Per-block partial reduction: reduced axes get one element per block.
     fn reduce_blocks(&self, op: ReduceOp, axes: &[usize]) -> Result<Array> {
         if !op.accepts(self.dtype()) {
@@ -46,16 +64,6 @@ impl Array {
                 "not defined for this dtype",
             ));
         }
-        let sizes = (0..self.ndim())
-            .map(|a| {
-                if axes.contains(&a) {
-                    vec![1; self.chunks().axis(a).len()]
-                } else {
-                    self.chunks().axis(a).to_vec()
-                }
-            })
-            .collect::<Vec<_>>();
-        let shape: Vec<usize> = sizes.iter().map(|s| s.iter().sum()).collect();
         Ok(Array::new(
             Op::ReduceBlocks {
                 input: self.clone(),
@@ -63,7 +71,7 @@ impl Array {
                 axes: axes.to_vec(),
             },
             op.result_dtype(self.dtype()),
-            Chunks::new(&shape, sizes)?,
+            self.partial_chunks(axes, 1)?,
             self.backend().clone(),
         ))
     }
@@ -313,26 +321,13 @@ impl Array {
     /// Per block, its sum and `M2` over `axes` (non-empty), packed along `axes[0]` (two
     /// elements per block there; [`Op::Moments`]).
     fn moments_blocks(&self, axes: &[usize]) -> Result<Array> {
-        let sizes = (0..self.ndim())
-            .map(|a| {
-                let blocks = self.chunks().axis(a).len();
-                if a == axes[0] {
-                    vec![2; blocks]
-                } else if axes.contains(&a) {
-                    vec![1; blocks]
-                } else {
-                    self.chunks().axis(a).to_vec()
-                }
-            })
-            .collect::<Vec<_>>();
-        let shape: Vec<usize> = sizes.iter().map(|s| s.iter().sum()).collect();
         Ok(Array::new(
             Op::Moments {
                 input: self.clone(),
                 axes: axes.to_vec(),
             },
             self.dtype(),
-            Chunks::new(&shape, sizes)?,
+            self.partial_chunks(axes, 2)?,
             self.backend().clone(),
         ))
     }

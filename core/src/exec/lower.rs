@@ -397,6 +397,22 @@ impl Lowerer {
         }
     }
 
+    /// The fused chain computing `map` of `a` over `shape`: the program so far, its root
+    /// node and the tasks its input slots read.
+    fn fused(
+        &mut self,
+        a: &Array,
+        map: &IndexMap,
+        shape: &[usize],
+    ) -> Result<(ProgramBuilder, NodeId, Vec<usize>)> {
+        let mut pb = ProgramBuilder::new(shape);
+        let mut leaves = Vec::new();
+        let saved = std::mem::replace(&mut self.depth, 0);
+        let node = self.fuse(a, map, &mut pb, &mut leaves);
+        self.depth = saved;
+        Ok((pb, node?, leaves))
+    }
+
     /// A program task computing `map` of `a` over `shape`, with an optional epilogue.
     fn program_task(
         &mut self,
@@ -406,12 +422,7 @@ impl Lowerer {
         reduce: Option<Reduction>,
         backend: &BackendRef,
     ) -> Result<usize> {
-        let mut pb = ProgramBuilder::new(shape);
-        let mut leaves = Vec::new();
-        let saved = std::mem::replace(&mut self.depth, 0);
-        let node = self.fuse(a, map, &mut pb, &mut leaves);
-        self.depth = saved;
-        let node = node?;
+        let (pb, node, leaves) = self.fused(a, map, shape)?;
         // A bare read of a whole stored chunk needs no task of its own.
         if reduce.is_none() && leaves.len() == 1 {
             if let PNode::Input { map: m, .. } = &pb_node(&pb, node) {
@@ -460,12 +471,8 @@ impl Lowerer {
                 // The input block's program (a bare read when it is stored), whose output
                 // the backend reduces to its sum and M2 in one request.
                 let in_shape = input.chunks().block_shape(block);
-                let mut pb = ProgramBuilder::new(&in_shape);
-                let mut leaves = Vec::new();
-                let saved = std::mem::replace(&mut self.depth, 0);
-                let node = self.fuse(input, &block_map(input, block), &mut pb, &mut leaves);
-                self.depth = saved;
-                let program = pb.finish(vec![(node?, None)])?;
+                let (pb, node, leaves) = self.fused(input, &block_map(input, block), &in_shape)?;
+                let program = pb.finish(vec![(node, None)])?;
                 backend.check_program(&program)?;
                 let op = TaskOp::Moments {
                     program,
