@@ -487,7 +487,7 @@ enum Acc {
 /// For a reduction of a region of `shape` over `axes`: the reduced shape (those axes of
 /// length 1), the C-order index in it of each element's accumulator, and each element's
 /// C-order position among the elements it is reduced with, as linear forms.
-fn reduce_target(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Linear, Linear) {
+pub(crate) fn reduce_target(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Linear, Linear) {
     let mut out_shape = shape.to_vec();
     for &a in axes {
         out_shape[a] = 1;
@@ -1049,15 +1049,7 @@ pub fn moments(program: &Program, inputs: &[&HostArray], axes: &[usize]) -> Resu
     validate(program, inputs)?;
     check_moments(program, axes)?;
     let dtype = program.dtypes[program.outputs[0].node];
-    let new_sinks = || {
-        let (_, target, _) = reduce_target(&program.shape, axes);
-        vec![Sink::Moments(MomentsSink::new(
-            dtype,
-            &program.shape,
-            axes,
-            target,
-        ))]
-    };
+    let new_sinks = || vec![Sink::Moments(MomentsSink::new(dtype, &program.shape, axes))];
     match drive(program, inputs, new_sinks, true)?.pop() {
         Some(Sink::Moments(m)) => Ok(m.finish()),
         _ => Err(Error::Internal("a moments run lost its accumulator".into())),

@@ -19,7 +19,7 @@ use tessera_core::chunks::numel;
 use tessera_core::program::{moments_shape, Linear};
 use tessera_core::{DType, HostArray};
 
-use crate::exec::{base, inc, Buf, Run};
+use crate::exec::{base, inc, reduce_target, Buf, Run};
 use crate::kernels;
 
 /// Sum, count, mean and `M2` per output element of a block's moments.
@@ -37,13 +37,9 @@ pub(crate) struct MomentsSink {
 }
 
 impl MomentsSink {
-    /// Accumulators for the moments of a `dtype` region of `shape` over `axes`; `target`
-    /// addresses the reduced output (see `exec::reduce_target`).
-    pub(crate) fn new(dtype: DType, shape: &[usize], axes: &[usize], target: Linear) -> Self {
-        let mut reduced = shape.to_vec();
-        for &a in axes {
-            reduced[a] = 1;
-        }
+    /// Accumulators for the moments of a `dtype` region of `shape` over `axes`.
+    pub(crate) fn new(dtype: DType, shape: &[usize], axes: &[usize]) -> Self {
+        let (reduced, target, _) = reduce_target(shape, axes);
         let n = numel(&reduced);
         MomentsSink {
             target,
