@@ -10,7 +10,8 @@ use crate::chunks::{c_strides, grid_indices, numel};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::program::{
-    AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, Reduction, UnaryOp,
+    AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, ReduceOp,
+    Reduction, UnaryOp,
 };
 
 /// What a task does with its dependencies' chunks.
@@ -88,6 +89,8 @@ pub(crate) struct Plan {
     pub tasks: Vec<Task>,
     /// Per requested array: its blocks' tasks in C order.
     pub outputs: Vec<Vec<usize>>,
+    /// Block reductions that reuse the task of their mirror block (see [`super::symmetry`]).
+    pub mirrored: usize,
 }
 
 impl Plan {
@@ -200,6 +203,12 @@ impl Plan {
             s.push_str(&n);
             s.push('\n');
         }
+        if self.mirrored > 0 {
+            s.push_str(&format!(
+                "mirror symmetry: the reduced array equals its transpose, so {} block reductions below the diagonal reuse the task of their mirror block above it\n",
+                self.mirrored
+            ));
+        }
         s
     }
 }
@@ -213,6 +222,11 @@ struct Lowerer {
     optimize: bool,
     /// Depth of the current `fuse` recursion below the program's root.
     depth: usize,
+    /// Per block-reduction node id: the pair of its reduced axes its input is
+    /// mirror-symmetric in, if any.
+    mirrors: FxHashMap<u64, Option<(usize, usize)>>,
+    /// Block reductions given their mirror block's task.
+    mirrored: usize,
 }
 
 /// Lowers arrays into a plan.
@@ -222,6 +236,8 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
         memo: FxHashMap::default(),
         optimize: crate::config::optimize()?,
         depth: 0,
+        mirrors: FxHashMap::default(),
+        mirrored: 0,
     };
     let mut outputs = Vec::new();
     for a in arrays {
@@ -235,6 +251,7 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
     Ok(Plan {
         tasks: l.tasks,
         outputs,
+        mirrored: l.mirrored,
     })
 }
 
@@ -438,6 +455,38 @@ impl Lowerer {
         Ok(self.push(TaskOp::Program(program), leaves, backend.clone(), out_bytes))
     }
 
+    /// For block `block` of the per-block reduction `a` of `input` over `axes`: when the
+    /// reduction ignores element order, `input` is mirror-symmetric in two reduced axes
+    /// `(p, q)` and the block lies below the diagonal (`block[p] > block[q]`), the task of
+    /// the mirror block, which reduces the same elements ([`super::symmetry`]).
+    fn mirror_task(
+        &mut self,
+        a: &Array,
+        input: &Array,
+        axes: &[usize],
+        block: &[usize],
+        order_free: bool,
+    ) -> Result<Option<usize>> {
+        if !self.optimize || !order_free {
+            return Ok(None);
+        }
+        let pair = *self
+            .mirrors
+            .entry(a.id())
+            .or_insert_with(|| super::symmetry::mirror_pair(input, axes));
+        let Some((p, q)) = pair else {
+            return Ok(None);
+        };
+        if block[p] <= block[q] {
+            return Ok(None);
+        }
+        let mut mirror = block.to_vec();
+        mirror.swap(p, q);
+        let t = self.block_task(a, &mirror)?;
+        self.mirrored += 1;
+        Ok(Some(t))
+    }
+
     fn make_block_task(&mut self, a: &Array, block: &[usize]) -> Result<usize> {
         let shape = a.chunks().block_shape(block);
         let bytes = numel(&shape) as u64 * a.dtype().size() as u64;
@@ -455,6 +504,10 @@ impl Lowerer {
                 Ok(self.push(TaskOp::Stored(chunks[idx].clone()), vec![], backend, bytes))
             }
             Op::ReduceBlocks { input, op, axes } => {
+                let order_free = !matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
+                if let Some(t) = self.mirror_task(a, input, axes, block, order_free)? {
+                    return Ok(t);
+                }
                 let in_shape = input.chunks().block_shape(block);
                 self.program_task(
                     input,
@@ -468,6 +521,9 @@ impl Lowerer {
                 )
             }
             Op::Moments { input, axes } => {
+                if let Some(t) = self.mirror_task(a, input, axes, block, true)? {
+                    return Ok(t);
+                }
                 // The input block's program (a bare read when it is stored), whose output
                 // the backend reduces to its sum and M2 in one request.
                 let in_shape = input.chunks().block_shape(block);

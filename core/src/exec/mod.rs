@@ -5,11 +5,13 @@
 //! one [`Program`](crate::program::Program) whose leaves are generators or stored chunks
 //! read through affine maps (this is where slices are pushed into sources). The
 //! schedulers then run tasks in dependency order and drop each intermediate chunk as soon
-//! as its last consumer has run.
+//! as its last consumer has run. Reductions over an array that equals its transpose compute
+//! only the blocks on and above the diagonal (`symmetry`).
 
 mod fxhash;
 mod lower;
 mod scheduler;
+mod symmetry;
 
 pub(crate) use lower::lower;
 pub(crate) use scheduler::{compute, parallel_map, persist, persist_many};
