@@ -64,12 +64,17 @@ fn workload(w: &str, n: usize, c: usize) -> tessera::Result<(Array, usize, usize
 }
 
 /// Pure per-task overhead, without the compute: the single-threaded time of
-/// `ones((10000, 10000), chunks=100).sum()` minus that of the same sum over one chunk per
+/// `ones((10000, 10100), chunks=100).sum()` minus that of the same sum over one chunk per
 /// 100 rows (100 tasks doing the same arithmetic), divided by the extra tasks.
+///
+/// Not the square `ones((10000, 10000))` of the `ones_sum` workload: that array equals
+/// its transpose, so the optimizer sums only the blocks on and above the diagonal, and
+/// the two plans would no longer do the same arithmetic. 100 more columns keep every
+/// block a task of its own.
 fn overhead() -> tessera::Result<serde_json::Value> {
     let _single = tessera::config::set(&[("scheduler", "single-threaded")])?;
     let time = |chunks: [usize; 2]| -> tessera::Result<(f64, usize)> {
-        let x = Array::ones(&[10_000, 10_000], DType::F64, chunks, None)?;
+        let x = Array::ones(&[10_000, 10_100], DType::F64, chunks, None)?;
         let s = x.sum(None, false)?;
         let tasks = s.num_tasks()?;
         let mut best = f64::INFINITY;
@@ -81,7 +86,7 @@ fn overhead() -> tessera::Result<serde_json::Value> {
         Ok((best, tasks))
     };
     let (small, n_small) = time([100, 100])?;
-    let (big, n_big) = time([100, 10_000])?;
+    let (big, n_big) = time([100, 10_100])?;
     Ok(serde_json::json!({
         "engine": "tessera",
         "workload": "ones_sum_overhead",
