@@ -312,8 +312,9 @@ fn variance_is_stable_far_from_zero() {
 }
 
 /// `std` of a fused random expression asks for each block's sum and M2 in one task per
-/// block (the block is generated once), and `explain` shows that program; the answer
-/// equals the std of the same values computed densely.
+/// block (the block is generated once; `x + x.T` equals its transpose, so only the 10 of
+/// 16 blocks on and above the diagonal have a task), and `explain` shows that program;
+/// the answer equals the std of the same values computed densely.
 #[test]
 fn std_takes_one_pass_per_block() {
     let x = RandomState::new(9)
@@ -323,8 +324,12 @@ fn std_takes_one_pass_per_block() {
     let std = s.std(None, 0, false).unwrap();
     let plan = std.explain().unwrap();
     assert!(
-        plan.contains("16 one-pass block moments"),
-        "one moments task per block:\n{plan}"
+        plan.contains("10 one-pass block moments"),
+        "one moments task per block on or above the diagonal:\n{plan}"
+    );
+    assert!(
+        plan.contains("so 6 block reductions below the diagonal reuse"),
+        "{plan}"
     );
     assert!(
         plan.contains("random Normal"),

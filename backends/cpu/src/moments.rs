@@ -53,6 +53,11 @@ impl MomentsSink {
         }
     }
 
+    /// The linear form giving a run's output element (see [`reduce_target`]).
+    pub(crate) fn target(&self) -> &Linear {
+        &self.target
+    }
+
     /// Folds a tile's runs.
     pub(crate) fn consume(&mut self, buf: &Buf, runs: &[Run]) {
         for r in runs {
