@@ -4,14 +4,17 @@
 # is per workload), then the ratios. Dask lives in a virtual environment OUTSIDE the
 # repository, created from PyPI on first use:
 #
-#   bench/compare_dask.sh [N] [CHUNK] [WORKLOADS]     (defaults: 20000 2000 all)
+#   bench/compare_dask.sh [N] [CHUNK] [WORKLOADS] [REPEAT]   (defaults: 20000 2000 all 3)
 #   DASK_VENV=/path/to/venv bench/compare_dask.sh   (not TESSERA_*: tessera rejects unknown TESSERA_ variables)
 #
-# Output: the JSON lines of both engines, then a table of tessera/dask ratios.
+# Each engine computes each workload REPEAT times in its process and reports the median
+# (`runs` lists them all). Output: the JSON lines of both engines, then a table of
+# tessera/dask ratios of the medians.
 set -euo pipefail
 N=${1:-20000}
 CHUNK=${2:-2000}
 WORKLOADS=${3:-headline_sum,headline_mean,transposed_std,normal_sum,ones_sum}
+REPEAT=${4:-3}
 VENV=${DASK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-venv}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
@@ -25,8 +28,8 @@ fi
 OUT=$(mktemp)
 trap 'rm -f "$OUT"' EXIT
 for w in ${WORKLOADS//,/ }; do
-  "$ROOT/target/release/examples/bench" --n "$N" --chunk "$CHUNK" --workloads "$w" | tee -a "$OUT"
-  "$VENV/bin/python" "$HERE/dask_workloads.py" --n "$N" --chunk "$CHUNK" --workloads "$w" | tee -a "$OUT"
+  "$ROOT/target/release/examples/bench" --n "$N" --chunk "$CHUNK" --workloads "$w" --repeat "$REPEAT" | tee -a "$OUT"
+  "$VENV/bin/python" "$HERE/dask_workloads.py" --n "$N" --chunk "$CHUNK" --workloads "$w" --repeat "$REPEAT" | tee -a "$OUT"
 done
 
 python3 - "$OUT" <<'PY'

@@ -1,10 +1,12 @@
 """The tessera benchmark workloads, run through Dask for a side-by-side ratio.
 
 Prints one JSON line per workload with the same fields as tessera's `bench` example
-(`workload`, `n`, `chunk`, `seconds`, `answer`, `peak_rss_bytes`). Run by `compare_dask.sh`
-inside a virtual environment outside the repository; not part of the product.
+(`workload`, `n`, `chunk`, `seconds`, `runs`, `answer`, `peak_rss_bytes`). `seconds` is the
+median of `--repeat` computes of the same expression (`runs` lists them all), as in
+tessera's bench. Run by `compare_dask.sh` inside a virtual environment outside the
+repository; not part of the product.
 
-    python dask_workloads.py [--n N] [--chunk C] [--workloads a,b,...]
+    python dask_workloads.py [--n N] [--chunk C] [--workloads a,b,...] [--repeat R]
 """
 
 import argparse
@@ -48,6 +50,7 @@ def main():
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--chunk", type=int, default=2000)
     ap.add_argument("--workloads", default="headline_sum,headline_mean,transposed_std,normal_sum,ones_sum")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     dask.config.set(scheduler="threads")
     for w in args.workloads.split(","):
@@ -64,9 +67,12 @@ def main():
         else:
             raise SystemExit(f"unknown workload {w}")
         tasks = len(expr.__dask_graph__())
-        t = time.perf_counter()
-        answer = float(expr.compute())
-        secs = time.perf_counter() - t
+        runs = []
+        for _ in range(max(args.repeat, 1)):
+            t = time.perf_counter()
+            answer = float(expr.compute())
+            runs.append(time.perf_counter() - t)
+        secs = sorted(runs)[len(runs) // 2]
         print(json.dumps({
             "engine": "dask",
             "version": dask.__version__,
@@ -74,6 +80,7 @@ def main():
             "n": n,
             "chunk": c,
             "seconds": secs,
+            "runs": runs,
             "answer": answer,
             "tasks": tasks,
             "us_per_task": secs / tasks * 1e6,

@@ -2,8 +2,12 @@
 //! `bench/dask_workloads.py`, so `bench/compare_dask.sh` can put them side by side).
 //!
 //! ```text
-//! cargo run --release --example bench -- [--n N] [--chunk C] [--workloads a,b,...]
+//! cargo run --release --example bench -- [--n N] [--chunk C] [--workloads a,b,...] [--repeat R]
 //! ```
+//!
+//! Each workload computes its expression `R` times (default 3); `seconds` is the median
+//! and `runs` lists every time, as in the Dask script, so one slow minute on a shared
+//! machine does not decide a ratio.
 //!
 //! Workloads: `headline_sum` (`(x + 1)[::2, ::2].sum()`, x = normal(10, 1) of N×N),
 //! `headline_mean` (the same with `.mean()`), `transposed_std`
@@ -99,6 +103,14 @@ fn overhead() -> tessera::Result<serde_json::Value> {
     }))
 }
 
+/// The median of `runs` (not empty; the upper middle one for an even count, as the
+/// Dask script takes it).
+fn median(runs: &[f64]) -> f64 {
+    let mut sorted = runs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
 fn main() -> tessera::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--n")
@@ -107,6 +119,10 @@ fn main() -> tessera::Result<()> {
     let chunk: usize = arg(&args, "--chunk")
         .and_then(|s| s.parse().ok())
         .unwrap_or(2_000);
+    let repeat: usize = arg(&args, "--repeat")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let list = arg(&args, "--workloads")
         .unwrap_or_else(|| "headline_sum,headline_mean,transposed_std,ones_sum".into());
     for w in list.split(',') {
@@ -115,9 +131,14 @@ fn main() -> tessera::Result<()> {
         }
         let (expr, n, c, expected) = workload(w, n, chunk)?;
         let tasks = expr.num_tasks()?;
-        let t = Instant::now();
-        let answer = expr.compute_f64()?;
-        let secs = t.elapsed().as_secs_f64();
+        let mut runs = Vec::with_capacity(repeat);
+        let mut answer = f64::NAN;
+        for _ in 0..repeat {
+            let t = Instant::now();
+            answer = expr.compute_f64()?;
+            runs.push(t.elapsed().as_secs_f64());
+        }
+        let secs = median(&runs);
         println!(
             "{}",
             serde_json::json!({
@@ -127,6 +148,7 @@ fn main() -> tessera::Result<()> {
                 "chunk": c,
                 "scheduler": tessera::config::get("scheduler")?.0,
                 "seconds": secs,
+                "runs": runs,
                 "answer": answer,
                 "expected": expected,
                 "rel_error": (answer - expected).abs() / expected,
