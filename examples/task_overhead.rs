@@ -1,5 +1,8 @@
-//! Per-task scheduler overhead on `ones((10000, 10000), chunks=100).sum()` (10,000 chunk
-//! tasks plus the reduction tree), as one JSON line.
+//! Per-task scheduler overhead on `ones((10000, 10000), chunks=100).sum()`, as one JSON
+//! line. The array equals its transpose, so the plan sums only the 5,050 chunks on and
+//! above the diagonal (the other 4,950 reuse their mirror's partial sum), plus the
+//! reduction tree; `us_per_task` divides by the tasks that run. `bench --workloads
+//! ones_sum` measures the pure overhead on a non-square array, where every chunk is a task.
 //!
 //! ```text
 //! cargo run --release --example task_overhead [-- N CHUNK]
