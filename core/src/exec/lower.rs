@@ -205,7 +205,7 @@ impl Plan {
         }
         if self.mirrored > 0 {
             s.push_str(&format!(
-                "mirror symmetry: the reduced array equals its transpose, so {} block reductions below the diagonal reuse the task of their mirror block above it\n",
+                "mirror symmetry: the reduced array is unchanged by swapping two of its reduced axes (as x + x.T is by a transpose), so {} block reductions below the diagonal reuse the task of their mirror block above it\n",
                 self.mirrored
             ));
         }
