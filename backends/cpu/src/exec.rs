@@ -218,12 +218,19 @@ fn gather(h: &HostArray, read: Read<'_>) -> Buf {
     }
 }
 
-fn constant(c: Scalar, n: usize) -> Buf {
+/// A tile of `n` copies of `c`; a `float64` one fills a spare tile buffer when there is
+/// one (see [`SPARE`]).
+fn constant(c: Scalar, n: usize, spare: &mut Vec<Vec<f64>>) -> Buf {
     match c.dtype() {
         DType::Bool => Buf::B(vec![c.as_bool(); n]),
         DType::U64 => Buf::U(vec![c.as_u64(); n]),
         DType::F32 => Buf::F32(vec![c.as_f64() as f32; n]),
-        DType::F64 => Buf::F64(vec![c.as_f64(); n]),
+        DType::F64 => {
+            let mut v = spare.pop().unwrap_or_default();
+            v.clear();
+            v.resize(n, c.as_f64());
+            Buf::F64(v)
+        }
         _ => Buf::I(vec![c.as_i64(); n]),
     }
 }
@@ -1188,13 +1195,7 @@ fn run_range(
                 }
                 // Read as a scalar by its one kind of consumer: no tile to fill.
                 Node::Const(_) if scalar[i] => Buf::B(Vec::new()),
-                Node::Const(Scalar::F64(c)) => {
-                    let mut v = spare.pop().unwrap_or_default();
-                    v.clear();
-                    v.resize(len, *c);
-                    Buf::F64(v)
-                }
-                Node::Const(c) => constant(*c, len),
+                Node::Const(c) => constant(*c, len, &mut spare),
                 Node::Random { spec, .. } if matches!(dtype, DType::F64 | DType::F32) => {
                     // Float samples by runs: a contiguous row computes each shared Philox
                     // block once.
@@ -1343,7 +1344,7 @@ mod tests {
                         DType::F64 => Buf::F64(xs.to_vec()),
                         _ => Buf::F32(xs.iter().map(|&v| v as f32).collect()),
                     };
-                    let k = constant(Scalar::F64(-3.0).cast(dtype), xs.len());
+                    let k = constant(Scalar::F64(-3.0).cast(dtype), xs.len(), &mut Vec::new());
                     let (a, b) = if left { (&k, &tile) } else { (&tile, &k) };
                     let want = match binary(op, a, b, dtype).unwrap() {
                         Buf::F64(v) => v,
