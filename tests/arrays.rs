@@ -632,3 +632,26 @@ fn count_nonzero_counts_nan_and_negative_zero_as_numpy() {
         assert_eq!(cols.to_f64_vec(), vec![1.0, 1.0, 1.0]);
     }
 }
+
+/// Operands on two backends are refused with both names and the way out, by every
+/// operation that combines arrays.
+#[test]
+fn operands_on_two_backends_are_refused_by_name() {
+    let x = Array::arange(0.0, 16.0, 1.0, DType::F64, 4, Some("cpu"))
+        .unwrap()
+        .reshape(&[4, 4])
+        .unwrap();
+    let y = x.to_backend("sparse").unwrap();
+    let errors = [
+        (&x + &y).err(),
+        x.matmul(&y).err(),
+        Array::concatenate(&[&x, &y], 0).err(),
+    ];
+    for e in errors {
+        let msg = e.expect("mixed backends must be refused").to_string();
+        assert!(
+            msg.contains("live on 'cpu' and 'sparse'; move one with to_backend"),
+            "{msg}"
+        );
+    }
+}

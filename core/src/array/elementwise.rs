@@ -113,16 +113,7 @@ impl Array {
             shape = broadcast_shapes(op, &shape, &a.shape())?;
         }
         for a in &arrays[1..] {
-            if !a.backend().same_as(arrays[0].backend().as_ref()) {
-                return Err(Error::invalid(
-                    op,
-                    format!(
-                        "operands live on different backends ('{}' and '{}'); move one with to_backend",
-                        arrays[0].backend_name(),
-                        a.backend_name()
-                    ),
-                ));
-            }
+            arrays[0].require_same_backend(a, op, "operands")?;
         }
         let b: Vec<Array> = arrays
             .iter()

@@ -53,16 +53,7 @@ impl Array {
                 "cast bool operands to a numeric dtype first",
             ));
         }
-        if !a.backend().same_as(b.backend().as_ref()) {
-            return Err(Error::invalid(
-                "matmul",
-                format!(
-                    "operands live on '{}' and '{}'; move one with to_backend",
-                    a.backend_name(),
-                    b.backend_name()
-                ),
-            ));
-        }
+        a.require_same_backend(&b, "matmul", "operands")?;
         let a = a.astype(dtype);
         let mut b = b.astype(dtype);
         if a.chunks().axis(1) != b.chunks().axis(0) {

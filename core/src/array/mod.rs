@@ -125,6 +125,24 @@ pub(crate) enum Op {
 }
 
 impl Array {
+    /// An error naming both backends unless `other` lives on `self`'s backend (`what`
+    /// names the two in the message: "operands", "x and omega").
+    pub(crate) fn require_same_backend(&self, other: &Array, op: &str, what: &str) -> Result<()> {
+        if self.backend().same_as(other.backend().as_ref()) {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            op,
+            format!(
+                "{what} live on '{}' and '{}'; move one with to_backend",
+                self.backend_name(),
+                other.backend_name()
+            ),
+        ))
+    }
+}
+
+impl Array {
     pub(crate) fn new(op: Op, dtype: DType, chunks: Chunks, backend: BackendRef) -> Array {
         Array {
             node: Arc::new(Node {

@@ -216,16 +216,7 @@ impl Array {
                     format!("all shapes must match except on axis {axis}: {s0:?} vs {s:?}"),
                 ));
             }
-            if !a.backend().same_as(first.backend().as_ref()) {
-                return Err(Error::invalid(
-                    "concatenate",
-                    format!(
-                        "arrays live on '{}' and '{}'; move one with to_backend",
-                        first.backend_name(),
-                        a.backend_name()
-                    ),
-                ));
-            }
+            first.require_same_backend(a, "concatenate", "arrays")?;
             dtype = promote(dtype, a.dtype());
         }
         // Other axes: common refinement of all inputs' chunks.

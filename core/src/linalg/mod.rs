@@ -80,6 +80,21 @@ pub(crate) fn as_float(x: &Array) -> Array {
     }
 }
 
+/// An error unless `x` has one chunk along axis 1 (`why`: what needs whole rows).
+fn require_whole_rows(x: &Array, op: &str, why: &str) -> Result<()> {
+    let n = x.chunks().axis(1).len();
+    if n == 1 {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        op,
+        format!(
+            "{why}; {:?} has {n} column chunks: rechunk axis 1 into one chunk",
+            x.shape()
+        ),
+    ))
+}
+
 fn require_2d(x: &Array, op: &str) -> Result<(usize, usize)> {
     match x.shape().as_slice() {
         &[m, n] => Ok((m, n)),

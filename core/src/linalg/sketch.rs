@@ -20,7 +20,7 @@
 //! `Xᵀ Y` a tree of sums over their lower rows, so a packed block is freed as soon as
 //! both have read it.
 
-use super::{as_float, require_2d};
+use super::{as_float, require_2d, require_whole_rows};
 use crate::array::{Array, Op};
 use crate::chunks::{ChunkSpec, Chunks};
 use crate::error::{Error, Result};
@@ -65,26 +65,8 @@ pub fn sketch(x: &Array, omega: &Array) -> Result<Sketch> {
             ),
         ));
     }
-    if x.chunks().axis(1).len() != 1 {
-        return Err(Error::invalid(
-            "sketch",
-            format!(
-                "x {:?} has {} column chunks; the sketch reads whole rows: rechunk axis 1 into one chunk",
-                x.shape(),
-                x.chunks().axis(1).len()
-            ),
-        ));
-    }
-    if !x.backend().same_as(omega.backend().as_ref()) {
-        return Err(Error::invalid(
-            "sketch",
-            format!(
-                "x lives on '{}' and omega on '{}'; move one with to_backend",
-                x.backend_name(),
-                omega.backend_name()
-            ),
-        ));
-    }
+    require_whole_rows(x, "sketch", "the sketch reads whole rows of x")?;
+    x.require_same_backend(omega, "sketch", "x and omega")?;
     let x = as_float(x);
     let omega = omega
         .astype(x.dtype())

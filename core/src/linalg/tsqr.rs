@@ -9,11 +9,11 @@
 
 use rayon::prelude::*;
 
-use super::{as_float, require_2d, single, Qr};
+use super::{as_float, require_2d, require_whole_rows, single, Qr};
 use crate::array::Array;
 use crate::backend::{ArrayBackend, AxisSlice, Chunk};
 use crate::chunks::Chunks;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A factored tall-and-skinny array before its Q blocks are formed.
 pub(crate) struct Factored {
@@ -62,16 +62,11 @@ impl Factored {
 /// Factors a tall-and-skinny array (one chunk along axis 1).
 pub(crate) fn factorize(x: &Array) -> Result<Factored> {
     require_2d(x, "tsqr")?;
-    if x.chunks().axis(1).len() != 1 {
-        return Err(Error::invalid(
-            "tsqr",
-            format!(
-                "needs one chunk along axis 1 (tall-and-skinny); {:?} has {} column chunks: rechunk axis 1 into one chunk, or use svd_compressed",
-                x.shape(),
-                x.chunks().axis(1).len()
-            ),
-        ));
-    }
+    require_whole_rows(
+        x,
+        "tsqr",
+        "needs one chunk along axis 1 (tall-and-skinny; for wide arrays use svd_compressed)",
+    )?;
     let x = as_float(x);
     let blocks = x.compute_chunks()?;
     let fan_in = crate::config::split_every()?;
