@@ -419,6 +419,69 @@ fn scalar_constants(program: &Program) -> Vec<bool> {
     scalar
 }
 
+/// Float64 random sources that a program only shifts by a constant (`x + c`, `c + x`,
+/// `x - c`, with nothing else reading `x`), such as the seed's `(x + 1)[::2, ::2]`.
+/// `plus[i]` is the constant to add to source `i` as it is generated
+/// (`RandomSpec::sample_runs_plus_into`, `-c` for `x - c`), and `from[j]` the source
+/// whose tile the shift `j` then simply takes. The generator adds the same constant in the
+/// same order, so the bits are those of the separate pass it saves.
+struct Shifts {
+    plus: Vec<Option<f64>>,
+    from: Vec<Option<usize>>,
+}
+
+impl Shifts {
+    fn of(program: &Program, scalar: &[bool]) -> Shifts {
+        let n = program.nodes.len();
+        let mut readers = vec![0usize; n];
+        for node in &program.nodes {
+            match *node {
+                Node::Cast { x, .. } | Node::Unary { x, .. } => readers[x] += 1,
+                Node::Binary { a, b, .. } => {
+                    readers[a] += 1;
+                    readers[b] += 1;
+                }
+                Node::Where { cond, a, b } => {
+                    readers[cond] += 1;
+                    readers[a] += 1;
+                    readers[b] += 1;
+                }
+                _ => {}
+            }
+        }
+        for o in &program.outputs {
+            readers[o.node] += 1;
+        }
+        let mut shifts = Shifts {
+            plus: vec![None; n],
+            from: vec![None; n],
+        };
+        for (j, node) in program.nodes.iter().enumerate() {
+            let Node::Binary { op, a, b } = *node else {
+                continue;
+            };
+            let (source, c) = match (op, &program.nodes[a], &program.nodes[b]) {
+                (BinaryOp::Add, Node::Random { .. }, Node::Const(c)) if scalar[b] => {
+                    (a, c.as_f64())
+                }
+                (BinaryOp::Add, Node::Const(c), Node::Random { .. }) if scalar[a] => {
+                    (b, c.as_f64())
+                }
+                (BinaryOp::Sub, Node::Random { .. }, Node::Const(c)) if scalar[b] => {
+                    (a, -c.as_f64())
+                }
+                _ => continue,
+            };
+            let float64 = program.dtypes[j] == DType::F64 && program.dtypes[source] == DType::F64;
+            if float64 && readers[source] == 1 {
+                shifts.plus[source] = Some(c);
+                shifts.from[j] = Some(source);
+            }
+        }
+        shifts
+    }
+}
+
 /// `x op c` (or `c op x` when `scalar_left`) for float arithmetic with a constant: the
 /// same values as [`binary`] on a filled tile, without the tile.
 fn binary_scalar(op: BinaryOp, x: &Buf, c: Scalar, scalar_left: bool, dtype: DType) -> Result<Buf> {
@@ -1170,6 +1233,7 @@ fn run_range(
         );
     let tile = tile_len(shape);
     let last = in_place::last_uses(program);
+    let shifts = Shifts::of(program, &scalar);
     let mut spare: Vec<Vec<f64>> = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     let mut start = lo;
     while start < hi {
@@ -1181,6 +1245,12 @@ fn run_range(
         };
         let mut vals: Vec<Buf> = Vec::with_capacity(program.nodes.len());
         for (i, node) in program.nodes.iter().enumerate() {
+            // A shift its source already added as it was generated: take its tile.
+            if let Some(source) = shifts.from[i] {
+                let v = std::mem::replace(&mut vals[source], Buf::B(Vec::new()));
+                vals.push(v);
+                continue;
+            }
             let dtype = program.dtypes[i];
             let v = match node {
                 Node::Input { slot, .. } => {
@@ -1202,7 +1272,11 @@ fn run_range(
                     // Into a tile buffer of an earlier tile: no allocation, no zeroing.
                     let mut v = spare.pop().unwrap_or_default();
                     v.resize(len, 0.0);
-                    spec.sample_runs_into(&spans(lins[i].as_ref().expect("leaf"), &runs), &mut v);
+                    let spans = spans(lins[i].as_ref().expect("leaf"), &runs);
+                    match shifts.plus[i] {
+                        Some(c) => spec.sample_runs_plus_into(&spans, c, &mut v),
+                        None => spec.sample_runs_into(&spans, &mut v),
+                    }
                     if dtype == DType::F64 {
                         Buf::F64(v)
                     } else {
@@ -1548,6 +1622,92 @@ mod tests {
                     assert_eq!(got, want, "transposed={transposed}");
                 }
             }
+        }
+    }
+
+    /// A random source that a program only shifts is generated with the shift added
+    /// (`Shifts`), with the bits of the separate pass; a source something else also
+    /// reads, a float32 one and a product are computed as before. Every case is checked
+    /// against `sample_f64` element by element, through a strided read.
+    #[test]
+    fn shifted_random_sources_match_the_separate_pass() {
+        use tessera_core::random::{Distribution, RandomSpec};
+        let shape = [40, 30];
+        let map = rows_map([200, 90], 3, 2, false);
+        let normal = |dtype| RandomSpec {
+            seed: 9,
+            stream: 1,
+            dist: Distribution::Normal {
+                mean: 10.0,
+                std: 1.0,
+            },
+            dtype,
+        };
+        let global = |i: usize| {
+            let (r, c) = (i / shape[1], i % shape[1]);
+            ((3 + 2 * r) * 90 + c) as u64
+        };
+        type Case = (BinaryOp, bool, DType, bool);
+        // (op, constant on the left, dtype, also an output of its own)
+        let cases: [Case; 6] = [
+            (BinaryOp::Add, false, DType::F64, false),
+            (BinaryOp::Add, true, DType::F64, false),
+            (BinaryOp::Sub, false, DType::F64, false),
+            (BinaryOp::Sub, true, DType::F64, false),
+            (BinaryOp::Add, false, DType::F32, false),
+            (BinaryOp::Add, false, DType::F64, true),
+        ];
+        for (op, left, dtype, shared) in cases {
+            let spec = normal(dtype);
+            let mut pb = ProgramBuilder::new(&shape);
+            let x = pb.random(spec, map.clone());
+            let c = pb.constant(Scalar::F64(-2.5).cast(dtype));
+            let y = if left {
+                pb.binary(op, c, x).unwrap()
+            } else {
+                pb.binary(op, x, c).unwrap()
+            };
+            let mut outputs = vec![(y, None)];
+            if shared {
+                outputs.push((x, None));
+            }
+            let program = pb.finish(outputs).unwrap();
+            let fused = Shifts::of(&program, &scalar_constants(&program)).from[y].is_some();
+            let expect_fused = !left || op == BinaryOp::Add;
+            assert_eq!(
+                fused,
+                expect_fused && dtype == DType::F64 && !shared,
+                "{op:?} {left} {dtype}"
+            );
+            let got = run(&program, &[]).unwrap().remove(0).to_f64_vec();
+            for (i, &g) in got.iter().enumerate() {
+                let v = spec.sample_f64(global(i));
+                let want = match (dtype, op, left) {
+                    (DType::F32, _, _) => (v as f32 + -2.5f32) as f64,
+                    (_, BinaryOp::Sub, false) => v - -2.5,
+                    (_, BinaryOp::Sub, true) => -2.5 - v,
+                    _ => v + -2.5,
+                };
+                assert_eq!(g.to_bits(), want.to_bits(), "{op:?} {left} {dtype} at {i}");
+            }
+        }
+        // x * (x + 1): the source is read twice, so nothing is fused, and x is generated
+        // once for both reads.
+        let spec = normal(DType::F64);
+        let mut pb = ProgramBuilder::new(&shape);
+        let x = pb.random(spec, map.clone());
+        let one = pb.constant(Scalar::F64(1.0));
+        let y = pb.binary(BinaryOp::Add, x, one).unwrap();
+        let z = pb.binary(BinaryOp::Mul, x, y).unwrap();
+        let program = pb.finish(vec![(z, None)]).unwrap();
+        assert!(Shifts::of(&program, &scalar_constants(&program))
+            .from
+            .iter()
+            .all(Option::is_none));
+        let got = run(&program, &[]).unwrap().remove(0).to_f64_vec();
+        for (i, &g) in got.iter().enumerate() {
+            let v = spec.sample_f64(global(i));
+            assert_eq!(g.to_bits(), (v * (v + 1.0)).to_bits(), "x * (x + 1) at {i}");
         }
     }
 

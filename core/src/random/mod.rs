@@ -36,52 +36,98 @@ use crate::dtype::DType;
 /// Elements generated per piece: words and values (8 KiB) stay in L1 between the passes.
 const PIECE: usize = 512;
 
-/// Uniform values from first words, in place of the words' bits. Compiled for AVX-512
-/// and AVX2 with run-time dispatch; no FMA is formed (Rust does not contract), so every
-/// version gives the same bits.
+/// Uniform values from first words (then `+ plus`, when given), in place of the words'
+/// bits. Compiled for AVX-512 and AVX2 with run-time dispatch; no FMA is formed (Rust
+/// does not contract), so every version gives the same bits.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
     "x86_64+avx2+fma",
 ))]
-fn uniform_from_words((low, high, single): (f64, f64, bool), w: &[u64], out: &mut [f64]) {
+fn uniform_from_words(
+    (low, high, single): (f64, f64, bool),
+    plus: Option<f64>,
+    w: &[u64],
+    out: &mut [f64],
+) {
     let n = w.len();
     let out = &mut out[..n];
-    for i in 0..n {
-        out[i] = uniform_value(low, high, single, w[i]);
+    match plus {
+        None => {
+            for i in 0..n {
+                out[i] = uniform_value(low, high, single, w[i]);
+            }
+        }
+        Some(c) => {
+            for i in 0..n {
+                out[i] = add(uniform_value(low, high, single, w[i]), c, single);
+            }
+        }
     }
 }
 
-/// The ziggurat's first try on every word: accepted samples into `out`, the rest flagged
-/// in `accepted` for the full sampler. Branch-free, so it vectorises (the table lookups
-/// become gathers); compiled for AVX-512 and AVX2 with run-time dispatch.
+/// The ziggurat's first try on every word, as `mean + std * z` (then `+ plus`, when
+/// given): accepted samples into `out`, and `accepted[i]` 1 where the sample is final, 0
+/// where the full sampler must finish it. Branch-free, so it vectorises (the table lookups
+/// become gathers); compiled for AVX-512 and AVX2 with run-time dispatch. The scale and
+/// shifts happen here rather than in passes of their own over the piece.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
     "x86_64+avx2+fma",
 ))]
-fn normal_first_try(w: &[u64], out: &mut [f64], accepted: &mut [bool]) {
+fn normal_first_try(
+    w: &[u64],
+    (mean, std, single): (f64, f64, bool),
+    plus: Option<f64>,
+    out: &mut [f64],
+    accepted: &mut [u8],
+) {
     let t = ziggurat::tables();
+    // One loop per case rather than a test per element, so each one vectorises.
+    match (single, plus) {
+        (true, None) => first_tries(t, w, out, accepted, |z| affine_value(mean, std, true, z)),
+        (false, None) => first_tries(t, w, out, accepted, |z| mean + std * z),
+        (_, Some(c)) => first_tries(t, w, out, accepted, |z| {
+            add(affine_value(mean, std, single, z), c, single)
+        }),
+    }
+}
+
+/// The loop of `normal_first_try`, with the value of a standard sample given by `value`.
+#[inline(always)]
+fn first_tries(
+    t: &ziggurat::Tables,
+    w: &[u64],
+    out: &mut [f64],
+    accepted: &mut [u8],
+    value: impl Fn(f64) -> f64,
+) {
     let n = w.len();
     let (out, accepted) = (&mut out[..n], &mut accepted[..n]);
     for i in 0..n {
-        (out[i], accepted[i]) = ziggurat::first_try(t, w[i]);
+        let (z, ok) = ziggurat::first_try(t, w[i]);
+        (out[i], accepted[i]) = (value(z), ok as u8);
     }
 }
 
-/// `mean + std * z` in place, in `f32` arithmetic for `f32` specs.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
-fn affine(out: &mut [f64], mean: f64, std: f64, single: bool) {
+/// `mean + std * z`, in `f32` arithmetic for `f32` specs: the one definition, used
+/// element by element and in the batch loop.
+#[inline(always)]
+fn affine_value(mean: f64, std: f64, single: bool, z: f64) -> f64 {
     if single {
-        let (m, s) = (mean as f32, std as f32);
-        for o in out.iter_mut() {
-            *o = (m + s * *o as f32) as f64;
-        }
+        (mean as f32 + std as f32 * z as f32) as f64
     } else {
-        for o in out.iter_mut() {
-            *o = mean + std * *o;
-        }
+        mean + std * z
+    }
+}
+
+/// `v + c`, in `f32` arithmetic for `f32` specs: the sum a program's `+ c` on the source
+/// would compute, bit for bit.
+#[inline(always)]
+fn add(v: f64, c: f64, single: bool) -> f64 {
+    if single {
+        (v as f32 + c as f32) as f64
+    } else {
+        v + c
     }
 }
 
@@ -153,9 +199,7 @@ impl RandomSpec {
             }
             Distribution::Normal { mean, std } => {
                 let z = ziggurat::standard(ziggurat::tables(), self.key(), self.stream, index);
-                let mut v = [z];
-                affine(&mut v, mean, std, self.dtype == DType::F32);
-                v[0]
+                affine_value(mean, std, self.dtype == DType::F32, z)
             }
         }
     }
@@ -177,7 +221,7 @@ impl RandomSpec {
         let mut w = vec![0u64; idx.len()];
         words_at(self.key(), self.stream, idx, &mut w);
         let mut out = vec![0.0; idx.len()];
-        self.values_from_words(&w, &mut out, |p| idx[p] as u64);
+        self.values_from_words(&w, None, &mut out, |p| idx[p] as u64);
         out
     }
 
@@ -195,6 +239,20 @@ impl RandomSpec {
     /// (extra elements are left as they are, missing ones are not generated): for callers
     /// that generate straight into their destination.
     pub fn sample_runs_into(&self, runs: &[(i64, i64, usize)], out: &mut [f64]) {
+        self.runs_into(runs, None, out);
+    }
+
+    /// [`Self::sample_runs_into`], then `+ plus` on every value (in `f32` arithmetic for
+    /// `f32` specs): the same bits as adding `plus` in a pass of its own, without that
+    /// pass. `x - c` is `x + (-c)` in IEEE arithmetic, so it is `plus = -c`. The CPU
+    /// backend generates a source that a program only shifts, such as the seed's
+    /// `(x + 1)[::2, ::2]`, this way.
+    pub fn sample_runs_plus_into(&self, runs: &[(i64, i64, usize)], plus: f64, out: &mut [f64]) {
+        self.runs_into(runs, Some(plus), out);
+    }
+
+    /// [`Self::sample_runs_into`] with an optional `+ plus`.
+    fn runs_into(&self, runs: &[(i64, i64, usize)], plus: Option<f64>, out: &mut [f64]) {
         let n = runs.iter().map(|r| r.2).sum::<usize>().min(out.len());
         let out = &mut out[..n];
         if let Distribution::RandInt { .. } = self.dist {
@@ -202,7 +260,8 @@ impl RandomSpec {
                 .iter()
                 .flat_map(|&(start, step, len)| (0..len as i64).map(move |j| start + j * step));
             for (o, k) in out.iter_mut().zip(all) {
-                *o = self.sample_f64(k as u64);
+                let v = self.sample_f64(k as u64);
+                *o = plus.map_or(v, |c| v + c);
             }
             return;
         }
@@ -225,7 +284,12 @@ impl RandomSpec {
                     && pairs_with_next_but_one(start, step)
                 {
                     if filled > 0 {
-                        self.piece_values(&w[..filled], &parts, &mut out[done..done + filled]);
+                        self.piece_values(
+                            &w[..filled],
+                            &parts,
+                            plus,
+                            &mut out[done..done + filled],
+                        );
                         (done, filled) = (done + filled, 0);
                         parts.clear();
                     }
@@ -236,9 +300,14 @@ impl RandomSpec {
                         let first = start + j as i64 * step;
                         let (wa, wb) = (&mut wa[..take], &mut wb[..take]);
                         words_along_pair(self.key(), self.stream, first, step, wa, wb);
-                        self.piece_values(wa, &[(0, first, step)], &mut out[done + j..][..take]);
+                        self.piece_values(
+                            wa,
+                            &[(0, first, step)],
+                            plus,
+                            &mut out[done + j..][..take],
+                        );
                         let second = &mut out[done + len + j..][..take];
-                        self.piece_values(wb, &[(0, first + 2, step)], second);
+                        self.piece_values(wb, &[(0, first + 2, step)], plus, second);
                         j += take;
                     }
                     (done, left, i) = (done + 2 * len, left - 2 * len, i + 2);
@@ -261,7 +330,7 @@ impl RandomSpec {
                 filled += take;
                 j += take;
                 if filled == PIECE {
-                    self.piece_values(&w, &parts, &mut out[done..done + PIECE]);
+                    self.piece_values(&w, &parts, plus, &mut out[done..done + PIECE]);
                     (done, filled) = (done + PIECE, 0);
                     parts.clear();
                 }
@@ -269,14 +338,21 @@ impl RandomSpec {
             i += 1;
         }
         if filled > 0 {
-            self.piece_values(&w[..filled], &parts, &mut out[done..done + filled]);
+            self.piece_values(&w[..filled], &parts, plus, &mut out[done..done + filled]);
         }
     }
 
     /// Values of a piece's words `w` into `out` (as long); `parts` are the runs in it as
-    /// (position in the piece, first index, step), ascending by position.
-    fn piece_values(&self, w: &[u64], parts: &[(usize, i64, i64)], out: &mut [f64]) {
-        self.values_from_words(w, out, |p| {
+    /// (position in the piece, first index, step), ascending by position; `plus` is added
+    /// to every value when given.
+    fn piece_values(
+        &self,
+        w: &[u64],
+        parts: &[(usize, i64, i64)],
+        plus: Option<f64>,
+        out: &mut [f64],
+    ) {
+        self.values_from_words(w, plus, out, |p| {
             let (at, start, step) = parts[parts.partition_point(|r| r.0 <= p) - 1];
             (start + (p - at) as i64 * step) as u64
         });
@@ -284,39 +360,51 @@ impl RandomSpec {
 
     /// Values of a float distribution from its elements' first words into `out` (as long
     /// as `w`); `index_of(p)` is the element index at position `p` (asked only for
-    /// ziggurat rejections, which continue into the element's further Philox blocks).
-    fn values_from_words(&self, w: &[u64], out: &mut [f64], index_of: impl Fn(usize) -> u64) {
+    /// ziggurat rejections, which continue into the element's further Philox blocks);
+    /// `plus` is added to every value when given.
+    fn values_from_words(
+        &self,
+        w: &[u64],
+        plus: Option<f64>,
+        out: &mut [f64],
+        index_of: impl Fn(usize) -> u64,
+    ) {
         let single = self.dtype == DType::F32;
         match self.dist {
-            Distribution::Uniform { low, high } => uniform_from_words((low, high, single), w, out),
+            Distribution::Uniform { low, high } => {
+                uniform_from_words((low, high, single), plus, w, out)
+            }
             Distribution::Normal { mean, std } => {
                 let t = ziggurat::tables();
-                let mut accepted = [false; PIECE];
+                let mut accepted = [0u8; PIECE];
                 for (c, (w, out)) in w.chunks(PIECE).zip(out.chunks_mut(PIECE)).enumerate() {
-                    let accepted = &mut accepted[..w.len()];
-                    normal_first_try(w, out, accepted);
-                    // Scanned 16 flags at a time: about one group in fifteen holds a
-                    // rejection.
-                    for (g, flags) in accepted.chunks(16).enumerate() {
-                        // A fold without early exit, which compiles to one vector test.
-                        if flags.iter().fold(true, |all, &a| all & a) {
-                            continue;
-                        }
-                        for (j, &a) in flags.iter().enumerate() {
-                            let p = 16 * g + j;
-                            if !a {
-                                out[p] = ziggurat::standard_from_first(
-                                    t,
-                                    self.key(),
-                                    self.stream,
-                                    index_of(c * PIECE + p),
-                                    w[p],
-                                );
-                            }
+                    normal_first_try(w, (mean, std, single), plus, out, &mut accepted);
+                    // Flags past the piece's end read as accepted, so that the scan goes
+                    // by whole words.
+                    let whole = w.len().next_multiple_of(8);
+                    accepted[w.len()..whole].fill(1);
+                    // Eight flags at a time as one word, whose clear low bits mark the
+                    // rejections: about one word in thirty holds one.
+                    for (g, flags) in accepted[..whole].chunks_exact(8).enumerate() {
+                        let mut bytes = [0u8; 8];
+                        bytes.copy_from_slice(flags);
+                        let mut rejected = u64::from_le_bytes(bytes) ^ 0x0101_0101_0101_0101;
+                        while rejected != 0 {
+                            let p = 8 * g + rejected.trailing_zeros() as usize / 8;
+                            rejected &= rejected - 1;
+                            let index = index_of(c * PIECE + p);
+                            let z = ziggurat::standard_from_first(
+                                t,
+                                self.key(),
+                                self.stream,
+                                index,
+                                w[p],
+                            );
+                            let v = affine_value(mean, std, single, z);
+                            out[p] = plus.map_or(v, |c| add(v, c, single));
                         }
                     }
                 }
-                affine(out, mean, std, single);
             }
             // Integer distributions are sampled element by element by the callers.
             Distribution::RandInt { .. } => {}
@@ -403,6 +491,50 @@ mod tests {
             seen[(k + 3) as usize] = true;
         }
         assert!(seen.iter().all(|&s| s), "every integer in range appears");
+    }
+
+    /// Generating with `+ plus` gives the bits of generating and then adding, for every
+    /// float distribution and dtype, over runs long enough to hold ziggurat rejections
+    /// (the slow path adds too), at the special shifts `±0.0` and a huge one.
+    #[test]
+    fn generating_plus_a_constant_is_generating_then_adding() {
+        let runs = [(5i64, 1i64, 3000usize), (90_000, 2, 1001), (7, 3, 500)];
+        for dist in [
+            Distribution::Normal {
+                mean: 10.0,
+                std: 1.0,
+            },
+            Distribution::Normal {
+                mean: 0.0,
+                std: 2.5,
+            },
+            Distribution::Uniform {
+                low: -1.0,
+                high: 2.0,
+            },
+        ] {
+            for dtype in [DType::F64, DType::F32] {
+                let spec = RandomSpec {
+                    seed: 11,
+                    stream: 2,
+                    dist,
+                    dtype,
+                };
+                let plain = spec.sample_runs(&runs);
+                for c in [1.0, -0.0, 0.0, -3.75, 1e300] {
+                    let mut shifted = vec![0.0; plain.len()];
+                    spec.sample_runs_plus_into(&runs, c, &mut shifted);
+                    for (k, (&p, &s)) in plain.iter().zip(&shifted).enumerate() {
+                        let want = if dtype == DType::F32 {
+                            (p as f32 + c as f32) as f64
+                        } else {
+                            p + c
+                        };
+                        assert_eq!(s.to_bits(), want.to_bits(), "{dist:?} {dtype} +{c} at {k}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
