@@ -819,7 +819,7 @@ impl ReduceSink {
         let range = pos..pos + len;
         match (&mut self.acc, buf, self.op) {
             (Acc::F(acc), Buf::F64(x), ReduceOp::Sum) => {
-                acc[t] += kernels::sum_f64(&x[range], |v| v);
+                acc[t] += kernels::sum_plain_f64(&x[range]);
             }
             (Acc::F(acc), Buf::F64(x), ReduceOp::NanSum) => {
                 acc[t] += kernels::sum_f64(&x[range], |v| if v.is_nan() { 0.0 } else { v });

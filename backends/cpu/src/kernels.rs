@@ -160,8 +160,9 @@ fn dot2<T: ndarray::LinalgScalar>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD
     Ok(x2.dot(&y2).into_dyn())
 }
 
-/// Sum of `f(x)` over a slice with eight independent partial sums, combined pairwise: the
-/// loop vectorises, and the rounding error grows with `n/8` instead of `n`.
+/// Sum of `f(x)` over a slice with eight independent partial sums, combined pairwise
+/// (lane `l` with lane `l + 4`, then `l + 2`, then `l + 1`): the loop vectorises, and the
+/// rounding error grows with `n/8` instead of `n`.
 #[inline]
 pub(crate) fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
     let mut acc = [0.0f64; 8];
@@ -171,7 +172,13 @@ pub(crate) fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
             acc[l] += f(c[l]);
         }
     }
-    let mut s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    // Halves folded onto halves, the order a vector register reduces in: the partial sums
+    // stay one register through the loop (one add per eight elements). Combining
+    // neighbours instead, `(acc[0] + acc[1]) + ...`, led the compiler to keep them as
+    // interleaved pairs and shuffle every chunk.
+    let half: [f64; 4] = std::array::from_fn(|l| acc[l] + acc[l + 4]);
+    let quarter = [half[0] + half[2], half[1] + half[3]];
+    let mut s = quarter[0] + quarter[1];
     for &v in chunks.remainder() {
         s += f(v);
     }
@@ -181,6 +188,18 @@ pub(crate) fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
 /// [`sum_lanes`] over `f64`.
 pub fn sum_f64(x: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     sum_lanes(x, f)
+}
+
+/// The plain sum of `f64`s ([`sum_lanes`] with no transform), compiled for AVX-512 and
+/// AVX2 with run-time dispatch: the eight partial sums are then one vector register, one
+/// add per eight elements, where the baseline build shuffles pairs of them. The same
+/// additions in the same order, so the same bits on every path.
+#[multiversion::multiversion(targets(
+    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
+    "x86_64+avx2+fma",
+))]
+pub fn sum_plain_f64(x: &[f64]) -> f64 {
+    sum_lanes(x, |v| v)
 }
 
 /// [`sum_lanes`] over `f32`, accumulated in `f64`.
@@ -196,6 +215,10 @@ mod sum_tests {
     fn lane_sums_are_exact_on_integers_and_propagate_specials() {
         let x: Vec<f64> = (0..1003).map(|i| i as f64).collect();
         assert_eq!(sum_f64(&x, |v| v), 1002.0 * 1003.0 / 2.0);
+        assert_eq!(sum_plain_f64(&x), 1002.0 * 1003.0 / 2.0);
+        // Every dispatch path adds in the same order as the generic loop.
+        let y: Vec<f64> = (0..1003).map(|i| 1.0 / (i as f64 + 0.37)).collect();
+        assert_eq!(sum_plain_f64(&y).to_bits(), sum_f64(&y, |v| v).to_bits());
         assert_eq!(sum_f64(&[], |v| v), 0.0);
         assert!(sum_f64(&[1.0, f64::NAN, 2.0], |v| v).is_nan());
         assert_eq!(
