@@ -8,6 +8,12 @@
 //! than a tile is ever allocated. A reduction epilogue folds each tile into accumulators
 //! addressed by another affine form; an unreduced output is written straight out.
 //!
+//! Two things save whole passes over a tile. An operand that dies at a float `+ - * /`
+//! takes the result into its own buffer (`in_place`). A float64 random source that the
+//! program only shifts by a constant (`x + c`, `c + x`, `x - c`, as in the seed's
+//! `(x + 1)[::2, ::2]`) is generated with the shift added (`Shifts`), the same addition
+//! in the same order.
+//!
 //! Integer dtypes narrower than 64 bits compute in `i64` and are wrapped back to their
 //! width after every op, which reproduces NumPy's modular arithmetic exactly.
 
