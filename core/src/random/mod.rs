@@ -85,7 +85,7 @@ fn normal_first_try(
     // One loop per case rather than a test per element, so each one vectorises.
     match (single, plus) {
         (true, None) => first_tries(t, w, out, accepted, |z| affine_value(mean, std, true, z)),
-        (false, None) => first_tries(t, w, out, accepted, |z| mean + std * z),
+        (false, None) => first_tries(t, w, out, accepted, |z| affine_value(mean, std, false, z)),
         (_, Some(c)) => first_tries(t, w, out, accepted, |z| {
             add(affine_value(mean, std, single, z), c, single)
         }),
