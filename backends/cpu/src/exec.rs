@@ -430,7 +430,8 @@ fn scalar_constants(program: &Program) -> Vec<bool> {
 /// `plus[i]` is the constant to add to source `i` as it is generated
 /// (`RandomSpec::sample_runs_plus_into`, `-c` for `x - c`), and `from[j]` the source
 /// whose tile the shift `j` then simply takes. The generator adds the same constant in the
-/// same order, so the bits are those of the separate pass it saves.
+/// same order, so the bits are those of the separate pass it saves. Both are empty for a
+/// program without random sources.
 struct Shifts {
     plus: Vec<Option<f64>>,
     from: Vec<Option<usize>>,
@@ -438,6 +439,17 @@ struct Shifts {
 
 impl Shifts {
     fn of(program: &Program, scalar: &[bool]) -> Shifts {
+        // Most programs have no random source: no allocation for them.
+        if !program
+            .nodes
+            .iter()
+            .any(|n| matches!(n, Node::Random { .. }))
+        {
+            return Shifts {
+                plus: Vec::new(),
+                from: Vec::new(),
+            };
+        }
         let n = program.nodes.len();
         let mut readers = vec![0usize; n];
         for node in &program.nodes {
@@ -1252,7 +1264,7 @@ fn run_range(
         let mut vals: Vec<Buf> = Vec::with_capacity(program.nodes.len());
         for (i, node) in program.nodes.iter().enumerate() {
             // A shift its source already added as it was generated: take its tile.
-            if let Some(source) = shifts.from[i] {
+            if let Some(&Some(source)) = shifts.from.get(i) {
                 let v = std::mem::replace(&mut vals[source], Buf::B(Vec::new()));
                 vals.push(v);
                 continue;
@@ -1279,7 +1291,7 @@ fn run_range(
                     let mut v = spare.pop().unwrap_or_default();
                     v.resize(len, 0.0);
                     let spans = spans(lins[i].as_ref().expect("leaf"), &runs);
-                    match shifts.plus[i] {
+                    match shifts.plus.get(i).copied().flatten() {
                         Some(c) => spec.sample_runs_plus_into(&spans, c, &mut v),
                         None => spec.sample_runs_into(&spans, &mut v),
                     }
