@@ -452,20 +452,8 @@ impl Shifts {
         }
         let n = program.nodes.len();
         let mut readers = vec![0usize; n];
-        for node in &program.nodes {
-            match *node {
-                Node::Cast { x, .. } | Node::Unary { x, .. } => readers[x] += 1,
-                Node::Binary { a, b, .. } => {
-                    readers[a] += 1;
-                    readers[b] += 1;
-                }
-                Node::Where { cond, a, b } => {
-                    readers[cond] += 1;
-                    readers[a] += 1;
-                    readers[b] += 1;
-                }
-                _ => {}
-            }
+        for k in program.nodes.iter().flat_map(in_place::operands) {
+            readers[k] += 1;
         }
         for o in &program.outputs {
             readers[o.node] += 1;

@@ -16,13 +16,7 @@ use crate::exec::Buf;
 pub(crate) fn last_uses(program: &Program) -> Vec<usize> {
     let mut last: Vec<usize> = (0..program.nodes.len()).collect();
     for (i, node) in program.nodes.iter().enumerate() {
-        let reads: &[usize] = match node {
-            Node::Cast { x, .. } | Node::Unary { x, .. } => std::slice::from_ref(x),
-            Node::Binary { a, b, .. } => &[*a, *b],
-            Node::Where { cond, a, b } => &[*cond, *a, *b],
-            _ => &[],
-        };
-        for &k in reads {
+        for k in operands(node) {
             last[k] = i;
         }
     }
@@ -30,6 +24,19 @@ pub(crate) fn last_uses(program: &Program) -> Vec<usize> {
         last[o.node] = usize::MAX;
     }
     last
+}
+
+/// The nodes `node` reads, in operand order (leaves read none).
+pub(crate) fn operands(node: &Node) -> impl Iterator<Item = usize> {
+    let (ids, n) = match *node {
+        Node::Cast { x, .. } | Node::Unary { x, .. } => ([x, 0, 0], 1),
+        Node::Binary { a, b, .. } => ([a, b, 0], 2),
+        Node::Where { cond, a, b } => ([cond, a, b], 3),
+        Node::Input { .. } | Node::Const(_) | Node::Random { .. } | Node::Index { .. } => {
+            ([0; 3], 0)
+        }
+    };
+    ids.into_iter().take(n)
 }
 
 /// `x op y` into `x` (`x` is the left operand), for float tiles of one type and the four
