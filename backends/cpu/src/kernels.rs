@@ -173,7 +173,7 @@ pub(crate) fn sum_lanes<T: Copy>(x: &[T], f: impl Fn(T) -> f64) -> f64 {
         }
     }
     // Halves folded onto halves, the order a vector register reduces in: the partial sums
-    // stay one register through the loop (one add per eight elements). Combining
+    // stay in registers through the loop (one load-and-add per two lanes). Combining
     // neighbours instead, `(acc[0] + acc[1]) + ...`, led the compiler to keep them as
     // interleaved pairs and shuffle every chunk.
     let half: [f64; 4] = std::array::from_fn(|l| acc[l] + acc[l + 4]);
@@ -191,9 +191,9 @@ pub fn sum_f64(x: &[f64], f: impl Fn(f64) -> f64) -> f64 {
 }
 
 /// The plain sum of `f64`s ([`sum_lanes`] with no transform), compiled for AVX-512 and
-/// AVX2 with run-time dispatch: the eight partial sums are then one vector register, one
-/// add per eight elements, where the baseline build shuffles pairs of them. The same
-/// additions in the same order, so the same bits on every path.
+/// AVX2 with run-time dispatch (the compiler keeps the eight partial sums in four
+/// two-lane registers, one load-and-add each per chunk). The same additions in the same
+/// order as [`sum_lanes`] anywhere else, so the same bits on every path.
 #[multiversion::multiversion(targets(
     "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
     "x86_64+avx2+fma",
