@@ -1,9 +1,13 @@
 //! # tessera
 //!
-//! Chunked n-d arrays whose compute runs on pluggable backends. This facade re-exports
-//! [`tessera_core`] and links the default backends (`cpu`, `sparse`, and `cuda`, which is
-//! unavailable with its reason where there is no CUDA driver or device), so that
-//! `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
+//! Chunked n-d arrays and partitioned dataframes whose compute runs on pluggable backends.
+//! This facade re-exports the layers — the protocol ([`tessera_core`]), lazy arrays
+//! ([`tessera_array`]), dataframes ([`frame`], feature `frame`), the plugin loader
+//! ([`plugin`], feature `plugins`) — and links the default backends (`cpu`, `sparse`, and
+//! `cuda`, which is unavailable with its reason where there is no CUDA driver or device),
+//! so that `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
+//!
+//! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`.
 //!
 //! ```
 //! use tessera::{Array, DType, RandomState};
@@ -16,6 +20,14 @@
 //! ```
 
 pub use tessera_core::*;
+
+pub use tessera_array::{array, exec, linalg, Array, Index, RandomState};
+/// Lazy partitioned dataframes: the user API, and the dataframe backend protocol.
+#[cfg(feature = "frame")]
+pub use tessera_frame as frame;
+/// Backends loaded from shared libraries at run time.
+#[cfg(feature = "plugins")]
+pub use tessera_plugin_host as plugin;
 
 // Name every default backend crate so the linker keeps its `inventory::submit!`.
 pub use tessera_cpu;

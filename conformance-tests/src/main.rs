@@ -99,7 +99,7 @@ fn main() -> ExitCode {
     }
     let mut loaded = Vec::new();
     for path in &args.plugins {
-        match tessera_core::plugin::load_plugin(path) {
+        match tessera_plugin_host::load_plugin(path) {
             Ok(b) => loaded.push(b.name().to_string()),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -186,6 +186,14 @@ impl ArrayBackend for BrokenBackend {
             self.inner(b, "matmul")?,
         )?))
     }
+    fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
+        let (q, r) = self.cpu.qr(self.inner(x, "qr")?)?;
+        Ok((Self::wrap(q), Self::wrap(r)))
+    }
+    fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
+        let (u, s, vt) = self.cpu.svd(self.inner(x, "svd")?)?;
+        Ok((Self::wrap(u), Self::wrap(s), Self::wrap(vt)))
+    }
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         let out = self
             .cpu

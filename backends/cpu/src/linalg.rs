@@ -1,6 +1,6 @@
 //! Block kernels of linear algebra on one chunk — reduced QR and thin SVD — with faer
 //! (pure Rust: no system BLAS/LAPACK to install). Single-threaded per chunk: the chunked
-//! algorithms above them (`tessera_core::linalg`) run chunks in parallel.
+//! algorithms above them (`tessera_array::linalg`) run chunks in parallel.
 //!
 //! QR of a tall `float64` block (the TSQR leaves) is **CholeskyQR2** (Fukaya et al.
 //! 2014): `R₁ = chol(XᵀX)`, `Q₁ = X R₁⁻¹`, then once more on `Q₁`, which restores

@@ -52,11 +52,12 @@ fn one(s: Scalar) -> HostArray {
 }
 
 impl SparseBackend {
-    /// The backend (everything supported; see the module docs for where it densifies).
+    /// The backend (everything but the block QR/SVD kernels; see the module docs for where
+    /// it densifies).
     pub fn new() -> SparseBackend {
         SparseBackend {
             cpu: CpuBackend::new(),
-            caps: Capabilities::all("host (sparse)"),
+            caps: Capabilities::all("host (sparse)").without_ops(Capabilities::BLOCK_LINALG),
         }
     }
 

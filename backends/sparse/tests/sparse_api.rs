@@ -4,7 +4,8 @@
 //! job: `tessera-conformance --backend sparse`.)
 
 use tessera_core::registry::array_backend;
-use tessera_core::{Array, DType, Error, HostArray, Index, Scalar};
+use tessera_array::{Array, Index};
+use tessera_core::{DType, Error, HostArray, Scalar};
 use tessera_sparse::{downcast, eye, from_coo, from_dense, random, to_coo, Coo};
 use {tessera_cpu as _, tessera_sparse as _};
 
@@ -119,7 +120,7 @@ fn explain_says_when_the_sparse_backend_densifies() {
     let x = Array::zeros(&[100, 100], DType::F64, 50, Some("sparse")).unwrap();
     let plain = (&x + 1.0).unwrap().explain().unwrap();
     assert!(!plain.contains("densifies"), "{plain}");
-    let r = tessera_core::RandomState::new(1)
+    let r = tessera_array::RandomState::new(1)
         .normal(0.0, 1.0, &[100, 100], 50, Some("sparse"))
         .unwrap();
     let text = (&x + &r).unwrap().explain().unwrap();

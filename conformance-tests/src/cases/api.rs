@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use tessera_core::chunks::{numel, ChunkSpec, Chunks};
 use tessera_core::program::{BinaryOp, ReduceOp, UnaryOp};
-use tessera_core::{Array, DType, HostArray, Index, RandomState, Result, Scalar};
+use tessera_array::{Array, Index, RandomState};
+use tessera_core::{DType, HostArray, Result, Scalar};
 
 use super::{all, describe, floats, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
@@ -652,7 +653,7 @@ fn blocks_and_linalg() -> Vec<Family> {
             let shape = g.shape(0, 4);
             let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
             // An elementwise function, so the result must not depend on the chunking.
-            let f: tessera_core::array::HostBlockFn = Arc::new(|blocks: &[HostArray]| {
+            let f: tessera_array::array::HostBlockFn = Arc::new(|blocks: &[HostArray]| {
                 let x = blocks[0].cast(DType::F64).into_typed::<f64>()?;
                 Ok(HostArray::F64(x.mapv(|e| 2.0 * e - 1.0)))
             });
@@ -666,7 +667,7 @@ fn blocks_and_linalg() -> Vec<Family> {
             let shape = g.shape(0, 4);
             let (_, a, da) = arr(s, g, "a", &shape, d, v)?;
             let (_, b, db) = arr(s, g, "b", &shape, d, v)?;
-            let f: tessera_core::array::BackendBlockFn = Arc::new(|be, chunks| {
+            let f: tessera_array::array::BackendBlockFn = Arc::new(|be, chunks| {
                 let c = be.where_(&chunks[0], &chunks[1], &chunks[1])?;
                 be.cast(&c, DType::F64)
             });
@@ -719,7 +720,7 @@ fn blocks_and_linalg() -> Vec<Family> {
                 .max(Tol::arithmetic(d));
             let mut out = Vec::new();
             for operand in [x.clone(), x.unary(UnaryOp::Neg)?] {
-                let sk = tessera_core::linalg::sketch(&operand, &omega)?;
+                let sk = tessera_array::linalg::sketch(&operand, &omega)?;
                 out.push(sk.y.compute()?);
                 out.push(sk.xty.compute()?);
             }

@@ -86,7 +86,9 @@ impl LoopBackend {
         }
         LoopBackend {
             cpu: CpuBackend::new(),
-            caps: caps.without("where", &others),
+            caps: caps
+                .without("where", &others)
+                .without_ops(Capabilities::BLOCK_LINALG),
         }
     }
 

@@ -13,7 +13,7 @@
 //! `catch_unwind`, and reports errors and panics through status codes and a per-thread
 //! last error — a panic in your backend becomes an error in the host, never an abort or
 //! undefined behaviour. Chunks stay in the plugin as boxed [`Chunk`]s behind opaque
-//! handles; bulk data crosses as Arrow C Data (see `tessera_core::plugin::arrow`) and is
+//! handles; bulk data crosses as Arrow C Data (see `tessera_core::ffi::arrow`) and is
 //! freed by whichever side allocated it.
 //!
 //! The backend's name, device and declared gaps come from its [`ArrayBackend::name`] and
@@ -32,8 +32,8 @@ pub use tessera_core;
 pub use tessera_plugin_abi as abi;
 
 use abi::{FFI_ArrowArray, FFI_ArrowSchema, Handle, RawChunkOut};
-use tessera_core::plugin::arrow::{dtype_from_format, export_host, import_host};
-use tessera_core::plugin::convert::{
+use tessera_core::ffi::arrow::{dtype_from_format, export_host, import_host};
+use tessera_core::ffi::convert::{
     binary_from_name, decode_dtype, dtype_code, error_detail, error_parts, index_map_from_raw,
     random_from_raw, raw_slice, reduce_from_name, scalar_from_raw, shape_from_raw, slices_from_raw,
     str_from_raw, unary_from_name,

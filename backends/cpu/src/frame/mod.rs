@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array};
 use arrow_schema::SchemaRef;
-use tessera_core::frame::plan::program_schema;
+use tessera_core::frame::program_schema;
 use tessera_core::frame::{
     downcast_partition, AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinSpec, Partition,
     PartitionData, SortKey,

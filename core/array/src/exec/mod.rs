@@ -1,0 +1,18 @@
+//! Execution: lowering the lazy graph to tasks, and running them.
+//!
+//! `lower` turns the arrays asked for into a task graph with one task per output chunk
+//! of every materialisation point; every blockwise chain feeding a chunk is fused into
+//! one [`Program`](crate::program::Program) whose leaves are generators or stored chunks
+//! read through affine maps (this is where slices are pushed into sources). The
+//! schedulers then run tasks in dependency order and drop each intermediate chunk as soon
+//! as its last consumer has run. Reductions over an array that equals its transpose compute
+//! only the blocks on and above the diagonal (`symmetry`).
+
+mod fxhash;
+mod lower;
+mod scheduler;
+mod symmetry;
+
+pub(crate) use lower::lower;
+pub(crate) use scheduler::{compute, persist, persist_many};
+pub use scheduler::{run_plan_stats, RunStats};

@@ -1,0 +1,583 @@
+//! Schedulers: dependency counting, early release, single-threaded or on a rayon pool.
+//!
+//! Both schedulers count, for every task, the dependencies still missing and the consumers
+//! still to come. A task runs once its dependencies are done; a chunk is dropped as soon as
+//! its last consumer has run (or kept when it is a requested output). The threaded
+//! scheduler spawns ready tasks onto a rayon pool: a finished task spawns the dependents it
+//! made ready onto its own worker's stack, so work proceeds depth first and intermediates
+//! are freed early (a reduction streams). Before running, the projected peak memory is
+//! compared with `memory-limit`.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::lower::{lower, Plan, Task, TaskOp};
+use crate::array::{Array, BlockFn};
+use crate::backend::{sketch_with_primitives, AxisSlice, Chunk};
+use crate::chunks::{c_strides, format_bytes, grid_indices, numel};
+use crate::config::SchedulerKind;
+use crate::error::{Error, Result};
+use crate::host::{HostArray, HostElement};
+use crate::program::{check_packed, BinaryOp};
+use tessera_core::pool::{worker_pool, worker_threads};
+
+fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
+    let b = &task.backend;
+    match &task.op {
+        TaskOp::Program(p) => {
+            let mut out = b.execute(p, deps)?;
+            out.pop()
+                .ok_or_else(|| Error::Internal("program produced no output".into()))
+        }
+        TaskOp::Stored(c) => Ok(c.clone()),
+        TaskOp::Assemble { grid } => assemble(b.as_ref(), deps, grid),
+        TaskOp::ReshapeGather { pieces, shape } => {
+            let mut parts = Vec::with_capacity(deps.len());
+            for (c, &(lo, hi)) in deps.iter().zip(pieces) {
+                let flat = b.reshape(c, &[numel(c.shape())])?;
+                let part = if lo == 0 && hi == numel(c.shape()) {
+                    flat
+                } else {
+                    b.slice(
+                        &flat,
+                        &[AxisSlice {
+                            start: lo,
+                            step: 1,
+                            len: hi - lo,
+                        }],
+                    )?
+                };
+                parts.push(part);
+            }
+            let joined = if parts.len() == 1 {
+                parts.pop().expect("one part")
+            } else {
+                b.concatenate(&parts, 0)?
+            };
+            b.reshape(&joined, shape)
+        }
+        TaskOp::MatmulSum => {
+            let mut acc: Option<Chunk> = None;
+            for pair in deps.chunks(2) {
+                let p = b.matmul(&pair[0], &pair[1])?;
+                acc = Some(match acc {
+                    None => p,
+                    Some(a) => b.binary(BinaryOp::Add, &a, &p)?,
+                });
+            }
+            acc.ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
+        }
+        TaskOp::MatmulProgram {
+            program,
+            program_left,
+        } => {
+            let (other, inputs) = deps
+                .split_last()
+                .ok_or_else(|| Error::Internal("a matmul task with no operand".into()))?;
+            b.matmul_program(program, inputs, other, *program_left)
+        }
+        TaskOp::Sketch { program } => {
+            let (omega, xs) = deps
+                .split_last()
+                .ok_or_else(|| Error::Internal("a sketch task with no omega".into()))?;
+            match (program, xs) {
+                (Some(p), inputs) => b.sketch_program(p, inputs, omega),
+                (None, [x]) => sketch_with_primitives(b.as_ref(), x, omega),
+                (None, _) => Err(Error::Internal(
+                    "a sketch task of a stored block needs exactly x and omega".into(),
+                )),
+            }
+        }
+        TaskOp::Moments { program, axes } => {
+            let packed = b.moments_program(program, deps, axes)?;
+            check_packed(&packed, program, axes)?;
+            Ok(packed)
+        }
+        TaskOp::Rows { skip, len } => {
+            let mut acc: Option<Chunk> = None;
+            for (c, &start) in deps.iter().zip(skip) {
+                let shape = c.shape();
+                let part = if start == 0 && shape.first() == Some(len) {
+                    c.clone()
+                } else {
+                    let whole = shape.get(1).copied().unwrap_or(0);
+                    b.slice(
+                        c,
+                        &[
+                            AxisSlice {
+                                start,
+                                step: 1,
+                                len: *len,
+                            },
+                            AxisSlice {
+                                start: 0,
+                                step: 1,
+                                len: whole,
+                            },
+                        ],
+                    )?
+                };
+                acc = Some(match acc {
+                    None => part,
+                    Some(a) => b.binary(BinaryOp::Add, &a, &part)?,
+                });
+            }
+            acc.ok_or_else(|| Error::Internal("a rows task with no inputs".into()))
+        }
+        TaskOp::Sum => {
+            let (first, rest) = deps
+                .split_first()
+                .ok_or_else(|| Error::Internal("a sum task with no inputs".into()))?;
+            rest.iter()
+                .try_fold(first.clone(), |acc, d| b.binary(BinaryOp::Add, &acc, d))
+        }
+        TaskOp::MapBlocks {
+            f,
+            shape,
+            dtype,
+            block,
+        } => {
+            let out = match f {
+                BlockFn::Host(f) => {
+                    let host: Vec<HostArray> =
+                        deps.iter().map(|c| b.to_host(c)).collect::<Result<_>>()?;
+                    b.from_host(&f(&host)?)?
+                }
+                BlockFn::Backend(f) => f(b.as_ref(), deps)?,
+            };
+            if out.shape() != shape.as_slice() || out.dtype() != *dtype {
+                return Err(Error::UserFunction(format!(
+                    "block {block:?} came back as {} {:?}; declared {} {:?}",
+                    out.dtype(),
+                    out.shape(),
+                    dtype,
+                    shape
+                )));
+            }
+            Ok(out)
+        }
+        TaskOp::Transfer { from } => {
+            let h = from.to_host(&deps[0])?;
+            b.from_host(&h)
+        }
+    }
+}
+
+/// Concatenates a C-order grid of pieces: innermost axis first.
+fn assemble(
+    b: &dyn crate::backend::ArrayBackend,
+    pieces: &[Chunk],
+    grid: &[usize],
+) -> Result<Chunk> {
+    let mut cur: Vec<Chunk> = pieces.to_vec();
+    let mut g = grid.to_vec();
+    for ax in (0..grid.len()).rev() {
+        let n = g[ax];
+        if n > 1 {
+            cur = cur
+                .chunks(n)
+                .map(|group| b.concatenate(group, ax))
+                .collect::<Result<_>>()?;
+        }
+        g[ax] = 1;
+    }
+    cur.pop()
+        .ok_or_else(|| Error::Internal("assemble of no pieces".into()))
+}
+
+/// Timing and memory figures of one run.
+#[derive(Debug, Clone, Default)]
+pub struct RunStats {
+    /// Tasks run.
+    pub tasks: usize,
+    /// Wall time of the run (excluding lowering).
+    pub seconds: f64,
+    /// Wall time of lowering.
+    pub lower_seconds: f64,
+    /// Largest number of chunk bytes held at once (tracked by the scheduler).
+    pub peak_bytes: u64,
+}
+
+struct State<'a> {
+    plan: &'a Plan,
+    results: Vec<Mutex<Option<Chunk>>>,
+    missing: Vec<AtomicUsize>,
+    consumers: Vec<AtomicUsize>,
+    dependents: Vec<Vec<usize>>,
+    keep: Vec<bool>,
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+    held: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl<'a> State<'a> {
+    fn new(plan: &'a Plan) -> State<'a> {
+        let n = plan.tasks.len();
+        let mut dependents = vec![Vec::new(); n];
+        let mut consumers = vec![0usize; n];
+        for (i, t) in plan.tasks.iter().enumerate() {
+            for &d in &t.deps {
+                dependents[d].push(i);
+                consumers[d] += 1;
+            }
+        }
+        let mut keep = vec![false; n];
+        for o in plan.outputs.iter().flatten() {
+            keep[*o] = true;
+        }
+        State {
+            plan,
+            results: (0..n).map(|_| Mutex::new(None)).collect(),
+            missing: plan
+                .tasks
+                .iter()
+                .map(|t| AtomicUsize::new(t.deps.len()))
+                .collect(),
+            consumers: consumers.into_iter().map(AtomicUsize::new).collect(),
+            dependents,
+            keep,
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            held: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+        }
+    }
+
+    /// Runs task `i`; returns the dependents it made ready.
+    fn execute(&self, i: usize) -> Vec<usize> {
+        if self.failed.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
+        let task = &self.plan.tasks[i];
+        let deps: Option<Vec<Chunk>> = task
+            .deps
+            .iter()
+            .map(|&d| {
+                self.results[d]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+            })
+            .collect();
+        let Some(deps) = deps else {
+            self.fail(Error::Internal(format!("task {i} ran before its inputs")));
+            return Vec::new();
+        };
+        let out = run_task(task, &deps);
+        drop(deps);
+        match out {
+            Ok(c) => {
+                let bytes = c.nbytes();
+                let now = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
+                self.peak.fetch_max(now, Ordering::Relaxed);
+                *self.results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+            }
+            Err(e) => {
+                self.fail(e);
+                return Vec::new();
+            }
+        }
+        // Release inputs whose last consumer this was.
+        for &d in &task.deps {
+            if self.consumers[d].fetch_sub(1, Ordering::AcqRel) == 1 && !self.keep[d] {
+                if let Some(c) = self.results[d]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                {
+                    self.held.fetch_sub(c.nbytes(), Ordering::Relaxed);
+                }
+            }
+        }
+        self.dependents[i]
+            .iter()
+            .copied()
+            .filter(|&j| self.missing[j].fetch_sub(1, Ordering::AcqRel) == 1)
+            .collect()
+    }
+
+    fn fail(&self, e: Error) {
+        self.failed.store(true, Ordering::Relaxed);
+        let mut slot = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    }
+}
+
+/// A plan's projected peak memory: the results it keeps, plus, per worker, the largest
+/// task's inputs and output held at once (dependency counting frees everything else).
+pub(crate) struct Projection {
+    /// Projected peak bytes.
+    pub projected: u64,
+    /// Bytes of the results.
+    pub outputs: u64,
+    /// The largest task's inputs plus output.
+    pub worst: u64,
+    /// That task.
+    pub worst_task: usize,
+    /// Workers assumed.
+    pub threads: usize,
+}
+
+/// Workers the configured scheduler runs.
+pub(crate) fn planned_threads() -> Result<usize> {
+    Ok(match crate::config::scheduler()? {
+        SchedulerKind::SingleThreaded => 1,
+        SchedulerKind::Threads => worker_threads()?,
+    })
+}
+
+/// Projects `plan`'s peak memory on `threads` workers.
+pub(crate) fn project(plan: &Plan, threads: usize) -> Projection {
+    let outputs: u64 = plan
+        .outputs
+        .iter()
+        .flatten()
+        .map(|&t| plan.tasks[t].out_bytes)
+        .sum();
+    let (worst, worst_task) = plan
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (
+                t.out_bytes + t.deps.iter().map(|&d| plan.tasks[d].out_bytes).sum::<u64>(),
+                i,
+            )
+        })
+        .max()
+        .unwrap_or((0, 0));
+    Projection {
+        projected: outputs + worst * threads as u64,
+        outputs,
+        worst,
+        worst_task,
+        threads,
+    }
+}
+
+/// Compares the plan's projected peak with `memory-limit`.
+fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
+    let Some(limit) = crate::config::memory_limit()? else {
+        return Ok(());
+    };
+    let Projection {
+        projected,
+        outputs,
+        worst,
+        worst_task,
+        threads,
+    } = project(plan, threads);
+    if projected > limit {
+        return Err(Error::MemoryLimit {
+            projected,
+            limit,
+            advice: format!(
+                "results hold {} and each of {threads} workers may hold up to {} (task {worst_task} reads its inputs and writes its output at once); use smaller chunks, fewer threads (num-threads), or reduce before computing",
+                format_bytes(outputs),
+                format_bytes(worst)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Runs a plan; returns the output chunks and figures.
+fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
+    let kind = crate::config::scheduler()?;
+    let threads = planned_threads()?;
+    check_memory(plan, threads)?;
+    let start = Instant::now();
+    let state = State::new(plan);
+    let ready: Vec<usize> = (0..plan.tasks.len())
+        .filter(|&i| plan.tasks[i].deps.is_empty())
+        .collect();
+    match kind {
+        SchedulerKind::SingleThreaded => {
+            // Depth first: a stack of ready tasks, earliest task on top.
+            let mut stack: Vec<usize> = ready.into_iter().rev().collect();
+            while let Some(i) = stack.pop() {
+                let mut next = state.execute(i);
+                next.sort_unstable_by(|a, b| b.cmp(a));
+                stack.extend(next);
+                if state.failed.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+        }
+        SchedulerKind::Threads => {
+            let p = worker_pool(threads)?;
+            fn go<'s>(scope: &rayon::Scope<'s>, state: &'s State<'s>, i: usize) {
+                for j in state.execute(i) {
+                    scope.spawn(move |s| go(s, state, j));
+                }
+            }
+            let st = &state;
+            p.scope(|scope| {
+                for i in ready {
+                    scope.spawn(move |s| go(s, st, i));
+                }
+            });
+        }
+    }
+    if let Some(e) = state.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(e);
+    }
+    let outs = plan
+        .outputs
+        .iter()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .map(|&t| {
+                    state.results[t]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clone()
+                        .ok_or_else(|| Error::Internal(format!("output task {t} never ran")))
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let stats = RunStats {
+        tasks: plan.tasks.len(),
+        seconds: start.elapsed().as_secs_f64(),
+        lower_seconds: 0.0,
+        peak_bytes: state.peak.load(Ordering::Relaxed) as u64,
+    };
+    Ok((outs, stats))
+}
+
+/// Computes arrays to host arrays.
+pub(crate) fn compute(arrays: &[Array]) -> Result<Vec<HostArray>> {
+    let plan = lower(arrays)?;
+    let (outs, _) = run(&plan)?;
+    arrays
+        .iter()
+        .zip(outs)
+        .map(|(a, chunks)| assemble_host(a, &chunks))
+        .collect()
+}
+
+/// Computes an array, keeping its chunks on the backend.
+pub(crate) fn persist(array: &Array) -> Result<Vec<Chunk>> {
+    let plan = lower(std::slice::from_ref(array))?;
+    let (mut outs, _) = run(&plan)?;
+    Ok(outs.pop().expect("one output"))
+}
+
+/// Computes several arrays in one plan, keeping their chunks on the backend: blocks
+/// they share are computed once.
+pub(crate) fn persist_many(arrays: &[Array]) -> Result<Vec<Vec<Chunk>>> {
+    let plan = lower(arrays)?;
+    let (outs, _) = run(&plan)?;
+    Ok(outs)
+}
+
+/// Lowers and runs `array`, returning figures instead of data (benchmarks, overhead).
+pub fn run_plan_stats(array: &Array) -> Result<RunStats> {
+    let t = Instant::now();
+    let plan = lower(std::slice::from_ref(array))?;
+    let lower_seconds = t.elapsed().as_secs_f64();
+    let (_, mut stats) = run(&plan)?;
+    stats.lower_seconds = lower_seconds;
+    Ok(stats)
+}
+
+/// Copies output chunks into one host array.
+fn assemble_host(a: &Array, chunks: &[Chunk]) -> Result<HostArray> {
+    let backend = a.backend();
+    let shape = a.shape();
+    let grid = a.chunks().grid();
+    if chunks.len() == 1 {
+        return Ok(backend.to_host(&chunks[0])?.into_standard_layout());
+    }
+    // Blocks stacked along axis 0 only: the result is their C-order data one after the
+    // other — one copy per element, no zero-filled buffer first.
+    if grid.iter().skip(1).all(|&g| g == 1) {
+        fn concat<T: HostElement>(
+            parts: &[std::borrow::Cow<'_, HostArray>],
+            shape: &[usize],
+        ) -> Result<HostArray> {
+            use rayon::prelude::*;
+            // Zeroed allocation (fresh pages cost nothing until touched), then every block
+            // copied into its own slice in parallel: the page faults of a large result are
+            // shared by the workers instead of serialised on one thread.
+            let mut flat: Vec<T> = vec![T::default(); shape.iter().product()];
+            let views: Vec<_> = parts
+                .iter()
+                .map(|p| p.view_typed::<T>())
+                .collect::<Result<_>>()?;
+            let mut slots: Vec<&mut [T]> = Vec::with_capacity(views.len());
+            let mut rest: &mut [T] = &mut flat;
+            for v in &views {
+                let (head, tail) = rest.split_at_mut(v.len().min(rest.len()));
+                slots.push(head);
+                rest = tail;
+            }
+            slots
+                .into_par_iter()
+                .zip(views.par_iter())
+                .for_each(|(dst, v)| match v.as_slice() {
+                    Some(s) if s.len() == dst.len() => dst.copy_from_slice(s),
+                    _ => dst.iter_mut().zip(v.iter()).for_each(|(d, x)| *d = *x),
+                });
+            let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), flat)
+                .map_err(|e| Error::Internal(format!("assembling blocks: {e}")))?;
+            Ok(T::wrap(a))
+        }
+        let parts: Vec<std::borrow::Cow<'_, HostArray>> = chunks
+            .iter()
+            .map(|c| match backend.host_view(c) {
+                Some(h) => Ok(std::borrow::Cow::Borrowed(h)),
+                None => backend.to_host(c).map(std::borrow::Cow::Owned),
+            })
+            .collect::<Result<_>>()?;
+        use crate::dtype::DType as D;
+        return match a.dtype() {
+            D::Bool => concat::<bool>(&parts, &shape),
+            D::I8 => concat::<i8>(&parts, &shape),
+            D::I16 => concat::<i16>(&parts, &shape),
+            D::I32 => concat::<i32>(&parts, &shape),
+            D::I64 => concat::<i64>(&parts, &shape),
+            D::U8 => concat::<u8>(&parts, &shape),
+            D::U16 => concat::<u16>(&parts, &shape),
+            D::U32 => concat::<u32>(&parts, &shape),
+            D::U64 => concat::<u64>(&parts, &shape),
+            D::F32 => concat::<f32>(&parts, &shape),
+            D::F64 => concat::<f64>(&parts, &shape),
+        };
+    }
+    fn fill<T: HostElement>(
+        out: &mut ndarray::ArrayD<T>,
+        part: HostArray,
+        offsets: &[usize],
+    ) -> Result<()> {
+        let part = part.into_typed::<T>()?;
+        let mut view = out.view_mut();
+        for (ax, &o) in offsets.iter().enumerate() {
+            view.slice_axis_inplace(
+                ndarray::Axis(ax),
+                ndarray::Slice::from(o..o + part.shape()[ax]),
+            );
+        }
+        view.assign(&part);
+        Ok(())
+    }
+    let mut out = HostArray::full(&shape, crate::dtype::Scalar::zero(a.dtype()), a.dtype());
+    let strides = c_strides(&grid);
+    for block in grid_indices(grid.clone()) {
+        let idx: usize = block.iter().zip(&strides).map(|(b, s)| b * s).sum();
+        let part = backend.to_host(&chunks[idx])?;
+        let offsets: Vec<usize> = block
+            .iter()
+            .enumerate()
+            .map(|(ax, &b)| a.chunks().offsets(ax)[b])
+            .collect();
+        crate::dispatch_host!(&mut out, o => fill(o, part, &offsets)?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,520 @@
+//! Running a dataframe plan: the distributed algorithms, built from a backend's
+//! partition-level primitives.
+//!
+//! Blockwise nodes (scans, fused programs, `map_partitions`) become a [`Pipeline`]: a
+//! function from partition index to partition. Nothing between a scan and the next
+//! blocking node is materialised for the whole frame — a groupby runs "read range *i*,
+//! filter, project, aggregate partially" as one task per partition and keeps only the small
+//! partial result. Blocking nodes:
+//!
+//! - **groupby**: partial aggregation per partition, then a tree combine (fan-in
+//!   `array.split-every`) into one partition when the partial results are small, or a hash
+//!   shuffle of the partial results into one bucket per input partition when they are large
+//!   (many groups) — the choice is made on the measured size of the partial results unless
+//!   the user forces one;
+//! - **join**: broadcast the small side (the whole of it joined against each partition of
+//!   the other), a sorted merge of aligned ranges when both sides are sorted on the keys,
+//!   else a hash shuffle of both sides into matching buckets;
+//! - **sort**: sample sort — evenly spaced samples give range boundaries, every partition is
+//!   split by them, each range is sorted;
+//! - **head** runs partitions in order until it has enough rows.
+//!
+//! Every stage runs under the configured scheduler (`threads` or `single-threaded`).
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+
+use crate::error::{Error, Result};
+use tessera_core::pool::parallel_map;
+use crate::backend::{
+    AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType,
+    Partition, SortKey,
+};
+use crate::expr::Expr;
+use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
+
+/// Partial results with more rows than this (in total) are combined by shuffle instead of
+/// a tree: a tree would funnel them all through one task.
+pub const SHUFFLE_ROWS: usize = 1 << 20;
+
+/// A side of a join at most this many bytes is broadcast to every partition of the other.
+pub const BROADCAST_BYTES: usize = 256 << 20;
+
+/// A lazily computed sequence of partitions: `task(i)` produces partition `i`.
+pub(crate) struct Pipeline {
+    /// Number of partitions.
+    pub n: usize,
+    /// Produces one partition.
+    pub task: Arc<dyn Fn(usize) -> Result<Partition> + Send + Sync>,
+}
+
+impl Pipeline {
+    fn ready(parts: Vec<Partition>) -> Pipeline {
+        let parts = Arc::new(parts);
+        Pipeline {
+            n: parts.len(),
+            task: Arc::new(move |i| Ok(parts[i].clone())),
+        }
+    }
+
+    /// Runs every task.
+    pub fn materialize(&self) -> Result<Vec<Partition>> {
+        let task = self.task.clone();
+        parallel_map(self.n, move |i| task(i))
+    }
+}
+
+/// Builds the pipeline of `node` on `backend`, running blocking nodes below it.
+pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Result<Pipeline> {
+    match node {
+        Node::Partitions { parts, .. } => Ok(Pipeline::ready(parts.clone())),
+        Node::Scan {
+            source,
+            projection,
+            selected,
+            ..
+        } => {
+            let ids: Vec<usize> = selected
+                .clone()
+                .unwrap_or_else(|| (0..source.partitions()).collect());
+            let source = source.clone();
+            let projection = projection.clone();
+            let backend = backend.clone();
+            Ok(Pipeline {
+                n: ids.len(),
+                task: Arc::new(move |i| {
+                    let batch = source.read(ids[i], projection.as_deref())?;
+                    backend.import_batch(batch)
+                }),
+            })
+        }
+        Node::Map { input, program, .. } => {
+            let inner = pipeline(input, backend)?;
+            let program = program.clone();
+            let backend = backend.clone();
+            let task = inner.task.clone();
+            Ok(Pipeline {
+                n: inner.n,
+                task: Arc::new(move |i| backend.evaluate(&task(i)?, &program)),
+            })
+        }
+        Node::MapPartitions {
+            input,
+            func,
+            schema,
+        } => {
+            let inner = pipeline(input, backend)?;
+            let func = func.clone();
+            let schema = schema.clone();
+            let backend = backend.clone();
+            let task = inner.task.clone();
+            Ok(Pipeline {
+                n: inner.n,
+                task: Arc::new(move |i| {
+                    let batch = backend.export_batch(&task(i)?)?;
+                    let out = func(batch).map_err(|e| {
+                        Error::UserFunction(format!("map_partitions on partition {i}: {e}"))
+                    })?;
+                    if out.schema().fields() != schema.fields() {
+                        return Err(Error::UserFunction(format!(
+                            "map_partitions: partition {i} returned schema {:?} but the declared/inferred schema is {:?}",
+                            out.schema(),
+                            schema
+                        )));
+                    }
+                    backend.import_batch(out)
+                }),
+            })
+        }
+        Node::Aggregate {
+            input,
+            keys,
+            aggs,
+            strategy,
+            ..
+        } => Ok(Pipeline::ready(aggregate(
+            backend, input, keys, aggs, *strategy,
+        )?)),
+        Node::Join {
+            left,
+            right,
+            spec,
+            strategy,
+            ..
+        } => Ok(Pipeline::ready(join(
+            backend, left, right, spec, *strategy,
+        )?)),
+        Node::Sort { input, by } => {
+            let parts = pipeline(input, backend)?.materialize()?;
+            Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
+        }
+        Node::Repartition { input, n } => {
+            let parts = pipeline(input, backend)?.materialize()?;
+            Ok(Pipeline::ready(repartition(backend, parts, *n)?))
+        }
+        Node::Head { input, n } => {
+            let inner = pipeline(input, backend)?;
+            let mut out = Vec::new();
+            let mut have = 0;
+            for i in 0..inner.n {
+                if have >= *n {
+                    break;
+                }
+                let p = (inner.task)(i)?;
+                let take = (*n - have).min(p.num_rows());
+                have += take;
+                out.push(if take == p.num_rows() {
+                    p
+                } else {
+                    backend.slice(&p, 0, take)?
+                });
+            }
+            if out.is_empty() {
+                out.push(backend.import_batch(empty_batch(&input.schema()))?);
+            }
+            Ok(Pipeline::ready(out))
+        }
+    }
+}
+
+/// Partial aggregation fused with the input pipeline, then a tree or shuffle combine.
+fn aggregate(
+    backend: &Arc<dyn DataFrameBackend>,
+    input: &Node,
+    keys: &[String],
+    aggs: &[AggSpec],
+    strategy: Option<GroupStrategy>,
+) -> Result<Vec<Partition>> {
+    let inner = pipeline(input, backend)?;
+    let task = inner.task.clone();
+    let mut partials = {
+        let backend = backend.clone();
+        parallel_map(inner.n, move |i| {
+            backend.aggregate_partial(&task(i)?, keys, aggs)
+        })?
+    };
+    if partials.is_empty() {
+        let empty = backend.import_batch(empty_batch(&input.schema()))?;
+        partials.push(backend.aggregate_partial(&empty, keys, aggs)?);
+    }
+    let rows: usize = partials.iter().map(|p| p.num_rows()).sum();
+    let strategy = strategy.unwrap_or(if keys.is_empty() || rows <= SHUFFLE_ROWS {
+        GroupStrategy::Tree
+    } else {
+        GroupStrategy::Shuffle
+    });
+    if keys.is_empty() || strategy == GroupStrategy::Tree || partials.len() == 1 {
+        let state = tree_combine(backend, partials, keys, aggs)?;
+        return Ok(vec![backend.aggregate_finalize(&state, keys, aggs)?]);
+    }
+    let n = partials.len();
+    let buckets = {
+        let backend = backend.clone();
+        let partials = &partials;
+        parallel_map(n, move |i| backend.hash_partition(&partials[i], keys, n))?
+    };
+    let backend2 = backend.clone();
+    parallel_map(n, move |j| {
+        let pieces: Vec<Partition> = buckets.iter().map(|b| b[j].clone()).collect();
+        let state = backend2.aggregate_combine(&pieces, keys, aggs)?;
+        backend2.aggregate_finalize(&state, keys, aggs)
+    })
+}
+
+/// Combines states `split_every` at a time until one is left (order preserved, so
+/// `first`/`last` stay in partition order).
+fn tree_combine(
+    backend: &Arc<dyn DataFrameBackend>,
+    mut parts: Vec<Partition>,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<Partition> {
+    let fan_in = crate::config::split_every()?.max(2);
+    if parts.len() == 1 {
+        return backend.aggregate_combine(&parts, keys, aggs);
+    }
+    while parts.len() > 1 {
+        let groups: Vec<Vec<Partition>> = parts.chunks(fan_in).map(|c| c.to_vec()).collect();
+        let backend = backend.clone();
+        parts = parallel_map(groups.len(), move |g| {
+            backend.aggregate_combine(&groups[g], keys, aggs)
+        })?;
+    }
+    Ok(parts.pop().expect("one state left"))
+}
+
+fn total_bytes(parts: &[Partition]) -> usize {
+    parts.iter().map(|p| p.nbytes()).sum()
+}
+
+fn concat_or_empty(
+    backend: &Arc<dyn DataFrameBackend>,
+    parts: &[Partition],
+    schema: &arrow_schema::SchemaRef,
+) -> Result<Partition> {
+    if parts.is_empty() {
+        backend.import_batch(empty_batch(schema))
+    } else if parts.len() == 1 {
+        Ok(parts[0].clone())
+    } else {
+        backend.concat(parts)
+    }
+}
+
+/// Broadcast, sorted-merge or shuffle join.
+fn join(
+    backend: &Arc<dyn DataFrameBackend>,
+    left_node: &Node,
+    right_node: &Node,
+    spec: &JoinSpec,
+    strategy: JoinStrategy,
+) -> Result<Vec<Partition>> {
+    let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
+        sorted.is_some_and(|by| {
+            by.len() >= keys.len()
+                && by
+                    .iter()
+                    .zip(keys)
+                    .all(|(k, c)| !k.descending && &k.column == c)
+        })
+    };
+    let both_sorted = ascending(&spec.left_on, left_node.sorted_by())
+        && ascending(&spec.right_on, right_node.sorted_by())
+        && !backend
+            .capabilities()
+            .missing_join_algorithms
+            .contains(&JoinAlgorithm::SortedMerge);
+    let left = pipeline(left_node, backend)?.materialize()?;
+    let right = pipeline(right_node, backend)?.materialize()?;
+    let (lschema, rschema) = (left_node.schema(), right_node.schema());
+    let hash = JoinSpec {
+        algorithm: JoinAlgorithm::Hash,
+        ..spec.clone()
+    };
+    let (auto, forced) = (
+        strategy == JoinStrategy::Auto,
+        strategy == JoinStrategy::Broadcast,
+    );
+    let small_right = (auto && total_bytes(&right) <= BROADCAST_BYTES || forced)
+        && matches!(spec.how, JoinType::Inner | JoinType::Left);
+    let small_left = (auto && total_bytes(&left) <= BROADCAST_BYTES || forced)
+        && matches!(spec.how, JoinType::Inner | JoinType::Right);
+    if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
+        return sorted_merge_join(backend, left, right, spec, &lschema, &rschema);
+    }
+    if small_right && (total_bytes(&right) <= total_bytes(&left) || !small_left || forced) {
+        let r = concat_or_empty(backend, &right, &rschema)?;
+        // Build the hash table of the small side once, not once per partition.
+        let r = backend.prepare_broadcast(&r, &hash)?;
+        let backend = backend.clone();
+        return parallel_map(left.len(), move |i| backend.join(&left[i], &r, &hash));
+    }
+    if small_left {
+        let l = concat_or_empty(backend, &left, &lschema)?;
+        let backend = backend.clone();
+        return parallel_map(right.len(), move |j| backend.join(&l, &right[j], &hash));
+    }
+    let n = left.len().max(right.len()).max(1);
+    let lb = {
+        let backend = backend.clone();
+        let left = &left;
+        parallel_map(left.len(), move |i| {
+            backend.hash_partition(&left[i], &spec.left_on, n)
+        })?
+    };
+    let rb = {
+        let backend = backend.clone();
+        let right = &right;
+        parallel_map(right.len(), move |i| {
+            backend.hash_partition(&right[i], &spec.right_on, n)
+        })?
+    };
+    let backend = backend.clone();
+    parallel_map(n, move |j| {
+        let l: Vec<Partition> = lb.iter().map(|b| b[j].clone()).collect();
+        let r: Vec<Partition> = rb.iter().map(|b| b[j].clone()).collect();
+        let l = concat_or_empty(&backend, &l, &lschema)?;
+        let r = concat_or_empty(&backend, &r, &rschema)?;
+        backend.join(&l, &r, &hash)
+    })
+}
+
+/// Both sides are globally sorted on the keys: split the right side at the left
+/// partitions' last keys, so range `i` of the right meets left partition `i`, and merge.
+fn sorted_merge_join(
+    backend: &Arc<dyn DataFrameBackend>,
+    left: Vec<Partition>,
+    right: Vec<Partition>,
+    spec: &JoinSpec,
+    lschema: &arrow_schema::SchemaRef,
+    rschema: &arrow_schema::SchemaRef,
+) -> Result<Vec<Partition>> {
+    let mut left: Vec<Partition> = left.into_iter().filter(|p| p.num_rows() > 0).collect();
+    if left.is_empty() {
+        // Still one (empty) left partition: right and outer joins keep every right row.
+        left.push(concat_or_empty(backend, &[], lschema)?);
+    }
+    // Bounds: the last key row of every left partition but the last, as a host batch of
+    // the key columns renamed to the right side's names.
+    let key_program = FrameProgram {
+        steps: vec![FrameStep::Project(
+            spec.left_on
+                .iter()
+                .zip(&spec.right_on)
+                .map(|(l, r)| (r.clone(), Expr::Column(l.clone())))
+                .collect(),
+        )],
+    };
+    let mut last_rows = Vec::new();
+    for p in &left[..left.len() - 1] {
+        let last = backend.slice(p, p.num_rows().saturating_sub(1), 1)?;
+        last_rows.push(backend.export_batch(&backend.evaluate(&last, &key_program)?)?);
+    }
+    let by: Vec<SortKey> = spec
+        .right_on
+        .iter()
+        .map(|c| SortKey {
+            column: c.clone(),
+            descending: false,
+        })
+        .collect();
+    let bounds = if last_rows.is_empty() {
+        let keys_schema = Arc::new(
+            rschema
+                .project(
+                    &spec
+                        .right_on
+                        .iter()
+                        .map(|c| rschema.index_of(c))
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(|e| Error::Internal(e.to_string()))?,
+                )
+                .map_err(|e| Error::Internal(e.to_string()))?,
+        );
+        RecordBatch::new_empty(keys_schema)
+    } else {
+        arrow_select::concat::concat_batches(&last_rows[0].schema(), &last_rows)
+            .map_err(|e| Error::Internal(format!("merge join bounds: {e}")))?
+    };
+    let pieces = {
+        let backend = backend.clone();
+        let right = &right;
+        let (by, bounds) = (&by, &bounds);
+        parallel_map(right.len(), move |j| {
+            backend.range_partition(&right[j], by, bounds)
+        })?
+    };
+    let merge = JoinSpec {
+        algorithm: JoinAlgorithm::SortedMerge,
+        ..spec.clone()
+    };
+    let backend = backend.clone();
+    let rschema = rschema.clone();
+    // Right ranges past the last left partition only matter for right/outer joins; they
+    // all fall into the last range, which meets the last left partition.
+    parallel_map(left.len(), move |i| {
+        let r: Vec<Partition> = pieces.iter().map(|p| p[i].clone()).collect();
+        let r = concat_or_empty(&backend, &r, &rschema)?;
+        backend.join(&left[i], &r, &merge)
+    })
+}
+
+/// Sample sort into as many range partitions as there are input partitions.
+fn sort(
+    backend: &Arc<dyn DataFrameBackend>,
+    parts: Vec<Partition>,
+    by: &[SortKey],
+    schema: &arrow_schema::SchemaRef,
+) -> Result<Vec<Partition>> {
+    for k in by {
+        if schema.field_with_name(&k.column).is_err() {
+            return Err(Error::invalid(
+                "sort_values",
+                format!("no column '{}'", k.column),
+            ));
+        }
+    }
+    let n = parts.len();
+    if n <= 1 {
+        let all = concat_or_empty(backend, &parts, schema)?;
+        return Ok(vec![backend.sort(&all, by)?]);
+    }
+    // Evenly spaced samples from every partition: about 64 per output range.
+    let per_part = 64;
+    let key_program = FrameProgram {
+        steps: vec![FrameStep::Project(
+            by.iter()
+                .map(|k| (k.column.clone(), Expr::Column(k.column.clone())))
+                .collect(),
+        )],
+    };
+    let mut samples = Vec::new();
+    for p in &parts {
+        let rows = p.num_rows();
+        if rows == 0 {
+            continue;
+        }
+        let k = per_part.min(rows);
+        let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
+        samples.push(backend.evaluate(&backend.take(p, &idx)?, &key_program)?);
+    }
+    if samples.is_empty() {
+        return Ok(parts);
+    }
+    let sample = backend.sort(&backend.concat(&samples)?, by)?;
+    let s = sample.num_rows();
+    let idx: Vec<u64> = (1..n).map(|j| (j * s / n).min(s - 1) as u64).collect();
+    let bounds = backend.export_batch(&backend.take(&sample, &idx)?)?;
+    let pieces = {
+        let backend = backend.clone();
+        let parts = &parts;
+        let bounds = &bounds;
+        parallel_map(n, move |i| backend.range_partition(&parts[i], by, bounds))?
+    };
+    let backend = backend.clone();
+    let schema = schema.clone();
+    parallel_map(n, move |j| {
+        let r: Vec<Partition> = pieces.iter().map(|p| p[j].clone()).collect();
+        let all = concat_or_empty(&backend, &r, &schema)?;
+        backend.sort(&all, by)
+    })
+}
+
+/// `n` partitions of about equal rows, row order kept.
+fn repartition(
+    backend: &Arc<dyn DataFrameBackend>,
+    parts: Vec<Partition>,
+    n: usize,
+) -> Result<Vec<Partition>> {
+    if n == 0 {
+        return Err(Error::invalid("repartition", "n must be at least 1"));
+    }
+    let total: usize = parts.iter().map(|p| p.num_rows()).sum();
+    let starts: Vec<usize> = parts
+        .iter()
+        .scan(0, |acc, p| {
+            let s = *acc;
+            *acc += p.num_rows();
+            Some(s)
+        })
+        .collect();
+    let schema = match parts.first() {
+        Some(p) => p.schema(),
+        None => return Ok(parts),
+    };
+    let backend = backend.clone();
+    parallel_map(n, move |j| {
+        let (lo, hi) = (j * total / n, (j + 1) * total / n);
+        let mut pieces = Vec::new();
+        for (p, &s) in parts.iter().zip(&starts) {
+            let e = s + p.num_rows();
+            if e <= lo || s >= hi {
+                continue;
+            }
+            let (a, b) = (lo.max(s) - s, hi.min(e) - s);
+            pieces.push(backend.slice(p, a, b - a)?);
+        }
+        concat_or_empty(&backend, &pieces, &schema)
+    })
+}

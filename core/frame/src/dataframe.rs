@@ -1,0 +1,861 @@
+//! The user-facing lazy [`DataFrame`].
+//!
+//! Every method builds a plan node and returns at once; `compute`, `len`, `head`,
+//! `describe`, `to_csv` and `to_parquet` run it. The frame remembers its backend, chosen
+//! by an explicit name, or else the `dataframe.backend` config key (`tessera.toml`,
+//! `TESSERA_DATAFRAME_BACKEND`, or a scoped [`crate::config::set`]) when it is created.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::{Array as _, ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{Field, Schema, SchemaRef};
+
+use crate::error::{Error, Result};
+use crate::backend::{
+    AggFunc, AggSpec, FrameBackendRef, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
+    SortKey,
+};
+use crate::display::{format_batches, value_at, Value};
+use crate::algorithms::pipeline;
+use crate::expr::{col, Expr};
+use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
+use crate::registry::resolve_dataframe_backend;
+
+/// A lazy, partitioned dataframe.
+#[derive(Clone)]
+pub struct DataFrame {
+    node: Arc<Node>,
+    backend: FrameBackendRef,
+}
+
+impl fmt::Debug for DataFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DataFrame<{}>[{}]",
+            self.backend.name(),
+            self.columns().join(", ")
+        )
+    }
+}
+
+/// The result of [`DataFrame::compute`]: Arrow batches (one per partition) that print as
+/// a table.
+#[derive(Debug, Clone)]
+pub struct Computed {
+    /// The schema.
+    pub schema: SchemaRef,
+    /// One batch per output partition, in order.
+    pub batches: Vec<RecordBatch>,
+}
+
+impl Computed {
+    /// Total rows.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+
+    /// All rows in one batch.
+    pub fn concat(&self) -> Result<RecordBatch> {
+        arrow_select::concat::concat_batches(&self.schema, &self.batches)
+            .map_err(|e| Error::Internal(format!("concatenating results: {e}")))
+    }
+
+    /// The value at `row` of `column` (across batches).
+    pub fn value(&self, column: &str, mut row: usize) -> Result<Value> {
+        let idx = self
+            .schema
+            .index_of(column)
+            .map_err(|_| Error::invalid("value", format!("no column '{column}'")))?;
+        for b in &self.batches {
+            if row < b.num_rows() {
+                return Ok(value_at(b.column(idx).as_ref(), row));
+            }
+            row -= b.num_rows();
+        }
+        Err(Error::invalid(
+            "value",
+            format!("row {row} is past the end ({} rows)", self.num_rows()),
+        ))
+    }
+}
+
+impl fmt::Display for Computed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&format_batches(&self.schema, &self.batches, 40))
+    }
+}
+
+/// Splits `batch` into `n` partitions of about equal rows.
+fn split_batch(batch: &RecordBatch, n: usize) -> Vec<RecordBatch> {
+    let rows = batch.num_rows();
+    let n = n.max(1).min(rows.max(1));
+    (0..n)
+        .map(|j| {
+            let (lo, hi) = (j * rows / n, (j + 1) * rows / n);
+            batch.slice(lo, hi - lo)
+        })
+        .collect()
+}
+
+impl DataFrame {
+    /// Wraps a plan node (the IO readers use it).
+    pub(crate) fn from_node(node: Node, backend: Option<&str>) -> Result<DataFrame> {
+        Ok(DataFrame {
+            node: Arc::new(node),
+            backend: resolve_dataframe_backend(backend)?,
+        })
+    }
+
+    fn derive(&self, node: Node) -> DataFrame {
+        DataFrame {
+            node: Arc::new(node),
+            backend: self.backend.clone(),
+        }
+    }
+
+    /// A frame from Arrow batches, one partition each, on `backend` (the configured
+    /// `dataframe.backend` when `None`). All batches must share one schema.
+    pub fn from_record_batches(
+        batches: Vec<RecordBatch>,
+        backend: Option<&str>,
+    ) -> Result<DataFrame> {
+        let backend = resolve_dataframe_backend(backend)?;
+        let Some(first) = batches.first() else {
+            return Err(Error::invalid(
+                "from_record_batches",
+                "no batches; give at least one (it may be empty) so the schema is known",
+            ));
+        };
+        let schema = first.schema();
+        for (i, b) in batches.iter().enumerate() {
+            if b.schema().fields() != schema.fields() {
+                return Err(Error::invalid(
+                    "from_record_batches",
+                    format!(
+                        "batch {i} has schema {:?}, batch 0 has {:?}",
+                        b.schema(),
+                        schema
+                    ),
+                ));
+            }
+        }
+        let parts = batches
+            .into_iter()
+            .map(|b| backend.import_batch(b))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DataFrame {
+            node: Arc::new(Node::Partitions { parts, schema }),
+            backend,
+        })
+    }
+
+    /// A frame from one batch split into `npartitions` of about equal rows.
+    pub fn from_record_batch(
+        batch: RecordBatch,
+        npartitions: usize,
+        backend: Option<&str>,
+    ) -> Result<DataFrame> {
+        DataFrame::from_record_batches(split_batch(&batch, npartitions), backend)
+    }
+
+    /// A frame from named Arrow columns of equal length, split into `npartitions` (like
+    /// `dd.from_dict`).
+    pub fn from_columns(columns: Vec<(&str, ArrayRef)>, npartitions: usize) -> Result<DataFrame> {
+        let batch = batch_from_columns(columns)?;
+        DataFrame::from_record_batch(batch, npartitions, None)
+    }
+
+    /// A frame whose columns are 1-d tessera arrays (computed now); partitions follow the
+    /// first array's chunks.
+    pub fn from_arrays(columns: Vec<(&str, &tessera_array::Array)>) -> Result<DataFrame> {
+        let Some((_, first)) = columns.first() else {
+            return Err(Error::invalid("from_arrays", "no columns given"));
+        };
+        let mut cols = Vec::with_capacity(columns.len());
+        for (name, a) in &columns {
+            if a.shape().len() != 1 || a.shape() != first.shape() {
+                return Err(Error::shape(
+                    "from_arrays",
+                    format!(
+                        "column '{name}' has shape {:?}; every column must be 1-d of shape {:?}",
+                        a.shape(),
+                        first.shape()
+                    ),
+                ));
+            }
+            let data = tessera_core::ffi::arrow::host_array_data(a.compute()?);
+            cols.push((*name, arrow_array::make_array(data)));
+        }
+        let batch = batch_from_columns(cols)?;
+        let mut parts = Vec::new();
+        let mut offset = 0;
+        for &len in first.chunks().axis(0) {
+            parts.push(batch.slice(offset, len));
+            offset += len;
+        }
+        if parts.is_empty() {
+            parts.push(batch);
+        }
+        DataFrame::from_record_batches(parts, None)
+    }
+
+    /// The backend this frame computes on.
+    pub fn backend(&self) -> &str {
+        self.backend.name()
+    }
+
+    /// Moves the frame to another backend (by Arrow batches, partition by partition),
+    /// computing it.
+    pub fn to_backend(&self, name: &str) -> Result<DataFrame> {
+        let target = resolve_dataframe_backend(Some(name))?;
+        let parts = self.partitions()?;
+        let moved = parts
+            .iter()
+            .map(|p| target.import_batch(self.backend.export_batch(p)?))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DataFrame {
+            node: Arc::new(Node::Partitions {
+                parts: moved,
+                schema: self.schema(),
+            }),
+            backend: target,
+        })
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> SchemaRef {
+        self.node.schema()
+    }
+
+    /// Column names.
+    pub fn columns(&self) -> Vec<String> {
+        self.schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    }
+
+    /// Keeps the rows where `predicate` (a Boolean expression) is true.
+    pub fn filter(&self, predicate: Expr) -> Result<DataFrame> {
+        Ok(self.derive(Node::map(self.node.clone(), FrameStep::Filter(predicate))?))
+    }
+
+    /// Keeps these columns, in this order.
+    pub fn select(&self, columns: &[&str]) -> Result<DataFrame> {
+        self.select_exprs(columns.iter().map(|c| (c.to_string(), col(*c))).collect())
+    }
+
+    /// Replaces the columns by named expressions.
+    pub fn select_exprs(&self, exprs: Vec<(String, Expr)>) -> Result<DataFrame> {
+        Ok(self.derive(Node::map(self.node.clone(), FrameStep::Project(exprs))?))
+    }
+
+    /// Adds (or replaces) a column.
+    pub fn with_column(&self, name: &str, expr: Expr) -> Result<DataFrame> {
+        let mut list: Vec<(String, Expr)> = Vec::new();
+        let mut replaced = false;
+        for c in self.columns() {
+            if c == name {
+                list.push((c, expr.clone()));
+                replaced = true;
+            } else {
+                list.push((c.clone(), col(c)));
+            }
+        }
+        if !replaced {
+            list.push((name.to_string(), expr));
+        }
+        self.select_exprs(list)
+    }
+
+    /// Renames columns (`(old, new)` pairs); an unknown old name is an error.
+    pub fn rename(&self, pairs: &[(&str, &str)]) -> Result<DataFrame> {
+        let cols = self.columns();
+        for (old, _) in pairs {
+            if !cols.iter().any(|c| c == old) {
+                return Err(Error::invalid(
+                    "rename",
+                    format!("no column '{old}'; columns: {}", cols.join(", ")),
+                ));
+            }
+        }
+        self.select_exprs(
+            cols.into_iter()
+                .map(|c| {
+                    let new = pairs
+                        .iter()
+                        .find(|(o, _)| *o == c)
+                        .map_or(c.clone(), |(_, n)| n.to_string());
+                    (new, col(c))
+                })
+                .collect(),
+        )
+    }
+
+    /// Drops columns; an unknown name is an error.
+    pub fn drop(&self, columns: &[&str]) -> Result<DataFrame> {
+        let cols = self.columns();
+        for d in columns {
+            if !cols.iter().any(|c| c == d) {
+                return Err(Error::invalid(
+                    "drop",
+                    format!("no column '{d}'; columns: {}", cols.join(", ")),
+                ));
+            }
+        }
+        self.select_exprs(
+            cols.into_iter()
+                .filter(|c| !columns.contains(&c.as_str()))
+                .map(|c| (c.clone(), col(c)))
+                .collect(),
+        )
+    }
+
+    /// Groups by key columns; aggregate with [`GroupBy::agg`].
+    pub fn groupby(&self, keys: &[&str]) -> Result<GroupBy> {
+        let schema = self.schema();
+        for k in keys {
+            if schema.field_with_name(k).is_err() {
+                return Err(Error::invalid(
+                    "groupby",
+                    format!(
+                        "no key column '{k}'; columns: {}",
+                        self.columns().join(", ")
+                    ),
+                ));
+            }
+        }
+        if keys.is_empty() {
+            return Err(Error::invalid(
+                "groupby",
+                "no keys; use `agg` on the frame for a whole-frame aggregation",
+            ));
+        }
+        Ok(GroupBy {
+            frame: self.clone(),
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            strategy: None,
+        })
+    }
+
+    /// Whole-frame aggregation: one row, one column per `(column, func)`, named
+    /// `column` (or `column_func` when a column is aggregated more than once).
+    pub fn agg(&self, aggs: &[(&str, AggFunc)]) -> Result<DataFrame> {
+        self.aggregate(Vec::new(), named_aggs(aggs), None)
+    }
+
+    fn aggregate(
+        &self,
+        keys: Vec<String>,
+        aggs: Vec<AggSpec>,
+        strategy: Option<GroupStrategy>,
+    ) -> Result<DataFrame> {
+        let input = self.schema();
+        let mut fields: Vec<Field> = Vec::new();
+        for k in &keys {
+            let f = input
+                .field_with_name(k)
+                .map_err(|_| Error::invalid("groupby", format!("no key column '{k}'")))?;
+            fields.push(Field::new(k, f.data_type().clone(), true));
+        }
+        if aggs.is_empty() {
+            return Err(Error::invalid("agg", "no aggregations given"));
+        }
+        let mut names = BTreeSet::new();
+        for a in &aggs {
+            let f = input.field_with_name(&a.column).map_err(|_| {
+                Error::invalid(
+                    "agg",
+                    format!(
+                        "no column '{}'; columns: {}",
+                        a.column,
+                        self.columns().join(", ")
+                    ),
+                )
+            })?;
+            if !a.func.accepts(f.data_type()) {
+                return Err(Error::invalid(
+                    "agg",
+                    format!(
+                        "{} does not apply to column '{}' of type {}",
+                        a.func.name(),
+                        a.column,
+                        f.data_type()
+                    ),
+                ));
+            }
+            if self
+                .backend
+                .capabilities()
+                .missing_aggregations
+                .contains(&a.func)
+            {
+                return Err(Error::invalid(
+                    "agg",
+                    format!(
+                        "dataframe backend '{}' does not support {} (declared in its capabilities)",
+                        self.backend.name(),
+                        a.func.name()
+                    ),
+                ));
+            }
+            if keys.contains(&a.output) || !names.insert(a.output.clone()) {
+                return Err(Error::invalid(
+                    "agg",
+                    format!(
+                        "output column '{}' appears twice; name it differently",
+                        a.output
+                    ),
+                ));
+            }
+            fields.push(Field::new(
+                &a.output,
+                a.func.output_type(f.data_type()),
+                true,
+            ));
+        }
+        Ok(self.derive(Node::Aggregate {
+            input: self.node.clone(),
+            keys,
+            aggs,
+            strategy,
+            schema: Arc::new(Schema::new(fields)),
+        }))
+    }
+
+    fn numeric_agg(&self, func: AggFunc) -> Result<DataFrame> {
+        let cols: Vec<String> = self
+            .schema()
+            .fields()
+            .iter()
+            .filter(|f| func.accepts(f.data_type()))
+            .map(|f| f.name().clone())
+            .collect();
+        let aggs: Vec<(&str, AggFunc)> = cols.iter().map(|c| (c.as_str(), func)).collect();
+        self.agg(&aggs)
+    }
+
+    /// Sum of every numeric column (one row).
+    pub fn sum(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Sum)
+    }
+    /// Mean of every numeric column.
+    pub fn mean(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Mean)
+    }
+    /// Minimum of every orderable column.
+    pub fn min(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Min)
+    }
+    /// Maximum of every orderable column.
+    pub fn max(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Max)
+    }
+    /// Non-null count of every column.
+    pub fn count(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Count)
+    }
+    /// Sample standard deviation of every numeric column.
+    pub fn std(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Std)
+    }
+    /// Sample variance of every numeric column.
+    pub fn var(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Var)
+    }
+    /// Distinct non-null values of every column.
+    pub fn nunique(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::NUnique)
+    }
+
+    /// One reduction of one column, computed: `df.reduce("fare", AggFunc::Mean)`.
+    pub fn reduce(&self, column: &str, func: AggFunc) -> Result<Value> {
+        self.agg(&[(column, func)])?.compute()?.value(column, 0)
+    }
+
+    /// pandas' `describe()` for the numeric columns: count, mean, std, min, max (as
+    /// Float64), one row per statistic. Percentiles are not computed (they need a sort
+    /// of every column; use `sort_values` and `head` for exact ones).
+    pub fn describe(&self) -> Result<Computed> {
+        let numeric: Vec<String> = self
+            .schema()
+            .fields()
+            .iter()
+            .filter(|f| f.data_type().is_numeric())
+            .map(|f| f.name().clone())
+            .collect();
+        if numeric.is_empty() {
+            return Err(Error::invalid(
+                "describe",
+                "the frame has no numeric columns",
+            ));
+        }
+        let stats = [
+            AggFunc::Count,
+            AggFunc::Mean,
+            AggFunc::Std,
+            AggFunc::Min,
+            AggFunc::Max,
+        ];
+        let specs: Vec<AggSpec> = numeric
+            .iter()
+            .flat_map(|c| {
+                stats
+                    .iter()
+                    .map(move |f| AggSpec::new(c.clone(), *f, format!("{c}\u{1}{}", f.name())))
+            })
+            .collect();
+        let row = self.aggregate(Vec::new(), specs, None)?.compute()?;
+        let mut columns: Vec<(String, ArrayRef)> = vec![(
+            "statistic".to_string(),
+            Arc::new(arrow_array::StringArray::from(
+                stats.iter().map(|f| f.name()).collect::<Vec<_>>(),
+            )),
+        )];
+        for c in &numeric {
+            let vals: Vec<Option<f64>> = stats
+                .iter()
+                .map(|f| {
+                    row.value(&format!("{c}\u{1}{}", f.name()), 0)
+                        .map(|v| v.as_f64())
+                })
+                .collect::<Result<_>>()?;
+            columns.push((c.clone(), Arc::new(arrow_array::Float64Array::from(vals))));
+        }
+        let batch = batch_from_columns(
+            columns
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.clone()))
+                .collect(),
+        )?;
+        Ok(Computed {
+            schema: batch.schema(),
+            batches: vec![batch],
+        })
+    }
+
+    /// pandas-style merge on key columns of the same name (strategy chosen at run time).
+    pub fn merge(&self, other: &DataFrame, on: &[&str], how: JoinType) -> Result<DataFrame> {
+        self.merge_on(other, on, on, how, JoinStrategy::Auto)
+    }
+
+    /// Merge on differently named keys (both kept in the output), with a strategy
+    /// (`Auto` decides from sizes and sortedness at run time).
+    pub fn merge_on(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: JoinType,
+        strategy: JoinStrategy,
+    ) -> Result<DataFrame> {
+        if other.backend.name() != self.backend.name() {
+            return Err(Error::invalid(
+                "merge",
+                format!(
+                    "the left frame is on backend '{}' and the right on '{}'; move one with `to_backend`",
+                    self.backend.name(),
+                    other.backend.name()
+                ),
+            ));
+        }
+        let spec = JoinSpec {
+            left_on: left_on.iter().map(|s| s.to_string()).collect(),
+            right_on: right_on.iter().map(|s| s.to_string()).collect(),
+            how,
+            suffixes: ("_x".to_string(), "_y".to_string()),
+            algorithm: JoinAlgorithm::Hash,
+        };
+        let schema = spec.output_schema(&self.schema(), &other.schema())?;
+        Ok(self.derive(Node::Join {
+            left: self.node.clone(),
+            right: other.node.clone(),
+            spec,
+            strategy,
+            schema,
+        }))
+    }
+
+    /// Globally sorts by columns (stable, nulls last); `ascending` per column or one
+    /// value for all.
+    pub fn sort_values(&self, by: &[&str], ascending: &[bool]) -> Result<DataFrame> {
+        if by.is_empty() {
+            return Err(Error::invalid("sort_values", "no sort columns given"));
+        }
+        if !(ascending.len() == by.len() || ascending.len() == 1) {
+            return Err(Error::invalid(
+                "sort_values",
+                format!(
+                    "{} columns but {} ascending flags; give one per column or one for all",
+                    by.len(),
+                    ascending.len()
+                ),
+            ));
+        }
+        let schema = self.schema();
+        for c in by {
+            if schema.field_with_name(c).is_err() {
+                return Err(Error::invalid(
+                    "sort_values",
+                    format!("no column '{c}'; columns: {}", self.columns().join(", ")),
+                ));
+            }
+        }
+        let keys = by
+            .iter()
+            .enumerate()
+            .map(|(i, c)| SortKey {
+                column: c.to_string(),
+                descending: !ascending[if ascending.len() == 1 { 0 } else { i }],
+            })
+            .collect();
+        Ok(self.derive(Node::Sort {
+            input: self.node.clone(),
+            by: keys,
+        }))
+    }
+
+    /// Sorted partitioning on one column, as `dd.set_index` does: partitions hold
+    /// consecutive key ranges (the divisions), so later merges on it are sorted merges.
+    pub fn set_index(&self, column: &str) -> Result<DataFrame> {
+        self.sort_values(&[column], &[true])
+    }
+
+    /// The first key of every partition and the last key of the last one, when the
+    /// frame is sorted on one column (after `set_index`/`sort_values`); computes the frame.
+    pub fn divisions(&self) -> Result<Option<Vec<Value>>> {
+        let Some(by) = self.node.sorted_by() else {
+            return Ok(None);
+        };
+        let key = &by[0].column;
+        let idx = self
+            .schema()
+            .index_of(key)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let parts = self.partitions()?;
+        let mut out = Vec::new();
+        for p in parts.iter().filter(|p| p.num_rows() > 0) {
+            let b = self.backend.export_batch(p)?;
+            out.push(value_at(b.column(idx).as_ref(), 0));
+        }
+        if let Some(p) = parts.iter().rev().find(|p| p.num_rows() > 0) {
+            let b = self.backend.export_batch(p)?;
+            out.push(value_at(b.column(idx).as_ref(), b.num_rows() - 1));
+        }
+        Ok(Some(out))
+    }
+
+    /// Rebalances into `n` partitions of about equal rows (order kept).
+    pub fn repartition(&self, n: usize) -> Result<DataFrame> {
+        if n == 0 {
+            return Err(Error::invalid("repartition", "n must be at least 1"));
+        }
+        Ok(self.derive(Node::Repartition {
+            input: self.node.clone(),
+            n,
+        }))
+    }
+
+    /// Applies `func` to every partition as an Arrow batch. The output schema is inferred
+    /// by calling `func` on an empty batch (like Dask's `meta`); use
+    /// [`map_partitions_with_schema`](Self::map_partitions_with_schema) when the function
+    /// cannot take an empty batch.
+    pub fn map_partitions<F>(&self, func: F) -> Result<DataFrame>
+    where
+        F: Fn(RecordBatch) -> Result<RecordBatch> + Send + Sync + 'static,
+    {
+        let empty = RecordBatch::new_empty(self.schema());
+        let out = func(empty).map_err(|e| {
+            Error::UserFunction(format!(
+                "map_partitions could not infer the output schema from an empty batch ({e}); use map_partitions_with_schema"
+            ))
+        })?;
+        self.map_partitions_with_schema(func, out.schema())
+    }
+
+    /// Applies `func` to every partition; every output must have `schema`.
+    pub fn map_partitions_with_schema<F>(&self, func: F, schema: SchemaRef) -> Result<DataFrame>
+    where
+        F: Fn(RecordBatch) -> Result<RecordBatch> + Send + Sync + 'static,
+    {
+        let func: PartitionFn = Arc::new(func);
+        Ok(self.derive(Node::MapPartitions {
+            input: self.node.clone(),
+            func,
+            schema,
+        }))
+    }
+
+    /// The first `n` rows (runs only the partitions it needs).
+    pub fn head(&self, n: usize) -> Result<Computed> {
+        self.derive(Node::Head {
+            input: self.node.clone(),
+            n,
+        })
+        .compute()
+    }
+
+    /// Number of rows. A scan reads no column for it.
+    pub fn len(&self) -> Result<usize> {
+        let counted = self.select_exprs(Vec::new())?;
+        Ok(counted.partitions()?.iter().map(|p| p.num_rows()).sum())
+    }
+
+    /// True when the frame has no rows.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Number of partitions the frame has now (before running blocking nodes).
+    pub fn npartitions(&self) -> usize {
+        match &*self.node {
+            Node::Partitions { parts, .. } => parts.len(),
+            Node::Scan {
+                source, selected, ..
+            } => selected.as_ref().map_or(source.partitions(), |s| s.len()),
+            Node::Repartition { n, .. } => *n,
+            Node::Aggregate { .. } | Node::Head { .. } => 1,
+            Node::Map { input, .. }
+            | Node::MapPartitions { input, .. }
+            | Node::Sort { input, .. } => self.derive((**input).clone()).npartitions(),
+            Node::Join { left, right, .. } => self
+                .derive((**left).clone())
+                .npartitions()
+                .max(self.derive((**right).clone()).npartitions()),
+        }
+    }
+
+    /// The optimized plan in words: fused stages, pushed-down projections and predicates,
+    /// the algorithms of blocking nodes.
+    pub fn explain(&self) -> Result<String> {
+        Ok(format!(
+            "dataframe on backend '{}'\n{}",
+            self.backend.name(),
+            optimize(&self.node)?.explain()
+        ))
+    }
+
+    /// Runs the optimized plan and returns its partitions on the backend.
+    pub fn partitions(&self) -> Result<Vec<Partition>> {
+        let node = if crate::config::optimize()? {
+            optimize(&self.node)?
+        } else {
+            self.node.clone()
+        };
+        pipeline(&node, &self.backend)?.materialize()
+    }
+
+    /// Computes the frame and keeps it on the backend (later operations start here).
+    pub fn persist(&self) -> Result<DataFrame> {
+        Ok(self.derive(Node::Partitions {
+            parts: self.partitions()?,
+            schema: self.schema(),
+        }))
+    }
+
+    /// Computes the frame into Arrow batches on the host.
+    pub fn compute(&self) -> Result<Computed> {
+        let parts = self.partitions()?;
+        let batches = parts
+            .iter()
+            .map(|p| self.backend.export_batch(p))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Computed {
+            schema: self.schema(),
+            batches,
+        })
+    }
+}
+
+/// Output names for `(column, func)` pairs: the column name, or `column_func` when the
+/// column is aggregated more than once.
+fn named_aggs(aggs: &[(&str, AggFunc)]) -> Vec<AggSpec> {
+    aggs.iter()
+        .map(|(c, f)| {
+            let repeated = aggs.iter().filter(|(c2, _)| c2 == c).count() > 1;
+            let out = if repeated {
+                format!("{c}_{}", f.name())
+            } else {
+                c.to_string()
+            };
+            AggSpec::new(*c, *f, out)
+        })
+        .collect()
+}
+
+/// A batch from named columns of equal length.
+pub fn batch_from_columns(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch> {
+    let rows = columns.first().map_or(0, |(_, a)| a.len());
+    for (n, a) in &columns {
+        if a.len() != rows {
+            return Err(Error::shape(
+                "from_columns",
+                format!("column '{n}' has {} rows, the first column {rows}", a.len()),
+            ));
+        }
+    }
+    let schema = Arc::new(Schema::new(
+        columns
+            .iter()
+            .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+            .collect::<Vec<_>>(),
+    ));
+    RecordBatch::try_new_with_options(
+        schema,
+        columns.into_iter().map(|(_, a)| a).collect(),
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| Error::invalid("from_columns", e.to_string()))
+}
+
+/// A grouped frame; [`agg`](GroupBy::agg) makes it a frame again.
+#[derive(Debug, Clone)]
+pub struct GroupBy {
+    frame: DataFrame,
+    keys: Vec<String>,
+    strategy: Option<GroupStrategy>,
+}
+
+impl GroupBy {
+    /// Forces the tree or shuffle strategy (chosen from the partial results otherwise).
+    pub fn strategy(mut self, strategy: GroupStrategy) -> GroupBy {
+        self.strategy = Some(strategy);
+        self
+    }
+
+    /// Aggregations `(column, func)`: output columns named `column`, or `column_func` when
+    /// a column is aggregated more than once. Result: keys, then aggregations, sorted
+    /// by the keys within each output partition.
+    pub fn agg(&self, aggs: &[(&str, AggFunc)]) -> Result<DataFrame> {
+        self.frame
+            .aggregate(self.keys.clone(), named_aggs(aggs), self.strategy)
+    }
+
+    /// Aggregations with explicit output names.
+    pub fn agg_named(&self, aggs: &[(&str, AggFunc, &str)]) -> Result<DataFrame> {
+        self.frame.aggregate(
+            self.keys.clone(),
+            aggs.iter()
+                .map(|(c, f, o)| AggSpec::new(*c, *f, *o))
+                .collect(),
+            self.strategy,
+        )
+    }
+
+    /// `groupby(keys)[column].mean()`.
+    pub fn mean(&self, column: &str) -> Result<DataFrame> {
+        self.agg(&[(column, AggFunc::Mean)])
+    }
+    /// `groupby(keys)[column].sum()`.
+    pub fn sum(&self, column: &str) -> Result<DataFrame> {
+        self.agg(&[(column, AggFunc::Sum)])
+    }
+    /// `groupby(keys)[column].count()`.
+    pub fn count(&self, column: &str) -> Result<DataFrame> {
+        self.agg(&[(column, AggFunc::Count)])
+    }
+}

@@ -1,0 +1,153 @@
+//! `to_csv`: one file, or one per partition, written atomically.
+//!
+//! Values are written so that `read_csv` gives them back: floats in their shortest
+//! round-tripping form, timestamps as `YYYY-MM-DD HH:MM:SS[.ffffff]` (read them with
+//! `parse_dates`), nulls as empty fields, strings quoted when they contain the delimiter,
+//! a quote, a line break or surrounding spaces (quotes doubled).
+
+use std::io::Write;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::TimestampMicrosecondType;
+use arrow_array::{Array, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType, TimeUnit};
+
+use crate::error::{Error, Result};
+use crate::dataframe::DataFrame;
+use crate::io::atomic::{output_paths, write_atomic};
+use crate::io::parse::format_timestamp_micros;
+
+fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::io(path, e)
+}
+
+fn write_field(out: &mut Vec<u8>, s: &str, delim: u8) {
+    let needs = s
+        .bytes()
+        .any(|b| b == delim || b == b'"' || b == b'\n' || b == b'\r')
+        || s.starts_with(' ')
+        || s.ends_with(' ');
+    if needs {
+        out.push(b'"');
+        for b in s.bytes() {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// Appends the rows of `batch` as CSV to `out`.
+pub(crate) fn format_rows(batch: &RecordBatch, delim: u8, out: &mut Vec<u8>) -> Result<()> {
+    // Timestamps go through microseconds so that every unit prints the same way.
+    let cast: Vec<std::sync::Arc<dyn Array>> = batch
+        .columns()
+        .iter()
+        .map(|c| match c.data_type() {
+            DataType::Timestamp(u, _) if *u != TimeUnit::Microsecond => {
+                arrow_cast::cast(c, &DataType::Timestamp(TimeUnit::Microsecond, None))
+                    .map_err(|e| Error::Internal(format!("to_csv: {e}")))
+            }
+            _ => Ok(c.clone()),
+        })
+        .collect::<Result<_>>()?;
+    let opts = FormatOptions::default().with_null("");
+    let formatters = cast
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| Error::invalid("to_csv", format!("cannot format a column: {e}")))?;
+    for row in 0..batch.num_rows() {
+        for (j, col) in cast.iter().enumerate() {
+            if j > 0 {
+                out.push(delim);
+            }
+            if col.is_null(row) {
+                continue;
+            }
+            match col.data_type() {
+                DataType::Utf8 => write_field(out, col.as_string::<i32>().value(row), delim),
+                DataType::LargeUtf8 => write_field(out, col.as_string::<i64>().value(row), delim),
+                DataType::Timestamp(_, _) => out.extend_from_slice(
+                    format_timestamp_micros(
+                        col.as_primitive::<TimestampMicrosecondType>().value(row),
+                    )
+                    .as_bytes(),
+                ),
+                _ => {
+                    let _ = write!(out, "{}", formatters[j].value(row));
+                }
+            }
+        }
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
+fn header(batch_schema: &arrow_schema::Schema, delim: u8) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (j, f) in batch_schema.fields().iter().enumerate() {
+        if j > 0 {
+            out.push(delim);
+        }
+        write_field(&mut out, f.name(), delim);
+    }
+    out.push(b'\n');
+    out
+}
+
+impl DataFrame {
+    /// Writes CSV with a header: to `path`, or one file per partition when the file name
+    /// holds a `*` (replaced by the partition number). Each file is written atomically.
+    /// Returns the files written.
+    pub fn to_csv(&self, path: &str) -> Result<Vec<std::path::PathBuf>> {
+        let computed = self.compute()?;
+        let delim = b',';
+        let paths = output_paths(path, computed.batches.len());
+        let head = header(&computed.schema, delim);
+        if paths.len() == 1 && !path.contains('*') {
+            write_atomic(&paths[0], |w| {
+                w.write_all(&head).map_err(io(&paths[0]))?;
+                let mut buf = Vec::with_capacity(1 << 20);
+                for b in &computed.batches {
+                    buf.clear();
+                    format_rows(b, delim, &mut buf)?;
+                    w.write_all(&buf).map_err(io(&paths[0]))?;
+                }
+                Ok(())
+            })?;
+        } else {
+            tessera_core::pool::parallel_map(paths.len(), |i| {
+                write_atomic(&paths[i], |w| {
+                    let mut buf = head.clone();
+                    format_rows(&computed.batches[i], delim, &mut buf)?;
+                    w.write_all(&buf).map_err(io(&paths[i]))
+                })
+            })?;
+        }
+        Ok(paths)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        let mut out = Vec::new();
+        for s in ["plain", "a,b", "say \"hi\"", "two\nlines", " pad"] {
+            write_field(&mut out, s, b',');
+            out.push(b'|');
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "plain|\"a,b\"|\"say \"\"hi\"\"\"|\"two\nlines\"|\" pad\"|"
+        );
+    }
+}

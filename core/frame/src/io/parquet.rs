@@ -1,0 +1,271 @@
+//! `read_parquet` and `to_parquet`, through the `parquet` crate's Arrow reader and writer.
+//!
+//! Row groups are the partitions. A scan reads only the projected columns (the optimizer
+//! pushes the projection down) and skips row groups whose min/max statistics prove that
+//! a pushed-down predicate (`col op literal`) holds for none of their rows. Files are
+//! written with Snappy compression (pyarrow's default) and one row group per partition,
+//! atomically.
+
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::Compression;
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::properties::WriterProperties;
+use parquet::file::statistics::Statistics;
+
+use crate::error::{Error, Result};
+use crate::dataframe::DataFrame;
+use crate::expr::{BinaryOp, Literal};
+use crate::io::atomic::{output_paths, write_atomic};
+use crate::io::csv_read::expand_glob;
+use crate::plan::{ColumnPredicate, FileSource, Node};
+
+fn perr(path: &std::path::Path, e: impl std::fmt::Display) -> Error {
+    Error::invalid(
+        "read_parquet",
+        format!("{}: not a readable Parquet file: {e}", path.display()),
+    )
+}
+
+/// A Parquet scan: files and their row groups.
+#[derive(Debug)]
+pub struct ParquetSource {
+    files: Vec<(PathBuf, Arc<ParquetMetaData>)>,
+    /// (file, row group) per partition.
+    groups: Vec<(usize, usize)>,
+    schema: SchemaRef,
+    display: String,
+}
+
+impl ParquetSource {
+    /// Opens the files and reads their footers.
+    pub fn open(pattern: &str) -> Result<ParquetSource> {
+        let paths = expand_glob(pattern)?;
+        let mut files = Vec::new();
+        let mut groups = Vec::new();
+        let mut schema: Option<SchemaRef> = None;
+        for (i, path) in paths.into_iter().enumerate() {
+            let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+            let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(&path, e))?;
+            let s = b.schema().clone();
+            match &schema {
+                Some(first) if first.fields() != s.fields() => {
+                    return Err(Error::invalid(
+                        "read_parquet",
+                        format!(
+                            "{}: schema {:?} differs from the first file's {:?}",
+                            path.display(),
+                            s,
+                            first
+                        ),
+                    ))
+                }
+                Some(_) => {}
+                None => schema = Some(s),
+            }
+            let md = b.metadata().clone();
+            for g in 0..md.num_row_groups() {
+                groups.push((i, g));
+            }
+            files.push((path, md));
+        }
+        let schema = schema.ok_or_else(|| Error::invalid("read_parquet", "no files"))?;
+        let display = if files.len() == 1 {
+            files[0].0.display().to_string()
+        } else {
+            format!("{pattern} ({} files)", files.len())
+        };
+        Ok(ParquetSource {
+            files,
+            groups,
+            schema,
+            display,
+        })
+    }
+}
+
+/// `min`/`max` of a column chunk as f64 (numbers) or bytes (strings).
+enum Bound {
+    Num(f64, f64),
+    Bytes(Vec<u8>, Vec<u8>),
+}
+
+fn bounds(stats: &Statistics) -> Option<Bound> {
+    Some(match stats {
+        Statistics::Int32(s) => Bound::Num(f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
+        Statistics::Int64(s) => Bound::Num(*s.min_opt()? as f64, *s.max_opt()? as f64),
+        Statistics::Float(s) => Bound::Num(f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
+        Statistics::Double(s) => Bound::Num(*s.min_opt()?, *s.max_opt()?),
+        Statistics::ByteArray(s) => {
+            Bound::Bytes(s.min_opt()?.data().to_vec(), s.max_opt()?.data().to_vec())
+        }
+        _ => return None,
+    })
+}
+
+/// Whether some value in `[lo, hi]` may satisfy `v op lit`.
+fn may_match<T: PartialOrd>(lo: &T, hi: &T, op: BinaryOp, lit: &T) -> bool {
+    match op {
+        BinaryOp::Eq => lo <= lit && lit <= hi,
+        BinaryOp::NotEq => !(lo == lit && hi == lit),
+        BinaryOp::Lt => lo < lit,
+        BinaryOp::LtEq => lo <= lit,
+        BinaryOp::Gt => hi > lit,
+        BinaryOp::GtEq => hi >= lit,
+        _ => true,
+    }
+}
+
+impl FileSource for ParquetSource {
+    fn format(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn partitions(&self) -> usize {
+        self.groups.len()
+    }
+
+    fn describe(&self) -> String {
+        self.display.clone()
+    }
+
+    fn prune(&self, predicates: &[ColumnPredicate]) -> Option<Vec<usize>> {
+        let keep = (0..self.groups.len())
+            .filter(|&p| {
+                let (f, g) = self.groups[p];
+                let rg = self.files[f].1.row_group(g);
+                predicates.iter().all(|pred| {
+                    let Some(col) = rg
+                        .columns()
+                        .iter()
+                        .find(|c| c.column_path().string() == pred.column)
+                    else {
+                        return true;
+                    };
+                    // Timestamps' statistics are in the column's unit; leave them alone.
+                    if matches!(
+                        self.schema
+                            .field_with_name(&pred.column)
+                            .map(|f| f.data_type().clone()),
+                        Ok(arrow_schema::DataType::Timestamp(_, _))
+                    ) {
+                        return true;
+                    }
+                    match (col.statistics().and_then(bounds), &pred.value) {
+                        (Some(Bound::Num(lo, hi)), Literal::Int(v)) => {
+                            may_match(&lo, &hi, pred.op, &(*v as f64))
+                        }
+                        (Some(Bound::Num(lo, hi)), Literal::Float(v)) => {
+                            may_match(&lo, &hi, pred.op, v)
+                        }
+                        (Some(Bound::Bytes(lo, hi)), Literal::Str(v)) => {
+                            may_match(&lo, &hi, pred.op, &v.as_bytes().to_vec())
+                        }
+                        _ => true,
+                    }
+                })
+            })
+            .collect();
+        Some(keep)
+    }
+
+    fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
+        let (f, g) = self.groups[partition];
+        let path = &self.files[f].0;
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut b = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| perr(path, e))?
+            .with_row_groups(vec![g])
+            .with_batch_size(1 << 20);
+        let schema = match projection {
+            Some(p) => {
+                let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
+                b = b.with_projection(mask);
+                Arc::new(
+                    self.schema
+                        .project(p)
+                        .map_err(|e| Error::Internal(e.to_string()))?,
+                )
+            }
+            None => self.schema.clone(),
+        };
+        let rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
+        let reader = b.build().map_err(|e| perr(path, e))?;
+        let batches = reader
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| perr(path, e))?;
+        if schema.fields().is_empty() {
+            return RecordBatch::try_new_with_options(
+                schema,
+                vec![],
+                &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+            )
+            .map_err(|e| Error::Internal(e.to_string()));
+        }
+        arrow_select::concat::concat_batches(&schema, &batches)
+            .map_err(|e| Error::Internal(format!("read_parquet: {e}")))
+    }
+}
+
+/// Reads Parquet files (one path or a `*` pattern in the file name) as a lazy frame on
+/// the configured dataframe backend; row groups are the partitions.
+pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
+    let source = ParquetSource::open(pattern)?;
+    DataFrame::from_node(
+        Node::Scan {
+            source: Arc::new(source),
+            projection: None,
+            selected: None,
+            pushed: Vec::new(),
+        },
+        None,
+    )
+}
+
+fn write_file(path: &std::path::Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
+    let werr = |e: parquet::errors::ParquetError| {
+        Error::invalid("to_parquet", format!("{}: {e}", path.display()))
+    };
+    write_atomic(path, |w| {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_size(1 << 20)
+            .build();
+        let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(werr)?;
+        for b in batches {
+            writer.write(b).map_err(werr)?;
+            // One row group per partition.
+            writer.flush().map_err(werr)?;
+        }
+        writer.close().map_err(werr)?;
+        Ok(())
+    })
+}
+
+impl DataFrame {
+    /// Writes Parquet (Snappy): to `path`, one row group per partition, or one file per
+    /// partition when the file name holds a `*`. Each file is written atomically. Returns
+    /// the files written.
+    pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
+        let computed = self.compute()?;
+        let paths = output_paths(path, computed.batches.len());
+        if paths.len() == 1 && !path.contains('*') {
+            write_file(&paths[0], &computed.schema, &computed.batches)?;
+        } else {
+            tessera_core::pool::parallel_map(paths.len(), |i| {
+                write_file(&paths[i], &computed.schema, &computed.batches[i..=i])
+            })?;
+        }
+        Ok(paths)
+    }
+}

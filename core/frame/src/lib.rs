@@ -1,0 +1,47 @@
+//! # tessera-frame: lazy partitioned dataframes
+//!
+//! The dataframe engine above the protocol (`tessera-core`, whose [`backend`] and [`expr`]
+//! modules this crate re-exports, so `tessera::frame` is one place for users):
+//!
+//! - [`plan`]: the logical plan and its optimizer (fusion, projection and predicate
+//!   pushdown), printed by `explain`;
+//! - [`algorithms`]: groupby (tree or shuffle), joins (broadcast, sorted merge, hash
+//!   shuffle), sample sort, built from a backend's partition-level primitives;
+//! - [`io`]: `read_csv`, `to_csv`, and with the `parquet` feature (on by default)
+//!   `read_parquet`, `to_parquet`;
+//! - [`DataFrame`]: the user API.
+//!
+//! A dataframe backend author implements
+//! [`DataFrameBackend`](tessera_core::frame::DataFrameBackend) from `tessera-core` and needs
+//! nothing from this crate.
+//!
+//! The backend is chosen like the array one: an explicit name, else `dataframe.backend`
+//! in config (`TESSERA_DATAFRAME_BACKEND`, `tessera.toml`, or a scoped override).
+
+pub mod algorithms;
+mod dataframe;
+pub mod display;
+pub mod io;
+pub mod plan;
+
+pub use tessera_core::frame::{backend, expr};
+
+pub use backend::{
+    downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef, FrameCapabilities,
+    FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition, PartitionData, SortKey,
+};
+pub use dataframe::{batch_from_columns, Computed, DataFrame, GroupBy};
+pub use display::Value;
+pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal};
+pub use io::{read_csv, CsvOptions};
+#[cfg(feature = "parquet")]
+pub use io::read_parquet;
+pub use plan::{GroupStrategy, JoinStrategy};
+
+/// Arrow, as tessera uses it: batches, arrays and schemas of frames.
+pub use arrow_array;
+/// Arrow schemas and data types.
+pub use arrow_schema;
+
+// The protocol's modules under the names this crate's code uses (`crate::error`, ...).
+use tessera_core::{config, error, registry};

@@ -1,0 +1,239 @@
+//! Backends loaded from shared libraries at run time (`.so`, `.dylib`, `.dll`).
+//!
+//! A plugin is a `cdylib` that exports the C ABI of `tessera-plugin-abi` (the Rust SDK
+//! `tessera-plugin` writes that for any `ArrayBackend`). Plugins come from three places,
+//! all ending in [`load_plugin`]:
+//!
+//! * `plugins = ["path/libx.so", ...]` in `tessera.toml`,
+//! * `TESSERA_PLUGINS=path/libx.so:path/liby.so` (the platform's path-list separator),
+//! * a direct call to [`load_plugin`].
+//!
+//! Configured plugins are loaded the first time the registry is asked for a backend, and
+//! again whenever the configured list names a path not yet tried; a configured plugin
+//! that fails to load makes that lookup fail with the reason (a broken plugin in the
+//! configuration is a configuration error, not something to skip silently).
+//!
+//! Loading checks, in order, before calling into the library: the file exists; it is a
+//! loadable shared library; it exports the version symbol; the version equals this
+//! host's [`tessera_plugin_abi::ABI_VERSION`]; it exports the entry symbol. Then it calls
+//! the entry, checks the declaration's and the table's sizes, the declared name, and
+//! registers a [`ForeignBackend`]. A name clash is [`Error::DuplicateBackend`]. Libraries
+//! are never unloaded: chunks and Arrow release callbacks may point into them until the
+//! process ends.
+
+//!
+//! The registry knows nothing of this crate: linking it submits a
+//! [`PluginLoader`](tessera_core::registry::PluginLoader) that every registry lookup runs
+//! first (the `tessera` facade links it with its `plugins` feature, on by default).
+
+#![allow(unsafe_code)] // the FFI boundary: every block below carries its SAFETY argument
+
+mod foreign;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tessera_plugin_abi as abi;
+
+pub use foreign::{ForeignBackend, ForeignChunk};
+
+use tessera_core::backend::BackendRef;
+use tessera_core::backend::Capabilities;
+use tessera_core::error::{Error, Result};
+use tessera_core::ffi::convert::{self, dtype_from_code, str_from_raw};
+use tessera_core::registry::{register_plugin_backend, PluginLoader};
+use foreign::PluginLib;
+
+fn load_error(path: &Path, reason: impl Into<String>) -> Error {
+    Error::PluginLoad {
+        path: path.display().to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Loads the plugin at `path`, registers its backend, and returns it.
+///
+/// Errors: the file is missing, is not a shared library, lacks a symbol, was built for
+/// another ABI version, failed to initialise, declared a bad table, or its name is taken.
+pub fn load_plugin(path: impl AsRef<Path>) -> Result<BackendRef> {
+    let path = path.as_ref();
+    let backend: BackendRef = Arc::new(open(path)?);
+    register_plugin_backend(backend.clone(), path)?;
+    Ok(backend)
+}
+
+/// Opens and checks a plugin library without registering it.
+fn open(path: &Path) -> Result<ForeignBackend> {
+    if !path.exists() {
+        return Err(load_error(path, "no such file"));
+    }
+    if path.is_dir() {
+        return Err(load_error(path, "is a directory, not a shared library"));
+    }
+    // SAFETY: loading a library runs its initialisers; loading a plugin is an explicit
+    // request to run its code. The handle is leaked below, so it is never unloaded.
+    let lib = unsafe { libloading::Library::new(path) }
+        .map_err(|e| load_error(path, format!("not a loadable shared library: {e}")))?;
+    let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+    let symbol_error = |sym: &[u8], e: libloading::Error| {
+        let name = String::from_utf8_lossy(&sym[..sym.len() - 1]).into_owned();
+        load_error(
+            path,
+            format!(
+                "does not export `{name}` ({e}); is it a tessera plugin built with tessera-plugin?"
+            ),
+        )
+    };
+    // SAFETY: the version symbol is a `u32` static by the ABI; we only read it.
+    let version: u32 = unsafe {
+        let sym = lib
+            .get::<*const u32>(abi::VERSION_SYMBOL)
+            .map_err(|e| symbol_error(abi::VERSION_SYMBOL, e))?;
+        let ptr: *const u32 = *sym;
+        if ptr.is_null() {
+            return Err(load_error(path, "version symbol is null"));
+        }
+        ptr.read_unaligned()
+    };
+    if version != abi::ABI_VERSION {
+        return Err(Error::PluginAbi {
+            path: path.display().to_string(),
+            found: version,
+            expected: abi::ABI_VERSION,
+        });
+    }
+    // SAFETY: the entry symbol has type `EntryFn` by the ABI, whose version we checked.
+    let entry: abi::EntryFn = unsafe {
+        *lib.get::<abi::EntryFn>(abi::ENTRY_SYMBOL)
+            .map_err(|e| symbol_error(abi::ENTRY_SYMBOL, e))?
+    };
+    // SAFETY: calling the checked entry point; it must not unwind (the SDK catches).
+    let decl_ptr = unsafe { entry() };
+    if decl_ptr.is_null() {
+        return Err(load_error(path, "entry returned no declaration"));
+    }
+    // SAFETY: non-null; reading `size` first, which every version has at offset 0.
+    let decl_size = unsafe { decl_ptr.cast::<usize>().read_unaligned() };
+    if decl_size < abi::PLUGIN_DECL_MIN_SIZE {
+        return Err(load_error(
+            path,
+            format!(
+                "declaration is {decl_size} bytes; ABI {} needs at least {}",
+                abi::ABI_VERSION,
+                abi::PLUGIN_DECL_MIN_SIZE
+            ),
+        ));
+    }
+    // SAFETY: non-null and at least as large as our struct; it lives forever.
+    let decl: &'static abi::PluginDecl = unsafe { &*decl_ptr };
+    if decl.abi_version != abi::ABI_VERSION {
+        return Err(Error::PluginAbi {
+            path: path.display().to_string(),
+            found: decl.abi_version,
+            expected: abi::ABI_VERSION,
+        });
+    }
+    if !decl.init_error.is_null() {
+        // SAFETY: a NUL-terminated string owned by the plugin.
+        let why = unsafe { str_from_raw(decl.init_error, "init_error") }.unwrap_or("?");
+        return Err(load_error(path, format!("failed to initialise: {why}")));
+    }
+    // SAFETY: a NUL-terminated string owned by the plugin.
+    let name = unsafe { str_from_raw(decl.name, "name") }
+        .map_err(|_| load_error(path, "declares no valid UTF-8 backend name"))?;
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(load_error(
+            path,
+            format!("declares the backend name '{name}'; names are non-empty without spaces"),
+        ));
+    }
+    if decl.capability_bits & abi::CAP_ARRAY == 0 || decl.array.is_null() {
+        return Err(load_error(
+            path,
+            format!("'{name}' provides no array backend table (the only kind this host loads)"),
+        ));
+    }
+    // SAFETY: non-null; `size` is at offset 0 of every version of the table.
+    let table_size = unsafe { decl.array.cast::<usize>().read_unaligned() };
+    if table_size < abi::ARRAY_TABLE_MIN_SIZE {
+        return Err(load_error(
+            path,
+            format!(
+                "array table is {table_size} bytes; ABI {} needs at least {}",
+                abi::ABI_VERSION,
+                abi::ARRAY_TABLE_MIN_SIZE
+            ),
+        ));
+    }
+    // SAFETY: non-null, large enough, immutable and never unloaded.
+    let table: &'static abi::ArrayTable = unsafe { &*decl.array };
+    // SAFETY: a NUL-terminated string owned by the plugin, or null.
+    let device = unsafe { str_from_raw(table.device, "device") }.unwrap_or("host");
+    // The ABI carries no block QR/SVD entries: a plugin never implements them.
+    let mut caps = Capabilities::all(device).without_ops(Capabilities::BLOCK_LINALG);
+    // SAFETY: the table declares `n_unsupported` entries at `unsupported`.
+    let gaps = unsafe { convert::raw_slice(table.unsupported, table.n_unsupported) };
+    for gap in gaps {
+        // SAFETY: a NUL-terminated string owned by the plugin.
+        let op = unsafe { str_from_raw(gap.op, "capability") }
+            .map_err(|e| load_error(path, format!("bad capability entry: {e}")))?;
+        let dtype = dtype_from_code(gap.dtype).ok_or_else(|| {
+            load_error(
+                path,
+                format!("capability '{op}' names dtype code {}", gap.dtype),
+            )
+        })?;
+        caps = caps.without(op, &[dtype]);
+    }
+    Ok(ForeignBackend::new(
+        PluginLib {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            table,
+        },
+        caps,
+    ))
+}
+
+tessera_core::inventory::submit! { PluginLoader::new(load_configured) }
+
+/// Results of configured plugin paths already tried (success, or the error text).
+static TRIED: Mutex<BTreeMap<PathBuf, std::result::Result<String, String>>> =
+    Mutex::new(BTreeMap::new());
+
+/// The plugin paths from `plugins` / `TESSERA_PLUGINS`.
+pub fn configured_paths() -> Result<Vec<PathBuf>> {
+    let value = tessera_core::config::plugins()?;
+    Ok(std::env::split_paths(&value)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect())
+}
+
+/// Loads every configured plugin not tried yet; fails with the first that failed (now or
+/// earlier) so a broken configured plugin is never silently skipped.
+pub fn load_configured() -> Result<()> {
+    let paths = configured_paths()?;
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let mut tried = TRIED.lock().unwrap_or_else(|e| e.into_inner());
+    for p in paths {
+        let result = match tried.get(&p) {
+            Some(r) => r.clone(),
+            None => {
+                let r = load_plugin(&p)
+                    .map(|b| b.name().to_string())
+                    .map_err(|e| e.to_string());
+                tried.insert(p.clone(), r.clone());
+                r
+            }
+        };
+        if let Err(reason) = result {
+            return Err(Error::Config(format!(
+                "configured plugin could not be loaded (fix or remove it from `plugins` / TESSERA_PLUGINS): {reason}"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,456 @@
+//! The array backend protocol: type-erased chunks, capabilities and the backend trait.
+//!
+//! A backend owns its chunks (`Arc<dyn ChunkData>`; it downcasts its own with
+//! [`downcast_chunk`]) and implements a small set of **required** primitives: moving data
+//! to and from the host, generating (fill, counter-based random, coordinates), per-op
+//! elementwise kernels on same-shape operands, slicing with steps, transpose, reshape,
+//! broadcast, reduction over axes, concatenation and matmul. Everything else has a
+//! default in core: most importantly [`ArrayBackend::execute`], which runs a fused
+//! [`Program`] by calling the primitives one op at a time. A backend that executes programs
+//! natively (one pass over tiles on CPU, one kernel on a GPU) overrides it and gets fusion.
+//!
+//! What a backend cannot do it declares in its [`Capabilities`]; asking for it yields
+//! [`Error::Unsupported`] naming backend, op and dtype — never a silent conversion.
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::host::HostArray;
+use crate::program::{
+    evaluate_with_primitives, moments_with_primitives, BinaryOp, IndexMap, Program, ReduceOp,
+    UnaryOp,
+};
+use crate::random::RandomSpec;
+
+/// A chunk of array data owned by one backend.
+pub trait ChunkData: Any + Send + Sync + fmt::Debug {
+    /// Element dtype.
+    fn dtype(&self) -> DType;
+    /// Shape.
+    fn shape(&self) -> &[usize];
+    /// Name of the owning backend.
+    fn backend(&self) -> &str;
+    /// Bytes held (by default, dense size).
+    fn nbytes(&self) -> usize {
+        self.shape().iter().product::<usize>() * self.dtype().size()
+    }
+    /// For downcasting by the owning backend.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A shared, type-erased chunk.
+pub type Chunk = Arc<dyn ChunkData>;
+
+/// Downcasts a chunk to the backend's own type, or names the owner in the error.
+pub fn downcast_chunk<'a, T: ChunkData>(
+    chunk: &'a Chunk,
+    backend: &str,
+    op: &str,
+) -> Result<&'a T> {
+    chunk
+        .as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::ForeignChunk {
+            op: op.to_string(),
+            backend: backend.to_string(),
+            owner: chunk.backend().to_string(),
+        })
+}
+
+/// One axis of a strided slice: elements `start + i * step` for `i < len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AxisSlice {
+    /// First element.
+    pub start: usize,
+    /// Step (negative walks backwards; never 0).
+    pub step: isize,
+    /// Number of elements.
+    pub len: usize,
+}
+
+impl AxisSlice {
+    /// The index map reading `slices` (one per axis) out of a chunk of `src_shape`, and
+    /// the sliced shape; an [`Error::Invalid`] names a wrong count or an out-of-bounds
+    /// slice. Backends share it so they validate slices identically.
+    pub fn map(src_shape: &[usize], slices: &[AxisSlice]) -> Result<(IndexMap, Vec<usize>)> {
+        if slices.len() != src_shape.len() {
+            return Err(Error::invalid(
+                "slice",
+                format!("{} slices for a {}-d chunk", slices.len(), src_shape.len()),
+            ));
+        }
+        let shape: Vec<usize> = slices.iter().map(|s| s.len).collect();
+        let map = IndexMap {
+            src_shape: src_shape.to_vec(),
+            axes: slices
+                .iter()
+                .enumerate()
+                .map(|(a, s)| crate::program::AxisMap {
+                    start: s.start as i64,
+                    step: s.step as i64,
+                    out_axis: Some(a),
+                })
+                .collect(),
+        };
+        map.check(&shape).map_err(|e| Error::invalid("slice", e))?;
+        Ok((map, shape))
+    }
+}
+
+/// Whether a backend can run in this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    /// Ready.
+    Available,
+    /// Registered but unusable here, with the reason (no driver, no device, ...).
+    Unavailable(String),
+}
+
+/// What a backend supports, as data: a set of `(op, dtype)` pairs it does *not* support.
+///
+/// Op names are those of [`UnaryOp::name`], [`BinaryOp::name`], [`ReduceOp::name`] and the
+/// structural ops: `from_host`, `to_host`, `full`, `random`, `iota`, `astype`, `where`,
+/// `slice`, `transpose`, `reshape`, `broadcast_to`, `concatenate`, `matmul`, `qr`, `svd`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    unsupported: BTreeSet<(String, DType)>,
+    /// Where the chunks live (`host`, `cuda:0`, ...), for reprs and listings.
+    pub device: String,
+    /// True when [`ArrayBackend::execute`] runs fused programs natively. Informational:
+    /// shown by `tessera backends`; the engine hands programs to `execute` either way.
+    pub native_programs: bool,
+}
+
+impl Capabilities {
+    /// Everything supported, on `device`.
+    pub fn all(device: &str) -> Capabilities {
+        Capabilities {
+            unsupported: BTreeSet::new(),
+            device: device.to_string(),
+            native_programs: false,
+        }
+    }
+
+    /// Declares `op` unsupported for each of `dtypes`.
+    pub fn without(mut self, op: &str, dtypes: &[DType]) -> Capabilities {
+        for &d in dtypes {
+            self.unsupported.insert((op.to_string(), d));
+        }
+        self
+    }
+
+    /// Declares each of `ops` unsupported for every dtype: for an optional op family the
+    /// backend does not implement at all (e.g. [`Capabilities::BLOCK_LINALG`]).
+    pub fn without_ops(mut self, ops: &[&str]) -> Capabilities {
+        for op in ops {
+            self = self.without(op, &DType::ALL);
+        }
+        self
+    }
+
+    /// The optional block linear-algebra kernels ([`ArrayBackend::qr`],
+    /// [`ArrayBackend::svd`]): a backend that does not implement them declares them with
+    /// `without_ops(Capabilities::BLOCK_LINALG)`, and `tessera-array`'s linear algebra
+    /// runs them on the host with the `cpu` backend, saying so in the log.
+    pub const BLOCK_LINALG: &'static [&'static str] = &["qr", "svd"];
+
+    /// Marks native program execution.
+    pub fn with_native_programs(mut self) -> Capabilities {
+        self.native_programs = true;
+        self
+    }
+
+    /// True when `op` on `dtype` is supported.
+    pub fn supports(&self, op: &str, dtype: DType) -> bool {
+        !self.unsupported.contains(&(op.to_string(), dtype))
+    }
+
+    /// `Ok` when supported, else [`Error::Unsupported`] naming `backend`.
+    pub fn check(&self, backend: &str, op: &str, dtype: DType) -> Result<()> {
+        if self.supports(op, dtype) {
+            Ok(())
+        } else {
+            Err(Error::Unsupported {
+                backend: backend.to_string(),
+                op: op.to_string(),
+                dtype,
+            })
+        }
+    }
+
+    /// The declared gaps.
+    pub fn unsupported(&self) -> impl Iterator<Item = &(String, DType)> {
+        self.unsupported.iter()
+    }
+
+    /// Every op name the protocol knows, for listings and the conformance matrix.
+    pub fn op_names() -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = vec![
+            "from_host",
+            "to_host",
+            "full",
+            "random",
+            "iota",
+            "astype",
+            "where",
+            "slice",
+            "transpose",
+            "reshape",
+            "broadcast_to",
+            "concatenate",
+            "matmul",
+            "qr",
+            "svd",
+        ];
+        v.extend(UnaryOp::ALL.iter().map(|o| o.name()));
+        v.extend(BinaryOp::ALL.iter().map(|o| o.name()));
+        v.extend(ReduceOp::ALL.iter().map(|o| o.name()));
+        v
+    }
+}
+
+/// A compute backend for n-d array chunks. Object-safe: backends are chosen at run time.
+// `from_host` takes `&self`: the backend makes the chunk (the name mirrors `to_host`).
+#[allow(clippy::wrong_self_convention)]
+pub trait ArrayBackend: Send + Sync + fmt::Debug {
+    /// The registered name (`cpu`, `cuda`, `sparse`, a plugin's name).
+    fn name(&self) -> &str;
+
+    /// What the backend supports.
+    fn capabilities(&self) -> &Capabilities;
+
+    /// Whether the backend can run here. Defaults to available.
+    fn availability(&self) -> Availability {
+        Availability::Available
+    }
+
+    // ---- required: data movement -------------------------------------------------------
+
+    /// Copies a host array into a new chunk.
+    fn from_host(&self, data: &HostArray) -> Result<Chunk>;
+
+    /// Copies a chunk to the host.
+    fn to_host(&self, chunk: &Chunk) -> Result<HostArray>;
+
+    // ---- required: generators ------------------------------------------------------------
+
+    /// A chunk of `shape` filled with `value` (its dtype is the value's).
+    fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk>;
+
+    /// Counter-based random values: element `out` is `spec` sampled at the flat index of
+    /// `map(out)` in `map.src_shape`.
+    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk>;
+
+    /// The `int64` coordinate along source axis `axis` of `map(out)`.
+    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk>;
+
+    // ---- required: elementwise on same-shape operands ----------------------------------
+
+    /// `astype`.
+    fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk>;
+
+    /// A unary op (operand already of the op's operand dtype).
+    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk>;
+
+    /// A binary op on two chunks of one shape and dtype.
+    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk>;
+
+    /// `where(cond, a, b)` on chunks of one shape.
+    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk>;
+
+    // ---- required: structure -----------------------------------------------------------
+
+    /// A strided slice, one [`AxisSlice`] per axis.
+    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk>;
+
+    /// Permutes axes: output axis `i` is input axis `perm[i]`.
+    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk>;
+
+    /// Reshapes in C order (same number of elements).
+    fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk>;
+
+    /// Broadcasts size-1 axes to `shape` (same number of dimensions).
+    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk>;
+
+    /// Reduces over `axes`, keeping them as size-1 axes.
+    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk>;
+
+    /// Concatenates along `axis`.
+    fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk>;
+
+    /// Matrix product of two 2-d chunks of one dtype.
+    fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk>;
+
+    // ---- optional ------------------------------------------------------------------------
+
+    /// Runs a fused program; the default evaluates it op by op with the primitives above.
+    fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
+        evaluate_with_primitives(self, program, inputs)
+    }
+
+    /// The matrix product of a fused program's output `P` with a chunk: `P @ other` when
+    /// `program_left`, else `other @ P`. `program` has one output, 2-d, float, not reduced;
+    /// `inputs` are its input chunks. The planner uses this when a matmul operand's block
+    /// is a program made for that product alone (a random matrix, a transposed or scaled
+    /// input), so a backend can stream the operand's rows into the product instead of
+    /// materialising the whole block: `svd_compressed` multiplies an 8 GB generated input
+    /// twice this way.
+    ///
+    /// Optional: the default runs the program and then [`ArrayBackend::matmul`], which is
+    /// what the plan did before; the result must be the same as that, up to float
+    /// reassociation.
+    fn matmul_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        other: &Chunk,
+        program_left: bool,
+    ) -> Result<Chunk> {
+        let p = only_output(self, program, inputs)?;
+        if program_left {
+            self.matmul(&p, other)
+        } else {
+            self.matmul(other, &p)
+        }
+    }
+
+    /// The range sketch of a fused program's output `P` (rows × n) and its projection,
+    /// stacked into one (rows + n) × l chunk: `[P Ω ; Pᵀ (P Ω)]`. `program` has one output,
+    /// 2-d, float, not reduced; `omega` is n × l. `svd_compressed` asks for it per row
+    /// block: with `Y = X Ω` and `Xᵀ Y` from one pass, `Qᵀ X = R⁻ᵀ (Xᵀ Y)ᵀ` needs no second
+    /// pass over an input it must regenerate. Both products read each row of `P` once,
+    /// so a backend can stream the block as [`ArrayBackend::matmul_program`] does.
+    ///
+    /// Optional: the default runs the program and then [`sketch_with_primitives`]; the
+    /// result must be the same as that, up to float reassociation.
+    fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
+        sketch_with_primitives(self, &only_output(self, program, inputs)?, omega)
+    }
+
+    /// Per-block moments of a fused program's output over `axes`, packed into one chunk:
+    /// the reduced axes have length 1 except the first, of length 2, holding the sum and
+    /// then `M2`, the sum of squared deviations from the block's own mean (see
+    /// [`crate::program::moments_with_primitives`]). `program` has one unreduced float
+    /// output; `axes` are ascending and not empty. `var` and `std` ask for it per block, so
+    /// a backend can compute both in one pass instead of evaluating the block twice.
+    ///
+    /// Optional: the default runs the program twice (a sum, then `M2` about the block's
+    /// mean); a native result must agree with it up to float reassociation.
+    fn moments_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        axes: &[usize],
+    ) -> Result<Chunk> {
+        moments_with_primitives(self, program, inputs, axes)
+    }
+
+    /// The chunk's data when it already is a host array in this process (the CPU
+    /// backend's chunks), so `compute()` can copy it into the result once instead of
+    /// cloning it first. Defaults to `None` (the data is copied with `to_host`).
+    fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
+        let _ = chunk;
+        None
+    }
+
+    /// Reduced QR of a 2-d float chunk `x` (m × n): `Q` (m × min(m, n)) with orthonormal
+    /// columns and upper-triangular `R` (min(m, n) × n), `x = Q R`.
+    ///
+    /// Optional: the default is [`Error::Unsupported`]. A backend that does not override it
+    /// declares `qr` unsupported in its capabilities
+    /// (`without_ops(Capabilities::BLOCK_LINALG)`); the protocol never converts a chunk to
+    /// another backend behind the caller's back. Chunked linear algebra (`tessera-array`)
+    /// then runs the block on the host with the `cpu` backend, logged, as an explicit
+    /// fallback.
+    fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
+        Err(self.block_kernel_unsupported("qr", x))
+    }
+
+    /// Thin SVD of a 2-d float chunk `x` (m × n): `U` (m × k), singular values `S` (k,
+    /// descending, non-negative) and `Vt` (k × n), k = min(m, n), `x = U diag(S) Vt`.
+    ///
+    /// Optional like [`ArrayBackend::qr`]: the default is [`Error::Unsupported`], and a
+    /// backend that does not override it declares `svd` unsupported in its capabilities.
+    fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
+        Err(self.block_kernel_unsupported("svd", x))
+    }
+
+    /// The error of an optional block kernel a backend does not implement.
+    #[doc(hidden)]
+    fn block_kernel_unsupported(&self, op: &str, x: &Chunk) -> Error {
+        Error::Unsupported {
+            backend: self.name().to_string(),
+            op: op.to_string(),
+            dtype: x.dtype(),
+        }
+    }
+
+    /// What [`Array::explain`](crate::Array::explain) should say about running `program`
+    /// here beyond the program itself — for example that a sparse backend must densify a
+    /// generator. Defaults to nothing.
+    fn plan_notes(&self, program: &Program) -> Vec<String> {
+        let _ = program;
+        Vec::new()
+    }
+}
+
+/// The one output of a streamed operand's program, run with [`ArrayBackend::execute`]:
+/// the defaults of the optional `*_program` methods.
+fn only_output<B: ArrayBackend + ?Sized>(
+    b: &B,
+    program: &Program,
+    inputs: &[Chunk],
+) -> Result<Chunk> {
+    b.execute(program, inputs)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Internal("a streamed operand's program produced no output".into()))
+}
+
+/// `[x Ω ; xᵀ (x Ω)]` for a 2-d chunk `x` (rows × n) and `omega` (n × l), from the
+/// required primitives (`matmul`, `transpose`, `concatenate`): the reference for
+/// [`ArrayBackend::sketch_program`] and the sketch of a block that is already stored.
+pub fn sketch_with_primitives<B: ArrayBackend + ?Sized>(
+    b: &B,
+    x: &Chunk,
+    omega: &Chunk,
+) -> Result<Chunk> {
+    let (xs, os) = (x.shape(), omega.shape());
+    if xs.len() != 2 || os.len() != 2 || xs[1] != os[0] {
+        return Err(Error::shape(
+            "sketch",
+            format!("x {xs:?} and omega {os:?}: needs x (rows × n) and omega (n × l)"),
+        ));
+    }
+    let y = b.matmul(x, omega)?;
+    let xt = b.transpose(x, &[1, 0])?;
+    let xty = b.matmul(&xt, &y)?;
+    b.concatenate(&[y, xty], 0)
+}
+
+impl dyn ArrayBackend {
+    /// Checks a program's ops against the capabilities before running it.
+    pub fn check_program(&self, program: &Program) -> Result<()> {
+        let caps = self.capabilities();
+        // Nothing declared missing: skip listing the ops (runs once per task).
+        if caps.unsupported.is_empty() {
+            return Ok(());
+        }
+        for (op, dtype) in program.ops_used() {
+            let name = if op.starts_with("astype[") {
+                "astype"
+            } else {
+                op.as_str()
+            };
+            caps.check(self.name(), name, dtype)?;
+        }
+        Ok(())
+    }
+}
+
+/// A shared handle to a backend.
+pub type BackendRef = Arc<dyn ArrayBackend>;

@@ -1,0 +1,537 @@
+//! The dataframe backend protocol: type-erased partitions and partition-level primitives.
+//!
+//! A partition is a horizontal slice of a frame, owned by one backend
+//! (`Arc<dyn PartitionData>`; the backend downcasts its own with [`downcast_partition`]).
+//! Its schema is an Arrow schema whatever the storage, so plans are typed the same way
+//! on every backend, and host interchange is an Arrow `RecordBatch`.
+//!
+//! A backend implements the **partition-level primitives** below: evaluate a
+//! [`FrameProgram`] (filters and projections fused into one pass), hash- and
+//! range-partition, partial/combine/finalize aggregation with the state layout core defines
+//! ([`AggFunc::state_fields`]), join two partitions, sort, concatenate, slice and take.
+//! The distributed algorithms built from them — tree and shuffle groupbys, broadcast,
+//! shuffle and sorted-merge joins, sample sorts — live in core
+//! (`tessera-frame`), so a new backend gets them all by implementing this trait.
+//!
+//! What a backend cannot do it declares in [`FrameCapabilities`]; core reports it as
+//! [`Error::Unsupported`]-style errors naming backend and op instead of converting data
+//! behind the user's back.
+
+use std::any::Any;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::backend::Availability;
+use crate::error::{Error, Result};
+use crate::frame::expr::Expr;
+
+/// A partition of a dataframe owned by one backend.
+pub trait PartitionData: Any + Send + Sync + fmt::Debug {
+    /// Name of the owning backend.
+    fn backend(&self) -> &str;
+    /// Number of rows.
+    fn num_rows(&self) -> usize;
+    /// The Arrow schema of the partition.
+    fn schema(&self) -> SchemaRef;
+    /// Bytes held (an estimate is fine; used for memory projections and broadcast choice).
+    fn nbytes(&self) -> usize;
+    /// For downcasting by the owning backend.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A shared, type-erased partition.
+pub type Partition = Arc<dyn PartitionData>;
+
+/// Downcasts a partition to the backend's own type, or names the owner in the error.
+pub fn downcast_partition<'a, T: PartitionData>(
+    part: &'a Partition,
+    backend: &str,
+    op: &str,
+) -> Result<&'a T> {
+    part.as_any()
+        .downcast_ref::<T>()
+        .ok_or_else(|| Error::ForeignChunk {
+            op: op.to_string(),
+            backend: backend.to_string(),
+            owner: part.backend().to_string(),
+        })
+}
+
+/// One step of a fused per-partition program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameStep {
+    /// Keep the rows where the boolean expression is true (null counts as false).
+    Filter(Expr),
+    /// Replace the columns by these named expressions, in this order.
+    Project(Vec<(String, Expr)>),
+}
+
+/// Filters and projections run in order in one pass over a partition. Core fuses every
+/// chain of `filter`/`select`/`with_column`/`rename`/`drop` into one program, so a backend
+/// sees each partition once per chain.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrameProgram {
+    /// The steps, in order.
+    pub steps: Vec<FrameStep>,
+}
+
+/// The schema a program produces over `input`, checking every expression.
+pub fn program_schema(input: &SchemaRef, program: &FrameProgram) -> Result<SchemaRef> {
+    let mut schema = input.clone();
+    for step in &program.steps {
+        match step {
+            FrameStep::Filter(e) => {
+                let t = e.data_type(&schema)?;
+                if t != arrow_schema::DataType::Boolean {
+                    return Err(Error::invalid(
+                        "filter",
+                        format!("the predicate {e} is {t}; it must be Boolean"),
+                    ));
+                }
+            }
+            FrameStep::Project(list) => {
+                let mut seen = BTreeSet::new();
+                let mut fields = Vec::with_capacity(list.len());
+                for (name, e) in list {
+                    if !seen.insert(name.as_str()) {
+                        return Err(Error::invalid(
+                            "select",
+                            format!("column '{name}' appears twice in the output"),
+                        ));
+                    }
+                    let t = e.data_type(&schema)?;
+                    let nullable = match e {
+                        Expr::Column(c) => {
+                            schema.field_with_name(c).map_or(true, |f| f.is_nullable())
+                        }
+                        _ => true,
+                    };
+                    fields.push(Field::new(name, t, nullable));
+                }
+                schema = Arc::new(Schema::new(fields));
+            }
+        }
+    }
+    Ok(schema)
+}
+
+/// An aggregation function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AggFunc {
+    /// Sum of non-null values (Int64 for integers, Float64 for floats; 0 when empty).
+    Sum,
+    /// Mean of non-null values (Float64; null when empty).
+    Mean,
+    /// Number of non-null values (Int64).
+    Count,
+    /// Minimum (input type; null when empty).
+    Min,
+    /// Maximum (input type; null when empty).
+    Max,
+    /// Sample standard deviation, ddof 1 as in pandas (Float64).
+    Std,
+    /// Sample variance, ddof 1 (Float64).
+    Var,
+    /// First non-null value in partition order.
+    First,
+    /// Last non-null value in partition order.
+    Last,
+    /// Number of distinct non-null values (Int64).
+    NUnique,
+}
+
+impl AggFunc {
+    /// Lower-case name, as in pandas.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggFunc::Sum => "sum",
+            AggFunc::Mean => "mean",
+            AggFunc::Count => "count",
+            AggFunc::Min => "min",
+            AggFunc::Max => "max",
+            AggFunc::Std => "std",
+            AggFunc::Var => "var",
+            AggFunc::First => "first",
+            AggFunc::Last => "last",
+            AggFunc::NUnique => "nunique",
+        }
+    }
+
+    /// Every function, for tests and docs.
+    pub const ALL: [AggFunc; 10] = [
+        AggFunc::Sum,
+        AggFunc::Mean,
+        AggFunc::Count,
+        AggFunc::Min,
+        AggFunc::Max,
+        AggFunc::Std,
+        AggFunc::Var,
+        AggFunc::First,
+        AggFunc::Last,
+        AggFunc::NUnique,
+    ];
+
+    /// Parses a pandas-style name.
+    pub fn parse(name: &str) -> Result<AggFunc> {
+        AggFunc::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "agg",
+                    format!(
+                        "unknown aggregation '{name}'; known: {}",
+                        AggFunc::ALL.map(|f| f.name()).join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// Whether the function accepts an input of type `t`.
+    pub fn accepts(self, t: &DataType) -> bool {
+        match self {
+            AggFunc::Count | AggFunc::NUnique | AggFunc::First | AggFunc::Last => true,
+            AggFunc::Min | AggFunc::Max => {
+                t.is_numeric()
+                    || matches!(
+                        t,
+                        DataType::Utf8
+                            | DataType::Boolean
+                            | DataType::Timestamp(_, _)
+                            | DataType::Date32
+                            | DataType::Date64
+                    )
+            }
+            AggFunc::Sum | AggFunc::Mean | AggFunc::Std | AggFunc::Var => {
+                t.is_numeric() || *t == DataType::Boolean
+            }
+        }
+    }
+
+    /// The type of the final result for input type `t`.
+    pub fn output_type(self, t: &DataType) -> DataType {
+        match self {
+            AggFunc::Sum => sum_type(t),
+            AggFunc::Count | AggFunc::NUnique => DataType::Int64,
+            AggFunc::Mean | AggFunc::Std | AggFunc::Var => DataType::Float64,
+            AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => t.clone(),
+        }
+    }
+
+    /// The columns of the partial-aggregation state, named `{output}#{part}`. Core defines
+    /// this layout so that states from any backend combine the same way:
+    ///
+    /// | function | state |
+    /// |---|---|
+    /// | sum | `sum` (Int64 / UInt64 / Float64) |
+    /// | count | `count` (Int64) |
+    /// | mean | `sum` (Float64), `count` |
+    /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
+    /// | min, max, first, last | `value` (input type, null when none) |
+    /// | nunique | `values`: a List of the distinct non-null values |
+    pub fn state_fields(self, output: &str, t: &DataType) -> Vec<Field> {
+        let f = |part: &str, dt: DataType| Field::new(format!("{output}#{part}"), dt, true);
+        match self {
+            AggFunc::Sum => vec![f("sum", sum_type(t))],
+            AggFunc::Count => vec![f("count", DataType::Int64)],
+            AggFunc::Mean => vec![f("sum", DataType::Float64), f("count", DataType::Int64)],
+            AggFunc::Std | AggFunc::Var => vec![
+                f("count", DataType::Int64),
+                f("mean", DataType::Float64),
+                f("m2", DataType::Float64),
+            ],
+            AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
+                vec![f("value", t.clone())]
+            }
+            AggFunc::NUnique => vec![f(
+                "values",
+                DataType::List(Arc::new(Field::new_list_field(t.clone(), true))),
+            )],
+        }
+    }
+}
+
+fn sum_type(t: &DataType) -> DataType {
+    if t.is_floating() {
+        DataType::Float64
+    } else if t.is_unsigned_integer() {
+        DataType::UInt64
+    } else {
+        DataType::Int64
+    }
+}
+
+/// One aggregation of a groupby: `func(column) as output`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AggSpec {
+    /// The input column.
+    pub column: String,
+    /// The function.
+    pub func: AggFunc,
+    /// The output column name.
+    pub output: String,
+}
+
+impl AggSpec {
+    /// `func(column)`, named `column` when it is the only aggregation of that column
+    /// (callers rename duplicates), else as given.
+    pub fn new(column: impl Into<String>, func: AggFunc, output: impl Into<String>) -> Self {
+        AggSpec {
+            column: column.into(),
+            func,
+            output: output.into(),
+        }
+    }
+}
+
+/// Kind of join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinType {
+    /// Rows with a match on both sides.
+    Inner,
+    /// Every left row; right columns null where there is no match.
+    Left,
+    /// Every right row; left columns null where there is no match.
+    Right,
+    /// Every row of both sides.
+    Outer,
+}
+
+impl JoinType {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            JoinType::Inner => "inner",
+            JoinType::Left => "left",
+            JoinType::Right => "right",
+            JoinType::Outer => "outer",
+        }
+    }
+}
+
+/// How one pair of partitions is joined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JoinAlgorithm {
+    /// Build a hash table on the right side, probe with the left.
+    Hash,
+    /// Both sides are sorted ascending on the keys (nulls last): one merge pass.
+    SortedMerge,
+}
+
+/// A join of two partitions.
+///
+/// The output holds the left columns, then the right columns that are not join keys of
+/// the same name. A key that has the same name on both sides appears once (coalesced for
+/// right and outer joins); other clashing names get `suffixes`. Null keys never match, as
+/// in pandas and SQL.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct JoinSpec {
+    /// Key columns of the left side.
+    pub left_on: Vec<String>,
+    /// Key columns of the right side (same count and comparable types).
+    pub right_on: Vec<String>,
+    /// Kind of join.
+    pub how: JoinType,
+    /// Appended to clashing non-key names of the left and right side.
+    pub suffixes: (String, String),
+    /// Pairwise algorithm.
+    pub algorithm: JoinAlgorithm,
+}
+
+impl JoinSpec {
+    /// The output schema of this join over the two input schemas, or an error naming a
+    /// missing key or mismatched key types.
+    pub fn output_schema(
+        &self,
+        left: &arrow_schema::Schema,
+        right: &arrow_schema::Schema,
+    ) -> Result<SchemaRef> {
+        if self.left_on.len() != self.right_on.len() || self.left_on.is_empty() {
+            return Err(Error::invalid(
+                "merge",
+                format!(
+                    "left_on has {} keys and right_on {}; give the same positive number",
+                    self.left_on.len(),
+                    self.right_on.len()
+                ),
+            ));
+        }
+        for (l, r) in self.left_on.iter().zip(&self.right_on) {
+            let lt = left.field_with_name(l).map_err(|_| {
+                Error::invalid("merge", format!("left side has no key column '{l}'"))
+            })?;
+            let rt = right.field_with_name(r).map_err(|_| {
+                Error::invalid("merge", format!("right side has no key column '{r}'"))
+            })?;
+            if lt.data_type() != rt.data_type() {
+                return Err(Error::invalid(
+                    "merge",
+                    format!(
+                        "key '{l}' is {} on the left but '{r}' is {} on the right; cast one side",
+                        lt.data_type(),
+                        rt.data_type()
+                    ),
+                ));
+            }
+        }
+        let shared = |r: &str| {
+            self.left_on
+                .iter()
+                .zip(&self.right_on)
+                .any(|(a, b)| a == b && b == r)
+        };
+        let right_names: Vec<&str> = right
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .filter(|n| !shared(n))
+            .collect();
+        let mut fields = Vec::new();
+        for f in left.fields() {
+            let clash = right_names.contains(&f.name().as_str()) && !shared(f.name());
+            let name = if clash {
+                format!("{}{}", f.name(), self.suffixes.0)
+            } else {
+                f.name().clone()
+            };
+            // Outer joins introduce nulls on either side, so every output column is nullable.
+            fields.push(Field::new(name, f.data_type().clone(), true));
+        }
+        for f in right.fields() {
+            if shared(f.name()) {
+                continue;
+            }
+            let clash = left.field_with_name(f.name()).is_ok();
+            let name = if clash {
+                format!("{}{}", f.name(), self.suffixes.1)
+            } else {
+                f.name().clone()
+            };
+            fields.push(Field::new(name, f.data_type().clone(), true));
+        }
+        Ok(Arc::new(arrow_schema::Schema::new(fields)))
+    }
+}
+
+/// A sort key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SortKey {
+    /// Column.
+    pub column: String,
+    /// Descending instead of ascending.
+    pub descending: bool,
+}
+
+/// What a dataframe backend supports beyond the required primitives.
+#[derive(Debug, Clone, Default)]
+pub struct FrameCapabilities {
+    /// Join algorithms it does *not* implement (core picks another where it can).
+    pub missing_join_algorithms: Vec<JoinAlgorithm>,
+    /// Aggregations it does *not* implement.
+    pub missing_aggregations: Vec<AggFunc>,
+}
+
+/// A dataframe backend: the partition-level primitives of the protocol.
+///
+/// All methods are required except where a default is given. Inputs are this backend's
+/// own partitions (check with [`downcast_partition`]); every method returns new
+/// partitions and never mutates its inputs.
+pub trait DataFrameBackend: Send + Sync {
+    /// Registered name (`cpu`, ...).
+    fn name(&self) -> &str;
+
+    /// Whether it can run here.
+    fn availability(&self) -> Availability {
+        Availability::Available
+    }
+
+    /// What it lacks.
+    fn capabilities(&self) -> FrameCapabilities {
+        FrameCapabilities::default()
+    }
+
+    /// Wraps a host batch as a partition.
+    fn import_batch(&self, batch: RecordBatch) -> Result<Partition>;
+
+    /// Copies a partition to the host.
+    fn export_batch(&self, part: &Partition) -> Result<RecordBatch>;
+
+    /// Runs a fused program of filters and projections over one partition.
+    fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition>;
+
+    /// Splits a partition into `n` by the hash of the key columns: equal keys land in the
+    /// same output index for every partition of this backend (rows keep their order
+    /// within each output).
+    fn hash_partition(&self, part: &Partition, keys: &[String], n: usize)
+        -> Result<Vec<Partition>>;
+
+    /// Splits a partition into `bounds.num_rows() + 1` by the sort keys: output `i` holds
+    /// the rows whose key is `> bounds[i-1]` and `<= bounds[i]` in the sort order of `by`
+    /// (nulls last). `bounds` has one column per key.
+    fn range_partition(
+        &self,
+        part: &Partition,
+        by: &[SortKey],
+        bounds: &RecordBatch,
+    ) -> Result<Vec<Partition>>;
+
+    /// Partial aggregation of one partition: one row per group with the key columns
+    /// followed by every spec's state columns ([`AggFunc::state_fields`]). With no keys,
+    /// exactly one row. Rows whose key has a null are dropped (pandas' `dropna=True`).
+    fn aggregate_partial(
+        &self,
+        part: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition>;
+
+    /// Merges states (outputs of `aggregate_partial` or of this method) into one state
+    /// partition with one row per group. Order matters for `first`/`last`: `parts` are in
+    /// partition order.
+    fn aggregate_combine(
+        &self,
+        parts: &[Partition],
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition>;
+
+    /// Turns a state partition into results: the key columns then one column per spec,
+    /// sorted by the keys.
+    fn aggregate_finalize(
+        &self,
+        state: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition>;
+
+    /// Joins two partitions ([`JoinSpec::output_schema`] gives the result's schema).
+    fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition>;
+
+    /// Optional: prepares the small side of a broadcast join once — a backend may attach
+    /// its hash table to the returned partition, which is then passed as `right` to
+    /// [`join`](Self::join) for every partition of the large side. The default returns
+    /// the partition unchanged (each `join` builds its own table).
+    fn prepare_broadcast(&self, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
+        let _ = spec;
+        Ok(right.clone())
+    }
+
+    /// Sorts a partition (stable; nulls last).
+    fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition>;
+
+    /// Concatenates partitions of the same schema.
+    fn concat(&self, parts: &[Partition]) -> Result<Partition>;
+
+    /// Rows `offset .. offset + len` (clamped to the partition).
+    fn slice(&self, part: &Partition, offset: usize, len: usize) -> Result<Partition>;
+
+    /// The rows at `indices`, in that order.
+    fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition>;
+}
+
+/// A shared handle to a dataframe backend.
+pub type FrameBackendRef = Arc<dyn DataFrameBackend>;

@@ -1,0 +1,770 @@
+//! Column expressions: what `col("tip") / col("fare")` builds.
+//!
+//! An [`Expr`] is a small tree over the columns of one partition. Core owns the typing
+//! rules ([`Expr::data_type`]): every backend evaluates the same expression to the same
+//! Arrow type, so a plan's schema is known before anything runs, and a typo in a column
+//! name is an error at plan time that lists the columns that exist.
+//!
+//! Typing follows pandas where Arrow leaves a choice: `/` on integers is true division
+//! (Float64); mixed integer widths widen to Int64; an integer or float literal takes the
+//! type of the column it meets, so `col("fare") > lit(0)` compares floats.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use arrow_schema::{DataType, Schema, TimeUnit};
+
+use crate::error::{Error, Result};
+
+/// A literal value in an expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    /// A typed null (`fill_null` targets, comparisons that yield null).
+    Null,
+    /// Boolean.
+    Bool(bool),
+    /// Integer (adapts to the other operand's numeric type).
+    Int(i64),
+    /// Float (adapts to a Float32 operand).
+    Float(f64),
+    /// UTF-8 string.
+    Str(String),
+}
+
+impl fmt::Display for Literal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Null => f.write_str("null"),
+            Literal::Bool(b) => write!(f, "{b}"),
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) => write!(f, "{x:?}"),
+            Literal::Str(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// A binary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (true division: integers give Float64)
+    Div,
+    /// `%` (sign of the divisor for integers is not adjusted: Rust/Arrow remainder)
+    Rem,
+    /// `==`
+    Eq,
+    /// `!=`
+    NotEq,
+    /// `<`
+    Lt,
+    /// `<=`
+    LtEq,
+    /// `>`
+    Gt,
+    /// `>=`
+    GtEq,
+    /// Logical and (Kleene: `false & null = false`)
+    And,
+    /// Logical or (Kleene: `true | null = true`)
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Eq => "==",
+            BinaryOp::NotEq => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::And => "&",
+            BinaryOp::Or => "|",
+        }
+    }
+
+    /// True for the six comparisons.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq
+                | BinaryOp::NotEq
+                | BinaryOp::Lt
+                | BinaryOp::LtEq
+                | BinaryOp::Gt
+                | BinaryOp::GtEq
+        )
+    }
+
+    /// True for `+ - * / %`.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem
+        )
+    }
+}
+
+/// A part of a timestamp or date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DatePart {
+    /// Year.
+    Year,
+    /// Month, 1..=12.
+    Month,
+    /// Day of the month, 1..=31.
+    Day,
+    /// Hour, 0..=23.
+    Hour,
+    /// Minute, 0..=59.
+    Minute,
+    /// Second, 0..=59.
+    Second,
+    /// Day of the week, Monday = 0 .. Sunday = 6 (pandas' `dt.weekday`).
+    Weekday,
+}
+
+impl DatePart {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DatePart::Year => "year",
+            DatePart::Month => "month",
+            DatePart::Day => "day",
+            DatePart::Hour => "hour",
+            DatePart::Minute => "minute",
+            DatePart::Second => "second",
+            DatePart::Weekday => "weekday",
+        }
+    }
+}
+
+/// A column expression, evaluated per partition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A column by name.
+    Column(String),
+    /// A literal.
+    Literal(Literal),
+    /// `left op right`.
+    Binary {
+        /// Operator.
+        op: BinaryOp,
+        /// Left operand.
+        left: Box<Expr>,
+        /// Right operand.
+        right: Box<Expr>,
+    },
+    /// Logical not.
+    Not(Box<Expr>),
+    /// Arithmetic negation.
+    Negate(Box<Expr>),
+    /// True where the value is null.
+    IsNull(Box<Expr>),
+    /// True where the value is not null.
+    IsNotNull(Box<Expr>),
+    /// Nulls replaced by `value`.
+    FillNull {
+        /// The input.
+        expr: Box<Expr>,
+        /// The replacement (cast to the input's type).
+        value: Box<Expr>,
+    },
+    /// A cast (Arrow's safe cast: values that do not fit become null).
+    Cast {
+        /// The input.
+        expr: Box<Expr>,
+        /// Target type.
+        to: DataType,
+    },
+    /// String contains a literal substring.
+    Contains {
+        /// A Utf8 input.
+        expr: Box<Expr>,
+        /// The substring.
+        pattern: String,
+    },
+    /// A part of a timestamp/date (Int32).
+    DatePart {
+        /// A timestamp or date input.
+        expr: Box<Expr>,
+        /// Which part.
+        part: DatePart,
+    },
+}
+
+/// A column reference.
+pub fn col(name: impl Into<String>) -> Expr {
+    Expr::Column(name.into())
+}
+
+/// A literal; `lit(3)`, `lit(0.5)`, `lit("CASH")`, `lit(true)`.
+pub fn lit(value: impl Into<Literal>) -> Expr {
+    Expr::Literal(value.into())
+}
+
+impl From<i64> for Literal {
+    fn from(v: i64) -> Self {
+        Literal::Int(v)
+    }
+}
+impl From<i32> for Literal {
+    fn from(v: i32) -> Self {
+        Literal::Int(v.into())
+    }
+}
+impl From<f64> for Literal {
+    fn from(v: f64) -> Self {
+        Literal::Float(v)
+    }
+}
+impl From<bool> for Literal {
+    fn from(v: bool) -> Self {
+        Literal::Bool(v)
+    }
+}
+impl From<&str> for Literal {
+    fn from(v: &str) -> Self {
+        Literal::Str(v.to_string())
+    }
+}
+impl From<String> for Literal {
+    fn from(v: String) -> Self {
+        Literal::Str(v)
+    }
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $name:ident => $op:ident;)*) => {
+        impl Expr {
+            $(
+                $(#[$doc])*
+                pub fn $name(self, other: impl Into<Expr>) -> Expr {
+                    Expr::Binary { op: BinaryOp::$op, left: Box::new(self), right: Box::new(other.into()) }
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    /// `self == other`
+    eq => Eq;
+    /// `self != other`
+    not_eq => NotEq;
+    /// `self < other`
+    lt => Lt;
+    /// `self <= other`
+    lt_eq => LtEq;
+    /// `self > other`
+    gt => Gt;
+    /// `self >= other`
+    gt_eq => GtEq;
+    /// Logical and.
+    and => And;
+    /// Logical or.
+    or => Or;
+}
+
+impl Expr {
+    /// True where null.
+    pub fn is_null(self) -> Expr {
+        Expr::IsNull(Box::new(self))
+    }
+    /// True where not null.
+    pub fn is_not_null(self) -> Expr {
+        Expr::IsNotNull(Box::new(self))
+    }
+    /// Nulls replaced by `value`.
+    pub fn fill_null(self, value: impl Into<Expr>) -> Expr {
+        Expr::FillNull {
+            expr: Box::new(self),
+            value: Box::new(value.into()),
+        }
+    }
+    /// Cast to `to`.
+    pub fn cast(self, to: DataType) -> Expr {
+        Expr::Cast {
+            expr: Box::new(self),
+            to,
+        }
+    }
+    /// String contains `pattern` (a literal substring, not a regex).
+    pub fn contains(self, pattern: impl Into<String>) -> Expr {
+        Expr::Contains {
+            expr: Box::new(self),
+            pattern: pattern.into(),
+        }
+    }
+    /// A date part.
+    pub fn date_part(self, part: DatePart) -> Expr {
+        Expr::DatePart {
+            expr: Box::new(self),
+            part,
+        }
+    }
+    /// Hour of a timestamp.
+    pub fn hour(self) -> Expr {
+        self.date_part(DatePart::Hour)
+    }
+    /// Day of the month.
+    pub fn day(self) -> Expr {
+        self.date_part(DatePart::Day)
+    }
+    /// Month.
+    pub fn month(self) -> Expr {
+        self.date_part(DatePart::Month)
+    }
+    /// Year.
+    pub fn year(self) -> Expr {
+        self.date_part(DatePart::Year)
+    }
+    /// Day of the week (Monday = 0).
+    pub fn weekday(self) -> Expr {
+        self.date_part(DatePart::Weekday)
+    }
+
+    /// Adds the names of the columns this expression reads to `out`.
+    pub fn columns_into(&self, out: &mut BTreeSet<String>) {
+        match self {
+            Expr::Column(c) => {
+                out.insert(c.clone());
+            }
+            Expr::Literal(_) => {}
+            Expr::Binary { left, right, .. } => {
+                left.columns_into(out);
+                right.columns_into(out);
+            }
+            Expr::FillNull { expr, value } => {
+                expr.columns_into(out);
+                value.columns_into(out);
+            }
+            Expr::Not(e)
+            | Expr::Negate(e)
+            | Expr::IsNull(e)
+            | Expr::IsNotNull(e)
+            | Expr::Cast { expr: e, .. }
+            | Expr::Contains { expr: e, .. }
+            | Expr::DatePart { expr: e, .. } => e.columns_into(out),
+        }
+    }
+
+    /// The Arrow type this expression yields over `schema`; an unknown column or an
+    /// operator applied to the wrong types is an [`Error::Invalid`] naming both.
+    pub fn data_type(&self, schema: &Schema) -> Result<DataType> {
+        match self {
+            Expr::Column(c) => schema
+                .field_with_name(c)
+                .map(|f| f.data_type().clone())
+                .map_err(|_| unknown_column(c, schema)),
+            Expr::Literal(l) => Ok(literal_type(l)),
+            Expr::Binary { op, left, right } => {
+                let lt = left.data_type(schema)?;
+                let rt = right.data_type(schema)?;
+                Ok(binary_types(*op, left, &lt, right, &rt)
+                    .map_err(|why| Error::invalid("expression", format!("{self}: {why}")))?
+                    .1)
+            }
+            Expr::Not(e) => {
+                let t = e.data_type(schema)?;
+                if t != DataType::Boolean && t != DataType::Null {
+                    return Err(Error::invalid(
+                        "expression",
+                        format!("{self}: `!` needs a boolean, got {t}"),
+                    ));
+                }
+                Ok(DataType::Boolean)
+            }
+            Expr::Negate(e) => {
+                let t = e.data_type(schema)?;
+                if !t.is_numeric() {
+                    return Err(Error::invalid(
+                        "expression",
+                        format!("{self}: `-` needs a number, got {t}"),
+                    ));
+                }
+                Ok(t)
+            }
+            Expr::IsNull(e) | Expr::IsNotNull(e) => {
+                e.data_type(schema)?;
+                Ok(DataType::Boolean)
+            }
+            Expr::FillNull { expr, value } => {
+                let t = expr.data_type(schema)?;
+                value.data_type(schema)?;
+                Ok(t)
+            }
+            Expr::Cast { expr, to } => {
+                let from = expr.data_type(schema)?;
+                if !castable(&from, to) {
+                    return Err(Error::invalid(
+                        "cast",
+                        format!("{self}: cannot cast {from} to {to}"),
+                    ));
+                }
+                Ok(to.clone())
+            }
+            Expr::Contains { expr, .. } => {
+                let t = expr.data_type(schema)?;
+                if !matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                    return Err(Error::invalid(
+                        "contains",
+                        format!("{self}: needs a string column, got {t}"),
+                    ));
+                }
+                Ok(DataType::Boolean)
+            }
+            Expr::DatePart { expr, part } => {
+                let t = expr.data_type(schema)?;
+                let ok = match t {
+                    DataType::Timestamp(_, _) => true,
+                    DataType::Date32 | DataType::Date64 => {
+                        !matches!(part, DatePart::Hour | DatePart::Minute | DatePart::Second)
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return Err(Error::invalid(
+                        part.name(),
+                        format!("{self}: needs a timestamp (or a date for year..weekday), got {t}; parse the column with `parse_dates` or cast it"),
+                    ));
+                }
+                Ok(DataType::Int32)
+            }
+        }
+    }
+}
+
+/// The Arrow type of a literal on its own.
+pub fn literal_type(l: &Literal) -> DataType {
+    match l {
+        Literal::Null => DataType::Null,
+        Literal::Bool(_) => DataType::Boolean,
+        Literal::Int(_) => DataType::Int64,
+        Literal::Float(_) => DataType::Float64,
+        Literal::Str(_) => DataType::Utf8,
+    }
+}
+
+fn unknown_column(name: &str, schema: &Schema) -> Error {
+    Error::invalid(
+        "column",
+        format!(
+            "no column '{name}'; columns: {}",
+            schema
+                .fields()
+                .iter()
+                .map(|f| f.name().as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
+fn is_int(t: &DataType) -> bool {
+    t.is_integer()
+}
+
+/// The common numeric type of two operands, pandas-style: same type stays; two integers
+/// widen to Int64 (UInt64 when both unsigned); any float gives Float64 (Float32 when both
+/// are Float32).
+fn numeric_common(l: &DataType, r: &DataType) -> Option<DataType> {
+    if !l.is_numeric() || !r.is_numeric() {
+        return None;
+    }
+    if l == r {
+        return Some(l.clone());
+    }
+    if is_int(l) && is_int(r) {
+        let unsigned = l.is_unsigned_integer() && r.is_unsigned_integer();
+        return Some(if unsigned {
+            DataType::UInt64
+        } else {
+            DataType::Int64
+        });
+    }
+    Some(DataType::Float64)
+}
+
+/// The type both operands of `op` are cast to, and the result type. A numeric literal
+/// takes the other side's numeric type (a float literal against an integer column widens
+/// to Float64). Errors say which types met.
+pub fn binary_types(
+    op: BinaryOp,
+    left: &Expr,
+    lt: &DataType,
+    right: &Expr,
+    rt: &DataType,
+) -> std::result::Result<(DataType, DataType), String> {
+    let is_lit = |e: &Expr| matches!(e, Expr::Literal(Literal::Int(_) | Literal::Float(_)));
+    let lit_fits = |e: &Expr, other: &DataType| match e {
+        Expr::Literal(Literal::Int(_)) => other.is_numeric(),
+        Expr::Literal(Literal::Float(_)) => other.is_floating(),
+        _ => false,
+    };
+    // Null literals take the other side's type.
+    let (lt, rt) = match (lt, rt) {
+        (DataType::Null, r) => (r.clone(), r.clone()),
+        (l, DataType::Null) => (l.clone(), l.clone()),
+        (l, r) => (l.clone(), r.clone()),
+    };
+    let operand = if lt == rt || (is_lit(right) && lit_fits(right, &lt)) {
+        lt.clone()
+    } else if is_lit(left) && lit_fits(left, &rt) {
+        rt.clone()
+    } else if matches!(lt, DataType::Timestamp(_, _) | DataType::Date32)
+        && matches!(right, Expr::Literal(Literal::Str(_)))
+    {
+        // `col("pickup") >= lit("2015-01-10")`: the string is parsed as a timestamp/date.
+        lt.clone()
+    } else if matches!(rt, DataType::Timestamp(_, _) | DataType::Date32)
+        && matches!(left, Expr::Literal(Literal::Str(_)))
+    {
+        rt.clone()
+    } else if let (DataType::Timestamp(u1, z1), DataType::Timestamp(u2, z2)) = (&lt, &rt) {
+        if z1 != z2 {
+            return Err(format!("timestamps in different time zones ({lt} vs {rt})"));
+        }
+        let _ = (u1, u2);
+        DataType::Timestamp(TimeUnit::Nanosecond, z1.clone())
+    } else if let Some(t) = numeric_common(&lt, &rt) {
+        t
+    } else {
+        return Err(format!(
+            "`{}` cannot combine {lt} and {rt}; cast one side",
+            op.symbol()
+        ));
+    };
+    let result = if op.is_comparison() {
+        let ordered = operand.is_numeric()
+            || matches!(
+                operand,
+                DataType::Utf8
+                    | DataType::LargeUtf8
+                    | DataType::Boolean
+                    | DataType::Timestamp(_, _)
+                    | DataType::Date32
+                    | DataType::Date64
+            );
+        if !ordered {
+            return Err(format!("cannot compare {operand}"));
+        }
+        DataType::Boolean
+    } else if matches!(op, BinaryOp::And | BinaryOp::Or) {
+        if operand != DataType::Boolean {
+            return Err(format!(
+                "`{}` needs booleans, got {lt} and {rt}",
+                op.symbol()
+            ));
+        }
+        DataType::Boolean
+    } else {
+        if !operand.is_numeric() {
+            return Err(format!(
+                "`{}` needs numbers, got {lt} and {rt}",
+                op.symbol()
+            ));
+        }
+        if op == BinaryOp::Div && is_int(&operand) {
+            // True division, as in pandas.
+            return Ok((DataType::Float64, DataType::Float64));
+        }
+        operand.clone()
+    };
+    Ok((operand, result))
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Column(c) => write!(f, "{c}"),
+            Expr::Literal(l) => write!(f, "{l}"),
+            Expr::Binary { op, left, right } => write!(f, "({left} {} {right})", op.symbol()),
+            Expr::Not(e) => write!(f, "!{e}"),
+            Expr::Negate(e) => write!(f, "-{e}"),
+            Expr::IsNull(e) => write!(f, "{e}.is_null()"),
+            Expr::IsNotNull(e) => write!(f, "{e}.is_not_null()"),
+            Expr::FillNull { expr, value } => write!(f, "{expr}.fill_null({value})"),
+            Expr::Cast { expr, to } => write!(f, "{expr}.cast({to})"),
+            Expr::Contains { expr, pattern } => write!(f, "{expr}.contains({pattern:?})"),
+            Expr::DatePart { expr, part } => write!(f, "{expr}.{}()", part.name()),
+        }
+    }
+}
+
+impl From<Literal> for Expr {
+    fn from(l: Literal) -> Self {
+        Expr::Literal(l)
+    }
+}
+impl From<i64> for Expr {
+    fn from(v: i64) -> Self {
+        lit(v)
+    }
+}
+impl From<i32> for Expr {
+    fn from(v: i32) -> Self {
+        lit(v)
+    }
+}
+impl From<f64> for Expr {
+    fn from(v: f64) -> Self {
+        lit(v)
+    }
+}
+impl From<bool> for Expr {
+    fn from(v: bool) -> Self {
+        lit(v)
+    }
+}
+impl From<&str> for Expr {
+    fn from(v: &str) -> Self {
+        lit(v)
+    }
+}
+
+macro_rules! std_ops {
+    ($($trait:ident $method:ident => $op:ident;)*) => {$(
+        impl<R: Into<Expr>> std::ops::$trait<R> for Expr {
+            type Output = Expr;
+            fn $method(self, rhs: R) -> Expr {
+                Expr::Binary { op: BinaryOp::$op, left: Box::new(self), right: Box::new(rhs.into()) }
+            }
+        }
+    )*};
+}
+
+std_ops! {
+    Add add => Add;
+    Sub sub => Sub;
+    Mul mul => Mul;
+    Div div => Div;
+    Rem rem => Rem;
+    BitAnd bitand => And;
+    BitOr bitor => Or;
+}
+
+impl std::ops::Not for Expr {
+    type Output = Expr;
+    fn not(self) -> Expr {
+        Expr::Not(Box::new(self))
+    }
+}
+
+impl std::ops::Neg for Expr {
+    type Output = Expr;
+    fn neg(self) -> Expr {
+        Expr::Negate(Box::new(self))
+    }
+}
+
+/// The cast typing rule: between two scalar types (null, boolean, integers, floats,
+/// decimals, strings, dates, times, timestamps, durations), or to the same type. Nested
+/// types cast only to themselves. A backend whose kernel cannot perform an accepted cast
+/// for particular values reports that when it runs (e.g. `"abc"` to Int64).
+pub fn castable(from: &DataType, to: &DataType) -> bool {
+    fn scalar(t: &DataType) -> bool {
+        t.is_primitive()
+            || matches!(
+                t,
+                DataType::Null
+                    | DataType::Boolean
+                    | DataType::Utf8
+                    | DataType::LargeUtf8
+                    | DataType::Utf8View
+            )
+    }
+    from == to || (scalar(from) && scalar(to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::Field;
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("i", DataType::Int64, true),
+            Field::new("s", DataType::Int32, true),
+            Field::new("f", DataType::Float64, true),
+            Field::new("g", DataType::Float32, true),
+            Field::new("t", DataType::Utf8, true),
+            Field::new("b", DataType::Boolean, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+        ])
+    }
+
+    #[test]
+    fn typing_follows_pandas() {
+        let s = schema();
+        assert_eq!(
+            (col("i") / col("i")).data_type(&s).unwrap(),
+            DataType::Float64
+        );
+        assert_eq!(
+            (col("i") + col("s")).data_type(&s).unwrap(),
+            DataType::Int64
+        );
+        assert_eq!(
+            (col("g") * lit(2)).data_type(&s).unwrap(),
+            DataType::Float32
+        );
+        assert_eq!(
+            (col("g") * lit(2.5)).data_type(&s).unwrap(),
+            DataType::Float32
+        );
+        assert_eq!(
+            (col("i") * lit(2.5)).data_type(&s).unwrap(),
+            DataType::Float64
+        );
+        assert_eq!((col("s") + lit(1)).data_type(&s).unwrap(), DataType::Int32);
+        assert_eq!(col("f").gt(0).data_type(&s).unwrap(), DataType::Boolean);
+        assert_eq!(col("ts").hour().data_type(&s).unwrap(), DataType::Int32);
+        assert_eq!(
+            col("ts").gt_eq(lit("2015-01-10")).data_type(&s).unwrap(),
+            DataType::Boolean
+        );
+        assert_eq!(
+            (col("b") & col("f").gt(1)).data_type(&s).unwrap(),
+            DataType::Boolean
+        );
+    }
+
+    #[test]
+    fn type_errors_name_the_problem() {
+        let s = schema();
+        let e = col("nope").data_type(&s).unwrap_err().to_string();
+        assert!(
+            e.contains("no column 'nope'") && e.contains("columns: i, s"),
+            "{e}"
+        );
+        let e = (col("t") + lit(1)).data_type(&s).unwrap_err().to_string();
+        assert!(e.contains("cannot combine Utf8 and Int64"), "{e}");
+        let e = col("f").hour().data_type(&s).unwrap_err().to_string();
+        assert!(e.contains("parse_dates"), "{e}");
+        let e = (col("i") & col("b")).data_type(&s).unwrap_err().to_string();
+        assert!(e.contains("cannot combine Int64 and Boolean"), "{e}");
+        let e = (col("i") | col("i")).data_type(&s).unwrap_err().to_string();
+        assert!(e.contains("needs booleans, got Int64 and Int64"), "{e}");
+    }
+
+    #[test]
+    fn columns_and_display() {
+        let e = (col("tip") / col("fare")).gt(0.1) & !col("x").is_null();
+        let mut cols = BTreeSet::new();
+        e.columns_into(&mut cols);
+        assert_eq!(cols.into_iter().collect::<Vec<_>>(), ["fare", "tip", "x"]);
+        assert_eq!(e.to_string(), "(((tip / fare) > 0.1) & !x.is_null())");
+    }
+}

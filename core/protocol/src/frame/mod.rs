@@ -1,0 +1,18 @@
+//! The dataframe backend protocol: partitions, partition-level primitives, expressions.
+//!
+//! - [`backend`]: the object-safe [`DataFrameBackend`] trait over type-erased partitions,
+//!   and the fused filter/projection [`FrameProgram`] a backend evaluates in one pass;
+//! - [`expr`]: column expressions (`col("tip") / col("fare")`) and their typing rules.
+//!
+//! The lazy `DataFrame`, its optimizer and the distributed algorithms built from these
+//! primitives live in `tessera-frame`; a dataframe backend author needs only this module.
+
+pub mod backend;
+pub mod expr;
+
+pub use backend::{
+    downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
+    FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
+    PartitionData, SortKey,
+};
+pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal};

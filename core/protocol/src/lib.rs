@@ -1,0 +1,38 @@
+//! # tessera-core: the protocol
+//!
+//! What a backend author depends on, and nothing more: dtypes and promotion ([`dtype`]),
+//! shapes and chunk grids ([`chunks`]), host interchange ([`host`]), counter-based random
+//! numbers ([`random`]), fused elementwise programs ([`program`]), the object-safe array
+//! backend trait ([`backend`]) and the dataframe backend trait with its expression IR
+//! ([`frame`]), the backend registry ([`registry`]), layered configuration ([`config`]),
+//! the worker pool the schedulers share ([`pool`]), the plugin ABI conversions both sides of
+//! a plugin boundary use ([`ffi`]), and the one error type ([`error`]).
+//!
+//! The engines sit above this crate: `tessera-array` (lazy arrays, lowering, schedulers,
+//! linear algebra), `tessera-frame` (lazy dataframes, CSV/Parquet), `tessera-plugin-host`
+//! (the loader for backend plugins). This crate depends on no backend and on none of them:
+//! no arrow compute kernels, no parquet, no libloading. Backends (`tessera-cpu`, ...) depend
+//! on it and register themselves; the `tessera` facade links the default ones.
+
+pub mod backend;
+pub mod chunks;
+pub mod config;
+pub mod dtype;
+pub mod error;
+pub mod ffi;
+pub mod frame;
+pub mod host;
+pub mod pool;
+pub mod program;
+pub mod random;
+pub mod registry;
+
+pub use backend::{
+    sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,
+    ChunkData,
+};
+pub use chunks::{AxisChunks, ChunkSpec, Chunks, Shape};
+pub use dtype::{DType, Element, Scalar};
+pub use error::{Error, Result};
+pub use host::{HostArray, HostElement};
+pub use inventory;
