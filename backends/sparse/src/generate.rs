@@ -11,9 +11,9 @@
 
 use std::sync::Arc;
 
+use tessera_array::Array;
 use tessera_core::chunks::c_strides;
 use tessera_core::random::{philox4x32_10, unit_f64};
-use tessera_array::Array;
 use tessera_core::{BackendRef, ChunkSpec, Chunks, DType, Error, Result, Scalar};
 
 use crate::chunk::{vec1, SparseChunk};

@@ -36,8 +36,8 @@ pub use chunk::SparseChunk;
 pub use generate::{eye, random};
 pub use host_form::{from_coo, to_coo, Coo, Csr};
 
-use tessera_core::backend::downcast_chunk;
 use tessera_array::Array;
+use tessera_core::backend::downcast_chunk;
 use tessera_core::{Chunk, Result, Scalar};
 
 /// The registry name.

@@ -3,8 +3,8 @@
 //! typed error. (Op-by-op agreement with the CPU reference is the conformance suite's
 //! job: `tessera-conformance --backend sparse`.)
 
-use tessera_core::registry::array_backend;
 use tessera_array::{Array, Index};
+use tessera_core::registry::array_backend;
 use tessera_core::{DType, Error, HostArray, Scalar};
 use tessera_sparse::{downcast, eye, from_coo, from_dense, random, to_coo, Coo};
 use {tessera_cpu as _, tessera_sparse as _};

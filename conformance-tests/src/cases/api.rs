@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
+use tessera_array::{Array, Index, RandomState};
 use tessera_core::chunks::{numel, ChunkSpec, Chunks};
 use tessera_core::program::{BinaryOp, ReduceOp, UnaryOp};
-use tessera_array::{Array, Index, RandomState};
 use tessera_core::{DType, HostArray, Result, Scalar};
 
 use super::{all, describe, floats, integers, numeric};

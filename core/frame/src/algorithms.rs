@@ -25,14 +25,14 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
-use crate::error::{Error, Result};
-use tessera_core::pool::parallel_map;
 use crate::backend::{
     AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType,
     Partition, SortKey,
 };
+use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
+use tessera_core::pool::parallel_map;
 
 /// Partial results with more rows than this (in total) are combined by shuffle instead of
 /// a tree: a tree would funnel them all through one task.

@@ -12,13 +12,13 @@ use std::sync::Arc;
 use arrow_array::{Array as _, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{Field, Schema, SchemaRef};
 
-use crate::error::{Error, Result};
+use crate::algorithms::pipeline;
 use crate::backend::{
     AggFunc, AggSpec, FrameBackendRef, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     SortKey,
 };
 use crate::display::{format_batches, value_at, Value};
-use crate::algorithms::pipeline;
+use crate::error::{Error, Result};
 use crate::expr::{col, Expr};
 use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;

@@ -27,15 +27,16 @@ pub mod plan;
 pub use tessera_core::frame::{backend, expr};
 
 pub use backend::{
-    downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef, FrameCapabilities,
-    FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition, PartitionData, SortKey,
+    downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
+    FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
+    PartitionData, SortKey,
 };
 pub use dataframe::{batch_from_columns, Computed, DataFrame, GroupBy};
 pub use display::Value;
 pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal};
-pub use io::{read_csv, CsvOptions};
 #[cfg(feature = "parquet")]
 pub use io::read_parquet;
+pub use io::{read_csv, CsvOptions};
 pub use plan::{GroupStrategy, JoinStrategy};
 
 /// Arrow, as tessera uses it: batches, arrays and schemas of frames.

@@ -21,10 +21,10 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 
-use crate::error::Result;
 use crate::backend::{
     program_schema, AggSpec, FrameProgram, FrameStep, JoinSpec, Partition, SortKey,
 };
+use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, Literal};
 
 /// A comparison of a column with a literal, the predicates file formats can prune with.

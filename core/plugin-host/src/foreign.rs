@@ -17,14 +17,14 @@ use std::sync::Arc;
 
 use tessera_plugin_abi as abi;
 
+use tessera_core::backend::{ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData};
+use tessera_core::dtype::{DType, Scalar};
+use tessera_core::error::{Error, Result};
 use tessera_core::ffi::arrow::{export_host, import_host};
 use tessera_core::ffi::convert::{
     dtype_code, random_to_raw, scalar_to_raw, shape_to_raw, slices_to_raw, str_from_raw,
     RawIndexMapBuf,
 };
-use tessera_core::backend::{ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData};
-use tessera_core::dtype::{DType, Scalar};
-use tessera_core::error::{Error, Result};
 use tessera_core::host::HostArray;
 use tessera_core::program::{BinaryOp, IndexMap, ReduceOp, UnaryOp};
 use tessera_core::random::RandomSpec;

@@ -38,12 +38,12 @@ use tessera_plugin_abi as abi;
 
 pub use foreign::{ForeignBackend, ForeignChunk};
 
+use foreign::PluginLib;
 use tessera_core::backend::BackendRef;
 use tessera_core::backend::Capabilities;
 use tessera_core::error::{Error, Result};
 use tessera_core::ffi::convert::{self, dtype_from_code, str_from_raw};
 use tessera_core::registry::{register_plugin_backend, PluginLoader};
-use foreign::PluginLib;
 
 fn load_error(path: &Path, reason: impl Into<String>) -> Error {
     Error::PluginLoad {

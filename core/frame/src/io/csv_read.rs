@@ -21,8 +21,8 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
-use crate::error::{Error, Result};
 use crate::dataframe::DataFrame;
+use crate::error::{Error, Result};
 use crate::io::parse::{parse_bool, parse_f64, parse_i64, parse_timestamp_micros};
 use crate::plan::{FileSource, Node};
 

@@ -13,8 +13,8 @@ use arrow_array::{Array, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, TimeUnit};
 
-use crate::error::{Error, Result};
 use crate::dataframe::DataFrame;
+use crate::error::{Error, Result};
 use crate::io::atomic::{output_paths, write_atomic};
 use crate::io::parse::format_timestamp_micros;
 

@@ -19,8 +19,8 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::statistics::Statistics;
 
-use crate::error::{Error, Result};
 use crate::dataframe::DataFrame;
+use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
 use crate::io::atomic::{output_paths, write_atomic};
 use crate::io::csv_read::expand_glob;

@@ -19,6 +19,7 @@ fn batch() -> arrow_array::RecordBatch {
 
 #[test]
 fn backend_from_config_and_errors() {
+    let _serial = crate::serial();
     let df = DataFrame::from_record_batch(batch(), 1, None).unwrap();
     assert_eq!(df.backend(), "cpu", "the embedded default");
     {

@@ -4,47 +4,10 @@
 //! case is reproducible from its seed.
 
 use ndarray::{ArrayD, IxDyn};
-use tessera::chunks::ChunkSpec;
-use tessera::random::{Distribution, RandomSpec};
 use tessera::{Array, DType, Index, RandomState, Scalar};
 use tessera_conformance::gen::Gen;
 
-/// Quarter-rounded normal data (exact in sums of modest size) from the case stream.
-fn data(g: &mut Gen, shape: &[usize]) -> ArrayD<f64> {
-    let seed = g.next_u64();
-    let n: usize = shape.iter().product();
-    let s = RandomSpec {
-        seed,
-        stream: 0,
-        dist: Distribution::Normal {
-            mean: 0.0,
-            std: 3.0,
-        },
-        dtype: DType::F64,
-    };
-    ArrayD::from_shape_vec(
-        IxDyn(shape),
-        (0..n as u64)
-            .map(|i| (s.sample_f64(i) * 4.0).round() / 4.0)
-            .collect(),
-    )
-    .unwrap()
-}
-
-fn close(a: &ArrayD<f64>, b: &ArrayD<f64>, what: &str) {
-    assert_eq!(a.shape(), b.shape(), "{what}: shape");
-    for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
-        let ok = (x.is_nan() && y.is_nan())
-            || x == y
-            || (x - y).abs() <= 1e-9 * (x.abs() + y.abs()).max(1.0);
-        assert!(ok, "{what}: element {i}: got {x}, want {y}");
-    }
-}
-
-fn f64s(a: &Array) -> ArrayD<f64> {
-    let h = a.compute().unwrap();
-    ArrayD::from_shape_vec(IxDyn(h.shape()), h.to_f64_vec()).unwrap()
-}
+use crate::common::{close, data, f64s};
 
 #[test]
 fn elementwise_matches_reference_on_random_shapes_and_chunks() {
@@ -173,99 +136,6 @@ fn slicing_matches_ndarray() {
     );
 }
 
-fn naive_reduce(a: &ArrayD<f64>, axes: &[usize], f: impl Fn(&[f64]) -> f64) -> ArrayD<f64> {
-    let shape: Vec<usize> = a
-        .shape()
-        .iter()
-        .enumerate()
-        .map(|(i, &n)| if axes.contains(&i) { 1 } else { n })
-        .collect();
-    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); shape.iter().product()];
-    let strides = tessera::chunks::c_strides(&shape);
-    for (idx, &v) in a.indexed_iter() {
-        let t: usize = (0..shape.len())
-            .map(|i| {
-                if axes.contains(&i) {
-                    0
-                } else {
-                    idx[i] * strides[i]
-                }
-            })
-            .sum();
-        groups[t].push(v);
-    }
-    ArrayD::from_shape_vec(IxDyn(&shape), groups.iter().map(|g| f(g)).collect()).unwrap()
-}
-
-#[test]
-fn reductions_match_reference_over_axis_sets() {
-    let mut g = Gen::new(2);
-    let _g = tessera::config::set(&[("array.split-every", "2")]).unwrap();
-    for case in 0..30 {
-        let mut shape = g.shape(0, 4);
-        if shape.is_empty() {
-            shape = vec![4];
-        }
-        let a = data(&mut g, &shape);
-        let x = Array::from_ndarray(a.clone(), g.chunks(&shape), Some("cpu")).unwrap();
-        let axes: Vec<usize> = (0..shape.len()).filter(|_| g.below(2) == 1).collect();
-        let ctx = format!("case {case} shape {shape:?} axes {axes:?}");
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-        let var = |v: &[f64], ddof: f64| {
-            let m = mean(v);
-            // NumPy divides by max(n - ddof, 0): an empty or too-small group gives NaN/inf.
-            v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() as f64 - ddof).max(0.0)
-        };
-        close(
-            &f64s(&x.sum(Some(&axes), true).unwrap()),
-            &naive_reduce(&a, &axes, |v| v.iter().sum()),
-            &format!("{ctx} sum"),
-        );
-        close(
-            &f64s(&x.mean(Some(&axes), true).unwrap()),
-            &naive_reduce(&a, &axes, mean),
-            &format!("{ctx} mean"),
-        );
-        close(
-            &f64s(&x.var(Some(&axes), 0, true).unwrap()),
-            &naive_reduce(&a, &axes, |v| var(v, 0.0)),
-            &format!("{ctx} var"),
-        );
-        close(
-            &f64s(&x.std(Some(&axes), 1, true).unwrap()),
-            &naive_reduce(&a, &axes, |v| var(v, 1.0).sqrt()),
-            &format!("{ctx} std ddof=1"),
-        );
-        close(
-            &f64s(&x.prod(Some(&axes), true).unwrap()),
-            &naive_reduce(&a, &axes, |v| v.iter().product()),
-            &format!("{ctx} prod"),
-        );
-        if shape.iter().all(|&n| n > 0) {
-            close(
-                &f64s(&x.min(Some(&axes), true).unwrap()),
-                &naive_reduce(&a, &axes, |v| {
-                    v.iter().cloned().fold(f64::INFINITY, f64::min)
-                }),
-                &format!("{ctx} min"),
-            );
-            close(
-                &f64s(&x.max(Some(&axes), true).unwrap()),
-                &naive_reduce(&a, &axes, |v| {
-                    v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
-                }),
-                &format!("{ctx} max"),
-            );
-        } else if !axes.is_empty() && axes.iter().any(|&ax| shape[ax] == 0) {
-            let err = x.min(Some(&axes), true).unwrap_err().to_string();
-            assert!(err.contains("no identity"), "{err}");
-        }
-        // keepdims=false drops exactly the reduced axes.
-        let dropped = x.sum(Some(&axes), false).unwrap();
-        assert_eq!(dropped.ndim(), shape.len() - axes.len(), "{ctx}");
-    }
-}
-
 #[test]
 fn arg_reductions_pick_first_extreme_and_first_nan() {
     let v = vec![3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 9.0];
@@ -382,52 +252,6 @@ fn creation_hand_computed() {
         f.sum(None, false).unwrap().compute_scalar().unwrap(),
         Scalar::F32(22.5)
     );
-}
-
-#[test]
-fn random_is_identical_under_any_chunking_and_scheduler() {
-    let shape = [37usize, 23];
-    let spec = |chunks: ChunkSpec| {
-        RandomState::new(7)
-            .normal(10.0, 1.0, &shape, chunks, Some("cpu"))
-            .unwrap()
-    };
-    let reference = RandomSpec {
-        seed: 7,
-        stream: 0,
-        dist: Distribution::Normal {
-            mean: 10.0,
-            std: 1.0,
-        },
-        dtype: DType::F64,
-    };
-    let want: Vec<f64> = (0..37 * 23).map(|i| reference.sample_f64(i)).collect();
-    for chunks in [
-        ChunkSpec::from(5usize),
-        ChunkSpec::from([7usize, 11]),
-        ChunkSpec::from(100usize),
-    ] {
-        for sched in ["threads", "single-threaded"] {
-            let _g = tessera::config::set(&[("scheduler", sched)]).unwrap();
-            let got = spec(chunks.clone()).compute().unwrap().to_f64_vec();
-            assert_eq!(got, want, "chunks {chunks:?} scheduler {sched}");
-        }
-    }
-    // A strided slice generates exactly the kept elements of the full array.
-    let x = spec(ChunkSpec::from(8usize));
-    let s = x
-        .slice(&[Index::step(2), Index::slice(Some(1), None, 3)])
-        .unwrap()
-        .compute()
-        .unwrap()
-        .to_f64_vec();
-    let mut k = 0;
-    for i in (0..37).step_by(2) {
-        for j in (1..23).step_by(3) {
-            assert_eq!(s[k], want[i * 23 + j]);
-            k += 1;
-        }
-    }
 }
 
 #[test]

@@ -21,6 +21,7 @@ fn rel(a: f64, b: f64) -> f64 {
 
 #[test]
 fn the_optimizer_changes_the_plan_not_the_results() {
+    let _serial = crate::serial();
     let x = || RandomState::new(7).normal(10.0, 1.0, &[301, 257], [40usize, 33], None);
     let every_other = [Index::step(2), Index::step(2)];
 

@@ -8,6 +8,7 @@ use tessera::{config, Error, RandomState};
 
 #[test]
 fn svd_compressed_recomputes_instead_of_pinning_the_input() {
+    let _serial = crate::serial();
     let shape = [16_000, 1_000]; // 128 MB of float64
     let chunks = ChunkSpec::Exact(Chunks::new(&shape, vec![vec![500; 32], vec![1_000]]).unwrap());
     let x = RandomState::new(5)

@@ -344,3 +344,31 @@ fn svd_compressed_makes_a_second_pass_when_the_sketch_is_ill_conditioned() {
         );
     }
 }
+
+#[test]
+fn block_kernels_a_backend_lacks_are_declared_and_run_on_the_host_by_linalg() {
+    let sparse = tessera::registry::array_backend("sparse").unwrap();
+    for op in ["qr", "svd"] {
+        assert!(!sparse.capabilities().supports(op, DType::F64), "{op}");
+    }
+    let x = tessera::tessera_sparse::random(&sparse, &[300, 6], 0.3, 100, 5).unwrap();
+    // The protocol kernel is refused, never converted behind the caller's back...
+    let chunk = sparse.from_host(&x.compute().unwrap()).unwrap();
+    let e = sparse.qr(&chunk).unwrap_err();
+    assert!(
+        matches!(e, Error::Unsupported { ref op, .. } if op == "qr"),
+        "{e:?}"
+    );
+    // ...while chunked linear algebra runs the blocks on the host, with the same answer.
+    let dense = x.to_backend("cpu").unwrap();
+    let (a, b) = (svd(&x).unwrap(), svd(&dense).unwrap());
+    assert_eq!(a.u.backend_name(), "sparse");
+    let (sa, sb) = (
+        a.s.compute().unwrap().to_f64_vec(),
+        b.s.compute().unwrap().to_f64_vec(),
+    );
+    assert_eq!(sa.len(), 6);
+    for (p, q) in sa.iter().zip(&sb) {
+        assert!((p - q).abs() <= 1e-12 * q.max(1.0), "{p} vs {q}");
+    }
+}

@@ -5,6 +5,7 @@ use tessera::{Array, DType};
 
 #[test]
 fn memory_limit_refuses_over_budget_plans() {
+    let _serial = crate::serial();
     let x = Array::ones(&[2000, 2000], DType::F64, 1000, Some("cpu")).unwrap();
     let _g = tessera::config::set(&[("memory-limit", "1MB")]).unwrap();
     let err = x.compute().unwrap_err();

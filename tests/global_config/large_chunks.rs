@@ -13,6 +13,7 @@ fn on<T>(scheduler: &str, f: impl Fn() -> tessera::Result<T>) -> T {
 
 #[test]
 fn a_large_chunk_gives_the_same_answer_on_either_scheduler() {
+    let _serial = crate::serial();
     // 700 x 800: 560k elements in one chunk, three segments.
     let x = |c: usize| RandomState::new(3).normal(1.0, 2.0, &[700, 800], c, None);
     let reductions = |c: usize| -> tessera::Result<Vec<f64>> {

@@ -1,0 +1,70 @@
+//! Helpers the integration test binaries share: reproducible data from the counter-based
+//! generator, an element-wise comparison, and a naive reduction reference.
+
+#![allow(dead_code)] // each binary uses its own subset
+
+use ndarray::{ArrayD, IxDyn};
+use tessera::random::{Distribution, RandomSpec};
+use tessera::{Array, DType};
+use tessera_conformance::gen::Gen;
+
+/// Quarter-rounded normal data (exact in sums of modest size) from the case stream.
+pub fn data(g: &mut Gen, shape: &[usize]) -> ArrayD<f64> {
+    let seed = g.next_u64();
+    let n: usize = shape.iter().product();
+    let s = RandomSpec {
+        seed,
+        stream: 0,
+        dist: Distribution::Normal {
+            mean: 0.0,
+            std: 3.0,
+        },
+        dtype: DType::F64,
+    };
+    ArrayD::from_shape_vec(
+        IxDyn(shape),
+        (0..n as u64)
+            .map(|i| (s.sample_f64(i) * 4.0).round() / 4.0)
+            .collect(),
+    )
+    .unwrap()
+}
+
+pub fn close(a: &ArrayD<f64>, b: &ArrayD<f64>, what: &str) {
+    assert_eq!(a.shape(), b.shape(), "{what}: shape");
+    for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+        let ok = (x.is_nan() && y.is_nan())
+            || x == y
+            || (x - y).abs() <= 1e-9 * (x.abs() + y.abs()).max(1.0);
+        assert!(ok, "{what}: element {i}: got {x}, want {y}");
+    }
+}
+
+pub fn f64s(a: &Array) -> ArrayD<f64> {
+    let h = a.compute().unwrap();
+    ArrayD::from_shape_vec(IxDyn(h.shape()), h.to_f64_vec()).unwrap()
+}
+
+pub fn naive_reduce(a: &ArrayD<f64>, axes: &[usize], f: impl Fn(&[f64]) -> f64) -> ArrayD<f64> {
+    let shape: Vec<usize> = a
+        .shape()
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| if axes.contains(&i) { 1 } else { n })
+        .collect();
+    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); shape.iter().product()];
+    let strides = tessera::chunks::c_strides(&shape);
+    for (idx, &v) in a.indexed_iter() {
+        let t: usize = (0..shape.len())
+            .map(|i| {
+                if axes.contains(&i) {
+                    0
+                } else {
+                    idx[i] * strides[i]
+                }
+            })
+            .sum();
+        groups[t].push(v);
+    }
+    ArrayD::from_shape_vec(IxDyn(&shape), groups.iter().map(|g| f(g)).collect()).unwrap()
+}

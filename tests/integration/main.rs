@@ -1,0 +1,19 @@
+//! The facade's integration tests, one binary with a module per area (linking one
+//! executable instead of one per file keeps a cold `cargo test` quick on small machines).
+//!
+//! None of these tests changes process-wide configuration; those that must live in
+//! `tests/global_config`, where they run one at a time.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod arrays;
+mod config_file;
+mod cuda_unavailable;
+mod dtypes;
+mod frame_io;
+mod frames;
+mod linalg;
+mod matmul_streaming;
+mod plugins;
+mod symmetry;
