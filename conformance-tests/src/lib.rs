@@ -21,6 +21,9 @@
 
 pub mod case;
 pub mod cases;
+/// Test support: builds a workspace plugin crate for tests that load it (feature
+/// `test-support`; not part of the suite's API).
+#[cfg(feature = "test-support")]
 pub mod cdylib;
 pub mod compare;
 pub mod gen;
