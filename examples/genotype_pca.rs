@@ -28,8 +28,12 @@ fn packed_width(cols: usize) -> usize {
 fn pack(blocks: &[HostArray]) -> Result<HostArray> {
     let g = blocks[0].view_typed::<u8>()?;
     let (rows, cols) = (g.shape()[0], g.shape()[1]);
-    let count = u16::try_from(cols)
-        .map_err(|_| Error::UserFunction(format!("{cols} columns do not fit the u16 header")))?;
+    let count = u16::try_from(cols).map_err(|_| {
+        Error::user_function(
+            "map_blocks",
+            format!("{cols} columns do not fit the u16 header"),
+        )
+    })?;
     let width = packed_width(cols);
     let mut out = vec![0u8; rows * width];
     for r in 0..rows {
@@ -37,15 +41,16 @@ fn pack(blocks: &[HostArray]) -> Result<HostArray> {
     }
     for ((r, c), &v) in g.indexed_iter().map(|(i, v)| ((i[0], i[1]), v)) {
         if v > 3 {
-            return Err(Error::UserFunction(format!(
-                "genotype {v} does not fit in 2 bits"
-            )));
+            return Err(Error::user_function(
+                "map_blocks",
+                format!("genotype {v} does not fit in 2 bits"),
+            ));
         }
         out[r * width + 2 + c / 4] |= v << (2 * (c % 4));
     }
     Ok(HostArray::U8(
         ArrayD::from_shape_vec(IxDyn(&[rows, width]), out)
-            .map_err(|e| Error::UserFunction(e.to_string()))?,
+            .map_err(|e| Error::user_function("map_blocks", e.to_string()))?,
     ))
 }
 
@@ -59,9 +64,10 @@ fn unpack(blocks: &[HostArray]) -> Result<HostArray> {
         u16::from_le_bytes([p[[0, 0]], p[[0, 1]]]) as usize
     };
     if width != packed_width(cols) {
-        return Err(Error::UserFunction(format!(
-            "packed block is {width} bytes wide but its header says {cols} columns"
-        )));
+        return Err(Error::user_function(
+            "map_blocks",
+            format!("packed block is {width} bytes wide but its header says {cols} columns"),
+        ));
     }
     let flat = p.as_standard_layout();
     let flat = flat.as_slice().unwrap_or(&[]);
@@ -71,7 +77,7 @@ fn unpack(blocks: &[HostArray]) -> Result<HostArray> {
     }
     Ok(HostArray::U8(
         ArrayD::from_shape_vec(IxDyn(&[rows, cols]), out)
-            .map_err(|e| Error::UserFunction(e.to_string()))?,
+            .map_err(|e| Error::user_function("map_blocks", e.to_string()))?,
     ))
 }
 

@@ -314,3 +314,47 @@ fn parquet_interop_with_pyarrow() {
     );
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn unreadable_parquet_is_a_parquet_error_naming_the_file() {
+    let d = dir("bad-parquet");
+    let path = p(&d, "bad.parquet");
+    std::fs::write(&path, b"PAR1 this is not a parquet file PAR1").unwrap();
+    let e = read_parquet(&path).unwrap_err();
+    match &e {
+        tessera::Error::Parquet {
+            op, path: named, ..
+        } => {
+            assert_eq!(op, "read_parquet");
+            assert_eq!(named, &path);
+        }
+        other => panic!("expected Error::Parquet, got {other:?}"),
+    }
+    // The cause is kept, not flattened into a string.
+    assert!(std::error::Error::source(&e).is_some(), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn map_partitions_errors_name_map_partitions_and_the_partition() {
+    let e = sample()
+        .map_partitions(|b| {
+            if b.num_rows() > 0 {
+                Err(tessera::Error::invalid("mine", "no thanks"))
+            } else {
+                Ok(b)
+            }
+        })
+        .unwrap()
+        .compute()
+        .unwrap_err();
+    assert!(
+        matches!(&e, tessera::Error::UserFunction { op, detail }
+            if op == "map_partitions" && detail.contains("partition") && detail.contains("no thanks")),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().starts_with("map_partitions: partition "),
+        "{e}"
+    );
+}

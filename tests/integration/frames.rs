@@ -755,8 +755,8 @@ fn frame_operations_keep_rows_and_order() {
     let doubled = df
         .map_partitions(|b| {
             let y = b.column_by_name("y").unwrap();
-            let y2 = arrow_arith::numeric::add(y, y)
-                .map_err(|e| tessera::Error::UserFunction(e.to_string()))?;
+            let y2 =
+                arrow_arith::numeric::add(y, y).map_err(|e| tessera::Error::arrow("add", e))?;
             tessera::frame::batch_from_columns(vec![("y2", y2)])
         })
         .unwrap()

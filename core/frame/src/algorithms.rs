@@ -114,11 +114,11 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
                 task: Arc::new(move |i| {
                     let batch = backend.export_batch(&task(i)?)?;
                     let out = func(batch).map_err(|e| {
-                        Error::UserFunction(format!("map_partitions on partition {i}: {e}"))
+                        Error::user_function("map_partitions", format!("partition {i}: {e}"))
                     })?;
                     if out.schema().fields() != schema.fields() {
-                        return Err(Error::UserFunction(format!(
-                            "map_partitions: partition {i} returned schema {:?} but the declared/inferred schema is {:?}",
+                        return Err(Error::user_function("map_partitions", format!(
+                            "partition {i} returned schema {:?} but the declared/inferred schema is {:?}",
                             out.schema(),
                             schema
                         )));
@@ -388,14 +388,14 @@ fn sorted_merge_join(
                         .iter()
                         .map(|c| rschema.index_of(c))
                         .collect::<std::result::Result<Vec<_>, _>>()
-                        .map_err(|e| Error::Internal(e.to_string()))?,
+                        .map_err(|e| Error::arrow("merge", e))?,
                 )
-                .map_err(|e| Error::Internal(e.to_string()))?,
+                .map_err(|e| Error::arrow("merge", e))?,
         );
         RecordBatch::new_empty(keys_schema)
     } else {
         arrow_select::concat::concat_batches(&last_rows[0].schema(), &last_rows)
-            .map_err(|e| Error::Internal(format!("merge join bounds: {e}")))?
+            .map_err(|e| Error::arrow_in("merge", "join bounds", e))?
     };
     let pieces = {
         let backend = backend.clone();

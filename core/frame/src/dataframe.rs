@@ -60,7 +60,7 @@ impl Computed {
     /// All rows in one batch.
     pub fn concat(&self) -> Result<RecordBatch> {
         arrow_select::concat::concat_batches(&self.schema, &self.batches)
-            .map_err(|e| Error::Internal(format!("concatenating results: {e}")))
+            .map_err(|e| Error::arrow("concat", e))
     }
 
     /// The value at `row` of `column` (across batches).
@@ -635,7 +635,7 @@ impl DataFrame {
         let idx = self
             .schema()
             .index_of(key)
-            .map_err(|e| Error::Internal(e.to_string()))?;
+            .map_err(|e| Error::arrow_in("divisions", key.clone(), e))?;
         let parts = self.partitions()?;
         let mut out = Vec::new();
         for p in parts.iter().filter(|p| p.num_rows() > 0) {
@@ -670,9 +670,10 @@ impl DataFrame {
     {
         let empty = RecordBatch::new_empty(self.schema());
         let out = func(empty).map_err(|e| {
-            Error::UserFunction(format!(
-                "map_partitions could not infer the output schema from an empty batch ({e}); use map_partitions_with_schema"
-            ))
+            Error::user_function(
+                "map_partitions",
+                format!("could not infer the output schema from an empty batch ({e}); use map_partitions_with_schema"),
+            )
         })?;
         self.map_partitions_with_schema(func, out.schema())
     }

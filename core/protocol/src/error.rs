@@ -107,9 +107,15 @@ pub enum Error {
         advice: String,
     },
 
-    /// A user callback (`map_blocks`) failed or returned the wrong shape/dtype.
-    #[error("map_blocks: {0}")]
-    UserFunction(String),
+    /// A user callback (`map_blocks`, `map_partitions`) failed, panicked, or returned the
+    /// wrong shape, dtype or schema.
+    #[error("{op}: {detail}")]
+    UserFunction {
+        /// `map_blocks` or `map_partitions`.
+        op: String,
+        /// What went wrong, naming the block or partition.
+        detail: String,
+    },
 
     /// An invariant inside tessera broke; this is a bug, please report it.
     #[error("internal error (a tessera bug): {0}")]
@@ -147,6 +153,29 @@ pub enum Error {
         op: String,
         /// What went wrong.
         detail: String,
+    },
+
+    /// An Arrow kernel or Arrow data error, with the op and what it was working on.
+    #[error("{op}: {}{source}", context.as_deref().map(|c| format!("{c}: ")).unwrap_or_default())]
+    Arrow {
+        /// The operation.
+        op: String,
+        /// What it was working on (a column, a file), when known.
+        context: Option<String>,
+        /// The Arrow error.
+        source: Box<arrow_schema::ArrowError>,
+    },
+
+    /// A Parquet file could not be read or written (corrupt, truncated, unsupported
+    /// encoding), with the op and the file.
+    #[error("{op}: {path}: {source}")]
+    Parquet {
+        /// `read_parquet`, `to_parquet`, ...
+        op: String,
+        /// The file.
+        path: String,
+        /// The parquet crate's error (boxed: the protocol does not depend on parquet).
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
 
     /// An I/O error with the path it happened on.
@@ -193,8 +222,58 @@ impl Error {
         }
     }
 
+    /// Shorthand for [`Error::UserFunction`].
+    pub fn user_function(op: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::UserFunction {
+            op: op.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// An [`Error::Arrow`] from `source` in `op`.
+    pub fn arrow(op: impl Into<String>, source: arrow_schema::ArrowError) -> Error {
+        Error::Arrow {
+            op: op.into(),
+            context: None,
+            source: Box::new(source),
+        }
+    }
+
+    /// An [`Error::Arrow`] from `source` in `op`, working on `context` (a column, a file).
+    pub fn arrow_in(
+        op: impl Into<String>,
+        context: impl Into<String>,
+        source: arrow_schema::ArrowError,
+    ) -> Error {
+        Error::Arrow {
+            op: op.into(),
+            context: Some(context.into()),
+            source: Box::new(source),
+        }
+    }
+
+    /// An [`Error::Parquet`] from `source` in `op` on the file at `path`.
+    pub fn parquet(
+        op: impl Into<String>,
+        path: impl AsRef<std::path::Path>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Error {
+        Error::Parquet {
+            op: op.into(),
+            path: path.as_ref().display().to_string(),
+            source: Box::new(source),
+        }
+    }
+
     /// True for [`Error::Unsupported`]: the conformance suite and fallbacks test for it.
     pub fn is_unsupported(&self) -> bool {
         matches!(self, Error::Unsupported { .. })
+    }
+}
+
+impl From<arrow_schema::ArrowError> for Error {
+    /// An Arrow error with no op known; prefer [`Error::arrow`], which names the op.
+    fn from(source: arrow_schema::ArrowError) -> Error {
+        Error::arrow("arrow", source)
     }
 }

@@ -23,10 +23,6 @@ use tessera_core::{Error, Result};
 
 use super::keys::{encode_rows, group_rows, Groups, NO_GROUP};
 
-fn kerr(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
-    move |e| Error::invalid(op, e.to_string())
-}
-
 fn column(batch: &RecordBatch, name: &str, op: &'static str) -> Result<ArrayRef> {
     batch
         .column_by_name(name)
@@ -38,7 +34,7 @@ fn cast(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     if a.data_type() == t {
         Ok(a.clone())
     } else {
-        arrow_cast::cast(a, t).map_err(kerr("aggregate"))
+        arrow_cast::cast(a, t).map_err(|e| Error::arrow("aggregate", e))
     }
 }
 
@@ -202,7 +198,7 @@ fn pick(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
         }
     }
     let idx = UInt32Array::from(best);
-    arrow_select::take::take(a, &idx, None).map_err(kerr(func.name()))
+    arrow_select::take::take(a, &idx, None).map_err(|e| Error::arrow(func.name(), e))
 }
 
 /// Min/max row per group for a primitive type, with a typed comparison (total order for
@@ -239,7 +235,7 @@ fn pick_dyn(a: &ArrayRef, g: &Groups, func: AggFunc, best: &mut [Option<u32>]) -
         {
             let cmp =
                 arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
-                    .map_err(kerr(func.name()))?;
+                    .map_err(|e| Error::arrow(func.name(), e))?;
             let want = if func == AggFunc::Min {
                 std::cmp::Ordering::Less
             } else {
@@ -279,10 +275,11 @@ fn distinct_lists(a: &ArrayRef, g: &Groups, item: &DataType) -> Result<ArrayRef>
     let lengths = per_group.iter().map(|v| v.len());
     let offsets = OffsetBuffer::<i32>::from_lengths(lengths);
     let flat = UInt32Array::from(per_group.concat());
-    let values = arrow_select::take::take(a, &flat, None).map_err(kerr("nunique"))?;
+    let values =
+        arrow_select::take::take(a, &flat, None).map_err(|e| Error::arrow("nunique", e))?;
     let field = Arc::new(Field::new_list_field(item.clone(), true));
     Ok(Arc::new(
-        ListArray::try_new(field, offsets, values, None).map_err(kerr("nunique"))?,
+        ListArray::try_new(field, offsets, values, None).map_err(|e| Error::arrow("nunique", e))?,
     ))
 }
 
@@ -315,7 +312,9 @@ fn keyed_output(
     for k in keys {
         let c = column(batch, k, "groupby")?;
         key_fields.push(Field::new(k, c.data_type().clone(), true));
-        key_cols.push(arrow_select::take::take(&c, &first, None).map_err(kerr("groupby"))?);
+        key_cols.push(
+            arrow_select::take::take(&c, &first, None).map_err(|e| Error::arrow("groupby", e))?,
+        );
     }
     key_fields.append(&mut fields);
     key_cols.append(&mut columns);
@@ -324,7 +323,7 @@ fn keyed_output(
         key_cols,
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(g.len())),
     )
-    .map_err(kerr("groupby"))
+    .map_err(|e| Error::arrow("groupby", e))
 }
 
 fn key_columns(batch: &RecordBatch, keys: &[String]) -> Result<Vec<ArrayRef>> {
@@ -480,7 +479,7 @@ pub(crate) fn finalize(
         columns,
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(state.num_rows())),
     )
-    .map_err(kerr("groupby"))?;
+    .map_err(|e| Error::arrow("groupby", e))?;
     if keys.is_empty() || out.num_rows() <= 1 {
         return Ok(out);
     }

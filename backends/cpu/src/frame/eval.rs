@@ -40,14 +40,11 @@ impl Val {
             Val::Array(a) => Ok(a.clone()),
             Val::Scalar(a) => {
                 let idx = UInt32Array::from(vec![0u32; rows]);
-                arrow_select::take::take(a, &idx, None).map_err(kernel("broadcast literal"))
+                arrow_select::take::take(a, &idx, None)
+                    .map_err(|e| Error::arrow("broadcast literal", e))
             }
         }
     }
-}
-
-fn kernel(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
-    move |e| Error::invalid(op, e.to_string())
 }
 
 fn literal_array(l: &Literal) -> ArrayRef {
@@ -64,7 +61,7 @@ fn cast_to(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     if a.data_type() == t {
         return Ok(a.clone());
     }
-    arrow_cast::cast(a, t).map_err(kernel("cast"))
+    arrow_cast::cast(a, t).map_err(|e| Error::arrow("cast", e))
 }
 
 fn datum(v: &Val) -> Box<dyn Datum + '_> {
@@ -138,7 +135,9 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                     } else {
                         arrow_arith::boolean::or_kleene(la, ra)
                     };
-                    return Ok(Val::Array(Arc::new(out.map_err(kernel("logic"))?)));
+                    return Ok(Val::Array(Arc::new(
+                        out.map_err(|e| Error::arrow("logic", e))?,
+                    )));
                 }
             }
             .map_err(|err| Error::invalid("expression", format!("{e}: {err}")))?;
@@ -151,20 +150,24 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                     .as_any()
                     .downcast_ref::<BooleanArray>()
                     .ok_or_else(|| Error::invalid("not", format!("{e}: operand is not Boolean")))?;
-                Ok(Arc::new(arrow_arith::boolean::not(b).map_err(kernel("not"))?) as ArrayRef)
+                Ok(
+                    Arc::new(arrow_arith::boolean::not(b).map_err(|e| Error::arrow("not", e))?)
+                        as ArrayRef,
+                )
             })
         }
-        Expr::Negate(x) => {
-            eval(x, batch)?.map(|a| arrow_arith::numeric::neg_wrapping(a).map_err(kernel("negate")))
-        }
+        Expr::Negate(x) => eval(x, batch)?
+            .map(|a| arrow_arith::numeric::neg_wrapping(a).map_err(|e| Error::arrow("negate", e))),
         Expr::IsNull(x) => eval(x, batch)?.map(|a| {
-            Ok(Arc::new(arrow_arith::boolean::is_null(a).map_err(kernel("is_null"))?) as ArrayRef)
-        }),
-        Expr::IsNotNull(x) => eval(x, batch)?.map(|a| {
             Ok(
-                Arc::new(arrow_arith::boolean::is_not_null(a).map_err(kernel("is_not_null"))?)
+                Arc::new(arrow_arith::boolean::is_null(a).map_err(|e| Error::arrow("is_null", e))?)
                     as ArrayRef,
             )
+        }),
+        Expr::IsNotNull(x) => eval(x, batch)?.map(|a| {
+            Ok(Arc::new(
+                arrow_arith::boolean::is_not_null(a).map_err(|e| Error::arrow("is_not_null", e))?,
+            ) as ArrayRef)
         }),
         Expr::FillNull { expr, value } => {
             let t = expr.data_type(&schema)?;
@@ -173,19 +176,19 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             let is_scalar = matches!(x, Val::Scalar(_));
             let x = x.into_array(if is_scalar { 1 } else { rows })?;
             let v = eval(value, batch)?.map(|a| cast_to(a, &t))?;
-            let mask = arrow_arith::boolean::is_not_null(&x).map_err(kernel("fill_null"))?;
+            let mask =
+                arrow_arith::boolean::is_not_null(&x).map_err(|e| Error::arrow("fill_null", e))?;
             let out = arrow_select::zip::zip(&mask, &x, datum(&v).as_ref())
-                .map_err(kernel("fill_null"))?;
+                .map_err(|e| Error::arrow("fill_null", e))?;
             Ok(wrap(is_scalar, out))
         }
         Expr::Cast { expr, to } => eval(expr, batch)?.map(|a| cast_to(a, to)),
         Expr::Contains { expr, pattern } => eval(expr, batch)?.map(|a| {
             let a = cast_to(a, &DataType::Utf8)?;
             let pat = Scalar::new(StringArray::from(vec![pattern.as_str()]));
-            Ok(
-                Arc::new(arrow_string::like::contains(&a, &pat).map_err(kernel("contains"))?)
-                    as ArrayRef,
-            )
+            Ok(Arc::new(
+                arrow_string::like::contains(&a, &pat).map_err(|e| Error::arrow("contains", e))?,
+            ) as ArrayRef)
         }),
         Expr::DatePart { expr, part } => eval(expr, batch)?.map(|a| {
             let p = match part {
@@ -202,7 +205,7 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                     return Ok(out);
                 }
             }
-            arrow_arith::temporal::date_part(a, p).map_err(kernel(part.name()))
+            arrow_arith::temporal::date_part(a, p).map_err(|e| Error::arrow(part.name(), e))
         }),
     }
 }

@@ -13,10 +13,6 @@ use tessera_core::{Error, Result};
 
 use super::keys::{encode_rows, int_key, key_nulls};
 
-fn kerr(e: arrow_schema::ArrowError) -> Error {
-    Error::invalid("merge", e.to_string())
-}
-
 fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
     names
         .iter()
@@ -361,16 +357,20 @@ pub(crate) fn join(
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     let lschema = left.schema();
     for (c, f) in left.columns().iter().zip(lschema.fields()) {
-        let taken = arrow_select::take::take(c, &li, None).map_err(kerr)?;
+        let taken = arrow_select::take::take(c, &li, None).map_err(|e| Error::arrow("merge", e))?;
         let coalesce =
             shared.contains(&f.name()) && matches!(spec.how, JoinType::Right | JoinType::Outer);
         if coalesce {
             let rc = right
                 .column_by_name(f.name())
                 .ok_or_else(|| Error::Internal("shared key missing".into()))?;
-            let rt = arrow_select::take::take(rc, &ri, None).map_err(kerr)?;
-            let mask = arrow_arith::boolean::is_not_null(&li).map_err(kerr)?;
-            columns.push(arrow_select::zip::zip(&mask, &taken, &rt).map_err(kerr)?);
+            let rt =
+                arrow_select::take::take(rc, &ri, None).map_err(|e| Error::arrow("merge", e))?;
+            let mask =
+                arrow_arith::boolean::is_not_null(&li).map_err(|e| Error::arrow("merge", e))?;
+            columns.push(
+                arrow_select::zip::zip(&mask, &taken, &rt).map_err(|e| Error::arrow("merge", e))?,
+            );
         } else {
             columns.push(taken);
         }
@@ -380,7 +380,7 @@ pub(crate) fn join(
         if shared.contains(&f.name()) {
             continue;
         }
-        columns.push(arrow_select::take::take(c, &ri, None).map_err(kerr)?);
+        columns.push(arrow_select::take::take(c, &ri, None).map_err(|e| Error::arrow("merge", e))?);
     }
     let rows = li.len();
     RecordBatch::try_new_with_options(
@@ -388,5 +388,5 @@ pub(crate) fn join(
         columns,
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
     )
-    .map_err(kerr)
+    .map_err(|e| Error::arrow("merge", e))
 }

@@ -33,10 +33,6 @@ impl Groups {
     }
 }
 
-fn kerr(e: arrow_schema::ArrowError) -> Error {
-    Error::invalid("keys", e.to_string())
-}
-
 /// The keys as an `i64` column when there is one key of an integer-like type that fits.
 pub(crate) fn int_key(keys: &[ArrayRef]) -> Result<Option<ArrayRef>> {
     if keys.len() != 1 {
@@ -53,7 +49,9 @@ pub(crate) fn int_key(keys: &[ArrayRef]) -> Result<Option<ArrayRef>> {
         | DataType::UInt32
         | DataType::Date32
         | DataType::Date64
-        | DataType::Timestamp(_, _) => Some(arrow_cast::cast(k, &DataType::Int64).map_err(kerr)?),
+        | DataType::Timestamp(_, _) => {
+            Some(arrow_cast::cast(k, &DataType::Int64).map_err(|e| Error::arrow("keys", e))?)
+        }
         _ => None,
     })
 }
@@ -80,8 +78,9 @@ pub(crate) fn encode_rows(keys: &[ArrayRef]) -> Result<Rows> {
             )
         })
         .collect();
-    let conv = RowConverter::new(fields).map_err(kerr)?;
-    conv.convert_columns(keys).map_err(kerr)
+    let conv = RowConverter::new(fields).map_err(|e| Error::arrow("keys", e))?;
+    conv.convert_columns(keys)
+        .map_err(|e| Error::arrow("keys", e))
 }
 
 /// Assigns every row of `rows` rows to a group by its keys; no keys = one group of

@@ -65,10 +65,6 @@ fn wrap(batch: RecordBatch) -> Partition {
     })
 }
 
-fn kerr(op: &'static str) -> impl Fn(arrow_schema::ArrowError) -> Error {
-    move |e| Error::invalid(op, e.to_string())
-}
-
 /// Splits `batch` by an output index per row, keeping row order within each output.
 fn scatter(batch: &RecordBatch, ids: &[u32], n: usize) -> Result<Vec<Partition>> {
     let mut idx: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -78,7 +74,7 @@ fn scatter(batch: &RecordBatch, ids: &[u32], n: usize) -> Result<Vec<Partition>>
     idx.into_iter()
         .map(|rows| {
             let out = arrow_select::take::take_record_batch(batch, &UInt32Array::from(rows))
-                .map_err(kerr("partition"))?;
+                .map_err(|e| Error::arrow("partition", e))?;
             Ok(wrap(out))
         })
         .collect()
@@ -95,7 +91,8 @@ impl CpuFrameBackend {
                         .as_any()
                         .downcast_ref::<arrow_array::BooleanArray>()
                         .ok_or_else(|| Error::invalid("filter", format!("{e} is not Boolean")))?;
-                    arrow_select::filter::filter_record_batch(&cur, mask).map_err(kerr("filter"))?
+                    arrow_select::filter::filter_record_batch(&cur, mask)
+                        .map_err(|e| Error::arrow("filter", e))?
                 }
                 FrameStep::Project(list) => {
                     let schema = program_schema(
@@ -114,7 +111,7 @@ impl CpuFrameBackend {
                         cols,
                         &RecordBatchOptions::new().with_row_count(Some(rows)),
                     )
-                    .map_err(kerr("select"))?
+                    .map_err(|e| Error::arrow("select", e))?
                 }
             };
         }
@@ -246,12 +243,12 @@ impl DataFrameBackend for CpuFrameBackend {
                     vec![],
                     &RecordBatchOptions::new().with_row_count(Some(rows)),
                 )
-                .map_err(kerr("concat"))?,
+                .map_err(|e| Error::arrow("concat", e))?,
             ));
         }
         Ok(wrap(
             arrow_select::concat::concat_batches(&first.schema(), &batches)
-                .map_err(kerr("concat"))?,
+                .map_err(|e| Error::arrow("concat", e))?,
         ))
     }
 
@@ -272,7 +269,7 @@ impl DataFrameBackend for CpuFrameBackend {
         }
         let idx = UInt64Array::from(indices.to_vec());
         Ok(wrap(
-            arrow_select::take::take_record_batch(b, &idx).map_err(kerr("take"))?,
+            arrow_select::take::take_record_batch(b, &idx).map_err(|e| Error::arrow("take", e))?,
         ))
     }
 }

@@ -8,10 +8,6 @@ use arrow_schema::SortOptions;
 use tessera_core::frame::SortKey;
 use tessera_core::{Error, Result};
 
-fn kerr(e: arrow_schema::ArrowError) -> Error {
-    Error::invalid("sort", e.to_string())
-}
-
 /// The sort keys' columns of `batch`, encoded in sort order.
 fn sort_rows(batch: &RecordBatch, by: &[SortKey], conv: &RowConverter) -> Result<Rows> {
     let cols: Vec<ArrayRef> = by
@@ -23,7 +19,8 @@ fn sort_rows(batch: &RecordBatch, by: &[SortKey], conv: &RowConverter) -> Result
                 .ok_or_else(|| Error::invalid("sort", format!("no column '{}'", k.column)))
         })
         .collect::<Result<_>>()?;
-    conv.convert_columns(&cols).map_err(kerr)
+    conv.convert_columns(&cols)
+        .map_err(|e| Error::arrow("sort", e))
 }
 
 fn converter(batch: &RecordBatch, by: &[SortKey]) -> Result<RowConverter> {
@@ -43,7 +40,7 @@ fn converter(batch: &RecordBatch, by: &[SortKey]) -> Result<RowConverter> {
             ))
         })
         .collect::<Result<Vec<_>>>()?;
-    RowConverter::new(fields).map_err(kerr)
+    RowConverter::new(fields).map_err(|e| Error::arrow("sort", e))
 }
 
 /// A stable sort of `batch` by `by` (nulls last).
@@ -52,7 +49,8 @@ pub(crate) fn sort_batch(batch: &RecordBatch, by: &[SortKey]) -> Result<RecordBa
     let rows = sort_rows(batch, by, &conv)?;
     let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
     idx.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
-    arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx)).map_err(kerr)
+    arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx))
+        .map_err(|e| Error::arrow("sort", e))
 }
 
 /// Output index per row: the number of bounds strictly below the row's key, so a key equal

@@ -147,13 +147,16 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                 BlockFn::Backend(f) => f(b.as_ref(), deps)?,
             };
             if out.shape() != shape.as_slice() || out.dtype() != *dtype {
-                return Err(Error::UserFunction(format!(
-                    "block {block:?} came back as {} {:?}; declared {} {:?}",
-                    out.dtype(),
-                    out.shape(),
-                    dtype,
-                    shape
-                )));
+                return Err(Error::user_function(
+                    "map_blocks",
+                    format!(
+                        "block {block:?} came back as {} {:?}; declared {} {:?}",
+                        out.dtype(),
+                        out.shape(),
+                        dtype,
+                        shape
+                    ),
+                ));
             }
             Ok(out)
         }

@@ -882,14 +882,14 @@ impl FileSource for CsvSource {
         let schema = Arc::new(
             self.schema
                 .project(projection)
-                .map_err(|e| Error::Internal(e.to_string()))?,
+                .map_err(|e| Error::arrow("read_csv", e))?,
         );
         RecordBatch::try_new_with_options(
             schema,
             arrays,
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )
-        .map_err(|e| Error::Internal(format!("read_csv: {e}")))
+        .map_err(|e| Error::arrow("read_csv", e))
     }
 }
 

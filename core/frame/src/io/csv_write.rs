@@ -51,7 +51,7 @@ pub(crate) fn format_rows(batch: &RecordBatch, delim: u8, out: &mut Vec<u8>) -> 
         .map(|c| match c.data_type() {
             DataType::Timestamp(u, _) if *u != TimeUnit::Microsecond => {
                 arrow_cast::cast(c, &DataType::Timestamp(TimeUnit::Microsecond, None))
-                    .map_err(|e| Error::Internal(format!("to_csv: {e}")))
+                    .map_err(|e| Error::arrow("to_csv", e))
             }
             _ => Ok(c.clone()),
         })

@@ -26,11 +26,8 @@ use crate::io::atomic::{output_paths, write_atomic};
 use crate::io::csv_read::expand_glob;
 use crate::plan::{ColumnPredicate, FileSource, Node};
 
-fn perr(path: &std::path::Path, e: impl std::fmt::Display) -> Error {
-    Error::invalid(
-        "read_parquet",
-        format!("{}: not a readable Parquet file: {e}", path.display()),
-    )
+fn perr(path: &std::path::Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::parquet("read_parquet", path, e)
 }
 
 /// A Parquet scan: files and their row groups.
@@ -187,18 +184,17 @@ impl FileSource for ParquetSource {
             .map_err(|e| perr(path, e))?
             .with_row_groups(vec![g])
             .with_batch_size(1 << 20);
-        let schema = match projection {
-            Some(p) => {
-                let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
-                b = b.with_projection(mask);
-                Arc::new(
-                    self.schema
-                        .project(p)
-                        .map_err(|e| Error::Internal(e.to_string()))?,
-                )
-            }
-            None => self.schema.clone(),
-        };
+        let schema =
+            match projection {
+                Some(p) => {
+                    let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
+                    b = b.with_projection(mask);
+                    Arc::new(self.schema.project(p).map_err(|e| {
+                        Error::arrow_in("read_parquet", path.display().to_string(), e)
+                    })?)
+                }
+                None => self.schema.clone(),
+            };
         let rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
         let reader = b.build().map_err(|e| perr(path, e))?;
         let batches = reader
@@ -210,10 +206,10 @@ impl FileSource for ParquetSource {
                 vec![],
                 &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
             )
-            .map_err(|e| Error::Internal(e.to_string()));
+            .map_err(|e| Error::arrow_in("read_parquet", path.display().to_string(), e));
         }
         arrow_select::concat::concat_batches(&schema, &batches)
-            .map_err(|e| Error::Internal(format!("read_parquet: {e}")))
+            .map_err(|e| Error::arrow_in("read_parquet", path.display().to_string(), e))
     }
 }
 
@@ -233,9 +229,7 @@ pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
 }
 
 fn write_file(path: &std::path::Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
-    let werr = |e: parquet::errors::ParquetError| {
-        Error::invalid("to_parquet", format!("{}: {e}", path.display()))
-    };
+    let werr = |e: parquet::errors::ParquetError| Error::parquet("to_parquet", path, e);
     write_atomic(path, |w| {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
