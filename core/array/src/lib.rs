@@ -13,6 +13,7 @@
 
 pub mod array;
 pub mod exec;
+mod graph;
 pub mod linalg;
 
 pub use array::{Array, Index, RandomState};

@@ -217,7 +217,7 @@ impl Array {
         let chunks = Chunks::new(out_shape, sizes)?;
         // A view of a view composes into one view.
         if let Op::View(inner, inner_maps) = self.op() {
-            let composed = compose(inner_maps, &maps);
+            let composed = AxisMap::compose(inner_maps, &maps);
             return Ok(Array::new(
                 Op::View(inner.clone(), composed),
                 self.dtype(),
@@ -232,34 +232,6 @@ impl Array {
             self.backend().clone(),
         ))
     }
-}
-
-/// `inner` addresses the inner input from the middle array; `outer` addresses the middle
-/// array from the output. Returns maps addressing the inner input from the output.
-pub(crate) fn compose(inner: &[AxisMap], outer: &[AxisMap]) -> Vec<AxisMap> {
-    inner
-        .iter()
-        .map(|v| match v.out_axis {
-            None => AxisMap {
-                start: v.start,
-                step: 0,
-                out_axis: None,
-            },
-            Some(mid) => {
-                let m = outer[mid];
-                let step = if m.out_axis.is_some() {
-                    v.step * m.step
-                } else {
-                    0
-                };
-                AxisMap {
-                    start: v.start + v.step * m.start,
-                    step,
-                    out_axis: if step == 0 { None } else { m.out_axis },
-                }
-            }
-        })
-        .collect()
 }
 
 /// Output chunk sizes along an axis read at `start + step * i` for `i < len`, breaking

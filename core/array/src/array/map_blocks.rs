@@ -5,27 +5,10 @@
 //! backend to call primitives on). The output dtype and block shapes are declared up
 //! front, as in Dask, and checked when each block is produced.
 
-use std::sync::Arc;
-
-use super::{Array, Op};
-use crate::backend::{ArrayBackend, Chunk};
+use super::{Array, BackendBlockFn, BlockFn, HostBlockFn, Op};
 use crate::chunks::Chunks;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::host::HostArray;
-
-/// A function over host blocks (one per input) returning the output block.
-pub type HostBlockFn = Arc<dyn Fn(&[HostArray]) -> Result<HostArray> + Send + Sync>;
-
-/// A function over backend chunks (one per input) returning the output chunk.
-pub type BackendBlockFn = Arc<dyn Fn(&dyn ArrayBackend, &[Chunk]) -> Result<Chunk> + Send + Sync>;
-
-/// Either form of block function.
-#[derive(Clone)]
-pub(crate) enum BlockFn {
-    Host(HostBlockFn),
-    Backend(BackendBlockFn),
-}
 
 impl Array {
     fn map_blocks_impl(

@@ -15,14 +15,12 @@ mod map_blocks;
 mod reduction;
 mod structure;
 
+pub use crate::graph::{Array, BackendBlockFn, HostBlockFn};
+pub(crate) use crate::graph::{BlockFn, Fold, Op};
 pub use creation::RandomState;
-pub(crate) use indexing::compose as compose_maps;
 pub use indexing::Index;
-pub(crate) use map_blocks::BlockFn;
-pub use map_blocks::{BackendBlockFn, HostBlockFn};
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::backend::{BackendRef, Chunk};
@@ -30,99 +28,6 @@ use crate::chunks::{format_bytes, numel, Chunks};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::host::HostArray;
-use crate::program::{AxisMap, BinaryOp, ReduceOp, UnaryOp};
-use crate::random::RandomSpec;
-
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-/// A lazy, chunked n-d array on one backend.
-#[derive(Clone)]
-pub struct Array {
-    pub(crate) node: Arc<Node>,
-}
-
-/// One node of the lazy graph.
-pub(crate) struct Node {
-    pub id: u64,
-    pub op: Op,
-    pub dtype: DType,
-    pub chunks: Chunks,
-    pub backend: BackendRef,
-}
-
-/// How a [`Combine`](Op::Combine) folds partial results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fold {
-    /// Fold with a binary op.
-    Binary(BinaryOp),
-    /// Arg-reduction fold over (values, indices); `out` 0 = values, 1 = indices.
-    Arg { max: bool, out: usize },
-}
-
-/// The operation producing a node.
-pub(crate) enum Op {
-    /// Every element equals the scalar.
-    Const(Scalar),
-    /// Counter-based random values.
-    Random(RandomSpec),
-    /// The `int64` coordinate along `axis`.
-    Iota { axis: usize },
-    /// Materialised chunks, in C order of the grid.
-    Stored(Arc<Vec<Chunk>>),
-    /// `astype`.
-    Cast(Array),
-    /// Unary op.
-    Unary(UnaryOp, Array),
-    /// Binary op on same-shape operands.
-    Binary(BinaryOp, Array, Array),
-    /// Floor division.
-    FloorDiv(Array, Array),
-    /// `where`.
-    Where(Array, Array, Array),
-    /// Affine view: one [`AxisMap`] per *input* axis, in this node's coordinates.
-    View(Array, Vec<AxisMap>),
-    /// Concatenation along an axis (inputs share dtype).
-    Concat(Vec<Array>, usize),
-    /// Reduce each input block over `axes` (kept, size 1 per block).
-    ReduceBlocks {
-        input: Array,
-        op: ReduceOp,
-        axes: Vec<usize>,
-    },
-    /// Per input block, its sum and `M2` over `axes` packed along the first of them (2
-    /// elements per block there, 1 along the other reduced axes; see
-    /// [`crate::program::moments_with_primitives`]): the partials of `var`.
-    Moments { input: Array, axes: Vec<usize> },
-    /// Tree level: fold groups of `split` blocks along `axes`.
-    Combine {
-        inputs: Vec<Array>,
-        axes: Vec<usize>,
-        split: Vec<usize>,
-        fold: Fold,
-    },
-    /// Each element is the start offset, along `axis`, of the block of `like` it stands for.
-    BlockStart { like: Chunks, axis: usize },
-    /// Each element is the number of elements, over `axes`, of the block of `like` it
-    /// stands for (as the array's dtype).
-    BlockCount { like: Chunks, axes: Vec<usize> },
-    /// New chunk boundaries, same data.
-    Rechunk(Array),
-    /// C-order reshape (input chunked along axis 0 only).
-    Reshape(Array),
-    /// Matrix product of 2-d arrays.
-    Matmul(Array, Array),
-    /// Per row block `b` of `x` (one column chunk) and the one-chunk `omega`, the block
-    /// `[x_b Ω ; x_bᵀ x_b Ω]`, stacked along axis 0 ([`crate::linalg::sketch`]).
-    Sketch(Array, Array),
-    /// One product of a [`Op::Sketch`] array `packed`: `x Ω` (rows `0..r_b` of each
-    /// packed block, chunked like `x`'s rows) or, when `xty`, `xᵀ x Ω` (the sum over
-    /// blocks of rows `r_b..r_b + n`; one chunk).
-    SketchPart { packed: Array, xty: bool },
-    /// A user function per block.
-    MapBlocks(Vec<Array>, map_blocks::BlockFn),
-    /// Move to another backend.
-    Transfer(Array),
-}
 
 impl Array {
     /// An error naming both backends unless `other` lives on `self`'s backend (`what`
@@ -143,18 +48,6 @@ impl Array {
 }
 
 impl Array {
-    pub(crate) fn new(op: Op, dtype: DType, chunks: Chunks, backend: BackendRef) -> Array {
-        Array {
-            node: Arc::new(Node {
-                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                op,
-                dtype,
-                chunks,
-                backend,
-            }),
-        }
-    }
-
     /// Shape.
     pub fn shape(&self) -> Vec<usize> {
         self.node.chunks.shape()
@@ -198,14 +91,6 @@ impl Array {
     /// True when both handles are the same lazy node (no copy was made).
     pub fn id_eq(&self, other: &Array) -> bool {
         self.node.id == other.node.id
-    }
-
-    pub(crate) fn id(&self) -> u64 {
-        self.node.id
-    }
-
-    pub(crate) fn op(&self) -> &Op {
-        &self.node.op
     }
 
     /// Number of tasks the optimized plan runs.

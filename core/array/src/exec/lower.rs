@@ -1,217 +1,19 @@
-//! Lowering: lazy array graph -> fused task graph.
-
-use std::collections::HashMap;
+//! Lowering: lazy array graph -> fused task graph (one function per graph op family).
 
 use super::fxhash::FxHashMap;
+use super::plan::{Plan, Task, TaskOp};
 
-use crate::array::{Array, Fold, Op};
+use std::sync::Arc;
+
 use crate::backend::{BackendRef, Chunk};
 use crate::chunks::{c_strides, grid_indices, numel};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::graph::{Array, BlockFn, Fold, Op};
 use crate::program::{
     AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, ReduceOp,
     Reduction, UnaryOp,
 };
-
-/// What a task does with its dependencies' chunks.
-pub(crate) enum TaskOp {
-    /// Run a fused program (dependencies are its input slots, in order).
-    Program(Program),
-    /// An already materialised chunk.
-    Stored(Chunk),
-    /// Concatenate an n-d grid of pieces (C order) into one chunk.
-    Assemble { grid: Vec<usize> },
-    /// Flatten each dependency, take `[lo, hi)` of it, join, reshape to `shape`.
-    ReshapeGather {
-        pieces: Vec<(usize, usize)>,
-        shape: Vec<usize>,
-    },
-    /// Sum of `deps[2l] @ deps[2l+1]`.
-    MatmulSum,
-    /// `P @ other` (`program_left`) or `other @ P` where `P` is the program's output: the
-    /// deps are the program's input slots, then `other`. The operand is never a task of
-    /// its own, so a backend can stream it into the product
-    /// ([`ArrayBackend::matmul_program`](crate::ArrayBackend::matmul_program)).
-    MatmulProgram {
-        program: Program,
-        program_left: bool,
-    },
-    /// `[x Ω ; xᵀ x Ω]` of a row block: with `program`, `x` is its output, the deps are
-    /// its input slots and then `Ω` (streamed,
-    /// [`ArrayBackend::sketch_program`](crate::ArrayBackend::sketch_program)); without,
-    /// the deps are `x` and `Ω`.
-    Sketch { program: Option<Program> },
-    /// The sum over deps `i` of rows `skip[i] .. skip[i] + len` (a slice for one dep):
-    /// the parts of packed range sketches.
-    Rows { skip: Vec<usize>, len: usize },
-    /// The packed sum and `M2` over `axes` of the program's output (the deps are its input
-    /// slots; [`ArrayBackend::moments_program`](crate::ArrayBackend::moments_program)).
-    Moments { program: Program, axes: Vec<usize> },
-    /// Elementwise sum of the deps (the tree over a matmul's partial products).
-    Sum,
-    /// A user block function.
-    MapBlocks {
-        f: crate::array::BlockFn,
-        shape: Vec<usize>,
-        dtype: DType,
-        block: Vec<usize>,
-    },
-    /// Copy from another backend through the host.
-    Transfer { from: BackendRef },
-}
-
-impl TaskOp {
-    /// The fused program the task runs, if it runs one (alone, or streamed into a product,
-    /// a sketch or block moments).
-    pub(crate) fn program(&self) -> Option<&Program> {
-        match self {
-            TaskOp::Program(p)
-            | TaskOp::MatmulProgram { program: p, .. }
-            | TaskOp::Sketch { program: Some(p) }
-            | TaskOp::Moments { program: p, .. } => Some(p),
-            _ => None,
-        }
-    }
-}
-
-/// One task.
-pub(crate) struct Task {
-    pub op: TaskOp,
-    pub deps: Vec<usize>,
-    pub backend: BackendRef,
-    /// Bytes of the chunk it produces.
-    pub out_bytes: u64,
-}
-
-/// A lowered plan.
-pub(crate) struct Plan {
-    pub tasks: Vec<Task>,
-    /// Per requested array: its blocks' tasks in C order.
-    pub outputs: Vec<Vec<usize>>,
-    /// Block reductions that reuse the task of their mirror block (see [`super::symmetry`]).
-    pub mirrored: usize,
-}
-
-impl Plan {
-    /// A human-readable description of the plan.
-    pub fn explain(&self) -> String {
-        let mut programs = 0;
-        let mut sources = 0;
-        let mut stored = 0;
-        let mut other: HashMap<&'static str, usize> = HashMap::new();
-        let mut example: Option<&Program> = None;
-        for t in &self.tasks {
-            if let Some(p) = t.op.program() {
-                programs += 1;
-                if p.is_source() {
-                    sources += 1;
-                }
-                // The first program in plan order is a chunk program of the deepest
-                // fused stage (the reduction tree comes after it).
-                if example.is_none() {
-                    example = Some(p);
-                }
-            }
-            match &t.op {
-                TaskOp::Program(_) => {}
-                TaskOp::Stored(_) => stored += 1,
-                TaskOp::Assemble { .. } => *other.entry("assemble (rechunk)").or_default() += 1,
-                TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
-                TaskOp::MatmulSum => *other.entry("matmul").or_default() += 1,
-                TaskOp::MatmulProgram { .. } => {
-                    *other.entry("matmul streaming a fused operand").or_default() += 1
-                }
-                TaskOp::Sketch { program: Some(_) } => {
-                    *other
-                        .entry("range sketch streaming a fused block")
-                        .or_default() += 1
-                }
-                TaskOp::Sketch { program: None } => *other.entry("range sketch").or_default() += 1,
-                TaskOp::Rows { .. } => *other.entry("range sketch parts").or_default() += 1,
-                TaskOp::Sum => *other.entry("sum of partial products").or_default() += 1,
-                TaskOp::Moments { .. } => {
-                    *other
-                        .entry("one-pass block moments (sum and M2) of a fused block")
-                        .or_default() += 1
-                }
-                TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
-                TaskOp::Transfer { .. } => {
-                    *other.entry("backend transfer (via host)").or_default() += 1
-                }
-            }
-        }
-        let peak: u64 = self.tasks.iter().map(|t| t.out_bytes).max().unwrap_or(0);
-        let mut s = format!(
-            "plan: {} tasks ({} fused programs, {} of them pure generators reading no stored data; {} stored chunks",
-            self.tasks.len(),
-            programs,
-            sources,
-            stored
-        );
-        for (k, v) in &other {
-            s.push_str(&format!("; {v} {k}"));
-        }
-        s.push_str(&format!(
-            ")\nlargest task output: {}\n",
-            crate::chunks::format_bytes(peak)
-        ));
-        match super::scheduler::planned_threads() {
-            Ok(threads) => {
-                let p = super::scheduler::project(self, threads);
-                s.push_str(&format!(
-                    "projected peak memory: {} on {} worker(s) (results {}, largest task with its inputs {}; compare memory-limit)\n",
-                    crate::chunks::format_bytes(p.projected),
-                    p.threads,
-                    crate::chunks::format_bytes(p.outputs),
-                    crate::chunks::format_bytes(p.worst)
-                ));
-            }
-            Err(e) => s.push_str(&format!("projected peak memory: unknown ({e})\n")),
-        }
-        if let Some(p) = example {
-            s.push_str("fused chunk program (first of its stage):\n");
-            for line in p.describe().lines() {
-                s.push_str("  ");
-                s.push_str(line);
-                s.push('\n');
-            }
-        }
-        let pushed = self.tasks.iter().find_map(|t| {
-            t.op.program()?.nodes.iter().find_map(|n| match n {
-                PNode::Random { map, .. } if map.axes.iter().any(|a| a.step.abs() > 1) => {
-                    Some(map.axes.iter().map(|a| a.step).collect::<Vec<_>>())
-                }
-                _ => None,
-            })
-        });
-        if let Some(steps) = pushed {
-            s.push_str(&format!("slice pushed into random source: steps {steps:?}, only kept elements are generated\n"));
-        }
-        let mut notes: Vec<String> = Vec::new();
-        for t in &self.tasks {
-            if let Some(p) = t.op.program() {
-                for n in t.backend.plan_notes(p) {
-                    let line = format!("backend '{}': {n}", t.backend.name());
-                    if !notes.contains(&line) {
-                        notes.push(line);
-                    }
-                }
-            }
-        }
-        for n in notes {
-            s.push_str(&n);
-            s.push('\n');
-        }
-        if self.mirrored > 0 {
-            s.push_str(&format!(
-                "mirror symmetry: the reduced array is unchanged by swapping two of its reduced axes (as x + x.T is by a transpose), so {} block reductions below the diagonal reuse the task of their mirror block above it\n",
-                self.mirrored
-            ));
-        }
-        s
-    }
-}
 
 struct Lowerer {
     tasks: Vec<Task>,
@@ -317,6 +119,15 @@ fn region(map: &IndexMap, out_shape: &[usize]) -> Vec<(i64, i64)> {
 fn block_of(offsets: &[usize], c: i64) -> usize {
     let k = offsets.partition_point(|&o| o as i64 <= c);
     k.saturating_sub(1).min(offsets.len().saturating_sub(2))
+}
+
+/// The block a lowering step produces: its array, grid index, shape, bytes and backend.
+struct Target<'a> {
+    a: &'a Array,
+    block: &'a [usize],
+    shape: Vec<usize>,
+    bytes: u64,
+    backend: BackendRef,
 }
 
 impl Lowerer {
@@ -494,319 +305,442 @@ impl Lowerer {
         if is_fusable(a.op()) {
             return self.program_task(a, &block_map(a, block), &shape, None, &backend);
         }
+        let t = Target {
+            a,
+            block,
+            shape,
+            bytes,
+            backend,
+        };
         match a.op() {
-            Op::Stored(chunks) => {
-                let idx: usize = block
-                    .iter()
-                    .zip(c_strides(&a.chunks().grid()))
-                    .map(|(b, s)| b * s)
-                    .sum();
-                Ok(self.push(TaskOp::Stored(chunks[idx].clone()), vec![], backend, bytes))
-            }
-            Op::ReduceBlocks { input, op, axes } => {
-                let order_free = !matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
-                if let Some(t) = self.mirror_task(a, input, axes, block, order_free)? {
-                    return Ok(t);
-                }
-                let in_shape = input.chunks().block_shape(block);
-                self.program_task(
-                    input,
-                    &block_map(input, block),
-                    &in_shape,
-                    Some(Reduction {
-                        op: *op,
-                        axes: axes.clone(),
-                    }),
-                    &backend,
-                )
-            }
-            Op::Moments { input, axes } => {
-                if let Some(t) = self.mirror_task(a, input, axes, block, true)? {
-                    return Ok(t);
-                }
-                // The input block's program (a bare read when it is stored), whose output
-                // the backend reduces to its sum and M2 in one request.
-                let in_shape = input.chunks().block_shape(block);
-                let (pb, node, leaves) = self.fused(input, &block_map(input, block), &in_shape)?;
-                let program = pb.finish(vec![(node, None)])?;
-                backend.check_program(&program)?;
-                let op = TaskOp::Moments {
-                    program,
-                    axes: axes.clone(),
-                };
-                Ok(self.push(op, leaves, backend, bytes))
-            }
+            Op::Stored(chunks) => self.stored_task(t, chunks),
+            Op::ReduceBlocks { input, op, axes } => self.reduce_blocks_task(t, input, *op, axes),
+            Op::Moments { input, axes } => self.moments_task(t, input, axes),
             Op::Combine {
                 inputs,
                 axes,
                 split,
                 fold,
-            } => {
-                let mut pb = ProgramBuilder::new(&shape);
-                let mut leaves = Vec::new();
-                let ranges: Vec<Vec<usize>> = (0..block.len())
-                    .map(|ax| {
-                        if axes.contains(&ax) {
-                            let n = inputs[0].chunks().axis(ax).len();
-                            (block[ax] * split[ax]..((block[ax] + 1) * split[ax]).min(n)).collect()
-                        } else {
-                            vec![block[ax]]
-                        }
-                    })
-                    .collect();
-                let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-                let mut acc: Option<(NodeId, Option<NodeId>)> = None;
-                for g in grid_indices(grid) {
-                    let member: Vec<usize> =
-                        g.iter().enumerate().map(|(ax, &i)| ranges[ax][i]).collect();
-                    let v = self.fuse(
-                        &inputs[0],
-                        &block_map(&inputs[0], &member),
-                        &mut pb,
-                        &mut leaves,
-                    )?;
-                    let ix = match fold {
-                        Fold::Arg { .. } => Some(self.fuse(
-                            &inputs[1],
-                            &block_map(&inputs[1], &member),
-                            &mut pb,
-                            &mut leaves,
-                        )?),
-                        Fold::Binary(_) => None,
-                    };
-                    acc = Some(match (acc, fold) {
-                        (None, _) => (v, ix),
-                        (Some((va, _)), Fold::Binary(op)) => (pb.binary(*op, va, v)?, None),
-                        (Some((va, ia)), Fold::Arg { max, .. }) => {
-                            // Take the new candidate when the current one is not NaN and the
-                            // new one is NaN or strictly better (ties keep the earlier one).
-                            let nan_b = pb.unary(UnaryOp::IsNan, v)?;
-                            let nan_a = pb.unary(UnaryOp::IsNan, va)?;
-                            let not_nan_a = pb.unary(UnaryOp::Not, nan_a)?;
-                            let better =
-                                pb.binary(if *max { BinaryOp::Gt } else { BinaryOp::Lt }, v, va)?;
-                            let cand = pb.binary(BinaryOp::Or, nan_b, better)?;
-                            let pick = pb.binary(BinaryOp::And, not_nan_a, cand)?;
-                            let ib = ix.expect("arg fold reads indices");
-                            (
-                                pb.where_(pick, v, va),
-                                Some(pb.where_(pick, ib, ia.expect("indices"))),
-                            )
-                        }
-                    });
-                }
-                let (v, ix) = acc.ok_or_else(|| Error::Internal("empty combine group".into()))?;
-                let node = match fold {
-                    Fold::Arg { out: 1, .. } => ix.expect("indices"),
-                    _ => v,
-                };
-                let program = pb.finish(vec![(node, None)])?;
-                backend.check_program(&program)?;
-                Ok(self.push(TaskOp::Program(program), leaves, backend, bytes))
-            }
-            Op::Rechunk(input) => {
-                // Split this block's region along the input's chunk boundaries.
-                let mut ranges: Vec<Vec<(usize, usize)>> = Vec::new();
-                for (ax, &b) in block.iter().enumerate() {
-                    let lo = a.chunks().offsets(ax)[b];
-                    let hi = lo + shape[ax];
-                    let offs = input.chunks().offsets(ax);
-                    let mut v = Vec::new();
-                    let mut c = lo;
-                    while c < hi {
-                        let k = block_of(offs, c as i64);
-                        let end = offs[k + 1].min(hi);
-                        v.push((c, end));
-                        c = end;
-                    }
-                    if v.is_empty() {
-                        v.push((lo, lo));
-                    }
-                    ranges.push(v);
-                }
-                let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
-                let mut deps = Vec::new();
-                for g in grid_indices(grid.clone()) {
-                    let piece_shape: Vec<usize> = g
-                        .iter()
-                        .enumerate()
-                        .map(|(ax, &i)| ranges[ax][i].1 - ranges[ax][i].0)
-                        .collect();
-                    let map = IndexMap {
-                        src_shape: input.shape(),
-                        axes: g
-                            .iter()
-                            .enumerate()
-                            .map(|(ax, &i)| AxisMap {
-                                start: ranges[ax][i].0 as i64,
-                                step: 1,
-                                out_axis: Some(ax),
-                            })
-                            .collect(),
-                    };
-                    deps.push(self.program_task(input, &map, &piece_shape, None, &backend)?);
-                }
-                if deps.len() == 1 {
-                    return Ok(deps[0]);
-                }
-                Ok(self.push(TaskOp::Assemble { grid }, deps, backend, bytes))
-            }
-            Op::Reshape(input) => {
-                let row_out: usize = shape.iter().skip(1).product::<usize>().max(1);
-                let (f0, f1) = if shape.is_empty() {
-                    (0, 1)
-                } else {
-                    let r0 = a.chunks().offsets(0)[block[0]];
-                    (r0 * row_out, (r0 + shape[0]) * row_out)
-                };
-                let in_shape = input.shape();
-                let row_in: usize = in_shape.iter().skip(1).product::<usize>().max(1);
-                let mut deps = Vec::new();
-                let mut pieces = Vec::new();
-                for ib in input.chunks().blocks() {
-                    let (g0, g1) = if in_shape.is_empty() {
-                        (0, 1)
-                    } else {
-                        let r0 = input.chunks().offsets(0)[ib[0]];
-                        (r0 * row_in, (r0 + input.chunks().axis(0)[ib[0]]) * row_in)
-                    };
-                    let (lo, hi) = (f0.max(g0), f1.min(g1));
-                    if lo < hi {
-                        deps.push(self.block_task(input, &ib)?);
-                        pieces.push((lo - g0, hi - g0));
-                    }
-                }
-                if deps.is_empty() {
-                    // Empty output block: nothing to gather.
-                    return self.program_task(
-                        &a.const_like(Scalar::zero(a.dtype())),
-                        &block_map(a, block),
-                        &shape,
-                        None,
-                        &backend,
-                    );
-                }
-                Ok(self.push(
-                    TaskOp::ReshapeGather { pieces, shape },
-                    deps,
-                    backend,
-                    bytes,
-                ))
-            }
-            Op::Matmul(x, y) => {
-                let kblocks = x.chunks().axis(1).len();
-                // One task per contraction block, then a tree of sums with fan-in
-                // `split-every`: the inputs' blocks are consumed (and freed) one pair at a
-                // time instead of all being alive for one task.
-                let mut level = Vec::with_capacity(kblocks);
-                for l in 0..kblocks {
-                    let t = self.matmul_block(x, &[block[0], l], y, &[l, block[1]], bytes)?;
-                    level.push(t);
-                }
-                let fan_in = crate::config::split_every()?;
-                while level.len() > 1 {
-                    level = level
-                        .chunks(fan_in)
-                        .map(|g| match g {
-                            [one] => *one,
-                            _ => self.push(TaskOp::Sum, g.to_vec(), backend.clone(), bytes),
-                        })
-                        .collect();
-                }
-                level
-                    .pop()
-                    .ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
-            }
-            Op::Sketch(x, omega) => {
-                // Row block `block[0]` of x, whole; omega is one chunk.
-                let xb = [block[0], 0];
-                let xt = self.operand_task(x, &xb)?;
-                if let Some((program, mut deps)) = self.take_program(xt) {
-                    deps.push(self.block_task(omega, &[0, 0])?);
-                    let op = TaskOp::Sketch {
-                        program: Some(program),
-                    };
-                    return Ok(self.push(op, deps, backend, bytes));
-                }
-                self.memo.insert(memo_key(x, &xb), xt);
-                let ot = self.block_task(omega, &[0, 0])?;
-                Ok(self.push(
-                    TaskOp::Sketch { program: None },
-                    vec![xt, ot],
-                    backend,
-                    bytes,
-                ))
-            }
-            Op::SketchPart { packed, xty } => {
-                let Op::Sketch(x, _) = packed.op() else {
-                    return Err(Error::Internal(
-                        "a sketch part of a non-sketch array".into(),
-                    ));
-                };
-                let rows = x.chunks().axis(0).to_vec();
-                if !*xty {
-                    let t = self.block_task(packed, &[block[0], 0])?;
-                    let op = TaskOp::Rows {
-                        skip: vec![0],
-                        len: rows[block[0]],
-                    };
-                    return Ok(self.push(op, vec![t], backend, bytes));
-                }
-                // xᵀ x Ω: a tree of sums over the blocks' lower parts, fan-in
-                // `split-every`; a packed block is freed once its sum has run.
-                let n = x.shape()[1];
-                let mut level = Vec::with_capacity(rows.len());
-                for (b, &r) in rows.iter().enumerate() {
-                    level.push((self.block_task(packed, &[b, 0])?, r));
-                }
-                let fan_in = crate::config::split_every()?.max(2);
-                while level.len() > 1 || level.first().is_some_and(|&(_, skip)| skip != 0) {
-                    let mut next = Vec::with_capacity(level.len() / fan_in + 1);
-                    for g in level.chunks(fan_in) {
-                        let op = TaskOp::Rows {
-                            skip: g.iter().map(|&(_, s)| s).collect(),
-                            len: n,
-                        };
-                        let deps = g.iter().map(|&(t, _)| t).collect();
-                        next.push((self.push(op, deps, backend.clone(), bytes), 0));
-                    }
-                    level = next;
-                }
-                level
-                    .pop()
-                    .map(|(t, _)| t)
-                    .ok_or_else(|| Error::Internal("a sketch of no row blocks".into()))
-            }
-            Op::MapBlocks(inputs, f) => {
-                let deps = inputs
-                    .iter()
-                    .map(|i| self.block_task(i, block))
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(self.push(
-                    TaskOp::MapBlocks {
-                        f: f.clone(),
-                        shape,
-                        dtype: a.dtype(),
-                        block: block.to_vec(),
-                    },
-                    deps,
-                    backend,
-                    bytes,
-                ))
-            }
-            Op::Transfer(input) => {
-                let dep = self.block_task(input, block)?;
-                Ok(self.push(
-                    TaskOp::Transfer {
-                        from: input.backend().clone(),
-                    },
-                    vec![dep],
-                    backend,
-                    bytes,
-                ))
-            }
+            } => self.combine_task(t, inputs, axes, split, fold),
+            Op::Rechunk(input) => self.rechunk_task(t, input),
+            Op::Reshape(input) => self.reshape_task(t, input),
+            Op::Matmul(x, y) => self.matmul_task(t, x, y),
+            Op::Sketch(x, omega) => self.sketch_task(t, x, omega),
+            Op::SketchPart { packed, xty } => self.sketch_part_task(t, packed, *xty),
+            Op::MapBlocks(inputs, f) => self.map_blocks_task(t, inputs, f),
+            Op::Transfer(input) => self.transfer_task(t, input),
             _ => Err(Error::Internal("unhandled graph op in lowering".into())),
         }
+    }
+
+    /// A stored block: the chunk itself.
+    fn stored_task(&mut self, t: Target<'_>, chunks: &Arc<Vec<Chunk>>) -> Result<usize> {
+        let Target {
+            a,
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        let idx: usize = block
+            .iter()
+            .zip(c_strides(&a.chunks().grid()))
+            .map(|(b, s)| b * s)
+            .sum();
+        Ok(self.push(TaskOp::Stored(chunks[idx].clone()), vec![], backend, bytes))
+    }
+
+    /// One block reduced over `axes` (a fused program with a reduction epilogue), or its
+    /// mirror's task.
+    fn reduce_blocks_task(
+        &mut self,
+        t: Target<'_>,
+        input: &Array,
+        op: ReduceOp,
+        axes: &[usize],
+    ) -> Result<usize> {
+        let Target {
+            a, block, backend, ..
+        } = t;
+        let order_free = !matches!(op, ReduceOp::ArgMin | ReduceOp::ArgMax);
+        if let Some(t) = self.mirror_task(a, input, axes, block, order_free)? {
+            return Ok(t);
+        }
+        let in_shape = input.chunks().block_shape(block);
+        self.program_task(
+            input,
+            &block_map(input, block),
+            &in_shape,
+            Some(Reduction {
+                op,
+                axes: axes.to_vec(),
+            }),
+            &backend,
+        )
+    }
+
+    /// One block's sum and M2 over `axes`, or its mirror's task.
+    fn moments_task(&mut self, t: Target<'_>, input: &Array, axes: &[usize]) -> Result<usize> {
+        let Target {
+            a,
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        if let Some(t) = self.mirror_task(a, input, axes, block, true)? {
+            return Ok(t);
+        }
+        // The input block's program (a bare read when it is stored), whose output
+        // the backend reduces to its sum and M2 in one request.
+        let in_shape = input.chunks().block_shape(block);
+        let (pb, node, leaves) = self.fused(input, &block_map(input, block), &in_shape)?;
+        let program = pb.finish(vec![(node, None)])?;
+        backend.check_program(&program)?;
+        let op = TaskOp::Moments {
+            program,
+            axes: axes.to_vec(),
+        };
+        Ok(self.push(op, leaves, backend, bytes))
+    }
+
+    /// One tree level of a reduction: a group of partials folded in one program.
+    fn combine_task(
+        &mut self,
+        t: Target<'_>,
+        inputs: &[Array],
+        axes: &[usize],
+        split: &[usize],
+        fold: &Fold,
+    ) -> Result<usize> {
+        let Target {
+            block,
+            shape,
+            bytes,
+            backend,
+            ..
+        } = t;
+        let mut pb = ProgramBuilder::new(&shape);
+        let mut leaves = Vec::new();
+        let ranges: Vec<Vec<usize>> = (0..block.len())
+            .map(|ax| {
+                if axes.contains(&ax) {
+                    let n = inputs[0].chunks().axis(ax).len();
+                    (block[ax] * split[ax]..((block[ax] + 1) * split[ax]).min(n)).collect()
+                } else {
+                    vec![block[ax]]
+                }
+            })
+            .collect();
+        let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        let mut acc: Option<(NodeId, Option<NodeId>)> = None;
+        for g in grid_indices(grid) {
+            let member: Vec<usize> = g.iter().enumerate().map(|(ax, &i)| ranges[ax][i]).collect();
+            let v = self.fuse(
+                &inputs[0],
+                &block_map(&inputs[0], &member),
+                &mut pb,
+                &mut leaves,
+            )?;
+            let ix = match fold {
+                Fold::Arg { .. } => Some(self.fuse(
+                    &inputs[1],
+                    &block_map(&inputs[1], &member),
+                    &mut pb,
+                    &mut leaves,
+                )?),
+                Fold::Binary(_) => None,
+            };
+            acc = Some(match (acc, fold) {
+                (None, _) => (v, ix),
+                (Some((va, _)), Fold::Binary(op)) => (pb.binary(*op, va, v)?, None),
+                (Some((va, ia)), Fold::Arg { max, .. }) => {
+                    // Take the new candidate when the current one is not NaN and the
+                    // new one is NaN or strictly better (ties keep the earlier one).
+                    let nan_b = pb.unary(UnaryOp::IsNan, v)?;
+                    let nan_a = pb.unary(UnaryOp::IsNan, va)?;
+                    let not_nan_a = pb.unary(UnaryOp::Not, nan_a)?;
+                    let better =
+                        pb.binary(if *max { BinaryOp::Gt } else { BinaryOp::Lt }, v, va)?;
+                    let cand = pb.binary(BinaryOp::Or, nan_b, better)?;
+                    let pick = pb.binary(BinaryOp::And, not_nan_a, cand)?;
+                    let ib = ix.expect("arg fold reads indices");
+                    (
+                        pb.where_(pick, v, va),
+                        Some(pb.where_(pick, ib, ia.expect("indices"))),
+                    )
+                }
+            });
+        }
+        let (v, ix) = acc.ok_or_else(|| Error::Internal("empty combine group".into()))?;
+        let node = match fold {
+            Fold::Arg { out: 1, .. } => ix.expect("indices"),
+            _ => v,
+        };
+        let program = pb.finish(vec![(node, None)])?;
+        backend.check_program(&program)?;
+        Ok(self.push(TaskOp::Program(program), leaves, backend, bytes))
+    }
+
+    /// One block of new chunk boundaries: the pieces of the input's blocks it covers,
+    /// assembled (or the one piece).
+    fn rechunk_task(&mut self, t: Target<'_>, input: &Array) -> Result<usize> {
+        let Target {
+            a,
+            block,
+            shape,
+            bytes,
+            backend,
+        } = t;
+        // Split this block's region along the input's chunk boundaries.
+        let mut ranges: Vec<Vec<(usize, usize)>> = Vec::new();
+        for (ax, &b) in block.iter().enumerate() {
+            let lo = a.chunks().offsets(ax)[b];
+            let hi = lo + shape[ax];
+            let offs = input.chunks().offsets(ax);
+            let mut v = Vec::new();
+            let mut c = lo;
+            while c < hi {
+                let k = block_of(offs, c as i64);
+                let end = offs[k + 1].min(hi);
+                v.push((c, end));
+                c = end;
+            }
+            if v.is_empty() {
+                v.push((lo, lo));
+            }
+            ranges.push(v);
+        }
+        let grid: Vec<usize> = ranges.iter().map(|r| r.len()).collect();
+        let mut deps = Vec::new();
+        for g in grid_indices(grid.clone()) {
+            let piece_shape: Vec<usize> = g
+                .iter()
+                .enumerate()
+                .map(|(ax, &i)| ranges[ax][i].1 - ranges[ax][i].0)
+                .collect();
+            let map = IndexMap {
+                src_shape: input.shape(),
+                axes: g
+                    .iter()
+                    .enumerate()
+                    .map(|(ax, &i)| AxisMap {
+                        start: ranges[ax][i].0 as i64,
+                        step: 1,
+                        out_axis: Some(ax),
+                    })
+                    .collect(),
+            };
+            deps.push(self.program_task(input, &map, &piece_shape, None, &backend)?);
+        }
+        if deps.len() == 1 {
+            return Ok(deps[0]);
+        }
+        Ok(self.push(TaskOp::Assemble { grid }, deps, backend, bytes))
+    }
+
+    /// One block of a C-order reshape: gathers the flat ranges of the input blocks it spans.
+    fn reshape_task(&mut self, t: Target<'_>, input: &Array) -> Result<usize> {
+        let Target {
+            a,
+            block,
+            shape,
+            bytes,
+            backend,
+        } = t;
+        let row_out: usize = shape.iter().skip(1).product::<usize>().max(1);
+        let (f0, f1) = if shape.is_empty() {
+            (0, 1)
+        } else {
+            let r0 = a.chunks().offsets(0)[block[0]];
+            (r0 * row_out, (r0 + shape[0]) * row_out)
+        };
+        let in_shape = input.shape();
+        let row_in: usize = in_shape.iter().skip(1).product::<usize>().max(1);
+        let mut deps = Vec::new();
+        let mut pieces = Vec::new();
+        for ib in input.chunks().blocks() {
+            let (g0, g1) = if in_shape.is_empty() {
+                (0, 1)
+            } else {
+                let r0 = input.chunks().offsets(0)[ib[0]];
+                (r0 * row_in, (r0 + input.chunks().axis(0)[ib[0]]) * row_in)
+            };
+            let (lo, hi) = (f0.max(g0), f1.min(g1));
+            if lo < hi {
+                deps.push(self.block_task(input, &ib)?);
+                pieces.push((lo - g0, hi - g0));
+            }
+        }
+        if deps.is_empty() {
+            // Empty output block: nothing to gather.
+            return self.program_task(
+                &a.const_like(Scalar::zero(a.dtype())),
+                &block_map(a, block),
+                &shape,
+                None,
+                &backend,
+            );
+        }
+        Ok(self.push(
+            TaskOp::ReshapeGather { pieces, shape },
+            deps,
+            backend,
+            bytes,
+        ))
+    }
+
+    /// One block of a product: one task per contraction block, then a tree of sums.
+    fn matmul_task(&mut self, t: Target<'_>, x: &Array, y: &Array) -> Result<usize> {
+        let Target {
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        let kblocks = x.chunks().axis(1).len();
+        // One task per contraction block, then a tree of sums with fan-in
+        // `split-every`: the inputs' blocks are consumed (and freed) one pair at a
+        // time instead of all being alive for one task.
+        let mut level = Vec::with_capacity(kblocks);
+        for l in 0..kblocks {
+            let t = self.matmul_block(x, &[block[0], l], y, &[l, block[1]], bytes)?;
+            level.push(t);
+        }
+        let fan_in = crate::config::split_every()?;
+        while level.len() > 1 {
+            level = level
+                .chunks(fan_in)
+                .map(|g| match g {
+                    [one] => *one,
+                    _ => self.push(TaskOp::Sum, g.to_vec(), backend.clone(), bytes),
+                })
+                .collect();
+        }
+        level
+            .pop()
+            .ok_or_else(|| Error::Internal("matmul with no contraction blocks".into()))
+    }
+
+    /// One row block of a range sketch, streaming x's fused program when it has one.
+    fn sketch_task(&mut self, t: Target<'_>, x: &Array, omega: &Array) -> Result<usize> {
+        let Target {
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        // Row block `block[0]` of x, whole; omega is one chunk.
+        let xb = [block[0], 0];
+        let xt = self.operand_task(x, &xb)?;
+        if let Some((program, mut deps)) = self.take_program(xt) {
+            deps.push(self.block_task(omega, &[0, 0])?);
+            let op = TaskOp::Sketch {
+                program: Some(program),
+            };
+            return Ok(self.push(op, deps, backend, bytes));
+        }
+        self.memo.insert(memo_key(x, &xb), xt);
+        let ot = self.block_task(omega, &[0, 0])?;
+        Ok(self.push(
+            TaskOp::Sketch { program: None },
+            vec![xt, ot],
+            backend,
+            bytes,
+        ))
+    }
+
+    /// One block of a sketch's product: `x Ω` rows, or the tree of sums giving `xᵀ x Ω`.
+    fn sketch_part_task(&mut self, t: Target<'_>, packed: &Array, xty: bool) -> Result<usize> {
+        let Target {
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        let Op::Sketch(x, _) = packed.op() else {
+            return Err(Error::Internal(
+                "a sketch part of a non-sketch array".into(),
+            ));
+        };
+        let rows = x.chunks().axis(0).to_vec();
+        if !xty {
+            let t = self.block_task(packed, &[block[0], 0])?;
+            let op = TaskOp::Rows {
+                skip: vec![0],
+                len: rows[block[0]],
+            };
+            return Ok(self.push(op, vec![t], backend, bytes));
+        }
+        // xᵀ x Ω: a tree of sums over the blocks' lower parts, fan-in
+        // `split-every`; a packed block is freed once its sum has run.
+        let n = x.shape()[1];
+        let mut level = Vec::with_capacity(rows.len());
+        for (b, &r) in rows.iter().enumerate() {
+            level.push((self.block_task(packed, &[b, 0])?, r));
+        }
+        let fan_in = crate::config::split_every()?.max(2);
+        while level.len() > 1 || level.first().is_some_and(|&(_, skip)| skip != 0) {
+            let mut next = Vec::with_capacity(level.len() / fan_in + 1);
+            for g in level.chunks(fan_in) {
+                let op = TaskOp::Rows {
+                    skip: g.iter().map(|&(_, s)| s).collect(),
+                    len: n,
+                };
+                let deps = g.iter().map(|&(t, _)| t).collect();
+                next.push((self.push(op, deps, backend.clone(), bytes), 0));
+            }
+            level = next;
+        }
+        level
+            .pop()
+            .map(|(t, _)| t)
+            .ok_or_else(|| Error::Internal("a sketch of no row blocks".into()))
+    }
+
+    /// One block of a user function over the inputs' matching blocks.
+    fn map_blocks_task(&mut self, t: Target<'_>, inputs: &[Array], f: &BlockFn) -> Result<usize> {
+        let Target {
+            a,
+            block,
+            shape,
+            bytes,
+            backend,
+        } = t;
+        let deps = inputs
+            .iter()
+            .map(|i| self.block_task(i, block))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.push(
+            TaskOp::MapBlocks {
+                f: f.clone(),
+                shape,
+                dtype: a.dtype(),
+                block: block.to_vec(),
+            },
+            deps,
+            backend,
+            bytes,
+        ))
+    }
+
+    /// One block moved from the input's backend.
+    fn transfer_task(&mut self, t: Target<'_>, input: &Array) -> Result<usize> {
+        let Target {
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        let dep = self.block_task(input, block)?;
+        Ok(self.push(
+            TaskOp::Transfer {
+                from: input.backend().clone(),
+            },
+            vec![dep],
+            backend,
+            bytes,
+        ))
     }
 
     /// Adds the nodes computing `map` of `a` to `pb`; stored/materialised inputs become leaves.
@@ -866,7 +800,7 @@ impl Lowerer {
             Op::View(x, maps) => {
                 let inner = IndexMap {
                     src_shape: x.shape(),
-                    axes: crate::array::compose_maps(maps, &map.axes),
+                    axes: crate::program::AxisMap::compose(maps, &map.axes),
                 };
                 self.fuse(x, &inner, pb, leaves)
             }
@@ -942,17 +876,4 @@ impl Lowerer {
 
 fn pb_node(pb: &ProgramBuilder, id: NodeId) -> PNode {
     pb.node(id).clone()
-}
-
-impl Task {
-    fn out_shape_is(&self, shape: &[usize]) -> bool {
-        match &self.op {
-            TaskOp::Stored(c) => c.shape() == shape,
-            TaskOp::Program(p) => p.output_shape(0) == shape,
-            TaskOp::ReshapeGather { shape: s, .. } | TaskOp::MapBlocks { shape: s, .. } => {
-                s == shape
-            }
-            _ => false,
-        }
-    }
 }

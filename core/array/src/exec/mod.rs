@@ -8,8 +8,10 @@
 //! as its last consumer has run. Reductions over an array that equals its transpose compute
 //! only the blocks on and above the diagonal (`symmetry`).
 
+mod explain;
 mod fxhash;
 mod lower;
+mod plan;
 mod scheduler;
 mod symmetry;
 

@@ -12,12 +12,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::lower::{lower, Plan, Task, TaskOp};
-use crate::array::{Array, BlockFn};
+use super::lower::lower;
+use super::plan::{Plan, Task, TaskOp};
 use crate::backend::{sketch_with_primitives, AxisSlice, Chunk};
 use crate::chunks::{c_strides, format_bytes, grid_indices, numel};
 use crate::config::SchedulerKind;
 use crate::error::{Error, Result};
+use crate::graph::{Array, BlockFn};
 use crate::host::{HostArray, HostElement};
 use crate::program::{check_packed, BinaryOp};
 use tessera_core::pool::{worker_pool, worker_threads};

@@ -20,7 +20,7 @@
 //! different maps, an operation it does not know) counts as not symmetric, so the plan
 //! falls back to computing every block.
 
-use crate::array::{compose_maps, Array, Op};
+use crate::graph::{Array, Op};
 use crate::program::{AxisMap, BinaryOp};
 
 /// The most node pairs one proof may visit. Commutative ops try both operand orders, so
@@ -85,10 +85,10 @@ impl Prover {
         }
         self.budget -= 1;
         if let Op::View(inner, maps) = x.op() {
-            return self.equal(inner, &compose_maps(maps, mx), y, my);
+            return self.equal(inner, &AxisMap::compose(maps, mx), y, my);
         }
         if let Op::View(inner, maps) = y.op() {
-            return self.equal(x, mx, inner, &compose_maps(maps, my));
+            return self.equal(x, mx, inner, &AxisMap::compose(maps, my));
         }
         if x.dtype() != y.dtype() {
             return false;

@@ -21,9 +21,9 @@
 //! both have read it.
 
 use super::{as_float, require_2d, require_whole_rows};
-use crate::array::{Array, Op};
 use crate::chunks::{ChunkSpec, Chunks};
 use crate::error::{Error, Result};
+use crate::graph::{Array, Op};
 
 /// A range sketch of `x`: `y = x Ω` and `xty = xᵀ y`, both lazy over one packed pass.
 #[derive(Clone, Debug)]

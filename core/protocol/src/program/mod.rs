@@ -42,6 +42,37 @@ pub struct AxisMap {
     pub out_axis: Option<usize>,
 }
 
+impl AxisMap {
+    /// Composes two views: `inner` addresses a source from a middle array, `outer`
+    /// addresses the middle array from the output; the result addresses the source from the
+    /// output (a slice of a transpose of a slice is one map).
+    pub fn compose(inner: &[AxisMap], outer: &[AxisMap]) -> Vec<AxisMap> {
+        inner
+            .iter()
+            .map(|v| match v.out_axis {
+                None => AxisMap {
+                    start: v.start,
+                    step: 0,
+                    out_axis: None,
+                },
+                Some(mid) => {
+                    let m = outer[mid];
+                    let step = if m.out_axis.is_some() {
+                        v.step * m.step
+                    } else {
+                        0
+                    };
+                    AxisMap {
+                        start: v.start + v.step * m.start,
+                        step,
+                        out_axis: if step == 0 { None } else { m.out_axis },
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
 /// An affine map from output coordinates to the coordinates of a source of `src_shape`.
 ///
 /// It expresses slicing with steps, integer indexing, transposition, new axes and

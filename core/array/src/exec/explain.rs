@@ -1,0 +1,127 @@
+//! `explain()`: a lowered plan in words — task counts by kind, fused programs and their
+//! sources, pushed-down slices, mirrored block reductions, and one example program.
+
+use std::collections::HashMap;
+
+use super::plan::{Plan, TaskOp};
+use crate::program::{Node as PNode, Program};
+
+impl Plan {
+    /// A human-readable description of the plan.
+    pub fn explain(&self) -> String {
+        let mut programs = 0;
+        let mut sources = 0;
+        let mut stored = 0;
+        let mut other: HashMap<&'static str, usize> = HashMap::new();
+        let mut example: Option<&Program> = None;
+        for t in &self.tasks {
+            if let Some(p) = t.op.program() {
+                programs += 1;
+                if p.is_source() {
+                    sources += 1;
+                }
+                // The first program in plan order is a chunk program of the deepest
+                // fused stage (the reduction tree comes after it).
+                if example.is_none() {
+                    example = Some(p);
+                }
+            }
+            match &t.op {
+                TaskOp::Program(_) => {}
+                TaskOp::Stored(_) => stored += 1,
+                TaskOp::Assemble { .. } => *other.entry("assemble (rechunk)").or_default() += 1,
+                TaskOp::ReshapeGather { .. } => *other.entry("reshape gather").or_default() += 1,
+                TaskOp::MatmulSum => *other.entry("matmul").or_default() += 1,
+                TaskOp::MatmulProgram { .. } => {
+                    *other.entry("matmul streaming a fused operand").or_default() += 1
+                }
+                TaskOp::Sketch { program: Some(_) } => {
+                    *other
+                        .entry("range sketch streaming a fused block")
+                        .or_default() += 1
+                }
+                TaskOp::Sketch { program: None } => *other.entry("range sketch").or_default() += 1,
+                TaskOp::Rows { .. } => *other.entry("range sketch parts").or_default() += 1,
+                TaskOp::Sum => *other.entry("sum of partial products").or_default() += 1,
+                TaskOp::Moments { .. } => {
+                    *other
+                        .entry("one-pass block moments (sum and M2) of a fused block")
+                        .or_default() += 1
+                }
+                TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
+                TaskOp::Transfer { .. } => {
+                    *other.entry("backend transfer (via host)").or_default() += 1
+                }
+            }
+        }
+        let peak: u64 = self.tasks.iter().map(|t| t.out_bytes).max().unwrap_or(0);
+        let mut s = format!(
+            "plan: {} tasks ({} fused programs, {} of them pure generators reading no stored data; {} stored chunks",
+            self.tasks.len(),
+            programs,
+            sources,
+            stored
+        );
+        for (k, v) in &other {
+            s.push_str(&format!("; {v} {k}"));
+        }
+        s.push_str(&format!(
+            ")\nlargest task output: {}\n",
+            crate::chunks::format_bytes(peak)
+        ));
+        match super::scheduler::planned_threads() {
+            Ok(threads) => {
+                let p = super::scheduler::project(self, threads);
+                s.push_str(&format!(
+                    "projected peak memory: {} on {} worker(s) (results {}, largest task with its inputs {}; compare memory-limit)\n",
+                    crate::chunks::format_bytes(p.projected),
+                    p.threads,
+                    crate::chunks::format_bytes(p.outputs),
+                    crate::chunks::format_bytes(p.worst)
+                ));
+            }
+            Err(e) => s.push_str(&format!("projected peak memory: unknown ({e})\n")),
+        }
+        if let Some(p) = example {
+            s.push_str("fused chunk program (first of its stage):\n");
+            for line in p.describe().lines() {
+                s.push_str("  ");
+                s.push_str(line);
+                s.push('\n');
+            }
+        }
+        let pushed = self.tasks.iter().find_map(|t| {
+            t.op.program()?.nodes.iter().find_map(|n| match n {
+                PNode::Random { map, .. } if map.axes.iter().any(|a| a.step.abs() > 1) => {
+                    Some(map.axes.iter().map(|a| a.step).collect::<Vec<_>>())
+                }
+                _ => None,
+            })
+        });
+        if let Some(steps) = pushed {
+            s.push_str(&format!("slice pushed into random source: steps {steps:?}, only kept elements are generated\n"));
+        }
+        let mut notes: Vec<String> = Vec::new();
+        for t in &self.tasks {
+            if let Some(p) = t.op.program() {
+                for n in t.backend.plan_notes(p) {
+                    let line = format!("backend '{}': {n}", t.backend.name());
+                    if !notes.contains(&line) {
+                        notes.push(line);
+                    }
+                }
+            }
+        }
+        for n in notes {
+            s.push_str(&n);
+            s.push('\n');
+        }
+        if self.mirrored > 0 {
+            s.push_str(&format!(
+                "mirror symmetry: the reduced array is unchanged by swapping two of its reduced axes (as x + x.T is by a transpose), so {} block reductions below the diagonal reuse the task of their mirror block above it\n",
+                self.mirrored
+            ));
+        }
+        s
+    }
+}
