@@ -12,7 +12,7 @@ use tessera_core::program::{
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
-use crate::{exec, kernels};
+use crate::fused::{self, kernels};
 
 /// A chunk on the CPU backend: a C-contiguous host array.
 #[derive(Debug)]
@@ -319,7 +319,7 @@ impl ArrayBackend for CpuBackend {
         axes: &[usize],
     ) -> Result<Chunk> {
         let hosts = self.hosts(inputs, "moments")?;
-        exec::moments(program, &hosts, axes).map(CpuBackend::wrap)
+        fused::moments(program, &hosts, axes).map(CpuBackend::wrap)
     }
 
     fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
@@ -342,6 +342,6 @@ impl ArrayBackend for CpuBackend {
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         let hosts = self.hosts(inputs, "execute")?;
-        exec::run(program, &hosts).map(|outs| outs.into_iter().map(CpuBackend::wrap).collect())
+        fused::run(program, &hosts).map(|outs| outs.into_iter().map(CpuBackend::wrap).collect())
     }
 }

@@ -1,7 +1,7 @@
 //! # tessera-cpu
 //!
 //! The reference backend: chunks are C-contiguous `ndarray` arrays in host memory, and
-//! fused programs run natively ([`exec`]) in one pass over tiles of the output, with no
+//! fused programs run natively ([`fused`]) in one pass over tiles of the output, with no
 //! per-element dynamic dispatch and no intermediate arrays. Every other backend is checked
 //! against this one by the conformance suite, and this one is checked against
 //! hand-computed values and identities in its own tests.
@@ -12,12 +12,9 @@
 //! a binary that does not otherwise use it, or the linker drops the registration.
 
 mod backend;
-mod exec;
 pub mod frame;
-mod in_place;
-mod kernels;
+mod fused;
 mod linalg;
-mod moments;
 mod stream;
 
 pub use backend::{CpuBackend, CpuChunk};

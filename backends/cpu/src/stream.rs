@@ -20,7 +20,7 @@ use ndarray::{ArrayD, IxDyn};
 use tessera_core::program::Program;
 use tessera_core::{Error, HostArray, Result};
 
-use crate::exec::{DenseRanges, FloatOut};
+use crate::fused::{DenseRanges, FloatOut};
 use crate::linalg::Real;
 
 /// Elements per band: 1 MiB of `f64`, well inside L2 next to the GEMM's packed panels.

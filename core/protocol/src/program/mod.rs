@@ -269,6 +269,22 @@ pub struct Program {
     pub outputs: Vec<Output>,
 }
 
+impl Node {
+    /// The nodes this node reads, in operand order (leaves read none). Every analysis of
+    /// a program's data flow walks operands through this one definition.
+    pub fn operands(&self) -> impl Iterator<Item = NodeId> {
+        let (ids, n) = match *self {
+            Node::Cast { x, .. } | Node::Unary { x, .. } => ([x, 0, 0], 1),
+            Node::Binary { a, b, .. } => ([a, b, 0], 2),
+            Node::Where { cond, a, b } => ([cond, a, b], 3),
+            Node::Input { .. } | Node::Const(_) | Node::Random { .. } | Node::Index { .. } => {
+                ([0; 3], 0)
+            }
+        };
+        ids.into_iter().take(n)
+    }
+}
+
 impl Program {
     /// Dtype of output `i`.
     pub fn output_dtype(&self, i: usize) -> DType {

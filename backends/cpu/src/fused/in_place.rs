@@ -7,16 +7,16 @@
 //! stream over memory instead of two. The ops here give the same bits as the out-of-place
 //! ones in `exec` (the same IEEE operation on the same operands, in the same order).
 
-use tessera_core::program::{BinaryOp, Node, Program};
+use tessera_core::program::{BinaryOp, Program};
 
-use crate::exec::Buf;
+use super::tile::Buf;
 
 /// For each node, the last node that reads it; `usize::MAX` for a program output (read
 /// after the tile), and the node itself for a node nothing reads.
 pub(crate) fn last_uses(program: &Program) -> Vec<usize> {
     let mut last: Vec<usize> = (0..program.nodes.len()).collect();
     for (i, node) in program.nodes.iter().enumerate() {
-        for k in operands(node) {
+        for k in node.operands() {
             last[k] = i;
         }
     }
@@ -24,19 +24,6 @@ pub(crate) fn last_uses(program: &Program) -> Vec<usize> {
         last[o.node] = usize::MAX;
     }
     last
-}
-
-/// The nodes `node` reads, in operand order (leaves read none).
-pub(crate) fn operands(node: &Node) -> impl Iterator<Item = usize> {
-    let (ids, n) = match *node {
-        Node::Cast { x, .. } | Node::Unary { x, .. } => ([x, 0, 0], 1),
-        Node::Binary { a, b, .. } => ([a, b, 0], 2),
-        Node::Where { cond, a, b } => ([cond, a, b], 3),
-        Node::Input { .. } | Node::Const(_) | Node::Random { .. } | Node::Index { .. } => {
-            ([0; 3], 0)
-        }
-    };
-    ids.into_iter().take(n)
 }
 
 /// `x op y` into `x` (`x` is the left operand), for float tiles of one type and the four
@@ -120,7 +107,7 @@ mod tests {
     use tessera_core::{DType, HostArray, Scalar};
 
     use super::*;
-    use crate::exec::run;
+    use crate::fused::run;
 
     /// Results of a chain whose tiles die at different nodes match the element-wise
     /// definition bit for bit, and a tile read again later is not overwritten early.

@@ -19,8 +19,9 @@ use tessera_core::chunks::numel;
 use tessera_core::program::{moments_shape, Linear};
 use tessera_core::{DType, HostArray};
 
-use crate::exec::{base, inc, reduce_target, Buf, Run};
-use crate::kernels;
+use super::kernels;
+use super::sinks::reduce_target;
+use super::tile::{base, inc, Buf, Run};
 
 /// Sum, count, mean and `M2` per output element of a block's moments.
 pub(crate) struct MomentsSink {
@@ -152,7 +153,7 @@ mod tests {
     use tessera_core::{ArrayBackend, Chunk, Error};
 
     use super::*;
-    use crate::exec::moments;
+    use crate::fused::moments;
     use crate::{CpuBackend, CpuChunk};
 
     fn read(shape: &[usize], dtype: DType) -> Program {
