@@ -6,6 +6,7 @@
 pub(crate) mod atomic;
 pub mod csv_read;
 mod csv_write;
+pub(crate) mod glob;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod parse;

@@ -23,7 +23,7 @@ use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
 use crate::io::atomic::{output_paths, write_atomic};
-use crate::io::csv_read::expand_glob;
+use crate::io::glob::expand_glob;
 use crate::plan::{ColumnPredicate, FileSource, Node};
 
 fn perr(path: &std::path::Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {

@@ -1,253 +1,42 @@
-//! `read_csv`: one file or a glob, split into byte ranges aligned to line ends so one big
-//! file is parsed in parallel (the problem cudf had in the seeds), with projection
-//! pushdown (unused columns are skipped byte-wise, never converted) and errors that name
-//! file, line and column.
-//!
-//! A row belongs to the byte range its first byte falls in: a range starts after the
-//! first line end at or after its start (unless it is the start of the data) and runs
-//! until the first line end at or after its end. Quoted fields may hold delimiters and
-//! doubled quotes; a newline inside a quoted field would confuse the splitting, so a file
-//! with such values must be read with [`CsvOptions::newlines_in_values`], which reads it
-//! as one range (DataFusion makes the same trade).
+//! [`CsvSource`]: the files of a scan, their byte ranges and schema; reading one range
+//! into an Arrow batch with projection pushdown (unused columns are skipped byte-wise,
+//! never converted) and errors that name file, line and column.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::builder::{
     BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, SchemaRef};
 
-use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::io::parse::{parse_bool, parse_f64, parse_i64, parse_timestamp_micros};
-use crate::plan::{FileSource, Node};
+use crate::plan::FileSource;
 
-/// Options of [`read_csv`].
-#[derive(Debug, Clone)]
-pub struct CsvOptions {
-    /// The first line holds column names (default true).
-    pub has_header: bool,
-    /// Column names when there is no header (default `column_1`, `column_2`, ...).
-    pub names: Option<Vec<String>>,
-    /// Field delimiter (default `,`).
-    pub delimiter: u8,
-    /// Quote character (default `"`; a quote inside a quoted field is doubled).
-    pub quote: u8,
-    /// Field texts read as null (default: empty, `NA`, `N/A`, `NaN`, `nan`, `null`, `NULL`).
-    pub null_values: Vec<String>,
-    /// Columns parsed as timestamps (microseconds, no time zone).
-    pub parse_dates: Vec<String>,
-    /// Type overrides, winning over inference: Int64, Float64, Boolean, Utf8 or
-    /// Timestamp(Microsecond).
-    pub dtypes: Vec<(String, DataType)>,
-    /// Rows read to infer types (default 1000).
-    pub infer_rows: usize,
-    /// Target bytes per partition (default 16 MiB).
-    pub partition_bytes: u64,
-    /// Quoted values may contain newlines: read each file as one partition.
-    pub newlines_in_values: bool,
-}
-
-impl Default for CsvOptions {
-    fn default() -> Self {
-        CsvOptions {
-            has_header: true,
-            names: None,
-            delimiter: b',',
-            quote: b'"',
-            null_values: ["", "NA", "N/A", "NaN", "nan", "null", "NULL"]
-                .map(String::from)
-                .to_vec(),
-            parse_dates: Vec::new(),
-            dtypes: Vec::new(),
-            infer_rows: 1000,
-            partition_bytes: 16 << 20,
-            newlines_in_values: false,
-        }
-    }
-}
-
-impl CsvOptions {
-    /// Sets `parse_dates`.
-    pub fn parse_dates(mut self, cols: &[&str]) -> Self {
-        self.parse_dates = cols.iter().map(|c| c.to_string()).collect();
-        self
-    }
-    /// Adds a type override.
-    pub fn dtype(mut self, col: &str, t: DataType) -> Self {
-        self.dtypes.push((col.to_string(), t));
-        self
-    }
-    /// Sets the delimiter.
-    pub fn delimiter(mut self, d: u8) -> Self {
-        self.delimiter = d;
-        self
-    }
-    /// Sets `has_header`.
-    pub fn has_header(mut self, h: bool) -> Self {
-        self.has_header = h;
-        self
-    }
-    /// Sets the target partition size.
-    pub fn partition_bytes(mut self, b: u64) -> Self {
-        self.partition_bytes = b.max(1);
-        self
-    }
-}
+use super::infer::infer_schema;
+use super::options::CsvOptions;
+use super::ranges::read_prefix;
+use super::tokenizer::{next_field, record_end, split_record, strip_cr, zero_bytes};
+use crate::io::glob::expand_glob;
 
 #[derive(Debug)]
-struct CsvFile {
-    path: PathBuf,
+pub(crate) struct CsvFile {
+    pub(super) path: PathBuf,
     /// First byte after the header line.
-    data_start: u64,
-    size: u64,
+    pub(super) data_start: u64,
+    pub(super) size: u64,
 }
 
 /// A CSV scan: files, their byte ranges and the schema.
 #[derive(Debug)]
 pub struct CsvSource {
-    files: Vec<CsvFile>,
-    ranges: Vec<(usize, u64, u64)>,
+    pub(super) files: Vec<CsvFile>,
+    pub(super) ranges: Vec<(usize, u64, u64)>,
     schema: SchemaRef,
     options: CsvOptions,
     display: String,
-}
-
-/// Expands a `*`/`?` pattern in the file name (not in directories); a path without
-/// wildcards must exist. Sorted by name.
-pub(crate) fn expand_glob(pattern: &str) -> Result<Vec<PathBuf>> {
-    let path = Path::new(pattern);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if !name.contains(['*', '?']) {
-        if !path.exists() {
-            return Err(Error::io(
-                path,
-                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            ));
-        }
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
-        let entry = entry.map_err(|e| Error::io(&dir, e))?;
-        let fname = entry.file_name().to_string_lossy().into_owned();
-        if wildcard_match(name.as_bytes(), fname.as_bytes()) && entry.path().is_file() {
-            out.push(entry.path());
-        }
-    }
-    out.sort();
-    if out.is_empty() {
-        return Err(Error::invalid(
-            "read",
-            format!("no file matches '{pattern}'"),
-        ));
-    }
-    Ok(out)
-}
-
-fn wildcard_match(p: &[u8], s: &[u8]) -> bool {
-    match (p.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            wildcard_match(&p[1..], s) || (!s.is_empty() && wildcard_match(p, &s[1..]))
-        }
-        (Some(b'?'), Some(_)) => wildcard_match(&p[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => wildcard_match(&p[1..], &s[1..]),
-        _ => false,
-    }
-}
-
-/// Splits one record (no line end) into raw fields, honouring quotes.
-fn split_record<'a>(line: &'a [u8], delim: u8, quote: u8) -> Vec<std::borrow::Cow<'a, [u8]>> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    loop {
-        let (field, next) = next_field(line, pos, delim, quote);
-        out.push(field);
-        match next {
-            Some(n) => pos = n,
-            None => break,
-        }
-    }
-    out
-}
-
-/// The field starting at `pos` and the start of the next one (`None` at the end of the
-/// record). `line` holds exactly one record.
-fn next_field(
-    line: &[u8],
-    pos: usize,
-    delim: u8,
-    quote: u8,
-) -> (std::borrow::Cow<'_, [u8]>, Option<usize>) {
-    if line.get(pos) == Some(&quote) {
-        let mut buf = Vec::new();
-        let mut i = pos + 1;
-        while i < line.len() {
-            if line[i] == quote {
-                if line.get(i + 1) == Some(&quote) {
-                    buf.push(quote);
-                    i += 2;
-                    continue;
-                }
-                i += 1;
-                break;
-            }
-            buf.push(line[i]);
-            i += 1;
-        }
-        // Anything between the closing quote and the delimiter is kept, as csv readers do.
-        while i < line.len() && line[i] != delim {
-            buf.push(line[i]);
-            i += 1;
-        }
-        let next = (i < line.len()).then_some(i + 1);
-        (std::borrow::Cow::Owned(buf), next)
-    } else {
-        let end = memchr::memchr(delim, &line[pos..]).map_or(line.len(), |e| pos + e);
-        let next = (end < line.len()).then_some(end + 1);
-        (std::borrow::Cow::Borrowed(&line[pos..end]), next)
-    }
-}
-
-/// Where the record that starts at `pos` ends (index of its `\n`, or the buffer end),
-/// skipping newlines inside quotes.
-fn record_end(buf: &[u8], pos: usize, quote: u8) -> usize {
-    let mut i = pos;
-    loop {
-        let nl = memchr::memchr(b'\n', &buf[i..]).map_or(buf.len(), |e| i + e);
-        // Only a line with a quote can hide a newline; count quotes up to the newline.
-        let q = memchr::memchr_iter(quote, &buf[pos..nl]).count();
-        if q % 2 == 0 || nl == buf.len() {
-            return nl;
-        }
-        i = nl + 1;
-    }
-}
-
-fn strip_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
-/// Reads up to `max` bytes from the start of a file.
-fn read_prefix(path: &Path, max: u64) -> Result<Vec<u8>> {
-    let f = File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut buf = Vec::new();
-    f.take(max)
-        .read_to_end(&mut buf)
-        .map_err(|e| Error::io(path, e))?;
-    Ok(buf)
 }
 
 impl CsvSource {
@@ -568,168 +357,9 @@ impl CsvSource {
         }
         Ok(rows)
     }
-
-    /// The bytes read for range `r`, the index in them of its first record, and the file
-    /// offset of byte 0 (the records run from that index to the end).
-    fn range_bytes(&self, r: usize) -> Result<(Vec<u8>, usize, u64)> {
-        let (fi, s, e) = self.ranges[r];
-        let file = &self.files[fi];
-        let mut f = File::open(&file.path).map_err(|err| Error::io(&file.path, err))?;
-        // Read one byte before the start to see whether a record begins at `s`.
-        let from = if s > file.data_start { s - 1 } else { s };
-        f.seek(SeekFrom::Start(from))
-            .map_err(|err| Error::io(&file.path, err))?;
-        let mut buf = Vec::with_capacity((e - from) as usize + 4096);
-        (&mut f)
-            .take(e - from)
-            .read_to_end(&mut buf)
-            .map_err(|err| Error::io(&file.path, err))?;
-        // Extend to the end of the last record that starts before `e`.
-        if buf.last() != Some(&b'\n') {
-            let mut chunk = [0u8; 64 << 10];
-            loop {
-                let n = f
-                    .read(&mut chunk)
-                    .map_err(|err| Error::io(&file.path, err))?;
-                if n == 0 {
-                    break;
-                }
-                if let Some(p) = memchr::memchr(b'\n', &chunk[..n]) {
-                    buf.extend_from_slice(&chunk[..=p]);
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-        }
-        let start = if from < s {
-            // Not at the data start: skip the partial record (it belongs to the range before).
-            match memchr::memchr(b'\n', &buf) {
-                Some(p) => p + 1,
-                None => buf.len(),
-            }
-        } else {
-            0
-        };
-        // No record starts in [s, e): the range is empty.
-        if start >= (e - from) as usize {
-            return Ok((Vec::new(), 0, e));
-        }
-        Ok((buf, start, from))
-    }
 }
 
-/// Infers column types from the first `infer_rows` records.
-fn infer_schema(path: &Path, data: &[u8], names: &[String], o: &CsvOptions) -> Result<SchemaRef> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kind {
-        Null,
-        Bool,
-        Int,
-        Float,
-        Str,
-    }
-    let mut kinds = vec![Kind::Null; names.len()];
-    let mut pos = 0;
-    let mut rows = 0;
-    while pos < data.len() && rows < o.infer_rows {
-        let end = record_end(data, pos, o.quote);
-        if end == data.len() && rows > 0 {
-            break; // a record cut by the 4 MiB prefix
-        }
-        let line = strip_cr(&data[pos..end]);
-        pos = end + 1;
-        if line.is_empty() {
-            continue;
-        }
-        rows += 1;
-        for (k, field) in kinds
-            .iter_mut()
-            .zip(split_record(line, o.delimiter, o.quote))
-        {
-            if o.null_values.iter().any(|n| n.as_bytes() == &*field) || *k == Kind::Str {
-                continue;
-            }
-            let this = if parse_i64(&field).is_some() {
-                Kind::Int
-            } else if parse_f64(&field).is_some() {
-                Kind::Float
-            } else if parse_bool(&field).is_some() {
-                Kind::Bool
-            } else {
-                Kind::Str
-            };
-            *k = match (*k, this) {
-                (Kind::Null, t) => t,
-                (a, b) if a == b => a,
-                (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
-                _ => Kind::Str,
-            };
-        }
-    }
-    for d in &o.parse_dates {
-        if !names.contains(d) {
-            return Err(Error::invalid(
-                "read_csv",
-                format!(
-                    "parse_dates names '{d}', which {} does not have; columns: {}",
-                    path.display(),
-                    names.join(", ")
-                ),
-            ));
-        }
-    }
-    let mut fields = Vec::with_capacity(names.len());
-    for (name, k) in names.iter().zip(kinds) {
-        let mut t = match k {
-            Kind::Bool => DataType::Boolean,
-            Kind::Int => DataType::Int64,
-            Kind::Float => DataType::Float64,
-            Kind::Null | Kind::Str => DataType::Utf8,
-        };
-        if o.parse_dates.contains(name) {
-            t = DataType::Timestamp(TimeUnit::Microsecond, None);
-        }
-        if let Some((_, o)) = o.dtypes.iter().find(|(c, _)| c == name) {
-            t = o.clone();
-        }
-        if !matches!(
-            t,
-            DataType::Boolean
-                | DataType::Int64
-                | DataType::Float64
-                | DataType::Utf8
-                | DataType::Timestamp(TimeUnit::Microsecond, None)
-        ) {
-            return Err(Error::invalid(
-                "read_csv",
-                format!("column '{name}': cannot read {t} from CSV; use Int64, Float64, Boolean, Utf8 or Timestamp(Microsecond) and cast"),
-            ));
-        }
-        fields.push(Field::new(name, t, true));
-    }
-    for (c, _) in &o.dtypes {
-        if !names.contains(c) {
-            return Err(Error::invalid(
-                "read_csv",
-                format!(
-                    "a dtype override names '{c}', which {} does not have; columns: {}",
-                    path.display(),
-                    names.join(", ")
-                ),
-            ));
-        }
-    }
-    Ok(Arc::new(Schema::new(fields)))
-}
-
-/// 0x80 in every byte of `w` that is zero and 0 elsewhere — exactly, with no false
-/// positives from borrows (the low seven bits are added separately from the high one).
-fn zero_bytes(w: u64) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    !(((w & LOW7).wrapping_add(LOW7)) | w | LOW7)
-}
-
-enum Col {
+pub(crate) enum Col {
     Skip,
     Int(Int64Builder),
     Float(Float64Builder),
@@ -890,64 +520,5 @@ impl FileSource for CsvSource {
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )
         .map_err(|e| Error::arrow("read_csv", e))
-    }
-}
-
-/// Reads CSV files (one path or a `*` pattern in the file name) as a lazy frame on the
-/// configured dataframe backend.
-pub fn read_csv(pattern: &str, options: CsvOptions) -> Result<DataFrame> {
-    let source = CsvSource::open(pattern, options)?;
-    DataFrame::from_node(
-        Node::Scan {
-            source: Arc::new(source),
-            projection: None,
-            selected: None,
-            pushed: Vec::new(),
-        },
-        None,
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoted_fields() {
-        let f = split_record(br#"a,"b,c","d""e",,"x""#, b',', b'"');
-        let f: Vec<&[u8]> = f.iter().map(|c| &**c).collect();
-        assert_eq!(f, [&b"a"[..], b"b,c", b"d\"e", b"", b"x"]);
-        let buf = b"1,\"two\nlines\",3\n4,5,6\n";
-        assert_eq!(record_end(buf, 0, b'"'), 15);
-        assert_eq!(record_end(buf, 16, b'"'), 21);
-    }
-
-    #[test]
-    fn zero_bytes_is_exact() {
-        let mut x = 0x1234_5678_9abc_def0u64;
-        for _ in 0..10_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Plant zero bytes and 0x80/0x01 neighbours, where borrow tricks go wrong.
-            let w = x & 0xff00_ff80_0100_ffffu64.rotate_left((x % 64) as u32);
-            let want = (0..8).fold(0u64, |m, b| {
-                if (w >> (8 * b)) & 0xff == 0 {
-                    m | 0x80 << (8 * b)
-                } else {
-                    m
-                }
-            });
-            assert_eq!(zero_bytes(w), want, "{w:#018x}");
-        }
-    }
-
-    #[test]
-    fn globs() {
-        assert!(wildcard_match(b"*.csv", b"a.csv"));
-        assert!(wildcard_match(b"part-?.csv", b"part-1.csv"));
-        assert!(!wildcard_match(b"part-?.csv", b"part-10.csv"));
-        assert!(wildcard_match(b"*", b""));
-        assert!(!wildcard_match(b"*.csv", b"a.csv.tmp"));
     }
 }
