@@ -316,6 +316,29 @@ impl DataFrame {
     }
 
     /// Groups by key columns; aggregate with [`GroupBy::agg`].
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::{Float64Array, Int64Array};
+    /// use tessera_frame::{AggFunc, DataFrame, Value};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let df = DataFrame::from_columns(
+    ///     vec![
+    ///         ("k", Arc::new(Int64Array::from(vec![1, 2, 1, 2, 1]))),
+    ///         ("x", Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0, 5.0]))),
+    ///     ],
+    ///     2, // partitions
+    /// )?;
+    /// let g = df.groupby(&["k"])?.agg(&[("x", AggFunc::Sum)])?.sort_values(&["k"], &[true])?;
+    /// let out = g.compute()?;
+    /// assert_eq!(out.value("x", 0)?, Value::Float(9.0)); // k = 1: 1 + 3 + 5
+    /// assert_eq!(out.value("x", 1)?, Value::Float(6.0)); // k = 2: 2 + 4
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A key that is not a column of the frame, or no keys.
     pub fn groupby(&self, keys: &[&str]) -> Result<GroupBy> {
         let schema = self.schema();
         for k in keys {
@@ -538,7 +561,33 @@ impl DataFrame {
         })
     }
 
-    /// pandas-style merge on key columns of the same name (strategy chosen at run time).
+    /// pandas-style merge on key columns of the same name (strategy chosen at run time:
+    /// broadcast, sorted merge, or hash shuffle).
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::{Int64Array, StringArray};
+    /// use tessera_frame::{DataFrame, JoinType};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let trips = DataFrame::from_columns(
+    ///     vec![("zone", Arc::new(Int64Array::from(vec![1, 2, 2, 3])))],
+    ///     2,
+    /// )?;
+    /// let zones = DataFrame::from_columns(
+    ///     vec![
+    ///         ("zone", Arc::new(Int64Array::from(vec![1, 2]))),
+    ///         ("name", Arc::new(StringArray::from(vec!["a", "b"]))),
+    ///     ],
+    ///     1,
+    /// )?;
+    /// assert_eq!(trips.merge(&zones, &["zone"], JoinType::Inner)?.len()?, 3);
+    /// assert_eq!(trips.merge(&zones, &["zone"], JoinType::Left)?.len()?, 4);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A key missing from either side, or key columns whose types cannot be compared.
     pub fn merge(&self, other: &DataFrame, on: &[&str], how: JoinType) -> Result<DataFrame> {
         self.merge_on(other, on, on, how, JoinStrategy::Auto)
     }

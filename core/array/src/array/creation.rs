@@ -93,6 +93,21 @@ impl Array {
     }
 
     /// `start, start+step, ...` below `stop` (NumPy `arange`), of `dtype`.
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` backend
+    /// use tessera_array::Array;
+    /// use tessera_core::DType;
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let a = Array::arange(0.0, 10.0, 1.0, DType::I64, 4, None)?; // chunks of 4
+    /// assert_eq!(a.chunks().axis(0), &[4, 4, 2]);
+    /// assert_eq!(a.sum(None, false)?.compute_f64()?, 45.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A zero step, a dtype that cannot hold the values, a bad chunk spec, or an unknown
+    /// or unavailable backend.
     pub fn arange(
         start: f64,
         stop: f64,
@@ -346,7 +361,24 @@ impl RandomState {
         )
     }
 
-    /// Normal with `mean` and `std`, `f64`.
+    /// Normal with `mean` and `std`, `f64`. Counter-based: any chunking, any slice, on any
+    /// backend, gives the same numbers, and a slice generates only the elements it keeps.
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` backend
+    /// use tessera_array::{Index, RandomState};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let x = RandomState::new(42).normal(10.0, 1.0, &[400, 400], 100, None)?;
+    /// let y = x.slice(&[Index::step(2), Index::step(2)])?.mean(None, false)?;
+    /// assert!((y.compute_f64()? - 10.0).abs() < 0.05);
+    /// let again = RandomState::new(42).normal(10.0, 1.0, &[400, 400], 57, None)?;
+    /// assert_eq!(x.compute()?, again.compute()?); // another chunking, the same values
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A negative or non-finite `std`, a bad chunk spec, or an unknown or unavailable
+    /// backend.
     pub fn normal(
         &self,
         mean: f64,

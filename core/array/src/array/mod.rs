@@ -99,6 +99,21 @@ impl Array {
     }
 
     /// Runs the graph and returns the result on the host.
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` backend
+    /// use tessera_array::Array;
+    /// use tessera_core::DType;
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let a = Array::arange(0.0, 6.0, 1.0, DType::F64, 2, None)?.reshape(&[2, 3])?;
+    /// let m = a.mean(Some(&[0]), false)?.compute()?; // column means
+    /// assert_eq!(m.to_f64_vec(), vec![1.5, 2.5, 3.5]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// Whatever a task fails with (a backend error, a user function's error), or
+    /// [`Error::MemoryLimit`] when the plan's projected peak exceeds `memory-limit`.
     pub fn compute(&self) -> Result<HostArray> {
         let mut v = crate::exec::compute(std::slice::from_ref(self))?;
         Ok(v.pop().expect("one output per input"))
@@ -209,6 +224,20 @@ impl Array {
     }
 
     /// The optimized plan in words: tasks, fused programs, sources.
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` backend
+    /// use tessera_array::{Index, RandomState};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let x = RandomState::new(0).normal(10.0, 1.0, &[400, 400], 100, None)?;
+    /// let y = (&x + 1.0)?.slice(&[Index::step(2), Index::step(2)])?.sum(None, false)?;
+    /// let plan = y.explain()?;
+    /// assert!(plan.contains("fused program"), "{plan}");
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A backend that cannot run one of the plan's programs (declared in its capabilities).
     pub fn explain(&self) -> Result<String> {
         let plan = crate::exec::lower(std::slice::from_ref(self))?;
         Ok(plan.explain())

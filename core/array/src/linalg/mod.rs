@@ -153,6 +153,22 @@ fn not_skinny(x: &Array, op: &str) -> Error {
 }
 
 /// Exact thin SVD of a tall-and-skinny or short-and-fat array.
+///
+/// ```
+/// # use tessera_cpu as _; // links the `cpu` backend
+/// use tessera_array::{linalg::svd, RandomState};
+/// # fn main() -> tessera_core::Result<()> {
+/// let x = RandomState::new(0).uniform(0.0, 1.0, &[1_000, 5], &[250usize, 5][..], None)?;
+/// let d = svd(&x)?; // TSQR over the four row blocks
+/// let s = d.s.compute()?.to_f64_vec();
+/// assert_eq!(s.len(), 5);
+/// assert!(s.windows(2).all(|w| w[0] >= w[1]));
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`Error::Invalid`] for an array that is not 2-d, chunked in both dimensions (use
+/// [`svd_compressed`]), or not of a float dtype.
 pub fn svd(x: &Array) -> Result<Svd> {
     let (_, _) = require_2d(x, "svd")?;
     if x.chunks().axis(1).len() == 1 {
