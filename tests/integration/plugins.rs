@@ -332,6 +332,9 @@ fn backend_switch_runs_unchanged_on_the_plugin_backend() {
     );
     assert!(text.contains("backend=loops"), "{text}");
     let (_, on_cpu) = run(&[]);
-    assert_eq!(on_plugin, on_cpu);
+    // `loops` sums with its own loops, in another order than the CPU's pairwise tiles:
+    // the same value up to float reassociation.
+    let (p, c): (f64, f64) = (on_plugin.parse().unwrap(), on_cpu.parse().unwrap());
+    assert!((p - c).abs() <= 1e-12 * c.abs(), "{on_plugin} vs {on_cpu}");
     std::fs::remove_dir_all(dir).ok();
 }

@@ -367,7 +367,7 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// then runs the block on the host with the `cpu` backend, logged, as an explicit
     /// fallback.
     fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
-        Err(self.block_kernel_unsupported("qr", x))
+        Err(block_kernel_unsupported(self.name(), "qr", x))
     }
 
     /// Thin SVD of a 2-d float chunk `x` (m × n): `U` (m × k), singular values `S` (k,
@@ -376,17 +376,7 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// Optional like [`ArrayBackend::qr`]: the default is [`Error::Unsupported`], and a
     /// backend that does not override it declares `svd` unsupported in its capabilities.
     fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
-        Err(self.block_kernel_unsupported("svd", x))
-    }
-
-    /// The error of an optional block kernel a backend does not implement.
-    #[doc(hidden)]
-    fn block_kernel_unsupported(&self, op: &str, x: &Chunk) -> Error {
-        Error::Unsupported {
-            backend: self.name().to_string(),
-            op: op.to_string(),
-            dtype: x.dtype(),
-        }
+        Err(block_kernel_unsupported(self.name(), "svd", x))
     }
 
     /// What [`Array::explain`](crate::Array::explain) should say about running `program`
@@ -430,6 +420,15 @@ pub fn sketch_with_primitives<B: ArrayBackend + ?Sized>(
     let xt = b.transpose(x, &[1, 0])?;
     let xty = b.matmul(&xt, &y)?;
     b.concatenate(&[y, xty], 0)
+}
+
+/// The error of an optional block kernel (`qr`, `svd`) a backend does not implement.
+fn block_kernel_unsupported(backend: &str, op: &str, x: &Chunk) -> Error {
+    Error::Unsupported {
+        backend: backend.to_string(),
+        op: op.to_string(),
+        dtype: x.dtype(),
+    }
 }
 
 impl dyn ArrayBackend {

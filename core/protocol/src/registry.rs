@@ -398,3 +398,26 @@ impl dyn ArrayBackend {
         self.name() == other.name()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This crate's own test binary links no plugin host: a configured plugin list must
+    /// then be an error that says what to link, never a silent skip.
+    #[test]
+    fn configured_plugins_without_a_plugin_host_are_an_error() {
+        assert!(inventory::iter::<PluginLoader>.into_iter().next().is_none());
+        let e = {
+            let _g = crate::config::set(&[("plugins", "/nonexistent/libx.so")]).unwrap();
+            array_backend("cpu").unwrap_err()
+        };
+        let msg = e.to_string();
+        assert!(matches!(e, Error::Config(_)), "{e:?}");
+        assert!(msg.contains("without the plugin host"), "{msg}");
+        assert!(msg.contains("tessera-plugin-host"), "{msg}");
+        // With nothing configured, lookups go on (here: no backend is linked at all).
+        let e = array_backend("cpu").unwrap_err();
+        assert!(matches!(e, Error::UnknownBackend { .. }), "{e:?}");
+    }
+}

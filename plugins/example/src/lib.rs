@@ -1,6 +1,6 @@
 //! # tessera-plugin-example: the `loops` backend
 //!
-//! A complete third-party backend, written only against tessera's public traits, that
+//! A complete third-party backend, written only against `tessera-core` (the protocol), that
 //! ships two ways from this one crate:
 //!
 //! * **statically** — link the `rlib` and register [`LoopBackend`] at run time
@@ -11,13 +11,20 @@
 //!   `tessera.toml` and selects it with `TESSERA_ARRAY_BACKEND=loops`, without
 //!   recompiling.
 //!
-//! `loops` keeps its data in CPU chunks (storage, generators and structural ops delegate
-//! to the reference backend) but runs elementwise work — unary, binary and `where` — with
-//! its own kernels: plain loops over the scalar definitions in `tessera_core::program`. It
-//! implements them for `bool`, `int64`, `float32` and `float64` only, and declares every
-//! other dtype unsupported in its capabilities, so the conformance suite reports those
-//! cases as `unsupported` (declared) instead of failing. It runs fused programs with
-//! core's default op-by-op evaluator, i.e. through its own kernels.
+//! `loops` keeps its chunks as host arrays and computes everything itself with plain
+//! loops over the protocol's definitions: generators and structural ops read through the
+//! protocol's index maps ([`layout`]), reductions and products fold element by element
+//! ([`reduce`]), and elementwise work — unary, binary and `where` — applies the scalar
+//! definitions in `tessera_core::program`. It shares no kernel with the CPU reference, so
+//! the conformance suite compares two independent implementations. It implements
+//! elementwise ops for `bool`, `int64`, `float32` and `float64` only, and declares every
+//! other dtype unsupported in its capabilities (the suite reports those cases as
+//! `unsupported`, declared); it has no block QR/SVD (`Capabilities::BLOCK_LINALG`). It
+//! runs fused programs with the protocol's default op-by-op evaluator, i.e. through its
+//! own kernels.
+
+pub mod layout;
+pub mod reduce;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -29,7 +36,6 @@ use tessera_core::random::RandomSpec;
 use tessera_core::{
     ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData, DType, HostArray, Result, Scalar,
 };
-use tessera_cpu::CpuBackend;
 
 /// The registry name.
 pub const NAME: &str = "loops";
@@ -37,9 +43,9 @@ pub const NAME: &str = "loops";
 /// The dtypes the elementwise kernels handle.
 const KERNEL_DTYPES: [DType; 4] = [DType::Bool, DType::I64, DType::F32, DType::F64];
 
-/// A chunk: a CPU chunk owned by `loops`.
+/// A chunk: a host array owned by `loops`.
 #[derive(Debug)]
-struct LoopChunk(Chunk);
+struct LoopChunk(HostArray);
 
 impl ChunkData for LoopChunk {
     fn dtype(&self) -> DType {
@@ -59,7 +65,6 @@ impl ChunkData for LoopChunk {
 /// The backend.
 #[derive(Debug)]
 pub struct LoopBackend {
-    cpu: CpuBackend,
     caps: Capabilities,
 }
 
@@ -85,28 +90,23 @@ impl LoopBackend {
             caps = caps.without(op.name(), &others);
         }
         LoopBackend {
-            cpu: CpuBackend::new(),
             caps: caps
                 .without("where", &others)
                 .without_ops(Capabilities::BLOCK_LINALG),
         }
     }
 
-    /// The CPU chunk inside one of ours.
-    fn inner<'a>(&self, c: &'a Chunk, op: &str) -> Result<&'a Chunk> {
+    /// The host array inside one of our chunks.
+    fn inner<'a>(&self, c: &'a Chunk, op: &str) -> Result<&'a HostArray> {
         Ok(&downcast_chunk::<LoopChunk>(c, NAME, op)?.0)
     }
 
     fn host(&self, c: &Chunk, op: &str) -> Result<HostArray> {
-        self.cpu.to_host(self.inner(c, op)?)
-    }
-
-    fn wrap(c: Chunk) -> Chunk {
-        Arc::new(LoopChunk(c))
+        self.inner(c, op).cloned()
     }
 
     fn store(&self, h: HostArray) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.from_host(&h)?))
+        Ok(Arc::new(LoopChunk(h.into_standard_layout())))
     }
 }
 
@@ -128,7 +128,7 @@ impl ArrayBackend for LoopBackend {
         &self.caps
     }
 
-    // ---- our own kernels ----------------------------------------------------------------
+    // ---- elementwise: the scalar definitions, one element at a time ---------------------
 
     fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
         self.caps.check(NAME, op.name(), x.dtype())?;
@@ -202,7 +202,7 @@ impl ArrayBackend for LoopBackend {
         self.store(pick(self.host(a, "where")?, self.host(b, "where")?))
     }
 
-    // ---- delegated to the CPU backend ---------------------------------------------------
+    // ---- storage, generators and structure: reads through index maps -------------------
 
     fn from_host(&self, data: &HostArray) -> Result<Chunk> {
         self.store(data.clone())
@@ -211,55 +211,49 @@ impl ArrayBackend for LoopBackend {
         self.host(chunk, "to_host")
     }
     fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.full(shape, value)?))
+        self.store(HostArray::full(shape, value, value.dtype()))
     }
     fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.random(spec, map, shape)?))
+        self.store(layout::random(spec, map, shape)?)
     }
     fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.iota(map, axis, shape)?))
+        self.store(layout::iota(map, axis, shape)?)
     }
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.cast(self.inner(x, "astype")?, to)?))
+        self.store(self.inner(x, "astype")?.cast(to))
     }
     fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.slice(self.inner(x, "slice")?, slices)?))
+        let x = self.inner(x, "slice")?;
+        let (map, shape) = AxisSlice::map(x.shape(), slices)?;
+        self.store(layout::gather("slice", x, &map, &shape)?)
     }
     fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(
-            self.cpu.transpose(self.inner(x, "transpose")?, perm)?,
-        ))
+        self.store(layout::transpose(self.inner(x, "transpose")?, perm)?)
     }
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(
-            self.cpu.reshape(self.inner(x, "reshape")?, shape)?,
-        ))
+        self.store(layout::reshape(self.inner(x, "reshape")?, shape)?)
     }
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(
-            self.cpu
-                .broadcast_to(self.inner(x, "broadcast_to")?, shape)?,
-        ))
-    }
-    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.reduce(
-            self.inner(x, op.name())?,
-            op,
-            axes,
-        )?))
+        self.store(layout::broadcast_to(self.inner(x, "broadcast_to")?, shape)?)
     }
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
-        let inner = parts
+        let hosts = parts
             .iter()
-            .map(|p| self.inner(p, "concatenate").cloned())
+            .map(|p| self.host(p, "concatenate"))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Self::wrap(self.cpu.concatenate(&inner, axis)?))
+        self.store(layout::concatenate(&hosts, axis)?)
+    }
+
+    // ---- reductions and products: element-by-element folds ------------------------------
+
+    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
+        self.store(reduce::reduce(self.inner(x, op.name())?, op, axes)?)
     }
     fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.matmul(
+        self.store(reduce::matmul(
             self.inner(a, "matmul")?,
             self.inner(b, "matmul")?,
-        )?))
+        )?)
     }
 }
 
