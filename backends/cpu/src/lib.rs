@@ -11,13 +11,13 @@
 //! Registered as `cpu` (array and dataframe) through `inventory`; name the crate (`use tessera_cpu as _;`) in
 //! a binary that does not otherwise use it, or the linker drops the registration.
 
-mod backend;
+mod array_backend;
 pub mod frame;
 mod fused;
 mod linalg;
 mod stream;
 
-pub use backend::{CpuBackend, CpuChunk};
+pub use array_backend::{CpuBackend, CpuChunk};
 pub use frame::{CpuFrameBackend, CpuPartition};
 
 tessera_core::inventory::submit! {

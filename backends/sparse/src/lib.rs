@@ -23,7 +23,7 @@
 //! [`from_coo`] / [`Coo::new`] (triplets), [`from_dense`] (with a threshold); host forms
 //! [`to_coo`], [`Coo::to_csr`], [`Coo::to_record_batch`] (Arrow).
 
-mod backend;
+mod array_backend;
 mod chunk;
 mod generate;
 mod host_form;
@@ -31,7 +31,7 @@ mod matmul;
 mod reduce;
 mod structure;
 
-pub use backend::SparseBackend;
+pub use array_backend::SparseBackend;
 pub use chunk::SparseChunk;
 pub use generate::{eye, random};
 pub use host_form::{from_coo, to_coo, Coo, Csr};
