@@ -17,6 +17,8 @@ use std::process::ExitCode;
 use tessera_conformance::{cases, check_array_backend, selftest, Options, DEFAULT_SEED};
 // Linked so `--backend sparse` finds it (its `inventory` registration survives linking).
 use tessera_sparse as _;
+// Linked so that `--backend cuda` reports why it is unavailable instead of "unknown".
+use tessera_cuda as _;
 
 const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
 

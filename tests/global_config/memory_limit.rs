@@ -1,5 +1,5 @@
-//! The memory budget, in its own test binary: `memory-limit` is a process-wide setting
-//! and would starve the other tests if it were set while they run.
+//! The memory budget. `memory-limit` is a process-wide setting
+//! and would starve the other tests if it were set while they run, hence this binary.
 
 use tessera::{Array, DType};
 
@@ -11,7 +11,7 @@ fn memory_limit_refuses_over_budget_plans() {
     let err = x.compute().unwrap_err();
     assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
     assert!(
-        err.to_string().contains("memory_limit is 1000000 bytes"),
+        err.to_string().contains("memory-limit is 1000000 bytes"),
         "{err}"
     );
 }

@@ -75,3 +75,79 @@ fn an_unknown_key_in_the_user_file_names_the_file_and_the_valid_keys() {
     assert!(text.contains("array.backend"), "{text}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_near_miss_of_a_tessera_variable_is_an_error_and_other_tessera_variables_are_ignored() {
+    let dir = temp_dir("env-typo");
+    let (ok, text) = tessera_config(&dir, &[("TESSERA_SHEDULER", "threads")]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("TESSERA_SHEDULER") && text.contains("did you mean TESSERA_SCHEDULER"),
+        "{text}"
+    );
+    // Another tool's variable with our prefix must not break every program.
+    let (ok, text) = tessera_config(&dir, &[("TESSERA_DEPLOYMENT_COLOUR", "blue")]);
+    assert!(ok, "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn num_threads_outside_its_range_is_refused_naming_the_range() {
+    let dir = temp_dir("threads");
+    for n in ["100000", "18446744073709551615", "-1"] {
+        let (ok, text) = tessera_config(&dir, &[("TESSERA_NUM_THREADS", n)]);
+        assert!(!ok, "{n}: {text}");
+        assert!(
+            text.contains("num-threads") && text.contains("1024"),
+            "{text}"
+        );
+    }
+    let (ok, text) = tessera_config(&dir, &[("TESSERA_NUM_THREADS", "1024")]);
+    assert!(ok, "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_config_file_named_explicitly_must_exist_and_be_small() {
+    let dir = temp_dir("named");
+    let missing = dir.join("nope.toml");
+    let (ok, text) = tessera_config(&dir, &[("TESSERA_CONFIG", missing.to_str().unwrap())]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("does not exist") && text.contains("nope.toml"),
+        "{text}"
+    );
+    if std::path::Path::new("/dev/zero").exists() {
+        // Finishes (bounded read) and says why.
+        let (ok, text) = tessera_config(&dir, &[("TESSERA_CONFIG", "/dev/zero")]);
+        assert!(!ok, "{text}");
+        assert!(text.contains("larger than"), "{text}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_value_of_the_wrong_toml_type_is_refused() {
+    let dir = temp_dir("toml-type");
+    let file = dir.join("tessera").join("tessera.toml");
+    for (body, want) in [
+        (
+            "num-threads = \"4\"\n",
+            "a TOML string where an integer is expected",
+        ),
+        ("optimize = \"no\"\n", "a TOML string where a boolean"),
+        (
+            "scheduler = 1\n",
+            "a TOML integer where a string is expected",
+        ),
+    ] {
+        std::fs::write(&file, body).unwrap();
+        let (ok, text) = tessera_config(&dir, &[]);
+        assert!(!ok, "{body}: {text}");
+        assert!(text.contains(want), "{body}: {text}");
+    }
+    std::fs::write(&file, "num-threads = 4\nmemory-limit = 1000000\n").unwrap();
+    let (ok, text) = tessera_config(&dir, &[]);
+    assert!(ok, "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}

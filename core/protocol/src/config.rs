@@ -8,9 +8,12 @@
 //! 5. scoped overrides in code ([`set`]), undone when the returned guard drops.
 //!
 //! Files are read once per process (call [`reload`] after changing them); the environment
-//! and overrides are read at every lookup. Unknown keys — in a file, as a `TESSERA_*`
-//! variable or in [`set`] — are errors that list the valid keys, and every value is
-//! validated with a message naming where it came from.
+//! and overrides are read at every lookup. Unknown keys in a file or in [`set`] are errors
+//! that list the valid keys, and every value is validated — its TOML type too — with a
+//! message naming where it came from. A `TESSERA_*` variable that is not a key is an error
+//! with "did you mean" when it is a near miss of one (a typo would otherwise be ignored),
+//! and a logged warning otherwise (other tools may use the prefix). A file named by
+//! `TESSERA_CONFIG` must exist; files are read up to [`MAX_CONFIG_BYTES`].
 //!
 //! ## Scoped overrides across threads
 //! Like `dask.config.set`, an override is **process-wide**: while a guard lives, every
@@ -98,6 +101,14 @@ pub const KEYS: &[Key] = &[
     },
 ];
 
+/// The most worker threads `num-threads` accepts: beyond this a pool only thrashes, and an
+/// accidental huge value would start a thread storm that never finishes.
+pub const MAX_THREADS: usize = 1024;
+
+/// The largest config file read (1 MiB): a config is a few lines, and a name such as
+/// `/dev/zero` must fail, not read forever.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// Where an effective value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -141,7 +152,14 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
     };
     let expected = match k.name {
         "scheduler" if parse_scheduler(value).is_none() => "`threads` or `single-threaded`",
-        "num-threads" if value.trim().parse::<usize>().is_err() => "a non-negative integer",
+        "num-threads"
+            if value
+                .trim()
+                .parse::<usize>()
+                .map_or(true, |n| n > MAX_THREADS) =>
+        {
+            "an integer from 0 (one per core) to 1024 (more workers than that only thrash)"
+        }
         "array.chunk-size" if parse_bytes(value).is_none_or(|b| b == 0) => {
             "a byte size such as `128MiB` or `64MB`"
         }
@@ -153,6 +171,13 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         }
         "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
         "optimize" if parse_bool(value).is_none() => "`true` or `false`",
+        _ if value.starts_with("<a TOML ") => {
+            return Err(Error::Config(format!(
+                "{origin}: {} = {}",
+                k.name,
+                value.trim_start_matches('<').trim_end_matches('>')
+            )))
+        }
         "plugins" if value.starts_with('<') => "a list of paths to plugin libraries",
         _ => return Ok(()),
     };
@@ -164,6 +189,25 @@ struct FileLayer {
     values: BTreeMap<String, String>,
 }
 
+/// The TOML types a key's value may have in a file.
+fn toml_type_ok(name: &str, v: &toml::Value) -> Option<&'static str> {
+    use toml::Value::*;
+    let (ok, expected) = match name {
+        "num-threads" | "array.split-every" => (matches!(v, Integer(_)), "an integer"),
+        "optimize" => (matches!(v, Boolean(_)), "a boolean (true or false)"),
+        "array.chunk-size" | "memory-limit" => (
+            matches!(v, String(_) | Integer(_)),
+            "a string such as \"8GiB\" or an integer number of bytes",
+        ),
+        "plugins" => (
+            matches!(v, String(_)) || matches!(v, Array(a) if a.iter().all(|i| i.is_str())),
+            "a list of paths",
+        ),
+        _ => (matches!(v, String(_)), "a string"),
+    };
+    (!ok).then_some(expected)
+}
+
 fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>) {
     for (k, v) in table {
         let name = if prefix.is_empty() {
@@ -171,6 +215,15 @@ fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>
         } else {
             format!("{prefix}.{k}")
         };
+        if !v.is_table() && key(&name).is_ok() {
+            if let Some(expected) = toml_type_ok(&name, v) {
+                out.insert(
+                    name,
+                    format!("<a TOML {} where {expected} is expected>", v.type_str()),
+                );
+                continue;
+            }
+        }
         match v {
             toml::Value::Table(t) => flatten(&name, t, out),
             toml::Value::String(s) => {
@@ -205,17 +258,32 @@ fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>
     }
 }
 
-fn read_file(path: &Path) -> Result<Option<FileLayer>> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(Error::Io {
-                path: path.display().to_string(),
-                source: e,
-            })
-        }
+/// Reads a config file: `None` when it does not exist and `required` is false (the
+/// default locations); an error when a file named explicitly (`TESSERA_CONFIG`) is missing,
+/// is larger than [`MAX_CONFIG_BYTES`], or is not UTF-8 TOML.
+fn read_file(path: &Path, required: bool) -> Result<Option<FileLayer>> {
+    use std::io::Read;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Error::Config(format!(
+            "TESSERA_CONFIG names {}, which does not exist; point it at a tessera.toml or unset it",
+            path.display()
+        ))),
+        Err(e) => return Err(Error::io(path, e)),
     };
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(Error::Config(format!(
+            "{}: larger than {MAX_CONFIG_BYTES} bytes; a tessera config file is a few lines of TOML",
+            path.display()
+        )));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::Config(format!("{}: not UTF-8 text", path.display())))?;
     let table: toml::Table = text
         .parse()
         .map_err(|e| Error::Config(format!("{}: not valid TOML: {e}", path.display())))?;
@@ -234,23 +302,24 @@ fn read_file(path: &Path) -> Result<Option<FileLayer>> {
     }))
 }
 
-fn user_config_path() -> Option<PathBuf> {
+/// The user config file, and whether it was named explicitly (`TESSERA_CONFIG`).
+fn user_config_path() -> Option<(PathBuf, bool)> {
     if let Ok(p) = std::env::var("TESSERA_CONFIG") {
-        return Some(PathBuf::from(p));
+        return Some((PathBuf::from(p), true));
     }
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("tessera").join("tessera.toml"))
+    Some((base.join("tessera").join("tessera.toml"), false))
 }
 
 fn load_files() -> Result<Vec<FileLayer>> {
     let mut layers = Vec::new();
-    if let Some(l) = read_file(Path::new("tessera.toml"))? {
+    if let Some(l) = read_file(Path::new("tessera.toml"), false)? {
         layers.push(l);
     }
-    if let Some(p) = user_config_path() {
-        if let Some(l) = read_file(&p)? {
+    if let Some((p, named)) = user_config_path() {
+        if let Some(l) = read_file(&p, named)? {
             layers.push(l);
         }
     }
@@ -335,21 +404,59 @@ pub fn set(values: &[(&str, &str)]) -> Result<ConfigGuard> {
     Ok(ConfigGuard { id })
 }
 
-/// Checks that every `TESSERA_*` environment variable is one tessera knows.
+/// Checks the `TESSERA_*` environment variables against the keys tessera knows.
+///
+/// Other tools may set variables with this prefix, so an unknown name is not an error in
+/// itself: a near miss of a real key (at most two edits, e.g. `TESSERA_SHEDULER`) is an
+/// error with "did you mean", because it is almost certainly a typo whose setting would
+/// otherwise be ignored; any other unknown name is logged once as a warning and ignored.
 fn check_env() -> Result<()> {
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     for (var, _) in std::env::vars_os() {
         let Some(var) = var.to_str() else { continue };
-        if var.starts_with("TESSERA_")
-            && var != "TESSERA_CONFIG"
-            && !KEYS.iter().any(|k| k.env == var)
+        if !var.starts_with("TESSERA_")
+            || var == "TESSERA_CONFIG"
+            || KEYS.iter().any(|k| k.env == var)
+        {
+            continue;
+        }
+        let names = KEYS.iter().map(|k| k.env).chain(["TESSERA_CONFIG"]);
+        if let Some(near) = names
+            .map(|n| (edit_distance(var, n), n))
+            .filter(|&(d, _)| d <= 2)
+            .min()
         {
             return Err(Error::Config(format!(
-                "unknown environment variable {var}; valid: TESSERA_CONFIG, {}",
+                "unknown environment variable {var}; did you mean {}? valid: TESSERA_CONFIG, {}",
+                near.1,
                 KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
             )));
         }
+        let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
+        if !warned.iter().any(|w| w == var) {
+            log::warn!(
+                "ignoring environment variable {var}: not a tessera setting (valid: TESSERA_CONFIG, {})",
+                KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
+            );
+            warned.push(var.to_string());
+        }
     }
     Ok(())
+}
+
+/// Levenshtein distance between two ASCII-ish strings (by `char`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// The effective value of `name` and where it came from.

@@ -96,7 +96,7 @@ pub enum Error {
 
     /// A plan exceeds the memory budget.
     #[error(
-        "plan needs about {projected} bytes at peak but memory_limit is {limit} bytes: {advice}"
+        "plan needs about {projected} bytes at peak but memory-limit is {limit} bytes: {advice}"
     )]
     MemoryLimit {
         /// Projected peak bytes.
