@@ -624,12 +624,12 @@ mod tests {
             "scheduler = \"threads\"\n[array]\nbackend = \"cpu\"\nsplit-every = 8\n",
         )
         .unwrap();
-        let layer = read_file(&good).unwrap().unwrap();
+        let layer = read_file(&good, true).unwrap().unwrap();
         assert_eq!(layer.values["array.backend"], "cpu");
         assert_eq!(layer.values["array.split-every"], "8");
         let bad = dir.join("bad.toml");
         std::fs::write(&bad, "[array]\nbakend = \"cpu\"\n").unwrap();
-        let err = read_file(&bad).err().unwrap().to_string();
+        let err = read_file(&bad, true).err().unwrap().to_string();
         assert!(
             err.contains("bad.toml") && err.contains("unknown key 'array.bakend'"),
             "{err}"
