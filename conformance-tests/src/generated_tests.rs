@@ -1041,6 +1041,46 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "remainder/float64", "remainder_float64");
             }
             #[test]
+            fn floor_divide_int8() {
+                $crate::run_generated_test(backend(), "floor_divide/int8", "floor_divide_int8");
+            }
+            #[test]
+            fn floor_divide_int16() {
+                $crate::run_generated_test(backend(), "floor_divide/int16", "floor_divide_int16");
+            }
+            #[test]
+            fn floor_divide_int32() {
+                $crate::run_generated_test(backend(), "floor_divide/int32", "floor_divide_int32");
+            }
+            #[test]
+            fn floor_divide_int64() {
+                $crate::run_generated_test(backend(), "floor_divide/int64", "floor_divide_int64");
+            }
+            #[test]
+            fn floor_divide_uint8() {
+                $crate::run_generated_test(backend(), "floor_divide/uint8", "floor_divide_uint8");
+            }
+            #[test]
+            fn floor_divide_uint16() {
+                $crate::run_generated_test(backend(), "floor_divide/uint16", "floor_divide_uint16");
+            }
+            #[test]
+            fn floor_divide_uint32() {
+                $crate::run_generated_test(backend(), "floor_divide/uint32", "floor_divide_uint32");
+            }
+            #[test]
+            fn floor_divide_uint64() {
+                $crate::run_generated_test(backend(), "floor_divide/uint64", "floor_divide_uint64");
+            }
+            #[test]
+            fn floor_divide_float32() {
+                $crate::run_generated_test(backend(), "floor_divide/float32", "floor_divide_float32");
+            }
+            #[test]
+            fn floor_divide_float64() {
+                $crate::run_generated_test(backend(), "floor_divide/float64", "floor_divide_float64");
+            }
+            #[test]
             fn power_int8() {
                 $crate::run_generated_test(backend(), "power/int8", "power_int8");
             }
@@ -2425,6 +2465,46 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.remainder/float64", "api_remainder_float64");
             }
             #[test]
+            fn api_floor_divide_int8() {
+                $crate::run_generated_test(backend(), "api.floor_divide/int8", "api_floor_divide_int8");
+            }
+            #[test]
+            fn api_floor_divide_int16() {
+                $crate::run_generated_test(backend(), "api.floor_divide/int16", "api_floor_divide_int16");
+            }
+            #[test]
+            fn api_floor_divide_int32() {
+                $crate::run_generated_test(backend(), "api.floor_divide/int32", "api_floor_divide_int32");
+            }
+            #[test]
+            fn api_floor_divide_int64() {
+                $crate::run_generated_test(backend(), "api.floor_divide/int64", "api_floor_divide_int64");
+            }
+            #[test]
+            fn api_floor_divide_uint8() {
+                $crate::run_generated_test(backend(), "api.floor_divide/uint8", "api_floor_divide_uint8");
+            }
+            #[test]
+            fn api_floor_divide_uint16() {
+                $crate::run_generated_test(backend(), "api.floor_divide/uint16", "api_floor_divide_uint16");
+            }
+            #[test]
+            fn api_floor_divide_uint32() {
+                $crate::run_generated_test(backend(), "api.floor_divide/uint32", "api_floor_divide_uint32");
+            }
+            #[test]
+            fn api_floor_divide_uint64() {
+                $crate::run_generated_test(backend(), "api.floor_divide/uint64", "api_floor_divide_uint64");
+            }
+            #[test]
+            fn api_floor_divide_float32() {
+                $crate::run_generated_test(backend(), "api.floor_divide/float32", "api_floor_divide_float32");
+            }
+            #[test]
+            fn api_floor_divide_float64() {
+                $crate::run_generated_test(backend(), "api.floor_divide/float64", "api_floor_divide_float64");
+            }
+            #[test]
             fn api_power_int8() {
                 $crate::run_generated_test(backend(), "api.power/int8", "api_power_int8");
             }
@@ -2903,46 +2983,6 @@ macro_rules! array_backend_tests {
             #[test]
             fn api_logical_or_float64() {
                 $crate::run_generated_test(backend(), "api.logical_or/float64", "api_logical_or_float64");
-            }
-            #[test]
-            fn api_floor_divide_int8() {
-                $crate::run_generated_test(backend(), "api.floor_divide/int8", "api_floor_divide_int8");
-            }
-            #[test]
-            fn api_floor_divide_int16() {
-                $crate::run_generated_test(backend(), "api.floor_divide/int16", "api_floor_divide_int16");
-            }
-            #[test]
-            fn api_floor_divide_int32() {
-                $crate::run_generated_test(backend(), "api.floor_divide/int32", "api_floor_divide_int32");
-            }
-            #[test]
-            fn api_floor_divide_int64() {
-                $crate::run_generated_test(backend(), "api.floor_divide/int64", "api_floor_divide_int64");
-            }
-            #[test]
-            fn api_floor_divide_uint8() {
-                $crate::run_generated_test(backend(), "api.floor_divide/uint8", "api_floor_divide_uint8");
-            }
-            #[test]
-            fn api_floor_divide_uint16() {
-                $crate::run_generated_test(backend(), "api.floor_divide/uint16", "api_floor_divide_uint16");
-            }
-            #[test]
-            fn api_floor_divide_uint32() {
-                $crate::run_generated_test(backend(), "api.floor_divide/uint32", "api_floor_divide_uint32");
-            }
-            #[test]
-            fn api_floor_divide_uint64() {
-                $crate::run_generated_test(backend(), "api.floor_divide/uint64", "api_floor_divide_uint64");
-            }
-            #[test]
-            fn api_floor_divide_float32() {
-                $crate::run_generated_test(backend(), "api.floor_divide/float32", "api_floor_divide_float32");
-            }
-            #[test]
-            fn api_floor_divide_float64() {
-                $crate::run_generated_test(backend(), "api.floor_divide/float64", "api_floor_divide_float64");
             }
             #[test]
             fn api_negative_int8() {

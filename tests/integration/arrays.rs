@@ -479,3 +479,37 @@ fn operands_on_two_backends_are_refused_by_name() {
         );
     }
 }
+
+#[test]
+fn floor_divide_is_numpys_divmod_quotient_on_every_backend() {
+    // NumPy 2: 1.0 // 0.1 == 9, inf // 3 is nan, 6 // -inf == -1, -7 // 2 == -4.
+    let a = [1.0, f64::INFINITY, 6.0, -7.0];
+    let b = [0.1, 3.0, f64::NEG_INFINITY, 2.0];
+    for backend in ["cpu", "sparse"] {
+        let x = Array::from_ndarray(
+            ArrayD::from_shape_vec(IxDyn(&[4]), a.to_vec()).unwrap(),
+            2,
+            Some(backend),
+        )
+        .unwrap();
+        let y = Array::from_ndarray(
+            ArrayD::from_shape_vec(IxDyn(&[4]), b.to_vec()).unwrap(),
+            2,
+            Some(backend),
+        )
+        .unwrap();
+        let q = x.floor_div(&y).unwrap().compute().unwrap().to_f64_vec();
+        assert_eq!(q[0], 9.0, "{backend}");
+        assert!(q[1].is_nan(), "{backend}: {}", q[1]);
+        assert_eq!(q[2], -1.0, "{backend}");
+        assert_eq!(q[3], -4.0, "{backend}");
+        // The identity with tessera's own `%`.
+        let r = x
+            .binary(tessera::program::BinaryOp::Rem, &y)
+            .unwrap()
+            .compute()
+            .unwrap()
+            .to_f64_vec();
+        assert!((q[0] * 0.1 + r[0] - 1.0).abs() < 1e-15, "{backend}: {r:?}");
+    }
+}

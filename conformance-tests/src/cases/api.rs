@@ -278,15 +278,6 @@ fn elementwise() -> Vec<Family> {
             one(r.0, tol, r.1)
         }));
     }
-    v.push(fam("floor_divide", numeric(), |s, g, d, v| {
-        let (sa, sb) = broadcast_pair(g);
-        let e = if v == 1 { g.pick(&numeric()) } else { d };
-        let (_, a, da) = arr(s, g, "a", &sa, d, v)?;
-        let (_, b, db) = arr(s, g, "b", &sb, e, v)?;
-        let r = a.floor_div(&b)?;
-        let tol = Tol::arithmetic(r.dtype());
-        one(r, tol, format!("{da}; {db}"))
-    }));
     for op in UnaryOp::ALL {
         let dtypes: Vec<DType> = DType::ALL
             .iter()

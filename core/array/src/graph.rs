@@ -58,8 +58,6 @@ pub(crate) enum Op {
     Unary(UnaryOp, Array),
     /// Binary op on same-shape operands.
     Binary(BinaryOp, Array, Array),
-    /// Floor division.
-    FloorDiv(Array, Array),
     /// `where`.
     Where(Array, Array, Array),
     /// Affine view: one [`AxisMap`] per *input* axis, in this node's coordinates.

@@ -266,10 +266,12 @@ fn read_file(path: &Path, required: bool) -> Result<Option<FileLayer>> {
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Error::Config(format!(
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::Config(format!(
             "TESSERA_CONFIG names {}, which does not exist; point it at a tessera.toml or unset it",
             path.display()
-        ))),
+        )))
+        }
         Err(e) => return Err(Error::io(path, e)),
     };
     let mut bytes = Vec::new();

@@ -213,23 +213,13 @@ impl Array {
         )
     }
 
-    /// Floor division `//`.
+    /// Floor division `//`, as NumPy's `floor_divide` (see [`BinaryOp::FloorDiv`]): on
+    /// floats the quotient of NumPy's `divmod`, so `a == (a // b) * b + a % b`.
+    ///
+    /// # Errors
+    /// Operands that do not broadcast, live on different backends, or are both `bool`.
     pub fn floor_div(&self, other: &Array) -> Result<Array> {
-        let v = Array::align("floor_divide", &[self, other])?;
-        let d = promote(v[0].dtype(), v[1].dtype());
-        if d == DType::Bool {
-            return Err(Error::dtype(
-                "floor_divide",
-                d,
-                "arithmetic on two bool operands; cast first",
-            ));
-        }
-        Ok(Array::new(
-            Op::FloorDiv(v[0].clone(), v[1].clone()),
-            d,
-            v[0].chunks().clone(),
-            self.backend().clone(),
-        ))
+        self.binary(BinaryOp::FloorDiv, other)
     }
 
     /// `where(self, a, b)`: `a` where `self` is true (nonzero), else `b`.

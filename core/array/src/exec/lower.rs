@@ -66,7 +66,6 @@ fn is_fusable(op: &Op) -> bool {
             | Op::Cast(_)
             | Op::Unary(..)
             | Op::Binary(..)
-            | Op::FloorDiv(..)
             | Op::Where(..)
             | Op::View(..)
             | Op::Concat(..)
@@ -785,11 +784,6 @@ impl Lowerer {
                 let nx = self.fuse(x, map, pb, leaves)?;
                 let ny = self.fuse(y, map, pb, leaves)?;
                 pb.binary(*op, nx, ny)
-            }
-            Op::FloorDiv(x, y) => {
-                let nx = self.fuse(x, map, pb, leaves)?;
-                let ny = self.fuse(y, map, pb, leaves)?;
-                pb.floor_div(nx, ny)
             }
             Op::Where(c, x, y) => {
                 let nc = self.fuse(c, map, pb, leaves)?;

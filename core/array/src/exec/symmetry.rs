@@ -107,9 +107,6 @@ impl Prover {
                             && self.equal(a1, mx, b2, my)
                             && self.equal(a2, mx, b1, my)))
             }
-            (Op::FloorDiv(a1, a2), Op::FloorDiv(b1, b2)) => {
-                self.equal(a1, mx, b1, my) && self.equal(a2, mx, b2, my)
-            }
             (Op::Where(c, a1, a2), Op::Where(d, b1, b2)) => {
                 self.equal(c, mx, d, my) && self.equal(a1, mx, b1, my) && self.equal(a2, mx, b2, my)
             }

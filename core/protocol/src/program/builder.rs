@@ -131,22 +131,17 @@ impl ProgramBuilder {
     /// Floor division (`//`): integer division rounding down, `floor(a / b)` on floats.
     pub fn floor_div(&mut self, a: NodeId, b: NodeId) -> Result<NodeId> {
         let (da, db) = (self.dtypes[a], self.dtypes[b]);
-        let common = self.operand_dtype(BinaryOp::Div, da, db)?;
+        let common = self.operand_dtype(BinaryOp::FloorDiv, da, db)?;
         let a = self.cast(a, common);
         let b = self.cast(b, common);
-        let q = self.push(
+        Ok(self.push(
             Node::Binary {
-                op: BinaryOp::Div,
+                op: BinaryOp::FloorDiv,
                 a,
                 b,
             },
             common,
-        );
-        if common.is_float() {
-            self.unary(UnaryOp::Floor, q)
-        } else {
-            Ok(q)
-        }
+        ))
     }
 
     /// The dtype both operands of `op` are cast to.

@@ -21,7 +21,10 @@ mod ops;
 pub use builder::ProgramBuilder;
 pub use eval::evaluate_with_primitives;
 pub use moments::{check_moments, check_packed, moments_shape, moments_with_primitives};
-pub use ops::{ipow_i64, py_fmod_f64, wrap_i64, BinaryOp, ReduceOp, UnaryOp};
+pub use ops::{
+    ipow_i64, py_floor_div_f32, py_floor_div_f64, py_fmod_f64, wrap_i64, BinaryOp, ReduceOp,
+    UnaryOp,
+};
 
 use crate::chunks::c_strides;
 use crate::dtype::{DType, Scalar};

@@ -41,6 +41,11 @@ pub enum BinaryOp {
     /// Modulo with the sign of the divisor (Python/NumPy `%`); `x % 0 == 0` for ints,
     /// NaN for floats.
     Rem,
+    /// Floor division `//` as NumPy's `floor_divide`: on floats the quotient of NumPy's
+    /// `divmod` ([`py_floor_div_f64`]), so `a == (a // b) * b + a % b` holds with [`Rem`]
+    /// (`1.0 // 0.1 == 9`, `inf // 3` is NaN, `6 // -inf == -1`); on integers the same as
+    /// integer [`Div`](BinaryOp::Div) (Python's floor; `x // 0 == 0`).
+    FloorDiv,
     /// Power; integer `x ** -n` is 0 unless `|x| == 1` (NumPy raises).
     Pow,
     /// NaN-propagating maximum (`np.maximum`).
@@ -222,12 +227,13 @@ impl UnaryOp {
 
 impl BinaryOp {
     /// Every binary op.
-    pub const ALL: [BinaryOp; 16] = [
+    pub const ALL: [BinaryOp; 17] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
         BinaryOp::Div,
         BinaryOp::Rem,
+        BinaryOp::FloorDiv,
         BinaryOp::Pow,
         BinaryOp::Maximum,
         BinaryOp::Minimum,
@@ -249,6 +255,7 @@ impl BinaryOp {
             BinaryOp::Mul => "multiply",
             BinaryOp::Div => "divide",
             BinaryOp::Rem => "remainder",
+            BinaryOp::FloorDiv => "floor_divide",
             BinaryOp::Pow => "power",
             BinaryOp::Maximum => "maximum",
             BinaryOp::Minimum => "minimum",
@@ -285,6 +292,7 @@ impl BinaryOp {
                 | BinaryOp::Mul
                 | BinaryOp::Div
                 | BinaryOp::Rem
+                | BinaryOp::FloorDiv
                 | BinaryOp::Pow
         )
     }
@@ -306,6 +314,7 @@ impl BinaryOp {
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
             BinaryOp::Rem => py_fmod_f64(a, b),
+            BinaryOp::FloorDiv => py_floor_div_f64(a, b),
             BinaryOp::Pow => a.powf(b),
             BinaryOp::Maximum => {
                 if a.is_nan() || b.is_nan() {
@@ -340,6 +349,7 @@ impl BinaryOp {
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
             BinaryOp::Rem => py_fmod_f64(a as f64, b as f64) as f32,
+            BinaryOp::FloorDiv => py_floor_div_f32(a, b),
             BinaryOp::Pow => a.powf(b),
             _ => self.apply_f64(a as f64, b as f64) as f32,
         }
@@ -351,7 +361,7 @@ impl BinaryOp {
             BinaryOp::Add => a.wrapping_add(b),
             BinaryOp::Sub => a.wrapping_sub(b),
             BinaryOp::Mul => a.wrapping_mul(b),
-            BinaryOp::Div => {
+            BinaryOp::Div | BinaryOp::FloorDiv => {
                 if b == 0 {
                     0
                 } else {
@@ -396,7 +406,7 @@ impl BinaryOp {
             BinaryOp::Add => a.wrapping_add(b),
             BinaryOp::Sub => a.wrapping_sub(b),
             BinaryOp::Mul => a.wrapping_mul(b),
-            BinaryOp::Div => a.checked_div(b).unwrap_or(0),
+            BinaryOp::Div | BinaryOp::FloorDiv => a.checked_div(b).unwrap_or(0),
             BinaryOp::Rem => a.checked_rem(b).unwrap_or(0),
             BinaryOp::Pow => {
                 let mut base = a;
@@ -422,6 +432,55 @@ impl BinaryOp {
             BinaryOp::And => u64::from(a != 0 && b != 0),
             BinaryOp::Or => u64::from(a != 0 || b != 0),
         }
+    }
+}
+
+/// NumPy's float `floor_divide`: the quotient of `npy_divmod`. With `m = fmod(a, b)`,
+/// `div = (a - m) / b`, lowered by one when `m` and `b` differ in sign, then rounded to the
+/// nearest integer (`floor`, plus one when more than a half below); a zero quotient takes
+/// the sign of `a / b`, and `b == 0` gives `a / b` (±inf or NaN). Unlike `floor(a / b)`,
+/// this keeps `a == (a // b) * b + a % b`: `1.0 // 0.1 == 9.0`, `inf // 3.0` is NaN,
+/// `6.0 // -inf == -1.0`.
+pub fn py_floor_div_f64(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f64.copysign(a / b)
+    }
+}
+
+/// [`py_floor_div_f64`] in single precision (NumPy's `npy_divmodf`).
+pub fn py_floor_div_f32(a: f32, b: f32) -> f32 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let f = div.floor();
+        if div - f > 0.5 {
+            f + 1.0
+        } else {
+            f
+        }
+    } else {
+        0.0f32.copysign(a / b)
     }
 }
 
@@ -559,6 +618,21 @@ mod tests {
         assert_eq!(py_fmod_f64(-7.0, 3.0), 2.0);
         assert_eq!(py_fmod_f64(7.5, -2.0), -0.5);
         assert!(py_fmod_f64(1.0, 0.0).is_nan());
+        // NumPy 2: np.floor_divide, np.remainder.
+        assert_eq!(py_floor_div_f64(1.0, 0.1), 9.0);
+        assert_eq!(py_fmod_f64(1.0, 0.1), 0.09999999999999995);
+        assert_eq!(py_floor_div_f64(6.0, f64::NEG_INFINITY), -1.0);
+        assert!(py_floor_div_f64(f64::INFINITY, 3.0).is_nan());
+        assert_eq!(py_floor_div_f64(-7.0, 2.0), -4.0);
+        assert_eq!(py_floor_div_f64(7.0, -2.0), -4.0);
+        assert_eq!(py_floor_div_f64(1.0, 0.0), f64::INFINITY);
+        assert!(py_floor_div_f64(0.0, 0.0).is_nan());
+        let z = py_floor_div_f64(-0.0, 5.0);
+        assert!(z == 0.0 && z.is_sign_negative());
+        let z = py_floor_div_f64(0.0, -5.0);
+        assert!(z == 0.0 && z.is_sign_negative());
+        assert_eq!(py_floor_div_f32(1.0, 0.1), 9.0);
+        assert!(py_floor_div_f32(f32::INFINITY, 3.0).is_nan());
     }
 
     #[test]
@@ -588,5 +662,84 @@ mod tests {
         assert_eq!(ReduceOp::Sum.result_dtype(DType::U8), DType::U64);
         assert_eq!(ReduceOp::Sum.result_dtype(DType::Bool), DType::I64);
         assert_eq!(ReduceOp::Max.result_dtype(DType::I8), DType::I8);
+    }
+
+    /// NumPy 2's `floor_divide` and `remainder`, from `tests/scripts/numpy_divmod_golden.py`,
+    /// compared bit for bit (NaN with NaN, zeros by sign), in float64 and through the
+    /// float32 definition where the values are exact in float32.
+    #[test]
+    fn floor_division_matches_numpy_goldens() {
+        let same = |x: f64, y: f64| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits();
+        let cases: &[(f64, f64, f64, f64)] = &[
+            (1.0, 0.1, 9.0, 0.09999999999999995),
+            (6.0, f64::NEG_INFINITY, -1.0, f64::NEG_INFINITY),
+            (f64::INFINITY, 3.0, f64::NAN, f64::NAN),
+            (-7.0, 2.0, -4.0, 1.0),
+            (7.0, -2.0, -4.0, -1.0),
+            (-0.0, 5.0, -0.0, 0.0),
+            (0.0, -5.0, -0.0, -0.0),
+            (1.0, 0.0, f64::INFINITY, f64::NAN),
+            (0.0, 0.0, f64::NAN, f64::NAN),
+            (-6.0, f64::INFINITY, -1.0, f64::INFINITY),
+            (6.0, f64::INFINITY, 0.0, 6.0),
+            (5.5, -0.5, -11.0, -0.0),
+            (-5.5, 0.25, -22.0, 0.0),
+            (1e+308, 1e-308, f64::INFINITY, 3.498445546245627e-309),
+            (-1e-308, 3.0, -1.0, 3.0),
+            (0.7, 0.1, 6.0, 0.09999999999999992),
+            (-3.0, f64::NEG_INFINITY, 0.0, -3.0),
+            (f64::NAN, 2.0, f64::NAN, f64::NAN),
+            (2.0, f64::NAN, f64::NAN, f64::NAN),
+            (f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NAN, f64::NAN),
+            (123456789.0, 0.001, 123456788999.0, 0.0009999974300393183),
+        ];
+        for &(a, b, q, r) in cases {
+            let (gq, gr) = (
+                BinaryOp::FloorDiv.apply_f64(a, b),
+                BinaryOp::Rem.apply_f64(a, b),
+            );
+            assert!(same(gq, q), "{a} // {b}: got {gq}, NumPy {q}");
+            assert!(same(gr, r), "{a} % {b}: got {gr}, NumPy {r}");
+        }
+    }
+
+    /// `a == (a // b) * b + a % b` up to rounding, the remainder has the sign of `b` and is
+    /// smaller than `|b|`, and the quotient is integral, on random finite pairs of every
+    /// magnitude; integers satisfy the identity exactly.
+    #[test]
+    fn floor_division_and_remainder_satisfy_the_divmod_identity() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            let mag = |w: u64| ((w % 2001) as f64 / 100.0 - 10.0).exp2() * 37.0;
+            let sign = |w: u64| if w & 1 == 0 { 1.0 } else { -1.0 };
+            let (wa, wb) = (next(), next());
+            let a = sign(wa) * mag(wa >> 1) * ((wa >> 20) % 1000) as f64 / 997.0;
+            let b = sign(wb) * mag(wb >> 1);
+            let (q, r) = (py_floor_div_f64(a, b), py_fmod_f64(a, b));
+            assert_eq!(q, q.floor(), "{a} // {b} = {q} is not integral");
+            assert!(r == 0.0 || (r < 0.0) == (b < 0.0), "{a} % {b} = {r}");
+            assert!(r.abs() <= b.abs(), "{a} % {b} = {r}");
+            let back = q * b + r;
+            assert!(
+                (back - a).abs()
+                    <= 4.0 * f64::EPSILON * a.abs().max(r.abs()).max(f64::MIN_POSITIVE),
+                "{a} != ({a} // {b}) * {b} + {a} % {b} = {back}"
+            );
+            let (ia, ib) = (
+                next() as i64 >> (next() % 60),
+                (next() as i64 >> (next() % 62)) | 1,
+            );
+            let (iq, ir) = (
+                BinaryOp::FloorDiv.apply_i64(ia, ib),
+                BinaryOp::Rem.apply_i64(ia, ib),
+            );
+            assert_eq!(iq.wrapping_mul(ib).wrapping_add(ir), ia, "{ia} divmod {ib}");
+        }
     }
 }
