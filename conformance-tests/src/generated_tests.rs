@@ -605,6 +605,10 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "negative/float64", "negative_float64");
             }
             #[test]
+            fn abs_bool() {
+                $crate::run_generated_test(backend(), "abs/bool", "abs_bool");
+            }
+            #[test]
             fn abs_int8() {
                 $crate::run_generated_test(backend(), "abs/int8", "abs_int8");
             }
@@ -693,6 +697,42 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "tanh/float64", "tanh_float64");
             }
             #[test]
+            fn floor_bool() {
+                $crate::run_generated_test(backend(), "floor/bool", "floor_bool");
+            }
+            #[test]
+            fn floor_int8() {
+                $crate::run_generated_test(backend(), "floor/int8", "floor_int8");
+            }
+            #[test]
+            fn floor_int16() {
+                $crate::run_generated_test(backend(), "floor/int16", "floor_int16");
+            }
+            #[test]
+            fn floor_int32() {
+                $crate::run_generated_test(backend(), "floor/int32", "floor_int32");
+            }
+            #[test]
+            fn floor_int64() {
+                $crate::run_generated_test(backend(), "floor/int64", "floor_int64");
+            }
+            #[test]
+            fn floor_uint8() {
+                $crate::run_generated_test(backend(), "floor/uint8", "floor_uint8");
+            }
+            #[test]
+            fn floor_uint16() {
+                $crate::run_generated_test(backend(), "floor/uint16", "floor_uint16");
+            }
+            #[test]
+            fn floor_uint32() {
+                $crate::run_generated_test(backend(), "floor/uint32", "floor_uint32");
+            }
+            #[test]
+            fn floor_uint64() {
+                $crate::run_generated_test(backend(), "floor/uint64", "floor_uint64");
+            }
+            #[test]
             fn floor_float32() {
                 $crate::run_generated_test(backend(), "floor/float32", "floor_float32");
             }
@@ -701,12 +741,92 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "floor/float64", "floor_float64");
             }
             #[test]
+            fn ceil_bool() {
+                $crate::run_generated_test(backend(), "ceil/bool", "ceil_bool");
+            }
+            #[test]
+            fn ceil_int8() {
+                $crate::run_generated_test(backend(), "ceil/int8", "ceil_int8");
+            }
+            #[test]
+            fn ceil_int16() {
+                $crate::run_generated_test(backend(), "ceil/int16", "ceil_int16");
+            }
+            #[test]
+            fn ceil_int32() {
+                $crate::run_generated_test(backend(), "ceil/int32", "ceil_int32");
+            }
+            #[test]
+            fn ceil_int64() {
+                $crate::run_generated_test(backend(), "ceil/int64", "ceil_int64");
+            }
+            #[test]
+            fn ceil_uint8() {
+                $crate::run_generated_test(backend(), "ceil/uint8", "ceil_uint8");
+            }
+            #[test]
+            fn ceil_uint16() {
+                $crate::run_generated_test(backend(), "ceil/uint16", "ceil_uint16");
+            }
+            #[test]
+            fn ceil_uint32() {
+                $crate::run_generated_test(backend(), "ceil/uint32", "ceil_uint32");
+            }
+            #[test]
+            fn ceil_uint64() {
+                $crate::run_generated_test(backend(), "ceil/uint64", "ceil_uint64");
+            }
+            #[test]
             fn ceil_float32() {
                 $crate::run_generated_test(backend(), "ceil/float32", "ceil_float32");
             }
             #[test]
             fn ceil_float64() {
                 $crate::run_generated_test(backend(), "ceil/float64", "ceil_float64");
+            }
+            #[test]
+            fn trunc_bool() {
+                $crate::run_generated_test(backend(), "trunc/bool", "trunc_bool");
+            }
+            #[test]
+            fn trunc_int8() {
+                $crate::run_generated_test(backend(), "trunc/int8", "trunc_int8");
+            }
+            #[test]
+            fn trunc_int16() {
+                $crate::run_generated_test(backend(), "trunc/int16", "trunc_int16");
+            }
+            #[test]
+            fn trunc_int32() {
+                $crate::run_generated_test(backend(), "trunc/int32", "trunc_int32");
+            }
+            #[test]
+            fn trunc_int64() {
+                $crate::run_generated_test(backend(), "trunc/int64", "trunc_int64");
+            }
+            #[test]
+            fn trunc_uint8() {
+                $crate::run_generated_test(backend(), "trunc/uint8", "trunc_uint8");
+            }
+            #[test]
+            fn trunc_uint16() {
+                $crate::run_generated_test(backend(), "trunc/uint16", "trunc_uint16");
+            }
+            #[test]
+            fn trunc_uint32() {
+                $crate::run_generated_test(backend(), "trunc/uint32", "trunc_uint32");
+            }
+            #[test]
+            fn trunc_uint64() {
+                $crate::run_generated_test(backend(), "trunc/uint64", "trunc_uint64");
+            }
+            #[test]
+            fn trunc_float32() {
+                $crate::run_generated_test(backend(), "trunc/float32", "trunc_float32");
+            }
+            #[test]
+            fn trunc_float64() {
+                $crate::run_generated_test(backend(), "trunc/float64", "trunc_float64");
             }
             #[test]
             fn round_int8() {
@@ -3025,6 +3145,10 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.negative/float64", "api_negative_float64");
             }
             #[test]
+            fn api_abs_bool() {
+                $crate::run_generated_test(backend(), "api.abs/bool", "api_abs_bool");
+            }
+            #[test]
             fn api_abs_int8() {
                 $crate::run_generated_test(backend(), "api.abs/int8", "api_abs_int8");
             }
@@ -3415,6 +3539,50 @@ macro_rules! array_backend_tests {
             #[test]
             fn api_ceil_float64() {
                 $crate::run_generated_test(backend(), "api.ceil/float64", "api_ceil_float64");
+            }
+            #[test]
+            fn api_trunc_bool() {
+                $crate::run_generated_test(backend(), "api.trunc/bool", "api_trunc_bool");
+            }
+            #[test]
+            fn api_trunc_int8() {
+                $crate::run_generated_test(backend(), "api.trunc/int8", "api_trunc_int8");
+            }
+            #[test]
+            fn api_trunc_int16() {
+                $crate::run_generated_test(backend(), "api.trunc/int16", "api_trunc_int16");
+            }
+            #[test]
+            fn api_trunc_int32() {
+                $crate::run_generated_test(backend(), "api.trunc/int32", "api_trunc_int32");
+            }
+            #[test]
+            fn api_trunc_int64() {
+                $crate::run_generated_test(backend(), "api.trunc/int64", "api_trunc_int64");
+            }
+            #[test]
+            fn api_trunc_uint8() {
+                $crate::run_generated_test(backend(), "api.trunc/uint8", "api_trunc_uint8");
+            }
+            #[test]
+            fn api_trunc_uint16() {
+                $crate::run_generated_test(backend(), "api.trunc/uint16", "api_trunc_uint16");
+            }
+            #[test]
+            fn api_trunc_uint32() {
+                $crate::run_generated_test(backend(), "api.trunc/uint32", "api_trunc_uint32");
+            }
+            #[test]
+            fn api_trunc_uint64() {
+                $crate::run_generated_test(backend(), "api.trunc/uint64", "api_trunc_uint64");
+            }
+            #[test]
+            fn api_trunc_float32() {
+                $crate::run_generated_test(backend(), "api.trunc/float32", "api_trunc_float32");
+            }
+            #[test]
+            fn api_trunc_float64() {
+                $crate::run_generated_test(backend(), "api.trunc/float64", "api_trunc_float64");
             }
             #[test]
             fn api_round_int8() {

@@ -185,3 +185,46 @@ fn integer_and_bool_reductions_match_a_wrapping_loop() {
         }
     }
 }
+
+/// NumPy 2: `floor`, `ceil` and `trunc` of integer and bool arrays keep the dtype (an
+/// integer is its own floor), `abs` of bool is bool; `-bool` and `round(bool)` (float16
+/// in NumPy, a dtype tessera lacks) are refused.
+#[test]
+fn floor_ceil_trunc_keep_integer_and_bool_dtypes_as_numpy_2() {
+    let ints = Array::arange(-3.0, 4.0, 1.0, DType::I8, 3, Some("cpu")).unwrap();
+    let floats = ints
+        .astype(DType::F64)
+        .binary_scalar(BinaryOp::Div, Scalar::F64(2.0), false)
+        .unwrap();
+    let bools = ints
+        .binary_scalar(BinaryOp::Gt, Scalar::I64(0), false)
+        .unwrap();
+    for op in [UnaryOp::Floor, UnaryOp::Ceil, UnaryOp::Trunc] {
+        for backend in ["cpu", "sparse"] {
+            let x = ints.to_backend(backend).unwrap().unary(op).unwrap();
+            assert_eq!(x.dtype(), DType::I8, "{op:?} {backend}");
+            assert_eq!(
+                x.compute().unwrap(),
+                ints.compute().unwrap(),
+                "{op:?} {backend}"
+            );
+            let b = bools.to_backend(backend).unwrap().unary(op).unwrap();
+            assert_eq!(b.dtype(), DType::Bool, "{op:?} {backend}");
+            assert_eq!(
+                b.compute().unwrap(),
+                bools.compute().unwrap(),
+                "{op:?} {backend}"
+            );
+        }
+    }
+    // On -1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5.
+    let f = |op| floats.unary(op).unwrap().compute().unwrap().to_f64_vec();
+    assert_eq!(f(UnaryOp::Floor), [-2.0, -1.0, -1.0, 0.0, 0.0, 1.0, 1.0]);
+    assert_eq!(f(UnaryOp::Ceil), [-1.0, -1.0, -0.0, 0.0, 1.0, 1.0, 2.0]);
+    assert_eq!(f(UnaryOp::Trunc), [-1.0, -1.0, -0.0, 0.0, 0.0, 1.0, 1.0]);
+    let a = bools.unary(UnaryOp::Abs).unwrap();
+    assert_eq!(a.dtype(), DType::Bool);
+    assert_eq!(a.compute().unwrap(), bools.compute().unwrap());
+    assert!(bools.unary(UnaryOp::Neg).is_err());
+    assert!(bools.unary(UnaryOp::Round).is_err());
+}

@@ -20,6 +20,8 @@ pub enum UnaryOp {
     Tanh,
     Floor,
     Ceil,
+    /// Rounds towards zero (`np.trunc`).
+    Trunc,
     /// Round half to even (NumPy's `round`).
     Round,
     /// Logical not (operand bool).
@@ -88,7 +90,7 @@ pub enum ReduceOp {
 
 impl UnaryOp {
     /// Every unary op.
-    pub const ALL: [UnaryOp; 14] = [
+    pub const ALL: [UnaryOp; 15] = [
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Sqrt,
@@ -99,6 +101,7 @@ impl UnaryOp {
         UnaryOp::Tanh,
         UnaryOp::Floor,
         UnaryOp::Ceil,
+        UnaryOp::Trunc,
         UnaryOp::Round,
         UnaryOp::Not,
         UnaryOp::IsNan,
@@ -118,6 +121,7 @@ impl UnaryOp {
             UnaryOp::Tanh => "tanh",
             UnaryOp::Floor => "floor",
             UnaryOp::Ceil => "ceil",
+            UnaryOp::Trunc => "trunc",
             UnaryOp::Round => "round",
             UnaryOp::Not => "logical_not",
             UnaryOp::IsNan => "isnan",
@@ -143,11 +147,14 @@ impl UnaryOp {
         match self {
             UnaryOp::Not => Some(DType::Bool),
             UnaryOp::IsNan | UnaryOp::IsFinite => Some(x),
-            UnaryOp::Neg | UnaryOp::Abs if x == DType::Bool => None,
+            // NumPy 2: `-bool` raises; `abs`, `floor`, `ceil` and `trunc` keep every dtype
+            // (an integer or bool is its own floor); `round(bool)` is float16 there, a
+            // dtype tessera does not have, so it is refused.
+            UnaryOp::Neg if x == DType::Bool => None,
             UnaryOp::Neg | UnaryOp::Abs => Some(x),
             UnaryOp::Round if x == DType::Bool => None,
             UnaryOp::Round => Some(x),
-            UnaryOp::Floor | UnaryOp::Ceil if x.is_float() => Some(x),
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc => Some(x),
             _ => Some(x.float_result()),
         }
     }
@@ -173,6 +180,7 @@ impl UnaryOp {
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Trunc => x.trunc(),
             UnaryOp::Round => x.round_ties_even(),
             UnaryOp::Not => f64::from(u8::from(x == 0.0)),
             UnaryOp::IsNan => f64::from(u8::from(x.is_nan())),
@@ -193,6 +201,7 @@ impl UnaryOp {
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Floor => x.floor(),
             UnaryOp::Ceil => x.ceil(),
+            UnaryOp::Trunc => x.trunc(),
             UnaryOp::Round => x.round_ties_even(),
             UnaryOp::Not => f32::from(u8::from(x == 0.0)),
             UnaryOp::IsNan => f32::from(u8::from(x.is_nan())),
@@ -208,7 +217,7 @@ impl UnaryOp {
             UnaryOp::Not => i64::from(x == 0),
             UnaryOp::IsNan => 0,
             UnaryOp::IsFinite => 1,
-            // Round/Floor/Ceil of an integer is the integer.
+            // Round/Floor/Ceil/Trunc of an integer is the integer.
             _ => x,
         }
     }
