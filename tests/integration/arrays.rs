@@ -513,3 +513,20 @@ fn floor_divide_is_numpys_divmod_quotient_on_every_backend() {
         assert!((q[0] * 0.1 + r[0] - 1.0).abs() < 1e-15, "{backend}: {r:?}");
     }
 }
+
+#[test]
+fn slices_with_steps_at_the_ends_of_i64_take_one_element() {
+    let x = Array::arange(0.0, 10.0, 1.0, DType::I64, 3, Some("cpu")).unwrap();
+    for (step, want) in [(i64::MAX, 0.0), (i64::MIN, 9.0), (i64::MIN + 1, 9.0)] {
+        let y = x.slice(&[Index::step(step)]).unwrap();
+        assert_eq!(y.shape(), vec![1], "step {step}");
+        assert_eq!(y.compute().unwrap().to_f64_vec(), vec![want], "step {step}");
+        // Composed with another slice, the huge step never reaches the arithmetic.
+        let z = y.slice(&[Index::step(-2)]).unwrap();
+        assert_eq!(z.compute().unwrap().to_f64_vec(), vec![want], "step {step}");
+    }
+    let e = x
+        .slice(&[Index::slice(Some(i64::MAX), None, i64::MAX)])
+        .unwrap();
+    assert_eq!(e.shape(), vec![0]);
+}

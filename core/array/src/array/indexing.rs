@@ -85,17 +85,17 @@ pub(crate) fn normalize_slice(
     };
     let s = start.map_or(lo_default, clamp);
     let e = stop.map_or(hi_default, clamp);
-    let len = if step > 0 {
-        if e > s {
-            (e - s + step - 1) / step
-        } else {
-            0
-        }
-    } else if s > e {
-        (s - e + (-step) - 1) / (-step)
+    // Counted without overflow for any step, `i64::MIN` and `i64::MAX` included: the span
+    // `|e - s|` is at most `n + 1`, and `unsigned_abs` has no overflowing case.
+    let span = if step > 0 { e - s } else { s - e };
+    let len = if span > 0 {
+        (span - 1) as u64 / step.unsigned_abs() + 1
     } else {
         0
     };
+    // One element or none: the step is never used, and a canonical 1 keeps a huge step out
+    // of later map compositions (`x[::i64::MAX][::2]`).
+    let step = if len <= 1 { 1 } else { step };
     (s, step, len as usize)
 }
 
@@ -245,12 +245,14 @@ fn view_axis_chunks(offsets: &[usize], start: i64, step: i64, len: usize) -> Vec
         // Input chunk k containing c: offsets[k] <= c < offsets[k+1].
         let k = offsets.partition_point(|&o| o as i64 <= c) - 1;
         let (lo, hi) = (offsets[k] as i64, offsets[k + 1] as i64);
+        // Largest i with start + step*i inside [lo, hi), in i128 so that no step overflows.
+        let (start_w, step_w) = (i128::from(start), i128::from(step));
         let end = if step > 0 {
-            // Largest i with start + step*i < hi.
-            ((hi - start + step - 1) / step).min(len)
+            (i128::from(hi) - start_w + step_w - 1) / step_w
         } else {
-            ((start - lo) / (-step) + 1).min(len)
+            (start_w - i128::from(lo)) / -step_w + 1
         };
+        let end = end.min(i128::from(len)) as i64;
         out.push((end - i) as usize);
         i = end;
     }
@@ -264,13 +266,76 @@ fn view_axis_chunks(offsets: &[usize], start: i64, step: i64, len: usize) -> Vec
 mod tests {
     use super::*;
 
+    /// Steps at the ends of `i64` count like Python's `slice.indices` and never overflow.
+    #[test]
+    fn huge_steps_select_the_first_element_or_none() {
+        for n in [0usize, 1, 5, 1000] {
+            let one = usize::from(n > 0);
+            assert_eq!(normalize_slice(None, None, i64::MAX, n).2, one, "n={n}");
+            assert_eq!(normalize_slice(None, None, i64::MIN, n).2, one, "n={n}");
+            assert_eq!(normalize_slice(None, None, i64::MIN + 1, n).2, one, "n={n}");
+            assert_eq!(
+                normalize_slice(Some(i64::MIN), Some(i64::MAX), i64::MAX, n).2,
+                one
+            );
+            assert_eq!(
+                normalize_slice(Some(i64::MAX), Some(i64::MIN), i64::MIN, n).2,
+                one
+            );
+            assert_eq!(normalize_slice(Some(i64::MAX), None, 1, n).2, 0);
+            assert_eq!(normalize_slice(Some(i64::MIN), None, -1, n).2, 0);
+        }
+        // x[::MIN] of 5 elements is [x[4]]; x[::MAX] is [x[0]].
+        assert_eq!(normalize_slice(None, None, i64::MIN, 5), (4, 1, 1));
+        assert_eq!(normalize_slice(None, None, i64::MAX, 5), (0, 1, 1));
+        // Exhaustive against Python's definition on small cases.
+        for n in 0..7usize {
+            for step in [-7i64, -3, -2, -1, 1, 2, 3, 7] {
+                for start in [None, Some(-9), Some(-2), Some(0), Some(3), Some(9)] {
+                    for stop in [None, Some(-9), Some(-1), Some(0), Some(4), Some(9)] {
+                        let (s, st, len) = normalize_slice(start, stop, step, n);
+                        let want = python_indices(start, stop, step, n as i64);
+                        let got: Vec<i64> = (0..len as i64).map(|i| s + st * i).collect();
+                        assert_eq!(got, want, "{start:?}:{stop:?}:{step} of {n}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// `range(*slice(start, stop, step).indices(n))`, written out.
+    fn python_indices(start: Option<i64>, stop: Option<i64>, step: i64, n: i64) -> Vec<i64> {
+        let adj = |v: i64, lo: i64, hi: i64| {
+            let v = if v < 0 { v + n } else { v };
+            v.clamp(lo, hi)
+        };
+        let (s, e) = if step > 0 {
+            (
+                start.map_or(0, |v| adj(v, 0, n)),
+                stop.map_or(n, |v| adj(v, 0, n)),
+            )
+        } else {
+            (
+                start.map_or(n - 1, |v| adj(v, -1, n - 1)),
+                stop.map_or(-1, |v| adj(v, -1, n - 1)),
+            )
+        };
+        let mut out = Vec::new();
+        let mut i = s;
+        while (step > 0 && i < e) || (step < 0 && i > e) {
+            out.push(i);
+            i += step;
+        }
+        out
+    }
+
     #[test]
     fn python_slice_semantics() {
         assert_eq!(normalize_slice(None, None, 1, 5), (0, 1, 5));
         assert_eq!(normalize_slice(None, None, -1, 5), (4, -1, 5));
         assert_eq!(normalize_slice(None, None, 2, 5), (0, 2, 3));
         assert_eq!(normalize_slice(Some(-2), None, 1, 5), (3, 1, 2));
-        assert_eq!(normalize_slice(Some(1), Some(-1), -1, 5), (1, -1, 0));
+        assert_eq!(normalize_slice(Some(1), Some(-1), -1, 5), (1, 1, 0)); // empty: step 1
         assert_eq!(normalize_slice(Some(10), Some(-10), -3, 5), (4, -3, 2));
         assert_eq!(normalize_slice(None, None, 1, 0), (0, 1, 0));
     }
