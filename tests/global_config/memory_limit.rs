@@ -15,3 +15,14 @@ fn memory_limit_refuses_over_budget_plans() {
         "{err}"
     );
 }
+
+#[test]
+fn a_chunk_grid_over_the_memory_budget_is_refused_at_creation() {
+    let _serial = crate::serial();
+    let _g = tessera::config::set(&[("memory-limit", "1MB")]).unwrap();
+    // 100,000 tasks of about 512 bytes each is 51 MB of plan before any data.
+    let err = Array::ones(&[100_000], DType::F64, 1, Some("cpu")).unwrap_err();
+    assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
+    assert!(err.to_string().contains("use larger chunks"), "{err}");
+    assert!(Array::ones(&[100_000], DType::F64, 10_000, Some("cpu")).is_ok());
+}

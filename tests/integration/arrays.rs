@@ -530,3 +530,29 @@ fn slices_with_steps_at_the_ends_of_i64_take_one_element() {
         .unwrap();
     assert_eq!(e.shape(), vec![0]);
 }
+
+#[test]
+fn impossible_shapes_and_chunk_grids_are_refused_at_creation() {
+    let big = 1usize << 32;
+    // Wrapped to size 0 (and a sum of 0) before.
+    let e = Array::zeros(
+        &[big, big, 4],
+        DType::F64,
+        tessera::ChunkSpec::Auto,
+        Some("cpu"),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("2^60 elements"), "{e}");
+    // A grid the plan cannot hold: refused before it is built, not by aborting.
+    let e = Array::zeros(&[1 << 45], DType::U8, 1, Some("cpu")).unwrap_err();
+    assert!(e.to_string().contains("2^24 chunks"), "{e}");
+    // Broadcasting multiplies grids: an outer sum of 2^13 x 2^13 one-element chunks.
+    let v = Array::zeros(&[1 << 13], DType::F64, 1, Some("cpu")).unwrap();
+    let col = v.reshape(&[1 << 13, 1]).unwrap();
+    let row = v.reshape(&[1, 1 << 13]).unwrap();
+    let e = (&col + &row).unwrap_err();
+    assert!(e.to_string().contains("2^24 chunks"), "{e}");
+    // Negative chunk sizes other than -1.
+    let e = Array::zeros(&[4, 4], DType::F64, [-3i64, 2], Some("cpu")).unwrap_err();
+    assert!(e.to_string().contains("-3 is negative"), "{e}");
+}

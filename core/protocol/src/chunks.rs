@@ -21,9 +21,75 @@ use crate::error::{Error, Result};
 /// The shape of an array: one length per axis.
 pub type Shape = Vec<usize>;
 
-/// Number of elements of a shape (1 for 0-d).
+/// Number of elements of a shape (1 for 0-d). Callers pass shapes of arrays that exist,
+/// whose element count [`Chunks::new`] and [`ChunkSpec::resolve`] have checked; for a
+/// shape from elsewhere use [`checked_numel`].
 pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
+}
+
+/// Number of elements of a shape, or `None` when it overflows `usize`.
+pub fn checked_numel(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &n| acc.checked_mul(n))
+}
+
+/// The most elements an array may have (2^60): its size in bytes then fits an `i64` for
+/// every dtype, so no byte count in a plan can overflow.
+pub const MAX_ELEMENTS: usize = 1 << 60;
+
+/// The most chunks an array may have when no `memory-limit` is set (2^24, about 16.8
+/// million): a plan that large already takes gigabytes before any data, and the chunk
+/// size lists of a larger grid would be allocated before anything could refuse it.
+pub const MAX_CHUNKS: u64 = 1 << 24;
+
+/// About how many bytes one chunk's task takes in a plan (task record, program, dependency
+/// lists): a grid of more than `memory-limit / TASK_BYTES` chunks is refused.
+pub const TASK_BYTES: u64 = 512;
+
+/// Checks that an array of `shape` can exist: its element count fits [`MAX_ELEMENTS`].
+pub fn check_shape(op: &str, shape: &[usize]) -> Result<()> {
+    match checked_numel(shape) {
+        Some(n) if n <= MAX_ELEMENTS => Ok(()),
+        _ => Err(Error::invalid(
+            op,
+            format!(
+                "shape {shape:?} has more than 2^60 elements (or its element count overflows); \
+                 no array that large can be computed"
+            ),
+        )),
+    }
+}
+
+/// Checks a chunk grid of `counts` chunks per axis against what a plan can hold: at most
+/// [`MAX_CHUNKS`], and with `memory-limit` set, at most `memory-limit / TASK_BYTES`.
+/// Called before any per-chunk structure is allocated.
+pub fn check_grid(shape: &[usize], counts: &[u64]) -> Result<()> {
+    let total = counts
+        .iter()
+        .try_fold(1u64, |acc, &c| acc.checked_mul(c.max(1)));
+    let limit = crate::config::memory_limit()?;
+    let fits = |t: u64| match limit {
+        Some(bytes) => t.saturating_mul(TASK_BYTES) <= bytes,
+        None => true,
+    };
+    match total {
+        Some(t) if t <= MAX_CHUNKS && fits(t) => Ok(()),
+        Some(t) if t <= MAX_CHUNKS => Err(Error::MemoryLimit {
+            projected: t.saturating_mul(TASK_BYTES),
+            limit: limit.unwrap_or(u64::MAX),
+            advice: format!(
+                "shape {shape:?} in {counts:?} chunks per axis is {t} tasks before any data; \
+                 use larger chunks"
+            ),
+        }),
+        _ => Err(Error::invalid(
+            "chunks",
+            format!(
+                "shape {shape:?} in {counts:?} chunks per axis is more than 2^24 chunks; a \
+                 task graph that large cannot be held in memory; use larger chunks"
+            ),
+        )),
+    }
 }
 
 /// C-order (row-major) strides in elements.
@@ -69,8 +135,19 @@ impl Chunks {
                 ),
             ));
         }
+        check_shape("chunks", shape)?;
+        let counts: Vec<u64> = sizes.iter().map(|s| s.len() as u64).collect();
+        check_grid(shape, &counts)?;
         for (axis, (s, &n)) in sizes.iter().zip(shape).enumerate() {
-            let total: usize = s.iter().sum();
+            let total = s
+                .iter()
+                .try_fold(0usize, |acc, &c| acc.checked_add(c))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "chunks",
+                        format!("axis {axis}: the chunk sizes add up to more than usize::MAX"),
+                    )
+                })?;
             if total != n {
                 return Err(Error::invalid(
                     "chunks",
@@ -221,6 +298,9 @@ pub enum AxisChunks {
     Whole,
     /// Chosen from the byte target.
     Auto,
+    /// A negative size other than `-1` in Dask spelling (`[i64; N]`): refused when the
+    /// spec is resolved, with the value.
+    Negative(i64),
 }
 
 /// A user's chunk spec, normalised against a shape and dtype by [`ChunkSpec::resolve`].
@@ -254,17 +334,15 @@ impl<const N: usize> From<[usize; N]> for ChunkSpec {
     }
 }
 
-/// Dask spelling: `-1` is the whole axis.
+/// Dask spelling: `-1` is the whole axis; any other negative size is refused when resolved.
 impl<const N: usize> From<[i64; N]> for ChunkSpec {
     fn from(v: [i64; N]) -> Self {
         ChunkSpec::PerAxis(
             v.iter()
-                .map(|&s| {
-                    if s < 0 {
-                        AxisChunks::Whole
-                    } else {
-                        AxisChunks::Size(s as usize)
-                    }
+                .map(|&s| match s {
+                    -1 => AxisChunks::Whole,
+                    s if s < 0 => AxisChunks::Negative(s),
+                    s => AxisChunks::Size(s as usize),
                 })
                 .collect(),
         )
@@ -323,6 +401,19 @@ impl ChunkSpec {
                 v.clone()
             }
         };
+        check_shape("chunks", shape)?;
+        // Refuse a grid the plan could not hold before allocating per-chunk sizes (auto
+        // axes count as one here and are checked once their edge is chosen, below).
+        let counts: Vec<u64> = axes
+            .iter()
+            .zip(shape)
+            .map(|(spec, &n)| match spec {
+                AxisChunks::Size(s) if *s > 0 => n.div_ceil(*s) as u64,
+                AxisChunks::Explicit(v) => v.len() as u64,
+                _ => 1,
+            })
+            .collect();
+        check_grid(shape, &counts)?;
         let mut sizes: Vec<Option<Vec<usize>>> = Vec::with_capacity(shape.len());
         for (axis, (spec, &n)) in axes.iter().zip(shape).enumerate() {
             sizes.push(match spec {
@@ -330,6 +421,12 @@ impl ChunkSpec {
                     return Err(Error::invalid(
                         "chunks",
                         format!("axis {axis}: chunk size must be at least 1 (use -1/Whole for the whole axis)"),
+                    ))
+                }
+                AxisChunks::Negative(v) => {
+                    return Err(Error::invalid(
+                        "chunks",
+                        format!("axis {axis}: chunk size {v} is negative; use -1 for the whole axis or a positive size"),
                     ))
                 }
                 AxisChunks::Size(s) => Some(split_axis(n, *s)),
@@ -380,6 +477,13 @@ impl ChunkSpec {
                 remaining.retain(|a| !small.contains(a));
                 budget_left = budget_left.max(1.0);
             }
+            let counts: Vec<u64> = (0..shape.len())
+                .map(|a| match &sizes[a] {
+                    Some(v) => v.len() as u64,
+                    None => shape[a].div_ceil(chosen[a].max(1)) as u64,
+                })
+                .collect();
+            check_grid(shape, &counts)?;
             for &a in &auto_axes {
                 sizes[a] = Some(balanced_split(shape[a], chosen[a]));
             }
@@ -444,6 +548,76 @@ pub fn format_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Shapes and chunkings at the edges of `usize`: never a panic or an allocation of
+    /// the grid before the check; either valid chunks that tile the shape, or an error.
+    #[test]
+    fn sizes_near_the_overflow_limits_are_checked_not_wrapped() {
+        let big = 1usize << 32;
+        // 2^32 * 2^32 * 4 elements wrapped to 0 before.
+        let e = ChunkSpec::Auto
+            .resolve(&[big, big, 4], 8, 128 << 20)
+            .unwrap_err();
+        assert!(e.to_string().contains("2^60"), "{e}");
+        // A chunk list whose sum wraps.
+        let e = Chunks::new(&[1], vec![vec![usize::MAX, 2]]).unwrap_err();
+        assert!(e.to_string().contains("add up to more than"), "{e}");
+        // 2^45 chunks of one element: refused before a 2^45-entry vector is built.
+        let e = ChunkSpec::Uniform(1)
+            .resolve(&[1 << 45], 8, 128 << 20)
+            .unwrap_err();
+        assert!(e.to_string().contains("2^24 chunks"), "{e}");
+        // The same through auto chunks of a huge array.
+        let e = ChunkSpec::Auto.resolve(&[1 << 59], 8, 1 << 10).unwrap_err();
+        assert!(e.to_string().contains("2^24 chunks"), "{e}");
+        // Negative sizes other than -1.
+        let e = ChunkSpec::from([-2i64, 3])
+            .resolve(&[4, 6], 8, 1 << 20)
+            .unwrap_err();
+        assert!(e.to_string().contains("-2 is negative"), "{e}");
+        assert_eq!(
+            ChunkSpec::from([-1i64, 3])
+                .resolve(&[4, 6], 8, 1 << 20)
+                .unwrap()
+                .grid(),
+            vec![1, 2]
+        );
+        // Random shapes and chunk sizes of every magnitude.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..2_000 {
+            let ndim = (next() % 4) as usize;
+            let shape: Vec<usize> = (0..ndim)
+                .map(|_| match next() % 4 {
+                    0 => (next() % 10) as usize,
+                    1 => 1usize << (next() % 64),
+                    2 => usize::MAX - (next() % 3) as usize,
+                    _ => (next() >> (next() % 64)) as usize,
+                })
+                .collect();
+            let spec = match next() % 3 {
+                // Sizes relative to the axes, so that a valid grid stays small to build.
+                0 => ChunkSpec::Uniform(shape.first().copied().unwrap_or(1) >> (next() % 8)),
+                1 => ChunkSpec::Auto,
+                _ => ChunkSpec::PerAxis(
+                    shape
+                        .iter()
+                        .map(|&n| AxisChunks::Size((n >> (next() % 8)).max(1)))
+                        .collect(),
+                ),
+            };
+            if let Ok(c) = spec.resolve(&shape, 8, 128 << 20) {
+                assert_eq!(c.shape(), shape, "{spec:?}");
+                assert!(c.count() as u64 <= MAX_CHUNKS);
+                assert!(checked_numel(&shape).is_some_and(|n| n <= MAX_ELEMENTS));
+            }
+        }
+    }
 
     #[test]
     fn uniform_and_whole() {
