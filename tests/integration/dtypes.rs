@@ -228,3 +228,140 @@ fn floor_ceil_trunc_keep_integer_and_bool_dtypes_as_numpy_2() {
     assert!(bools.unary(UnaryOp::Neg).is_err());
     assert!(bools.unary(UnaryOp::Round).is_err());
 }
+
+/// NEP 50 / NumPy 2 for integer scalars of every magnitude against every integer dtype:
+/// comparisons are mathematically exact, true division uses the exact value, logical ops
+/// the scalar's truth, arithmetic wraps within the dtype when the scalar fits and is an
+/// error when it does not (NumPy 2 raises OverflowError). The rule table is in
+/// `tessera::dtype::weak_int_out_of_range`.
+#[test]
+fn integer_scalars_follow_numpy_2_at_every_magnitude() {
+    use tessera::dtype::{int_range, int_value};
+    let ints = [
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::U8,
+        DType::U16,
+        DType::U32,
+        DType::U64,
+    ];
+    let mut g = Gen::new(50);
+    let mut scalars: Vec<Scalar> = vec![Scalar::U64(u64::MAX), Scalar::I64(i64::MIN)];
+    for d in ints {
+        let (lo, hi) = int_range(d).unwrap();
+        for v in [lo - 1, lo, hi, hi + 1, 0, -1] {
+            if let Ok(v) = i64::try_from(v) {
+                scalars.push(Scalar::I64(v));
+            } else if let Ok(v) = u64::try_from(v) {
+                scalars.push(Scalar::U64(v));
+            }
+        }
+    }
+    for _ in 0..40 {
+        let shift = g.below(64) as u32;
+        let v = (g.next_u64() as i64) >> shift;
+        scalars.push(Scalar::I64(v));
+    }
+    for d in ints {
+        let (lo, hi) = int_range(d).unwrap();
+        let xs: Vec<i128> = vec![lo, lo + 1, 0, 1, hi - 1, hi];
+        let x = Array::from_host(
+            HostArray::I64(
+                ndarray::ArrayD::from_shape_vec(
+                    ndarray::IxDyn(&[xs.len()]),
+                    xs.iter().map(|&v| v as i64).collect(),
+                )
+                .unwrap(),
+            )
+            .cast(d),
+            2,
+            Some("cpu"),
+        )
+        .unwrap();
+        // The elements as the dtype holds them (u64::MAX is -1 in the i64 above).
+        let held: Vec<i128> = (0..xs.len())
+            .map(|i| int_value(&x.compute().unwrap().get_flat(i).unwrap()).unwrap())
+            .collect();
+        for &s in &scalars {
+            let v = int_value(&s).unwrap();
+            let fits = (lo..=hi).contains(&v);
+            let ctx = format!("{d} with scalar {s}");
+            for (op, f) in [
+                (BinaryOp::Lt, (|a, b| a < b) as fn(i128, i128) -> bool),
+                (BinaryOp::Le, |a, b| a <= b),
+                (BinaryOp::Gt, |a, b| a > b),
+                (BinaryOp::Ge, |a, b| a >= b),
+                (BinaryOp::Eq, |a, b| a == b),
+                (BinaryOp::Ne, |a, b| a != b),
+            ] {
+                for left in [false, true] {
+                    let got = x.binary_scalar(op, s, left).unwrap().compute().unwrap();
+                    let want: Vec<f64> = held
+                        .iter()
+                        .map(|&e| f64::from(u8::from(if left { f(v, e) } else { f(e, v) })))
+                        .collect();
+                    assert_eq!(got.to_f64_vec(), want, "{ctx}: {op:?} left={left}");
+                }
+            }
+            let q = x.binary_scalar(BinaryOp::Div, s, false).unwrap();
+            assert_eq!(q.dtype(), DType::F64, "{ctx}");
+            let want: Vec<f64> = held.iter().map(|&e| e as f64 / v as f64).collect();
+            let got = q.compute().unwrap().to_f64_vec();
+            for (a, b) in got.iter().zip(&want) {
+                assert!(
+                    a == b || (a.is_nan() && b.is_nan()),
+                    "{ctx}: / gives {got:?}, want {want:?}"
+                );
+            }
+            let and = x
+                .binary_scalar(BinaryOp::And, s, false)
+                .unwrap()
+                .compute()
+                .unwrap();
+            let want: Vec<f64> = held
+                .iter()
+                .map(|&e| f64::from(u8::from(e != 0 && v != 0)))
+                .collect();
+            assert_eq!(and.to_f64_vec(), want, "{ctx}: logical_and");
+            let add = x.binary_scalar(BinaryOp::Add, s, false);
+            if fits {
+                let got = add.unwrap();
+                assert_eq!(got.dtype(), d, "{ctx}");
+                let span = hi - lo + 1;
+                let want: Vec<f64> = held
+                    .iter()
+                    .map(|&e| ((e + v - lo).rem_euclid(span) + lo) as f64)
+                    .collect();
+                assert_eq!(got.compute().unwrap().to_f64_vec(), want, "{ctx}: + wraps");
+            } else {
+                let e = add.unwrap_err().to_string();
+                assert!(
+                    e.contains("out of bounds") && e.contains(d.name()),
+                    "{ctx}: {e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn clip_bounds_beyond_the_dtype_follow_numpy_2() {
+    let x = Array::arange(0.0, 6.0, 1.0, DType::U8, 4, Some("cpu")).unwrap();
+    let all = x.compute().unwrap();
+    let c = x
+        .clip(Some(Scalar::I64(-5)), Some(Scalar::I64(300)))
+        .unwrap();
+    assert_eq!(c.compute().unwrap(), all);
+    assert_eq!(c.dtype(), DType::U8);
+    let c = x
+        .clip(Some(Scalar::I64(2)), Some(Scalar::I64(300)))
+        .unwrap();
+    assert_eq!(
+        c.compute().unwrap().to_f64_vec(),
+        [2.0, 2.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert!(x.clip(Some(Scalar::I64(300)), None).is_err());
+    assert!(x.clip(None, Some(Scalar::I64(-1))).is_err());
+}

@@ -429,6 +429,80 @@ pub fn weak_result(array: DType, scalar: &Scalar) -> DType {
     }
 }
 
+/// The range of an integer dtype as `i128` (`bool` is `0..=1`); `None` for floats.
+pub fn int_range(d: DType) -> Option<(i128, i128)> {
+    Some(match d {
+        DType::Bool => (0, 1),
+        DType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        DType::I16 => (i16::MIN.into(), i16::MAX.into()),
+        DType::I32 => (i32::MIN.into(), i32::MAX.into()),
+        DType::I64 => (i64::MIN.into(), i64::MAX.into()),
+        DType::U8 => (0, u8::MAX.into()),
+        DType::U16 => (0, u16::MAX.into()),
+        DType::U32 => (0, u32::MAX.into()),
+        DType::U64 => (0, u64::MAX.into()),
+        DType::F32 | DType::F64 => return None,
+    })
+}
+
+/// An integer scalar's exact value, `None` for bool and float scalars.
+pub fn int_value(s: &Scalar) -> Option<i128> {
+    match *s {
+        Scalar::I8(v) => Some(v.into()),
+        Scalar::I16(v) => Some(v.into()),
+        Scalar::I32(v) => Some(v.into()),
+        Scalar::I64(v) => Some(v.into()),
+        Scalar::U8(v) => Some(v.into()),
+        Scalar::U16(v) => Some(v.into()),
+        Scalar::U32(v) => Some(v.into()),
+        Scalar::U64(v) => Some(v.into()),
+        Scalar::Bool(_) | Scalar::F32(_) | Scalar::F64(_) => None,
+    }
+}
+
+/// Where a weak integer scalar lies relative to an integer dtype it does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutOfRange {
+    /// Below the dtype's minimum: every element is greater than the scalar.
+    Below,
+    /// Above the dtype's maximum: every element is less than the scalar.
+    Above,
+}
+
+/// Whether a weak integer `scalar` is out of the range of `dtype` — the dtype it would
+/// adopt under NEP 50 ([`weak_result`]) — and on which side; `None` when it fits or is
+/// not an integer meeting an integer dtype.
+///
+/// NumPy 2 rules for a Python integer that does not fit the array's integer dtype, and
+/// what tessera does:
+///
+/// | operation | NumPy 2 | tessera |
+/// | --- | --- | --- |
+/// | `== != < <= > >=` | the mathematically right answer (`uint8 < -1` is all false) | the same |
+/// | `/` (true division) | float64 with the exact value (`uint8 / -6` divides by -6) | the same |
+/// | `logical_and`/`or` | the scalar's truth (`256` is true) | the same |
+/// | `+ - * // % ** maximum minimum` | `OverflowError` | an error naming the value and the dtype |
+/// | `clip` bound beyond the far end | no clipping on that side | the same |
+/// | `clip` bound beyond the near end | `OverflowError` | an error |
+/// | in range | the array's dtype (`int8 + 1` is int8, wrapping) | the same |
+///
+/// Float scalars with integer arrays give float64, with float arrays the array's dtype
+/// (a value too large for float32 becomes inf, as in NumPy); bool arrays with integer
+/// scalars give int64. `np.where` with an out-of-range Python integer wraps in NumPy
+/// 2.4; tessera's `where_` takes arrays only, whose dtype the caller chose.
+pub fn weak_int_out_of_range(dtype: DType, scalar: &Scalar) -> Option<OutOfRange> {
+    let v = int_value(scalar)?;
+    let d = weak_result(dtype, scalar);
+    let (lo, hi) = int_range(d)?;
+    if v < lo {
+        Some(OutOfRange::Below)
+    } else if v > hi {
+        Some(OutOfRange::Above)
+    } else {
+        None
+    }
+}
+
 /// Rust element types tessera stores: the bridge from generic code to [`DType`].
 pub trait Element: Copy + Send + Sync + Default + fmt::Debug + PartialEq + 'static {
     /// The dtype of this Rust type.

@@ -14,7 +14,7 @@ use std::ops;
 
 use super::{Array, Op};
 use crate::chunks::Chunks;
-use crate::dtype::{promote, weak_result, DType, Scalar};
+use crate::dtype::{promote, weak_int_out_of_range, weak_result, DType, OutOfRange, Scalar};
 use crate::error::{Error, Result};
 use crate::program::{AxisMap, BinaryOp, ProgramBuilder, UnaryOp};
 
@@ -172,14 +172,70 @@ impl Array {
         ))
     }
 
-    /// A binary op with a weak scalar (`scalar_left` puts the scalar first: `2 - x`).
+    /// A binary op with a weak scalar (`scalar_left` puts the scalar first: `2 - x`), by
+    /// NEP 50: the scalar adopts the array's dtype within its kind. An integer scalar
+    /// that does not fit the array's integer dtype follows NumPy 2 (see
+    /// [`weak_int_out_of_range`](crate::dtype::weak_int_out_of_range)): comparisons give
+    /// the mathematically right answer, true division uses the exact value, logical ops its
+    /// truth, and arithmetic is an error — never a wrapped scalar.
+    ///
+    /// # Errors
+    /// Arithmetic with an out-of-range integer scalar, or what [`Array::binary`] refuses.
     pub fn binary_scalar(&self, op: BinaryOp, value: Scalar, scalar_left: bool) -> Result<Array> {
+        if let Some(side) = weak_int_out_of_range(self.dtype(), &value) {
+            return self.out_of_range_scalar(op, value, scalar_left, side);
+        }
         let d = weak_result(self.dtype(), &value);
         let c = self.const_like(value.cast(d));
         if scalar_left {
             c.binary(op, self)
         } else {
             self.binary(op, &c)
+        }
+    }
+
+    /// [`Array::binary_scalar`] with an integer scalar outside the array's integer dtype.
+    fn out_of_range_scalar(
+        &self,
+        op: BinaryOp,
+        value: Scalar,
+        scalar_left: bool,
+        side: OutOfRange,
+    ) -> Result<Array> {
+        // Every element lies on one side of the scalar, so a comparison is a constant.
+        let elements_greater = side == OutOfRange::Below;
+        let (less, greater) = if scalar_left {
+            (elements_greater, !elements_greater) // `v < x`, `v > x`
+        } else {
+            (!elements_greater, elements_greater) // `x < v`, `x > v`
+        };
+        let constant = match op {
+            BinaryOp::Eq => Some(false),
+            BinaryOp::Ne => Some(true),
+            BinaryOp::Lt | BinaryOp::Le => Some(less),
+            BinaryOp::Gt | BinaryOp::Ge => Some(greater),
+            _ => None,
+        };
+        if let Some(c) = constant {
+            return Ok(self.const_like(Scalar::Bool(c)));
+        }
+        match op {
+            BinaryOp::Div => {
+                self.astype(DType::F64)
+                    .binary_scalar(op, Scalar::F64(value.as_f64()), scalar_left)
+            }
+            BinaryOp::And | BinaryOp::Or => {
+                self.binary_scalar(op, Scalar::Bool(value.as_f64() != 0.0), scalar_left)
+            }
+            _ => Err(Error::dtype(
+                op.name(),
+                weak_result(self.dtype(), &value),
+                format!(
+                    "the integer {value} is out of bounds for {} (NumPy 2 raises OverflowError \
+                     here instead of wrapping it); cast the array to a wider dtype first",
+                    weak_result(self.dtype(), &value)
+                ),
+            )),
         }
     }
 
@@ -234,14 +290,23 @@ impl Array {
         ))
     }
 
-    /// Limits values to `[min, max]` (NaN stays NaN).
+    /// Limits values to `[min, max]` (NaN stays NaN). As in NumPy 2, an integer bound
+    /// beyond the far end of the array's integer dtype clips nothing (`clip(uint8, -5,
+    /// 300)` is the array), and one beyond the near end is an error.
+    ///
+    /// # Errors
+    /// A bound that cannot be represented on the side it clips.
     pub fn clip(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Array> {
         let mut x = self.clone();
         if let Some(lo) = min {
-            x = x.binary_scalar(BinaryOp::Maximum, lo, false)?;
+            if weak_int_out_of_range(x.dtype(), &lo) != Some(OutOfRange::Below) {
+                x = x.binary_scalar(BinaryOp::Maximum, lo, false)?;
+            }
         }
         if let Some(hi) = max {
-            x = x.binary_scalar(BinaryOp::Minimum, hi, false)?;
+            if weak_int_out_of_range(x.dtype(), &hi) != Some(OutOfRange::Above) {
+                x = x.binary_scalar(BinaryOp::Minimum, hi, false)?;
+            }
         }
         Ok(x)
     }
