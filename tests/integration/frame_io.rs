@@ -358,3 +358,31 @@ fn map_partitions_errors_name_map_partitions_and_the_partition() {
         "{e}"
     );
 }
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_column_and_an_empty_file_is_an_error() {
+    let d = dir("bom");
+    let path = p(&d, "bom.csv");
+    std::fs::write(&path, b"\xEF\xBB\xBFid,x\n1,2.5\n2,3.5\n").unwrap();
+    let df = read_csv(&path, CsvOptions::default()).unwrap();
+    assert_eq!(df.columns(), ["id", "x"]);
+    assert_eq!(df.reduce("id", AggFunc::Sum).unwrap(), Value::Int(3));
+    // Without a header the mark is not part of the first value either.
+    let df = read_csv(&path, CsvOptions::default().has_header(false)).unwrap();
+    assert_eq!(
+        df.compute().unwrap().value("column_1", 0).unwrap(),
+        Value::Str("id".into())
+    );
+    let empty = p(&d, "empty.csv");
+    std::fs::write(&empty, b"").unwrap();
+    let e = read_csv(&empty, CsvOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("empty.csv") && e.contains("the file is empty"),
+        "{e}"
+    );
+    std::fs::write(&empty, b"\xEF\xBB\xBF").unwrap();
+    assert!(read_csv(&empty, CsvOptions::default()).is_err());
+    let _ = std::fs::remove_dir_all(&d);
+}

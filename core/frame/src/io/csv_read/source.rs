@@ -50,7 +50,23 @@ impl CsvSource {
                 .map_err(|e| Error::io(&path, e))?
                 .len();
             let head = read_prefix(&path, 4 << 20)?;
-            let first_end = record_end(&head, 0, options.quote);
+            // A UTF-8 byte-order mark is not part of the first column's name.
+            let bom = if head.starts_with(b"\xEF\xBB\xBF") {
+                3
+            } else {
+                0
+            };
+            if head.len() == bom && (options.has_header || options.names.is_none()) {
+                return Err(Error::invalid(
+                    "read_csv",
+                    format!(
+                        "{}: the file is empty; a CSV needs a header line (or \
+                         `has_header(false)` with column names)",
+                        path.display()
+                    ),
+                ));
+            }
+            let first_end = record_end(&head, bom, options.quote);
             if first_end == head.len() && (head.len() as u64) < size {
                 return Err(Error::invalid(
                     "read_csv",
@@ -60,11 +76,11 @@ impl CsvSource {
             let header_end = if options.has_header {
                 (first_end + 1).min(head.len())
             } else {
-                0
+                bom
             };
             let names: Vec<String> = if options.has_header {
                 split_record(
-                    strip_cr(&head[..first_end]),
+                    strip_cr(&head[bom..first_end]),
                     options.delimiter,
                     options.quote,
                 )
@@ -73,7 +89,7 @@ impl CsvSource {
                 .collect()
             } else {
                 let n = split_record(
-                    strip_cr(&head[..first_end]),
+                    strip_cr(&head[bom..first_end]),
                     options.delimiter,
                     options.quote,
                 )
