@@ -1865,6 +1865,10 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "all/float64", "all_float64");
             }
             #[test]
+            fn nansum_bool() {
+                $crate::run_generated_test(backend(), "nansum/bool", "nansum_bool");
+            }
+            #[test]
             fn nansum_int8() {
                 $crate::run_generated_test(backend(), "nansum/int8", "nansum_int8");
             }

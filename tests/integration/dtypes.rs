@@ -365,3 +365,42 @@ fn clip_bounds_beyond_the_dtype_follow_numpy_2() {
     assert!(x.clip(Some(Scalar::I64(300)), None).is_err());
     assert!(x.clip(None, Some(Scalar::I64(-1))).is_err());
 }
+
+/// NumPy 2 on integer `arange` with fractional arguments, and bool `nansum` and `matmul`
+/// (values from NumPy 2.4).
+#[test]
+fn arange_nansum_and_matmul_follow_numpy_on_these_dtypes() {
+    let cases: [(f64, f64, f64, &[f64]); 5] = [
+        (0.5, 5.0, 1.5, &[0.0, 2.0, 4.0]),
+        (0.3, 3.2, 0.7, &[0.0, 1.0, 2.0, 3.0, 4.0]),
+        (-1.5, 2.0, 0.5, &[-1.0; 7]),
+        (2.7, -1.0, -0.6, &[2.0; 7]),
+        (0.0, 10.0, 3.0, &[0.0, 3.0, 6.0, 9.0]),
+    ];
+    for (start, stop, step, want) in cases {
+        for d in [DType::I64, DType::I8] {
+            let a = Array::arange(start, stop, step, d, 3, Some("cpu")).unwrap();
+            assert_eq!(a.dtype(), d);
+            assert_eq!(
+                a.compute().unwrap().to_f64_vec(),
+                want,
+                "arange({start}, {stop}, {step}, {d})"
+            );
+        }
+    }
+    assert!(Array::arange(-1.5, 2.0, 0.5, DType::U8, 3, Some("cpu")).is_err());
+    let b = Array::arange(0.0, 3.0, 1.0, DType::I64, 2, Some("cpu"))
+        .unwrap()
+        .binary_scalar(BinaryOp::Ne, Scalar::I64(1), false)
+        .unwrap(); // [true, false, true]
+    let s = b.reduce(ReduceOp::NanSum, None, false).unwrap();
+    assert_eq!(s.dtype(), DType::I64);
+    assert_eq!(s.compute_f64().unwrap(), 2.0);
+    let m = b.reshape(&[3, 1]).unwrap();
+    let p = m.matmul(&m.transpose().unwrap()).unwrap();
+    assert_eq!(p.dtype(), DType::Bool);
+    assert_eq!(
+        p.compute().unwrap().to_f64_vec(),
+        [1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0]
+    );
+}

@@ -127,6 +127,29 @@ impl Array {
         let chunks = resolve_chunks(&[n], dtype, chunks)?;
         let i = Array::iota(&[n], 0, chunks, b);
         let all_int = dtype.is_integer() && start.fract() == 0.0 && step.fract() == 0.0;
+        if dtype.is_integer() && !all_int {
+            // NumPy's integer `arange` with fractional arguments: the first two values
+            // are computed in float and truncated to the dtype, and the rest continue their
+            // difference (`arange(0.5, 5, 1.5, dtype=int)` is [0, 2, 4]).
+            let first = start.trunc();
+            let second = (start + step).trunc();
+            let fits = |v: f64| {
+                crate::dtype::int_range(dtype)
+                    .is_some_and(|(lo, hi)| v >= lo as f64 && v <= hi as f64)
+            };
+            if !fits(first) || (n > 1 && !fits(second)) {
+                return Err(Error::invalid(
+                    "arange",
+                    format!(
+                        "start={start}, step={step}: the first values {first} and {second} are out of bounds for {dtype}"
+                    ),
+                ));
+            }
+            let delta = second as i64 - first as i64;
+            let s = i.binary_scalar(BinaryOp::Mul, Scalar::I64(delta), false)?;
+            let v = s.binary_scalar(BinaryOp::Add, Scalar::I64(first as i64), false)?;
+            return Ok(v.astype(dtype));
+        }
         let v = if all_int {
             // Exact integer arithmetic: start + i*step in int64.
             let s = i.binary_scalar(BinaryOp::Mul, Scalar::I64(step as i64), false)?;

@@ -5,8 +5,9 @@
 
 use super::{Array, Op};
 use crate::chunks::Chunks;
-use crate::dtype::{promote, DType};
+use crate::dtype::{promote, DType, Scalar};
 use crate::error::{Error, Result};
+use crate::program::BinaryOp;
 
 impl Array {
     /// Matrix product of 1-d or 2-d arrays (NumPy `@` for these ranks).
@@ -47,11 +48,12 @@ impl Array {
         }
         let dtype = promote(a.dtype(), b.dtype());
         if dtype == DType::Bool {
-            return Err(Error::dtype(
-                "matmul",
-                dtype,
-                "cast bool operands to a numeric dtype first",
-            ));
+            // NumPy: a bool product is the logical "or" of "and"s, i.e. whether the count
+            // of true pairs along the contraction is nonzero.
+            return self
+                .astype(DType::I64)
+                .matmul(&other.astype(DType::I64))?
+                .binary_scalar(BinaryOp::Ne, Scalar::I64(0), false);
         }
         a.require_same_backend(&b, "matmul", "operands")?;
         let a = a.astype(dtype);
