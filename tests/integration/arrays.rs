@@ -556,3 +556,25 @@ fn impossible_shapes_and_chunk_grids_are_refused_at_creation() {
     let e = Array::zeros(&[4, 4], DType::F64, [-3i64, 2], Some("cpu")).unwrap_err();
     assert!(e.to_string().contains("-3 is negative"), "{e}");
 }
+
+#[test]
+fn reshape_and_tensordot_of_size_zero_arrays_with_several_chunks() {
+    let x = Array::zeros(&[4, 0, 6], DType::F64, [1usize, 1, 2], Some("cpu")).unwrap();
+    for s in [
+        vec![4i64, 0],
+        vec![24, 0],
+        vec![2, 2, 0, 6],
+        vec![0],
+        vec![-1, 6],
+    ] {
+        let y = x.reshape(&s).unwrap();
+        let h = y.compute().unwrap();
+        assert_eq!(h.len(), 0, "{s:?}");
+        assert_eq!(h.shape(), y.shape().as_slice(), "{s:?}");
+    }
+    // Contracting over an empty axis sums nothing: zeros of the outer shape.
+    let w = Array::ones(&[0, 5], DType::F64, [1usize, 2], Some("cpu")).unwrap();
+    let t = x.tensordot(&w, &[1], &[0]).unwrap().compute().unwrap();
+    assert_eq!(t.shape(), &[4, 6, 5]);
+    assert!(t.to_f64_vec().iter().all(|&v| v == 0.0));
+}

@@ -547,7 +547,8 @@ impl Lowerer {
             bytes,
             backend,
         } = t;
-        let row_out: usize = shape.iter().skip(1).product::<usize>().max(1);
+        // Elements per row; 0 when a later axis is empty (an empty product, 1, for 1-d).
+        let row_out: usize = shape.iter().skip(1).product::<usize>();
         let (f0, f1) = if shape.is_empty() {
             (0, 1)
         } else {
@@ -555,7 +556,7 @@ impl Lowerer {
             (r0 * row_out, (r0 + shape[0]) * row_out)
         };
         let in_shape = input.shape();
-        let row_in: usize = in_shape.iter().skip(1).product::<usize>().max(1);
+        let row_in: usize = in_shape.iter().skip(1).product::<usize>();
         let mut deps = Vec::new();
         let mut pieces = Vec::new();
         for ib in input.chunks().blocks() {
