@@ -578,3 +578,23 @@ fn reshape_and_tensordot_of_size_zero_arrays_with_several_chunks() {
     assert_eq!(t.shape(), &[4, 6, 5]);
     assert!(t.to_f64_vec().iter().all(|&v| v == 0.0));
 }
+
+#[test]
+fn a_panicking_block_function_is_an_error_naming_the_block() {
+    let x = Array::arange(0.0, 8.0, 1.0, DType::F64, 4, Some("cpu")).unwrap();
+    let f: tessera::array::HostBlockFn = std::sync::Arc::new(|blocks| {
+        if blocks[0].get_flat(0) == Some(Scalar::F64(4.0)) {
+            panic!("bad block");
+        }
+        Ok(blocks[0].clone())
+    });
+    let e = Array::map_blocks(&[&x], f, DType::F64, None)
+        .unwrap()
+        .compute()
+        .unwrap_err();
+    assert!(
+        matches!(&e, tessera::Error::UserFunction { op, detail }
+            if op == "map_blocks" && detail.contains("[1]") && detail.contains("bad block")),
+        "{e:?}"
+    );
+}

@@ -386,3 +386,60 @@ fn a_byte_order_mark_is_not_part_of_the_first_column_and_an_empty_file_is_an_err
     assert!(read_csv(&empty, CsvOptions::default()).is_err());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_panicking_user_function_is_an_error_naming_the_partition() {
+    let e = sample()
+        .map_partitions(|b| {
+            if b.num_rows() > 0 {
+                panic!("user code bug");
+            }
+            Ok(b)
+        })
+        .unwrap()
+        .compute()
+        .unwrap_err();
+    assert!(
+        matches!(&e, tessera::Error::UserFunction { op, detail }
+            if op == "map_partitions" && detail.contains("panicked on partition") && detail.contains("user code bug")),
+        "{e:?}"
+    );
+}
+
+/// Corrupt data pages anywhere in a Parquet file: every read ends in `Ok` or a typed
+/// error — a panic inside the parquet crate is caught at the task boundary.
+#[test]
+fn corrupt_parquet_pages_never_panic_through_the_caller() {
+    let d = dir("corrupt-pq");
+    let good = p(&d, "good.parquet");
+    sample().to_parquet(&good).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    let (mut errors, mut caught) = (0, 0);
+    for k in 0..64 {
+        let mut b = bytes.clone();
+        // Flip bytes in the data region (after the 4-byte magic, before the footer).
+        let body = b.len() - 8 - 4;
+        for j in 0..4 {
+            let at = 4 + (k * 97 + j * 31) % body;
+            b[at] ^= 0x5a;
+        }
+        let path = p(&d, &format!("bad-{k}.parquet"));
+        std::fs::write(&path, &b).unwrap();
+        let r = std::panic::catch_unwind(|| read_parquet(&path).and_then(|df| df.compute()));
+        match r {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                errors += 1;
+                let text = e.to_string();
+                assert!(text.contains("bad-"), "the error names the file: {text}");
+                if text.contains("panicked") {
+                    caught += 1;
+                }
+            }
+            Err(_) => panic!("reading bad-{k}.parquet panicked through the caller"),
+        }
+    }
+    assert!(errors > 0, "no corruption was detected at all");
+    println!("{errors} of 64 corrupt files refused, {caught} of them by a caught decoder panic");
+    let _ = std::fs::remove_dir_all(&d);
+}

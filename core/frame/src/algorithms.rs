@@ -113,8 +113,18 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
                 n: inner.n,
                 task: Arc::new(move |i| {
                     let batch = backend.export_batch(&task(i)?)?;
-                    let out = func(batch).map_err(|e| {
-                        Error::user_function("map_partitions", format!("partition {i}: {e}"))
+                    let out = tessera_core::error::catch_panic(
+                        || func(batch),
+                        |m| {
+                            Error::user_function(
+                                "map_partitions",
+                                format!("the function panicked on partition {i}: {m}"),
+                            )
+                        },
+                    )
+                    .map_err(|e| match e {
+                        e @ Error::UserFunction { .. } => e,
+                        e => Error::user_function("map_partitions", format!("partition {i}: {e}")),
                     })?;
                     if out.schema().fields() != schema.fields() {
                         return Err(Error::user_function("map_partitions", format!(

@@ -178,6 +178,17 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
 
+    /// A task panicked — a backend kernel, a file decoder — and the panic was caught at
+    /// the task boundary: the computation stopped with this error instead of unwinding
+    /// through the caller. (A user function's panic is [`Error::UserFunction`].)
+    #[error("{task} panicked: {message}")]
+    Panicked {
+        /// Which task: its number and what it was doing.
+        task: String,
+        /// The panic's message.
+        message: String,
+    },
+
     /// An I/O error with the path it happened on.
     #[error("{path}: {source}")]
     Io {
@@ -269,6 +280,30 @@ impl Error {
     pub fn is_unsupported(&self) -> bool {
         matches!(self, Error::Unsupported { .. })
     }
+}
+
+/// The text of a caught panic's payload (`&str` or `String`; other payloads are named as
+/// such).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(non-string panic payload)".to_string())
+}
+
+/// Runs `f` at a task boundary: a panic inside it becomes the error `on_panic` makes from
+/// the panic's message, so third-party code (a decoder, a kernel, a user function) cannot
+/// unwind through tessera into the caller.
+///
+/// # Errors
+/// What `f` returns, or `on_panic(message)` when it panicked.
+pub fn catch_panic<T>(
+    f: impl FnOnce() -> Result<T>,
+    on_panic: impl FnOnce(String) -> Error,
+) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(on_panic(panic_message(payload.as_ref()))))
 }
 
 impl From<arrow_schema::ArrowError> for Error {

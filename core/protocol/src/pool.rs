@@ -63,12 +63,23 @@ where
 {
     use rayon::prelude::*;
     match crate::config::scheduler()? {
-        SchedulerKind::SingleThreaded => (0..n).map(f).collect(),
+        SchedulerKind::SingleThreaded => (0..n).map(|i| guarded(&f, i)).collect(),
         SchedulerKind::Threads => {
             let pool = worker_pool(worker_threads()?)?;
-            pool.install(|| (0..n).into_par_iter().map(f).collect())
+            pool.install(|| (0..n).into_par_iter().map(|i| guarded(&f, i)).collect())
         }
     }
+}
+
+/// `f(i)` with a panic caught at the task boundary.
+fn guarded<T>(f: &(impl Fn(usize) -> Result<T> + Sync), i: usize) -> Result<T> {
+    crate::error::catch_panic(
+        || f(i),
+        |message| Error::Panicked {
+            task: format!("task {i}"),
+            message,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -87,5 +98,20 @@ mod tests {
             }
         });
         assert!(e.unwrap_err().to_string().contains("seven"));
+    }
+
+    #[test]
+    fn a_panicking_task_is_an_error_naming_it() {
+        let e = parallel_map(4, |i| {
+            if i == 2 {
+                panic!("decoder blew up");
+            }
+            Ok(i)
+        })
+        .unwrap_err();
+        assert!(
+            matches!(&e, Error::Panicked { task, message } if task == "task 2" && message == "decoder blew up"),
+            "{e:?}"
+        );
     }
 }

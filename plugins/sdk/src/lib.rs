@@ -76,14 +76,6 @@ unsafe impl Sync for Exported {}
 
 static EXPORTED: OnceLock<Box<Exported>> = OnceLock::new();
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(non-string panic payload)".to_string())
-}
-
 fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
@@ -93,7 +85,7 @@ fn cstring(s: &str) -> CString {
 pub fn declaration<B: ArrayBackend + 'static>(make: impl FnOnce() -> B) -> *const abi::PluginDecl {
     let exported = EXPORTED.get_or_init(|| {
         let made = catch_unwind(AssertUnwindSafe(|| Arc::new(make()) as BackendRef));
-        build(made.map_err(|p| panic_text(p.as_ref())))
+        build(made.map_err(|p| tessera_core::error::panic_message(p.as_ref())))
     });
     &exported.decl
 }
@@ -210,7 +202,12 @@ fn guard(f: impl FnOnce() -> Result<()>) -> i32 {
             abi::STATUS_ERROR
         }
         Err(payload) => {
-            set_error(abi::error_kind::OTHER, 0, "", &panic_text(payload.as_ref()));
+            set_error(
+                abi::error_kind::OTHER,
+                0,
+                "",
+                &tessera_core::error::panic_message(payload.as_ref()),
+            );
             abi::STATUS_PANIC
         }
     }

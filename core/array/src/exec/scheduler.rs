@@ -17,7 +17,7 @@ use super::plan::{Plan, Task, TaskOp};
 use crate::backend::{sketch_with_primitives, AxisSlice, Chunk};
 use crate::chunks::{c_strides, format_bytes, grid_indices, numel};
 use crate::config::SchedulerKind;
-use crate::error::{Error, Result};
+use crate::error::{catch_panic, Error, Result};
 use crate::graph::{Array, BlockFn};
 use crate::host::{HostArray, HostElement};
 use crate::program::{check_packed, BinaryOp};
@@ -269,7 +269,19 @@ impl<'a> State<'a> {
             self.fail(Error::Internal(format!("task {i} ran before its inputs")));
             return Vec::new();
         };
-        let out = run_task(task, &deps);
+        let out = catch_panic(
+            || run_task(task, &deps),
+            |message| match &task.op {
+                TaskOp::MapBlocks { block, .. } => Error::user_function(
+                    "map_blocks",
+                    format!("the function panicked on block {block:?}: {message}"),
+                ),
+                _ => Error::Panicked {
+                    task: format!("task {i} on backend '{}'", task.backend.name()),
+                    message,
+                },
+            },
+        );
         drop(deps);
         match out {
             Ok(c) => {

@@ -177,6 +177,29 @@ impl FileSource for ParquetSource {
     }
 
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
+        // The parquet crate panics on some corrupt pages (an index out of bounds): the
+        // panic stops at this boundary as an error naming the file and row group.
+        let (f, g) = self.groups[partition];
+        tessera_core::error::catch_panic(
+            || self.read_row_group(partition, projection),
+            |m| {
+                Error::parquet(
+                    "read_parquet",
+                    &self.files[f].0,
+                    std::io::Error::other(format!("row group {g}: the decoder panicked: {m}")),
+                )
+            },
+        )
+    }
+}
+
+impl ParquetSource {
+    /// Reads one row group (partition), projected.
+    fn read_row_group(
+        &self,
+        partition: usize,
+        projection: Option<&[usize]>,
+    ) -> Result<RecordBatch> {
         let (f, g) = self.groups[partition];
         let path = &self.files[f].0;
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
