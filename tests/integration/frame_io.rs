@@ -443,3 +443,58 @@ fn corrupt_parquet_pages_never_panic_through_the_caller() {
     println!("{errors} of 64 corrupt files refused, {caught} of them by a caught decoder panic");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// A file replaced (atomically, as writers do) or appended to between building a frame
+/// and computing it is refused with FileChanged — never rows of two versions.
+#[test]
+fn a_file_that_changes_after_planning_is_refused() {
+    let d = dir("changed");
+    let csv = p(&d, "t.csv");
+    let body = |n: usize| {
+        let mut s = String::from("a,b\n");
+        for i in 0..n {
+            s.push_str(&format!("{i},{}\n", i * 2));
+        }
+        s
+    };
+    std::fs::write(&csv, body(1000)).unwrap();
+    let opts = CsvOptions::default().partition_bytes(1024);
+    // Replaced by rename between planning and computing.
+    let df = read_csv(&csv, opts.clone()).unwrap();
+    let tmp = p(&d, "t.csv.tmp");
+    std::fs::write(&tmp, body(1500)).unwrap();
+    std::fs::rename(&tmp, &csv).unwrap();
+    let e = df.compute().unwrap_err();
+    assert!(matches!(e, tessera::Error::FileChanged { .. }), "{e:?}");
+    assert!(
+        e.to_string().contains("t.csv") && e.to_string().contains("replaced"),
+        "{e}"
+    );
+    // Planned again, it reads the new version whole.
+    assert_eq!(read_csv(&csv, opts.clone()).unwrap().len().unwrap(), 1500);
+    // Appended to in place.
+    let df = read_csv(&csv, opts.clone()).unwrap();
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&csv)
+        .unwrap()
+        .write_all(b"9999,1\n")
+        .unwrap();
+    let e = df.compute().unwrap_err();
+    assert!(e.to_string().contains("size went from"), "{e}");
+
+    let pq = p(&d, "t.parquet");
+    sample().to_parquet(&pq).unwrap();
+    let df = read_parquet(&pq).unwrap();
+    let other = p(&d, "other.parquet");
+    sample()
+        .filter(tessera::frame::col("id").gt(500))
+        .unwrap()
+        .to_parquet(&other)
+        .unwrap();
+    std::fs::rename(&other, &pq).unwrap();
+    let e = df.compute().unwrap_err();
+    assert!(matches!(e, tessera::Error::FileChanged { .. }), "{e:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -189,6 +189,16 @@ pub enum Error {
         message: String,
     },
 
+    /// A file a plan reads is not the file it was when the plan was made (replaced,
+    /// rewritten, appended to): the compute stops rather than mix two versions.
+    #[error("{path} changed since it was planned ({detail}); build the frame again to read the new version")]
+    FileChanged {
+        /// The file.
+        path: String,
+        /// What differs.
+        detail: String,
+    },
+
     /// An I/O error with the path it happened on.
     #[error("{path}: {source}")]
     Io {

@@ -7,6 +7,7 @@ pub(crate) mod atomic;
 pub mod csv_read;
 mod csv_write;
 pub(crate) mod glob;
+pub(crate) mod identity;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod parse;

@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
 use crate::io::atomic::{output_paths, write_atomic};
 use crate::io::glob::expand_glob;
+use crate::io::identity::FileIdentity;
 use crate::plan::{ColumnPredicate, FileSource, Node};
 
 fn perr(path: &std::path::Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -33,7 +34,8 @@ fn perr(path: &std::path::Path, e: impl std::error::Error + Send + Sync + 'stati
 /// A Parquet scan: files and their row groups.
 #[derive(Debug)]
 pub struct ParquetSource {
-    files: Vec<(PathBuf, Arc<ParquetMetaData>)>,
+    /// Each file, its identity when planned, and the footer read then.
+    files: Vec<(PathBuf, Arc<ParquetMetaData>, FileIdentity)>,
     /// (file, row group) per partition.
     groups: Vec<(usize, usize)>,
     schema: SchemaRef,
@@ -49,6 +51,7 @@ impl ParquetSource {
         let mut schema: Option<SchemaRef> = None;
         for (i, path) in paths.into_iter().enumerate() {
             let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+            let identity = FileIdentity::of(&f.metadata().map_err(|e| Error::io(&path, e))?);
             let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(&path, e))?;
             let s = b.schema().clone();
             match &schema {
@@ -70,7 +73,7 @@ impl ParquetSource {
             for g in 0..md.num_row_groups() {
                 groups.push((i, g));
             }
-            files.push((path, md));
+            files.push((path, md, identity));
         }
         let schema = schema.ok_or_else(|| Error::invalid("read_parquet", "no files"))?;
         let display = if files.len() == 1 {
@@ -203,6 +206,7 @@ impl ParquetSource {
         let (f, g) = self.groups[partition];
         let path = &self.files[f].0;
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        self.files[f].2.check(path, &file)?;
         let mut b = ParquetRecordBatchReaderBuilder::try_new(file)
             .map_err(|e| perr(path, e))?
             .with_row_groups(vec![g])

@@ -26,6 +26,7 @@ impl CsvSource {
         let (fi, s, e) = self.ranges[r];
         let file = &self.files[fi];
         let mut f = File::open(&file.path).map_err(|err| Error::io(&file.path, err))?;
+        file.identity.check(&file.path, &f)?;
         // Read one byte before the start to see whether a record begins at `s`.
         let from = if s > file.data_start { s - 1 } else { s };
         f.seek(SeekFrom::Start(from))

@@ -20,9 +20,12 @@ use super::options::CsvOptions;
 use super::ranges::read_prefix;
 use super::tokenizer::{next_field, record_end, split_record, strip_cr, zero_bytes};
 use crate::io::glob::expand_glob;
+use crate::io::identity::FileIdentity;
 
 #[derive(Debug)]
 pub(crate) struct CsvFile {
+    /// The file as planned; checked before each range is read.
+    pub(super) identity: FileIdentity,
     pub(super) path: PathBuf,
     /// First byte after the header line.
     pub(super) data_start: u64,
@@ -46,6 +49,7 @@ impl CsvSource {
         let mut files = Vec::new();
         let mut schema: Option<SchemaRef> = None;
         for path in paths {
+            let identity = FileIdentity::read(&path)?;
             let size = std::fs::metadata(&path)
                 .map_err(|e| Error::io(&path, e))?
                 .len();
@@ -127,6 +131,7 @@ impl CsvSource {
                 None => schema = Some(infer_schema(&path, &head[header_end..], &names, &options)?),
             }
             files.push(CsvFile {
+                identity,
                 path,
                 data_start: header_end as u64,
                 size,
