@@ -338,3 +338,113 @@ fn backend_switch_runs_unchanged_on_the_plugin_backend() {
     assert!((p - c).abs() <= 1e-12 * c.abs(), "{on_plugin} vs {on_cpu}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A project-local `tessera.toml` (the working directory) cannot load native code on its
+/// own: the user's config or the environment must allow it, and the project file cannot
+/// set that permission itself.
+#[test]
+fn a_project_config_may_not_name_plugins_unless_the_user_allows_it() {
+    let path = lib("tessera-plugin-example");
+    let dir = temp_dir("project");
+    let toml = format!("plugins = [{:?}]\n", path.display().to_string());
+    std::fs::write(dir.join("tessera.toml"), &toml).unwrap();
+    let (ok, text) = tessera_cli(&["backends"], &dir, &[]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("may not load native code on its own")
+            && text.contains("TESSERA_ALLOW_PROJECT_PLUGINS"),
+        "{text}"
+    );
+    let yes = std::ffi::OsStr::new("true");
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[("TESSERA_ALLOW_PROJECT_PLUGINS", yes)],
+    );
+    assert!(ok && text.lines().any(|l| l.starts_with("loops")), "{text}");
+    // The user-level config may allow it too.
+    std::fs::create_dir_all(dir.join("tessera")).unwrap();
+    std::fs::write(
+        dir.join("tessera").join("tessera.toml"),
+        "allow-project-plugins = true\n",
+    )
+    .unwrap();
+    let (ok, text) = tessera_cli(&["backends"], &dir, &[]);
+    assert!(ok, "{text}");
+    // The project file cannot vouch for itself.
+    std::fs::remove_file(dir.join("tessera").join("tessera.toml")).unwrap();
+    std::fs::write(
+        dir.join("tessera.toml"),
+        format!("allow-project-plugins = true\n{toml}"),
+    )
+    .unwrap();
+    let (ok, text) = tessera_cli(&["backends"], &dir, &[]);
+    assert!(!ok && text.contains("cannot vouch"), "{text}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// A bare file name is the file in the working directory, loaded by its absolute path —
+/// never a library of that name from the system's search path.
+#[test]
+fn a_bare_plugin_name_loads_exactly_that_file() {
+    let path = lib("tessera-plugin-example");
+    let dir = temp_dir("bare");
+    let name = "libmine.so";
+    std::fs::copy(&path, dir.join(name)).unwrap();
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[("TESSERA_PLUGINS", std::ffi::OsStr::new(name))],
+    );
+    assert!(ok, "{text}");
+    let resolved = std::fs::canonicalize(dir.join(name)).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("loops"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains(&resolved.display().to_string()), "{line}");
+    // A name that exists only on the system's library path is not found here.
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[("TESSERA_PLUGINS", std::ffi::OsStr::new("libm.so.6"))],
+    );
+    assert!(!ok && text.contains("no such file"), "{text}");
+    std::fs::remove_dir_all(dir).ok();
+}
+
+/// A plugin in a directory others can write to is refused unless the user opts in.
+#[cfg(unix)]
+#[test]
+fn a_plugin_others_could_replace_is_refused_with_how_to_opt_in() {
+    use std::os::unix::fs::PermissionsExt;
+    let path = lib("tessera-plugin-example");
+    let dir = temp_dir("writable");
+    let shared = dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let target = shared.join("libloops.so");
+    std::fs::copy(&path, &target).unwrap();
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[("TESSERA_PLUGINS", target.as_os_str())],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("writable by everyone") && text.contains("TESSERA_PLUGINS_ALLOW_WRITABLE"),
+        "{text}"
+    );
+    let yes = std::ffi::OsStr::new("true");
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[
+            ("TESSERA_PLUGINS", target.as_os_str()),
+            ("TESSERA_PLUGINS_ALLOW_WRITABLE", yes),
+        ],
+    );
+    assert!(ok, "{text}");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_dir_all(dir).ok();
+}

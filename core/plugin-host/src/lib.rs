@@ -57,20 +57,28 @@ fn load_error(path: &Path, reason: impl Into<String>) -> Error {
 /// Errors: the file is missing, is not a shared library, lacks a symbol, was built for
 /// another ABI version, failed to initialise, declared a bad table, or its name is taken.
 pub fn load_plugin(path: impl AsRef<Path>) -> Result<BackendRef> {
-    let path = path.as_ref();
-    let backend: BackendRef = Arc::new(open(path)?);
-    register_plugin_backend(backend.clone(), path)?;
+    let (backend, resolved) = open(path.as_ref())?;
+    let backend: BackendRef = Arc::new(backend);
+    register_plugin_backend(backend.clone(), &resolved)?;
     Ok(backend)
 }
 
 /// Opens and checks a plugin library without registering it.
-fn open(path: &Path) -> Result<ForeignBackend> {
+/// Loads and validates the library at `path`; returns the backend and the absolute path
+/// that was loaded.
+fn open(path: &Path) -> Result<(ForeignBackend, PathBuf)> {
     if !path.exists() {
         return Err(load_error(path, "no such file"));
     }
     if path.is_dir() {
         return Err(load_error(path, "is a directory, not a shared library"));
     }
+    // Load exactly the file the user named: a bare name handed to the dynamic loader
+    // would be searched for in the system's library paths instead.
+    let resolved = std::fs::canonicalize(path)
+        .map_err(|e| load_error(path, format!("cannot resolve the path: {e}")))?;
+    check_trusted(&resolved)?;
+    let path = resolved.as_path();
     // SAFETY: loading a library runs its initialisers; loading a plugin is an explicit
     // request to run its code. The handle is leaked below, so it is never unloaded.
     let lib = unsafe { libloading::Library::new(path) }
@@ -186,17 +194,60 @@ fn open(path: &Path) -> Result<ForeignBackend> {
         })?;
         caps = caps.without(op, &[dtype]);
     }
-    Ok(ForeignBackend::new(
+    let backend = ForeignBackend::new(
         PluginLib {
             name: name.to_string(),
             path: path.to_path_buf(),
             table,
         },
         caps,
-    ))
+    );
+    Ok((backend, path.to_path_buf()))
 }
 
 tessera_core::inventory::submit! { PluginLoader::new(load_configured) }
+
+/// Refuses a plugin that users other than its owner could have replaced: the file or a
+/// directory above it writable by group or others (a directory with the sticky bit, such
+/// as `/tmp`, is safe for entries its users own), as ssh refuses such keys. Setting
+/// `plugins-allow-writable = true` (`TESSERA_PLUGINS_ALLOW_WRITABLE`) opts out.
+fn check_trusted(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if tessera_core::config::plugins_allow_writable()? {
+            return Ok(());
+        }
+        for p in path.ancestors() {
+            let Ok(meta) = std::fs::metadata(p) else {
+                continue;
+            };
+            let mode = meta.permissions().mode();
+            let sticky_dir = meta.is_dir() && mode & 0o1000 != 0;
+            if mode & 0o022 != 0 && !sticky_dir {
+                return Err(load_error(
+                    path,
+                    format!(
+                        "refusing to load: {} is writable by {} (mode {:o}), so another user \
+                         could have replaced the library; fix the permissions (chmod go-w), or \
+                         set plugins-allow-writable = true (TESSERA_PLUGINS_ALLOW_WRITABLE=true) \
+                         to load it anyway",
+                        p.display(),
+                        if mode & 0o002 != 0 {
+                            "everyone"
+                        } else {
+                            "its group"
+                        },
+                        mode & 0o7777
+                    ),
+                ));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
 
 /// Results of configured plugin paths already tried (success, or the error text).
 static TRIED: Mutex<BTreeMap<PathBuf, std::result::Result<String, String>>> =

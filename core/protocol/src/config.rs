@@ -99,7 +99,23 @@ pub const KEYS: &[Key] = &[
         default: "",
         doc: "backend plugins (shared libraries) to load: a TOML list of paths, or a path list in the environment (`:`-separated on Unix)",
     },
+    Key {
+        name: "allow-project-plugins",
+        env: "TESSERA_ALLOW_PROJECT_PLUGINS",
+        default: "false",
+        doc: "let a `tessera.toml` in the working directory name plugins (native code); only your user config or the environment can set this",
+    },
+    Key {
+        name: "plugins-allow-writable",
+        env: "TESSERA_PLUGINS_ALLOW_WRITABLE",
+        default: "false",
+        doc: "load plugin libraries that users other than their owner could replace (the file or a directory above it group- or world-writable); only your user config or the environment can set this",
+    },
 ];
+
+/// Keys a project-local `tessera.toml` may not set: they decide whether native code a
+/// project names is trusted, and a project cannot vouch for itself.
+const TRUST_KEYS: &[&str] = &["allow-project-plugins", "plugins-allow-writable"];
 
 /// The most worker threads `num-threads` accepts: beyond this a pool only thrashes, and an
 /// accidental huge value would start a thread storm that never finishes.
@@ -170,7 +186,11 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             "a byte size such as `8GiB`, or `none`"
         }
         "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
-        "optimize" if parse_bool(value).is_none() => "`true` or `false`",
+        "optimize" | "allow-project-plugins" | "plugins-allow-writable"
+            if parse_bool(value).is_none() =>
+        {
+            "`true` or `false`"
+        }
         _ if value.starts_with("<a TOML ") => {
             return Err(Error::Config(format!(
                 "{origin}: {} = {}",
@@ -187,6 +207,9 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
 struct FileLayer {
     path: PathBuf,
     values: BTreeMap<String, String>,
+    /// The project-local `tessera.toml` (working directory), which is not trusted to
+    /// name plugins on its own.
+    project: bool,
 }
 
 /// The TOML types a key's value may have in a file.
@@ -194,7 +217,9 @@ fn toml_type_ok(name: &str, v: &toml::Value) -> Option<&'static str> {
     use toml::Value::*;
     let (ok, expected) = match name {
         "num-threads" | "array.split-every" => (matches!(v, Integer(_)), "an integer"),
-        "optimize" => (matches!(v, Boolean(_)), "a boolean (true or false)"),
+        "optimize" | "allow-project-plugins" | "plugins-allow-writable" => {
+            (matches!(v, Boolean(_)), "a boolean (true or false)")
+        }
         "array.chunk-size" | "memory-limit" => (
             matches!(v, String(_) | Integer(_)),
             "a string such as \"8GiB\" or an integer number of bytes",
@@ -261,7 +286,7 @@ fn flatten(prefix: &str, table: &toml::Table, out: &mut BTreeMap<String, String>
 /// Reads a config file: `None` when it does not exist and `required` is false (the
 /// default locations); an error when a file named explicitly (`TESSERA_CONFIG`) is missing,
 /// is larger than [`MAX_CONFIG_BYTES`], or is not UTF-8 TOML.
-fn read_file(path: &Path, required: bool) -> Result<Option<FileLayer>> {
+fn read_file(path: &Path, required: bool, project: bool) -> Result<Option<FileLayer>> {
     use std::io::Read;
     let file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -298,9 +323,19 @@ fn read_file(path: &Path, required: bool) -> Result<Option<FileLayer>> {
         })?;
         validate(k, value, &path.display().to_string())?;
     }
+    if project {
+        if let Some(k) = TRUST_KEYS.iter().find(|k| values.contains_key(**k)) {
+            return Err(Error::Config(format!(
+                "{}: {k} may only be set in your user config or the environment: a project \
+                 file cannot vouch for the native code it names",
+                path.display()
+            )));
+        }
+    }
     Ok(Some(FileLayer {
         path: path.to_path_buf(),
         values,
+        project,
     }))
 }
 
@@ -317,11 +352,11 @@ fn user_config_path() -> Option<(PathBuf, bool)> {
 
 fn load_files() -> Result<Vec<FileLayer>> {
     let mut layers = Vec::new();
-    if let Some(l) = read_file(Path::new("tessera.toml"), false)? {
+    if let Some(l) = read_file(Path::new("tessera.toml"), false, true)? {
         layers.push(l);
     }
     if let Some((p, named)) = user_config_path() {
-        if let Some(l) = read_file(&p, named)? {
+        if let Some(l) = read_file(&p, named, false)? {
             layers.push(l);
         }
     }
@@ -479,10 +514,25 @@ pub fn get(name: &str) -> Result<(String, Source)> {
         layers.iter().rev().find_map(|l| {
             l.values
                 .get(k.name)
-                .map(|v| (v.clone(), Source::File(l.path.clone())))
+                .map(|v| (v.clone(), Source::File(l.path.clone()), l.project))
         })
     })?;
-    Ok(from_file.unwrap_or_else(|| (k.default.to_string(), Source::Default)))
+    match from_file {
+        Some((v, source, true)) if k.name == "plugins" && !v.trim().is_empty() => {
+            if !allow_project_plugins()? {
+                return Err(Error::Config(format!(
+                    "{source} names plugins ({v}), and a tessera.toml in the working directory \
+                     may not load native code on its own; allow it with \
+                     allow-project-plugins = true in your user config \
+                     ($XDG_CONFIG_HOME/tessera/tessera.toml) or TESSERA_ALLOW_PROJECT_PLUGINS=true, \
+                     or name the plugins there or in TESSERA_PLUGINS instead"
+                )));
+            }
+            Ok((v, source))
+        }
+        Some((v, source, _)) => Ok((v, source)),
+        None => Ok((k.default.to_string(), Source::Default)),
+    }
 }
 
 /// Every key's effective value, source and doc (what `tessera config` prints).
@@ -563,6 +613,18 @@ pub fn optimize() -> Result<bool> {
     parse_bool(&v).ok_or_else(|| Error::Config(format!("bad optimize '{v}'")))
 }
 
+/// `allow-project-plugins`: whether a project-local `tessera.toml` may name plugins.
+pub fn allow_project_plugins() -> Result<bool> {
+    let (v, _) = get("allow-project-plugins")?;
+    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad allow-project-plugins '{v}'")))
+}
+
+/// `plugins-allow-writable`: whether plugin libraries others could replace may load.
+pub fn plugins_allow_writable() -> Result<bool> {
+    let (v, _) = get("plugins-allow-writable")?;
+    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad plugins-allow-writable '{v}'")))
+}
+
 /// `plugins`: the plugin library paths as one platform path list (may be empty).
 pub fn plugins() -> Result<String> {
     Ok(get("plugins")?.0)
@@ -626,12 +688,12 @@ mod tests {
             "scheduler = \"threads\"\n[array]\nbackend = \"cpu\"\nsplit-every = 8\n",
         )
         .unwrap();
-        let layer = read_file(&good, true).unwrap().unwrap();
+        let layer = read_file(&good, true, false).unwrap().unwrap();
         assert_eq!(layer.values["array.backend"], "cpu");
         assert_eq!(layer.values["array.split-every"], "8");
         let bad = dir.join("bad.toml");
         std::fs::write(&bad, "[array]\nbakend = \"cpu\"\n").unwrap();
-        let err = read_file(&bad, true).err().unwrap().to_string();
+        let err = read_file(&bad, true, false).err().unwrap().to_string();
         assert!(
             err.contains("bad.toml") && err.contains("unknown key 'array.bakend'"),
             "{err}"
