@@ -498,3 +498,215 @@ fn a_file_that_changes_after_planning_is_refused() {
     assert!(matches!(e, tessera::Error::FileChanged { .. }), "{e:?}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+fn rows_frame(n: usize, parts: usize, tag: i64) -> DataFrame {
+    let id: Int64Array = (0..n).map(|i| Some(i as i64)).collect();
+    let t: Int64Array = (0..n).map(|_| Some(tag)).collect();
+    DataFrame::from_columns(vec![("id", Arc::new(id)), ("tag", Arc::new(t))], parts).unwrap()
+}
+
+/// Writing 2 parts over an earlier 8-part output leaves exactly the 2 new parts — in a
+/// directory of its own and in one shared with other files.
+#[test]
+fn a_dataset_write_leaves_no_stale_parts_of_an_earlier_write() {
+    let d = dir("stale");
+    for (sub, keep) in [("own", false), ("shared", true)] {
+        let out = d.join(sub);
+        std::fs::create_dir_all(&out).unwrap();
+        if keep {
+            std::fs::write(out.join("notes.txt"), b"not part of the dataset").unwrap();
+        }
+        let pattern = out.join("part-*.csv").to_string_lossy().into_owned();
+        rows_frame(8000, 8, 1).to_csv(&pattern).unwrap();
+        assert_eq!(
+            read_csv(&pattern, CsvOptions::default())
+                .unwrap()
+                .len()
+                .unwrap(),
+            8000
+        );
+        let written = rows_frame(2000, 2, 2).to_csv(&pattern).unwrap();
+        assert_eq!(written.len(), 2);
+        let back = read_csv(&pattern, CsvOptions::default()).unwrap();
+        assert_eq!(
+            back.len().unwrap(),
+            2000,
+            "{sub}: stale parts were read back"
+        );
+        assert_eq!(back.reduce("tag", AggFunc::Min).unwrap(), Value::Int(2));
+        assert_eq!(out.join("notes.txt").exists(), keep, "{sub}");
+        // No staging directory is left beside or inside the target.
+        let hidden = |p: &Path| {
+            std::fs::read_dir(p)
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().contains("tessera-"))
+        };
+        assert!(!hidden(&d) && !hidden(&out), "{sub}: staging left behind");
+        let pq = out.join("p-*.parquet").to_string_lossy().into_owned();
+        if !keep {
+            rows_frame(800, 8, 1).to_parquet(&pq).unwrap();
+            rows_frame(200, 2, 2).to_parquet(&pq).unwrap();
+            assert_eq!(read_parquet(&pq).unwrap().len().unwrap(), 200);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Run by `a_writer_killed_mid_write_leaves_a_whole_dataset`: rewrites a dataset until it
+/// is killed.
+#[test]
+#[ignore = "helper process of a_writer_killed_mid_write_leaves_a_whole_dataset"]
+fn dataset_writer_child() {
+    let Ok(pattern) = std::env::var("DATASET_WRITER_PATTERN") else {
+        return;
+    };
+    let frame = rows_frame(60_000, 6, 2);
+    loop {
+        frame.to_csv(&pattern).unwrap();
+    }
+}
+
+/// A writer killed (SIGKILL) at random points of a dataset write: the reader finds the
+/// whole old dataset or the whole new one, never a mix or a partial file.
+#[cfg(unix)]
+#[test]
+fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
+    let d = dir("killed");
+    let out = d.join("data");
+    let pattern = out.join("part-*.csv").to_string_lossy().into_owned();
+    rows_frame(4000, 4, 1).to_csv(&pattern).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let mut seen_new = false;
+    for round in 0..6u64 {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "frame_io::dataset_writer_child",
+                "--ignored",
+                "--quiet",
+            ])
+            .env("DATASET_WRITER_PATTERN", &pattern)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150 + 97 * round));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        match read_csv(&pattern, CsvOptions::default()).and_then(|df| df.len()) {
+            Ok(4000) => {}
+            Ok(60_000) => seen_new = true,
+            Ok(n) => panic!("round {round}: a mixed or partial dataset of {n} rows"),
+            // Killed between the two renames of the swap: no dataset under the name.
+            Err(tessera::Error::Io { .. }) => {}
+            Err(e) => panic!("round {round}: {e}"),
+        }
+    }
+    // The next write cleans up whatever a killed writer left and commits.
+    rows_frame(4000, 4, 1).to_csv(&pattern).unwrap();
+    assert_eq!(
+        read_csv(&pattern, CsvOptions::default())
+            .unwrap()
+            .len()
+            .unwrap(),
+        4000
+    );
+    let leftovers = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("tessera-"))
+        .count();
+    assert_eq!(leftovers, 0);
+    println!("new dataset observed after a kill: {seen_new}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A full disk (a 256 KiB tmpfs): every write fails with an I/O error naming the target,
+/// the earlier file or dataset stays whole, and no temporary file is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
+    let d = dir("enospc");
+    let mnt = d.join("small");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&mnt)
+        .output();
+    match mounted {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            println!(
+                "skipped: cannot mount a tmpfs here ({})",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            return;
+        }
+        Err(e) => {
+            println!("skipped: cannot run mount ({e})");
+            return;
+        }
+    }
+    let check = || {
+        let single = mnt.join("one.csv");
+        rows_frame(100, 1, 1)
+            .to_csv(single.to_str().unwrap())
+            .unwrap();
+        let e = rows_frame(200_000, 4, 2)
+            .to_csv(single.to_str().unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(e, tessera::Error::Io { ref path, .. } if path.ends_with("one.csv")),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("No space left"), "{e}");
+        assert_eq!(
+            read_csv(single.to_str().unwrap(), CsvOptions::default())
+                .unwrap()
+                .len()
+                .unwrap(),
+            100
+        );
+        let pattern = mnt
+            .join("ds")
+            .join("part-*.csv")
+            .to_string_lossy()
+            .into_owned();
+        rows_frame(400, 4, 1).to_csv(&pattern).unwrap();
+        let e = rows_frame(200_000, 4, 2).to_csv(&pattern).unwrap_err();
+        assert!(matches!(e, tessera::Error::Io { .. }), "{e:?}");
+        assert!(
+            e.to_string().contains("part-"),
+            "names a part, not a temporary: {e}"
+        );
+        assert_eq!(
+            read_csv(&pattern, CsvOptions::default())
+                .unwrap()
+                .len()
+                .unwrap(),
+            400
+        );
+        let pq = mnt.join("big.parquet");
+        let e = rows_frame(400_000, 1, 2)
+            .to_parquet(pq.to_str().unwrap())
+            .unwrap_err();
+        assert!(
+            matches!(e, tessera::Error::Io { .. }),
+            "a full disk under parquet is I/O: {e:?}"
+        );
+        let left: Vec<String> = std::fs::read_dir(&mnt)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+    };
+    let outcome = std::panic::catch_unwind(check);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let _ = std::fs::remove_dir_all(&d);
+    if let Err(p) = outcome {
+        std::panic::resume_unwind(p);
+    }
+}

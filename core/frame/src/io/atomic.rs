@@ -8,26 +8,34 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-/// Writes `path` through `write`, atomically.
+/// Writes `path` through `write`, atomically. Errors name `path`, not the temporary file.
 pub fn write_atomic<F>(path: &Path, write: F) -> Result<()>
 where
     F: FnOnce(&mut BufWriter<File>) -> Result<()>,
 {
     let tmp = temp_path(path);
-    let result = (|| {
-        let file = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        let mut w = BufWriter::with_capacity(1 << 20, file);
-        write(&mut w)?;
-        let file = w
-            .into_inner()
-            .map_err(|e| Error::io(&tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
-    })();
+    let result = write_synced(&tmp, path, write)
+        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Creates `file`, writes it through `write` and syncs it to disk; I/O errors name
+/// `named` (the path the user asked for). A full disk is an [`Error::Io`] whose source
+/// is the operating system's error (`No space left on device`).
+pub(crate) fn write_synced<F>(file: &Path, named: &Path, write: F) -> Result<()>
+where
+    F: FnOnce(&mut BufWriter<File>) -> Result<()>,
+{
+    let f = File::create(file).map_err(|e| Error::io(named, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, f);
+    write(&mut w)?;
+    let f = w
+        .into_inner()
+        .map_err(|e| Error::io(named, e.into_error()))?;
+    f.sync_all().map_err(|e| Error::io(named, e))
 }
 
 /// `dir/.name.tmp-<pid>-<n>`: hidden, in the same directory (so the rename is atomic).
@@ -44,18 +52,6 @@ fn temp_path(path: &Path) -> PathBuf {
         N.fetch_add(1, Ordering::Relaxed)
     );
     path.with_file_name(tmp)
-}
-
-/// The output files of a write: `path` itself, or one per partition when the file name
-/// holds a `*` (replaced by the partition number, as in Dask).
-pub fn output_paths(path: &str, partitions: usize) -> Vec<PathBuf> {
-    if path.contains('*') {
-        (0..partitions)
-            .map(|i| PathBuf::from(path.replace('*', &i.to_string())))
-            .collect()
-    } else {
-        vec![PathBuf::from(path)]
-    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,8 @@ use arrow_schema::{DataType, TimeUnit};
 
 use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
-use crate::io::atomic::{output_paths, write_atomic};
+use crate::io::atomic::{write_atomic, write_synced};
+use crate::io::dataset::write_dataset;
 use crate::io::parse::format_timestamp_micros;
 
 fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -108,29 +109,30 @@ impl DataFrame {
     pub fn to_csv(&self, path: &str) -> Result<Vec<std::path::PathBuf>> {
         let computed = self.compute()?;
         let delim = b',';
-        let paths = output_paths(path, computed.batches.len());
         let head = header(&computed.schema, delim);
-        if paths.len() == 1 && !path.contains('*') {
-            write_atomic(&paths[0], |w| {
-                w.write_all(&head).map_err(io(&paths[0]))?;
+        if !path.contains('*') {
+            let target = std::path::Path::new(path);
+            write_atomic(target, |w| {
+                w.write_all(&head).map_err(io(target))?;
                 let mut buf = Vec::with_capacity(1 << 20);
                 for b in &computed.batches {
                     buf.clear();
                     format_rows(b, delim, &mut buf)?;
-                    w.write_all(&buf).map_err(io(&paths[0]))?;
+                    w.write_all(&buf).map_err(io(target))?;
                 }
                 Ok(())
             })?;
-        } else {
-            tessera_core::pool::parallel_map(paths.len(), |i| {
-                write_atomic(&paths[i], |w| {
-                    let mut buf = head.clone();
-                    format_rows(&computed.batches[i], delim, &mut buf)?;
-                    w.write_all(&buf).map_err(io(&paths[i]))
-                })
-            })?;
+            return Ok(vec![target.to_path_buf()]);
         }
-        Ok(paths)
+        // One file per partition, committed as a whole (see `io::dataset`).
+        write_dataset(path, computed.batches.len(), |file, i| {
+            let named = std::path::PathBuf::from(path.replace('*', &i.to_string()));
+            write_synced(file, &named, |w| {
+                let mut buf = head.clone();
+                format_rows(&computed.batches[i], delim, &mut buf)?;
+                w.write_all(&buf).map_err(io(&named))
+            })
+        })
     }
 }
 

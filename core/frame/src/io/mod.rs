@@ -6,6 +6,7 @@
 pub(crate) mod atomic;
 pub mod csv_read;
 mod csv_write;
+pub(crate) mod dataset;
 pub(crate) mod glob;
 pub(crate) mod identity;
 #[cfg(feature = "parquet")]

@@ -22,7 +22,8 @@ use parquet::file::statistics::Statistics;
 use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
-use crate::io::atomic::{output_paths, write_atomic};
+use crate::io::atomic::{write_atomic, write_synced};
+use crate::io::dataset::write_dataset;
 use crate::io::glob::expand_glob;
 use crate::io::identity::FileIdentity;
 use crate::plan::{ColumnPredicate, FileSource, Node};
@@ -255,22 +256,40 @@ pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
     )
 }
 
-fn write_file(path: &std::path::Path, schema: &SchemaRef, batches: &[RecordBatch]) -> Result<()> {
-    let werr = |e: parquet::errors::ParquetError| Error::parquet("to_parquet", path, e);
-    write_atomic(path, |w| {
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(1 << 20)
-            .build();
-        let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(werr)?;
-        for b in batches {
-            writer.write(b).map_err(werr)?;
-            // One row group per partition.
-            writer.flush().map_err(werr)?;
+/// Writes `batches` as one Parquet file into `w` (one row group per batch); errors name
+/// `path`. An I/O failure underneath the parquet writer (a full disk) is an
+/// [`Error::Io`], not a Parquet format error.
+fn write_batches(
+    w: &mut std::io::BufWriter<File>,
+    path: &std::path::Path,
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<()> {
+    let werr = |e: parquet::errors::ParquetError| match e {
+        parquet::errors::ParquetError::External(inner) => {
+            match inner.downcast::<std::io::Error>() {
+                Ok(io) => Error::io(path, *io),
+                Err(other) => Error::parquet(
+                    "to_parquet",
+                    path,
+                    parquet::errors::ParquetError::External(other),
+                ),
+            }
         }
-        writer.close().map_err(werr)?;
-        Ok(())
-    })
+        e => Error::parquet("to_parquet", path, e),
+    };
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_size(1 << 20)
+        .build();
+    let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(werr)?;
+    for b in batches {
+        writer.write(b).map_err(werr)?;
+        // One row group per partition.
+        writer.flush().map_err(werr)?;
+    }
+    writer.close().map_err(werr)?;
+    Ok(())
 }
 
 impl DataFrame {
@@ -279,14 +298,19 @@ impl DataFrame {
     /// the files written.
     pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
         let computed = self.compute()?;
-        let paths = output_paths(path, computed.batches.len());
-        if paths.len() == 1 && !path.contains('*') {
-            write_file(&paths[0], &computed.schema, &computed.batches)?;
-        } else {
-            tessera_core::pool::parallel_map(paths.len(), |i| {
-                write_file(&paths[i], &computed.schema, &computed.batches[i..=i])
+        if !path.contains('*') {
+            let target = PathBuf::from(path);
+            write_atomic(&target, |w| {
+                write_batches(w, &target, &computed.schema, &computed.batches)
             })?;
+            return Ok(vec![target]);
         }
-        Ok(paths)
+        // One file per partition, committed as a whole (see `io::dataset`).
+        write_dataset(path, computed.batches.len(), |file, i| {
+            let named = PathBuf::from(path.replace('*', &i.to_string()));
+            write_synced(file, &named, |w| {
+                write_batches(w, &named, &computed.schema, &computed.batches[i..=i])
+            })
+        })
     }
 }

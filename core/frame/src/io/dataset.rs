@@ -1,0 +1,190 @@
+//! Writing a multi-file dataset (`out/part-*.csv`) so that it commits as a whole.
+//!
+//! Each part is first written into a staging directory beside the target directory, on
+//! the same filesystem, and synced. Then:
+//!
+//! * **A directory of its own** (the target directory does not exist, or holds nothing but
+//!   files matching the pattern): the staging directory *is* the new dataset. The old
+//!   directory is renamed aside, the staging directory renamed into its place, and the old
+//!   one removed. A reader sees the whole old set or the whole new set; a writer killed
+//!   at the one instant between the two renames leaves no directory under the target name
+//!   (a reader gets "no such file", never a mix), with both sets intact in hidden
+//!   siblings. Stale parts of an earlier, larger write cannot survive: the old directory
+//!   goes as a whole.
+//! * **A directory shared with other files**: the new parts are renamed into place one by
+//!   one and parts of an earlier write that the new one does not replace are removed, so
+//!   stale parts are never read as part of the new set; a writer killed during these
+//!   renames can leave a mix. Give a dataset a directory of its own for an atomic commit.
+//!
+//! Why a directory swap rather than a manifest that readers honour: every reader — pandas,
+//! pyarrow, DuckDB, a shell glob — understands a directory of parts; a manifest only
+//! helps readers that know it. Staging and set-aside directories are hidden (`.name…`)
+//! siblings, never matched by a pattern inside the target directory; one left by a killed
+//! writer is removed by the next write to the same target.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::io::glob::wildcard_match;
+
+/// Writes the parts of `pattern` (a file name with one `*`, replaced by the part number)
+/// through `write_part(path, i)`, which writes part `i` to `path` (a staging path) and
+/// syncs it; returns the final paths.
+pub(crate) fn write_dataset(
+    pattern: &str,
+    parts: usize,
+    write_part: impl Fn(&Path, usize) -> Result<()> + Send + Sync,
+) -> Result<Vec<PathBuf>> {
+    let target = Path::new(pattern);
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Error::invalid("write", format!("{pattern}: no file name")))?;
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let part_name = |i: usize| name.replace('*', &i.to_string());
+    let finals: Vec<PathBuf> = (0..parts).map(|i| dir.join(part_name(i))).collect();
+    let (parent, base) = split_dir(&dir)?;
+    remove_leftovers(&parent, &base);
+    let staging = parent.join(format!(".{base}.tessera-staging-{}", unique()));
+    std::fs::create_dir_all(&staging).map_err(|e| Error::io(&dir, e))?;
+    let written =
+        tessera_core::pool::parallel_map(parts, |i| write_part(&staging.join(part_name(i)), i));
+    if let Err(e) = written.and_then(|_| sync_dir(&staging, &dir)) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    let result = if owns_directory(&dir, &name) {
+        swap_in(&staging, &dir, &parent, &base)
+    } else {
+        merge_in(&staging, &dir, &name, &finals)
+    };
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    result.map(|()| finals)
+}
+
+/// `dir` as (its parent, its name), for siblings of it.
+fn split_dir(dir: &Path) -> Result<(PathBuf, String)> {
+    let abs = if dir.exists() {
+        std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?
+    } else {
+        std::env::current_dir()
+            .map_err(|e| Error::io(dir, e))?
+            .join(dir)
+    };
+    let base = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "root".to_string());
+    let parent = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
+    Ok((parent, base))
+}
+
+/// True when `dir` is absent or holds only files matching `pattern`.
+fn owns_directory(dir: &Path, pattern: &str) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return !dir.exists();
+    };
+    entries.flatten().all(|e| {
+        e.file_type().is_ok_and(|t| t.is_file())
+            && wildcard_match(
+                pattern.as_bytes(),
+                e.file_name().to_string_lossy().as_bytes(),
+            )
+    })
+}
+
+/// The staging directory becomes `dir`; the old `dir` is set aside, then removed.
+fn swap_in(staging: &Path, dir: &Path, parent: &Path, base: &str) -> Result<()> {
+    if dir.exists() {
+        let old = parent.join(format!(".{base}.tessera-old-{}", unique()));
+        std::fs::rename(dir, &old).map_err(|e| Error::io(dir, e))?;
+        if let Err(e) = std::fs::rename(staging, dir) {
+            // Put the old set back: nothing changed for readers.
+            let _ = std::fs::rename(&old, dir);
+            return Err(Error::io(dir, e));
+        }
+        let _ = std::fs::remove_dir_all(&old);
+    } else {
+        if let Some(p) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(p).map_err(|e| Error::io(dir, e))?;
+        }
+        std::fs::rename(staging, dir).map_err(|e| Error::io(dir, e))?;
+    }
+    sync_dir(parent, dir)
+}
+
+/// The staged parts are renamed into a shared directory; older parts not replaced go.
+fn merge_in(staging: &Path, dir: &Path, pattern: &str, finals: &[PathBuf]) -> Result<()> {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            let matches = wildcard_match(
+                pattern.as_bytes(),
+                e.file_name().to_string_lossy().as_bytes(),
+            );
+            if matches && e.file_type().is_ok_and(|t| t.is_file()) && !finals.contains(&p) {
+                std::fs::remove_file(&p).map_err(|err| Error::io(&p, err))?;
+            }
+        }
+    }
+    for f in finals {
+        let from = staging.join(f.file_name().unwrap_or_default());
+        std::fs::rename(&from, f).map_err(|e| Error::io(f, e))?;
+    }
+    let _ = std::fs::remove_dir(staging);
+    sync_dir(dir, dir)
+}
+
+/// Staging and set-aside siblings of `base` left by a writer that was killed.
+fn remove_leftovers(parent: &Path, base: &str) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        let ours = n.starts_with(&format!(".{base}.tessera-staging-"))
+            || n.starts_with(&format!(".{base}.tessera-old-"));
+        if ours && !alive(&n) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Whether the writer process named in a staging name (`…-<pid>-<n>`) still runs.
+fn alive(name: &str) -> bool {
+    let pid = name.rsplit('-').nth(1).and_then(|p| p.parse::<u32>().ok());
+    match pid {
+        Some(pid) if pid == std::process::id() => true,
+        Some(pid) => Path::new(&format!("/proc/{pid}")).exists(),
+        None => false,
+    }
+}
+
+/// `<pid>-<n>`, unique within the process.
+fn unique() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Makes the directory's entries durable (a no-op where directories cannot be opened).
+fn sync_dir(dir: &Path, named: &Path) -> Result<()> {
+    match std::fs::File::open(dir) {
+        Ok(f) => match f.sync_all() {
+            Ok(()) => Ok(()),
+            // Some filesystems refuse fsync on a directory; the data files were synced.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(()),
+            Err(e) => Err(Error::io(named, e)),
+        },
+        Err(_) => Ok(()),
+    }
+}
