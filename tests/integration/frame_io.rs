@@ -710,3 +710,41 @@ fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
         std::panic::resume_unwind(p);
     }
 }
+
+/// Decimal columns are read as Float64 (an explicit choice, documented in
+/// `io/parquet.rs`): a decimal(15,2) column's statistics are compared scaled, so
+/// pushdown keeps the right row groups, and sums keep the fraction.
+#[test]
+fn parquet_decimals_are_read_as_float64_with_scaled_statistics() {
+    use arrow_array::Decimal128Array;
+    let d = dir("decimal");
+    let path = p(&d, "lineitem.parquet");
+    // l_quantity = 0.00, 0.50, ..., 49.50 as decimal(15,2), in 4 row groups.
+    let q = Decimal128Array::from((0..100i128).map(|i| i * 50).collect::<Vec<_>>())
+        .with_precision_and_scale(15, 2)
+        .unwrap();
+    DataFrame::from_columns(vec![("l_quantity", Arc::new(q))], 4)
+        .unwrap()
+        .to_parquet(&path)
+        .unwrap();
+    let df = read_parquet(&path).unwrap();
+    let field = df.schema();
+    assert_eq!(
+        field.field(0).data_type(),
+        &arrow_schema::DataType::Float64,
+        "decimals are read as float64"
+    );
+    let small = df.filter(col("l_quantity").lt(24)).unwrap();
+    assert_eq!(small.len().unwrap(), 48);
+    assert_eq!(
+        small.reduce("l_quantity", AggFunc::Sum).unwrap(),
+        Value::Float(564.0)
+    );
+    assert_eq!(
+        df.reduce("l_quantity", AggFunc::Sum).unwrap(),
+        Value::Float(2475.0)
+    );
+    let big = df.filter(col("l_quantity").gt_eq(49.5)).unwrap();
+    assert_eq!(big.len().unwrap(), 1);
+    let _ = std::fs::remove_dir_all(&d);
+}

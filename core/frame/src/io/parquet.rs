@@ -39,8 +39,37 @@ pub struct ParquetSource {
     files: Vec<(PathBuf, Arc<ParquetMetaData>, FileIdentity)>,
     /// (file, row group) per partition.
     groups: Vec<(usize, usize)>,
+    /// The frame's schema: the files' Arrow schema with decimal columns as Float64.
     schema: SchemaRef,
+    /// The scale of each column that is a decimal in the files (by name).
+    decimal_scales: Vec<(String, i8)>,
     display: String,
+}
+
+/// Decimal columns are read as `Float64`: tessera's expressions and aggregations compute
+/// in binary floating point, and a decimal typed one way in the plan and computed another
+/// gave wrong answers (a `decimal(15,2)` sum typed as Int64, statistics compared
+/// unscaled). Float64 holds every decimal of up to 15 significant digits exactly — TPC-H's
+/// `decimal(15,2)` included — and rounds longer ones to the nearest double. Returns the
+/// schema with decimals replaced, and each decimal column's scale.
+fn decimals_as_float64(schema: &SchemaRef) -> (SchemaRef, Vec<(String, i8)>) {
+    use arrow_schema::{DataType, Field, Schema};
+    let mut scales = Vec::new();
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Decimal128(_, s) | DataType::Decimal256(_, s) => {
+                scales.push((f.name().clone(), *s));
+                Field::new(f.name(), DataType::Float64, f.is_nullable())
+            }
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    (
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
+        scales,
+    )
 }
 
 impl ParquetSource {
@@ -77,6 +106,7 @@ impl ParquetSource {
             files.push((path, md, identity));
         }
         let schema = schema.ok_or_else(|| Error::invalid("read_parquet", "no files"))?;
+        let (schema, decimal_scales) = decimals_as_float64(&schema);
         let display = if files.len() == 1 {
             files[0].0.display().to_string()
         } else {
@@ -86,6 +116,7 @@ impl ParquetSource {
             files,
             groups,
             schema,
+            decimal_scales,
             display,
         })
     }
@@ -97,7 +128,28 @@ enum Bound {
     Bytes(Vec<u8>, Vec<u8>),
 }
 
-fn bounds(stats: &Statistics) -> Option<Bound> {
+/// The column chunk's bounds; a decimal column's (`scale` is `Some`) stored unscaled
+/// integers are divided by `10^scale`, in whichever physical type holds them.
+fn bounds(stats: &Statistics, scale: Option<i8>) -> Option<Bound> {
+    if let Some(scale) = scale {
+        let unit = 10f64.powi(i32::from(scale));
+        let (lo, hi) = match stats {
+            Statistics::Int32(s) => (f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
+            Statistics::Int64(s) => (*s.min_opt()? as f64, *s.max_opt()? as f64),
+            Statistics::FixedLenByteArray(s) => (
+                be_i128(s.min_opt()?.data())? as f64,
+                be_i128(s.max_opt()?.data())? as f64,
+            ),
+            Statistics::ByteArray(s) => (
+                be_i128(s.min_opt()?.data())? as f64,
+                be_i128(s.max_opt()?.data())? as f64,
+            ),
+            _ => return None,
+        };
+        // Rounding to f64 may move a bound by an ulp: widen it so pruning stays safe.
+        let widen = |x: f64, dir: f64| x + dir * (x.abs() * f64::EPSILON + f64::MIN_POSITIVE);
+        return Some(Bound::Num(widen(lo / unit, -1.0), widen(hi / unit, 1.0)));
+    }
     Some(match stats {
         Statistics::Int32(s) => Bound::Num(f64::from(*s.min_opt()?), f64::from(*s.max_opt()?)),
         Statistics::Int64(s) => Bound::Num(*s.min_opt()? as f64, *s.max_opt()? as f64),
@@ -108,6 +160,17 @@ fn bounds(stats: &Statistics) -> Option<Bound> {
         }
         _ => return None,
     })
+}
+
+/// A big-endian two's-complement integer of up to 16 bytes (a decimal's unscaled value).
+fn be_i128(bytes: &[u8]) -> Option<i128> {
+    if bytes.is_empty() || bytes.len() > 16 {
+        return None;
+    }
+    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
+    let mut buf = [fill; 16];
+    buf[16 - bytes.len()..].copy_from_slice(bytes);
+    Some(i128::from_be_bytes(buf))
 }
 
 /// Whether some value in `[lo, hi]` may satisfy `v op lit`.
@@ -162,7 +225,15 @@ impl FileSource for ParquetSource {
                     ) {
                         return true;
                     }
-                    match (col.statistics().and_then(bounds), &pred.value) {
+                    let scale = self
+                        .decimal_scales
+                        .iter()
+                        .find(|(n, _)| *n == pred.column)
+                        .map(|(_, s)| *s);
+                    match (
+                        col.statistics().and_then(|st| bounds(st, scale)),
+                        &pred.value,
+                    ) {
                         (Some(Bound::Num(lo, hi)), Literal::Int(v)) => {
                             may_match(&lo, &hi, pred.op, &(*v as f64))
                         }
@@ -236,8 +307,28 @@ impl ParquetSource {
             )
             .map_err(|e| Error::arrow_in("read_parquet", path.display().to_string(), e));
         }
-        arrow_select::concat::concat_batches(&schema, &batches)
-            .map_err(|e| Error::arrow_in("read_parquet", path.display().to_string(), e))
+        // Decimal columns arrive as decimals; the frame types them Float64.
+        let at = |e| Error::arrow_in("read_parquet", path.display().to_string(), e);
+        let batches = batches
+            .into_iter()
+            .map(|b| {
+                let cols = b
+                    .columns()
+                    .iter()
+                    .zip(schema.fields())
+                    .map(|(c, f)| {
+                        if c.data_type() == f.data_type() {
+                            Ok(c.clone())
+                        } else {
+                            arrow_cast::cast(c, f.data_type())
+                        }
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()
+                    .map_err(at)?;
+                RecordBatch::try_new(schema.clone(), cols).map_err(at)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        arrow_select::concat::concat_batches(&schema, &batches).map_err(at)
     }
 }
 
