@@ -796,6 +796,7 @@ impl DataFrame {
         } else {
             self.node.clone()
         };
+        check_memory(&node)?;
         pipeline(&node, &self.backend)?.materialize()
     }
 
@@ -819,6 +820,30 @@ impl DataFrame {
             batches,
         })
     }
+}
+
+/// Refuses a plan whose projected peak — what it holds while running plus its output —
+/// exceeds `memory-limit`, before anything runs (as array plans are).
+fn check_memory(node: &Arc<Node>) -> Result<()> {
+    let Some(limit) = crate::config::memory_limit()? else {
+        return Ok(());
+    };
+    let workers = tessera_core::pool::worker_threads()? as u64;
+    let m = node.memory(workers);
+    let projected = m.held.saturating_add(m.output);
+    if projected <= limit {
+        return Ok(());
+    }
+    Err(Error::MemoryLimit {
+        projected,
+        limit,
+        advice: format!(
+            "the frame plan holds about {} bytes while running and {} bytes of output; \
+             filter or select earlier, aggregate instead of collecting, write the result \
+             with to_parquet/to_csv in partitions, or raise memory-limit",
+            m.held, m.output
+        ),
+    })
 }
 
 /// Output names for `(column, func)` pairs: the column name, or `column_func` when the

@@ -57,6 +57,12 @@ pub trait FileSource: Send + Sync + fmt::Debug {
     }
     /// Files and options in words, for `explain`.
     fn describe(&self) -> String;
+    /// About how many bytes partition `partition` takes in memory once read (all
+    /// columns), for the plan's memory projection; `None` when unknown.
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        let _ = partition;
+        None
+    }
 }
 
 /// A user function applied to every partition (as an Arrow batch).
@@ -689,5 +695,110 @@ mod tests {
         let mut none = Vec::new();
         simple_predicates(&(col("a").gt(1) | col("b").lt(2)), &mut none);
         assert!(none.is_empty(), "a disjunction cannot prune");
+    }
+}
+
+/// A plan's projected memory, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryProjection {
+    /// Held at once while the plan runs (streamed stages hold one partition per worker;
+    /// sorts, joins and repartitions hold their whole inputs).
+    pub held: u64,
+    /// The output, all partitions.
+    pub output: u64,
+    /// The largest output partition.
+    pub largest: u64,
+}
+
+impl Node {
+    /// What computing this node holds in memory, by a simple and documented model:
+    /// partitions already in memory count whole; a scan, a fused program and a user
+    /// function per partition stream (one partition per worker at a time; a program's
+    /// output scales with its number of columns); an aggregation
+    /// adds its partials (estimated as its largest input partition, and so its output);
+    /// a sort, a repartition and a join materialise their whole inputs. `workers` is the
+    /// scheduler's thread count. Unknown sizes count as zero.
+    pub fn memory(&self, workers: u64) -> MemoryProjection {
+        let stream = |input: &MemoryProjection| MemoryProjection {
+            held: input.held,
+            output: input.output,
+            largest: input.largest,
+        };
+        match self {
+            Node::Partitions { parts, .. } => {
+                let sizes = parts.iter().map(|p| p.nbytes() as u64);
+                let output = sizes.clone().fold(0u64, u64::saturating_add);
+                MemoryProjection {
+                    held: output,
+                    output,
+                    largest: sizes.max().unwrap_or(0),
+                }
+            }
+            Node::Scan {
+                source,
+                projection,
+                selected,
+                ..
+            } => {
+                let all: Vec<usize> = (0..source.partitions()).collect();
+                let ids = selected.as_deref().unwrap_or(&all);
+                let cols = source.schema().fields().len().max(1) as u64;
+                let read = projection.as_ref().map_or(cols, |p| p.len() as u64);
+                let sizes: Vec<u64> = ids
+                    .iter()
+                    .map(|&i| source.partition_bytes(i).unwrap_or(0).saturating_mul(read) / cols)
+                    .collect();
+                let largest = sizes.iter().copied().max().unwrap_or(0);
+                MemoryProjection {
+                    held: largest.saturating_mul(workers),
+                    output: sizes.iter().copied().fold(0u64, u64::saturating_add),
+                    largest,
+                }
+            }
+            Node::Map { input, schema, .. } => {
+                // A program keeps at most its input's rows; its width scales the bytes.
+                let i = input.memory(workers);
+                let (to, from) = (
+                    schema.fields().len() as u64,
+                    input.schema().fields().len().max(1) as u64,
+                );
+                let scale = |b: u64| b.saturating_mul(to) / from;
+                MemoryProjection {
+                    held: i
+                        .held
+                        .saturating_add(scale(i.largest).saturating_mul(workers)),
+                    output: scale(i.output),
+                    largest: scale(i.largest),
+                }
+            }
+            Node::MapPartitions { input, .. } | Node::Head { input, .. } => {
+                stream(&input.memory(workers))
+            }
+            Node::Aggregate { input, .. } => {
+                let i = input.memory(workers);
+                MemoryProjection {
+                    held: i.held.saturating_add(i.largest),
+                    output: i.largest,
+                    largest: i.largest,
+                }
+            }
+            Node::Sort { input, .. } | Node::Repartition { input, .. } => {
+                let i = input.memory(workers);
+                MemoryProjection {
+                    held: i.held.saturating_add(i.output),
+                    output: i.output,
+                    largest: i.largest,
+                }
+            }
+            Node::Join { left, right, .. } => {
+                let (l, r) = (left.memory(workers), right.memory(workers));
+                let output = l.output.saturating_add(r.output);
+                MemoryProjection {
+                    held: l.held.saturating_add(r.held).saturating_add(output),
+                    output,
+                    largest: l.largest.saturating_add(r.largest),
+                }
+            }
+        }
     }
 }

@@ -85,7 +85,7 @@ pub const KEYS: &[Key] = &[
         name: "memory-limit",
         env: "TESSERA_MEMORY_LIMIT",
         default: "none",
-        doc: "refuse plans whose projected peak memory exceeds this many bytes (`none` = no limit)",
+        doc: "refuse array and dataframe plans whose projected peak memory exceeds this many bytes (`none` = no limit)",
     },
     Key {
         name: "optimize",

@@ -199,6 +199,11 @@ impl FileSource for ParquetSource {
         self.groups.len()
     }
 
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        let (f, g) = *self.groups.get(partition)?;
+        u64::try_from(self.files[f].1.row_group(g).total_byte_size()).ok()
+    }
+
     fn describe(&self) -> String {
         self.display.clone()
     }
