@@ -30,6 +30,9 @@ pub mod gen;
 pub mod macros;
 pub mod report;
 pub mod selftest;
+/// Test support: visible skips (feature `test-support`).
+#[cfg(feature = "test-support")]
+pub mod skip;
 
 use std::time::Instant;
 

@@ -8,7 +8,10 @@ use std::process::Command;
 #[test]
 fn backend_switch_on_cuda_names_what_is_missing() {
     if tessera_cuda::probe().is_ok() {
-        eprintln!("skipped: a CUDA device is present; this test covers machines without one");
+        tessera_conformance::skip::skip(
+            "backend_switch_on_cuda_names_what_is_missing",
+            "a CUDA device is present; this test covers machines without one",
+        );
         return;
     }
     let exe = std::env::current_exe().expect("test binary path");

@@ -279,8 +279,11 @@ fn parquet_interop_with_pyarrow() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!(
-            "skipped: {python} cannot import pyarrow (set PYTHON to an interpreter that can)"
+        tessera_conformance::skip::skip(
+            "parquet_interop_with_pyarrow",
+            &format!(
+                "{python} cannot import pyarrow (set PYTHON to an interpreter that can; .ci/run installs one)"
+            ),
         );
         return;
     }
@@ -637,14 +640,20 @@ fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
     match mounted {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
-            println!(
-                "skipped: cannot mount a tmpfs here ({})",
-                String::from_utf8_lossy(&o.stderr).trim()
+            tessera_conformance::skip::skip(
+                "a_full_disk_is_an_io_error_and_keeps_the_earlier_output",
+                &format!(
+                    "cannot mount a tmpfs here (needs root): {}",
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
             );
             return;
         }
         Err(e) => {
-            println!("skipped: cannot run mount ({e})");
+            tessera_conformance::skip::skip(
+                "a_full_disk_is_an_io_error_and_keeps_the_earlier_output",
+                &format!("cannot run mount: {e}"),
+            );
             return;
         }
     }

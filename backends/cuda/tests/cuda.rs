@@ -35,7 +35,14 @@ fn selecting_cuda_gives_the_probe_reason() {
 #[test]
 fn device_tests_skip_without_a_device() {
     match tessera_cuda::probe() {
-        Err(reason) => eprintln!("skipped: no CUDA device: {reason}"),
+        Err(reason) => {
+            // Straight to stdout: libtest does not capture it, so the skip is visible.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stdout().lock(),
+                "skipped: device_tests_skip_without_a_device: no CUDA device: {reason}"
+            );
+        }
         Ok(d) => {
             assert!(d.count > 0);
             // Device kernels are not in this build: the registry says so.

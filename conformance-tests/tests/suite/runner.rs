@@ -82,7 +82,10 @@ fn list_prints_case_ids() {
 #[test]
 fn an_unavailable_backend_is_reported_with_its_reason() {
     if tessera_cuda::probe().is_ok() {
-        println!("skipped: a CUDA device is present; this test covers machines without one");
+        tessera_conformance::skip::skip(
+            "an_unavailable_backend_is_reported_with_its_reason",
+            "a CUDA device is present; this test covers machines without one",
+        );
         return;
     }
     let (code, stdout, stderr) = runner(&["--backend", "cuda", "--quiet"]);
