@@ -7,7 +7,7 @@ use tessera_core::backend::{
     downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
 };
 use tessera_core::program::{
-    AxisMap, BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp,
+    BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp,
 };
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
@@ -200,29 +200,7 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        let n = x.shape().len();
-        if perm.len() != n || (0..n).any(|i| !perm.contains(&i)) {
-            return Err(Error::invalid(
-                "transpose",
-                format!("{perm:?} is not a permutation of {n} axes"),
-            ));
-        }
-        let shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
-        let mut axes = vec![
-            AxisMap {
-                start: 0,
-                step: 1,
-                out_axis: None
-            };
-            n
-        ];
-        for (i, &p) in perm.iter().enumerate() {
-            axes[p].out_axis = Some(i);
-        }
-        let map = IndexMap {
-            src_shape: x.shape().to_vec(),
-            axes,
-        };
+        let (map, shape) = IndexMap::permuted(x.shape(), perm)?;
         self.single(&shape, std::slice::from_ref(x), None, |pb| {
             Ok(pb.input(0, x.dtype(), map))
         })
@@ -236,25 +214,7 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        let own = x.shape();
-        if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a != b && a != 1) {
-            return Err(Error::shape(
-                "broadcast_to",
-                format!("cannot broadcast {own:?} to {shape:?}"),
-            ));
-        }
-        let map = IndexMap {
-            src_shape: own.to_vec(),
-            axes: own
-                .iter()
-                .enumerate()
-                .map(|(a, &n)| AxisMap {
-                    start: 0,
-                    step: if n == 1 { 0 } else { 1 },
-                    out_axis: Some(a),
-                })
-                .collect(),
-        };
+        let map = IndexMap::broadcast(x.shape(), shape)?;
         self.single(shape, std::slice::from_ref(x), None, |pb| {
             Ok(pb.input(0, x.dtype(), map))
         })

@@ -422,6 +422,72 @@ pub fn sketch_with_primitives<B: ArrayBackend + ?Sized>(
     b.concatenate(&[y, xty], 0)
 }
 
+/// The dimensions `(m, k, n)` of the product of two 2-d chunks of one dtype, with the
+/// errors every backend's [`ArrayBackend::matmul`] gives for operands that do not fit.
+///
+/// # Errors
+/// [`Error::DType`] for two dtypes, [`Error::Shape`] for operands that are not 2-d or
+/// whose contraction lengths differ.
+pub fn matmul_dims(a: (DType, &[usize]), b: (DType, &[usize])) -> Result<(usize, usize, usize)> {
+    if a.0 != b.0 {
+        return Err(Error::dtype(
+            "matmul",
+            b.0,
+            format!("operands must share a dtype; left is {}", a.0),
+        ));
+    }
+    let (sa, sb) = (a.1, b.1);
+    if sa.len() != 2 || sb.len() != 2 || sa[1] != sb[0] {
+        return Err(Error::shape("matmul", format!("{sa:?} @ {sb:?}")));
+    }
+    Ok((sa[0], sa[1], sb[1]))
+}
+
+/// Checks chunks to join along `axis` — one dtype, one rank, equal lengths off the axis
+/// — and returns the joined shape: the checks every backend's
+/// [`ArrayBackend::concatenate`] makes.
+///
+/// # Errors
+/// [`Error::Invalid`] for no chunks, [`Error::DType`] for two dtypes, [`Error::Shape`] for
+/// shapes that do not line up.
+pub fn concat_shape(parts: &[(DType, &[usize])], axis: usize) -> Result<Vec<usize>> {
+    let Some(&(dtype, first)) = parts.first() else {
+        return Err(Error::invalid("concatenate", "no chunks to join"));
+    };
+    let mut shape = first.to_vec();
+    if axis >= shape.len() {
+        return Err(Error::shape(
+            "concatenate",
+            format!("axis {axis} of a {}-d chunk", shape.len()),
+        ));
+    }
+    shape[axis] = 0;
+    for &(d, s) in parts {
+        if d != dtype {
+            return Err(Error::dtype(
+                "concatenate",
+                d,
+                format!("all chunks must be {dtype}"),
+            ));
+        }
+        let off_axis = |x: &[usize]| {
+            x.iter()
+                .enumerate()
+                .filter(|&(a, _)| a != axis)
+                .map(|(_, &n)| n)
+                .collect::<Vec<_>>()
+        };
+        if s.len() != first.len() || off_axis(s) != off_axis(first) {
+            return Err(Error::shape(
+                "concatenate",
+                format!("chunks {first:?} and {s:?} along axis {axis}"),
+            ));
+        }
+        shape[axis] += s[axis];
+    }
+    Ok(shape)
+}
+
 /// The error of an optional block kernel (`qr`, `svd`) a backend does not implement.
 fn block_kernel_unsupported(backend: &str, op: &str, x: &Chunk) -> Error {
     Error::Unsupported {

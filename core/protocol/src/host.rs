@@ -46,6 +46,60 @@ macro_rules! dispatch_host {
     };
 }
 
+/// Runs `$body` with the type `$t` bound to the Rust element type of the [`DType`] `$d`
+/// (`bool`, `i8`, ..., `f64`): one generic body instead of a match arm per dtype.
+#[macro_export]
+macro_rules! dispatch_dtype {
+    ($d:expr, $t:ident => $body:expr) => {
+        match $d {
+            $crate::DType::Bool => {
+                type $t = bool;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $t = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $t = i16;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $t = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $t = i64;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $t = u8;
+                $body
+            }
+            $crate::DType::U16 => {
+                type $t = u16;
+                $body
+            }
+            $crate::DType::U32 => {
+                type $t = u32;
+                $body
+            }
+            $crate::DType::U64 => {
+                type $t = u64;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $t = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $t = f64;
+                $body
+            }
+        }
+    };
+}
+
 /// Types that can be wrapped in a [`HostArray`] (every [`Element`]).
 pub trait HostElement: Element {
     /// Wraps a typed array.
@@ -134,22 +188,7 @@ impl HostArray {
 
     /// An array of `shape` filled with `value` (cast to `dtype`).
     pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> HostArray {
-        fn f<T: HostElement>(shape: &[usize], v: Scalar) -> HostArray {
-            T::wrap(ArrayD::from_elem(IxDyn(shape), T::from_scalar(v)))
-        }
-        match dtype {
-            DType::Bool => f::<bool>(shape, value),
-            DType::I8 => f::<i8>(shape, value),
-            DType::I16 => f::<i16>(shape, value),
-            DType::I32 => f::<i32>(shape, value),
-            DType::I64 => f::<i64>(shape, value),
-            DType::U8 => f::<u8>(shape, value),
-            DType::U16 => f::<u16>(shape, value),
-            DType::U32 => f::<u32>(shape, value),
-            DType::U64 => f::<u64>(shape, value),
-            DType::F32 => f::<f32>(shape, value),
-            DType::F64 => f::<f64>(shape, value),
-        }
+        dispatch_dtype!(dtype, T => T::wrap(ArrayD::from_elem(IxDyn(shape), T::from_scalar(value))))
     }
 
     /// A C-contiguous copy (or `self` when already contiguous).
@@ -202,25 +241,24 @@ impl HostArray {
 
     /// Converts to `dtype` with `astype` semantics.
     pub fn cast(&self, dtype: DType) -> HostArray {
-        fn to<T: HostElement>(h: &HostArray) -> HostArray {
-            T::wrap(dispatch_host!(h, a => a.mapv(|v| T::from_scalar(v.to_scalar()))))
-        }
         if self.dtype() == dtype {
             return self.clone();
         }
-        match dtype {
-            DType::Bool => to::<bool>(self),
-            DType::I8 => to::<i8>(self),
-            DType::I16 => to::<i16>(self),
-            DType::I32 => to::<i32>(self),
-            DType::I64 => to::<i64>(self),
-            DType::U8 => to::<u8>(self),
-            DType::U16 => to::<u16>(self),
-            DType::U32 => to::<u32>(self),
-            DType::U64 => to::<u64>(self),
-            DType::F32 => to::<f32>(self),
-            DType::F64 => to::<f64>(self),
-        }
+        dispatch_dtype!(dtype, T => T::wrap(dispatch_host!(self, a => a.mapv(|v| T::from_scalar(v.to_scalar())))))
+    }
+
+    /// An array of `dtype` and `shape` from one scalar per element in C order (each cast
+    /// with `astype` semantics).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the number of scalars is not the shape's element count.
+    pub fn from_scalars(shape: &[usize], dtype: DType, values: &[Scalar]) -> Result<HostArray> {
+        dispatch_dtype!(dtype, T => {
+            let v: Vec<T> = values.iter().map(|&s| T::from_scalar(s)).collect();
+            ArrayD::from_shape_vec(IxDyn(shape), v)
+                .map(T::wrap)
+                .map_err(|e| Error::shape("from_scalars", format!("{} values for {shape:?}: {e}", values.len())))
+        })
     }
 }
 

@@ -6,10 +6,11 @@
 //! `out` reads source coordinate `start + step * out[out_axis]` along each source axis.
 
 use ndarray::{ArrayD, Axis, IxDyn};
+use tessera_core::backend::concat_shape;
 use tessera_core::chunks::{c_strides, numel};
-use tessera_core::dispatch_host;
-use tessera_core::program::{AxisMap, IndexMap};
+use tessera_core::program::IndexMap;
 use tessera_core::random::{Distribution, RandomSpec};
+use tessera_core::{dispatch_dtype, dispatch_host};
 use tessera_core::{DType, Error, HostArray, HostElement, Result, Scalar};
 
 /// The source coordinates `map` reads for every output element of `shape`, in C order.
@@ -84,7 +85,7 @@ pub(crate) fn random(spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Resu
             }
         })
         .collect();
-    Ok(from_scalars(shape, spec.dtype, &values))
+    HostArray::from_scalars(shape, spec.dtype, &values)
 }
 
 /// The `int64` coordinate along source axis `axis` of `map(out)`.
@@ -104,53 +105,13 @@ pub(crate) fn iota(map: &IndexMap, axis: usize, shape: &[usize]) -> Result<HostA
 
 /// Output axis `i` is input axis `perm[i]`.
 pub(crate) fn transpose(x: &HostArray, perm: &[usize]) -> Result<HostArray> {
-    let n = x.shape().len();
-    if perm.len() != n || (0..n).any(|i| !perm.contains(&i)) {
-        return Err(Error::invalid(
-            "transpose",
-            format!("{perm:?} is not a permutation of {n} axes"),
-        ));
-    }
-    let shape: Vec<usize> = perm.iter().map(|&p| x.shape()[p]).collect();
-    let mut axes = vec![
-        AxisMap {
-            start: 0,
-            step: 1,
-            out_axis: None,
-        };
-        n
-    ];
-    for (i, &p) in perm.iter().enumerate() {
-        axes[p].out_axis = Some(i);
-    }
-    let map = IndexMap {
-        src_shape: x.shape().to_vec(),
-        axes,
-    };
+    let (map, shape) = IndexMap::permuted(x.shape(), perm)?;
     gather("transpose", x, &map, &shape)
 }
 
 /// Size-1 axes repeated to `shape` (same number of dimensions).
 pub(crate) fn broadcast_to(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
-    let own = x.shape();
-    if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a != b && a != 1) {
-        return Err(Error::shape(
-            "broadcast_to",
-            format!("cannot broadcast {own:?} to {shape:?}"),
-        ));
-    }
-    let map = IndexMap {
-        src_shape: own.to_vec(),
-        axes: own
-            .iter()
-            .enumerate()
-            .map(|(a, &n)| AxisMap {
-                start: 0,
-                step: if n == 1 { 0 } else { 1 },
-                out_axis: Some(a),
-            })
-            .collect(),
-    };
+    let map = IndexMap::broadcast(x.shape(), shape)?;
     gather("broadcast_to", x, &map, shape)
 }
 
@@ -171,35 +132,9 @@ pub(crate) fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
 
 /// Joins arrays of one dtype along `axis`.
 pub(crate) fn concatenate(parts: &[HostArray], axis: usize) -> Result<HostArray> {
-    let first = parts
-        .first()
-        .ok_or_else(|| Error::invalid("concatenate", "no chunks to join"))?;
-    for p in parts {
-        if p.dtype() != first.dtype() {
-            return Err(Error::dtype(
-                "concatenate",
-                p.dtype(),
-                format!("all chunks must be {}", first.dtype()),
-            ));
-        }
-        let other_axes_differ = p
-            .shape()
-            .iter()
-            .zip(first.shape())
-            .enumerate()
-            .any(|(a, (x, y))| a != axis && x != y);
-        if p.shape().len() != first.shape().len() || axis >= p.shape().len() || other_axes_differ {
-            return Err(Error::shape(
-                "concatenate",
-                format!(
-                    "chunks {:?} and {:?} along axis {axis}",
-                    first.shape(),
-                    p.shape()
-                ),
-            ));
-        }
-    }
-    fn go<T: HostElement>(parts: &[HostArray], axis: usize) -> Result<HostArray> {
+    let shapes: Vec<(DType, &[usize])> = parts.iter().map(|p| (p.dtype(), p.shape())).collect();
+    concat_shape(&shapes, axis)?;
+    dispatch_dtype!(parts[0].dtype(), T => {
         let views = parts
             .iter()
             .map(|p| p.view_typed::<T>())
@@ -207,39 +142,5 @@ pub(crate) fn concatenate(parts: &[HostArray], axis: usize) -> Result<HostArray>
         let out = ndarray::concatenate(Axis(axis), &views)
             .map_err(|e| Error::shape("concatenate", e.to_string()))?;
         Ok(T::wrap(out))
-    }
-    match first.dtype() {
-        DType::Bool => go::<bool>(parts, axis),
-        DType::I8 => go::<i8>(parts, axis),
-        DType::I16 => go::<i16>(parts, axis),
-        DType::I32 => go::<i32>(parts, axis),
-        DType::I64 => go::<i64>(parts, axis),
-        DType::U8 => go::<u8>(parts, axis),
-        DType::U16 => go::<u16>(parts, axis),
-        DType::U32 => go::<u32>(parts, axis),
-        DType::U64 => go::<u64>(parts, axis),
-        DType::F32 => go::<f32>(parts, axis),
-        DType::F64 => go::<f64>(parts, axis),
-    }
-}
-
-/// A host array of `dtype` and `shape` from one scalar per element (cast to `dtype`).
-pub(crate) fn from_scalars(shape: &[usize], dtype: DType, values: &[Scalar]) -> HostArray {
-    fn go<T: HostElement>(shape: &[usize], values: &[Scalar]) -> HostArray {
-        let v: Vec<T> = values.iter().map(|&s| T::from_scalar(s)).collect();
-        T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).expect("one value per element"))
-    }
-    match dtype {
-        DType::Bool => go::<bool>(shape, values),
-        DType::I8 => go::<i8>(shape, values),
-        DType::I16 => go::<i16>(shape, values),
-        DType::I32 => go::<i32>(shape, values),
-        DType::I64 => go::<i64>(shape, values),
-        DType::U8 => go::<u8>(shape, values),
-        DType::U16 => go::<u16>(shape, values),
-        DType::U32 => go::<u32>(shape, values),
-        DType::U64 => go::<u64>(shape, values),
-        DType::F32 => go::<f32>(shape, values),
-        DType::F64 => go::<f64>(shape, values),
-    }
+    })
 }

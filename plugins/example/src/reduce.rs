@@ -7,12 +7,11 @@
 //! index over the reduced axes of the first extreme, or of the first NaN.
 
 use ndarray::{ArrayD, IxDyn};
+use tessera_core::backend::matmul_dims;
 use tessera_core::chunks::{c_strides, numel};
 use tessera_core::dispatch_host;
 use tessera_core::program::{wrap_i64, ReduceOp};
 use tessera_core::{DType, Element, Error, HostArray, Result, Scalar};
-
-use crate::layout::from_scalars;
 
 /// One element, widened to its accumulator type.
 #[derive(Clone, Copy)]
@@ -219,24 +218,13 @@ pub(crate) fn reduce(x: &HostArray, op: ReduceOp, axes: &[usize]) -> Result<Host
             },
         })
         .collect();
-    Ok(from_scalars(&out_shape, result, &scalars))
+    HostArray::from_scalars(&out_shape, result, &scalars)
 }
 
 /// The product of two 2-d arrays of one numeric dtype: floats summed in their own type,
 /// integers in wrapping arithmetic of their width.
 pub(crate) fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
-    if a.dtype() != b.dtype() {
-        return Err(Error::dtype(
-            "matmul",
-            b.dtype(),
-            format!("operands must share a dtype; left is {}", a.dtype()),
-        ));
-    }
-    let (sa, sb) = (a.shape(), b.shape());
-    if sa.len() != 2 || sb.len() != 2 || sa[1] != sb[0] {
-        return Err(Error::shape("matmul", format!("{sa:?} @ {sb:?}")));
-    }
-    let (m, k, n) = (sa[0], sa[1], sb[1]);
+    let (m, k, n) = matmul_dims((a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
     // Sums in the operands' own float type, in order over the contraction axis.
     macro_rules! float {
         ($x:expr, $y:expr, $zero:expr) => {
@@ -276,7 +264,7 @@ pub(crate) fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
                     });
                 }
             }
-            from_scalars(&[m, n], dtype, &out)
+            HostArray::from_scalars(&[m, n], dtype, &out)?
         }
     })
 }

@@ -1,9 +1,12 @@
 //! Structural kernels of the CPU backend: reshape, concatenate, matmul.
 
 use ndarray::{ArrayD, Axis, Ix2, IxDyn};
+use tessera_core::backend::{concat_shape, matmul_dims};
 use tessera_core::host::HostElement;
 use tessera_core::program::wrap_i64;
-use tessera_core::{dispatch_host, DType, Element, Error, HostArray, Result, Scalar};
+use tessera_core::{
+    dispatch_dtype, dispatch_host, DType, Element, Error, HostArray, Result, Scalar,
+};
 
 /// C-order reshape of a contiguous host array.
 pub fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
@@ -22,28 +25,8 @@ pub fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
 
 /// Concatenation along `axis` of arrays of one dtype.
 pub fn concatenate(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
-    let first = parts
-        .first()
-        .ok_or_else(|| Error::invalid("concatenate", "no chunks to join"))?;
-    for p in parts {
-        if p.dtype() != first.dtype() {
-            return Err(Error::dtype(
-                "concatenate",
-                p.dtype(),
-                format!("all chunks must be {}", first.dtype()),
-            ));
-        }
-        if p.shape().len() != first.shape().len() || axis >= p.shape().len() {
-            return Err(Error::shape(
-                "concatenate",
-                format!(
-                    "chunks {:?} and {:?} along axis {axis}",
-                    first.shape(),
-                    p.shape()
-                ),
-            ));
-        }
-    }
+    let shapes: Vec<(DType, &[usize])> = parts.iter().map(|p| (p.dtype(), p.shape())).collect();
+    concat_shape(&shapes, axis)?;
     fn go<T: HostElement>(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
         let views: Vec<_> = parts
             .iter()
@@ -60,35 +43,14 @@ pub fn concatenate(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
         })?;
         Ok(T::wrap(out.as_standard_layout().into_owned()))
     }
-    match first.dtype() {
-        DType::Bool => go::<bool>(parts, axis),
-        DType::I8 => go::<i8>(parts, axis),
-        DType::I16 => go::<i16>(parts, axis),
-        DType::I32 => go::<i32>(parts, axis),
-        DType::I64 => go::<i64>(parts, axis),
-        DType::U8 => go::<u8>(parts, axis),
-        DType::U16 => go::<u16>(parts, axis),
-        DType::U32 => go::<u32>(parts, axis),
-        DType::U64 => go::<u64>(parts, axis),
-        DType::F32 => go::<f32>(parts, axis),
-        DType::F64 => go::<f64>(parts, axis),
-    }
+    dispatch_dtype!(parts[0].dtype(), T => go::<T>(parts, axis))
 }
 
 /// Matrix product of two 2-d arrays of one dtype. Floats use ndarray's blocked GEMM;
 /// integers accumulate with wrapping (NumPy's overflow behaviour), never panicking.
 pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
-    if a.dtype() != b.dtype() {
-        return Err(Error::dtype(
-            "matmul",
-            b.dtype(),
-            format!("operands must share a dtype; left is {}", a.dtype()),
-        ));
-    }
     let (sa, sb) = (a.shape(), b.shape());
-    if sa.len() != 2 || sb.len() != 2 || sa[1] != sb[0] {
-        return Err(Error::shape("matmul", format!("{sa:?} @ {sb:?}")));
-    }
+    let (m, k, n) = matmul_dims((a.dtype(), sa), (b.dtype(), sb))?;
     match (a, b) {
         (HostArray::F64(x), HostArray::F64(y)) => Ok(HostArray::F64(
             crate::linalg::gemm(x, y).map_or_else(|| dot2(x, y), Ok)?,
@@ -102,7 +64,6 @@ pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
             "cast to a numeric dtype first",
         )),
         _ => {
-            let (m, k, n) = (sa[0], sa[1], sb[1]);
             let dtype = a.dtype();
             let av: Vec<Scalar> = dispatch_host!(a, x => x.iter().map(|v| v.to_scalar()).collect());
             let bv: Vec<Scalar> = dispatch_host!(b, x => x.iter().map(|v| v.to_scalar()).collect());
@@ -132,20 +93,9 @@ pub fn matmul(a: &HostArray, b: &HostArray) -> Result<HostArray> {
                     }
                 }
             }
-            let full = HostArray::full(&[m, n], Scalar::zero(dtype), dtype);
-            Ok(fill_from_scalars(full, &out))
+            HostArray::from_scalars(&[m, n], dtype, &out)
         }
     }
-}
-
-fn fill_from_scalars(h: HostArray, vals: &[Scalar]) -> HostArray {
-    fn go<T: HostElement>(mut a: ArrayD<T>, vals: &[Scalar]) -> HostArray {
-        for (d, s) in a.iter_mut().zip(vals) {
-            *d = T::from_scalar(*s);
-        }
-        T::wrap(a)
-    }
-    dispatch_host!(h, a => go(a, vals))
 }
 
 fn dot2<T: ndarray::LinalgScalar>(x: &ArrayD<T>, y: &ArrayD<T>) -> Result<ArrayD<T>> {

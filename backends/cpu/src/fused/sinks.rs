@@ -3,7 +3,6 @@
 
 use ndarray::{ArrayD, IxDyn};
 use tessera_core::chunks::{c_strides, numel};
-use tessera_core::host::HostElement;
 use tessera_core::program::{Linear, ReduceOp};
 use tessera_core::{DType, HostArray, Scalar};
 
@@ -323,26 +322,9 @@ impl ReduceSink {
     }
 }
 
+/// The reduced array from one accumulator per output element.
 pub(crate) fn from_scalars(shape: &[usize], dtype: DType, vals: Vec<Scalar>) -> HostArray {
-    pub(crate) fn go<T: HostElement>(shape: &[usize], vals: Vec<Scalar>) -> HostArray {
-        T::wrap(
-            ArrayD::from_shape_vec(IxDyn(shape), vals.into_iter().map(T::from_scalar).collect())
-                .expect("sized"),
-        )
-    }
-    match dtype {
-        DType::Bool => go::<bool>(shape, vals),
-        DType::I8 => go::<i8>(shape, vals),
-        DType::I16 => go::<i16>(shape, vals),
-        DType::I32 => go::<i32>(shape, vals),
-        DType::I64 => go::<i64>(shape, vals),
-        DType::U8 => go::<u8>(shape, vals),
-        DType::U16 => go::<u16>(shape, vals),
-        DType::U32 => go::<u32>(shape, vals),
-        DType::U64 => go::<u64>(shape, vals),
-        DType::F32 => go::<f32>(shape, vals),
-        DType::F64 => go::<f64>(shape, vals),
-    }
+    HostArray::from_scalars(shape, dtype, &vals).expect("one accumulator per output element")
 }
 
 pub(crate) fn dense_finish(shape: &[usize], dtype: DType, tiles: Vec<Buf>) -> HostArray {

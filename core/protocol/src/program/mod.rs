@@ -28,6 +28,7 @@ pub use ops::{
 
 use crate::chunks::c_strides;
 use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
 use crate::random::RandomSpec;
 
 /// Index of a node inside its program.
@@ -98,6 +99,66 @@ pub struct Linear {
 }
 
 impl IndexMap {
+    /// Reads a source of `src_shape` with its axes permuted (output axis `i` is source
+    /// axis `perm[i]`), and the output shape: `transpose` on every backend.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `perm` is not a permutation of the source's axes.
+    pub fn permuted(src_shape: &[usize], perm: &[usize]) -> Result<(IndexMap, Vec<usize>)> {
+        let n = src_shape.len();
+        if perm.len() != n || (0..n).any(|i| !perm.contains(&i)) {
+            return Err(Error::invalid(
+                "transpose",
+                format!("{perm:?} is not a permutation of {n} axes"),
+            ));
+        }
+        let shape: Vec<usize> = perm.iter().map(|&p| src_shape[p]).collect();
+        let mut axes = vec![
+            AxisMap {
+                start: 0,
+                step: 1,
+                out_axis: None
+            };
+            n
+        ];
+        for (i, &p) in perm.iter().enumerate() {
+            axes[p].out_axis = Some(i);
+        }
+        let map = IndexMap {
+            src_shape: src_shape.to_vec(),
+            axes,
+        };
+        Ok((map, shape))
+    }
+
+    /// Reads a source of `src_shape` with its size-1 axes repeated to `shape` (the same
+    /// number of dimensions): `broadcast_to` on every backend.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when `src_shape` does not broadcast to `shape`.
+    pub fn broadcast(src_shape: &[usize], shape: &[usize]) -> Result<IndexMap> {
+        if src_shape.len() != shape.len()
+            || src_shape.iter().zip(shape).any(|(&a, &b)| a != b && a != 1)
+        {
+            return Err(Error::shape(
+                "broadcast_to",
+                format!("cannot broadcast {src_shape:?} to {shape:?}"),
+            ));
+        }
+        Ok(IndexMap {
+            src_shape: src_shape.to_vec(),
+            axes: src_shape
+                .iter()
+                .enumerate()
+                .map(|(a, &n)| AxisMap {
+                    start: 0,
+                    step: if n == 1 { 0 } else { 1 },
+                    out_axis: Some(a),
+                })
+                .collect(),
+        })
+    }
+
     /// The identity map of a source whose shape is the output shape.
     pub fn identity(shape: &[usize]) -> IndexMap {
         IndexMap {

@@ -444,54 +444,48 @@ impl BinaryOp {
     }
 }
 
-/// NumPy's float `floor_divide`: the quotient of `npy_divmod`. With `m = fmod(a, b)`,
-/// `div = (a - m) / b`, lowered by one when `m` and `b` differ in sign, then rounded to the
-/// nearest integer (`floor`, plus one when more than a half below); a zero quotient takes
-/// the sign of `a / b`, and `b == 0` gives `a / b` (±inf or NaN). Unlike `floor(a / b)`,
-/// this keeps `a == (a // b) * b + a % b`: `1.0 // 0.1 == 9.0`, `inf // 3.0` is NaN,
-/// `6.0 // -inf == -1.0`.
-pub fn py_floor_div_f64(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let f = div.floor();
-        if div - f > 0.5 {
-            f + 1.0
-        } else {
-            f
+/// NumPy's float `floor_divide` (`npy_divmod`'s quotient) for one float type.
+macro_rules! py_floor_div {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        pub fn $name(a: $t, b: $t) -> $t {
+            if b == 0.0 {
+                return a / b;
+            }
+            let m = a % b;
+            let mut div = (a - m) / b;
+            if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                div -= 1.0;
+            }
+            if div != 0.0 {
+                let f = div.floor();
+                if div - f > 0.5 {
+                    f + 1.0
+                } else {
+                    f
+                }
+            } else {
+                (0.0 as $t).copysign(a / b)
+            }
         }
-    } else {
-        0.0f64.copysign(a / b)
-    }
+    };
 }
 
-/// [`py_floor_div_f64`] in single precision (NumPy's `npy_divmodf`).
-pub fn py_floor_div_f32(a: f32, b: f32) -> f32 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let f = div.floor();
-        if div - f > 0.5 {
-            f + 1.0
-        } else {
-            f
-        }
-    } else {
-        0.0f32.copysign(a / b)
-    }
-}
+py_floor_div!(
+    /// NumPy's float `floor_divide`: the quotient of `npy_divmod`. With `m = fmod(a, b)`,
+    /// `div = (a - m) / b`, lowered by one when `m` and `b` differ in sign, then rounded to
+    /// the nearest integer (`floor`, plus one when more than a half below); a zero quotient
+    /// takes the sign of `a / b`, and `b == 0` gives `a / b` (±inf or NaN). Unlike
+    /// `floor(a / b)`, this keeps `a == (a // b) * b + a % b`: `1.0 // 0.1 == 9.0`,
+    /// `inf // 3.0` is NaN, `6.0 // -inf == -1.0`.
+    py_floor_div_f64,
+    f64
+);
+py_floor_div!(
+    /// [`py_floor_div_f64`] in single precision (NumPy's `npy_divmodf`).
+    py_floor_div_f32,
+    f32
+);
 
 /// Python's float `%`: the result has the sign of `b`; NaN for `b == 0`.
 pub fn py_fmod_f64(a: f64, b: f64) -> f64 {
