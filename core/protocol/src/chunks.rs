@@ -122,8 +122,18 @@ fn axis_offsets(sizes: &[usize]) -> Vec<usize> {
 }
 
 impl Chunks {
-    /// Builds from explicit per-axis sizes, checking them against `shape`.
+    /// Builds from explicit per-axis sizes, checking them against `shape`, and the grid
+    /// against what a plan can hold ([`check_grid`]).
     pub fn new(shape: &[usize], sizes: Vec<Vec<usize>>) -> Result<Chunks> {
+        check_shape("chunks", shape)?;
+        let counts: Vec<u64> = sizes.iter().map(|s| s.len() as u64).collect();
+        check_grid(shape, &counts)?;
+        Chunks::with_checked_grid(shape, sizes)
+    }
+
+    /// [`Chunks::new`] for a shape and a grid the caller has already passed through
+    /// [`check_shape`] and [`check_grid`] (before allocating the sizes): checks the sizes.
+    fn with_checked_grid(shape: &[usize], sizes: Vec<Vec<usize>>) -> Result<Chunks> {
         if sizes.len() != shape.len() {
             return Err(Error::invalid(
                 "chunks",
@@ -135,9 +145,6 @@ impl Chunks {
                 ),
             ));
         }
-        check_shape("chunks", shape)?;
-        let counts: Vec<u64> = sizes.iter().map(|s| s.len() as u64).collect();
-        check_grid(shape, &counts)?;
         for (axis, (s, &n)) in sizes.iter().zip(shape).enumerate() {
             let total = s
                 .iter()
@@ -488,7 +495,8 @@ impl ChunkSpec {
                 sizes[a] = Some(balanced_split(shape[a], chosen[a]));
             }
         }
-        Chunks::new(shape, sizes.into_iter().map(|s| s.unwrap()).collect())
+        // Every axis's count went through `check_grid` above, before its sizes existed.
+        Chunks::with_checked_grid(shape, sizes.into_iter().map(|s| s.unwrap()).collect())
     }
 }
 

@@ -7,22 +7,15 @@
 
 use ndarray::{ArrayD, Axis, IxDyn};
 use tessera_core::backend::concat_shape;
-use tessera_core::chunks::{c_strides, numel};
+use tessera_core::chunks::{c_strides, grid_indices, numel};
 use tessera_core::program::IndexMap;
 use tessera_core::random::{Distribution, RandomSpec};
 use tessera_core::{dispatch_dtype, dispatch_host};
 use tessera_core::{DType, Error, HostArray, HostElement, Result, Scalar};
 
 /// The source coordinates `map` reads for every output element of `shape`, in C order.
-fn coords<'a>(map: &'a IndexMap, shape: &'a [usize]) -> impl Iterator<Item = Vec<i64>> + 'a {
-    let n = numel(shape);
-    let strides = c_strides(shape);
-    (0..n).map(move |flat| {
-        let out: Vec<usize> = strides
-            .iter()
-            .zip(shape)
-            .map(|(&s, &len)| if len == 0 { 0 } else { flat / s % len })
-            .collect();
+fn coords<'a>(map: &'a IndexMap, shape: &[usize]) -> impl Iterator<Item = Vec<i64>> + 'a {
+    grid_indices(shape.to_vec()).map(move |out| {
         map.axes
             .iter()
             .map(|a| a.start + a.out_axis.map_or(0, |o| a.step * out[o] as i64))

@@ -8,7 +8,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use tessera_core::backend::matmul_dims;
-use tessera_core::chunks::{c_strides, numel};
+use tessera_core::chunks::{c_strides, grid_indices, numel};
 use tessera_core::dispatch_host;
 use tessera_core::program::{wrap_i64, ReduceOp};
 use tessera_core::{DType, Element, Error, HostArray, Result, Scalar};
@@ -170,11 +170,7 @@ pub(crate) fn reduce(x: &HostArray, op: ReduceOp, axes: &[usize]) -> Result<Host
         .filter(|&a| reduced(a))
         .map(|a| shape[a])
         .collect();
-    let (in_strides, out_strides, sub_strides) = (
-        c_strides(&shape),
-        c_strides(&out_shape),
-        c_strides(&sub_shape),
-    );
+    let (out_strides, sub_strides) = (c_strides(&out_shape), c_strides(&sub_shape));
     let values = widen(x);
     let sample = values.first().copied().unwrap_or(if x.dtype().is_float() {
         Wide::F(0.0)
@@ -189,14 +185,9 @@ pub(crate) fn reduce(x: &HostArray, op: ReduceOp, axes: &[usize]) -> Result<Host
         seen: false,
     };
     let mut accs = vec![start; numel(&out_shape)];
-    for (flat, &v) in values.iter().enumerate() {
+    for (index, &v) in grid_indices(shape.clone()).zip(&values) {
         let (mut t, mut pos, mut k) = (0, 0, 0);
-        for a in 0..shape.len() {
-            let i = if shape[a] == 0 {
-                0
-            } else {
-                flat / in_strides[a] % shape[a]
-            };
+        for (a, &i) in index.iter().enumerate() {
             if reduced(a) {
                 pos += i * sub_strides[k];
                 k += 1;

@@ -227,15 +227,18 @@ impl Array {
             BinaryOp::And | BinaryOp::Or => {
                 self.binary_scalar(op, Scalar::Bool(value.as_f64() != 0.0), scalar_left)
             }
-            _ => Err(Error::dtype(
-                op.name(),
-                weak_result(self.dtype(), &value),
-                format!(
-                    "the integer {value} is out of bounds for {} (NumPy 2 raises OverflowError \
-                     here instead of wrapping it); cast the array to a wider dtype first",
-                    weak_result(self.dtype(), &value)
-                ),
-            )),
+            _ => {
+                let d = weak_result(self.dtype(), &value);
+                Err(Error::dtype(
+                    op.name(),
+                    d,
+                    format!(
+                        "the integer {value} is out of bounds for {d} (NumPy 2 raises \
+                         OverflowError here instead of wrapping it); cast the array to a \
+                         wider dtype first"
+                    ),
+                ))
+            }
         }
     }
 

@@ -47,6 +47,11 @@ impl FileIdentity {
         Ok(FileIdentity::of(&meta))
     }
 
+    /// The file's size in bytes when the identity was taken.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
     /// Checks that the open `file` (at `path`) is the file this identity was taken of.
     pub(crate) fn check(&self, path: &Path, file: &File) -> Result<()> {
         let now = FileIdentity::of(&file.metadata().map_err(|e| Error::io(path, e))?);

@@ -50,9 +50,7 @@ impl CsvSource {
         let mut schema: Option<SchemaRef> = None;
         for path in paths {
             let identity = FileIdentity::read(&path)?;
-            let size = std::fs::metadata(&path)
-                .map_err(|e| Error::io(&path, e))?
-                .len();
+            let size = identity.len();
             let head = read_prefix(&path, 4 << 20)?;
             // A UTF-8 byte-order mark is not part of the first column's name.
             let bom = if head.starts_with(b"\xEF\xBB\xBF") {
