@@ -301,6 +301,11 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
+        for o in &program.outputs {
+            if let Some(r) = &o.reduce {
+                r.op.check_identity(&program.shape, &r.axes)?;
+            }
+        }
         let hosts = self.hosts(inputs, "execute")?;
         fused::run(program, &hosts).map(|outs| outs.into_iter().map(CpuBackend::wrap).collect())
     }

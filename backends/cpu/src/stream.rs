@@ -153,7 +153,9 @@ fn sketch<T: Real + FloatOut>(
             Par::Seq,
         );
     })?;
-    for (j, row) in g.chunks_exact_mut(l).enumerate() {
+    // `max(1)`: with an empty sketch (l = 0) there is nothing to transpose, and a chunk
+    // size of zero would panic.
+    for (j, row) in g.chunks_exact_mut(l.max(1)).enumerate() {
         for (i, v) in row.iter_mut().enumerate() {
             *v = yt_p[i * pcols + j];
         }

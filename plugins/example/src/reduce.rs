@@ -155,6 +155,9 @@ pub(crate) fn reduce(x: &HostArray, op: ReduceOp, axes: &[usize]) -> Result<Host
             format!("axes {axes:?} out of range for shape {shape:?}"),
         ));
     }
+    // Min, max and the arg-reductions of an empty axis have no value: every backend
+    // refuses them with the same error.
+    op.check_identity(&shape, axes)?;
     if !op.accepts(x.dtype()) {
         return Err(Error::dtype(
             op.name(),

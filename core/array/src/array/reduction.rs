@@ -181,16 +181,7 @@ impl Array {
                 ));
             }
         };
-        if !op.has_identity() && axes.iter().any(|&a| self.shape()[a] == 0) {
-            return Err(Error::invalid(
-                op.name(),
-                format!(
-                    "zero-size array (shape {:?}) to reduction operation {} which has no identity",
-                    self.shape(),
-                    op.name()
-                ),
-            ));
-        }
+        op.check_identity(&self.shape(), &axes)?;
         let partial = self.reduce_blocks(op, &axes)?;
         let total = Array::tree(vec![partial], &axes, Fold::Binary(fold))?;
         Array::finish_reduction(total, &axes, keepdims)

@@ -5,6 +5,7 @@
 //! kernels must agree with them, and the conformance suite checks that they do.
 
 use crate::dtype::DType;
+use crate::error::{Error, Result};
 
 /// Unary elementwise ops.
 #[allow(missing_docs)]
@@ -44,7 +45,7 @@ pub enum BinaryOp {
     /// NaN for floats.
     Rem,
     /// Floor division `//` as NumPy's `floor_divide`: on floats the quotient of NumPy's
-    /// `divmod` ([`py_floor_div_f64`]), so `a == (a // b) * b + a % b` holds with [`Rem`]
+    /// `divmod` ([`py_floor_div_f64`]), so `a == (a // b) * b + a % b` holds with [`Rem`](BinaryOp::Rem)
     /// (`1.0 // 0.1 == 9`, `inf // 3` is NaN, `6 // -inf == -1`); on integers the same as
     /// integer [`Div`](BinaryOp::Div) (Python's floor; `x // 0 == 0`).
     FloorDiv,
@@ -590,6 +591,26 @@ impl ReduceOp {
             self,
             ReduceOp::Min | ReduceOp::Max | ReduceOp::ArgMin | ReduceOp::ArgMax
         )
+    }
+
+    /// Checks that the reduction over `axes` of `shape` has a value. Min, max and the
+    /// arg-reductions have no identity, so a reduced axis of length 0 is an error, even
+    /// when the result itself would be empty (NumPy's rule). Every backend's `reduce` and
+    /// reduction epilogue applies it, so all of them refuse the same inputs.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the op and the shape.
+    pub fn check_identity(self, shape: &[usize], axes: &[usize]) -> Result<()> {
+        if self.has_identity() || !axes.iter().any(|&a| shape.get(a) == Some(&0)) {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            self.name(),
+            format!(
+                "zero-size array (shape {shape:?}, axes {axes:?}) to reduction operation {} which has no identity",
+                self.name()
+            ),
+        ))
     }
 
     /// Whether an input dtype is accepted: every reduction takes every dtype (NumPy 2's
