@@ -19,6 +19,7 @@ pub mod chunks;
 pub mod config;
 pub mod dtype;
 pub mod error;
+pub mod fallback;
 pub mod ffi;
 pub mod frame;
 pub mod host;
@@ -26,6 +27,7 @@ pub mod pool;
 pub mod program;
 pub mod random;
 pub mod registry;
+pub mod simd;
 
 pub use backend::{
     sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,

@@ -140,16 +140,14 @@ pub fn sum_f64(x: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     sum_lanes(x, f)
 }
 
+tessera_core::simd_kernel! {
 /// The plain sum of `f64`s ([`sum_lanes`] with no transform), compiled for AVX-512 and
-/// AVX2 with run-time dispatch (the compiler keeps the eight partial sums in four
+/// AVX2 with run-time dispatch (`tessera_core::simd`; the compiler keeps the eight partial sums in four
 /// two-lane registers, one load-and-add each per chunk). The same additions in the same
 /// order as [`sum_lanes`] anywhere else, so the same bits on every path.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
-pub fn sum_plain_f64(x: &[f64]) -> f64 {
-    sum_lanes(x, |v| v)
+    pub fn sum_plain_f64(x: &[f64]) -> f64 {
+        sum_lanes(x, |v| v)
+    }
 }
 
 /// [`sum_lanes`] over `f32`, accumulated in `f64`.
@@ -177,5 +175,22 @@ mod sum_tests {
         );
         assert_eq!(sum_f32(&[1.5f32; 9], |v| v as f64), 13.5);
         assert!(sum_f64(&[f64::INFINITY, f64::NEG_INFINITY], |v| v).is_nan());
+    }
+
+    #[test]
+    fn every_simd_path_of_the_plain_sum_gives_the_generic_bits() {
+        let y: Vec<f64> = (0..1003).map(|i| 1.0 / (i as f64 + 0.37)).collect();
+        let generic = sum_f64(&y, |v| v).to_bits();
+        let all = tessera_core::simd::on_every_path("cpu::sum_plain_f64", || {
+            [0, 1, 7, 8, 9, 1003].map(|n| sum_plain_f64(&y[..n]).to_bits())
+        });
+        assert!(all
+            .iter()
+            .any(|(p, _)| *p == tessera_core::simd::SimdPath::Baseline));
+        for (p, bits) in all {
+            assert_eq!(bits[5], generic, "{}", p.name());
+            assert_eq!(bits[0], 0f64.to_bits(), "{}", p.name());
+            assert_eq!(bits[3], sum_f64(&y[..8], |v| v).to_bits(), "{}", p.name());
+        }
     }
 }

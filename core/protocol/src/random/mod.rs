@@ -36,19 +36,17 @@ use crate::dtype::DType;
 /// Elements generated per piece: words and values (8 KiB) stay in L1 between the passes.
 const PIECE: usize = 512;
 
+crate::simd_kernel! {
 /// Uniform values from first words (then `+ plus`, when given), in place of the words'
 /// bits. Compiled for AVX-512 and AVX2 with run-time dispatch; no FMA is formed (Rust
 /// does not contract), so every version gives the same bits.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
 fn uniform_from_words(
-    (low, high, single): (f64, f64, bool),
+    params: (f64, f64, bool),
     plus: Option<f64>,
     w: &[u64],
     out: &mut [f64],
 ) {
+    let (low, high, single) = params;
     let n = w.len();
     let out = &mut out[..n];
     match plus {
@@ -64,23 +62,22 @@ fn uniform_from_words(
         }
     }
 }
+}
 
+crate::simd_kernel! {
 /// The ziggurat's first try on every word, as `mean + std * z` (then `+ plus`, when
 /// given): accepted samples into `out`, and `accepted[i]` 1 where the sample is final, 0
 /// where the full sampler must finish it. Branch-free, so it vectorises (the table lookups
 /// become gathers); compiled for AVX-512 and AVX2 with run-time dispatch. The scale and
 /// shifts happen here rather than in passes of their own over the piece.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
 fn normal_first_try(
     w: &[u64],
-    (mean, std, single): (f64, f64, bool),
+    params: (f64, f64, bool),
     plus: Option<f64>,
     out: &mut [f64],
     accepted: &mut [u8],
 ) {
+    let (mean, std, single) = params;
     let t = ziggurat::tables();
     // One loop per case rather than a test per element, so each one vectorises.
     match (single, plus) {
@@ -90,6 +87,7 @@ fn normal_first_try(
             add(affine_value(mean, std, single, z), c, single)
         }),
     }
+}
 }
 
 /// The loop of `normal_first_try`, with the value of a standard sample given by `value`.
@@ -443,6 +441,69 @@ pub fn unit_f32(w: u32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every SIMD path gives the same bits as the baseline (and as element-by-element
+    /// sampling), for the run shapes that reach each kernel: contiguous, step 2, any
+    /// step, the paired rows of a transposed read, and scattered indices.
+    #[test]
+    fn every_simd_path_gives_the_same_bits() {
+        let runs: [&[(i64, i64, usize)]; 4] = [
+            &[(3, 1, 1500)],
+            &[(5, 2, 700)],
+            &[(11, 7, 300), (2, -3, 200)],
+            &[(0, 8, 600), (2, 8, 600)],
+        ];
+        let idx: Vec<i64> = (0..900).map(|i| (i * 7919) % 100_003).collect();
+        let dists = [
+            Distribution::Uniform {
+                low: -2.0,
+                high: 3.5,
+            },
+            Distribution::Normal {
+                mean: 1.0,
+                std: 0.25,
+            },
+        ];
+        let specs: Vec<RandomSpec> = dists
+            .into_iter()
+            .flat_map(|dist| {
+                [DType::F64, DType::F32].map(|dtype| RandomSpec {
+                    seed: 9,
+                    stream: 3,
+                    dist,
+                    dtype,
+                })
+            })
+            .collect();
+        let bits_of = |spec: &RandomSpec| {
+            let mut v: Vec<u64> = Vec::new();
+            for r in runs {
+                v.extend(spec.sample_runs(r).iter().map(|x| x.to_bits()));
+                let n: usize = r.iter().map(|x| x.2).sum();
+                let mut out = vec![0.0; n];
+                spec.sample_runs_plus_into(r, 0.5, &mut out);
+                v.extend(out.iter().map(|x| x.to_bits()));
+            }
+            v.extend(spec.sample_batch(&idx).iter().map(|x| x.to_bits()));
+            v
+        };
+        let all = crate::simd::on_every_path("random::every_simd_path", || {
+            specs.iter().map(bits_of).collect::<Vec<_>>()
+        });
+        let (_, baseline) = all
+            .iter()
+            .find(|(p, _)| *p == crate::simd::SimdPath::Baseline)
+            .expect("the baseline always runs");
+        for (spec, bits) in specs.iter().zip(baseline) {
+            let one_by_one: Vec<u64> = (0..1500)
+                .map(|k| spec.sample_f64(3 + k).to_bits())
+                .collect();
+            assert_eq!(&bits[..1500], &one_by_one[..], "{spec:?}");
+        }
+        for (p, bits) in &all {
+            assert_eq!(bits, baseline, "{} differs from the baseline", p.name());
+        }
+    }
 
     #[test]
     fn normal_moments_are_right() {

@@ -144,11 +144,8 @@ fn each_element(key: [u32; 2], stream: u64, index: impl Fn(usize) -> u64, w: &mu
     }
 }
 
+crate::simd_kernel! {
 /// First words of arbitrary elements `idx` into `w` (`w.len() == idx.len()`).
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
 pub(super) fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
     let n = idx.len().min(w.len());
     let idx = &idx[..n];
@@ -159,14 +156,11 @@ pub(super) fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
         |p| idx.get(p).map_or(0, |&k| k as u64),
         &mut w[..n],
     );
-}
+}}
 
+crate::simd_kernel! {
 /// First words of the run `start, start + step, ...` (`w.len()` elements) into `w`. Runs
 /// with step 1 or 2 compute each block once for the two elements that share it.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
 pub(super) fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: &mut [u64]) {
     match step {
         1 => contiguous(key, stream, start as u64, w),
@@ -178,7 +172,7 @@ pub(super) fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: 
             w,
         ),
     }
-}
+}}
 
 /// Whether the run `start, start + step, ...` can be generated together with the run two
 /// elements on (`start + 2, start + 2 + step, ...`) by [`words_along_pair`]: every element
@@ -189,14 +183,11 @@ pub fn pairs_with_next_but_one(start: i64, step: i64) -> bool {
     start >= 0 && step > 0 && step % 4 == 0 && half_of(start as u64) == 0
 }
 
+crate::simd_kernel! {
 /// First words of two runs at once: `wa` gets the run `start, start + step, ...` and `wb`
 /// the run two elements on, both `wa.len()` long, each block computed once for the two
 /// elements that share it. Requires [`pairs_with_next_but_one`]`(start, step)`; the blocks
 /// of such a run step by `step / 2`.
-#[multiversion::multiversion(targets(
-    "x86_64+avx512f+avx512dq+avx512vl+avx512bw",
-    "x86_64+avx2+fma",
-))]
 pub(super) fn words_along_pair(
     key: [u32; 2],
     stream: u64,
@@ -217,7 +208,7 @@ pub(super) fn words_along_pair(
         a.copy_from_slice(&w0[..a.len()]);
         b.copy_from_slice(&w1[..b.len()]);
     }
-}
+}}
 
 /// [`words_along`] with step 1: whole groups of four elements take blocks `2g, 2g+1` in
 /// order, so a kernel call covers `2 LANES` elements; the unaligned ends go one by one.
