@@ -26,6 +26,13 @@ use tessera_cpu::CpuBackend;
 use crate::chunk::{union, zero, SparseChunk};
 use crate::{matmul, reduce, structure, NAME};
 
+/// Where `matmul` densifies.
+const MATMUL_NOTE: &str =
+    "densified: a left operand with a non-zero fill, or a non-finite value, runs on the dense form";
+
+/// Where `concatenate` densifies.
+const CONCATENATE_NOTE: &str = "densified: chunks whose fill values differ are joined densely";
+
 /// The sparse backend.
 #[derive(Debug)]
 pub struct SparseBackend {
@@ -99,13 +106,18 @@ impl SparseBackend {
         Ok(wrap(SparseChunk::from_parts(shape, fill, at, vals)))
     }
 
-    /// The dense reference's answer, stored back sparse (fill 0).
+    /// The dense reference's answer, stored back sparse (fill 0): a fallback for `op`,
+    /// recorded with `why` when it produces a result (an error the reference raises is the
+    /// answer, not a fallback).
     fn via_dense(
         &self,
+        op: &str,
+        why: &str,
         parts: &[&SparseChunk],
         f: &dyn Fn(&CpuBackend, &[Chunk]) -> Result<Chunk>,
     ) -> Result<Chunk> {
         let dense = self.on_cpu(&parts.iter().map(|p| p.to_dense()).collect::<Vec<_>>(), f)?;
+        tessera_core::fallback::record(NAME, op, why);
         let fill = zero(dense.dtype());
         Ok(wrap(SparseChunk::from_dense(&dense, fill)))
     }
@@ -183,7 +195,12 @@ impl ArrayBackend for SparseBackend {
         let s = sp(x, op.name())?;
         if axes.iter().any(|&a| a >= s.shape.len()) || !reduce::handles(s, op, axes) {
             // Out-of-range axes, empty min/max, arg-reductions: the reference decides.
-            return self.via_dense(&[s], &|c, v| c.reduce(&v[0], op, axes));
+            return self.via_dense(
+                op.name(),
+                "densified: positional, runs on the dense chunk",
+                &[s],
+                &|c, v| c.reduce(&v[0], op, axes),
+            );
         }
         let mut axes = axes.to_vec();
         axes.sort_unstable();
@@ -215,7 +232,9 @@ impl ArrayBackend for SparseBackend {
             return Ok(wrap(structure::concatenate(&ps, axis)?));
         }
         // Different fills (or an error the reference words): join densely.
-        self.via_dense(&ps, &|c, v| c.concatenate(v, axis))
+        self.via_dense("concatenate", CONCATENATE_NOTE, &ps, &|c, v| {
+            c.concatenate(v, axis)
+        })
     }
 
     fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
@@ -224,7 +243,17 @@ impl ArrayBackend for SparseBackend {
         if shapes_ok && x.dtype() == y.dtype() && matmul::applies(x, y) {
             return Ok(wrap(matmul::matmul(x, y)));
         }
-        self.via_dense(&[x, y], &|c, v| c.matmul(&v[0], &v[1]))
+        self.via_dense("matmul", MATMUL_NOTE, &[x, y], &|c, v| {
+            c.matmul(&v[0], &v[1])
+        })
+    }
+
+    fn primitive_note(&self, op: &str) -> Option<String> {
+        match op {
+            "matmul" => Some(format!("matmul may be {MATMUL_NOTE}")),
+            "concatenate" => Some(format!("concatenate may be {CONCATENATE_NOTE}")),
+            _ => None,
+        }
     }
 
     fn plan_notes(&self, program: &Program) -> Vec<String> {

@@ -131,6 +131,49 @@ fn explain_says_when_the_sparse_backend_densifies() {
 }
 
 #[test]
+fn a_product_says_it_may_densify_and_records_it_when_it_does() {
+    let a = Array::ones(&[20, 30], DType::F64, 10, Some("sparse")).unwrap();
+    let b = Array::zeros(&[30, 5], DType::F64, 10, Some("sparse")).unwrap();
+    let product = a.matmul(&b).unwrap();
+    let text = product.explain().unwrap();
+    assert!(
+        text.contains(
+            "backend 'sparse': matmul may be densified: a left operand with a non-zero fill"
+        ),
+        "{text}"
+    );
+    // Ones have fill 1: the product runs on the dense form, and says so where it ran.
+    let backend = tessera_core::registry::array_backend("sparse").unwrap();
+    let x = backend
+        .from_host(&tessera_core::HostArray::full(
+            &[2, 3],
+            tessera_core::Scalar::F64(1.0),
+            DType::F64,
+        ))
+        .unwrap();
+    let ones = backend
+        .full(&[2, 3], tessera_core::Scalar::F64(1.0))
+        .unwrap();
+    let y = backend
+        .from_host(&tessera_core::HostArray::full(
+            &[3, 2],
+            tessera_core::Scalar::F64(2.0),
+            DType::F64,
+        ))
+        .unwrap();
+    tessera_core::fallback::take();
+    backend.matmul(&x, &y).unwrap();
+    assert!(
+        tessera_core::fallback::take().is_empty(),
+        "fill 0 on the left: native"
+    );
+    backend.matmul(&ones, &y).unwrap();
+    let fell_back = tessera_core::fallback::take();
+    assert_eq!(fell_back.len(), 1, "{fell_back:?}");
+    assert_eq!(fell_back[0].op, "matmul");
+}
+
+#[test]
 fn coo_csr_and_arrow_round_trip() {
     let x = random(&sparse(), &[40, 60], 0.1, &[15usize, 25][..], 11).unwrap();
     let coo = to_coo(&x).unwrap();

@@ -20,5 +20,5 @@ pub use array::{Array, Index, RandomState};
 
 // The protocol's modules under the names this crate's code uses (`crate::dtype`, ...).
 use tessera_core::{
-    backend, chunks, config, dispatch_host, dtype, error, host, program, random, registry,
+    backend, chunks, config, dispatch_host, dtype, error, fallback, host, program, random, registry,
 };

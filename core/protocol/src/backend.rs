@@ -379,12 +379,22 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         Err(block_kernel_unsupported(self.name(), "svd", x))
     }
 
-    /// What [`Array::explain`](crate::Array::explain) should say about running `program`
+    /// What `Array::explain` (in `tessera-array`) should say about running `program`
     /// here beyond the program itself — for example that a sparse backend must densify a
     /// generator. Defaults to nothing.
     fn plan_notes(&self, program: &Program) -> Vec<String> {
         let _ = program;
         Vec::new()
+    }
+
+    /// What `Array::explain` (in `tessera-array`) should say about a primitive a plan
+    /// calls outside fused programs (`matmul`, `concatenate`) when this backend may answer
+    /// it through a fallback — for example that a sparse backend densifies a product
+    /// whose left operand has a non-zero fill. A fallback taken at run time is also
+    /// [recorded](crate::fallback::record). Defaults to nothing.
+    fn primitive_note(&self, op: &str) -> Option<String> {
+        let _ = op;
+        None
     }
 }
 

@@ -103,13 +103,23 @@ impl Plan {
         }
         let mut notes: Vec<String> = Vec::new();
         for t in &self.tasks {
-            if let Some(p) = t.op.program() {
-                for n in t.backend.plan_notes(p) {
-                    let line = format!("backend '{}': {n}", t.backend.name());
-                    if !notes.contains(&line) {
-                        notes.push(line);
-                    }
+            let mut add = |n: String| {
+                let line = format!("backend '{}': {n}", t.backend.name());
+                if !notes.contains(&line) {
+                    notes.push(line);
                 }
+            };
+            if let Some(p) = t.op.program() {
+                t.backend.plan_notes(p).into_iter().for_each(&mut add);
+            }
+            // Primitives called outside programs, where a backend may fall back.
+            let primitive = match &t.op {
+                TaskOp::Assemble { .. } => Some("concatenate"),
+                TaskOp::MatmulSum | TaskOp::MatmulProgram { .. } => Some("matmul"),
+                _ => None,
+            };
+            if let Some(n) = primitive.and_then(|op| t.backend.primitive_note(op)) {
+                add(n);
             }
         }
         for n in notes {

@@ -4,17 +4,12 @@
 //! ([`ArrayBackend::qr`], [`ArrayBackend::svd`]). A backend that implements them (the CPU
 //! backend, with faer) runs them natively. A backend that declares them unsupported
 //! (`Capabilities::BLOCK_LINALG`) gets them here, on the host: the block is copied to the
-//! `cpu` backend, factored there and the factors copied back, and the log says so once per
-//! backend and kernel. The protocol's trait defaults never do this behind the caller's back.
-
-use std::collections::BTreeSet;
-use std::sync::Mutex;
+//! `cpu` backend, factored there and the factors copied back, and it is
+//! [recorded](crate::fallback::record) as a fallback (logged once per backend and kernel).
+//! The protocol's trait defaults never do this behind the caller's back.
 
 use crate::backend::{ArrayBackend, Chunk};
 use crate::error::{Error, Result};
-
-/// `(backend, op)` pairs whose host fallback has been logged.
-static LOGGED: Mutex<BTreeSet<(String, &'static str)>> = Mutex::new(BTreeSet::new());
 
 /// Reduced QR of one chunk on `b`, or on the host when `b` declares `qr` unsupported.
 pub(crate) fn qr(b: &dyn ArrayBackend, x: &Chunk) -> Result<(Chunk, Chunk)> {
@@ -68,17 +63,11 @@ fn on_host(
     if cpu.name() == b.name() || !native(cpu.as_ref(), op, x) {
         return Err(unsupported());
     }
-    let first = LOGGED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert((b.name().to_string(), op));
-    if first {
-        log::info!(
-            "{op}: backend '{}' declares no native {op}; running its blocks on the host with \
-             the cpu backend (copied there and back)",
-            b.name()
-        );
-    }
+    crate::fallback::record(
+        b.name(),
+        op,
+        "no native kernel: its blocks run on the host with the cpu backend (copied there and back)",
+    );
     let c = cpu.from_host(&b.to_host(x)?)?;
     f(cpu.as_ref(), &c)?
         .iter()
