@@ -8,13 +8,14 @@
 //! inputs are the same by construction, and a case reruns from `(seed, id)` alone.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tessera_core::chunks::Chunks;
 use tessera_core::{ArrayBackend, BackendRef, Chunk, DType, Error, HostArray, Result};
 
 use crate::compare::{compare, Tol};
 use crate::gen::Gen;
+use crate::oracle::{ErrorKind, Expect};
 
 /// Whether a family exercises a backend primitive directly or the user-level array API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,9 +42,47 @@ pub struct Side {
     pub backend: BackendRef,
     /// True on the reference side: arrays get one chunk instead of irregular ones.
     pub reference: bool,
+    /// What the case's oracle expects, stated on the reference side.
+    expect: Mutex<Option<Expect>>,
 }
 
 impl Side {
+    /// A side running on `backend`; `reference` for the reference side.
+    pub fn new(backend: BackendRef, reference: bool) -> Side {
+        Side {
+            backend,
+            reference,
+            expect: Mutex::new(None),
+        }
+    }
+
+    /// States the results the case must produce, computed by `oracle` from the inputs
+    /// (see [`crate::oracle`]). Only the reference side evaluates it: the reference is
+    /// checked against the oracle, every other backend against the reference. Call it
+    /// before the op runs, so the statement stands even when the op fails.
+    pub fn expect(&self, oracle: impl FnOnce() -> Vec<HostArray>) {
+        if self.reference {
+            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Some(Expect::Values(oracle()));
+        }
+    }
+
+    /// Like [`Side::expect`], for an oracle that may expect an error instead of values.
+    pub fn expect_outcome(&self, oracle: impl FnOnce() -> Expect) {
+        if self.reference {
+            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Some(oracle());
+        }
+    }
+
+    /// States that the case must fail with an error of `kind` (on the reference and on
+    /// the backend alike).
+    pub fn expect_error(&self, kind: ErrorKind) {
+        self.expect_outcome(|| Expect::Error(kind));
+    }
+
+    fn take_expect(&self) -> Option<Expect> {
+        self.expect.lock().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
     /// The backend's registered name.
     pub fn name(&self) -> &str {
         self.backend.name()
@@ -181,16 +220,25 @@ pub enum Outcome {
     Unsupported,
     /// The backend raised an unexpected error or panicked.
     Error,
+    /// Matches the reference, through a fallback the backend recorded (a sparse chunk
+    /// densified, ...): correct, but not native. The message says which.
+    Fallback,
+    /// The suite itself is wrong here, whatever the backend does: the reference disagrees
+    /// with the oracle, the reference raised an error the case does not expect, or the
+    /// case's own code panicked. Reported apart from the backend's outcomes.
+    Suite,
 }
 
 impl Outcome {
-    /// `pass`, `fail`, `unsupported`, `error`.
+    /// `pass`, `fail`, `unsupported`, `error`, `fallback`, `suite`.
     pub fn name(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
+            Outcome::Fallback => "fallback",
             Outcome::Fail => "fail",
             Outcome::Unsupported => "unsupported",
             Outcome::Error => "error",
+            Outcome::Suite => "suite",
         }
     }
 }
@@ -216,42 +264,117 @@ fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-fn run_side(case: &Case, side: &Side, seed: u64) -> Result<Produced> {
+/// How one side's run ended when it did not produce results.
+enum Failed {
+    /// The op (or the case) returned an error.
+    Err(Error),
+    /// The case panicked.
+    Panic(String),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::Err(e) => write!(f, "{e}"),
+            Failed::Panic(m) => write!(f, "panicked: {m}"),
+        }
+    }
+}
+
+fn run_side(case: &Case, side: &Side, seed: u64) -> std::result::Result<Produced, Failed> {
     let mut g = Gen::for_case(seed, &case.id);
     g.edges = case.variant == 0;
     match catch_unwind(AssertUnwindSafe(|| {
         (case.family.run)(side, &mut g, case.dtype, case.variant)
     })) {
-        Ok(r) => r,
-        Err(p) => Err(Error::Internal(format!("panicked: {}", panic_text(p)))),
+        Ok(r) => r.map_err(Failed::Err),
+        Err(p) => Err(Failed::Panic(panic_text(p))),
     }
 }
 
-fn same_kind(a: &Error, b: &Error) -> bool {
-    std::mem::discriminant(a) == std::mem::discriminant(b)
+/// Compares results `got` with `want` under `tol`; the message names the two sides.
+fn mismatch(
+    got: &[HostArray],
+    want: &[HostArray],
+    tol: Tol,
+    names: (&str, &str),
+) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!(
+            "{} results from the {}, {} from the {}",
+            got.len(),
+            names.0,
+            want.len(),
+            names.1
+        ));
+    }
+    for (i, (go, wo)) in got.iter().zip(want).enumerate() {
+        if let Err(m) = compare(go, wo, tol) {
+            let which = if want.len() > 1 {
+                format!("result {i}: ")
+            } else {
+                String::new()
+            };
+            return Some(format!(
+                "{which}{} (tolerance rtol={:e} atol={:e})",
+                m.describe(names.0, names.1),
+                tol.rtol,
+                tol.atol
+            ));
+        }
+    }
+    None
+}
+
+/// Checks the reference's run against the case's statement; `Err` is a suite failure.
+fn check_reference(
+    want: &std::result::Result<Produced, Failed>,
+    expect: Option<&Expect>,
+) -> std::result::Result<(), String> {
+    match (want, expect) {
+        (Err(Failed::Panic(m)), _) => Err(format!("the case panicked on the reference: {m}")),
+        (Err(Failed::Err(e)), Some(Expect::Error(k))) if k.matches(e) => Ok(()),
+        (Err(Failed::Err(e)), Some(Expect::Error(k))) => Err(format!(
+            "the case expects an error of kind {}; the reference raised: {e}",
+            k.name()
+        )),
+        (Err(Failed::Err(e)), _) => Err(format!(
+            "the reference raised an error the case does not expect: {e}"
+        )),
+        (Ok(_), Some(Expect::Error(k))) => Err(format!(
+            "the case expects an error of kind {}; the reference returned a result",
+            k.name()
+        )),
+        (Ok(p), Some(Expect::Values(v))) => {
+            match mismatch(&p.out, v, p.tol, ("reference", "oracle")) {
+                Some(m) => Err(format!("the reference disagrees with the oracle: {m}")),
+                None => Ok(()),
+            }
+        }
+        (Ok(_), None) => Ok(()),
+    }
 }
 
 /// Runs `case` on `backend` and on `reference` (seeded by `seed`) and decides the outcome.
+///
+/// The reference runs first and is checked against what the case states (the oracle's
+/// values, or an expected error kind): a reference that disagrees, fails unexpectedly or
+/// whose case panics makes the case [`Outcome::Suite`], whatever the backend does. Then
+/// the backend's declared capabilities are applied, and its results are compared with
+/// the reference's; where the case expects an error, the backend must raise that kind.
 pub fn run_case(case: &Case, backend: &BackendRef, reference: &BackendRef, seed: u64) -> Verdict {
     let caps = backend.capabilities();
     let declared_unsupported =
         case.family.group == Group::Protocol && !caps.supports(&case.family.op, case.dtype);
-    let want = run_side(
-        case,
-        &Side {
-            backend: reference.clone(),
-            reference: true,
-        },
-        seed,
-    );
-    let got = run_side(
-        case,
-        &Side {
-            backend: backend.clone(),
-            reference: false,
-        },
-        seed,
-    );
+    let ref_side = Side::new(reference.clone(), true);
+    let want = run_side(case, &ref_side, seed);
+    let expect = ref_side.take_expect();
+    // Fallbacks are recorded per thread: the protocol cases call the backend here, so
+    // what it records while running is this case's (user-level cases run their tasks on
+    // worker threads, whose fallbacks are logged but not attributed).
+    tessera_core::fallback::take();
+    let got = run_side(case, &Side::new(backend.clone(), false), seed);
+    let fallbacks = tessera_core::fallback::take();
     let inputs = match (&want, &got) {
         (Ok(p), _) | (_, Ok(p)) => p.inputs.clone(),
         _ => String::new(),
@@ -261,8 +384,11 @@ pub fn run_case(case: &Case, backend: &BackendRef, reference: &BackendRef, seed:
         inputs: inputs.clone(),
         message,
     };
+    if let Err(m) = check_reference(&want, expect.as_ref()) {
+        return verdict(Outcome::Suite, m);
+    }
     // A declared gap must be refused with the typed error.
-    if let Err(Error::Unsupported { op, dtype, .. }) = &got {
+    if let Err(Failed::Err(Error::Unsupported { op, dtype, .. })) = &got {
         return if !caps.supports(op, *dtype) {
             verdict(Outcome::Unsupported, String::new())
         } else {
@@ -291,42 +417,142 @@ pub fn run_case(case: &Case, backend: &BackendRef, reference: &BackendRef, seed:
         };
     }
     match (want, got) {
-        (Err(we), Err(ge)) if same_kind(&we, &ge) => verdict(Outcome::Pass, String::new()),
-        (Err(we), Err(ge)) => verdict(
-            Outcome::Fail,
-            format!(
-                "the reference raises \"{we}\"; the backend raised another kind of error: {ge}"
-            ),
-        ),
-        (Err(we), Ok(_)) => verdict(
-            Outcome::Fail,
-            format!("the reference raises \"{we}\"; the backend returned a result"),
-        ),
-        (Ok(_), Err(ge)) => verdict(Outcome::Error, ge.to_string()),
-        (Ok(w), Ok(g)) => {
-            if w.out.len() != g.out.len() {
-                return verdict(
+        (Err(_), got) => {
+            // The reference raised the error the case expects (checked above).
+            let kind = match &expect {
+                Some(Expect::Error(k)) => *k,
+                _ => unreachable!("check_reference accepts a reference error only when expected"),
+            };
+            match got {
+                Err(Failed::Err(e)) if kind.matches(&e) => verdict(Outcome::Pass, String::new()),
+                Err(e) => verdict(
                     Outcome::Fail,
-                    format!("{} results, the reference has {}", g.out.len(), w.out.len()),
-                );
+                    format!(
+                        "the case expects an error of kind {}; the backend raised: {e}",
+                        kind.name()
+                    ),
+                ),
+                Ok(_) => verdict(
+                    Outcome::Fail,
+                    format!(
+                        "the case expects an error of kind {}; the backend returned a result",
+                        kind.name()
+                    ),
+                ),
             }
-            for (i, (go, wo)) in g.out.iter().zip(&w.out).enumerate() {
-                if let Err(m) = compare(go, wo, w.tol) {
-                    let which = if w.out.len() > 1 {
-                        format!("result {i}: ")
-                    } else {
-                        String::new()
-                    };
-                    return verdict(
-                        Outcome::Fail,
-                        format!(
-                            "{which}{m} (tolerance rtol={:e} atol={:e})",
-                            w.tol.rtol, w.tol.atol
-                        ),
-                    );
-                }
-            }
-            verdict(Outcome::Pass, String::new())
         }
+        (Ok(_), Err(e)) => verdict(Outcome::Error, e.to_string()),
+        (Ok(w), Ok(g)) => match mismatch(&g.out, &w.out, w.tol, ("backend", "reference")) {
+            Some(m) => verdict(Outcome::Fail, m),
+            None if fallbacks.is_empty() => verdict(Outcome::Pass, String::new()),
+            None => verdict(
+                Outcome::Fallback,
+                fallbacks
+                    .iter()
+                    .map(|f| format!("{}: {}", f.op, f.why))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oracle::ErrorKind;
+    use tessera_core::Scalar;
+
+    fn case(
+        run: impl Fn(&Side, &mut Gen, DType, usize) -> Result<Produced> + Send + Sync + 'static,
+    ) -> Case {
+        Case {
+            id: "test/float64/0".into(),
+            family: Family::new("test", Group::Api, vec![DType::F64], run),
+            dtype: DType::F64,
+            variant: 0,
+        }
+    }
+
+    fn verdict(c: &Case) -> Verdict {
+        let cpu = crate::reference().expect("cpu is linked");
+        run_case(c, &cpu, &cpu, 1)
+    }
+
+    fn value(s: &Side) -> Result<Produced> {
+        let c = s.b().full(&[2], Scalar::F64(1.5))?;
+        Ok(Produced::one(s.download(&c)?, Tol::EXACT, String::new()))
+    }
+
+    #[test]
+    fn a_case_that_panics_is_a_suite_failure_not_a_pass() {
+        let v = verdict(&case(|_, _, _, _| panic!("a bug in the case")));
+        assert_eq!(v.outcome, Outcome::Suite);
+        assert!(
+            v.message
+                .contains("panicked on the reference: a bug in the case"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn an_unexpected_reference_error_is_a_suite_failure() {
+        let v = verdict(&case(|s, _, _, _| {
+            s.b().full(&[2], Scalar::F64(1.0))?;
+            Err(Error::invalid("test", "nobody expects this"))
+        }));
+        assert_eq!(v.outcome, Outcome::Suite);
+        assert!(v.message.contains("does not expect"), "{}", v.message);
+    }
+
+    #[test]
+    fn two_errors_pass_only_where_the_case_expects_that_kind() {
+        let expected = verdict(&case(|s, _, _, _| {
+            s.expect_error(ErrorKind::Invalid);
+            Err(Error::invalid("test", "expected"))
+        }));
+        assert_eq!(expected.outcome, Outcome::Pass, "{}", expected.message);
+        let other_kind = verdict(&case(|s, _, _, _| {
+            s.expect_error(ErrorKind::Shape);
+            Err(Error::invalid("test", "expected"))
+        }));
+        assert_eq!(other_kind.outcome, Outcome::Suite);
+    }
+
+    #[test]
+    fn a_backend_returning_a_result_where_an_error_is_expected_fails() {
+        let v = verdict(&case(|s, _, _, _| {
+            s.expect_error(ErrorKind::Invalid);
+            if s.reference {
+                return Err(Error::invalid("test", "expected"));
+            }
+            value(s)
+        }));
+        assert_eq!(v.outcome, Outcome::Fail);
+        assert!(
+            v.message.contains("the backend returned a result"),
+            "{}",
+            v.message
+        );
+    }
+
+    #[test]
+    fn the_reference_is_checked_against_the_oracle() {
+        let right = verdict(&case(|s, _, _, _| {
+            s.expect(|| vec![crate::oracle::full(&[2], Scalar::F64(1.5))]);
+            value(s)
+        }));
+        assert_eq!(right.outcome, Outcome::Pass, "{}", right.message);
+        let wrong = verdict(&case(|s, _, _, _| {
+            s.expect(|| vec![crate::oracle::full(&[2], Scalar::F64(2.5))]);
+            value(s)
+        }));
+        assert_eq!(wrong.outcome, Outcome::Suite);
+        assert!(
+            wrong.message.contains("reference 1.5 vs oracle 2.5"),
+            "{}",
+            wrong.message
+        );
     }
 }

@@ -104,20 +104,23 @@ pub struct Mismatch {
     pub count: usize,
 }
 
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Mismatch {
+    /// The mismatch in words, naming the side that produced `got` and the one that gave
+    /// `want` (e.g. `backend` and `reference`, or `reference` and `oracle`).
+    pub fn describe(&self, got: &str, want: &str) -> String {
         match self.what {
-            "value" => write!(
-                f,
-                "first mismatch at index {:?}: backend {} vs reference {} ({} element(s) differ)",
+            "value" => format!(
+                "first mismatch at index {:?}: {got} {} vs {want} {} ({} element(s) differ)",
                 self.index, self.got, self.want, self.count
             ),
-            what => write!(
-                f,
-                "{what} differs: backend {} vs reference {}",
-                self.got, self.want
-            ),
+            what => format!("{what} differs: {got} {} vs {want} {}", self.got, self.want),
         }
+    }
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe("backend", "reference"))
     }
 }
 

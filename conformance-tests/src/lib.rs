@@ -28,6 +28,7 @@ pub mod cdylib;
 pub mod compare;
 pub mod gen;
 pub mod macros;
+pub mod oracle;
 pub mod report;
 pub mod selftest;
 /// Test support: visible skips (feature `test-support`).
@@ -121,17 +122,41 @@ pub fn reference() -> tessera_core::Result<BackendRef> {
 /// already registered, in which case the registered one is checked: the user-level cases
 /// reach backends through the registry by name, exactly as applications do.
 pub fn check_array_backend(backend: &BackendRef, options: &Options) -> Report {
+    match reference() {
+        Ok(r) => check_array_backend_against(backend, &r, options),
+        Err(e) => Report {
+            backend: backend.name().to_string(),
+            reference: REFERENCE.to_string(),
+            seed: options.seed,
+            filter: options.filter.clone(),
+            cases: Vec::new(),
+            elapsed_s: 0.0,
+            setup_error: Some(e.to_string()),
+        },
+    }
+}
+
+/// Like [`check_array_backend`], against another reference than `cpu`. The reference is
+/// still checked against the oracle first ([`oracle`]), so this is how a reference with a
+/// wrong kernel is shown to fail (the crate's self-test does it with
+/// [`selftest::wrong_reference`]).
+pub fn check_array_backend_against(
+    backend: &BackendRef,
+    reference: &BackendRef,
+    options: &Options,
+) -> Report {
     let start = Instant::now();
     let mut report = Report {
         backend: backend.name().to_string(),
-        reference: REFERENCE.to_string(),
+        reference: reference.name().to_string(),
         seed: options.seed,
         filter: options.filter.clone(),
         cases: Vec::new(),
         elapsed_s: 0.0,
         setup_error: None,
     };
-    let setup = ensure_array_backend(backend.clone()).and_then(|b| Ok((b, reference()?)));
+    let setup = ensure_array_backend(backend.clone())
+        .and_then(|b| Ok((b, ensure_array_backend(reference.clone())?)));
     let (backend, reference) = match setup {
         Ok(pair) => pair,
         Err(e) => {

@@ -97,34 +97,39 @@ impl Report {
         self.cases.iter().filter(|c| &c.outcome == outcome).count()
     }
 
-    /// True when nothing failed or errored (unsupported is fine: it was declared).
+    /// True when nothing failed or errored and the suite found nothing wrong with itself
+    /// (unsupported is fine: it was declared; a fallback is a pass that says how).
     pub fn is_ok(&self) -> bool {
         self.setup_error.is_none()
-            && self
-                .cases
-                .iter()
-                .all(|c| matches!(c.outcome, Outcome::Pass | Outcome::Unsupported))
+            && self.cases.iter().all(|c| {
+                matches!(
+                    c.outcome,
+                    Outcome::Pass | Outcome::Fallback | Outcome::Unsupported
+                )
+            })
     }
 
-    /// The cases that failed or errored.
+    /// The cases that failed, errored, or where the suite itself is wrong.
     pub fn problems(&self) -> impl Iterator<Item = &CaseReport> {
         self.cases
             .iter()
-            .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Error))
+            .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Error | Outcome::Suite))
     }
 
     /// One line: counts per outcome.
     pub fn summary(&self) -> String {
         format!(
-            "backend '{}' vs reference '{}', seed {}: {} cases: {} pass, {} fail, {} unsupported, {} error ({:.1} s)",
+            "backend '{}' vs reference '{}', seed {}: {} cases: {} pass, {} fallback, {} fail, {} unsupported, {} error, {} suite ({:.1} s)",
             self.backend,
             self.reference,
             self.seed,
             self.cases.len(),
             self.count(&Outcome::Pass),
+            self.count(&Outcome::Fallback),
             self.count(&Outcome::Fail),
             self.count(&Outcome::Unsupported),
             self.count(&Outcome::Error),
+            self.count(&Outcome::Suite),
             self.elapsed_s
         )
     }
@@ -142,7 +147,9 @@ impl Report {
         s
     }
 
-    /// The op x dtype matrix: `ok`, `FAIL`, `ERR`, `uns` (declared unsupported), or `.`
+    /// The op x dtype matrix: `ok`, `fb` (passed through a recorded fallback), `FAIL`,
+    /// `ERR`, `uns` (declared unsupported), `SUITE`
+    /// (the reference disagrees with the oracle or the case is broken), or `.`
     /// where the op does not take the dtype. A cell aggregates the op's variants, worst
     /// outcome first.
     pub fn matrix(&self) -> String {
@@ -160,9 +167,11 @@ impl Report {
                 .or_insert(Outcome::Pass);
             let rank = |o: &Outcome| match o {
                 Outcome::Pass => 0,
+                Outcome::Fallback => 1,
                 Outcome::Unsupported => 1,
                 Outcome::Error => 2,
                 Outcome::Fail => 3,
+                Outcome::Suite => 4,
             };
             if rank(&c.outcome) > rank(cell) {
                 *cell = c.outcome.clone();
@@ -180,9 +189,11 @@ impl Report {
                 let cell = match row.get(&d) {
                     None => ".",
                     Some(Outcome::Pass) => "ok",
+                    Some(Outcome::Fallback) => "fb",
                     Some(Outcome::Fail) => "FAIL",
                     Some(Outcome::Error) => "ERR",
                     Some(Outcome::Unsupported) => "uns",
+                    Some(Outcome::Suite) => "SUITE",
                 };
                 let _ = write!(s, " {cell:>7}");
             }
@@ -204,9 +215,11 @@ impl Report {
             "summary": {
                 "cases": self.cases.len(),
                 "pass": self.count(&Outcome::Pass),
+                "fallback": self.count(&Outcome::Fallback),
                 "fail": self.count(&Outcome::Fail),
                 "unsupported": self.count(&Outcome::Unsupported),
                 "error": self.count(&Outcome::Error),
+                "suite": self.count(&Outcome::Suite),
             },
             "cases": self.cases.iter().map(|c| json!({
                 "id": c.id,

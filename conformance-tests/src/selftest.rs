@@ -1,23 +1,38 @@
-//! A deliberately broken backend, so the suite can prove that it catches breakage.
+//! Deliberately broken backends, so the suite can prove that it catches breakage.
 //!
 //! [`BrokenBackend`] stores its data in CPU chunks wrapped in its own chunk type and
-//! delegates every primitive to the CPU backend, except for three planted faults:
+//! delegates every primitive to the CPU backend, except for planted faults, one or more
+//! in each kind of path a backend can get wrong ([`Fault`]):
 //!
-//! 1. `subtract` on `float64` corrupts the first element of its result (a wrong kernel);
-//! 2. its capabilities declare `cos` on `float64` unsupported, yet it computes it anyway
-//!    (a lying capability table: a declared gap must raise the typed error);
-//! 3. its capabilities declare `tanh` on `float32` unsupported and it refuses it properly
-//!    (an honest gap: reported `unsupported`, which is not a failure).
+//! 1. **a protocol kernel**: `subtract` on `float64` corrupts the first element of its
+//!    result ([`Fault::WrongKernel`]);
+//! 2. **a capability**: `cos` on `float64` is declared unsupported, yet computed anyway
+//!    ([`Fault::LyingCapability`]: a declared gap must raise the typed error); `tanh` on
+//!    `float32` is declared unsupported and refused properly (an honest gap, reported
+//!    `unsupported`, which is not a failure);
+//! 3. **a fused program**: `execute` corrupts its first result when a `float64` program
+//!    chains two arithmetic ops (`(a + b) * c`: the bug a code generator has when it fuses)
+//!    ([`Fault::FusedChain`]);
+//! 4. **a user-API path**: the combine step of a tree reduction (a `float64` program that
+//!    adds three or more partial results) drops the last partial, as a scheduler that
+//!    loses a chunk would ([`Fault::DroppedPartial`]); protocol cases never send such a
+//!    program, only the user-level reductions do;
+//! 5. **an error path**: `reduce` with min, max, argmin or argmax over an empty axis
+//!    returns a result instead of the error every backend must raise
+//!    ([`Fault::MissingError`]).
 //!
-//! Fused programs run on the CPU backend untouched, so the protocol cases of (1) and (2)
-//! must fail, the cases of (3) must be `unsupported`, and everything else must pass. The
-//! crate's tests assert exactly that, and that the rerun command in a failure reproduces
-//! it. The runner knows it as `--backend selftest-broken`.
+//! A fault records itself when it changes what the backend returns. [`run`] runs every
+//! case alone and notes which faults fired in it; [`verify`] then demands exactly this:
+//! no case fails, errors or trips the suite unless a fault fired in it, a fault that
+//! changes a protocol result directly is caught in every case where it fired, and every
+//! kind of fault is caught somewhere. The runner knows the backend as
+//! `--backend selftest-broken`.
 
 use std::any::Any;
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use tessera_core::program::{BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
+use tessera_core::program::{BinaryOp, IndexMap, Node, Program, ReduceOp, UnaryOp};
 use tessera_core::random::RandomSpec;
 use tessera_core::{
     ArrayBackend, AxisSlice, BackendRef, Capabilities, Chunk, ChunkData, DType, HostArray, Result,
@@ -28,9 +43,117 @@ use tessera_cpu::CpuBackend;
 /// The registered name of [`BrokenBackend`].
 pub const NAME: &str = "selftest-broken";
 
-/// A chunk of the broken backend: a CPU chunk under another owner's name.
+/// A planted fault (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fault {
+    /// `subtract` on `float64` corrupts its first element.
+    WrongKernel,
+    /// `cos` on `float64` is computed though declared unsupported.
+    LyingCapability,
+    /// A program chaining two `float64` arithmetic ops corrupts its first result.
+    FusedChain,
+    /// A tree-reduction combine of three or more partials drops the last one.
+    DroppedPartial,
+    /// Min, max or an arg-reduction over an empty axis returns a result, not an error.
+    MissingError,
+}
+
+impl Fault {
+    /// Every planted fault.
+    pub const ALL: [Fault; 5] = [
+        Fault::WrongKernel,
+        Fault::LyingCapability,
+        Fault::FusedChain,
+        Fault::DroppedPartial,
+        Fault::MissingError,
+    ];
+
+    /// True for faults that change a protocol case's result directly, so every case in
+    /// which they fire must fail. A fault inside a user-level computation may be masked
+    /// by what follows it (a corrupted value that a `max` does not pick).
+    pub fn always_visible(self) -> bool {
+        !matches!(self, Fault::FusedChain | Fault::DroppedPartial)
+    }
+}
+
+/// Faults fired since the last [`take_fired`], process-wide (a backend is reached through
+/// the registry by name, so its instances share this record).
+static FIRED: Mutex<BTreeSet<Fault>> = Mutex::new(BTreeSet::new());
+
+fn fired() -> MutexGuard<'static, BTreeSet<Fault>> {
+    FIRED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn fire(f: Fault) {
+    fired().insert(f);
+}
+
+/// The faults fired since the last call, and a fresh record.
+pub fn take_fired() -> BTreeSet<Fault> {
+    std::mem::take(&mut *fired())
+}
+
+/// Replaces the first finite element `x` of a `float64` chunk by `x + 1 + |x|` (always a
+/// different value); false when there is none to change.
+fn corrupt_first(cpu: &CpuBackend, c: &Chunk) -> Result<Option<Chunk>> {
+    if c.dtype() != DType::F64 {
+        return Ok(None);
+    }
+    let mut h = cpu.to_host(c)?.into_typed::<f64>()?;
+    let Some(x) = h.iter_mut().find(|x| x.is_finite()) else {
+        return Ok(None);
+    };
+    *x += 1.0 + x.abs();
+    Ok(Some(cpu.from_host(&HostArray::F64(h))?))
+}
+
+/// True when a `float64` program has an arithmetic binary node fed by another one.
+fn chains_arithmetic(p: &Program) -> bool {
+    let arith = |n: &Node| {
+        matches!(
+            n,
+            Node::Binary {
+                op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul,
+                ..
+            }
+        )
+    };
+    p.nodes.iter().enumerate().any(|(i, n)| {
+        p.dtypes[i] == DType::F64 && arith(n) && n.operands().any(|o| arith(&p.nodes[o]))
+    })
+}
+
+/// The node to return instead when `p` is a reduction's combine step (`float64`, no
+/// epilogue, an output that adds three or more inputs): its left operand, which lacks
+/// the last partial.
+fn combine_without_last(p: &Program) -> Option<usize> {
+    let inputs = p
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, Node::Input { .. }))
+        .count();
+    let [out] = p.outputs.as_slice() else {
+        return None;
+    };
+    match p.nodes[out.node] {
+        Node::Binary {
+            op: BinaryOp::Add,
+            a,
+            b,
+        } if inputs >= 3
+            && out.reduce.is_none()
+            && p.dtypes[out.node] == DType::F64
+            && matches!(p.nodes[b], Node::Input { .. }) =>
+        {
+            Some(a)
+        }
+        _ => None,
+    }
+}
+
+/// A chunk of a self-test backend: a CPU chunk under its owner's name.
 #[derive(Debug)]
-pub struct BrokenChunk(Chunk);
+pub struct BrokenChunk(Chunk, &'static str);
 
 impl ChunkData for BrokenChunk {
     fn dtype(&self) -> DType {
@@ -40,7 +163,7 @@ impl ChunkData for BrokenChunk {
         self.0.shape()
     }
     fn backend(&self) -> &str {
-        NAME
+        self.1
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -81,7 +204,7 @@ impl BrokenBackend {
     }
 
     fn wrap(c: Chunk) -> Chunk {
-        Arc::new(BrokenChunk(c))
+        Arc::new(BrokenChunk(c, NAME))
     }
 }
 
@@ -121,25 +244,26 @@ impl ArrayBackend for BrokenBackend {
             self.caps.check(NAME, op.name(), x.dtype())?;
         }
         // ...fault 2 (lying): but compute `cos` on float64 although it is declared missing.
+        if op == UnaryOp::Cos && x.dtype() == DType::F64 {
+            fire(Fault::LyingCapability);
+        }
         Ok(Self::wrap(self.cpu.unary(op, self.inner(x, op.name())?)?))
     }
     fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
         let out = self
             .cpu
             .binary(op, self.inner(a, op.name())?, self.inner(b, op.name())?)?;
-        if op != BinaryOp::Sub || out.dtype() != DType::F64 || out.shape().contains(&0) {
+        if op != BinaryOp::Sub {
             return Ok(Self::wrap(out));
         }
         // Fault 1: a wrong first element.
-        let mut h = self.cpu.to_host(&out)?.into_typed::<f64>()?;
-        if let Some(first) = h.iter_mut().next() {
-            *first = if first.is_finite() {
-                *first + 1.0
-            } else {
-                12345.0
-            };
+        match corrupt_first(&self.cpu, &out)? {
+            Some(bad) => {
+                fire(Fault::WrongKernel);
+                Ok(Self::wrap(bad))
+            }
+            None => Ok(Self::wrap(out)),
         }
-        Ok(Self::wrap(self.cpu.from_host(&HostArray::F64(h))?))
     }
     fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
         Ok(Self::wrap(self.cpu.where_(
@@ -168,6 +292,15 @@ impl ArrayBackend for BrokenBackend {
         ))
     }
     fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
+        // Fault 5: min/max/arg* over an empty axis "succeed" with a filled result.
+        if op.check_identity(x.shape(), axes).is_err() {
+            let shape: Vec<usize> = (0..x.shape().len())
+                .map(|a| if axes.contains(&a) { 1 } else { x.shape()[a] })
+                .collect();
+            fire(Fault::MissingError);
+            let zero = Scalar::zero(op.result_dtype(x.dtype()));
+            return Ok(Self::wrap(self.cpu.full(&shape, zero)?));
+        }
         Ok(Self::wrap(self.cpu.reduce(
             self.inner(x, op.name())?,
             op,
@@ -195,50 +328,105 @@ impl ArrayBackend for BrokenBackend {
         Ok((Self::wrap(u), Self::wrap(s), Self::wrap(vt)))
     }
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
-        let out = self
-            .cpu
-            .execute(program, &self.inners(inputs, "execute")?)?;
+        let inputs = self.inners(inputs, "execute")?;
+        // Fault 4: a reduction's combine step loses its last partial.
+        if let Some(node) = combine_without_last(program) {
+            let mut lossy = program.clone();
+            lossy.outputs[0].node = node;
+            let out = self.cpu.execute(&lossy, &inputs)?;
+            fire(Fault::DroppedPartial);
+            return Ok(out.into_iter().map(Self::wrap).collect());
+        }
+        let mut out = self.cpu.execute(program, &inputs)?;
+        // Fault 3: a wrong result where two arithmetic ops were fused.
+        if chains_arithmetic(program) {
+            if let Some(bad) = corrupt_first(&self.cpu, &out[0])? {
+                fire(Fault::FusedChain);
+                out[0] = bad;
+            }
+        }
         Ok(out.into_iter().map(Self::wrap).collect())
     }
 }
 
-/// Why a planted fault was not caught, if one was not: compares a report of the broken
-/// backend with what the suite must find. Used by the crate's tests and `--self-test`.
-pub fn verify(report: &crate::Report) -> std::result::Result<(), String> {
+/// One case of a self-test run: its report and the faults that fired in it.
+#[derive(Debug, Clone)]
+pub struct FiredCase {
+    /// The case's report.
+    pub case: crate::CaseReport,
+    /// The faults that changed what the backend returned during the case.
+    pub fired: BTreeSet<Fault>,
+}
+
+/// Runs every case selected by `options` on the broken backend, one at a time, noting
+/// which faults fired in each. Runs that share the process must not overlap (the record
+/// of fired faults is process-wide); the crate's tests serialise them.
+///
+/// # Errors
+/// Why the suite could not start (e.g. another backend holds the name).
+pub fn run(options: &crate::Options) -> std::result::Result<Vec<FiredCase>, String> {
+    let backend = broken();
+    let mut out = Vec::new();
+    for case in crate::cases(options.filter.as_deref()) {
+        let one = crate::Options {
+            filter: Some(case.id.clone()),
+            ..options.clone()
+        };
+        take_fired();
+        let report = crate::check_array_backend(&backend, &one);
+        let fired = take_fired();
+        if let Some(e) = report.setup_error {
+            return Err(e);
+        }
+        out.extend(report.cases.into_iter().map(|c| FiredCase {
+            case: c,
+            fired: fired.clone(),
+        }));
+    }
+    Ok(out)
+}
+
+/// Why the suite did not catch exactly the planted faults, if it did not (see the module
+/// docs for the rules). Used by the crate's tests.
+///
+/// # Errors
+/// Every case that broke a rule, and every fault kind no case caught.
+pub fn verify(run: &[FiredCase]) -> std::result::Result<(), String> {
     use crate::Outcome;
     let mut problems = Vec::new();
-    for c in &report.cases {
-        let planted_fail =
-            c.id.starts_with("subtract/float64/") || c.id.starts_with("cos/float64/");
-        // The user-level `cos`/`tanh` on dtypes computed in float64/float32 reach the
-        // declared gaps too, and are refused before anything runs.
-        let planted_gap = c.id.starts_with("tanh/float32/")
+    let mut caught = BTreeSet::new();
+    for FiredCase { case: c, fired } in run {
+        // The honest gap: `tanh` on float32 and the user-level functions computed in it.
+        let gap = c.id.starts_with("tanh/float32/")
             || c.id.starts_with("api.tanh/")
             || c.id.starts_with("api.cos/");
-        let ok = match c.outcome {
-            Outcome::Fail => planted_fail,
-            Outcome::Unsupported => planted_gap,
-            Outcome::Pass => {
-                // Only an empty `subtract` result may escape (there is nothing to corrupt).
-                // The user-level cases pass on dtypes that do not reach the gaps.
-                !c.id.starts_with("tanh/float32/")
-                    && !c.id.starts_with("cos/float64/")
-                    && (!planted_fail || has_empty_axis(&c.inputs))
+        let problem = match c.outcome {
+            Outcome::Unsupported if gap => None,
+            Outcome::Unsupported => Some("declared unsupported without a planted gap".to_string()),
+            Outcome::Pass if gap && !c.id.starts_with("api.") => {
+                Some("passed, though its op is a declared gap".to_string())
             }
-            Outcome::Error => false,
+            Outcome::Pass => fired
+                .iter()
+                .find(|f| f.always_visible())
+                .map(|f| format!("passed although fault {f:?} changed its result")),
+            Outcome::Fail if fired.is_empty() => Some("failed, but no planted fault fired".into()),
+            Outcome::Fail => {
+                caught.extend(fired.iter().copied());
+                None
+            }
+            Outcome::Error | Outcome::Suite | Outcome::Fallback => {
+                Some(format!("ended {}", c.outcome.name()))
+            }
         };
-        if !ok {
-            problems.push(format!(
-                "{} ended {}: {}",
-                c.id,
-                c.outcome.name(),
-                c.message
-            ));
+        if let Some(p) = problem {
+            problems.push(format!("{}: {p} (fired {fired:?}): {}", c.id, c.message));
         }
     }
-    let fails = report.count(&Outcome::Fail);
-    if fails == 0 {
-        problems.push("no case failed".into());
+    for f in Fault::ALL {
+        if !caught.contains(&f) {
+            problems.push(format!("no case caught fault {f:?}"));
+        }
     }
     if problems.is_empty() {
         Ok(())
@@ -247,7 +435,151 @@ pub fn verify(report: &crate::Report) -> std::result::Result<(), String> {
     }
 }
 
-/// True when a case's input description shows an empty axis (`[0, ...]` or `[..., 0]`).
-fn has_empty_axis(inputs: &str) -> bool {
-    inputs.contains("[0") || inputs.contains(", 0")
+/// The registered name of the reference with a wrong kernel ([`wrong_reference`]).
+pub const WRONG_REFERENCE: &str = "selftest-wrong-reference";
+
+/// The CPU backend with one wrong kernel: `floor_divide` on signed integers truncates
+/// towards zero (C's `/`) instead of flooring (Python's `//`), the classic slip. Used as
+/// *both* backend and reference, every comparison between them agrees, so only the
+/// oracle can catch it: the crate's tests show the protocol cases of `floor_divide` on
+/// signed integers ending [`Outcome::Suite`](crate::Outcome::Suite) and nothing else
+/// failing.
+#[derive(Debug)]
+pub struct WrongReference {
+    cpu: CpuBackend,
+}
+
+/// The wrong reference as a shared handle.
+pub fn wrong_reference() -> BackendRef {
+    Arc::new(WrongReference {
+        cpu: CpuBackend::new(),
+    })
+}
+
+/// `a // b` truncated instead of floored, on a host array of a signed integer dtype.
+fn truncating_division(a: &HostArray, b: &HostArray) -> Option<HostArray> {
+    macro_rules! trunc {
+        ($x:expr, $y:expr) => {
+            Some(
+                ndarray::Zip::from($x)
+                    .and($y)
+                    .map_collect(|&p, &q| if q == 0 { 0 } else { p.wrapping_div(q) })
+                    .into_dyn(),
+            )
+        };
+    }
+    match (a, b) {
+        (HostArray::I8(x), HostArray::I8(y)) => trunc!(x, y).map(HostArray::I8),
+        (HostArray::I16(x), HostArray::I16(y)) => trunc!(x, y).map(HostArray::I16),
+        (HostArray::I32(x), HostArray::I32(y)) => trunc!(x, y).map(HostArray::I32),
+        (HostArray::I64(x), HostArray::I64(y)) => trunc!(x, y).map(HostArray::I64),
+        _ => None,
+    }
+}
+
+impl WrongReference {
+    fn inner<'a>(c: &'a Chunk, op: &str) -> Result<&'a Chunk> {
+        Ok(&tessera_core::backend::downcast_chunk::<BrokenChunk>(c, WRONG_REFERENCE, op)?.0)
+    }
+
+    fn wrap(c: Result<Chunk>) -> Result<Chunk> {
+        Ok(Arc::new(BrokenChunk(c?, WRONG_REFERENCE)))
+    }
+}
+
+impl ArrayBackend for WrongReference {
+    fn name(&self) -> &str {
+        WRONG_REFERENCE
+    }
+    fn capabilities(&self) -> &Capabilities {
+        self.cpu.capabilities()
+    }
+    fn from_host(&self, data: &HostArray) -> Result<Chunk> {
+        Self::wrap(self.cpu.from_host(data))
+    }
+    fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
+        self.cpu.to_host(Self::inner(chunk, "to_host")?)
+    }
+    fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
+        Self::wrap(self.cpu.full(shape, value))
+    }
+    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
+        Self::wrap(self.cpu.random(spec, map, shape))
+    }
+    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
+        Self::wrap(self.cpu.iota(map, axis, shape))
+    }
+    fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
+        Self::wrap(self.cpu.cast(Self::inner(x, "astype")?, to))
+    }
+    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
+        Self::wrap(self.cpu.unary(op, Self::inner(x, op.name())?))
+    }
+    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        let (a, b) = (Self::inner(a, op.name())?, Self::inner(b, op.name())?);
+        if op == BinaryOp::FloorDiv {
+            let (ha, hb) = (self.cpu.to_host(a)?, self.cpu.to_host(b)?);
+            if let Some(q) = truncating_division(&ha, &hb) {
+                return Self::wrap(self.cpu.from_host(&q));
+            }
+        }
+        Self::wrap(self.cpu.binary(op, a, b))
+    }
+    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        Self::wrap(self.cpu.where_(
+            Self::inner(cond, "where")?,
+            Self::inner(a, "where")?,
+            Self::inner(b, "where")?,
+        ))
+    }
+    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
+        Self::wrap(self.cpu.slice(Self::inner(x, "slice")?, slices))
+    }
+    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
+        Self::wrap(self.cpu.transpose(Self::inner(x, "transpose")?, perm))
+    }
+    fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
+        Self::wrap(self.cpu.reshape(Self::inner(x, "reshape")?, shape))
+    }
+    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
+        Self::wrap(
+            self.cpu
+                .broadcast_to(Self::inner(x, "broadcast_to")?, shape),
+        )
+    }
+    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
+        Self::wrap(self.cpu.reduce(Self::inner(x, op.name())?, op, axes))
+    }
+    fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
+        let parts: Vec<Chunk> = parts
+            .iter()
+            .map(|p| Self::inner(p, "concatenate").cloned())
+            .collect::<Result<_>>()?;
+        Self::wrap(self.cpu.concatenate(&parts, axis))
+    }
+    fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        Self::wrap(
+            self.cpu
+                .matmul(Self::inner(a, "matmul")?, Self::inner(b, "matmul")?),
+        )
+    }
+    fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
+        let (q, r) = self.cpu.qr(Self::inner(x, "qr")?)?;
+        Ok((Self::wrap(Ok(q))?, Self::wrap(Ok(r))?))
+    }
+    fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
+        let (u, s, vt) = self.cpu.svd(Self::inner(x, "svd")?)?;
+        Ok((Self::wrap(Ok(u))?, Self::wrap(Ok(s))?, Self::wrap(Ok(vt))?))
+    }
+    fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
+        let inputs: Vec<Chunk> = inputs
+            .iter()
+            .map(|c| Self::inner(c, "execute").cloned())
+            .collect::<Result<_>>()?;
+        self.cpu
+            .execute(program, &inputs)?
+            .into_iter()
+            .map(|c| Self::wrap(Ok(c)))
+            .collect()
+    }
 }

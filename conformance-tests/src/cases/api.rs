@@ -17,6 +17,7 @@ use super::{all, describe, floats, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
 use crate::compare::{has_subnormal, max_abs, Tol};
 use crate::gen::{for_product, for_sum, Gen, Values};
+use crate::oracle::ErrorKind;
 
 fn fam(
     op: &str,
@@ -265,6 +266,12 @@ fn elementwise() -> Vec<Family> {
                         Scalar::I64(g.below(9) as i64 - 4)
                     };
                     let left = g.chance(0.5);
+                    // NumPy 2 (NEP 50): a negative Python int meeting an unsigned array
+                    // raises where the op would have to convert it.
+                    let folds = op.is_comparison() || op.is_logical() || op == BinaryOp::Div;
+                    if negative_int(k) && unsigned(d) && !folds {
+                        s.expect_error(ErrorKind::DType);
+                    }
                     (
                         a.binary_scalar(op, k, left)?,
                         format!(
@@ -326,6 +333,11 @@ fn elementwise() -> Vec<Family> {
             g.chance(0.8).then_some(Scalar::I64(lo)),
             g.chance(0.8).then_some(Scalar::I64(hi)),
         );
+        // NumPy 2 ignores a lower bound below an unsigned dtype's range, and raises
+        // for an upper bound below it (`np.clip(uint8, None, -1)`: OverflowError).
+        if unsigned(d) && hi.is_some_and(negative_int) {
+            s.expect_error(ErrorKind::DType);
+        }
         one(
             a.clip(lo, hi)?,
             Tol::EXACT,
@@ -454,6 +466,12 @@ fn reductions() -> Vec<Family> {
                     Some(ax) => ax.iter().map(|&i| shape[i]).product(),
                 };
                 let scale = max_abs(&h);
+                if let Red::Op(op) = red {
+                    let all: Vec<usize> = (0..shape.len()).collect();
+                    if op.check_identity(&shape, axes_opt.unwrap_or(&all)).is_err() {
+                        s.expect_error(ErrorKind::Invalid);
+                    }
+                }
                 let r = match red {
                     Red::Op(op) => a.reduce(op, axes_opt, keep)?,
                     Red::Mean => a.mean(axes_opt, keep)?,
@@ -493,6 +511,13 @@ fn reductions() -> Vec<Family> {
                     Some(g.below(shape.len()))
                 };
                 let keep = g.chance(0.4);
+                let empty = match axis {
+                    None => numel(&shape) == 0,
+                    Some(a) => shape[a] == 0,
+                };
+                if empty {
+                    s.expect_error(ErrorKind::Invalid);
+                }
                 let r = if max {
                     a.argmax(axis, keep)?
                 } else {
@@ -507,6 +532,16 @@ fn reductions() -> Vec<Family> {
         ));
     }
     v
+}
+
+/// True for a negative integer scalar.
+fn negative_int(k: Scalar) -> bool {
+    matches!(k, Scalar::I64(x) if x < 0)
+}
+
+/// True for the unsigned integer dtypes.
+fn unsigned(d: DType) -> bool {
+    d.kind() == tessera_core::dtype::DTypeKind::UInt
 }
 
 fn structure() -> Vec<Family> {

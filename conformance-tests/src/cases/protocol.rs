@@ -16,6 +16,7 @@ use super::{all, describe, floats, index_map, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
 use crate::compare::{has_subnormal, max_abs, Tol};
 use crate::gen::{for_product, for_sum, Gen, Values};
+use crate::oracle;
 
 fn fam(
     op: &str,
@@ -112,6 +113,13 @@ fn matmul_host(a: &HostArray, b: &HostArray, transpose_a: bool) -> HostArray {
     HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[m, n]), out).expect("m x n"))
 }
 
+/// The `k x k` identity in `f64`.
+fn identity(k: usize) -> HostArray {
+    HostArray::F64(ArrayD::from_shape_fn(IxDyn(&[k, k]), |i| {
+        f64::from(u8::from(i[0] == i[1]))
+    }))
+}
+
 /// A 1-d `f64` host array.
 fn vec_host(v: Vec<f64>) -> HostArray {
     let n = v.len();
@@ -139,7 +147,8 @@ pub fn families() -> Vec<Family> {
     let mut v = vec![
         fam("from_host", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, c) = input(s, g, &shape, d, v)?;
+            let (h, c) = input(s, g, &shape, d, v)?;
+            s.expect(|| vec![h.clone()]);
             Ok(Produced::one(
                 s.download(&c)?,
                 Tol::EXACT,
@@ -151,7 +160,8 @@ pub fn families() -> Vec<Family> {
             let shape = g.shape(0, 4);
             let value = g.scalar(d, Values::of_variant(v));
             let c = s.b().full(&shape, value)?;
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
+            s.expect(|| vec![oracle::full(&shape, value), h.clone()]);
             Ok(Produced {
                 out: vec![s.download(&c)?, s.download(&x)?],
                 tol: Tol::EXACT,
@@ -161,6 +171,7 @@ pub fn families() -> Vec<Family> {
         fam("full", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
             let value = g.scalar(d, Values::of_variant(v));
+            s.expect(|| vec![oracle::full(&shape, value)]);
             let c = s.b().full(&shape, value)?;
             Ok(Produced::one(
                 s.download(&c)?,
@@ -207,6 +218,13 @@ pub fn families() -> Vec<Family> {
                 dist,
                 dtype: d,
             };
+            // The normal distribution's ziggurat is defined by its tables: its samples are
+            // compared with the reference only (see `oracle::random`).
+            if s.reference {
+                if let Some(h) = oracle::random(&spec, &map, &shape) {
+                    s.expect(|| vec![h]);
+                }
+            }
             let c = s.b().random(&spec, &map, &shape)?;
             Ok(Produced::one(
                 s.download(&c)?,
@@ -218,6 +236,7 @@ pub fn families() -> Vec<Family> {
             let shape = g.shape(0, 4);
             let map = index_map(g, &shape);
             let axis = g.below(map.src_shape.len());
+            s.expect(|| vec![oracle::iota(&map, axis, &shape)]);
             let c = s.b().iota(&map, axis, &shape)?;
             Ok(Produced::one(
                 s.download(&c)?,
@@ -227,7 +246,8 @@ pub fn families() -> Vec<Family> {
         }),
         fam("astype", all(), |s, g, d, v| {
             let shape = g.shape(0, 3);
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
+            s.expect(|| DType::ALL.iter().map(|&to| oracle::cast(&h, to)).collect());
             let mut out = Vec::new();
             for to in DType::ALL {
                 out.push(s.download(&s.b().cast(&x, to)?)?);
@@ -240,9 +260,10 @@ pub fn families() -> Vec<Family> {
         }),
         fam("where", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, c) = input(s, g, &shape, DType::Bool, v)?;
-            let (_, a) = input(s, g, &shape, d, v)?;
-            let (_, b) = input(s, g, &shape, d, v)?;
+            let (hc, c) = input(s, g, &shape, DType::Bool, v)?;
+            let (ha, a) = input(s, g, &shape, d, v)?;
+            let (hb, b) = input(s, g, &shape, d, v)?;
+            s.expect(|| vec![oracle::where_(&hc, &ha, &hb)]);
             let r = s.b().where_(&c, &a, &b)?;
             Ok(Produced::one(
                 s.download(&r)?,
@@ -252,7 +273,7 @@ pub fn families() -> Vec<Family> {
         }),
         fam("slice", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
             let slices: Vec<AxisSlice> = shape
                 .iter()
                 .map(|&n| {
@@ -277,6 +298,7 @@ pub fn families() -> Vec<Family> {
                     }
                 })
                 .collect();
+            s.expect(|| vec![oracle::slice(&h, &slices)]);
             let r = s.b().slice(&x, &slices)?;
             Ok(Produced::one(
                 s.download(&r)?,
@@ -286,8 +308,9 @@ pub fn families() -> Vec<Family> {
         }),
         fam("transpose", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
             let perm = g.permutation(shape.len());
+            s.expect(|| vec![oracle::transpose(&h, &perm)]);
             let r = s.b().transpose(&x, &perm)?;
             Ok(Produced::one(
                 s.download(&r)?,
@@ -297,8 +320,9 @@ pub fn families() -> Vec<Family> {
         }),
         fam("reshape", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
             let to = refactor(g, &shape);
+            s.expect(|| vec![oracle::reshape(&h, &to)]);
             let r = s.b().reshape(&x, &to)?;
             Ok(Produced::one(
                 s.download(&r)?,
@@ -312,7 +336,8 @@ pub fn families() -> Vec<Family> {
                 .iter()
                 .map(|&n| if g.chance(0.5) { 1 } else { n })
                 .collect();
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
+            s.expect(|| vec![oracle::broadcast_to(&h, &to)]);
             let r = s.b().broadcast_to(&x, &to)?;
             Ok(Produced::one(
                 s.download(&r)?,
@@ -324,13 +349,17 @@ pub fn families() -> Vec<Family> {
             let base = g.shape(1, 4);
             let axis = g.below(base.len());
             let mut parts = Vec::new();
+            let mut hosts = Vec::new();
             let mut lens = Vec::new();
             for _ in 0..1 + g.below(4) {
                 let mut sh = base.clone();
                 sh[axis] = g.dim();
                 lens.push(sh[axis]);
-                parts.push(input(s, g, &sh, d, v)?.1);
+                let (h, c) = input(s, g, &sh, d, v)?;
+                hosts.push(h);
+                parts.push(c);
             }
+            s.expect(|| vec![oracle::concatenate(&hosts, axis)]);
             let r = s.b().concatenate(&parts, axis)?;
             Ok(Produced::one(
                 s.download(&r)?,
@@ -345,6 +374,7 @@ pub fn families() -> Vec<Family> {
             let (m, k, n) = (g.dim(), g.dim(), g.dim());
             let (ha, a) = input_with(s, g, &[m, k], d, v, for_sum)?;
             let (hb, b) = input_with(s, g, &[k, n], d, v, for_sum)?;
+            s.expect(|| vec![oracle::matmul(&ha, &hb)]);
             let r = s.b().matmul(&a, &b)?;
             let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
             Ok(Produced::one(
@@ -356,9 +386,16 @@ pub fn families() -> Vec<Family> {
         fam("qr", floats(), |s, g, d, v| {
             let (m, n) = (g.dim().max(1), g.dim().max(1));
             let (hx, x) = input_with(s, g, &[m, n], d, v, finite)?;
+            let k = m.min(n);
+            s.expect(|| {
+                vec![
+                    oracle::cast(&hx, DType::F64),
+                    identity(k),
+                    vec_host(vec![0.0; k * (k - 1) / 2]),
+                ]
+            });
             let (q, r) = s.b().qr(&x)?;
             let (q, r) = (s.download(&q)?, s.download(&r)?);
-            let k = m.min(n);
             if q.shape() != [m, k] || r.shape() != [k, n] {
                 return Err(tessera_core::Error::shape(
                     "qr",
@@ -375,7 +412,8 @@ pub fn families() -> Vec<Family> {
                 .filter(|&i| i % n < i / n)
                 .map(|i| r.to_f64_vec()[i])
                 .collect();
-            let tol = Tol::reduction(d, m.max(n), max_abs(&hx).max(1.0)).max(Tol::arithmetic(d));
+            // Backward-stable factorisations: errors grow like `m n eps |x|`.
+            let tol = Tol::reduction(d, m * n, max_abs(&hx).max(1.0)).max(Tol::arithmetic(d));
             Ok(Produced {
                 out: vec![
                     matmul_host(&q, &r, false),
@@ -389,9 +427,16 @@ pub fn families() -> Vec<Family> {
         fam("svd", floats(), |s, g, d, v| {
             let (m, n) = (g.dim().max(1), g.dim().max(1));
             let (hx, x) = input_with(s, g, &[m, n], d, v, finite)?;
+            let k = m.min(n);
+            s.expect(|| {
+                vec![
+                    oracle::cast(&hx, DType::F64),
+                    identity(k),
+                    vec_host(oracle::singular_values(&hx)),
+                ]
+            });
             let (u, sv, vt) = s.b().svd(&x)?;
             let (u, sv, vt) = (s.download(&u)?, s.download(&sv)?, s.download(&vt)?);
-            let k = m.min(n);
             if u.shape() != [m, k] || sv.shape() != [k] || vt.shape() != [k, n] {
                 return Err(tessera_core::Error::shape(
                     "svd",
@@ -414,7 +459,8 @@ pub fn families() -> Vec<Family> {
                 ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[m, k]), us)
                     .map_err(|e| tessera_core::Error::Internal(e.to_string()))?,
             );
-            let tol = Tol::reduction(d, m.max(n), max_abs(&hx).max(1.0)).max(Tol::arithmetic(d));
+            // Backward-stable factorisations: errors grow like `m n eps |x|`.
+            let tol = Tol::reduction(d, m * n, max_abs(&hx).max(1.0)).max(Tol::arithmetic(d));
             Ok(Produced {
                 out: vec![
                     matmul_host(&us, &vt, false),
@@ -434,7 +480,8 @@ pub fn families() -> Vec<Family> {
             .collect();
         v.push(fam(op.name(), dtypes, move |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, x) = input(s, g, &shape, d, v)?;
+            let (h, x) = input(s, g, &shape, d, v)?;
+            s.expect(|| vec![oracle::unary(op, &h)]);
             let r = s.b().unary(op, &x)?;
             let tol = match op {
                 UnaryOp::Sqrt => Tol::arithmetic(d),
@@ -458,8 +505,9 @@ pub fn families() -> Vec<Family> {
         };
         v.push(fam(op.name(), dtypes, move |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a) = input(s, g, &shape, d, v)?;
-            let (_, b) = input(s, g, &shape, d, v)?;
+            let (ha, a) = input(s, g, &shape, d, v)?;
+            let (hb, b) = input(s, g, &shape, d, v)?;
+            s.expect(|| vec![oracle::binary(op, &ha, &hb)]);
             let r = s.b().binary(op, &a, &b)?;
             let tol = match op {
                 BinaryOp::Pow => Tol::transcendental(d),
@@ -490,6 +538,7 @@ pub fn families() -> Vec<Family> {
             };
             let (h, x) = input_with(s, g, &shape, d, v, tame)?;
             let axes = g.axes(shape.len());
+            s.expect_outcome(|| oracle::reduce(&h, op, &axes).map(|r| vec![r]).into());
             let r = s.b().reduce(&x, op, &axes)?;
             let n: usize = axes.iter().map(|&a| shape[a]).product();
             let rd = op.result_dtype(d);
@@ -583,6 +632,18 @@ fn program_case(s: &Side, g: &mut Gen, d: DType, v: usize) -> Result<Produced> {
         };
         pool.push(node);
     }
+    if v == 1 && d != DType::Bool {
+        // A chain of two arithmetic ops always, `(x + y) * z`: what a fusing code
+        // generator must get right (register reuse, operand order, rounding per op).
+        let (x, y, z) = (
+            pool[g.below(pool.len())],
+            pool[g.below(pool.len())],
+            pool[g.below(pool.len())],
+        );
+        let sum = pb.binary(BinaryOp::Add, x, y)?;
+        let chained = pb.binary(BinaryOp::Mul, sum, z)?;
+        pool.push(chained);
+    }
     let out = *pool.last().expect("the pool is never empty");
     let out_dtype = pb.dtype(out);
     let reduce = (v == 2).then(|| Reduction {
@@ -594,6 +655,12 @@ fn program_case(s: &Side, g: &mut Gen, d: DType, v: usize) -> Result<Produced> {
         axes: g.axes(shape.len()),
     });
     let program = pb.finish(vec![(out, None), (out, reduce)])?;
+    if s.reference {
+        // `None` where the program samples the normal distribution (see `oracle::random`).
+        if let Some(expected) = oracle::program::execute(&program, &hosts) {
+            s.expect_outcome(|| expected.into());
+        }
+    }
     let results = s.b().execute(&program, &inputs)?;
     let out = results
         .iter()
