@@ -556,3 +556,37 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod oracle_coverage {
+    use super::*;
+
+    /// Every protocol case states what the reference must return (values or an error),
+    /// except the normal distribution's samples (see `oracle::random`).
+    #[test]
+    fn every_protocol_case_is_checked_by_the_oracle() {
+        let cpu = crate::reference().expect("cpu is linked");
+        let mut unchecked = Vec::new();
+        let mut checked = 0;
+        for case in crate::cases(None) {
+            if case.family.group != Group::Protocol {
+                continue;
+            }
+            let side = Side::new(cpu.clone(), true);
+            let _ = run_side(&case, &side, crate::DEFAULT_SEED);
+            match side.take_expect() {
+                Some(_) => checked += 1,
+                None => unchecked.push(case.id),
+            }
+        }
+        // `random` on floats: variant 0 is uniform (checked), 1 and 2 normal.
+        assert!(
+            unchecked
+                .iter()
+                .all(|id| id.starts_with("random/float") && !id.ends_with("/0")),
+            "{unchecked:?}"
+        );
+        assert_eq!(unchecked.len(), 4, "{unchecked:?}");
+        assert!(checked > 1500, "{checked}");
+    }
+}
