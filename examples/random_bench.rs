@@ -19,8 +19,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use tessera::random::{Distribution, RandomSpec};
-use tessera::DType;
 use tessera::simd::{self, SimdPath};
+use tessera::DType;
 
 struct Args {
     n: usize,
@@ -118,7 +118,10 @@ print(json.dumps({{
 
 fn main() {
     let a = args();
-    let peer = a.numpy.as_deref().and_then(|p| numpy_times(p, a.n, a.repeat));
+    let peer = a
+        .numpy
+        .as_deref()
+        .and_then(|p| numpy_times(p, a.n, a.repeat));
     for (name, dist, dtype, step) in kinds() {
         let mut best_path = f64::INFINITY;
         for path in SimdPath::ALL {

@@ -31,6 +31,8 @@ pub use tessera_plugin_host as plugin;
 
 // Name every default backend crate so the linker keeps its `inventory::submit!`.
 pub use tessera_cpu;
+#[cfg(feature = "frame")]
+pub use tessera_cpu_frame;
 #[cfg(feature = "cuda")]
 pub use tessera_cuda;
 pub use tessera_sparse;

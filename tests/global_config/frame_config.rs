@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array};
 use tessera::frame::DataFrame;
 
-use tessera_cpu as _;
+use tessera_cpu_frame as _;
 
 fn batch() -> arrow_array::RecordBatch {
     tessera::frame::batch_from_columns(vec![(

@@ -11,7 +11,7 @@ use arrow_array::{
 };
 use tessera::frame::{col, read_csv, read_parquet, AggFunc, CsvOptions, DataFrame, Value};
 
-use tessera_cpu as _;
+use tessera_cpu_frame as _;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("tessera-io-{name}-{}", std::process::id()));

@@ -13,7 +13,7 @@ use tessera::frame::{
     col, lit, AggFunc, Computed, DataFrame, GroupStrategy, JoinStrategy, JoinType, Value,
 };
 
-use tessera_cpu as _;
+use tessera_cpu_frame as _;
 
 struct Rng(u64);
 impl Rng {

@@ -6,24 +6,20 @@
 //! against this one by the conformance suite, and this one is checked against
 //! hand-computed values and identities in its own tests.
 //!
-//! Dataframes: [`frame`] runs partitioned frames on Arrow `RecordBatch`es.
+//! The dataframe half of the reference lives in `tessera-cpu-frame`, so that array code
+//! does not compile arrow's kernels.
 //!
-//! Registered as `cpu` (array and dataframe) through `inventory`; name the crate (`use tessera_cpu as _;`) in
-//! a binary that does not otherwise use it, or the linker drops the registration.
+//! Registered as the `cpu` array backend through `inventory`; name the crate
+//! (`use tessera_cpu as _;`) in a binary that does not otherwise use it, or the linker
+//! drops the registration.
 
 mod array_backend;
-pub mod frame;
 mod fused;
 mod linalg;
 mod stream;
 
 pub use array_backend::{CpuBackend, CpuChunk};
-pub use frame::{CpuFrameBackend, CpuPartition};
 
 tessera_core::inventory::submit! {
     tessera_core::registry::ArrayBackendFactory::new("cpu", || Ok(std::sync::Arc::new(CpuBackend::new())))
-}
-
-tessera_core::inventory::submit! {
-    tessera_core::registry::DataFrameBackendFactory::new("cpu", || Ok(std::sync::Arc::new(CpuFrameBackend)))
 }

@@ -318,7 +318,7 @@ impl DataFrame {
     /// Groups by key columns; aggregate with [`GroupBy::agg`].
     ///
     /// ```
-    /// # use tessera_cpu as _; // links the `cpu` dataframe backend
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
     /// use std::sync::Arc;
     /// use tessera_frame::arrow_array::{Float64Array, Int64Array};
     /// use tessera_frame::{AggFunc, DataFrame, Value};
@@ -565,7 +565,7 @@ impl DataFrame {
     /// broadcast, sorted merge, or hash shuffle).
     ///
     /// ```
-    /// # use tessera_cpu as _; // links the `cpu` dataframe backend
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
     /// use std::sync::Arc;
     /// use tessera_frame::arrow_array::{Int64Array, StringArray};
     /// use tessera_frame::{DataFrame, JoinType};

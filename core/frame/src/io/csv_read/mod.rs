@@ -33,7 +33,7 @@ pub use source::CsvSource;
 /// configured dataframe backend.
 ///
 /// ```
-/// # use tessera_cpu as _; // links the `cpu` dataframe backend
+/// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
 /// use tessera_frame::{col, read_csv, AggFunc, CsvOptions, Value};
 /// # fn main() -> tessera_core::Result<()> {
 /// let dir = std::env::temp_dir().join(format!("tessera-doc-csv-{}", std::process::id()));

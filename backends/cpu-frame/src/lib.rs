@@ -1,8 +1,16 @@
-//! The CPU dataframe backend: partitions are Arrow `RecordBatch`es, kernels are arrow's
-//! compute kernels plus the groupby/join/sort loops in this module; parallelism across
-//! partitions comes from core's scheduler (rayon).
+//! # tessera-cpu-frame
 //!
-//! Registered as the `cpu` dataframe backend.
+//! The reference dataframe backend: partitions are Arrow `RecordBatch`es, kernels are
+//! arrow's compute kernels plus the groupby/join/sort loops in this crate; parallelism
+//! across partitions comes from the frame engine's scheduler (rayon).
+//!
+//! A crate of its own, apart from the array backend (`tessera-cpu`), so that array code
+//! (and its tests, and the seed headline) never waits for arrow's kernel crates to
+//! compile.
+//!
+//! Registered as the `cpu` dataframe backend through `inventory`; name the crate
+//! (`use tessera_cpu_frame as _;`) in a binary that does not otherwise use it, or the
+//! linker drops the registration.
 
 mod aggregate;
 mod eval;
@@ -21,6 +29,10 @@ use tessera_core::frame::{
     PartitionData, SortKey,
 };
 use tessera_core::{Error, Result};
+
+tessera_core::inventory::submit! {
+    tessera_core::registry::DataFrameBackendFactory::new("cpu", || Ok(Arc::new(CpuFrameBackend)))
+}
 
 /// A CPU partition: one Arrow batch.
 #[derive(Debug, Clone)]

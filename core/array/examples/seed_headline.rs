@@ -4,17 +4,24 @@
 //! ```text
 //! cargo run --release --example seed_headline -- [N] [CHUNK]     (default 20000 2000)
 //! ```
+//! (from the repository root: the workspace's default members include this crate). It
+//! lives with the array engine and links only the array half of tessera — the protocol,
+//! the engine and the CPU backend — so a fresh clone builds it without arrow's kernels
+//! or parquet.
 //! Prints one JSON line: the answer, its expected value 11·(N/2)², seconds, logical GB/s
 //! (bytes of the N×N float64 array the expression is defined over, per second), the
 //! scheduler, and the process's peak RSS.
 
 use std::time::Instant;
 
-use tessera::{Index, RandomState};
+use tessera_array::{Index, RandomState};
+use tessera_cpu as _; // links the `cpu` array backend
 
+// The helpers the benchmark examples at the repository root share.
+#[path = "../../../examples/common/mod.rs"]
 mod common;
 
-fn main() -> tessera::Result<()> {
+fn main() -> tessera_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(20_000);
     let chunk: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2_000);
@@ -36,7 +43,7 @@ fn main() -> tessera::Result<()> {
             "n": n,
             "chunk": chunk,
             "backend": x.backend_name(),
-            "scheduler": tessera::config::get("scheduler")?.0,
+            "scheduler": tessera_core::config::get("scheduler")?.0,
             "answer": answer,
             "expected": expected,
             "rel_error": (answer - expected).abs() / expected,
