@@ -25,6 +25,8 @@ pub use tessera_array::{array, exec, linalg, Array, Index, RandomState};
 /// Lazy partitioned dataframes: the user API, and the dataframe backend protocol.
 #[cfg(feature = "frame")]
 pub use tessera_frame as frame;
+/// Watching computations run: progress bars and the progress callback.
+pub use tessera_observe as observe;
 /// Backends loaded from shared libraries at run time.
 #[cfg(feature = "plugins")]
 pub use tessera_plugin_host as plugin;

@@ -16,6 +16,7 @@ mod large_chunks;
 mod linalg_memory;
 mod memory_limit;
 mod optimizer;
+mod progress;
 
 /// Serialises the tests of this binary (a failed test's poisoned lock is taken anyway).
 fn serial() -> MutexGuard<'static, ()> {

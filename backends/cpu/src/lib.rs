@@ -1,7 +1,7 @@
 //! # tessera-cpu
 //!
 //! The reference backend: chunks are C-contiguous `ndarray` arrays in host memory, and
-//! fused programs run natively ([`fused`]) in one pass over tiles of the output, with no
+//! fused programs run natively (`fused`) in one pass over tiles of the output, with no
 //! per-element dynamic dispatch and no intermediate arrays. Every other backend is checked
 //! against this one by the conformance suite, and this one is checked against
 //! hand-computed values and identities in its own tests.

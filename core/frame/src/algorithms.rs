@@ -1,7 +1,7 @@
 //! Running a dataframe plan: the distributed algorithms, built from a backend's
 //! partition-level primitives.
 //!
-//! Blockwise nodes (scans, fused programs, `map_partitions`) become a [`Pipeline`]: a
+//! Blockwise nodes (scans, fused programs, `map_partitions`) become a `Pipeline`: a
 //! function from partition index to partition. Nothing between a scan and the next
 //! blocking node is materialised for the whole frame — a groupby runs "read range *i*,
 //! filter, project, aggregate partially" as one task per partition and keeps only the small
@@ -34,6 +34,22 @@ use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
 use tessera_core::pool::parallel_map;
 
+/// `f(0..n)` on the worker pool as one progress stage named `stage` (`tessera-observe`).
+fn staged<T, F>(stage: &str, n: usize, f: F) -> Result<Vec<T>>
+where
+    T: Send,
+    F: Fn(usize) -> Result<T> + Send + Sync,
+{
+    let progress = tessera_observe::Stage::start(stage, n)?;
+    let out = parallel_map(n, |i| {
+        let r = f(i);
+        progress.task_done(0);
+        r
+    });
+    progress.finish();
+    out
+}
+
 /// Partial results with more rows than this (in total) are combined by shuffle instead of
 /// a tree: a tree would funnel them all through one task.
 pub const SHUFFLE_ROWS: usize = 1 << 20;
@@ -61,7 +77,7 @@ impl Pipeline {
     /// Runs every task.
     pub fn materialize(&self) -> Result<Vec<Partition>> {
         let task = self.task.clone();
-        parallel_map(self.n, move |i| task(i))
+        staged("partitions", self.n, move |i| task(i))
     }
 }
 
@@ -200,7 +216,7 @@ fn aggregate(
     let task = inner.task.clone();
     let mut partials = {
         let backend = backend.clone();
-        parallel_map(inner.n, move |i| {
+        staged("aggregate: partial", inner.n, move |i| {
             backend.aggregate_partial(&task(i)?, keys, aggs)
         })?
     };
@@ -222,10 +238,12 @@ fn aggregate(
     let buckets = {
         let backend = backend.clone();
         let partials = &partials;
-        parallel_map(n, move |i| backend.hash_partition(&partials[i], keys, n))?
+        staged("shuffle: hash partition", n, move |i| {
+            backend.hash_partition(&partials[i], keys, n)
+        })?
     };
     let backend2 = backend.clone();
-    parallel_map(n, move |j| {
+    staged("aggregate: combine", n, move |j| {
         let pieces: Vec<Partition> = buckets.iter().map(|b| b[j].clone()).collect();
         let state = backend2.aggregate_combine(&pieces, keys, aggs)?;
         backend2.aggregate_finalize(&state, keys, aggs)
@@ -247,7 +265,7 @@ fn tree_combine(
     while parts.len() > 1 {
         let groups: Vec<Vec<Partition>> = parts.chunks(fan_in).map(|c| c.to_vec()).collect();
         let backend = backend.clone();
-        parts = parallel_map(groups.len(), move |g| {
+        parts = staged("aggregate: tree", groups.len(), move |g| {
             backend.aggregate_combine(&groups[g], keys, aggs)
         })?;
     }
@@ -318,30 +336,34 @@ fn join(
         // Build the hash table of the small side once, not once per partition.
         let r = backend.prepare_broadcast(&r, &hash)?;
         let backend = backend.clone();
-        return parallel_map(left.len(), move |i| backend.join(&left[i], &r, &hash));
+        return staged("join: broadcast", left.len(), move |i| {
+            backend.join(&left[i], &r, &hash)
+        });
     }
     if small_left {
         let l = concat_or_empty(backend, &left, &lschema)?;
         let backend = backend.clone();
-        return parallel_map(right.len(), move |j| backend.join(&l, &right[j], &hash));
+        return staged("join: broadcast", right.len(), move |j| {
+            backend.join(&l, &right[j], &hash)
+        });
     }
     let n = left.len().max(right.len()).max(1);
     let lb = {
         let backend = backend.clone();
         let left = &left;
-        parallel_map(left.len(), move |i| {
+        staged("join: partition left", left.len(), move |i| {
             backend.hash_partition(&left[i], &spec.left_on, n)
         })?
     };
     let rb = {
         let backend = backend.clone();
         let right = &right;
-        parallel_map(right.len(), move |i| {
+        staged("join: partition right", right.len(), move |i| {
             backend.hash_partition(&right[i], &spec.right_on, n)
         })?
     };
     let backend = backend.clone();
-    parallel_map(n, move |j| {
+    staged("join: hash", n, move |j| {
         let l: Vec<Partition> = lb.iter().map(|b| b[j].clone()).collect();
         let r: Vec<Partition> = rb.iter().map(|b| b[j].clone()).collect();
         let l = concat_or_empty(&backend, &l, &lschema)?;
@@ -411,7 +433,7 @@ fn sorted_merge_join(
         let backend = backend.clone();
         let right = &right;
         let (by, bounds) = (&by, &bounds);
-        parallel_map(right.len(), move |j| {
+        staged("join: range partition", right.len(), move |j| {
             backend.range_partition(&right[j], by, bounds)
         })?
     };
@@ -423,7 +445,7 @@ fn sorted_merge_join(
     let rschema = rschema.clone();
     // Right ranges past the last left partition only matter for right/outer joins; they
     // all fall into the last range, which meets the last left partition.
-    parallel_map(left.len(), move |i| {
+    staged("join: sorted merge", left.len(), move |i| {
         let r: Vec<Partition> = pieces.iter().map(|p| p[i].clone()).collect();
         let r = concat_or_empty(&backend, &r, &rschema)?;
         backend.join(&left[i], &r, &merge)
@@ -480,11 +502,13 @@ fn sort(
         let backend = backend.clone();
         let parts = &parts;
         let bounds = &bounds;
-        parallel_map(n, move |i| backend.range_partition(&parts[i], by, bounds))?
+        staged("sort: range partition", n, move |i| {
+            backend.range_partition(&parts[i], by, bounds)
+        })?
     };
     let backend = backend.clone();
     let schema = schema.clone();
-    parallel_map(n, move |j| {
+    staged("sort: local", n, move |j| {
         let r: Vec<Partition> = pieces.iter().map(|p| p[j].clone()).collect();
         let all = concat_or_empty(&backend, &r, &schema)?;
         backend.sort(&all, by)
@@ -514,7 +538,7 @@ fn repartition(
         None => return Ok(parts),
     };
     let backend = backend.clone();
-    parallel_map(n, move |j| {
+    staged("repartition", n, move |j| {
         let (lo, hi) = (j * total / n, (j + 1) * total / n);
         let mut pieces = Vec::new();
         for (p, &s) in parts.iter().zip(&starts) {

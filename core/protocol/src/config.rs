@@ -88,6 +88,12 @@ pub const KEYS: &[Key] = &[
         doc: "refuse array and dataframe plans whose projected peak memory exceeds this many bytes (`none` = no limit)",
     },
     Key {
+        name: "progress",
+        env: "TESSERA_PROGRESS",
+        default: "auto",
+        doc: "progress on stderr: `auto` (a bar after a second, when stderr is a terminal), `always` (plain lines when it is not), `never`",
+    },
+    Key {
         name: "optimize",
         env: "TESSERA_OPTIMIZE",
         default: "true",
@@ -186,6 +192,9 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             "a byte size such as `8GiB`, or `none`"
         }
         "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
+        "progress" if !matches!(value.trim(), "auto" | "always" | "never") => {
+            "`auto`, `always` or `never`"
+        }
         "optimize" | "allow-project-plugins" | "plugins-allow-writable"
             if parse_bool(value).is_none() =>
         {

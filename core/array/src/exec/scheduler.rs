@@ -205,6 +205,7 @@ pub struct RunStats {
 
 struct State<'a> {
     plan: &'a Plan,
+    progress: &'a tessera_observe::Stage,
     results: Vec<Mutex<Option<Chunk>>>,
     missing: Vec<AtomicUsize>,
     consumers: Vec<AtomicUsize>,
@@ -217,7 +218,7 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    fn new(plan: &'a Plan) -> State<'a> {
+    fn new(plan: &'a Plan, progress: &'a tessera_observe::Stage) -> State<'a> {
         let n = plan.tasks.len();
         let mut dependents = vec![Vec::new(); n];
         let mut consumers = vec![0usize; n];
@@ -233,6 +234,7 @@ impl<'a> State<'a> {
         }
         State {
             plan,
+            progress,
             results: (0..n).map(|_| Mutex::new(None)).collect(),
             missing: plan
                 .tasks
@@ -289,6 +291,7 @@ impl<'a> State<'a> {
                 let now = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
                 self.peak.fetch_max(now, Ordering::Relaxed);
                 *self.results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                self.progress.task_done(bytes as u64);
             }
             Err(e) => {
                 self.fail(e);
@@ -407,7 +410,8 @@ fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
     let threads = planned_threads()?;
     check_memory(plan, threads)?;
     let start = Instant::now();
-    let state = State::new(plan);
+    let progress = tessera_observe::Stage::start("compute", plan.tasks.len())?;
+    let state = State::new(plan, &progress);
     let ready: Vec<usize> = (0..plan.tasks.len())
         .filter(|&i| plan.tasks[i].deps.is_empty())
         .collect();
@@ -439,7 +443,9 @@ fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
             });
         }
     }
-    if let Some(e) = state.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+    let failed = state.error.lock().unwrap_or_else(|e| e.into_inner()).take();
+    progress.finish();
+    if let Some(e) = failed {
         return Err(e);
     }
     let outs = plan

@@ -21,7 +21,7 @@
 //!
 //! The layout of one try's word: bits 0-9 pick one of 1024 layers, bit 10 is the sign,
 //! bits 12-63 are a 52-bit uniform `rabs` (numpy's layout, widened by two layer bits).
-//! The tables are built from [`super::math`]'s portable `ln`/`exp` and `sqrt`, so they are
+//! The tables are built from the `math` module's portable `ln`/`exp` and `sqrt`, so they are
 //! the same bits on every platform and a device backend can upload them as they are.
 
 use std::sync::LazyLock;
