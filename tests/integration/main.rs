@@ -16,4 +16,5 @@ mod frames;
 mod linalg;
 mod matmul_streaming;
 mod plugins;
+mod profile;
 mod symmetry;

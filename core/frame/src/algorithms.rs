@@ -41,9 +41,24 @@ where
     F: Fn(usize) -> Result<T> + Send + Sync,
 {
     let progress = tessera_observe::Stage::start(stage, n)?;
+    let kind = match stage.split(':').next().unwrap_or("") {
+        "partitions" => "scan",
+        "aggregate" => "aggregate",
+        "shuffle" | "repartition" => "shuffle",
+        "join" => "join",
+        "sort" => "sort",
+        _ => "other",
+    };
     let out = parallel_map(n, |i| {
+        let start = std::time::Instant::now();
         let r = f(i);
-        progress.task_done(0);
+        progress.task_finished(tessera_observe::TaskTiming {
+            kind,
+            start,
+            bytes_in: 0,
+            bytes_out: 0,
+            held_bytes: None,
+        });
         r
     });
     progress.finish();

@@ -808,6 +808,19 @@ impl DataFrame {
         }))
     }
 
+    /// [`DataFrame::compute`], recording a [`Profile`](tessera_observe::Profile) of every
+    /// stage's tasks and the plan's `explain()` text (see `Array::compute_with_profile`).
+    ///
+    /// # Errors
+    /// As [`DataFrame::compute`].
+    pub fn compute_with_profile(&self) -> Result<(Computed, tessera_observe::Profile)> {
+        let explain = self.explain()?;
+        let (out, mut profile) = tessera_observe::profile::record(|| self.compute());
+        profile.explain = explain;
+        profile.title = "tessera profile: dataframe compute".into();
+        Ok((out?, profile))
+    }
+
     /// Computes the frame into Arrow batches on the host.
     pub fn compute(&self) -> Result<Computed> {
         let parts = self.partitions()?;

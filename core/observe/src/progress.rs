@@ -165,6 +165,21 @@ pub fn set_progress_callback(cb: Option<ProgressCallback>) -> Option<ProgressCal
     std::mem::replace(&mut *slot, cb)
 }
 
+/// What an engine knows about a task it finished, for [`Stage::task_finished`].
+#[derive(Debug, Clone, Copy)]
+pub struct TaskTiming {
+    /// What the task did (`generate`, `program`, `reduce`, `matmul`, `scan`, ...).
+    pub kind: &'static str,
+    /// When it started.
+    pub start: Instant,
+    /// Bytes of its inputs (0 where unknown).
+    pub bytes_in: u64,
+    /// Bytes of its result (0 where unknown).
+    pub bytes_out: u64,
+    /// Bytes the scheduler held after it, where the scheduler tracks them.
+    pub held_bytes: Option<u64>,
+}
+
 /// One stage of a running plan (see the module docs).
 pub struct Stage {
     name: String,
@@ -182,6 +197,8 @@ pub struct Stage {
     terminal: bool,
     callback: Option<ProgressCallback>,
     bar: Mutex<Option<ProgressBar>>,
+    /// The running profile recording, if any (`crate::profile::record`).
+    recorder: Option<Arc<crate::profile::Recorder>>,
 }
 
 impl Stage {
@@ -204,7 +221,17 @@ impl Stage {
             terminal: std::io::stderr().is_terminal(),
             callback: CALLBACK.read().unwrap_or_else(|p| p.into_inner()).clone(),
             bar: Mutex::new(None),
+            recorder: crate::profile::active(),
         })
+    }
+
+    /// Records a finished task with its timing: progress as [`Stage::task_done`], and a
+    /// span in the running profile recording, if there is one.
+    pub fn task_finished(&self, t: TaskTiming) {
+        if let Some(r) = &self.recorder {
+            r.task(&self.name, &t);
+        }
+        self.task_done(t.bytes_out);
     }
 
     /// Records a finished task that produced `bytes`, and reports if it is time to.

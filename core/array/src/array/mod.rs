@@ -119,6 +119,34 @@ impl Array {
         Ok(v.pop().expect("one output per input"))
     }
 
+    /// [`Array::compute`], recording a [`Profile`](tessera_observe::Profile): every
+    /// task's start, end, worker, kind and bytes, memory in use over time, and the plan's
+    /// `explain()` text. Write it with `write_chrome_trace` (Perfetto, `chrome://tracing`)
+    /// or `write_html` (a report to open in a browser).
+    ///
+    /// ```
+    /// # use tessera_cpu as _; // links the `cpu` backend
+    /// use tessera_array::Array;
+    /// use tessera_core::DType;
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let x = Array::ones(&[100, 100], DType::F64, 25, None)?.sum(None, false)?;
+    /// let (sum, profile) = x.compute_with_profile()?;
+    /// assert_eq!(sum.to_f64_vec(), vec![10_000.0]);
+    /// assert_eq!(profile.spans.len(), x.num_tasks()?);
+    /// assert!(profile.html().contains("Task stream"));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Array::compute`].
+    pub fn compute_with_profile(&self) -> Result<(HostArray, tessera_observe::Profile)> {
+        let explain = self.explain()?;
+        let (out, mut profile) = tessera_observe::profile::record(|| self.compute());
+        profile.explain = explain;
+        profile.title = "tessera profile: array compute".into();
+        Ok((out?, profile))
+    }
+
     /// Computes a 0-d (or one-element) array as a scalar.
     pub fn compute_scalar(&self) -> Result<Scalar> {
         if self.size() != 1 {

@@ -203,6 +203,23 @@ pub struct RunStats {
     pub peak_bytes: u64,
 }
 
+/// What a task does, in the words of a profile (`tessera_observe::TaskSpan::kind`).
+fn task_kind(task: &Task) -> &'static str {
+    match &task.op {
+        TaskOp::Program(p) if p.outputs.iter().any(|o| o.reduce.is_some()) => "reduce",
+        TaskOp::Program(_) if task.deps.is_empty() => "generate",
+        TaskOp::Program(_) => "program",
+        TaskOp::Stored(_) => "stored",
+        TaskOp::Assemble { .. } | TaskOp::ReshapeGather { .. } | TaskOp::Rows { .. } => "assemble",
+        TaskOp::MatmulSum | TaskOp::MatmulProgram { .. } => "matmul",
+        TaskOp::Sketch { .. } => "sketch",
+        TaskOp::Moments { .. } => "moments",
+        TaskOp::Sum => "reduce",
+        TaskOp::MapBlocks { .. } => "user function",
+        TaskOp::Transfer { .. } => "transfer",
+    }
+}
+
 struct State<'a> {
     plan: &'a Plan,
     progress: &'a tessera_observe::Stage,
@@ -271,6 +288,8 @@ impl<'a> State<'a> {
             self.fail(Error::Internal(format!("task {i} ran before its inputs")));
             return Vec::new();
         };
+        let started = Instant::now();
+        let bytes_in: usize = deps.iter().map(|c| c.nbytes()).sum();
         let out = catch_panic(
             || run_task(task, &deps),
             |message| match &task.op {
@@ -291,7 +310,13 @@ impl<'a> State<'a> {
                 let now = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
                 self.peak.fetch_max(now, Ordering::Relaxed);
                 *self.results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
-                self.progress.task_done(bytes as u64);
+                self.progress.task_finished(tessera_observe::TaskTiming {
+                    kind: task_kind(task),
+                    start: started,
+                    bytes_in: bytes_in as u64,
+                    bytes_out: bytes as u64,
+                    held_bytes: Some(now as u64),
+                });
             }
             Err(e) => {
                 self.fail(e);
