@@ -1,9 +1,15 @@
 //! Builds a workspace plugin crate and finds its shared library, for tests that load
 //! plugins (`cargo test` does not produce a `cdylib` for a package it only tests).
 //!
-//! It runs `cargo build -p PACKAGE --message-format=json` with the cargo that runs the
-//! tests (`$CARGO`) and reads the artifact path from cargo's own report, so it works for
-//! any target directory and platform library suffix.
+//! It runs `cargo build --workspace --exclude tessera-conformance --lib
+//! --message-format=json` with the cargo that runs the tests (`$CARGO`) and reads the
+//! artifact path from cargo's own report, so it works for any target directory and
+//! platform library suffix. Building the workspace's libraries rather than `-p PACKAGE`
+//! resolves features exactly as `cargo test --workspace` does (only the conformance crate's
+//! `test-support` feature differs, hence the exclusion), so after a `cargo test
+//! --workspace` build everything is fresh; `-p PACKAGE` alone resolved a few shared crates
+//! (libc, once_cell) with other features and recompiled the dependency tree under the
+//! plugin, about 40 s of a cold CI run.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -12,13 +18,21 @@ use std::process::Command;
 pub fn build(package: &str) -> Result<PathBuf, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let out = Command::new(&cargo)
-        .args(["build", "--quiet", "--message-format=json", "-p", package])
+        .args([
+            "build",
+            "--quiet",
+            "--message-format=json",
+            "--workspace",
+            "--exclude",
+            "tessera-conformance",
+            "--lib",
+        ])
         .output()
         .map_err(|e| format!("cannot run {cargo}: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
         return Err(format!(
-            "cargo build -p {package} failed:\n{}\n{stdout}",
+            "cargo build of the workspace's libraries (for {package}) failed:\n{}\n{stdout}",
             String::from_utf8_lossy(&out.stderr)
         ));
     }
