@@ -57,6 +57,7 @@ fn a_dataframe_plan_reports_its_stages() {
     let finished: Vec<&Progress> = reports.iter().filter(|p| p.finished).collect();
     assert!(!finished.is_empty(), "{reports:?}");
     assert!(finished.iter().all(|p| p.done == p.total), "{finished:?}");
+    assert!(finished.iter().any(|p| p.bytes > 0), "{finished:?}");
     assert!(
         finished.iter().any(|p| p.stage.starts_with("aggregate")),
         "{:?}",

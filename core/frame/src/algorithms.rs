@@ -34,10 +34,28 @@ use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
 use tessera_core::pool::parallel_map;
 
+/// What a stage's task produced, in bytes, for progress and profiles.
+trait TaskOutput {
+    /// Bytes of the partitions held.
+    fn bytes(&self) -> u64;
+}
+
+impl TaskOutput for Partition {
+    fn bytes(&self) -> u64 {
+        self.nbytes() as u64
+    }
+}
+
+impl TaskOutput for Vec<Partition> {
+    fn bytes(&self) -> u64 {
+        self.iter().map(|p| p.nbytes() as u64).sum()
+    }
+}
+
 /// `f(0..n)` on the worker pool as one progress stage named `stage` (`tessera-observe`).
 fn staged<T, F>(stage: &str, n: usize, f: F) -> Result<Vec<T>>
 where
-    T: Send,
+    T: Send + TaskOutput,
     F: Fn(usize) -> Result<T> + Send + Sync,
 {
     let progress = tessera_observe::Stage::start(stage, n)?;
@@ -56,7 +74,7 @@ where
             kind,
             start,
             bytes_in: 0,
-            bytes_out: 0,
+            bytes_out: r.as_ref().map_or(0, |out| out.bytes()),
             held_bytes: None,
         });
         r
