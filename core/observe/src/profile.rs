@@ -106,11 +106,22 @@ impl Recorder {
     }
 }
 
+thread_local! {
+    /// True while this thread runs a [`record`] closure.
+    static RECORDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Runs `f` while recording every task of every stage it runs; returns its result and
-/// the profile. Recordings take turns (the recorder is process-wide).
+/// the profile. Recordings take turns (the recorder is process-wide). A recording started
+/// inside another on the same thread (a profiled compute inside a profiled block
+/// function) runs `f` unrecorded into an empty profile: its tasks go to the outer one.
 pub fn record<R>(f: impl FnOnce() -> R) -> (R, Profile) {
+    if RECORDING.with(|r| r.get()) {
+        return (f(), Profile::default());
+    }
     static TURN: Mutex<()> = Mutex::new(());
     let _turn = lock(&TURN);
+    RECORDING.with(|r| r.set(true));
     let recorder = Arc::new(Recorder {
         start: Instant::now(),
         spans: Mutex::new(Vec::new()),
@@ -121,6 +132,7 @@ pub fn record<R>(f: impl FnOnce() -> R) -> (R, Profile) {
     impl Drop for Clear {
         fn drop(&mut self) {
             *lock(&ACTIVE) = None;
+            RECORDING.with(|r| r.set(false));
         }
     }
     let out = {
@@ -404,5 +416,21 @@ mod tests {
         // Outside a recording, stages record nothing.
         let (_, empty) = record(|| ());
         assert!(empty.spans.is_empty());
+        // A recording inside a recording does not deadlock; the outer one keeps the tasks.
+        let ((_, inner), outer) = record(|| {
+            record(|| {
+                let stage = Stage::start("inner", 1).unwrap();
+                stage.task_finished(TaskTiming {
+                    kind: "program",
+                    start: Instant::now(),
+                    bytes_in: 0,
+                    bytes_out: 0,
+                    held_bytes: None,
+                });
+                stage.finish();
+            })
+        });
+        assert!(inner.spans.is_empty());
+        assert_eq!(outer.spans.len(), 1);
     }
 }
