@@ -789,3 +789,194 @@ fn from_arrays_uses_the_array_chunks() {
     assert_eq!(df.npartitions(), 3);
     assert_eq!(df.reduce("a", AggFunc::Sum).unwrap(), Value::Float(45.0));
 }
+
+/// Math functions and `between` against hand-computed NumPy/pandas values, on floats with
+/// halves, zero, negatives and nulls, and on integers at their extremes.
+#[test]
+fn math_functions_and_between_follow_numpy() {
+    let f: ArrayRef = Arc::new(Float64Array::from(vec![
+        Some(2.5),
+        Some(-1.5),
+        Some(0.0),
+        Some(4.0),
+        Some(-1.0),
+        None,
+    ]));
+    let i: ArrayRef = Arc::new(Int64Array::from(vec![
+        Some(i64::MIN),
+        Some(-3),
+        Some(7),
+        None,
+        Some(0),
+        Some(12),
+    ]));
+    let s: ArrayRef = Arc::new(StringArray::from(vec!["a"; 6]));
+    let df =
+        DataFrame::from_record_batch(batch(vec![("f", f), ("i", i), ("s", s)]), 2, None).unwrap();
+    let floats = |e: tessera::frame::Expr| -> Vec<Option<f64>> {
+        let out = df
+            .with_column("y", e)
+            .unwrap()
+            .compute()
+            .unwrap()
+            .concat()
+            .unwrap();
+        let y = out.column_by_name("y").unwrap();
+        assert_eq!(y.data_type(), &arrow_schema::DataType::Float64);
+        let y = y.as_primitive::<Float64Type>();
+        (0..y.len())
+            .map(|k| y.is_valid(k).then(|| y.value(k)))
+            .collect()
+    };
+    let ints = |e: tessera::frame::Expr| -> Vec<Option<i64>> {
+        let out = df
+            .with_column("y", e)
+            .unwrap()
+            .compute()
+            .unwrap()
+            .concat()
+            .unwrap();
+        let y = out.column_by_name("y").unwrap();
+        assert_eq!(y.data_type(), &arrow_schema::DataType::Int64);
+        let y = y.as_primitive::<Int64Type>();
+        (0..y.len())
+            .map(|k| y.is_valid(k).then(|| y.value(k)))
+            .collect()
+    };
+    let same = |got: Vec<Option<f64>>, want: Vec<Option<f64>>| {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            match (g, w) {
+                (Some(g), Some(w)) if w.is_nan() => assert!(g.is_nan(), "{got:?} vs {want:?}"),
+                (Some(g), Some(w)) => assert!(g == w || close(*g, *w), "{got:?} vs {want:?}"),
+                (None, None) => {}
+                _ => panic!("{got:?} vs {want:?}"),
+            }
+        }
+    };
+    let nan = f64::NAN;
+    same(
+        floats(col("f").abs()),
+        vec![Some(2.5), Some(1.5), Some(0.0), Some(4.0), Some(1.0), None],
+    );
+    same(
+        floats(col("f").sqrt()),
+        vec![
+            Some(1.581_138_830_084_189_8),
+            Some(nan),
+            Some(0.0),
+            Some(2.0),
+            Some(nan),
+            None,
+        ],
+    );
+    same(
+        floats(col("f").ln()),
+        vec![
+            Some(0.916_290_731_874_155),
+            Some(nan),
+            Some(f64::NEG_INFINITY),
+            Some(1.386_294_361_119_890_6),
+            Some(nan),
+            None,
+        ],
+    );
+    same(
+        floats(col("f").exp()),
+        vec![
+            Some(12.182_493_960_703_473),
+            Some(0.223_130_160_148_429_83),
+            Some(1.0),
+            Some(54.598_150_033_144_236),
+            Some(0.367_879_441_171_442_33),
+            None,
+        ],
+    );
+    same(
+        floats(col("f").floor()),
+        vec![
+            Some(2.0),
+            Some(-2.0),
+            Some(0.0),
+            Some(4.0),
+            Some(-1.0),
+            None,
+        ],
+    );
+    same(
+        floats(col("f").ceil()),
+        vec![
+            Some(3.0),
+            Some(-1.0),
+            Some(0.0),
+            Some(4.0),
+            Some(-1.0),
+            None,
+        ],
+    );
+    // Halves to even, as np.round and Series.round().
+    same(
+        floats(col("f").round()),
+        vec![
+            Some(2.0),
+            Some(-2.0),
+            Some(0.0),
+            Some(4.0),
+            Some(-1.0),
+            None,
+        ],
+    );
+    // Integers: abs wraps at the minimum (NumPy), floor/round keep them; sqrt is float64.
+    assert_eq!(
+        ints(col("i").abs()),
+        vec![Some(i64::MIN), Some(3), Some(7), None, Some(0), Some(12)]
+    );
+    assert_eq!(
+        ints(col("i").round()),
+        vec![Some(i64::MIN), Some(-3), Some(7), None, Some(0), Some(12)]
+    );
+    same(
+        floats(col("i").sqrt()),
+        vec![
+            Some(nan),
+            Some(nan),
+            Some(7f64.sqrt()),
+            None,
+            Some(0.0),
+            Some(12f64.sqrt()),
+        ],
+    );
+    // between: both ends included; null stays null.
+    let out = df
+        .with_column("y", col("i").between(lit(-3i64), lit(7i64)))
+        .unwrap()
+        .compute()
+        .unwrap()
+        .concat()
+        .unwrap();
+    let y = out.column_by_name("y").unwrap().as_boolean().clone();
+    let got: Vec<Option<bool>> = (0..y.len())
+        .map(|k| y.is_valid(k).then(|| y.value(k)))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            Some(false),
+            Some(true),
+            Some(true),
+            None,
+            Some(true),
+            Some(false)
+        ]
+    );
+    // A string column is refused with the function's name and the type.
+    let e = df
+        .with_column("y", col("s").sqrt())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sqrt") && e.contains("needs an integer or float column, got Utf8"),
+        "{e}"
+    );
+    assert_eq!(col("f").round().to_string(), "f.round()");
+}

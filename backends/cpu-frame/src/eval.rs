@@ -10,7 +10,7 @@ use arrow_array::{
     Scalar, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, TimeUnit};
-use tessera_core::frame::expr::{binary_types, BinaryOp, DatePart, Expr, Literal};
+use tessera_core::frame::expr::{binary_types, BinaryOp, DatePart, Expr, Literal, MathFunc};
 use tessera_core::{Error, Result};
 
 /// A column, or a length-1 array standing for every row.
@@ -207,7 +207,73 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             }
             arrow_arith::temporal::date_part(a, p).map_err(|e| Error::arrow(part.name(), e))
         }),
+        Expr::Math { func, expr } => eval(expr, batch)?.map(|a| math(*func, a)),
     }
+}
+
+/// `func` over a numeric column, with the result type `MathFunc::result_type` gives.
+fn math(func: MathFunc, a: &ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
+    let to = func.result_type(a.data_type()).ok_or_else(|| {
+        Error::invalid(
+            func.name(),
+            format!("needs an integer or float column, got {}", a.data_type()),
+        )
+    })?;
+    let a = cast_to(a, &to)?;
+    let f64_op = move |x: f64| match func {
+        MathFunc::Abs => x.abs(),
+        MathFunc::Sqrt => x.sqrt(),
+        MathFunc::Exp => x.exp(),
+        MathFunc::Ln => x.ln(),
+        MathFunc::Floor => x.floor(),
+        MathFunc::Ceil => x.ceil(),
+        MathFunc::Round => x.round_ties_even(),
+    };
+    let f32_op = move |x: f32| match func {
+        MathFunc::Abs => x.abs(),
+        MathFunc::Sqrt => x.sqrt(),
+        MathFunc::Exp => x.exp(),
+        MathFunc::Ln => x.ln(),
+        MathFunc::Floor => x.floor(),
+        MathFunc::Ceil => x.ceil(),
+        MathFunc::Round => x.round_ties_even(),
+    };
+    // Integers only reach here for abs, floor, ceil and round (the others were cast to
+    // float64), and only abs changes them.
+    macro_rules! ints {
+        ($t:ty) => {{
+            let p = a.as_primitive::<$t>();
+            Arc::new(if func == MathFunc::Abs {
+                p.unary::<_, $t>(|x| x.wrapping_abs())
+            } else {
+                p.clone()
+            }) as ArrayRef
+        }};
+    }
+    Ok(match a.data_type() {
+        DataType::Float64 => Arc::new(
+            a.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(f64_op),
+        ),
+        DataType::Float32 => Arc::new(
+            a.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(f32_op),
+        ),
+        DataType::Int8 => ints!(Int8Type),
+        DataType::Int16 => ints!(Int16Type),
+        DataType::Int32 => ints!(Int32Type),
+        DataType::Int64 => ints!(Int64Type),
+        // Unsigned values are their own absolute value.
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => a,
+        other => {
+            return Err(Error::invalid(
+                func.name(),
+                format!("needs an integer or float column, got {other}"),
+            ))
+        }
+    })
 }
 
 /// Hour, minute and second of naive microsecond timestamps by integer arithmetic (no

@@ -116,6 +116,54 @@ impl BinaryOp {
     }
 }
 
+/// An elementwise numeric function, with NumPy's (and so pandas') semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MathFunc {
+    /// Absolute value; integers keep their type and wrap (`abs(i64::MIN)` is itself).
+    Abs,
+    /// Square root (NaN below zero).
+    Sqrt,
+    /// `e^x`.
+    Exp,
+    /// Natural logarithm (`-inf` at zero, NaN below).
+    Ln,
+    /// Largest integer not above; integers are their own floor.
+    Floor,
+    /// Smallest integer not below; integers are their own ceiling.
+    Ceil,
+    /// Nearest integer, halves to even (`np.round`, `Series.round()`); integers unchanged.
+    Round,
+}
+
+impl MathFunc {
+    /// Lower-case name, as in the method (`abs`, `sqrt`, `exp`, `ln`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFunc::Abs => "abs",
+            MathFunc::Sqrt => "sqrt",
+            MathFunc::Exp => "exp",
+            MathFunc::Ln => "ln",
+            MathFunc::Floor => "floor",
+            MathFunc::Ceil => "ceil",
+            MathFunc::Round => "round",
+        }
+    }
+
+    /// The result type for an input of type `t`: `float32` and `float64` stay; integers
+    /// stay for `abs`, `floor`, `ceil` and `round`, and become `float64` for `sqrt`, `exp`
+    /// and `ln` (NumPy's rules). `None` for anything but an integer or a float.
+    pub fn result_type(self, t: &DataType) -> Option<DataType> {
+        match t {
+            DataType::Float32 | DataType::Float64 => Some(t.clone()),
+            t if is_int(t) => Some(match self {
+                MathFunc::Sqrt | MathFunc::Exp | MathFunc::Ln => DataType::Float64,
+                _ => t.clone(),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// A part of a timestamp or date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DatePart {
@@ -201,6 +249,13 @@ pub enum Expr {
         expr: Box<Expr>,
         /// Which part.
         part: DatePart,
+    },
+    /// An elementwise numeric function.
+    Math {
+        /// The function.
+        func: MathFunc,
+        /// A numeric input.
+        expr: Box<Expr>,
     },
 }
 
@@ -335,6 +390,47 @@ impl Expr {
         self.date_part(DatePart::Weekday)
     }
 
+    /// `func` applied to every value.
+    pub fn math(self, func: MathFunc) -> Expr {
+        Expr::Math {
+            func,
+            expr: Box::new(self),
+        }
+    }
+    /// Absolute value.
+    pub fn abs(self) -> Expr {
+        self.math(MathFunc::Abs)
+    }
+    /// Square root.
+    pub fn sqrt(self) -> Expr {
+        self.math(MathFunc::Sqrt)
+    }
+    /// `e^x`.
+    pub fn exp(self) -> Expr {
+        self.math(MathFunc::Exp)
+    }
+    /// Natural logarithm.
+    pub fn ln(self) -> Expr {
+        self.math(MathFunc::Ln)
+    }
+    /// Floor.
+    pub fn floor(self) -> Expr {
+        self.math(MathFunc::Floor)
+    }
+    /// Ceiling.
+    pub fn ceil(self) -> Expr {
+        self.math(MathFunc::Ceil)
+    }
+    /// Round half to even.
+    pub fn round(self) -> Expr {
+        self.math(MathFunc::Round)
+    }
+    /// `low <= self <= high` (pandas' `between`, both ends included); null where the
+    /// value is null.
+    pub fn between(self, low: impl Into<Expr>, high: impl Into<Expr>) -> Expr {
+        self.clone().gt_eq(low).and(self.lt_eq(high))
+    }
+
     /// Adds the names of the columns this expression reads to `out`.
     pub fn columns_into(&self, out: &mut BTreeSet<String>) {
         match self {
@@ -356,7 +452,8 @@ impl Expr {
             | Expr::IsNotNull(e)
             | Expr::Cast { expr: e, .. }
             | Expr::Contains { expr: e, .. }
-            | Expr::DatePart { expr: e, .. } => e.columns_into(out),
+            | Expr::DatePart { expr: e, .. }
+            | Expr::Math { expr: e, .. } => e.columns_into(out),
         }
     }
 
@@ -441,6 +538,15 @@ impl Expr {
                     ));
                 }
                 Ok(DataType::Int32)
+            }
+            Expr::Math { func, expr } => {
+                let t = expr.data_type(schema)?;
+                func.result_type(&t).ok_or_else(|| {
+                    Error::invalid(
+                        func.name(),
+                        format!("{self}: needs an integer or float column, got {t}"),
+                    )
+                })
             }
         }
     }
@@ -599,6 +705,7 @@ impl fmt::Display for Expr {
             Expr::Cast { expr, to } => write!(f, "{expr}.cast({to})"),
             Expr::Contains { expr, pattern } => write!(f, "{expr}.contains({pattern:?})"),
             Expr::DatePart { expr, part } => write!(f, "{expr}.{}()", part.name()),
+            Expr::Math { func, expr } => write!(f, "{expr}.{}()", func.name()),
         }
     }
 }

@@ -15,4 +15,4 @@ pub use backend::{
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     PartitionData, SortKey,
 };
-pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal};
+pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal, MathFunc};
