@@ -980,3 +980,89 @@ fn math_functions_and_between_follow_numpy() {
     );
     assert_eq!(col("f").round().to_string(), "f.round()");
 }
+
+/// `is_in` as pandas' `isin`: NaN matches NaN, `-0.0` matches `0.0`, a null matches only a
+/// null in the list (pandas on object columns: `Series(['a', None]).isin(['a', None])`),
+/// a value that does not fit the column's type matches nothing, and the result is never
+/// null. The same answers with one value and with many (the hash path has no size cut).
+#[test]
+fn is_in_follows_pandas() {
+    let f: ArrayRef = Arc::new(Float64Array::from(vec![
+        Some(1.0),
+        Some(f64::NAN),
+        Some(-0.0),
+        Some(2.5),
+        None,
+    ]));
+    let u: ArrayRef = Arc::new(arrow_array::UInt16Array::from(vec![
+        Some(1),
+        Some(2),
+        Some(300),
+        None,
+        Some(7),
+    ]));
+    let s: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("a"),
+        None,
+        Some("b"),
+        Some("a"),
+        Some("c"),
+    ]));
+    let df =
+        DataFrame::from_record_batch(batch(vec![("f", f), ("u", u), ("s", s)]), 2, None).unwrap();
+    let flags = |e: tessera::frame::Expr| -> Vec<bool> {
+        let out = df
+            .with_column("y", e)
+            .unwrap()
+            .compute()
+            .unwrap()
+            .concat()
+            .unwrap();
+        let y = out.column_by_name("y").unwrap().as_boolean().clone();
+        assert_eq!(y.null_count(), 0, "is_in is never null");
+        (0..y.len()).map(|k| y.value(k)).collect()
+    };
+    use tessera::frame::Literal;
+    assert_eq!(
+        flags(col("f").is_in([Literal::Float(0.0), Literal::Float(f64::NAN)])),
+        vec![false, true, true, false, false]
+    );
+    assert_eq!(
+        flags(col("f").is_in([Literal::Null])),
+        vec![false, false, false, false, true]
+    );
+    // 300 fits uint16; an int and a float in one list compare as float64.
+    assert_eq!(
+        flags(col("u").is_in([Literal::Int(300), Literal::Float(2.0)])),
+        vec![false, true, true, false, false]
+    );
+    assert_eq!(
+        flags(col("u").is_in([Literal::Int(70_000)])),
+        vec![false; 5],
+        "a value beyond uint16 matches nothing"
+    );
+    assert_eq!(
+        flags(col("s").is_in(["a"])),
+        vec![true, false, false, true, false]
+    );
+    assert_eq!(
+        flags(col("s").is_in([Literal::from("a"), Literal::Null])),
+        vec![true, true, false, true, false]
+    );
+    // Many values: the same lookups.
+    let many: Vec<i64> = (1000..3000).chain([7]).collect();
+    assert_eq!(
+        flags(col("u").is_in(many)),
+        vec![false, false, false, false, true]
+    );
+    // Types that cannot be compared are refused, naming the value.
+    let e = df
+        .with_column("y", col("s").is_in([1i64]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is_in") && e.contains("value 1"), "{e}");
+    assert_eq!(
+        col("s").is_in(["a", "b"]).to_string(),
+        "s.is_in([\"a\", \"b\"])"
+    );
+}

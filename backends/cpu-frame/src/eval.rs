@@ -10,7 +10,9 @@ use arrow_array::{
     Scalar, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, TimeUnit};
-use tessera_core::frame::expr::{binary_types, BinaryOp, DatePart, Expr, Literal, MathFunc};
+use tessera_core::frame::expr::{
+    binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal, MathFunc,
+};
 use tessera_core::{Error, Result};
 
 /// A column, or a length-1 array standing for every row.
@@ -208,7 +210,74 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             arrow_arith::temporal::date_part(a, p).map_err(|e| Error::arrow(part.name(), e))
         }),
         Expr::Math { func, expr } => eval(expr, batch)?.map(|a| math(*func, a)),
+        Expr::IsIn { expr, values } => {
+            let t = expr.data_type(&schema)?;
+            let operand = is_in_operand(expr, &t, values)
+                .map_err(|why| Error::invalid("is_in", format!("{e}: {why}")))?;
+            eval(expr, batch)?.map(|a| is_in(a, &operand, values))
+        }
     }
+}
+
+/// Floats with `-0.0` made `0.0` and every NaN the same NaN, so that equal values (as
+/// pandas' `isin` sees them) have equal bytes in the row format.
+fn canonical(a: ArrayRef) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type};
+    match a.data_type() {
+        DataType::Float64 => Arc::new(
+            a.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(|v| if v.is_nan() { f64::NAN } else { v + 0.0 }),
+        ),
+        DataType::Float32 => Arc::new(
+            a.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v + 0.0 }),
+        ),
+        _ => a,
+    }
+}
+
+/// `a is_in values`, comparing in `operand`: the values go into a hash set of their
+/// row-format bytes (any Arrow type, exact), each row is one lookup. A value that does not
+/// fit the operand type (300 for a `UInt8` column) matches nothing.
+fn is_in(a: &ArrayRef, operand: &DataType, values: &[Literal]) -> Result<ArrayRef> {
+    use arrow_row::{RowConverter, SortField};
+    let x = canonical(cast_to(a, operand)?);
+    let wanted = values
+        .iter()
+        .filter(|v| **v != Literal::Null)
+        .map(|v| cast_to(&literal_array(v), operand))
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    let wanted: ArrayRef = if wanted.is_empty() {
+        arrow_array::new_empty_array(operand)
+    } else {
+        let refs: Vec<&dyn Array> = wanted.iter().map(|w| w.as_ref()).collect();
+        arrow_select::concat::concat(&refs).map_err(|e| Error::arrow("is_in", e))?
+    };
+    let wanted = canonical(wanted);
+    let conv = RowConverter::new(vec![SortField::new(operand.clone())])
+        .map_err(|e| Error::arrow("is_in", e))?;
+    let set_rows = conv
+        .convert_columns(std::slice::from_ref(&wanted))
+        .map_err(|e| Error::arrow("is_in", e))?;
+    let set: std::collections::HashSet<&[u8]> = (0..set_rows.num_rows())
+        .filter(|&i| wanted.is_valid(i))
+        .map(|i| set_rows.row(i).data())
+        .collect();
+    let rows = conv
+        .convert_columns(std::slice::from_ref(&x))
+        .map_err(|e| Error::arrow("is_in", e))?;
+    let null_matches = values.contains(&Literal::Null);
+    let out: BooleanArray = (0..x.len())
+        .map(|i| {
+            Some(if x.is_null(i) {
+                null_matches
+            } else {
+                set.contains(rows.row(i).data())
+            })
+        })
+        .collect();
+    Ok(Arc::new(out))
 }
 
 /// `func` over a numeric column, with the result type `MathFunc::result_type` gives.

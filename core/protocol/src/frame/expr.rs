@@ -257,6 +257,15 @@ pub enum Expr {
         /// A numeric input.
         expr: Box<Expr>,
     },
+    /// True where the value equals one of `values` (pandas' `isin`): never null — a null
+    /// value is true only when `values` holds [`Literal::Null`]; NaN matches NaN, and
+    /// `-0.0` matches `0.0`.
+    IsIn {
+        /// The input.
+        expr: Box<Expr>,
+        /// The values looked for.
+        values: Vec<Literal>,
+    },
 }
 
 /// A column reference.
@@ -425,6 +434,13 @@ impl Expr {
     pub fn round(self) -> Expr {
         self.math(MathFunc::Round)
     }
+    /// True where the value is one of `values` (pandas' `isin`; see [`Expr::IsIn`]).
+    pub fn is_in<L: Into<Literal>>(self, values: impl IntoIterator<Item = L>) -> Expr {
+        Expr::IsIn {
+            expr: Box::new(self),
+            values: values.into_iter().map(Into::into).collect(),
+        }
+    }
     /// `low <= self <= high` (pandas' `between`, both ends included); null where the
     /// value is null.
     pub fn between(self, low: impl Into<Expr>, high: impl Into<Expr>) -> Expr {
@@ -453,7 +469,8 @@ impl Expr {
             | Expr::Cast { expr: e, .. }
             | Expr::Contains { expr: e, .. }
             | Expr::DatePart { expr: e, .. }
-            | Expr::Math { expr: e, .. } => e.columns_into(out),
+            | Expr::Math { expr: e, .. }
+            | Expr::IsIn { expr: e, .. } => e.columns_into(out),
         }
     }
 
@@ -548,8 +565,44 @@ impl Expr {
                     )
                 })
             }
+            Expr::IsIn { expr, values } => {
+                is_in_operand(expr, &expr.data_type(schema)?, values)
+                    .map_err(|why| Error::invalid("is_in", format!("{self}: {why}")))?;
+                Ok(DataType::Boolean)
+            }
         }
     }
+}
+
+/// The type `expr is_in values` compares in: the operand type of `expr == value` for every
+/// non-null value (they must all agree with the column's type).
+///
+/// # Errors
+/// Why a value cannot be compared with the column.
+pub fn is_in_operand(
+    expr: &Expr,
+    t: &DataType,
+    values: &[Literal],
+) -> std::result::Result<DataType, String> {
+    let mut operand: Option<DataType> = None;
+    for v in values.iter().filter(|v| **v != Literal::Null) {
+        let (op_type, _) = binary_types(
+            BinaryOp::Eq,
+            expr,
+            t,
+            &Expr::Literal(v.clone()),
+            &literal_type(v),
+        )
+        .map_err(|why| format!("value {v}: {why}"))?;
+        operand = Some(match operand {
+            None => op_type,
+            Some(o) if o == op_type => o,
+            // Integers and floats in one list: compare in the wider type.
+            Some(o) if o.is_numeric() && op_type.is_numeric() => DataType::Float64,
+            Some(o) => return Err(format!("values of types {o} and {op_type} in one list")),
+        });
+    }
+    Ok(operand.unwrap_or_else(|| t.clone()))
 }
 
 /// The Arrow type of a literal on its own.
@@ -706,6 +759,10 @@ impl fmt::Display for Expr {
             Expr::Contains { expr, pattern } => write!(f, "{expr}.contains({pattern:?})"),
             Expr::DatePart { expr, part } => write!(f, "{expr}.{}()", part.name()),
             Expr::Math { func, expr } => write!(f, "{expr}.{}()", func.name()),
+            Expr::IsIn { expr, values } => {
+                let v: Vec<String> = values.iter().map(|l| l.to_string()).collect();
+                write!(f, "{expr}.is_in([{}])", v.join(", "))
+            }
         }
     }
 }
