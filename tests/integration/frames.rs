@@ -1066,3 +1066,138 @@ fn is_in_follows_pandas() {
         "s.is_in([\"a\", \"b\"])"
     );
 }
+
+/// The math functions, `between` and `is_in` against pandas on random values (halves,
+/// negatives, zeros, NaN), through `tests/scripts/frame_functions_pandas.py`. Runs when
+/// `python3` (or `$PYTHON`) can import pandas; otherwise it says it was skipped.
+#[test]
+fn math_and_isin_match_pandas() {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", "import pandas"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        tessera_conformance::skip::skip(
+            "math_and_isin_match_pandas",
+            &format!("{python} cannot import pandas (set PYTHON to an interpreter that can; .ci/run installs one)"),
+        );
+        return;
+    }
+    let mut rng = Rng(41);
+    let n = 400;
+    let fs: Vec<f64> = (0..n)
+        .map(|k| match k % 9 {
+            0 => f64::NAN,
+            1 => 0.0,
+            2 => (rng.below(21) as f64 - 10.0) + 0.5,
+            _ => (rng.float() - 0.4) * 50.0,
+        })
+        .collect();
+    let is: Vec<i64> = (0..n).map(|_| rng.below(41) as i64 - 20).collect();
+    let dir = std::env::temp_dir().join(format!("tessera-pandas-fns-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("in.csv");
+    let mut text = String::from("f,i\n");
+    for (f, i) in fs.iter().zip(&is) {
+        let f = if f.is_nan() {
+            String::new()
+        } else {
+            format!("{f:?}")
+        };
+        text.push_str(&format!("{f},{i}\n"));
+    }
+    std::fs::write(&csv, text).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/scripts/frame_functions_pandas.py"
+    );
+    let out = std::process::Command::new(&python)
+        .args([script, csv.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let f: ArrayRef = Arc::new(Float64Array::from(fs.clone()));
+    let i: ArrayRef = Arc::new(Int64Array::from(is.clone()));
+    let df = DataFrame::from_record_batch(batch(vec![("f", f), ("i", i)]), 3, None).unwrap();
+    use tessera::frame::Literal;
+    let cases: Vec<(&str, tessera::frame::Expr)> = vec![
+        ("f.abs", col("f").abs()),
+        ("f.sqrt", col("f").sqrt()),
+        ("f.exp", col("f").exp()),
+        ("f.ln", col("f").ln()),
+        ("f.floor", col("f").floor()),
+        ("f.ceil", col("f").ceil()),
+        ("f.round", col("f").round()),
+        ("i.abs", col("i").abs()),
+        ("i.sqrt", col("i").sqrt()),
+        ("i.between", col("i").between(lit(-3i64), lit(7i64))),
+        ("i.isin", col("i").is_in([0i64, 7, 12, 1000])),
+        (
+            "f.isin",
+            col("f").is_in([
+                Literal::Float(0.0),
+                Literal::Float(2.5),
+                Literal::Float(f64::NAN),
+            ]),
+        ),
+    ];
+    for (name, e) in cases {
+        let got = df
+            .with_column("y", e)
+            .unwrap()
+            .compute()
+            .unwrap()
+            .concat()
+            .unwrap();
+        let y = got.column_by_name("y").unwrap();
+        let want = want[name].as_array().unwrap();
+        assert_eq!(want.len(), n, "{name}");
+        for (k, w) in want.iter().enumerate() {
+            let ok = match w {
+                serde_json::Value::Bool(b) => y.as_boolean().value(k) == *b,
+                serde_json::Value::String(s) if s == "nan" => {
+                    y.is_valid(k) && value_f64(y, k).is_nan()
+                }
+                serde_json::Value::String(s) => {
+                    let w = if s == "inf" {
+                        f64::INFINITY
+                    } else {
+                        f64::NEG_INFINITY
+                    };
+                    y.is_valid(k) && value_f64(y, k) == w
+                }
+                w => {
+                    let w = w.as_f64().unwrap();
+                    y.is_valid(k) && {
+                        let g = value_f64(y, k);
+                        g == w || close(g, w)
+                    }
+                }
+            };
+            assert!(
+                ok,
+                "{name} row {k} (f = {:?}, i = {}): pandas {w}, tessera {:?}",
+                fs[k],
+                is[k],
+                y.slice(k, 1)
+            );
+        }
+    }
+}
+
+/// Row `k` of a float64 or int64 column as `f64`.
+fn value_f64(a: &ArrayRef, k: usize) -> f64 {
+    match a.data_type() {
+        arrow_schema::DataType::Float64 => a.as_primitive::<Float64Type>().value(k),
+        arrow_schema::DataType::Int64 => a.as_primitive::<Int64Type>().value(k) as f64,
+        other => panic!("unexpected type {other}"),
+    }
+}
