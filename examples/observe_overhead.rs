@@ -81,13 +81,10 @@ fn main() -> tessera::Result<()> {
         }
     })?;
 
-    let path = std::env::temp_dir().join(format!("tessera-taxi-{rows}.csv"));
-    if !path.exists() {
-        taxi_data::write_taxi_csv(&path, rows, 2015).map_err(|source| tessera::Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-    }
+    let path = taxi_data::cached_taxi_csv(rows).map_err(|source| tessera::Error::Io {
+        path: format!("the generated taxi CSV of {rows} rows"),
+        source,
+    })?;
     let file = path.to_string_lossy().into_owned();
     report("taxi_groupby", rounds, &|profile| {
         let q = read_csv(&file, CsvOptions::default())?

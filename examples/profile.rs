@@ -65,13 +65,10 @@ fn main() -> tessera::Result<()> {
     save(&profile, &out, "seed_headline")?;
 
     // The taxi groupby: tip fraction by passenger count, on a generated CSV.
-    let path = std::env::temp_dir().join(format!("tessera-taxi-{rows}.csv"));
-    if !path.exists() {
-        taxi_data::write_taxi_csv(&path, rows, 2015).map_err(|source| tessera::Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-    }
+    let path = taxi_data::cached_taxi_csv(rows).map_err(|source| tessera::Error::Io {
+        path: format!("the generated taxi CSV of {rows} rows"),
+        source,
+    })?;
     let df = read_csv(
         &path.to_string_lossy(),
         CsvOptions::default().parse_dates(&["pickup_datetime"]),

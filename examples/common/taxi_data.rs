@@ -3,7 +3,7 @@
 //! tip_amount, total_amount`, about 45 bytes a row, January 2015 timestamps.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// SplitMix64: a small, good, deterministic generator for test data.
 pub struct SplitMix(pub u64);
@@ -22,6 +22,17 @@ impl SplitMix {
     pub fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
+}
+
+/// The generated file of `rows` rows in the temporary directory (`tessera-taxi-{rows}.csv`,
+/// seed 2015), written first if it is not there yet.
+#[allow(dead_code)] // not every example that includes this module generates on demand
+pub fn cached_taxi_csv(rows: usize) -> std::io::Result<PathBuf> {
+    let path = std::env::temp_dir().join(format!("tessera-taxi-{rows}.csv"));
+    if !path.exists() {
+        write_taxi_csv(&path, rows, 2015)?;
+    }
+    Ok(path)
 }
 
 /// Writes `rows` rows to `path` (atomically: a temporary file, then rename).

@@ -790,6 +790,18 @@ fn from_arrays_uses_the_array_chunks() {
     assert_eq!(df.reduce("a", AggFunc::Sum).unwrap(), Value::Float(45.0));
 }
 
+/// Column `y = e` of `df`, computed into one array.
+fn computed(df: &DataFrame, e: tessera::frame::Expr) -> ArrayRef {
+    let out = df
+        .with_column("y", e)
+        .unwrap()
+        .compute()
+        .unwrap()
+        .concat()
+        .unwrap();
+    out.column_by_name("y").unwrap().clone()
+}
+
 /// Math functions and `between` against hand-computed NumPy/pandas values, on floats with
 /// halves, zero, negatives and nulls, and on integers at their extremes.
 #[test]
@@ -814,14 +826,7 @@ fn math_functions_and_between_follow_numpy() {
     let df =
         DataFrame::from_record_batch(batch(vec![("f", f), ("i", i), ("s", s)]), 2, None).unwrap();
     let floats = |e: tessera::frame::Expr| -> Vec<Option<f64>> {
-        let out = df
-            .with_column("y", e)
-            .unwrap()
-            .compute()
-            .unwrap()
-            .concat()
-            .unwrap();
-        let y = out.column_by_name("y").unwrap();
+        let y = computed(&df, e);
         assert_eq!(y.data_type(), &arrow_schema::DataType::Float64);
         let y = y.as_primitive::<Float64Type>();
         (0..y.len())
@@ -829,14 +834,7 @@ fn math_functions_and_between_follow_numpy() {
             .collect()
     };
     let ints = |e: tessera::frame::Expr| -> Vec<Option<i64>> {
-        let out = df
-            .with_column("y", e)
-            .unwrap()
-            .compute()
-            .unwrap()
-            .concat()
-            .unwrap();
-        let y = out.column_by_name("y").unwrap();
+        let y = computed(&df, e);
         assert_eq!(y.data_type(), &arrow_schema::DataType::Int64);
         let y = y.as_primitive::<Int64Type>();
         (0..y.len())
@@ -947,14 +945,8 @@ fn math_functions_and_between_follow_numpy() {
         ],
     );
     // between: both ends included; null stays null.
-    let out = df
-        .with_column("y", col("i").between(lit(-3i64), lit(7i64)))
-        .unwrap()
-        .compute()
-        .unwrap()
-        .concat()
-        .unwrap();
-    let y = out.column_by_name("y").unwrap().as_boolean().clone();
+    let y = computed(&df, col("i").between(lit(-3i64), lit(7i64)));
+    let y = y.as_boolean();
     let got: Vec<Option<bool>> = (0..y.len())
         .map(|k| y.is_valid(k).then(|| y.value(k)))
         .collect();
@@ -1011,14 +1003,8 @@ fn is_in_follows_pandas() {
     let df =
         DataFrame::from_record_batch(batch(vec![("f", f), ("u", u), ("s", s)]), 2, None).unwrap();
     let flags = |e: tessera::frame::Expr| -> Vec<bool> {
-        let out = df
-            .with_column("y", e)
-            .unwrap()
-            .compute()
-            .unwrap()
-            .concat()
-            .unwrap();
-        let y = out.column_by_name("y").unwrap().as_boolean().clone();
+        let y = computed(&df, e);
+        let y = y.as_boolean();
         assert_eq!(y.null_count(), 0, "is_in is never null");
         (0..y.len()).map(|k| y.value(k)).collect()
     };
@@ -1150,14 +1136,7 @@ fn math_and_isin_match_pandas() {
         ),
     ];
     for (name, e) in cases {
-        let got = df
-            .with_column("y", e)
-            .unwrap()
-            .compute()
-            .unwrap()
-            .concat()
-            .unwrap();
-        let y = got.column_by_name("y").unwrap();
+        let y = &computed(&df, e);
         let want = want[name].as_array().unwrap();
         assert_eq!(want.len(), n, "{name}");
         for (k, w) in want.iter().enumerate() {

@@ -291,24 +291,20 @@ fn math(func: MathFunc, a: &ArrayRef) -> Result<ArrayRef> {
         )
     })?;
     let a = cast_to(a, &to)?;
-    let f64_op = move |x: f64| match func {
-        MathFunc::Abs => x.abs(),
-        MathFunc::Sqrt => x.sqrt(),
-        MathFunc::Exp => x.exp(),
-        MathFunc::Ln => x.ln(),
-        MathFunc::Floor => x.floor(),
-        MathFunc::Ceil => x.ceil(),
-        MathFunc::Round => x.round_ties_even(),
-    };
-    let f32_op = move |x: f32| match func {
-        MathFunc::Abs => x.abs(),
-        MathFunc::Sqrt => x.sqrt(),
-        MathFunc::Exp => x.exp(),
-        MathFunc::Ln => x.ln(),
-        MathFunc::Floor => x.floor(),
-        MathFunc::Ceil => x.ceil(),
-        MathFunc::Round => x.round_ties_even(),
-    };
+    // One definition for both float widths (the methods share their names).
+    macro_rules! float_op {
+        ($t:ty) => {
+            move |x: $t| match func {
+                MathFunc::Abs => x.abs(),
+                MathFunc::Sqrt => x.sqrt(),
+                MathFunc::Exp => x.exp(),
+                MathFunc::Ln => x.ln(),
+                MathFunc::Floor => x.floor(),
+                MathFunc::Ceil => x.ceil(),
+                MathFunc::Round => x.round_ties_even(),
+            }
+        };
+    }
     // Integers only reach here for abs, floor, ceil and round (the others were cast to
     // float64), and only abs changes them.
     macro_rules! ints {
@@ -324,11 +320,11 @@ fn math(func: MathFunc, a: &ArrayRef) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => Arc::new(
             a.as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(f64_op),
+                .unary::<_, Float64Type>(float_op!(f64)),
         ),
         DataType::Float32 => Arc::new(
             a.as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(f32_op),
+                .unary::<_, Float32Type>(float_op!(f32)),
         ),
         DataType::Int8 => ints!(Int8Type),
         DataType::Int16 => ints!(Int16Type),
