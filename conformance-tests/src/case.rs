@@ -61,9 +61,7 @@ impl Side {
     /// checked against the oracle, every other backend against the reference. Call it
     /// before the op runs, so the statement stands even when the op fails.
     pub fn expect(&self, oracle: impl FnOnce() -> Vec<HostArray>) {
-        if self.reference {
-            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Some(Expect::Values(oracle()));
-        }
+        self.expect_outcome(|| Expect::Values(oracle()));
     }
 
     /// Like [`Side::expect`], for an oracle that may expect an error instead of values.

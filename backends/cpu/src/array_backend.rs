@@ -207,10 +207,7 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Ok(CpuBackend::wrap(kernels::reshape(
-            self.host(x, "reshape")?,
-            shape,
-        )?))
+        Ok(CpuBackend::wrap(self.host(x, "reshape")?.reshape(shape)?))
     }
 
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {

@@ -157,14 +157,6 @@ pub(crate) fn vec1<T: HostElement>(v: Vec<T>) -> HostArray {
     T::wrap(ArrayD::from_shape_vec(IxDyn(&[n]), v).expect("1-d of its own length"))
 }
 
-/// A 1-d host array laid out as `shape` (same number of elements, C order).
-pub(crate) fn reshape1(h: HostArray, shape: &[usize]) -> HostArray {
-    dispatch_host!(h, a => {
-        let v: Vec<_> = a.iter().copied().collect();
-        HostElement::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).expect("element count kept"))
-    })
-}
-
 /// The values of a 1-d host array (any layout) as a vector.
 pub(crate) fn to_vec<T: HostElement>(h: &HostArray) -> Vec<T> {
     T::view(h)

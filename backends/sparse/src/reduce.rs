@@ -12,7 +12,7 @@ use tessera_core::dtype::DTypeKind;
 use tessera_core::program::{ipow_i64, ReduceOp};
 use tessera_core::{DType, HostArray, Result};
 
-use crate::chunk::{reshape1, to_vec, vec1, zero, SparseChunk};
+use crate::chunk::{to_vec, vec1, zero, SparseChunk};
 use crate::structure::{decode, encode};
 
 /// Where each explicit entry lands in the output, and how many elements each cell covers.
@@ -258,6 +258,6 @@ pub(crate) fn reduce(x: &SparseChunk, op: ReduceOp, axes: &[usize]) -> Result<Sp
             }
         },
     };
-    let dense = reshape1(dense, &cl.shape);
+    let dense = dense.reshape(&cl.shape)?;
     Ok(SparseChunk::from_dense(&dense, zero(out)))
 }

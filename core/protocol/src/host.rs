@@ -247,6 +247,24 @@ impl HostArray {
         dispatch_dtype!(dtype, T => T::wrap(dispatch_host!(self, a => a.mapv(|v| T::from_scalar(v.to_scalar())))))
     }
 
+    /// The same elements in C order, laid out as `shape` (any input layout).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when `shape` holds another number of elements.
+    pub fn reshape(&self, shape: &[usize]) -> Result<HostArray> {
+        if self.len() != shape.iter().product::<usize>() {
+            return Err(Error::shape(
+                "reshape",
+                format!("cannot reshape {:?} into {:?}", self.shape(), shape),
+            ));
+        }
+        fn go<T: HostElement>(a: &ArrayD<T>, shape: &[usize]) -> HostArray {
+            let v: Vec<T> = a.iter().copied().collect();
+            T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).expect("length checked"))
+        }
+        Ok(dispatch_host!(self, a => go(a, shape)))
+    }
+
     /// An array of `dtype` and `shape` from one scalar per element in C order (each cast
     /// with `astype` semantics).
     ///
@@ -275,5 +293,17 @@ mod tests {
         let err = h.clone().into_typed::<f64>().unwrap_err();
         assert!(err.to_string().contains("holds float32"), "{err}");
         assert_eq!(h.cast(DType::I32).get_flat(5), Some(Scalar::I32(1)));
+    }
+
+    #[test]
+    fn reshape_keeps_c_order_from_any_layout() {
+        let a = ndarray::Array::from_shape_vec((2, 3), (0..6i64).collect()).unwrap();
+        // The transpose is not in C order: reshaping reads it logically.
+        let t = HostArray::I64(a.reversed_axes().into_dyn());
+        let r = t.reshape(&[6]).unwrap();
+        assert_eq!(r.to_f64_vec(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        assert_eq!(r.shape(), &[6]);
+        let e = t.reshape(&[4]).unwrap_err().to_string();
+        assert!(e.contains("cannot reshape [3, 2] into [4]"), "{e}");
     }
 }

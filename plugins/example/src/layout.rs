@@ -7,7 +7,7 @@
 
 use ndarray::{ArrayD, Axis, IxDyn};
 use tessera_core::backend::concat_shape;
-use tessera_core::chunks::{c_strides, grid_indices, numel};
+use tessera_core::chunks::{c_strides, grid_indices};
 use tessera_core::program::IndexMap;
 use tessera_core::random::{Distribution, RandomSpec};
 use tessera_core::{dispatch_dtype, dispatch_host};
@@ -106,21 +106,6 @@ pub(crate) fn transpose(x: &HostArray, perm: &[usize]) -> Result<HostArray> {
 pub(crate) fn broadcast_to(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
     let map = IndexMap::broadcast(x.shape(), shape)?;
     gather("broadcast_to", x, &map, shape)
-}
-
-/// The same elements in C order, in `shape`.
-pub(crate) fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
-    if x.len() != numel(shape) {
-        return Err(Error::shape(
-            "reshape",
-            format!("cannot reshape {:?} into {:?}", x.shape(), shape),
-        ));
-    }
-    fn go<T: HostElement>(a: &ArrayD<T>, shape: &[usize]) -> HostArray {
-        let v: Vec<T> = a.iter().copied().collect();
-        T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).expect("length checked"))
-    }
-    Ok(dispatch_host!(x, a => go(a, shape)))
 }
 
 /// Joins arrays of one dtype along `axis`.

@@ -231,7 +231,7 @@ impl ArrayBackend for LoopBackend {
         self.store(layout::transpose(self.inner(x, "transpose")?, perm)?)
     }
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        self.store(layout::reshape(self.inner(x, "reshape")?, shape)?)
+        self.store(self.inner(x, "reshape")?.reshape(shape)?)
     }
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
         self.store(layout::broadcast_to(self.inner(x, "broadcast_to")?, shape)?)

@@ -1,27 +1,12 @@
 //! Structural kernels of the CPU backend: reshape, concatenate, matmul.
 
-use ndarray::{ArrayD, Axis, Ix2, IxDyn};
+use ndarray::{ArrayD, Axis, Ix2};
 use tessera_core::backend::{concat_shape, matmul_dims};
 use tessera_core::host::HostElement;
 use tessera_core::program::wrap_i64;
 use tessera_core::{
     dispatch_dtype, dispatch_host, DType, Element, Error, HostArray, Result, Scalar,
 };
-
-/// C-order reshape of a contiguous host array.
-pub fn reshape(x: &HostArray, shape: &[usize]) -> Result<HostArray> {
-    if x.len() != shape.iter().product::<usize>() {
-        return Err(Error::shape(
-            "reshape",
-            format!("cannot reshape {:?} into {:?}", x.shape(), shape),
-        ));
-    }
-    fn go<T: HostElement>(a: &ArrayD<T>, shape: &[usize]) -> HostArray {
-        let v: Vec<T> = a.iter().copied().collect();
-        T::wrap(ArrayD::from_shape_vec(IxDyn(shape), v).expect("length checked"))
-    }
-    Ok(dispatch_host!(x, a => go(a, shape)))
-}
 
 /// Concatenation along `axis` of arrays of one dtype.
 pub fn concatenate(parts: &[&HostArray], axis: usize) -> Result<HostArray> {
