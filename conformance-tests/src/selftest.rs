@@ -170,11 +170,23 @@ impl ChunkData for BrokenChunk {
     }
 }
 
-/// The backend with planted faults (see the module docs).
+/// Which faults a [`BrokenBackend`] plants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plant {
+    /// Every [`Fault`] (`selftest-broken`).
+    Faults,
+    /// Only the truncating `floor_divide` ([`wrong_reference`]).
+    WrongReference,
+}
+
+/// The CPU backend under another name with planted faults (see the module docs and
+/// [`wrong_reference`]).
 #[derive(Debug)]
 pub struct BrokenBackend {
     cpu: CpuBackend,
     caps: Capabilities,
+    name: &'static str,
+    plant: Plant,
 }
 
 impl Default for BrokenBackend {
@@ -184,7 +196,7 @@ impl Default for BrokenBackend {
 }
 
 impl BrokenBackend {
-    /// A new instance.
+    /// A new instance with every [`Fault`].
     pub fn new() -> BrokenBackend {
         BrokenBackend {
             cpu: CpuBackend::new(),
@@ -192,19 +204,25 @@ impl BrokenBackend {
                 .with_native_programs()
                 .without("cos", &[DType::F64])
                 .without("tanh", &[DType::F32]),
+            name: NAME,
+            plant: Plant::Faults,
         }
     }
 
+    fn faults(&self) -> bool {
+        self.plant == Plant::Faults
+    }
+
     fn inner<'a>(&self, c: &'a Chunk, op: &str) -> Result<&'a Chunk> {
-        Ok(&tessera_core::backend::downcast_chunk::<BrokenChunk>(c, NAME, op)?.0)
+        Ok(&tessera_core::backend::downcast_chunk::<BrokenChunk>(c, self.name, op)?.0)
     }
 
     fn inners(&self, cs: &[Chunk], op: &str) -> Result<Vec<Chunk>> {
         cs.iter().map(|c| self.inner(c, op).cloned()).collect()
     }
 
-    fn wrap(c: Chunk) -> Chunk {
-        Arc::new(BrokenChunk(c, NAME))
+    fn wrap(&self, c: Chunk) -> Chunk {
+        Arc::new(BrokenChunk(c, self.name))
     }
 }
 
@@ -215,127 +233,128 @@ pub fn broken() -> BackendRef {
 
 impl ArrayBackend for BrokenBackend {
     fn name(&self) -> &str {
-        NAME
+        self.name
     }
     fn capabilities(&self) -> &Capabilities {
         &self.caps
     }
     fn from_host(&self, data: &HostArray) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.from_host(data)?))
+        Ok(self.wrap(self.cpu.from_host(data)?))
     }
     fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
         self.cpu.to_host(self.inner(chunk, "to_host")?)
     }
     fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.full(shape, value)?))
+        Ok(self.wrap(self.cpu.full(shape, value)?))
     }
     fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.random(spec, map, shape)?))
+        Ok(self.wrap(self.cpu.random(spec, map, shape)?))
     }
     fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.iota(map, axis, shape)?))
+        Ok(self.wrap(self.cpu.iota(map, axis, shape)?))
     }
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.cast(self.inner(x, "astype")?, to)?))
+        Ok(self.wrap(self.cpu.cast(self.inner(x, "astype")?, to)?))
     }
     fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
         // Fault 3 (honest): refuse what is declared unsupported...
         if op == UnaryOp::Tanh {
-            self.caps.check(NAME, op.name(), x.dtype())?;
+            self.caps.check(self.name, op.name(), x.dtype())?;
         }
         // ...fault 2 (lying): but compute `cos` on float64 although it is declared missing.
-        if op == UnaryOp::Cos && x.dtype() == DType::F64 {
+        if self.faults() && op == UnaryOp::Cos && x.dtype() == DType::F64 {
             fire(Fault::LyingCapability);
         }
-        Ok(Self::wrap(self.cpu.unary(op, self.inner(x, op.name())?)?))
+        Ok(self.wrap(self.cpu.unary(op, self.inner(x, op.name())?)?))
     }
     fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let out = self
-            .cpu
-            .binary(op, self.inner(a, op.name())?, self.inner(b, op.name())?)?;
-        if op != BinaryOp::Sub {
-            return Ok(Self::wrap(out));
+        let (a, b) = (self.inner(a, op.name())?, self.inner(b, op.name())?);
+        if self.plant == Plant::WrongReference && op == BinaryOp::FloorDiv {
+            let (ha, hb) = (self.cpu.to_host(a)?, self.cpu.to_host(b)?);
+            if let Some(q) = truncating_division(&ha, &hb) {
+                return Ok(self.wrap(self.cpu.from_host(&q)?));
+            }
+        }
+        let out = self.cpu.binary(op, a, b)?;
+        if !self.faults() || op != BinaryOp::Sub {
+            return Ok(self.wrap(out));
         }
         // Fault 1: a wrong first element.
         match corrupt_first(&self.cpu, &out)? {
             Some(bad) => {
                 fire(Fault::WrongKernel);
-                Ok(Self::wrap(bad))
+                Ok(self.wrap(bad))
             }
-            None => Ok(Self::wrap(out)),
+            None => Ok(self.wrap(out)),
         }
     }
     fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.where_(
+        Ok(self.wrap(self.cpu.where_(
             self.inner(cond, "where")?,
             self.inner(a, "where")?,
             self.inner(b, "where")?,
         )?))
     }
     fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.slice(self.inner(x, "slice")?, slices)?))
+        Ok(self.wrap(self.cpu.slice(self.inner(x, "slice")?, slices)?))
     }
     fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(
-            self.cpu.transpose(self.inner(x, "transpose")?, perm)?,
-        ))
+        Ok(self.wrap(self.cpu.transpose(self.inner(x, "transpose")?, perm)?))
     }
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(
-            self.cpu.reshape(self.inner(x, "reshape")?, shape)?,
-        ))
+        Ok(self.wrap(self.cpu.reshape(self.inner(x, "reshape")?, shape)?))
     }
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Ok(Self::wrap(
+        Ok(self.wrap(
             self.cpu
                 .broadcast_to(self.inner(x, "broadcast_to")?, shape)?,
         ))
     }
     fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
         // Fault 5: min/max/arg* over an empty axis "succeed" with a filled result.
-        if op.check_identity(x.shape(), axes).is_err() {
+        if self.faults() && op.check_identity(x.shape(), axes).is_err() {
             let shape: Vec<usize> = (0..x.shape().len())
                 .map(|a| if axes.contains(&a) { 1 } else { x.shape()[a] })
                 .collect();
             fire(Fault::MissingError);
             let zero = Scalar::zero(op.result_dtype(x.dtype()));
-            return Ok(Self::wrap(self.cpu.full(&shape, zero)?));
+            return Ok(self.wrap(self.cpu.full(&shape, zero)?));
         }
-        Ok(Self::wrap(self.cpu.reduce(
-            self.inner(x, op.name())?,
-            op,
-            axes,
-        )?))
+        Ok(self.wrap(self.cpu.reduce(self.inner(x, op.name())?, op, axes)?))
     }
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
-        Ok(Self::wrap(
+        Ok(self.wrap(
             self.cpu
                 .concatenate(&self.inners(parts, "concatenate")?, axis)?,
         ))
     }
     fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        Ok(Self::wrap(self.cpu.matmul(
-            self.inner(a, "matmul")?,
-            self.inner(b, "matmul")?,
-        )?))
+        Ok(self.wrap(
+            self.cpu
+                .matmul(self.inner(a, "matmul")?, self.inner(b, "matmul")?)?,
+        ))
     }
     fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
         let (q, r) = self.cpu.qr(self.inner(x, "qr")?)?;
-        Ok((Self::wrap(q), Self::wrap(r)))
+        Ok((self.wrap(q), self.wrap(r)))
     }
     fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
         let (u, s, vt) = self.cpu.svd(self.inner(x, "svd")?)?;
-        Ok((Self::wrap(u), Self::wrap(s), Self::wrap(vt)))
+        Ok((self.wrap(u), self.wrap(s), self.wrap(vt)))
     }
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         let inputs = self.inners(inputs, "execute")?;
+        if !self.faults() {
+            let out = self.cpu.execute(program, &inputs)?;
+            return Ok(out.into_iter().map(|c| self.wrap(c)).collect());
+        }
         // Fault 4: a reduction's combine step loses its last partial.
         if let Some(node) = combine_without_last(program) {
             let mut lossy = program.clone();
             lossy.outputs[0].node = node;
             let out = self.cpu.execute(&lossy, &inputs)?;
             fire(Fault::DroppedPartial);
-            return Ok(out.into_iter().map(Self::wrap).collect());
+            return Ok(out.into_iter().map(|c| self.wrap(c)).collect());
         }
         let mut out = self.cpu.execute(program, &inputs)?;
         // Fault 3: a wrong result where two arithmetic ops were fused.
@@ -345,7 +364,7 @@ impl ArrayBackend for BrokenBackend {
                 out[0] = bad;
             }
         }
-        Ok(out.into_iter().map(Self::wrap).collect())
+        Ok(out.into_iter().map(|c| self.wrap(c)).collect())
     }
 }
 
@@ -444,15 +463,14 @@ pub const WRONG_REFERENCE: &str = "selftest-wrong-reference";
 /// oracle can catch it: the crate's tests show the protocol cases of `floor_divide` on
 /// signed integers ending [`Outcome::Suite`](crate::Outcome::Suite) and nothing else
 /// failing.
-#[derive(Debug)]
-pub struct WrongReference {
-    cpu: CpuBackend,
-}
-
 /// The wrong reference as a shared handle.
 pub fn wrong_reference() -> BackendRef {
-    Arc::new(WrongReference {
-        cpu: CpuBackend::new(),
+    let cpu = CpuBackend::new();
+    Arc::new(BrokenBackend {
+        caps: cpu.capabilities().clone(),
+        cpu,
+        name: WRONG_REFERENCE,
+        plant: Plant::WrongReference,
     })
 }
 
@@ -474,112 +492,5 @@ fn truncating_division(a: &HostArray, b: &HostArray) -> Option<HostArray> {
         (HostArray::I32(x), HostArray::I32(y)) => trunc!(x, y).map(HostArray::I32),
         (HostArray::I64(x), HostArray::I64(y)) => trunc!(x, y).map(HostArray::I64),
         _ => None,
-    }
-}
-
-impl WrongReference {
-    fn inner<'a>(c: &'a Chunk, op: &str) -> Result<&'a Chunk> {
-        Ok(&tessera_core::backend::downcast_chunk::<BrokenChunk>(c, WRONG_REFERENCE, op)?.0)
-    }
-
-    fn wrap(c: Result<Chunk>) -> Result<Chunk> {
-        Ok(Arc::new(BrokenChunk(c?, WRONG_REFERENCE)))
-    }
-}
-
-impl ArrayBackend for WrongReference {
-    fn name(&self) -> &str {
-        WRONG_REFERENCE
-    }
-    fn capabilities(&self) -> &Capabilities {
-        self.cpu.capabilities()
-    }
-    fn from_host(&self, data: &HostArray) -> Result<Chunk> {
-        Self::wrap(self.cpu.from_host(data))
-    }
-    fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
-        self.cpu.to_host(Self::inner(chunk, "to_host")?)
-    }
-    fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
-        Self::wrap(self.cpu.full(shape, value))
-    }
-    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        Self::wrap(self.cpu.random(spec, map, shape))
-    }
-    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        Self::wrap(self.cpu.iota(map, axis, shape))
-    }
-    fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
-        Self::wrap(self.cpu.cast(Self::inner(x, "astype")?, to))
-    }
-    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
-        Self::wrap(self.cpu.unary(op, Self::inner(x, op.name())?))
-    }
-    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let (a, b) = (Self::inner(a, op.name())?, Self::inner(b, op.name())?);
-        if op == BinaryOp::FloorDiv {
-            let (ha, hb) = (self.cpu.to_host(a)?, self.cpu.to_host(b)?);
-            if let Some(q) = truncating_division(&ha, &hb) {
-                return Self::wrap(self.cpu.from_host(&q));
-            }
-        }
-        Self::wrap(self.cpu.binary(op, a, b))
-    }
-    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        Self::wrap(self.cpu.where_(
-            Self::inner(cond, "where")?,
-            Self::inner(a, "where")?,
-            Self::inner(b, "where")?,
-        ))
-    }
-    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        Self::wrap(self.cpu.slice(Self::inner(x, "slice")?, slices))
-    }
-    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        Self::wrap(self.cpu.transpose(Self::inner(x, "transpose")?, perm))
-    }
-    fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Self::wrap(self.cpu.reshape(Self::inner(x, "reshape")?, shape))
-    }
-    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        Self::wrap(
-            self.cpu
-                .broadcast_to(Self::inner(x, "broadcast_to")?, shape),
-        )
-    }
-    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
-        Self::wrap(self.cpu.reduce(Self::inner(x, op.name())?, op, axes))
-    }
-    fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
-        let parts: Vec<Chunk> = parts
-            .iter()
-            .map(|p| Self::inner(p, "concatenate").cloned())
-            .collect::<Result<_>>()?;
-        Self::wrap(self.cpu.concatenate(&parts, axis))
-    }
-    fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        Self::wrap(
-            self.cpu
-                .matmul(Self::inner(a, "matmul")?, Self::inner(b, "matmul")?),
-        )
-    }
-    fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {
-        let (q, r) = self.cpu.qr(Self::inner(x, "qr")?)?;
-        Ok((Self::wrap(Ok(q))?, Self::wrap(Ok(r))?))
-    }
-    fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
-        let (u, s, vt) = self.cpu.svd(Self::inner(x, "svd")?)?;
-        Ok((Self::wrap(Ok(u))?, Self::wrap(Ok(s))?, Self::wrap(Ok(vt))?))
-    }
-    fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
-        let inputs: Vec<Chunk> = inputs
-            .iter()
-            .map(|c| Self::inner(c, "execute").cloned())
-            .collect::<Result<_>>()?;
-        self.cpu
-            .execute(program, &inputs)?
-            .into_iter()
-            .map(|c| Self::wrap(Ok(c)))
-            .collect()
     }
 }
