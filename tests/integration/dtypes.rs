@@ -159,19 +159,10 @@ fn floor_ceil_trunc_keep_integer_and_bool_dtypes_as_numpy_2() {
 #[test]
 fn integer_scalars_follow_numpy_2_at_every_magnitude() {
     use tessera::dtype::{int_range, int_value};
-    let ints = [
-        DType::I8,
-        DType::I16,
-        DType::I32,
-        DType::I64,
-        DType::U8,
-        DType::U16,
-        DType::U32,
-        DType::U64,
-    ];
+    let ints: Vec<DType> = DType::ALL.into_iter().filter(|d| d.is_integer()).collect();
     let mut g = Gen::new(50);
     let mut scalars: Vec<Scalar> = vec![Scalar::U64(u64::MAX), Scalar::I64(i64::MIN)];
-    for d in ints {
+    for &d in &ints {
         let (lo, hi) = int_range(d).unwrap();
         for v in [lo - 1, lo, hi, hi + 1, 0, -1] {
             if let Ok(v) = i64::try_from(v) {
@@ -186,7 +177,7 @@ fn integer_scalars_follow_numpy_2_at_every_magnitude() {
         let v = (g.next_u64() as i64) >> shift;
         scalars.push(Scalar::I64(v));
     }
-    for d in ints {
+    for &d in &ints {
         let (lo, hi) = int_range(d).unwrap();
         let xs: Vec<i128> = vec![lo, lo + 1, 0, 1, hi - 1, hi];
         let x = Array::from_host(

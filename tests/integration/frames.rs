@@ -802,6 +802,15 @@ fn computed(df: &DataFrame, e: tessera::frame::Expr) -> ArrayRef {
     out.column_by_name("y").unwrap().clone()
 }
 
+/// The values of a column of Arrow type `T` (checked), nulls as `None`.
+fn primitive_values<T: arrow_array::ArrowPrimitiveType>(a: &ArrayRef) -> Vec<Option<T::Native>> {
+    assert_eq!(a.data_type(), &T::DATA_TYPE);
+    let y = a.as_primitive::<T>();
+    (0..y.len())
+        .map(|k| y.is_valid(k).then(|| y.value(k)))
+        .collect()
+}
+
 /// Math functions and `between` against hand-computed NumPy/pandas values, on floats with
 /// halves, zero, negatives and nulls, and on integers at their extremes.
 #[test]
@@ -825,22 +834,8 @@ fn math_functions_and_between_follow_numpy() {
     let s: ArrayRef = Arc::new(StringArray::from(vec!["a"; 6]));
     let df =
         DataFrame::from_record_batch(batch(vec![("f", f), ("i", i), ("s", s)]), 2, None).unwrap();
-    let floats = |e: tessera::frame::Expr| -> Vec<Option<f64>> {
-        let y = computed(&df, e);
-        assert_eq!(y.data_type(), &arrow_schema::DataType::Float64);
-        let y = y.as_primitive::<Float64Type>();
-        (0..y.len())
-            .map(|k| y.is_valid(k).then(|| y.value(k)))
-            .collect()
-    };
-    let ints = |e: tessera::frame::Expr| -> Vec<Option<i64>> {
-        let y = computed(&df, e);
-        assert_eq!(y.data_type(), &arrow_schema::DataType::Int64);
-        let y = y.as_primitive::<Int64Type>();
-        (0..y.len())
-            .map(|k| y.is_valid(k).then(|| y.value(k)))
-            .collect()
-    };
+    let floats = |e| primitive_values::<Float64Type>(&computed(&df, e));
+    let ints = |e| primitive_values::<Int64Type>(&computed(&df, e));
     let same = |got: Vec<Option<f64>>, want: Vec<Option<f64>>| {
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(&want) {
