@@ -291,20 +291,8 @@ fn math(func: MathFunc, a: &ArrayRef) -> Result<ArrayRef> {
         )
     })?;
     let a = cast_to(a, &to)?;
-    // One definition for both float widths (the methods share their names).
-    macro_rules! float_op {
-        ($t:ty) => {
-            move |x: $t| match func {
-                MathFunc::Abs => x.abs(),
-                MathFunc::Sqrt => x.sqrt(),
-                MathFunc::Exp => x.exp(),
-                MathFunc::Ln => x.ln(),
-                MathFunc::Floor => x.floor(),
-                MathFunc::Ceil => x.ceil(),
-                MathFunc::Round => x.round_ties_even(),
-            }
-        };
-    }
+    // The scalar definitions the array engine uses (`UnaryOp::apply_*`).
+    let op = func.unary_op();
     // Integers only reach here for abs, floor, ceil and round (the others were cast to
     // float64), and only abs changes them.
     macro_rules! ints {
@@ -320,11 +308,11 @@ fn math(func: MathFunc, a: &ArrayRef) -> Result<ArrayRef> {
     Ok(match a.data_type() {
         DataType::Float64 => Arc::new(
             a.as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(float_op!(f64)),
+                .unary::<_, Float64Type>(|x| op.apply_f64(x)),
         ),
         DataType::Float32 => Arc::new(
             a.as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(float_op!(f32)),
+                .unary::<_, Float32Type>(|x| op.apply_f32(x)),
         ),
         DataType::Int8 => ints!(Int8Type),
         DataType::Int16 => ints!(Int16Type),

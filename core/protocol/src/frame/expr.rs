@@ -149,6 +149,21 @@ impl MathFunc {
         }
     }
 
+    /// The array op with the same definition (`UnaryOp::apply_f64` and friends are the
+    /// scalar semantics both engines share).
+    pub fn unary_op(self) -> crate::program::UnaryOp {
+        use crate::program::UnaryOp;
+        match self {
+            MathFunc::Abs => UnaryOp::Abs,
+            MathFunc::Sqrt => UnaryOp::Sqrt,
+            MathFunc::Exp => UnaryOp::Exp,
+            MathFunc::Ln => UnaryOp::Log,
+            MathFunc::Floor => UnaryOp::Floor,
+            MathFunc::Ceil => UnaryOp::Ceil,
+            MathFunc::Round => UnaryOp::Round,
+        }
+    }
+
     /// The result type for an input of type `t`: `float32` and `float64` stay; integers
     /// stay for `abs`, `floor`, `ceil` and `round`, and become `float64` for `sqrt`, `exp`
     /// and `ln` (NumPy's rules). `None` for anything but an integer or a float.
