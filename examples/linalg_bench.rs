@@ -20,7 +20,7 @@ mod common;
 
 fn chunks(shape: [usize; 2], rows: usize) -> Result<ChunkSpec> {
     let mut sizes = vec![rows; shape[0] / rows];
-    if shape[0] % rows != 0 {
+    if !shape[0].is_multiple_of(rows) {
         sizes.push(shape[0] % rows);
     }
     Ok(ChunkSpec::Exact(Chunks::new(

@@ -563,7 +563,7 @@ fn structure() -> Vec<Family> {
             let mut to: Vec<i64> = if n == 0 {
                 vec![0, g.below(3) as i64]
             } else {
-                let k = g.pick(&(1..=n).filter(|k| n % k == 0).collect::<Vec<_>>());
+                let k = g.pick(&(1..=n).filter(|k| n.is_multiple_of(*k)).collect::<Vec<_>>());
                 vec![k as i64, (n / k) as i64]
             };
             if n > 0 && g.chance(0.4) {

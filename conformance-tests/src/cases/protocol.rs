@@ -569,7 +569,7 @@ fn refactor(g: &mut Gen, shape: &[usize]) -> Vec<usize> {
     let mut left = n;
     let mut to = Vec::new();
     while left > 1 && to.len() < 3 {
-        let divisors: Vec<usize> = (1..=left).filter(|k| left % k == 0).collect();
+        let divisors: Vec<usize> = (1..=left).filter(|k| left.is_multiple_of(*k)).collect();
         let k = g.pick(&divisors);
         to.push(k);
         left /= k;

@@ -46,7 +46,7 @@ pub fn word(seed: u64, stream: u64, index: u64) -> u64 {
         ],
         [seed as u32, (seed >> 32) as u32],
     );
-    let (lo, hi) = if (index / 2) % 2 == 0 {
+    let (lo, hi) = if (index / 2).is_multiple_of(2) {
         (r[0], r[1])
     } else {
         (r[2], r[3])

@@ -288,7 +288,7 @@ pub fn split_axis(n: usize, c: usize) -> Vec<usize> {
     }
     let c = c.max(1).min(n);
     let mut v = vec![c; n / c];
-    if n % c != 0 {
+    if !n.is_multiple_of(c) {
         v.push(n % c);
     }
     v

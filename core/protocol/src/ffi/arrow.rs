@@ -192,7 +192,7 @@ fn precheck(
         } else {
             dtype.size()
         };
-        if (data as usize) % align != 0 {
+        if !(data as usize).is_multiple_of(align) {
             return Err(malformed(
                 what,
                 format!("data buffer at {data:p} is not aligned to {align} bytes"),

@@ -66,7 +66,7 @@ pub(crate) fn record_end(buf: &[u8], pos: usize, quote: u8) -> usize {
         let nl = memchr::memchr(b'\n', &buf[i..]).map_or(buf.len(), |e| i + e);
         // Only a line with a quote can hide a newline; count quotes up to the newline.
         let q = memchr::memchr_iter(quote, &buf[pos..nl]).count();
-        if q % 2 == 0 || nl == buf.len() {
+        if q.is_multiple_of(2) || nl == buf.len() {
             return nl;
         }
         i = nl + 1;
