@@ -17,6 +17,7 @@ mod linalg_memory;
 mod memory_limit;
 mod optimizer;
 mod progress;
+mod spill;
 
 /// Serialises the tests of this binary (a failed test's poisoned lock is taken anyway).
 fn serial() -> MutexGuard<'static, ()> {

@@ -51,7 +51,7 @@ pub(crate) enum Op {
     /// The `int64` coordinate along `axis`.
     Iota { axis: usize },
     /// Materialised chunks, in C order of the grid.
-    Stored(Arc<Vec<Chunk>>),
+    Stored(Arc<Vec<crate::stored::Held>>),
     /// `astype`.
     Cast(Array),
     /// Unary op.

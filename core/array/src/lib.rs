@@ -15,6 +15,7 @@ pub mod array;
 pub mod exec;
 mod graph;
 pub mod linalg;
+mod stored;
 
 pub use array::{Array, Index, RandomState};
 

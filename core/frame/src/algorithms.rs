@@ -32,6 +32,7 @@ use crate::backend::{
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
+use crate::spill::{stash, Spill, Stashed};
 use tessera_core::pool::parallel_map;
 
 /// What a stage's task produced, in bytes, for progress and profiles.
@@ -46,9 +47,15 @@ impl TaskOutput for Partition {
     }
 }
 
-impl TaskOutput for Vec<Partition> {
+impl TaskOutput for Stashed {
     fn bytes(&self) -> u64 {
-        self.iter().map(|p| p.nbytes() as u64).sum()
+        self.nbytes() as u64
+    }
+}
+
+impl<T: TaskOutput> TaskOutput for Vec<T> {
+    fn bytes(&self) -> u64 {
+        self.iter().map(|p| p.bytes()).sum()
     }
 }
 
@@ -62,7 +69,7 @@ where
     let kind = match stage.split(':').next().unwrap_or("") {
         "partitions" => "scan",
         "aggregate" => "aggregate",
-        "shuffle" | "repartition" => "shuffle",
+        "shuffle" | "repartition" | "join: partition left" | "join: partition right" => "shuffle",
         "join" => "join",
         "sort" => "sort",
         _ => "other",
@@ -107,15 +114,42 @@ impl Pipeline {
         }
     }
 
+    /// Partitions kept between stages (see [`crate::spill`]).
+    fn stashed(parts: Vec<Stashed>, backend: &Arc<dyn DataFrameBackend>) -> Pipeline {
+        let parts = Arc::new(parts);
+        let backend = backend.clone();
+        Pipeline {
+            n: parts.len(),
+            task: Arc::new(move |i| parts[i].load(&backend)),
+        }
+    }
+
     /// Runs every task.
     pub fn materialize(&self) -> Result<Vec<Partition>> {
         let task = self.task.clone();
         staged("partitions", self.n, move |i| task(i))
     }
+
+    /// Runs every task, keeping the partitions within the spill budget.
+    fn materialize_stashed(
+        &self,
+        spill: &Spill,
+        backend: &Arc<dyn DataFrameBackend>,
+    ) -> Result<Vec<Stashed>> {
+        let task = self.task.clone();
+        staged("partitions", self.n, move |i| {
+            stash(spill, backend, task(i)?)
+        })
+    }
 }
 
-/// Builds the pipeline of `node` on `backend`, running blocking nodes below it.
-pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Result<Pipeline> {
+/// Builds the pipeline of `node` on `backend`, running blocking nodes below it; what they
+/// keep between stages goes through `spill`'s budget.
+pub(crate) fn pipeline(
+    node: &Node,
+    backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
+) -> Result<Pipeline> {
     match node {
         Node::Partitions { parts, .. } => Ok(Pipeline::ready(parts.clone())),
         Node::Scan {
@@ -139,7 +173,7 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
             })
         }
         Node::Map { input, program, .. } => {
-            let inner = pipeline(input, backend)?;
+            let inner = pipeline(input, backend, spill)?;
             let program = program.clone();
             let backend = backend.clone();
             let task = inner.task.clone();
@@ -153,7 +187,7 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
             func,
             schema,
         } => {
-            let inner = pipeline(input, backend)?;
+            let inner = pipeline(input, backend, spill)?;
             let func = func.clone();
             let schema = schema.clone();
             let backend = backend.clone();
@@ -192,28 +226,30 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
             aggs,
             strategy,
             ..
-        } => Ok(Pipeline::ready(aggregate(
-            backend, input, keys, aggs, *strategy,
-        )?)),
+        } => Ok(Pipeline::stashed(
+            aggregate(backend, spill, input, keys, aggs, *strategy)?,
+            backend,
+        )),
         Node::Join {
             left,
             right,
             spec,
             strategy,
             ..
-        } => Ok(Pipeline::ready(join(
-            backend, left, right, spec, *strategy,
-        )?)),
+        } => Ok(Pipeline::stashed(
+            join(backend, spill, left, right, spec, *strategy)?,
+            backend,
+        )),
         Node::Sort { input, by } => {
-            let parts = pipeline(input, backend)?.materialize()?;
+            let parts = pipeline(input, backend, spill)?.materialize()?;
             Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
         }
         Node::Repartition { input, n } => {
-            let parts = pipeline(input, backend)?.materialize()?;
+            let parts = pipeline(input, backend, spill)?.materialize()?;
             Ok(Pipeline::ready(repartition(backend, parts, *n)?))
         }
         Node::Head { input, n } => {
-            let inner = pipeline(input, backend)?;
+            let inner = pipeline(input, backend, spill)?;
             let mut out = Vec::new();
             let mut have = 0;
             for i in 0..inner.n {
@@ -238,48 +274,83 @@ pub(crate) fn pipeline(node: &Node, backend: &Arc<dyn DataFrameBackend>) -> Resu
 }
 
 /// Partial aggregation fused with the input pipeline, then a tree or shuffle combine.
+/// Over a spill budget, states that do not fit it are spilled and combined by shuffle into
+/// buckets sized for one worker each.
 fn aggregate(
     backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
     input: &Node,
     keys: &[String],
     aggs: &[AggSpec],
     strategy: Option<GroupStrategy>,
-) -> Result<Vec<Partition>> {
-    let inner = pipeline(input, backend)?;
+) -> Result<Vec<Stashed>> {
+    let inner = pipeline(input, backend, spill)?;
     let task = inner.task.clone();
     let mut partials = {
         let backend = backend.clone();
         staged("aggregate: partial", inner.n, move |i| {
-            backend.aggregate_partial(&task(i)?, keys, aggs)
+            stash(
+                spill,
+                &backend,
+                backend.aggregate_partial(&task(i)?, keys, aggs)?,
+            )
         })?
     };
     if partials.is_empty() {
         let empty = backend.import_batch(empty_batch(&input.schema()))?;
-        partials.push(backend.aggregate_partial(&empty, keys, aggs)?);
+        partials.push(stash(
+            spill,
+            backend,
+            backend.aggregate_partial(&empty, keys, aggs)?,
+        )?);
     }
     let rows: usize = partials.iter().map(|p| p.num_rows()).sum();
-    let strategy = strategy.unwrap_or(if keys.is_empty() || rows <= SHUFFLE_ROWS {
+    let bytes: u64 = partials.iter().map(|p| p.nbytes() as u64).sum();
+    let too_big = spill.as_ref().is_some_and(|b| bytes > b.task_bytes);
+    let strategy = strategy.unwrap_or(if keys.is_empty() || (rows <= SHUFFLE_ROWS && !too_big) {
         GroupStrategy::Tree
     } else {
         GroupStrategy::Shuffle
     });
-    if keys.is_empty() || strategy == GroupStrategy::Tree || partials.len() == 1 {
-        let state = tree_combine(backend, partials, keys, aggs)?;
-        return Ok(vec![backend.aggregate_finalize(&state, keys, aggs)?]);
+    if keys.is_empty() || strategy == GroupStrategy::Tree || partials.len() == 1 && !too_big {
+        let states = partials
+            .iter()
+            .map(|p| p.load(backend))
+            .collect::<Result<Vec<_>>>()?;
+        drop(partials);
+        let state = tree_combine(backend, states, keys, aggs)?;
+        let out = backend.aggregate_finalize(&state, keys, aggs)?;
+        return Ok(vec![stash(spill, backend, out)?]);
     }
-    let n = partials.len();
+    let n = spill
+        .as_ref()
+        .map_or(partials.len(), |b| b.buckets(bytes, partials.len()));
     let buckets = {
         let backend = backend.clone();
         let partials = &partials;
-        staged("shuffle: hash partition", n, move |i| {
-            backend.hash_partition(&partials[i], keys, n)
+        staged("shuffle: hash partition", partials.len(), move |i| {
+            let state = partials[i].load(&backend)?;
+            backend
+                .hash_partition(&state, keys, n)?
+                .into_iter()
+                .map(|b| stash(spill, &backend, b))
+                .collect::<Result<Vec<_>>>()
         })?
     };
+    drop(partials);
     let backend2 = backend.clone();
     staged("aggregate: combine", n, move |j| {
-        let pieces: Vec<Partition> = buckets.iter().map(|b| b[j].clone()).collect();
+        let pieces = buckets
+            .iter()
+            .map(|b| b[j].load(&backend2))
+            .collect::<Result<Vec<_>>>()?;
         let state = backend2.aggregate_combine(&pieces, keys, aggs)?;
-        backend2.aggregate_finalize(&state, keys, aggs)
+        drop(pieces);
+        stash(
+            spill,
+            &backend2,
+            backend2.aggregate_finalize(&state, keys, aggs)?,
+        )
     })
 }
 
@@ -305,8 +376,12 @@ fn tree_combine(
     Ok(parts.pop().expect("one state left"))
 }
 
-fn total_bytes(parts: &[Partition]) -> usize {
+fn total_bytes(parts: &[Stashed]) -> usize {
     parts.iter().map(|p| p.nbytes()).sum()
+}
+
+fn load_all(backend: &Arc<dyn DataFrameBackend>, parts: &[Stashed]) -> Result<Vec<Partition>> {
+    parts.iter().map(|p| p.load(backend)).collect()
 }
 
 fn concat_or_empty(
@@ -323,14 +398,17 @@ fn concat_or_empty(
     }
 }
 
-/// Broadcast, sorted-merge or shuffle join.
+/// Broadcast, sorted-merge or shuffle join. Over a spill budget a side is broadcast only
+/// when it fits one worker's share, both sides are kept (and spilled) as partitions, and
+/// the shuffle makes buckets small enough for a worker to join one (a grace hash join).
 fn join(
     backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
     left_node: &Node,
     right_node: &Node,
     spec: &JoinSpec,
     strategy: JoinStrategy,
-) -> Result<Vec<Partition>> {
+) -> Result<Vec<Stashed>> {
     let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
         sorted.is_some_and(|by| {
             by.len() >= keys.len()
@@ -346,8 +424,8 @@ fn join(
             .capabilities()
             .missing_join_algorithms
             .contains(&JoinAlgorithm::SortedMerge);
-    let left = pipeline(left_node, backend)?.materialize()?;
-    let right = pipeline(right_node, backend)?.materialize()?;
+    let left = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
+    let right = pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
     let (lschema, rschema) = (left_node.schema(), right_node.schema());
     let hash = JoinSpec {
         algorithm: JoinAlgorithm::Hash,
@@ -357,51 +435,107 @@ fn join(
         strategy == JoinStrategy::Auto,
         strategy == JoinStrategy::Broadcast,
     );
-    let small_right = (auto && total_bytes(&right) <= BROADCAST_BYTES || forced)
+    let (lbytes, rbytes) = (total_bytes(&left), total_bytes(&right));
+    let broadcast_max = spill.as_ref().map_or(BROADCAST_BYTES, |b| {
+        BROADCAST_BYTES.min(b.task_bytes as usize)
+    });
+    let small_right = (auto && rbytes <= broadcast_max || forced)
         && matches!(spec.how, JoinType::Inner | JoinType::Left);
-    let small_left = (auto && total_bytes(&left) <= BROADCAST_BYTES || forced)
+    let small_left = (auto && lbytes <= broadcast_max || forced)
         && matches!(spec.how, JoinType::Inner | JoinType::Right);
-    if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
-        return sorted_merge_join(backend, left, right, spec, &lschema, &rschema);
+    let fits = spill
+        .as_ref()
+        .is_none_or(|b| (lbytes + rbytes) as u64 <= b.task_bytes);
+    let keep = |parts: Vec<Partition>| -> Result<Vec<Stashed>> {
+        parts
+            .into_iter()
+            .map(|p| stash(spill, backend, p))
+            .collect()
+    };
+    if both_sorted && fits && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
+        let (left, right) = (load_all(backend, &left)?, load_all(backend, &right)?);
+        return keep(sorted_merge_join(
+            backend, left, right, spec, &lschema, &rschema,
+        )?);
     }
-    if small_right && (total_bytes(&right) <= total_bytes(&left) || !small_left || forced) {
-        let r = concat_or_empty(backend, &right, &rschema)?;
+    if small_right && (rbytes <= lbytes || !small_left || forced) {
+        let r = concat_or_empty(backend, &load_all(backend, &right)?, &rschema)?;
         // Build the hash table of the small side once, not once per partition.
         let r = backend.prepare_broadcast(&r, &hash)?;
         let backend = backend.clone();
         return staged("join: broadcast", left.len(), move |i| {
-            backend.join(&left[i], &r, &hash)
+            stash(
+                spill,
+                &backend,
+                backend.join(&left[i].load(&backend)?, &r, &hash)?,
+            )
         });
     }
     if small_left {
-        let l = concat_or_empty(backend, &left, &lschema)?;
+        let l = concat_or_empty(backend, &load_all(backend, &left)?, &lschema)?;
         let backend = backend.clone();
         return staged("join: broadcast", right.len(), move |j| {
-            backend.join(&l, &right[j], &hash)
+            stash(
+                spill,
+                &backend,
+                backend.join(&l, &right[j].load(&backend)?, &hash)?,
+            )
         });
     }
-    let n = left.len().max(right.len()).max(1);
-    let lb = {
-        let backend = backend.clone();
-        let left = &left;
-        staged("join: partition left", left.len(), move |i| {
-            backend.hash_partition(&left[i], &spec.left_on, n)
-        })?
-    };
-    let rb = {
-        let backend = backend.clone();
-        let right = &right;
-        staged("join: partition right", right.len(), move |i| {
-            backend.hash_partition(&right[i], &spec.right_on, n)
-        })?
-    };
+    let at_least = left.len().max(right.len()).max(1);
+    let n = spill
+        .as_ref()
+        .map_or(at_least, |b| b.buckets((lbytes + rbytes) as u64, at_least));
+    let lb = buckets_of(
+        "join: partition left",
+        backend,
+        spill,
+        &left,
+        &spec.left_on,
+        n,
+    )?;
+    drop(left);
+    let rb = buckets_of(
+        "join: partition right",
+        backend,
+        spill,
+        &right,
+        &spec.right_on,
+        n,
+    )?;
+    drop(right);
     let backend = backend.clone();
     staged("join: hash", n, move |j| {
-        let l: Vec<Partition> = lb.iter().map(|b| b[j].clone()).collect();
-        let r: Vec<Partition> = rb.iter().map(|b| b[j].clone()).collect();
+        let l = lb
+            .iter()
+            .map(|b| b[j].load(&backend))
+            .collect::<Result<Vec<_>>>()?;
+        let r = rb
+            .iter()
+            .map(|b| b[j].load(&backend))
+            .collect::<Result<Vec<_>>>()?;
         let l = concat_or_empty(&backend, &l, &lschema)?;
         let r = concat_or_empty(&backend, &r, &rschema)?;
-        backend.join(&l, &r, &hash)
+        stash(spill, &backend, backend.join(&l, &r, &hash)?)
+    })
+}
+
+/// Every partition of `side` hash-partitioned on `on` into `n` buckets, kept.
+fn buckets_of(
+    stage: &str,
+    backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
+    side: &[Stashed],
+    on: &[String],
+    n: usize,
+) -> Result<Vec<Vec<Stashed>>> {
+    staged(stage, side.len(), |i| {
+        let part = side[i].load(backend)?;
+        backend
+            .hash_partition(&part, on, n)?
+            .into_iter()
+            .map(|b| stash(spill, backend, b))
+            .collect()
     })
 }
 

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{Array as _, ArrayRef, RecordBatch, RecordBatchOptions};
@@ -22,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::expr::{col, Expr};
 use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
+use crate::spill::{Spill, SpillBudget};
 
 /// A lazy, partitioned dataframe.
 #[derive(Clone)]
@@ -782,10 +784,21 @@ impl DataFrame {
     /// The optimized plan in words: fused stages, pushed-down projections and predicates,
     /// the algorithms of blocking nodes.
     pub fn explain(&self) -> Result<String> {
+        let node = optimize(&self.node)?;
+        let memory = match check_memory(&node) {
+            Ok(None) => String::new(),
+            Ok(Some(b)) => format!(
+                "memory-limit: groupby states, shuffle buckets, join sides and blocking results beyond {} (measured as they run) are spilled to {} (Arrow IPC, LZ4) and read back by the task that needs them; shuffles make buckets of about {} per task\n",
+                tessera_core::chunks::format_bytes(b.keep),
+                b.base.display(),
+                tessera_core::chunks::format_bytes(b.task_bytes)
+            ),
+            Err(e) => format!("over memory-limit, refused before running: {e}\n"),
+        };
         Ok(format!(
-            "dataframe on backend '{}'\n{}",
+            "dataframe on backend '{}'\n{}{memory}",
             self.backend.name(),
-            optimize(&self.node)?.explain()
+            node.explain()
         ))
     }
 
@@ -796,8 +809,8 @@ impl DataFrame {
         } else {
             self.node.clone()
         };
-        check_memory(&node)?;
-        pipeline(&node, &self.backend)?.materialize()
+        let spill = check_memory(&node)?;
+        pipeline(&node, &self.backend, &spill)?.materialize()
     }
 
     /// Computes the frame and keeps it on the backend (later operations start here).
@@ -835,28 +848,63 @@ impl DataFrame {
     }
 }
 
-/// Refuses a plan whose projected peak — what it holds while running plus its output —
-/// exceeds `memory-limit`, before anything runs (as array plans are).
-fn check_memory(node: &Arc<Node>) -> Result<()> {
+/// How a plan runs within `memory-limit`: unbudgeted when its projected peak — what it
+/// holds while running plus its output — fits; with a spill budget when only what its
+/// groupbys, joins and shuffles keep between stages is over; refused before anything
+/// runs when what must be in memory at once is over (the output, which `compute` returns
+/// in memory; a sort's or repartition's whole input; a partition per worker), or when
+/// `spill-dir` is `none`.
+fn check_memory(node: &Arc<Node>) -> Result<Spill> {
     let Some(limit) = crate::config::memory_limit()? else {
-        return Ok(());
+        return Ok(None);
     };
     let workers = tessera_core::pool::worker_threads()? as u64;
     let m = node.memory(workers);
     let projected = m.held.saturating_add(m.output);
+    let spill_dir = crate::config::spill_dir()?;
+    // Half the limit for what stages keep (spilled beyond it), half for the tasks running.
+    let keep = limit / 2;
+    let task_bytes = limit / 2 / workers.max(1) / 4;
+    let budget = |base: PathBuf| Some(Arc::new(SpillBudget::new(base, keep, task_bytes)));
     if projected <= limit {
-        return Ok(());
+        // The projection is a model: what stages keep is also measured as they run (a
+        // groupby's states grow with its number of groups), and spills when it is over.
+        return Ok(spill_dir.and_then(budget));
     }
-    Err(Error::MemoryLimit {
-        projected,
-        limit,
-        advice: format!(
-            "the frame plan holds about {} bytes while running and {} bytes of output; \
-             filter or select earlier, aggregate instead of collecting, write the result \
-             with to_parquet/to_csv in partitions, or raise memory-limit",
-            m.held, m.output
-        ),
-    })
+    let refuse = |why: String| {
+        Err(Error::MemoryLimit {
+            projected,
+            limit,
+            advice: format!(
+                "the frame plan holds about {} bytes while running and {} bytes of output; \
+                 {why}filter or select earlier, aggregate instead of collecting, write the result \
+                 with to_parquet/to_csv in partitions, or raise memory-limit",
+                m.held, m.output
+            ),
+        })
+    };
+    let Some(base) = spill_dir else {
+        return refuse("spilling is off (spill-dir = none); ".into());
+    };
+    if m.output > keep {
+        return refuse(format!(
+            "its output must be in memory at once and is over half the limit ({keep} bytes; the rest is for the tasks producing it); "
+        ));
+    }
+    if let Some(whole) = node.held_whole() {
+        if whole > keep {
+            return refuse(format!(
+                "a sort or repartition holds its whole input, {whole} bytes, at once (only groupbys, joins and shuffles spill); "
+            ));
+        }
+    }
+    let largest = node.largest_partition(workers);
+    if largest > task_bytes {
+        return refuse(format!(
+            "partitions of up to {largest} bytes, one per worker ({workers}), leave no room to spill within the limit: each should be at most {task_bytes} bytes (smaller partitions or fewer threads); "
+        ));
+    }
+    Ok(budget(base))
 }
 
 /// Output names for `(column, func)` pairs: the column name, or `column_func` when the

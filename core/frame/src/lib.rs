@@ -23,6 +23,7 @@ mod dataframe;
 pub mod display;
 pub mod io;
 pub mod plan;
+mod spill;
 
 pub use tessera_core::frame::{backend, expr};
 

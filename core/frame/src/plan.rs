@@ -711,6 +711,46 @@ pub struct MemoryProjection {
 }
 
 impl Node {
+    /// The inputs of this node.
+    fn inputs(&self) -> Vec<&Arc<Node>> {
+        match self {
+            Node::Partitions { .. } | Node::Scan { .. } => Vec::new(),
+            Node::Map { input, .. }
+            | Node::MapPartitions { input, .. }
+            | Node::Head { input, .. }
+            | Node::Aggregate { input, .. }
+            | Node::Sort { input, .. }
+            | Node::Repartition { input, .. } => vec![input],
+            Node::Join { left, right, .. } => vec![left, right],
+        }
+    }
+
+    /// The largest input of a sort or repartition in the plan (they hold it whole, with
+    /// no spilling), if there is one.
+    pub fn held_whole(&self) -> Option<u64> {
+        let own = match self {
+            Node::Sort { input, .. } | Node::Repartition { input, .. } => {
+                Some(input.memory(1).output)
+            }
+            _ => None,
+        };
+        self.inputs()
+            .into_iter()
+            .filter_map(|i| i.held_whole())
+            .chain(own)
+            .max()
+    }
+
+    /// The largest partition any stage of the plan produces (a task holds it whole).
+    pub fn largest_partition(&self, workers: u64) -> u64 {
+        self.inputs()
+            .into_iter()
+            .map(|i| i.largest_partition(workers))
+            .chain([self.memory(workers).largest])
+            .max()
+            .unwrap_or(0)
+    }
+
     /// What computing this node holds in memory, by a simple and documented model:
     /// partitions already in memory count whole; a scan, a fused program and a user
     /// function per partition stream (one partition per worker at a time; a program's

@@ -77,6 +77,14 @@ pub(crate) fn active() -> Option<Arc<Recorder>> {
     lock(&ACTIVE).clone()
 }
 
+/// Records work a stage does besides its tasks (writing or reading a spill file) as a
+/// span of `stage` in the running recording; nothing when none runs.
+pub fn side_span(stage: &str, t: crate::TaskTiming) {
+    if let Some(r) = active() {
+        r.task(stage, &t);
+    }
+}
+
 thread_local! {
     static WORKER: usize = {
         static NEXT: AtomicUsize = AtomicUsize::new(0);

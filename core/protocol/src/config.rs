@@ -85,7 +85,13 @@ pub const KEYS: &[Key] = &[
         name: "memory-limit",
         env: "TESSERA_MEMORY_LIMIT",
         default: "none",
-        doc: "refuse array and dataframe plans whose projected peak memory exceeds this many bytes (`none` = no limit)",
+        doc: "the memory budget in bytes (`none` = no limit): a plan over it spills what it keeps to `spill-dir`, and is refused before it starts when even that cannot fit",
+    },
+    Key {
+        name: "spill-dir",
+        env: "TESSERA_SPILL_DIR",
+        default: "",
+        doc: "where plans over `memory-limit` spill (empty = the system temp dir; `none` = never spill, refuse instead)",
     },
     Key {
         name: "progress",
@@ -637,6 +643,16 @@ pub fn plugins_allow_writable() -> Result<bool> {
 /// `plugins`: the plugin library paths as one platform path list (may be empty).
 pub fn plugins() -> Result<String> {
     Ok(get("plugins")?.0)
+}
+
+/// `spill-dir`: the directory spill files go under, `None` when spilling is off (`none`).
+pub fn spill_dir() -> Result<Option<PathBuf>> {
+    let (v, _) = get("spill-dir")?;
+    Ok(match v.trim() {
+        "none" => None,
+        "" => Some(std::env::temp_dir()),
+        s => Some(PathBuf::from(s)),
+    })
 }
 
 /// `memory-limit` in bytes, `None` when unlimited.

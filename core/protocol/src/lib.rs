@@ -28,6 +28,7 @@ pub mod program;
 pub mod random;
 pub mod registry;
 pub mod simd;
+pub mod spill;
 
 pub use backend::{
     sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,

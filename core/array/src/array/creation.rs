@@ -227,7 +227,7 @@ impl Array {
         let mut stored = Vec::with_capacity(chunks.count());
         for block in chunks.blocks() {
             let part = host_block(&data, &chunks, &block);
-            stored.push(b.from_host(&part)?);
+            stored.push(b.from_host(&part)?.into());
         }
         Ok(Array::new(Op::Stored(Arc::new(stored)), dtype, chunks, b))
     }

@@ -28,6 +28,7 @@ use crate::chunks::{format_bytes, numel, Chunks};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::host::HostArray;
+use crate::stored::Held;
 
 impl Array {
     /// An error naming both backends unless `other` lives on `self`'s backend (`what`
@@ -184,7 +185,7 @@ impl Array {
     /// the backend (no copy to the host). Backends with their own chunk formats (sparse)
     /// read them back with `downcast_chunk`.
     pub fn compute_chunks(&self) -> Result<Vec<Chunk>> {
-        crate::exec::persist(self)
+        crate::exec::compute_chunks(self)
     }
 
     /// An array over chunks that already live on `backend`, one per block of `chunks` in C
@@ -224,7 +225,7 @@ impl Array {
             }
         }
         Ok(Array::new(
-            Op::Stored(Arc::new(parts)),
+            Op::Stored(Arc::new(parts.into_iter().map(Held::from).collect())),
             dtype,
             chunks,
             backend,

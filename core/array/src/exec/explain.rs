@@ -7,6 +7,29 @@ use super::plan::{Plan, TaskOp};
 use crate::program::{Node as PNode, Program};
 
 impl Plan {
+    /// What `memory-limit` makes of the plan: nothing, spilled results, or a refusal.
+    fn explain_spill(&self) -> String {
+        use super::scheduler::{budget, planned_threads, Outputs};
+        let threads = match planned_threads() {
+            Ok(t) => t,
+            Err(_) => return String::new(),
+        };
+        let in_memory = budget(self, threads, Outputs::InMemory);
+        match (in_memory, budget(self, threads, Outputs::Spillable)) {
+            (Ok(b), _) if b.spill.is_none() => String::new(),
+            (_, Ok(b)) => match b.spill {
+                Some((dir, keep)) => format!(
+                    "over memory-limit: compute() is refused; persist() runs on {} worker(s), keeps {} of results in memory and spills the rest to {} (LZ4), where later plans read them back\n",
+                    b.threads,
+                    crate::chunks::format_bytes(keep),
+                    dir.display()
+                ),
+                None => String::new(),
+            },
+            (_, Err(e)) => format!("over memory-limit, refused before running: {e}\n"),
+        }
+    }
+
     /// A human-readable description of the plan.
     pub fn explain(&self) -> String {
         let mut programs = 0;
@@ -81,6 +104,17 @@ impl Plan {
                 ));
             }
             Err(e) => s.push_str(&format!("projected peak memory: unknown ({e})\n")),
+        }
+        s.push_str(&self.explain_spill());
+        let spilled = self
+            .tasks
+            .iter()
+            .filter(|t| matches!(t.op, TaskOp::Stored(crate::stored::Held::Spilled(_))))
+            .count();
+        if spilled > 0 {
+            s.push_str(&format!(
+                "{spilled} of the {stored} stored chunks were spilled to disk: their tasks read them back (unspill)\n"
+            ));
         }
         if let Some(p) = example {
             s.push_str("fused chunk program (first of its stage):\n");

@@ -5,7 +5,7 @@ use super::plan::{Plan, Task, TaskOp};
 
 use std::sync::Arc;
 
-use crate::backend::{BackendRef, Chunk};
+use crate::backend::BackendRef;
 use crate::chunks::{c_strides, grid_indices, numel};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
@@ -14,6 +14,7 @@ use crate::program::{
     AxisMap, BinaryOp, IndexMap, Node as PNode, NodeId, Program, ProgramBuilder, ReduceOp,
     Reduction, UnaryOp,
 };
+use crate::stored::Held;
 
 struct Lowerer {
     tasks: Vec<Task>,
@@ -333,7 +334,7 @@ impl Lowerer {
     }
 
     /// A stored block: the chunk itself.
-    fn stored_task(&mut self, t: Target<'_>, chunks: &Arc<Vec<Chunk>>) -> Result<usize> {
+    fn stored_task(&mut self, t: Target<'_>, chunks: &Arc<Vec<Held>>) -> Result<usize> {
         let Target {
             a,
             block,

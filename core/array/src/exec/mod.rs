@@ -16,5 +16,5 @@ mod scheduler;
 mod symmetry;
 
 pub(crate) use lower::lower;
-pub(crate) use scheduler::{compute, persist, persist_many};
+pub(crate) use scheduler::{compute, compute_chunks, persist, persist_many};
 pub use scheduler::{run_plan_stats, RunStats};

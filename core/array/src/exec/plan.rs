@@ -3,17 +3,18 @@
 //! Lowering (`super::lower`) builds a [`Plan`]; the schedulers (`super::scheduler`) run it;
 //! `super::explain` describes it.
 
-use crate::backend::{BackendRef, Chunk};
+use crate::backend::BackendRef;
 use crate::dtype::DType;
 use crate::graph::BlockFn;
 use crate::program::Program;
+use crate::stored::Held;
 
 /// What a task does with its dependencies' chunks.
 pub(crate) enum TaskOp {
     /// Run a fused program (dependencies are its input slots, in order).
     Program(Program),
-    /// An already materialised chunk.
-    Stored(Chunk),
+    /// An already materialised chunk (read back from disk if it was spilled).
+    Stored(Held),
     /// Concatenate an n-d grid of pieces (C order) into one chunk.
     Assemble { grid: Vec<usize> },
     /// Flatten each dependency, take `[lo, hi)` of it, join, reshape to `shape`.

@@ -6,10 +6,12 @@
 //! scheduler spawns ready tasks onto a rayon pool: a finished task spawns the dependents it
 //! made ready onto its own worker's stack, so work proceeds depth first and intermediates
 //! are freed early (a reduction streams). Before running, the projected peak memory is
-//! compared with `memory-limit`.
+//! compared with `memory-limit`: a plan over it whose results may spill (`persist`) runs
+//! with as many workers as the limit allows and writes the results that do not fit to
+//! `spill-dir` as they finish; any other plan over it is refused before it starts.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::lower::lower;
@@ -21,6 +23,7 @@ use crate::error::{catch_panic, Error, Result};
 use crate::graph::{Array, BlockFn};
 use crate::host::{HostArray, HostElement};
 use crate::program::{check_packed, BinaryOp};
+use crate::stored::{Held, SpilledChunk};
 use tessera_core::pool::{worker_pool, worker_threads};
 
 fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
@@ -31,7 +34,7 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
             out.pop()
                 .ok_or_else(|| Error::Internal("program produced no output".into()))
         }
-        TaskOp::Stored(c) => Ok(c.clone()),
+        TaskOp::Stored(held) => held.load(),
         TaskOp::Assemble { grid } => assemble(b.as_ref(), deps, grid),
         TaskOp::ReshapeGather { pieces, shape } => {
             let mut parts = Vec::with_capacity(deps.len());
@@ -209,7 +212,8 @@ fn task_kind(task: &Task) -> &'static str {
         TaskOp::Program(p) if p.outputs.iter().any(|o| o.reduce.is_some()) => "reduce",
         TaskOp::Program(_) if task.deps.is_empty() => "generate",
         TaskOp::Program(_) => "program",
-        TaskOp::Stored(_) => "stored",
+        TaskOp::Stored(Held::Spilled(_)) => "unspill",
+        TaskOp::Stored(Held::Resident(_)) => "stored",
         TaskOp::Assemble { .. } | TaskOp::ReshapeGather { .. } | TaskOp::Rows { .. } => "assemble",
         TaskOp::MatmulSum | TaskOp::MatmulProgram { .. } => "matmul",
         TaskOp::Sketch { .. } => "sketch",
@@ -218,6 +222,32 @@ fn task_kind(task: &Task) -> &'static str {
         TaskOp::MapBlocks { .. } => "user function",
         TaskOp::Transfer { .. } => "transfer",
     }
+}
+
+/// Where a plan's results go when they do not fit.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Outputs {
+    /// They are needed in memory (`compute`, `compute_chunks`): a plan whose results do
+    /// not fit is refused.
+    InMemory,
+    /// They may be spilled (`persist`).
+    Spillable,
+}
+
+/// Results spilled once those kept reach `budget` bytes.
+struct SpillOutputs {
+    base: std::path::PathBuf,
+    budget: u64,
+    resident: std::sync::atomic::AtomicU64,
+}
+
+/// How a plan runs within `memory-limit`.
+pub(crate) struct Budget {
+    /// Workers.
+    pub threads: usize,
+    /// Results kept in memory at most (bytes) and the spill directory, when the results
+    /// do not all fit.
+    pub spill: Option<(std::path::PathBuf, u64)>,
 }
 
 struct State<'a> {
@@ -232,10 +262,16 @@ struct State<'a> {
     error: Mutex<Option<Error>>,
     held: AtomicUsize,
     peak: AtomicUsize,
+    spill: Option<SpillOutputs>,
+    spilled: Vec<Mutex<Option<Arc<SpilledChunk>>>>,
 }
 
 impl<'a> State<'a> {
-    fn new(plan: &'a Plan, progress: &'a tessera_observe::Stage) -> State<'a> {
+    fn new(
+        plan: &'a Plan,
+        progress: &'a tessera_observe::Stage,
+        spill: Option<(std::path::PathBuf, u64)>,
+    ) -> State<'a> {
         let n = plan.tasks.len();
         let mut dependents = vec![Vec::new(); n];
         let mut consumers = vec![0usize; n];
@@ -265,6 +301,12 @@ impl<'a> State<'a> {
             error: Mutex::new(None),
             held: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
+            spill: spill.map(|(base, budget)| SpillOutputs {
+                base,
+                budget,
+                resident: std::sync::atomic::AtomicU64::new(0),
+            }),
+            spilled: (0..n).map(|_| Mutex::new(None)).collect(),
         }
     }
 
@@ -304,8 +346,10 @@ impl<'a> State<'a> {
             },
         );
         drop(deps);
+        let out = out.and_then(|c| self.keep_or_spill(i, c, started, bytes_in as u64));
         match out {
-            Ok(c) => {
+            Ok(None) => {}
+            Ok(Some(c)) => {
                 let bytes = c.nbytes();
                 let now = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
                 self.peak.fetch_max(now, Ordering::Relaxed);
@@ -340,6 +384,57 @@ impl<'a> State<'a> {
             .copied()
             .filter(|&j| self.missing[j].fetch_sub(1, Ordering::AcqRel) == 1)
             .collect()
+    }
+
+    /// A finished result that no task reads: kept while the results kept fit the spill
+    /// budget, else written to disk (`None`: it was spilled). Anything else is kept.
+    /// A spilled result's task is recorded here (its span, then the spill's), the others
+    /// by the caller.
+    fn keep_or_spill(
+        &self,
+        i: usize,
+        c: Chunk,
+        task_start: Instant,
+        bytes_in: u64,
+    ) -> Result<Option<Chunk>> {
+        let Some(spill) = &self.spill else {
+            return Ok(Some(c));
+        };
+        if !self.keep[i] || !self.dependents[i].is_empty() {
+            return Ok(Some(c));
+        }
+        let bytes = c.nbytes() as u64;
+        let fits = spill
+            .resident
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+                (r + bytes <= spill.budget).then_some(r + bytes)
+            })
+            .is_ok();
+        if fits {
+            return Ok(Some(c));
+        }
+        let task = &self.plan.tasks[i];
+        self.progress.task_finished(tessera_observe::TaskTiming {
+            kind: task_kind(task),
+            start: task_start,
+            bytes_in,
+            bytes_out: bytes,
+            held_bytes: None,
+        });
+        let started = Instant::now();
+        let spilled = SpilledChunk::write(&spill.base, &task.backend, &c)?;
+        tessera_observe::profile::side_span(
+            "compute",
+            tessera_observe::TaskTiming {
+                kind: "spill",
+                start: started,
+                bytes_in: bytes,
+                bytes_out: spilled.disk_bytes(),
+                held_bytes: None,
+            },
+        );
+        *self.spilled[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(spilled));
+        Ok(None)
     }
 
     fn fail(&self, e: Error) {
@@ -403,40 +498,74 @@ pub(crate) fn project(plan: &Plan, threads: usize) -> Projection {
     }
 }
 
-/// Compares the plan's projected peak with `memory-limit`.
-fn check_memory(plan: &Plan, threads: usize) -> Result<()> {
+/// How `plan` runs within `memory-limit` on up to `threads` workers: everything in memory
+/// when the projected peak fits; with results spilled when they may be and the rest fits
+/// (workers cut so that the tasks in flight take at most half the limit, at least one);
+/// refused otherwise, or when one task with its inputs is over the limit on its own.
+pub(crate) fn budget(plan: &Plan, threads: usize, outputs: Outputs) -> Result<Budget> {
     let Some(limit) = crate::config::memory_limit()? else {
-        return Ok(());
+        return Ok(Budget {
+            threads,
+            spill: None,
+        });
     };
     let Projection {
         projected,
-        outputs,
+        outputs: output_bytes,
         worst,
         worst_task,
         threads,
     } = project(plan, threads);
-    if projected > limit {
-        return Err(Error::MemoryLimit {
-            projected,
-            limit,
-            advice: format!(
-                "results hold {} and each of {threads} workers may hold up to {} (task {worst_task} reads its inputs and writes its output at once); use smaller chunks, fewer threads (num-threads), or reduce before computing",
-                format_bytes(outputs),
-                format_bytes(worst)
-            ),
+    if projected <= limit {
+        return Ok(Budget {
+            threads,
+            spill: None,
         });
     }
-    Ok(())
+    let spill_dir = crate::config::spill_dir()?;
+    if let (Outputs::Spillable, Some(base)) = (outputs, spill_dir.as_ref()) {
+        if worst <= limit {
+            let workers = (limit / 2 / worst.max(1)).clamp(1, threads as u64);
+            return Ok(Budget {
+                threads: workers as usize,
+                spill: Some((base.clone(), limit - worst * workers)),
+            });
+        }
+    }
+    let advice = if worst > limit {
+        format!(
+            "task {worst_task} alone reads its inputs and writes its output, {}, at once: no spilling makes that fit; use smaller chunks or raise memory-limit",
+            format_bytes(worst)
+        )
+    } else {
+        let spill = match (outputs, spill_dir) {
+            (Outputs::Spillable, _) => "",
+            (Outputs::InMemory, Some(_)) => {
+                "; persist() instead of computing would spill the results that do not fit"
+            }
+            (Outputs::InMemory, None) => "",
+        };
+        format!(
+            "results hold {} and each of {threads} workers may hold up to {} (task {worst_task} reads its inputs and writes its output at once); use smaller chunks, fewer threads (num-threads), or reduce before computing{spill}",
+            format_bytes(output_bytes),
+            format_bytes(worst)
+        )
+    };
+    Err(Error::MemoryLimit {
+        projected,
+        limit,
+        advice,
+    })
 }
 
-/// Runs a plan; returns the output chunks and figures.
-fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
+/// Runs a plan; returns the output blocks (spilled ones only with
+/// [`Outputs::Spillable`]) and figures.
+fn run(plan: &Plan, outputs: Outputs) -> Result<(Vec<Vec<Held>>, RunStats)> {
     let kind = crate::config::scheduler()?;
-    let threads = planned_threads()?;
-    check_memory(plan, threads)?;
+    let Budget { threads, spill } = budget(plan, planned_threads()?, outputs)?;
     let start = Instant::now();
     let progress = tessera_observe::Stage::start("compute", plan.tasks.len())?;
-    let state = State::new(plan, &progress);
+    let state = State::new(plan, &progress, spill);
     let ready: Vec<usize> = (0..plan.tasks.len())
         .filter(|&i| plan.tasks[i].deps.is_empty())
         .collect();
@@ -480,11 +609,21 @@ fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
             blocks
                 .iter()
                 .map(|&t| {
-                    state.results[t]
+                    let resident = state.results[t]
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .clone()
-                        .ok_or_else(|| Error::Internal(format!("output task {t} never ran")))
+                        .clone();
+                    let spilled = || {
+                        state.spilled[t]
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .clone()
+                    };
+                    match (resident, spilled()) {
+                        (Some(c), _) => Ok(Held::Resident(c)),
+                        (None, Some(s)) => Ok(Held::Spilled(s)),
+                        (None, None) => Err(Error::Internal(format!("output task {t} never ran"))),
+                    }
                 })
                 .collect::<Result<Vec<_>>>()
         })
@@ -498,30 +637,51 @@ fn run(plan: &Plan) -> Result<(Vec<Vec<Chunk>>, RunStats)> {
     Ok((outs, stats))
 }
 
-/// Computes arrays to host arrays.
-pub(crate) fn compute(arrays: &[Array]) -> Result<Vec<HostArray>> {
-    let plan = lower(arrays)?;
-    let (outs, _) = run(&plan)?;
-    arrays
-        .iter()
-        .zip(outs)
-        .map(|(a, chunks)| assemble_host(a, &chunks))
+/// The chunks of results run with [`Outputs::InMemory`] (none spilled).
+fn resident(blocks: Vec<Held>) -> Result<Vec<Chunk>> {
+    blocks
+        .into_iter()
+        .map(|h| match h {
+            Held::Resident(c) => Ok(c),
+            Held::Spilled(_) => Err(Error::Internal(
+                "a result needed in memory was spilled".into(),
+            )),
+        })
         .collect()
 }
 
-/// Computes an array, keeping its chunks on the backend.
-pub(crate) fn persist(array: &Array) -> Result<Vec<Chunk>> {
+/// Computes arrays to host arrays.
+pub(crate) fn compute(arrays: &[Array]) -> Result<Vec<HostArray>> {
+    let plan = lower(arrays)?;
+    let (outs, _) = run(&plan, Outputs::InMemory)?;
+    arrays
+        .iter()
+        .zip(outs)
+        .map(|(a, blocks)| assemble_host(a, &resident(blocks)?))
+        .collect()
+}
+
+/// Computes an array, keeping its chunks on the backend; with `memory-limit` set, the
+/// chunks that do not fit are spilled to `spill-dir`.
+pub(crate) fn persist(array: &Array) -> Result<Vec<Held>> {
     let plan = lower(std::slice::from_ref(array))?;
-    let (mut outs, _) = run(&plan)?;
+    let (mut outs, _) = run(&plan, Outputs::Spillable)?;
     Ok(outs.pop().expect("one output"))
+}
+
+/// Computes an array into chunks on the backend, all in memory.
+pub(crate) fn compute_chunks(array: &Array) -> Result<Vec<Chunk>> {
+    let plan = lower(std::slice::from_ref(array))?;
+    let (mut outs, _) = run(&plan, Outputs::InMemory)?;
+    resident(outs.pop().expect("one output"))
 }
 
 /// Computes several arrays in one plan, keeping their chunks on the backend: blocks
 /// they share are computed once.
 pub(crate) fn persist_many(arrays: &[Array]) -> Result<Vec<Vec<Chunk>>> {
     let plan = lower(arrays)?;
-    let (outs, _) = run(&plan)?;
-    Ok(outs)
+    let (outs, _) = run(&plan, Outputs::InMemory)?;
+    outs.into_iter().map(resident).collect()
 }
 
 /// Lowers and runs `array`, returning figures instead of data (benchmarks, overhead).
@@ -529,7 +689,7 @@ pub fn run_plan_stats(array: &Array) -> Result<RunStats> {
     let t = Instant::now();
     let plan = lower(std::slice::from_ref(array))?;
     let lower_seconds = t.elapsed().as_secs_f64();
-    let (_, mut stats) = run(&plan)?;
+    let (_, mut stats) = run(&plan, Outputs::InMemory)?;
     stats.lower_seconds = lower_seconds;
     Ok(stats)
 }

@@ -1,0 +1,197 @@
+//! Partitions kept between the stages of a plan that runs over `memory-limit`: in memory
+//! while they fit the plan's spill budget, else Arrow IPC streams in spill files
+//! ([`tessera_core::spill`]).
+//!
+//! The blocking algorithms ([`crate::algorithms`]) hold everything they keep between
+//! stages — groupby states, shuffle buckets, join sides, results of blocking nodes — as
+//! [`Stashed`] partitions. Without a budget a stash is the partition itself. With one,
+//! a partition that would take the kept bytes over the budget is written out instead
+//! (kind `spill` in a profile) and read back by the task that needs it (`unspill`); the
+//! file goes when the stash is dropped, so at the end of the stage that consumed it, when
+//! the plan fails, or while a panic unwinds.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tessera_core::spill::SpillFile;
+
+use crate::backend::{DataFrameBackend, Partition};
+use crate::error::{Error, Result};
+
+/// A running plan's spill budget.
+#[derive(Debug)]
+pub(crate) struct SpillBudget {
+    /// Where spill files go (`spill-dir`).
+    pub base: PathBuf,
+    /// Bytes of stashed partitions kept in memory at most.
+    pub keep: u64,
+    /// Bytes one task of a bucketed stage (a bucket's groupby states, a bucket's join
+    /// sides) should read: bucket counts are chosen so that every worker's task fits.
+    pub task_bytes: u64,
+    kept: AtomicU64,
+}
+
+impl SpillBudget {
+    /// A budget keeping `keep` bytes, with tasks of `task_bytes`.
+    pub(crate) fn new(base: PathBuf, keep: u64, task_bytes: u64) -> SpillBudget {
+        SpillBudget {
+            base,
+            keep,
+            task_bytes: task_bytes.max(1),
+            kept: AtomicU64::new(0),
+        }
+    }
+
+    /// Buckets so that `bytes` split into them make tasks of at most
+    /// [`SpillBudget::task_bytes`], and at least `at_least`.
+    pub(crate) fn buckets(&self, bytes: u64, at_least: usize) -> usize {
+        let need = bytes.div_ceil(self.task_bytes);
+        at_least
+            .max(usize::try_from(need).unwrap_or(usize::MAX))
+            .max(1)
+    }
+}
+
+/// The plan's spill budget, if it runs over `memory-limit`.
+pub(crate) type Spill = Option<Arc<SpillBudget>>;
+
+/// Bytes charged to a budget while a stash keeps its partition in memory.
+#[derive(Debug)]
+pub(crate) struct Charge {
+    budget: Arc<SpillBudget>,
+    bytes: u64,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.budget.kept.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+/// A partition kept between stages: in memory, or spilled.
+pub(crate) enum Stashed {
+    /// In memory (charged to the budget, if there is one).
+    Resident {
+        part: Partition,
+        _charge: Option<Charge>,
+    },
+    /// In a spill file.
+    Spilled {
+        file: SpillFile,
+        rows: usize,
+        bytes: usize,
+    },
+}
+
+/// Keeps `part`: in memory while the budget allows, else in a spill file.
+pub(crate) fn stash(
+    spill: &Spill,
+    backend: &Arc<dyn DataFrameBackend>,
+    part: Partition,
+) -> Result<Stashed> {
+    let Some(budget) = spill else {
+        return Ok(Stashed::Resident {
+            part,
+            _charge: None,
+        });
+    };
+    let bytes = part.nbytes() as u64;
+    let fits = budget
+        .kept
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |k| {
+            (k + bytes <= budget.keep).then_some(k + bytes)
+        })
+        .is_ok();
+    if fits {
+        return Ok(Stashed::Resident {
+            part,
+            _charge: Some(Charge {
+                budget: budget.clone(),
+                bytes,
+            }),
+        });
+    }
+    let start = Instant::now();
+    let rows = part.num_rows();
+    let batch = backend.export_batch(&part)?;
+    drop(part);
+    let file = SpillFile::write(&budget.base, "partition", |w| {
+        let mut writer = arrow_ipc::writer::StreamWriter::try_new(w, &batch.schema())
+            .map_err(|e| Error::arrow("spill", e))?;
+        writer.write(&batch).map_err(|e| Error::arrow("spill", e))?;
+        writer.finish().map_err(|e| Error::arrow("spill", e))
+    })?;
+    tessera_observe::profile::side_span(
+        "spill",
+        tessera_observe::TaskTiming {
+            kind: "spill",
+            start,
+            bytes_in: bytes,
+            bytes_out: file.disk_bytes(),
+            held_bytes: None,
+        },
+    );
+    Ok(Stashed::Spilled {
+        file,
+        rows,
+        bytes: bytes as usize,
+    })
+}
+
+impl Stashed {
+    /// The partition, read back if it was spilled.
+    pub(crate) fn load(&self, backend: &Arc<dyn DataFrameBackend>) -> Result<Partition> {
+        let file = match self {
+            Stashed::Resident { part, .. } => return Ok(part.clone()),
+            Stashed::Spilled { file, .. } => file,
+        };
+        let start = Instant::now();
+        let batch = file.read(|r| {
+            let mut reader = arrow_ipc::reader::StreamReader::try_new(r, None)
+                .map_err(|e| Error::arrow("unspill", e))?;
+            let batch = reader
+                .next()
+                .transpose()
+                .map_err(|e| Error::arrow("unspill", e))?;
+            batch.ok_or_else(|| {
+                Error::io(
+                    file.path(),
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "spill file holds no partition",
+                    ),
+                )
+            })
+        })?;
+        let part = backend.import_batch(batch)?;
+        tessera_observe::profile::side_span(
+            "unspill",
+            tessera_observe::TaskTiming {
+                kind: "unspill",
+                start,
+                bytes_in: file.disk_bytes(),
+                bytes_out: part.nbytes() as u64,
+                held_bytes: None,
+            },
+        );
+        Ok(part)
+    }
+
+    /// Rows of the partition.
+    pub(crate) fn num_rows(&self) -> usize {
+        match self {
+            Stashed::Resident { part, .. } => part.num_rows(),
+            Stashed::Spilled { rows, .. } => *rows,
+        }
+    }
+
+    /// Bytes of the partition in memory.
+    pub(crate) fn nbytes(&self) -> usize {
+        match self {
+            Stashed::Resident { part, .. } => part.nbytes(),
+            Stashed::Spilled { bytes, .. } => *bytes,
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Spilling: what a plan keeps but cannot hold within `memory-limit` goes to disk and comes
+//! back when it is needed.
+//!
+//! The engines decide *what* spills — `tessera-array` persisted chunks, `tessera-frame`
+//! shuffle buckets, join sides and groupby states — and account for it against the
+//! budget. This module owns *where* and *how*, so both engines (and a device backend's
+//! host tier) share one mechanism:
+//!
+//! - **where**: a private directory per process, `tessera-spill-<pid>-<n>` under the
+//!   `spill-dir` config key (the system temp dir by default), holding an exclusive lock on
+//!   its `lock` file for as long as it exists ([`dir`]);
+//! - **how**: one file per spilled value, an LZ4 frame stream (the codec runs at several
+//!   GB/s, so spilling is bound by the disk, not the CPU) ([`file`]);
+//! - **how long**: a [`SpillFile`] removes its file when dropped — after the plan that
+//!   read it back, when the plan fails, and while a panic unwinds — and the directory goes
+//!   with its last file. A process that is killed leaves its directory behind; the next
+//!   process that spills removes every directory whose lock nobody holds.
+//!
+//! Tiers: a value spills one tier down from where it lives. Host chunks and partitions go
+//! to disk; a device backend's chunks come to the host first (its `to_host`), which is the
+//! same path, so a CUDA backend spills device → host → disk without a mechanism of its own.
+//!
+//! [`stats`] counts what this process spilled and read back: tests use it to prove a plan
+//! really spilled, benchmarks to report throughput.
+
+pub mod dir;
+pub mod file;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use dir::{clean_stale, SPILL_PREFIX};
+pub use file::SpillFile;
+
+/// What this process has spilled so far (monotonic counters).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SpillStats {
+    /// Spill files written.
+    pub files: u64,
+    /// Bytes handed to the spill writer (before compression).
+    pub bytes_written: u64,
+    /// Bytes on disk after compression.
+    pub bytes_on_disk: u64,
+    /// Bytes read back (after decompression).
+    pub bytes_read: u64,
+}
+
+static FILES: AtomicU64 = AtomicU64::new(0);
+static WRITTEN: AtomicU64 = AtomicU64::new(0);
+static ON_DISK: AtomicU64 = AtomicU64::new(0);
+static READ: AtomicU64 = AtomicU64::new(0);
+
+/// The process's spill counters.
+pub fn stats() -> SpillStats {
+    SpillStats {
+        files: FILES.load(Ordering::Relaxed),
+        bytes_written: WRITTEN.load(Ordering::Relaxed),
+        bytes_on_disk: ON_DISK.load(Ordering::Relaxed),
+        bytes_read: READ.load(Ordering::Relaxed),
+    }
+}
+
+fn count_write(raw: u64, disk: u64) {
+    FILES.fetch_add(1, Ordering::Relaxed);
+    WRITTEN.fetch_add(raw, Ordering::Relaxed);
+    ON_DISK.fetch_add(disk, Ordering::Relaxed);
+}
+
+fn count_read(raw: u64) {
+    READ.fetch_add(raw, Ordering::Relaxed);
+}

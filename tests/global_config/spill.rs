@@ -1,0 +1,501 @@
+//! Spilling: plans over `memory-limit` write what they keep to `spill-dir` and finish,
+//! with the results of the unlimited run, within the limit plus a stated slack of peak
+//! RSS, and leave no spill files behind — also when they fail.
+//!
+//! Peak RSS is a process-wide figure, so each scenario runs alone in a child process (this
+//! test binary again, running only [`spill_scenario`]) whose `VmHWM` is compared with its
+//! resident size before the scenario started.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use std::sync::Arc;
+
+use tessera::frame::arrow_array::{ArrayRef, Float64Array, Int64Array};
+use tessera::frame::{read_parquet, AggFunc, DataFrame, JoinType, Value};
+use tessera::{Array, Index, RandomState};
+
+/// Environment variable naming the scenario a child process runs.
+const SCENARIO: &str = "TESSERA_TEST_SPILL_SCENARIO";
+
+/// What the allocator, the thread stacks and the codec may add to the limit: glibc keeps
+/// freed memory in per-thread arenas, and a value being spilled or read back is in memory
+/// with the codec's buffers. Measured growth with the 32 MiB limits here: 44–47 MiB.
+const SLACK: u64 = 24 << 20;
+
+/// A resident-set figure of this process from `/proc/self/status` (`VmRSS`, `VmHWM`).
+fn proc_status_bytes(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Files and directories left under `dir`.
+fn leftovers(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
+/// A fresh spill directory for one test.
+fn spill_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tessera-spill-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The figures a child reports: `key=value` pairs on a `SPILL-REPORT` line.
+#[derive(Debug, Default)]
+struct Report {
+    pairs: Vec<(String, String)>,
+}
+
+impl Report {
+    fn get(&self, key: &str) -> &str {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or_else(|| panic!("the child reported no {key}: {:?}", self.pairs))
+    }
+
+    fn num(&self, key: &str) -> f64 {
+        self.get(key).parse().unwrap()
+    }
+}
+
+/// Runs `scenario` in a child process under `limit` bytes on two workers, spilling to
+/// `dir`.
+fn run_child(scenario: &str, limit: u64, dir: &Path) -> Report {
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "spill::spill_scenario",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(SCENARIO, scenario)
+    .env(DATA, data_dir())
+    .env("TESSERA_MEMORY_LIMIT", limit.to_string())
+    .env("TESSERA_SPILL_DIR", dir)
+    .env("TESSERA_PROGRESS", "never")
+    .env("TESSERA_NUM_THREADS", "2");
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "scenario {scenario} failed:\n{stdout}\n{stderr}"
+    );
+    let line = stdout
+        .split_once("SPILL-REPORT ")
+        .and_then(|(_, rest)| rest.lines().next())
+        .unwrap_or_else(|| panic!("no report from {scenario}:\n{stdout}\n{stderr}"));
+    Report {
+        pairs: line
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+/// Checks what every scenario must show: it spilled, stayed within the limit plus
+/// [`SLACK`], and left nothing in the spill directory.
+fn check_spilled_within_limit(scenario: &str, r: &Report, limit: u64, dir: &Path) {
+    eprintln!("{scenario}: {:?}", r.pairs);
+    assert!(
+        r.num("spilled_files") > 0.0,
+        "{scenario}: nothing spilled, so the test proves nothing: {r:?}"
+    );
+    assert!(
+        r.num("read_back") > 0.0,
+        "{scenario}: nothing was read back: {r:?}"
+    );
+    match r.get("peak_over_baseline") {
+        "unknown" => eprintln!("skipped: peak RSS check of {scenario} needs /proc (Linux)"),
+        v => {
+            let peak: u64 = v.parse().unwrap();
+            assert!(
+                peak <= limit + SLACK,
+                "{scenario}: peak RSS grew by {peak} bytes, over the limit {limit} plus slack {SLACK}"
+            );
+        }
+    }
+    assert_eq!(
+        leftovers(dir),
+        Vec::<PathBuf>::new(),
+        "{scenario}: spill files left"
+    );
+}
+
+/// The child: runs the scenario named in [`SCENARIO`] and prints its figures.
+#[test]
+#[ignore = "a child process of the spill tests, which run it alone to measure its peak RSS"]
+fn spill_scenario() {
+    let scenario = std::env::var(SCENARIO).expect("run by the spill tests, which set the scenario");
+    let baseline = proc_status_bytes("VmRSS");
+    let mut pairs = match scenario.as_str() {
+        "persist" => persist_scenario(),
+        "groupby" => groupby_scenario(),
+        "join" => join_scenario(),
+        "abort" => {
+            let p = persist_input().persist().unwrap();
+            assert!(
+                tessera::spill::stats().files > 0,
+                "the abort scenario must spill"
+            );
+            println!("\nSPILL-ABORTING {}", p.shape()[0]);
+            std::process::abort();
+        }
+        other => panic!("unknown scenario {other}"),
+    };
+    let peak = proc_status_bytes("VmHWM");
+    let stats = tessera::spill::stats();
+    pairs.push((
+        "peak_over_baseline".into(),
+        match (peak, baseline) {
+            (Some(p), Some(b)) => p.saturating_sub(b).to_string(),
+            _ => "unknown".into(),
+        },
+    ));
+    pairs.push(("spilled_files".into(), stats.files.to_string()));
+    pairs.push(("spilled_bytes".into(), stats.bytes_written.to_string()));
+    pairs.push(("read_back".into(), stats.bytes_read.to_string()));
+    let line: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("SPILL-REPORT {}", line.join(" "));
+}
+
+/// Shape of the persisted array: 5x the 32 MiB limit of f64 (160 MiB) in 2 MiB blocks.
+const PERSIST_SHAPE: [usize; 2] = [4000, 5000];
+const PERSIST_CHUNK: usize = 500;
+const PERSIST_LIMIT: u64 = 32 << 20;
+
+fn persist_input() -> Array {
+    RandomState::new(11)
+        .normal(0.0, 1.0, &PERSIST_SHAPE, PERSIST_CHUNK, None)
+        .unwrap()
+}
+
+/// `persist()` of an array 5x the limit, then plans that read every spilled chunk back.
+fn persist_scenario() -> Vec<(String, String)> {
+    let x = persist_input();
+    let explain = x.explain().unwrap();
+    let p = x.persist().unwrap();
+    // Every element against the lazy definition (regenerated, counter-based): exact.
+    let max_diff = (&p - &x).unwrap().abs().unwrap().max(None, false).unwrap();
+    let max_diff = max_diff.compute().unwrap().to_f64_vec()[0];
+    let sum = p.sum(None, false).unwrap().compute().unwrap().to_f64_vec()[0];
+    let corner = p
+        .slice(&[
+            Index::slice(Some(3990), None, 1),
+            Index::slice(Some(4990), None, 1),
+        ])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .to_f64_vec();
+    let corner_sum: f64 = corner.iter().sum();
+    vec![
+        ("max_diff".into(), max_diff.to_string()),
+        ("sum".into(), format!("{sum:e}")),
+        ("corner_sum".into(), format!("{corner_sum:e}")),
+        (
+            "explain_mentions_spill".into(),
+            explain.contains("spills the rest").to_string(),
+        ),
+    ]
+}
+
+#[test]
+fn persist_of_an_array_five_times_the_limit_spills_and_reads_back() {
+    let _serial = crate::serial();
+    let dir = spill_dir("persist");
+    let r = run_child("persist", PERSIST_LIMIT, &dir);
+    check_spilled_within_limit("persist", &r, PERSIST_LIMIT, &dir);
+    assert_eq!(r.num("max_diff"), 0.0, "{r:?}");
+    // The unlimited run, here in the parent.
+    let x = persist_input();
+    let sum = x.sum(None, false).unwrap().compute().unwrap().to_f64_vec()[0];
+    assert_eq!(r.num("sum"), sum, "{r:?}");
+    let corner: f64 = x
+        .slice(&[
+            Index::slice(Some(3990), None, 1),
+            Index::slice(Some(4990), None, 1),
+        ])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .to_f64_vec()
+        .iter()
+        .sum();
+    assert_eq!(r.num("corner_sum"), corner, "{r:?}");
+    assert_eq!(r.get("explain_mentions_spill"), "true", "{r:?}");
+    assert!(
+        r.num("spilled_bytes") >= (5 * PERSIST_LIMIT - PERSIST_LIMIT) as f64 * 0.8,
+        "{r:?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The limit of the dataframe scenarios: with the children's two workers, partitions of
+/// 64Ki rows (1 MiB) leave room to spill (see `explain`).
+const FRAME_LIMIT: u64 = 32 << 20;
+
+/// Environment variable passing the test data directory to a child process.
+const DATA: &str = "TESSERA_TEST_SPILL_DATA";
+
+/// Where the dataframe scenarios' data lives: the parent's, in a child.
+fn data_dir() -> PathBuf {
+    std::env::var_os(DATA)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::temp_dir().join(format!("tessera-spill-data-{}", std::process::id()))
+        })
+}
+
+/// A Parquet dataset of `rows` rows of `k` (i64) and `v` (f64) under the test data
+/// directory, one file per 64Ki rows; written once per test process.
+fn dataset(name: &str, rows: usize, k: impl Fn(i64) -> i64, v: impl Fn(i64) -> f64) -> String {
+    let dir = data_dir();
+    let pattern = dir.join(format!("{name}-*.parquet"));
+    let pattern = pattern.to_str().unwrap().to_string();
+    if dir.join(format!("{name}-0.parquet")).exists() {
+        return pattern;
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let ks: ArrayRef = Arc::new(Int64Array::from_iter_values((0..rows as i64).map(k)));
+    let vs: ArrayRef = Arc::new(Float64Array::from_iter_values((0..rows as i64).map(v)));
+    let df = DataFrame::from_columns(vec![("k", ks), ("v", vs)], rows.div_ceil(1 << 16)).unwrap();
+    df.to_parquet(&pattern).unwrap();
+    pattern
+}
+
+/// 4Mi rows, 2Mi groups of two rows spread over all 64 partitions: every partition's
+/// groupby state is about as large as the partition, 100 MB of states in all.
+fn groupby_input() -> DataFrame {
+    const GROUPS: i64 = 2 << 20;
+    read_parquet(&dataset(
+        "groupby",
+        4 << 20,
+        |i| (i * 7919) % GROUPS,
+        |i| i as f64 * 0.5,
+    ))
+    .unwrap()
+}
+
+/// Figures of a frame of one row, as `key=value` pairs.
+fn one_row(df: &DataFrame) -> Vec<(String, String)> {
+    let c = df.compute().unwrap();
+    df.columns()
+        .into_iter()
+        .map(|name| {
+            let v = match c.value(&name, 0).unwrap() {
+                Value::Float(f) => format!("{f:e}"),
+                Value::Int(i) => i.to_string(),
+                Value::UInt(u) => u.to_string(),
+                other => format!("{other:?}").replace(' ', "_"),
+            };
+            (name, v)
+        })
+        .collect()
+}
+
+/// A groupby with 2Mi groups, then figures of the groups that show a group split or
+/// merged by mistake (counts, key sums).
+fn groupby_query(df: &DataFrame) -> DataFrame {
+    df.groupby(&["k"])
+        .unwrap()
+        .agg_named(&[("v", AggFunc::Sum, "s"), ("v", AggFunc::Count, "c")])
+        .unwrap()
+        .agg(&[
+            ("k", AggFunc::Count),
+            ("k", AggFunc::Sum),
+            ("s", AggFunc::Sum),
+            ("s", AggFunc::Max),
+            ("c", AggFunc::Min),
+            ("c", AggFunc::Max),
+        ])
+        .unwrap()
+}
+
+fn groupby_scenario() -> Vec<(String, String)> {
+    let q = groupby_query(&groupby_input());
+    let mut out = one_row(&q);
+    out.push((
+        "explain_mentions_spill".into(),
+        q.explain().unwrap().contains("are spilled to").to_string(),
+    ));
+    out
+}
+
+/// The join's sides: the build side 6Mi rows (96 MiB, three times the limit), each key
+/// twice; the probe side 1Mi rows matching one key in three.
+fn join_inputs() -> (DataFrame, DataFrame) {
+    const KEYS: i64 = 3 << 20;
+    let build = read_parquet(&dataset(
+        "build",
+        6 << 20,
+        |i| i % KEYS,
+        |i| (i % 1000) as f64,
+    ))
+    .unwrap();
+    let probe = read_parquet(&dataset("probe", 1 << 20, |i| i * 3, |_| 1.0))
+        .unwrap()
+        .rename(&[("v", "x")])
+        .unwrap();
+    (probe, build)
+}
+
+fn join_query(probe: &DataFrame, build: &DataFrame) -> DataFrame {
+    probe
+        .merge(build, &["k"], JoinType::Inner)
+        .unwrap()
+        .agg(&[
+            ("k", AggFunc::Count),
+            ("k", AggFunc::Sum),
+            ("x", AggFunc::Sum),
+            ("v", AggFunc::Sum),
+            ("v", AggFunc::Max),
+        ])
+        .unwrap()
+}
+
+fn join_scenario() -> Vec<(String, String)> {
+    let (probe, build) = join_inputs();
+    one_row(&join_query(&probe, &build))
+}
+
+/// Runs a frame scenario in a child under [`FRAME_LIMIT`] and compares its figures with
+/// the unlimited run of `query` here.
+fn frame_scenario_matches(scenario: &str, unlimited: DataFrame) {
+    let dir = spill_dir(scenario);
+    let r = run_child(scenario, FRAME_LIMIT, &dir);
+    check_spilled_within_limit(scenario, &r, FRAME_LIMIT, &dir);
+    for (k, v) in one_row(&unlimited) {
+        assert_eq!(
+            r.get(&k),
+            v,
+            "{scenario}: {k} differs from the unlimited run: {r:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_groupby_with_more_groups_than_fit_spills_its_states() {
+    let _serial = crate::serial();
+    let q = groupby_query(&groupby_input());
+    frame_scenario_matches("groupby", q);
+}
+
+#[test]
+fn a_join_whose_build_side_is_three_times_the_limit_spills_its_buckets() {
+    let _serial = crate::serial();
+    let (probe, build) = join_inputs();
+    frame_scenario_matches("join", join_query(&probe, &build));
+}
+
+#[test]
+fn spill_files_are_removed_when_a_plan_fails_midway() {
+    let _serial = crate::serial();
+    let dir = spill_dir("failing");
+    let df = groupby_input();
+    let _g = tessera::config::set(&[
+        ("memory-limit", &FRAME_LIMIT.to_string()),
+        ("spill-dir", dir.to_str().unwrap()),
+        ("num-threads", "2"),
+    ])
+    .unwrap();
+    let before = tessera::spill::stats().files;
+    let failing = df
+        .map_partitions(|b| {
+            let ks = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            if ks.len() == (1 << 16) && ks.value(0) == (60 << 16) * 7919 % (2 << 20) {
+                return Err(tessera::Error::user_function("test", "partition 60 fails"));
+            }
+            Ok(b)
+        })
+        .unwrap();
+    let err = groupby_query(&failing).compute().unwrap_err();
+    assert!(err.to_string().contains("partition 60 fails"), "{err}");
+    assert!(
+        tessera::spill::stats().files > before,
+        "the plan spilled before it failed"
+    );
+    assert_eq!(
+        leftovers(&dir),
+        Vec::<PathBuf>::new(),
+        "spill files left after the error"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn spill_files_are_removed_when_a_panic_unwinds_past_a_persisted_array() {
+    let _serial = crate::serial();
+    let dir = spill_dir("panic");
+    let _g = tessera::config::set(&[
+        ("memory-limit", &PERSIST_LIMIT.to_string()),
+        ("spill-dir", dir.to_str().unwrap()),
+    ])
+    .unwrap();
+    let before = tessera::spill::stats().files;
+    let caught = std::panic::catch_unwind(|| {
+        let _p = persist_input().persist().unwrap();
+        assert!(!leftovers(&dir).is_empty(), "spilled chunks are on disk");
+        panic!("the application fails while holding a spilled array");
+    });
+    assert!(caught.is_err());
+    assert!(tessera::spill::stats().files > before);
+    assert_eq!(
+        leftovers(&dir),
+        Vec::<PathBuf>::new(),
+        "spill files left after the panic"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_killed_process_leaves_files_the_next_run_removes() {
+    let _serial = crate::serial();
+    let dir = spill_dir("killed");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "spill::spill_scenario",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(SCENARIO, "abort")
+        .env("TESSERA_MEMORY_LIMIT", PERSIST_LIMIT.to_string())
+        .env("TESSERA_SPILL_DIR", &dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success() && stdout.contains("SPILL-ABORTING"),
+        "{stdout}"
+    );
+    let left = leftovers(&dir);
+    assert_eq!(left.len(), 1, "the killed process's directory: {left:?}");
+    // The next run that spills here removes it.
+    let _g = tessera::config::set(&[
+        ("memory-limit", &PERSIST_LIMIT.to_string()),
+        ("spill-dir", dir.to_str().unwrap()),
+    ])
+    .unwrap();
+    let p = persist_input().persist().unwrap();
+    assert!(!left[0].exists(), "the orphaned directory was cleaned up");
+    drop(p);
+    assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
+    std::fs::remove_dir_all(&dir).ok();
+}
