@@ -113,7 +113,7 @@ fn run_child(scenario: &str, limit: u64, dir: &Path) -> Report {
 fn check_spilled_within_limit(scenario: &str, r: &Report, limit: u64, dir: &Path) {
     eprintln!("{scenario}: {:?}", r.pairs);
     assert!(
-        r.num("spilled_files") > 0.0,
+        r.num("spilled_values") > 0.0,
         "{scenario}: nothing spilled, so the test proves nothing: {r:?}"
     );
     assert!(
@@ -150,7 +150,7 @@ fn spill_scenario() {
         "abort" => {
             let p = persist_input().persist().unwrap();
             assert!(
-                tessera::spill::stats().files > 0,
+                tessera::spill::stats().values > 0,
                 "the abort scenario must spill"
             );
             println!("\nSPILL-ABORTING {}", p.shape()[0]);
@@ -167,7 +167,7 @@ fn spill_scenario() {
             _ => "unknown".into(),
         },
     ));
-    pairs.push(("spilled_files".into(), stats.files.to_string()));
+    pairs.push(("spilled_values".into(), stats.values.to_string()));
     pairs.push(("spilled_bytes".into(), stats.bytes_written.to_string()));
     pairs.push(("read_back".into(), stats.bytes_read.to_string()));
     let line: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -415,7 +415,7 @@ fn spill_files_are_removed_when_a_plan_fails_midway() {
         ("num-threads", "2"),
     ])
     .unwrap();
-    let before = tessera::spill::stats().files;
+    let before = tessera::spill::stats().values;
     let failing = df
         .map_partitions(|b| {
             let ks = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
@@ -428,7 +428,7 @@ fn spill_files_are_removed_when_a_plan_fails_midway() {
     let err = groupby_query(&failing).compute().unwrap_err();
     assert!(err.to_string().contains("partition 60 fails"), "{err}");
     assert!(
-        tessera::spill::stats().files > before,
+        tessera::spill::stats().values > before,
         "the plan spilled before it failed"
     );
     assert_eq!(
@@ -448,14 +448,14 @@ fn spill_files_are_removed_when_a_panic_unwinds_past_a_persisted_array() {
         ("spill-dir", dir.to_str().unwrap()),
     ])
     .unwrap();
-    let before = tessera::spill::stats().files;
+    let before = tessera::spill::stats().values;
     let caught = std::panic::catch_unwind(|| {
         let _p = persist_input().persist().unwrap();
         assert!(!leftovers(&dir).is_empty(), "spilled chunks are on disk");
         panic!("the application fails while holding a spilled array");
     });
     assert!(caught.is_err());
-    assert!(tessera::spill::stats().files > before);
+    assert!(tessera::spill::stats().values > before);
     assert_eq!(
         leftovers(&dir),
         Vec::<PathBuf>::new(),
@@ -496,6 +496,98 @@ fn a_killed_process_leaves_files_the_next_run_removes() {
     let p = persist_input().persist().unwrap();
     assert!(!left[0].exists(), "the orphaned directory was cleaned up");
     drop(p);
+    assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn profiles_show_spill_and_unspill_spans() {
+    use tessera::observe::profile::record;
+    let _serial = crate::serial();
+    let dir = spill_dir("profile");
+    let small = dataset("small", 1 << 18, |i| i, |i| i as f64);
+    let _g = tessera::config::set(&[
+        ("memory-limit", "4MiB"),
+        ("spill-dir", dir.to_str().unwrap()),
+        ("num-threads", "2"),
+    ])
+    .unwrap();
+    let kinds = |p: &tessera::observe::Profile| -> Vec<String> {
+        p.spans.iter().map(|s| s.kind.clone()).collect()
+    };
+    // Arrays: 16 MB persisted in 0.5 MB blocks, then read back.
+    let x = RandomState::new(3)
+        .normal(0.0, 1.0, &[1000, 2000], 250, None)
+        .unwrap();
+    let (p, profile) = record(|| x.persist().unwrap());
+    assert!(
+        kinds(&profile).iter().any(|k| k == "spill"),
+        "{:?}",
+        kinds(&profile)
+    );
+    let (_, profile) = record(|| p.sum(None, false).unwrap().compute().unwrap());
+    assert!(
+        kinds(&profile).iter().any(|k| k == "unspill"),
+        "{:?}",
+        kinds(&profile)
+    );
+    drop(p);
+    drop(_g);
+    // Dataframes: a groupby whose states (5 MB) are over half of 8 MiB.
+    let _g = tessera::config::set(&[
+        ("memory-limit", "8MiB"),
+        ("spill-dir", dir.to_str().unwrap()),
+        ("num-threads", "2"),
+    ])
+    .unwrap();
+    let df = read_parquet(&small).unwrap();
+    let (_, profile) = df
+        .groupby(&["k"])
+        .unwrap()
+        .sum("v")
+        .unwrap()
+        .agg(&[("v", AggFunc::Sum)])
+        .unwrap()
+        .compute_with_profile()
+        .unwrap();
+    let k = kinds(&profile);
+    assert!(
+        k.iter().any(|k| k == "spill") && k.iter().any(|k| k == "unspill"),
+        "{k:?}"
+    );
+    assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn what_can_never_fit_is_still_refused_with_the_reason() {
+    let _serial = crate::serial();
+    let dir = spill_dir("refused");
+    // One 8 MB chunk against a 1 MB limit: no spilling helps.
+    let big = Array::ones(&[2000, 2000], tessera::DType::F64, 1000, Some("cpu")).unwrap();
+    let _g = tessera::config::set(&[
+        ("memory-limit", "1MB"),
+        ("spill-dir", dir.to_str().unwrap()),
+    ])
+    .unwrap();
+    let err = big.persist().unwrap_err().to_string();
+    assert!(err.contains("no spilling makes that fit"), "{err}");
+    assert!(big.explain().unwrap().contains("refused before running"));
+    drop(_g);
+    // Spilling off: a plan that could spill is refused, as before spilling existed.
+    let small = Array::ones(&[2000, 2000], tessera::DType::F64, 100, Some("cpu")).unwrap();
+    let _g = tessera::config::set(&[("memory-limit", "4MiB"), ("spill-dir", "none")]).unwrap();
+    let err = small.persist().unwrap_err();
+    assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
+    // And compute() needs its result in memory: refused, with persist() suggested.
+    drop(_g);
+    let _g = tessera::config::set(&[
+        ("memory-limit", "4MiB"),
+        ("spill-dir", dir.to_str().unwrap()),
+    ])
+    .unwrap();
+    let err = small.compute().unwrap_err().to_string();
+    assert!(err.contains("persist() instead of computing"), "{err}");
     assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
     std::fs::remove_dir_all(&dir).ok();
 }

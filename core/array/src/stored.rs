@@ -5,7 +5,7 @@
 //! ([`tessera_core::spill`]); a later plan reading a spilled block runs an `unspill` task
 //! that reads it back and hands it to the backend again. A spilled chunk is the backend's
 //! host copy (`to_host`), so a device backend's chunks spill device → host → disk through the
-//! same path. The file goes when the last array holding the chunk is dropped.
+//! same path. Its bytes on disk are released when the last array holding the chunk is dropped.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -149,7 +149,7 @@ impl SpilledChunk {
                 &owned
             }
         };
-        let file = SpillFile::write(base, "chunk", |w| {
+        let file = SpillFile::write(base, host.nbytes() as u64, |w| {
             write_elements(host, w).map_err(|e| Error::io(base, e))
         })?;
         Ok(SpilledChunk {

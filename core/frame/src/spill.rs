@@ -6,9 +6,9 @@
 //! stages — groupby states, shuffle buckets, join sides, results of blocking nodes — as
 //! [`Stashed`] partitions. Without a budget a stash is the partition itself. With one,
 //! a partition that would take the kept bytes over the budget is written out instead
-//! (kind `spill` in a profile) and read back by the task that needs it (`unspill`); the
-//! file goes when the stash is dropped, so at the end of the stage that consumed it, when
-//! the plan fails, or while a panic unwinds.
+//! (kind `spill` in a profile) and read back by the task that needs it (`unspill`); its
+//! bytes on disk are released when the stash is dropped, so at the end of the stage that
+//! consumed it, when the plan fails, or while a panic unwinds.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,7 +117,7 @@ pub(crate) fn stash(
     let rows = part.num_rows();
     let batch = backend.export_batch(&part)?;
     drop(part);
-    let file = SpillFile::write(&budget.base, "partition", |w| {
+    let file = SpillFile::write(&budget.base, bytes, |w| {
         let mut writer = arrow_ipc::writer::StreamWriter::try_new(w, &batch.schema())
             .map_err(|e| Error::arrow("spill", e))?;
         writer.write(&batch).map_err(|e| Error::arrow("spill", e))?;

@@ -1,7 +1,7 @@
 //! The per-process spill directory and the clean-up of directories left by killed
 //! processes.
 //!
-//! A process's directory lives while any of its spill files does: the files hold it
+//! A process's directory lives while any of its segments does: the segments hold it
 //! through an `Arc`, and the last one dropped removes it. Liveness of another process's
 //! directory is its `lock` file: the owner holds an exclusive lock on it until the
 //! directory goes, and the operating system releases that lock when the owner dies, however
@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
+use super::segment::{Segment, SEGMENT_BYTES};
 use crate::error::{Error, Result};
 
 /// Name prefix of spill directories (`tessera-spill-<pid>-<n>`).
@@ -30,6 +31,9 @@ pub(crate) struct ProcessDir {
     /// The locked `lock` file (closed before the directory is removed).
     lock: Mutex<Option<File>>,
     next: AtomicU64,
+    /// Segments open for appending, not being written now (weak: a segment goes when its
+    /// last value does).
+    free: Mutex<Vec<Weak<Segment>>>,
 }
 
 impl ProcessDir {
@@ -38,10 +42,29 @@ impl ProcessDir {
         &self.path
     }
 
-    /// A fresh file name in the directory, `<kind>-<n>.lz4`.
-    pub(crate) fn new_file_path(&self, kind: &str) -> PathBuf {
+    /// A segment to append one value to, for this writer alone until
+    /// [`ProcessDir::give_back`]: a live one with room, else a new file.
+    pub(crate) fn take_segment(self: &Arc<Self>) -> Result<Arc<Segment>> {
+        let reused = {
+            let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+            std::iter::from_fn(|| free.pop()).find_map(|w| w.upgrade())
+        };
+        if let Some(segment) = reused {
+            return Ok(segment);
+        }
         let n = self.next.fetch_add(1, Ordering::Relaxed);
-        self.path.join(format!("{kind}-{n}.lz4"))
+        Segment::create(self.path.join(format!("segment-{n}.lz4")), self.clone())
+    }
+
+    /// Ends a writer's turn on `segment`; it takes more values while it is under
+    /// [`SEGMENT_BYTES`].
+    pub(crate) fn give_back(&self, segment: &Arc<Segment>) {
+        if segment.len() < SEGMENT_BYTES {
+            self.free
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(Arc::downgrade(segment));
+        }
     }
 }
 
@@ -91,6 +114,7 @@ pub(crate) fn process_dir(base: &Path) -> Result<Arc<ProcessDir>> {
         path,
         lock: Mutex::new(Some(lock)),
         next: AtomicU64::new(0),
+        free: Mutex::new(Vec::new()),
     });
     map.retain(|_, w| w.strong_count() > 0);
     map.insert(base.to_path_buf(), Arc::downgrade(&dir));

@@ -1,24 +1,28 @@
-//! One spilled value on disk: an LZ4 frame stream, removed when its handle drops.
+//! One spilled value on disk: an LZ4 frame in a segment file ([`super::segment`]),
+//! released when its handle drops.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use super::dir::{process_dir, ProcessDir};
+use super::segment::Segment;
 use crate::error::{Error, Result};
 
-/// Write and read buffers: large enough that the codec, not the syscalls, sets the pace.
-const BUFFER: usize = 1 << 20;
+/// Write and read buffers: large enough that the codec, not the syscalls, sets the pace,
+/// small enough that a small value does not pay for a large allocation.
+const BUFFER: usize = 256 << 10;
 
-/// A value spilled to disk. Dropping it removes the file (and the process's spill
-/// directory with its last file), whether the plan finished, failed or panicked.
+/// A value spilled to disk. Dropping it releases its bytes; the segment file holding them
+/// is removed with its last value (and the process's spill directory with its last
+/// segment), whether the plan finished, failed or panicked.
 #[derive(Debug)]
 pub struct SpillFile {
-    path: PathBuf,
+    segment: Arc<Segment>,
+    offset: u64,
     raw_bytes: u64,
     disk_bytes: u64,
-    _dir: Arc<ProcessDir>,
 }
 
 impl std::fmt::Debug for ProcessDir {
@@ -27,7 +31,7 @@ impl std::fmt::Debug for ProcessDir {
     }
 }
 
-/// Counts the bytes passing to the compressor.
+/// Counts the bytes passing through.
 struct Counting<W> {
     inner: W,
     bytes: u64,
@@ -45,70 +49,96 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
+/// The LZ4 block size for a value of about `bytes`: 1 MiB blocks for large values (fewer
+/// block headers, and read back at memory speed), smaller for small values, whose encoder
+/// and decoder would otherwise allocate and fault in buffers larger than the value.
+fn block_size(bytes: u64) -> lz4_flex::frame::BlockSize {
+    use lz4_flex::frame::BlockSize;
+    match bytes {
+        b if b >= 1 << 20 => BlockSize::Max1MB,
+        b if b >= 256 << 10 => BlockSize::Max256KB,
+        _ => BlockSize::Max64KB,
+    }
+}
+
+/// Writes one LZ4 frame of what `write` writes to `file`; returns (raw, on-disk) bytes.
+fn append(
+    file: &mut File,
+    path: &Path,
+    size_hint: u64,
+    write: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<(u64, u64)> {
+    let on_disk = Counting {
+        inner: BufWriter::with_capacity(BUFFER, file),
+        bytes: 0,
+    };
+    let mut raw = Counting {
+        // A content checksum, so that a corrupted file is an error on read, never wrong
+        // data.
+        inner: lz4_flex::frame::FrameEncoder::with_frame_info(
+            lz4_flex::frame::FrameInfo::new()
+                .block_size(block_size(size_hint))
+                .content_checksum(true),
+            on_disk,
+        ),
+        bytes: 0,
+    };
+    write(&mut raw)?;
+    let mut on_disk = raw
+        .inner
+        .finish()
+        .map_err(|e| Error::io(path, std::io::Error::other(e)))?;
+    on_disk.flush().map_err(|e| Error::io(path, e))?;
+    Ok((raw.bytes, on_disk.bytes))
+}
+
 impl SpillFile {
-    /// Spills what `write` writes into a new file under `base` (the `spill-dir` setting),
-    /// named after `kind` (`chunk`, `bucket`, ...). A failed write removes the file.
+    /// Spills what `write` writes under `base` (the `spill-dir` setting): one LZ4 frame
+    /// appended to a segment file of this process's spill directory. `size_hint` is about
+    /// how many bytes `write` writes (it sizes the codec's buffers). A failed write leaves
+    /// nothing behind.
     ///
     /// # Errors
     /// [`Error::Io`] naming the file when the directory or file cannot be made or the disk
     /// refuses the bytes (full, read-only); the error `write` returns.
     pub fn write(
         base: &Path,
-        kind: &str,
+        size_hint: u64,
         write: impl FnOnce(&mut dyn Write) -> Result<()>,
     ) -> Result<SpillFile> {
         let dir = process_dir(base)?;
-        let path = dir.new_file_path(kind);
-        let file = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io(&path, e))?;
-        // From here on the guard removes the file if anything fails.
-        let mut spilled = SpillFile {
-            path,
-            raw_bytes: 0,
-            disk_bytes: 0,
-            _dir: dir,
+        let segment = dir.take_segment()?;
+        let offset = segment.len();
+        let written = {
+            let mut file = segment.writer();
+            let r = append(&mut file, segment.path(), size_hint, write);
+            match &r {
+                Ok((_, disk)) => segment.appended(*disk),
+                Err(_) => segment.truncate(&mut file),
+            }
+            r
         };
-        let mut enc = Counting {
-            inner: lz4_flex::frame::FrameEncoder::with_frame_info(
-                // 1 MiB blocks (fewer block headers than the 64 KiB default); a content
-                // checksum, so a corrupted file is an error on read, never wrong data.
-                lz4_flex::frame::FrameInfo::new()
-                    .block_size(lz4_flex::frame::BlockSize::Max1MB)
-                    .content_checksum(true),
-                BufWriter::with_capacity(BUFFER, file),
-            ),
-            bytes: 0,
-        };
-        write(&mut enc)?;
-        let raw = enc.bytes;
-        let buffered = enc
-            .inner
-            .finish()
-            .map_err(|e| Error::io(&spilled.path, std::io::Error::other(e)))?;
-        let file = buffered
-            .into_inner()
-            .map_err(|e| Error::io(&spilled.path, e.into_error()))?;
-        let disk = file
-            .metadata()
-            .map_err(|e| Error::io(&spilled.path, e))?
-            .len();
-        spilled.raw_bytes = raw;
-        spilled.disk_bytes = disk;
-        super::count_write(raw, disk);
-        Ok(spilled)
+        dir.give_back(&segment);
+        let (raw_bytes, disk_bytes) = written?;
+        super::count_write(raw_bytes, disk_bytes);
+        Ok(SpillFile {
+            segment,
+            offset,
+            raw_bytes,
+            disk_bytes,
+        })
     }
 
     /// Reads the value back: `read` gets the decompressed stream.
     ///
     /// # Errors
-    /// [`Error::Io`] naming the file when it is gone or corrupt (the LZ4 frames carry
-    /// checksums); the error `read` returns.
+    /// [`Error::Io`] naming the file when it is gone or corrupt (the LZ4 frame carries a
+    /// checksum); the error `read` returns.
     pub fn read<T>(&self, read: impl FnOnce(&mut dyn Read) -> Result<T>) -> Result<T> {
-        let file = File::open(&self.path).map_err(|e| Error::io(&self.path, e))?;
-        let mut dec = lz4_flex::frame::FrameDecoder::new(BufReader::with_capacity(BUFFER, file));
+        let file = self.segment.open_at(self.offset)?;
+        let frame = file.take(self.disk_bytes);
+        let cap = BUFFER.min(usize::try_from(self.disk_bytes).unwrap_or(BUFFER).max(64));
+        let mut dec = lz4_flex::frame::FrameDecoder::new(BufReader::with_capacity(cap, frame));
         let out = read(&mut dec)?;
         super::count_read(self.raw_bytes);
         Ok(out)
@@ -122,17 +152,17 @@ impl SpillFile {
     pub fn read_to_vec(&self) -> Result<Vec<u8>> {
         let want = usize::try_from(self.raw_bytes).map_err(|_| {
             Error::io(
-                &self.path,
+                self.path(),
                 std::io::Error::other("spilled value larger than the address space"),
             )
         })?;
         self.read(|r| {
             let mut out = Vec::with_capacity(want);
             r.read_to_end(&mut out)
-                .map_err(|e| Error::io(&self.path, e))?;
+                .map_err(|e| Error::io(self.path(), e))?;
             if out.len() != want {
                 return Err(Error::io(
-                    &self.path,
+                    self.path(),
                     std::io::Error::new(
                         std::io::ErrorKind::InvalidData,
                         format!("spill file holds {} bytes, {want} were written", out.len()),
@@ -143,9 +173,14 @@ impl SpillFile {
         })
     }
 
-    /// The file's path.
+    /// The path of the segment file holding the value.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.segment.path()
+    }
+
+    /// Where in [`SpillFile::path`] the value starts.
+    pub fn offset(&self) -> u64 {
+        self.offset
     }
 
     /// Bytes of the value (before compression).
@@ -159,17 +194,11 @@ impl SpillFile {
     }
 }
 
-impl Drop for SpillFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn base(name: &str) -> PathBuf {
+    fn base(name: &str) -> std::path::PathBuf {
         std::env::temp_dir().join(format!(
             "tessera-spill-file-test-{name}-{}",
             std::process::id()
@@ -182,7 +211,7 @@ mod tests {
         let data: Vec<u8> = (0..3_000_000u32)
             .flat_map(|i| (i % 251).to_le_bytes())
             .collect();
-        let f = SpillFile::write(&base, "chunk", |w| {
+        let f = SpillFile::write(&base, 0, |w| {
             w.write_all(&data).map_err(|e| Error::io("test", e))
         })
         .unwrap();
@@ -203,7 +232,7 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_nothing() {
         let base = base("failed");
-        let err = SpillFile::write(&base, "bucket", |w| {
+        let err = SpillFile::write(&base, 0, |w| {
             w.write_all(&[7; 1000]).map_err(|e| Error::io("test", e))?;
             Err(Error::Internal("the serializer failed".into()))
         })
@@ -218,7 +247,7 @@ mod tests {
     fn a_corrupt_file_is_an_error_not_wrong_data() {
         let base = base("corrupt");
         let data = vec![42u8; 100_000];
-        let f = SpillFile::write(&base, "chunk", |w| {
+        let f = SpillFile::write(&base, 0, |w| {
             w.write_all(&data).map_err(|e| Error::io("test", e))
         })
         .unwrap();
@@ -229,6 +258,37 @@ mod tests {
         let err = f.read_to_vec().unwrap_err().to_string();
         assert!(err.contains(&f.path().display().to_string()), "{err}");
         drop(f);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn values_share_a_segment_that_goes_with_the_last_of_them() {
+        let base = base("segment");
+        let put = |bytes: &'static [u8]| {
+            SpillFile::write(&base, 16, move |w| {
+                w.write_all(bytes).map_err(|e| Error::io("test", e))
+            })
+        };
+        let a = put(b"the first value").unwrap();
+        let failed = SpillFile::write(&base, 0, |w| {
+            w.write_all(&[1; 5000]).map_err(|e| Error::io("test", e))?;
+            Err(Error::Internal("fails halfway".into()))
+        });
+        assert!(failed.is_err());
+        let b = put(b"the second value").unwrap();
+        assert_eq!(a.path(), b.path(), "one writer at a time: one segment");
+        assert_eq!(
+            b.offset(),
+            a.disk_bytes(),
+            "the failed append was cut off again"
+        );
+        assert_eq!(a.read_to_vec().unwrap(), b"the first value");
+        let path = b.path().to_path_buf();
+        drop(a);
+        assert!(path.exists(), "b still lives in the segment");
+        assert_eq!(b.read_to_vec().unwrap(), b"the second value");
+        drop(b);
+        assert!(!path.exists(), "the segment went with its last value");
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

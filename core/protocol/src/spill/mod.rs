@@ -9,11 +9,13 @@
 //! - **where**: a private directory per process, `tessera-spill-<pid>-<n>` under the
 //!   `spill-dir` config key (the system temp dir by default), holding an exclusive lock on
 //!   its `lock` file for as long as it exists ([`dir`]);
-//! - **how**: one file per spilled value, an LZ4 frame stream (the codec runs at several
-//!   GB/s, so spilling is bound by the disk, not the CPU) ([`file`]);
-//! - **how long**: a [`SpillFile`] removes its file when dropped — after the plan that
-//!   read it back, when the plan fails, and while a panic unwinds — and the directory goes
-//!   with its last file. A process that is killed leaves its directory behind; the next
+//! - **how**: each spilled value one LZ4 frame (the codec runs at several GB/s, so
+//!   spilling is bound by the disk, not the CPU), appended to a segment file that one
+//!   writer at a time fills up to 256 MiB, so a shuffle's thousands of small pieces are not
+//!   thousands of file creations ([`file`]);
+//! - **how long**: a [`SpillFile`] releases its value when dropped — after the plan that
+//!   read it back, when the plan fails, and while a panic unwinds; a segment file goes with
+//!   its last value and the directory with its last segment. A process that is killed leaves its directory behind; the next
 //!   process that spills removes every directory whose lock nobody holds.
 //!
 //! Tiers: a value spills one tier down from where it lives. Host chunks and partitions go
@@ -25,6 +27,7 @@
 
 pub mod dir;
 pub mod file;
+mod segment;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -34,8 +37,8 @@ pub use file::SpillFile;
 /// What this process has spilled so far (monotonic counters).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SpillStats {
-    /// Spill files written.
-    pub files: u64,
+    /// Values spilled.
+    pub values: u64,
     /// Bytes handed to the spill writer (before compression).
     pub bytes_written: u64,
     /// Bytes on disk after compression.
@@ -44,7 +47,7 @@ pub struct SpillStats {
     pub bytes_read: u64,
 }
 
-static FILES: AtomicU64 = AtomicU64::new(0);
+static VALUES: AtomicU64 = AtomicU64::new(0);
 static WRITTEN: AtomicU64 = AtomicU64::new(0);
 static ON_DISK: AtomicU64 = AtomicU64::new(0);
 static READ: AtomicU64 = AtomicU64::new(0);
@@ -52,7 +55,7 @@ static READ: AtomicU64 = AtomicU64::new(0);
 /// The process's spill counters.
 pub fn stats() -> SpillStats {
     SpillStats {
-        files: FILES.load(Ordering::Relaxed),
+        values: VALUES.load(Ordering::Relaxed),
         bytes_written: WRITTEN.load(Ordering::Relaxed),
         bytes_on_disk: ON_DISK.load(Ordering::Relaxed),
         bytes_read: READ.load(Ordering::Relaxed),
@@ -60,7 +63,7 @@ pub fn stats() -> SpillStats {
 }
 
 fn count_write(raw: u64, disk: u64) {
-    FILES.fetch_add(1, Ordering::Relaxed);
+    VALUES.fetch_add(1, Ordering::Relaxed);
     WRITTEN.fetch_add(raw, Ordering::Relaxed);
     ON_DISK.fetch_add(disk, Ordering::Relaxed);
 }
