@@ -133,3 +133,37 @@ fn the_html_report_renders_in_a_headless_browser() {
     );
     println!("screenshot: {}", png.display());
 }
+
+#[test]
+fn a_dataframe_profile_has_bytes_in_and_out_per_stage() {
+    use std::sync::Arc;
+    use tessera::frame::arrow_array::{ArrayRef, Float64Array, Int64Array};
+    use tessera::frame::{AggFunc, DataFrame};
+    let k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..40_000).map(|i| i % 7)));
+    let v: ArrayRef = Arc::new(Float64Array::from_iter_values((0..40_000).map(f64::from)));
+    let df = DataFrame::from_columns(vec![("k", k), ("v", v)], 8).unwrap();
+    let (out, profile) = df
+        .groupby(&["k"])
+        .unwrap()
+        .agg(&[("v", AggFunc::Sum)])
+        .unwrap()
+        .compute_with_profile()
+        .unwrap();
+    assert_eq!(out.num_rows(), 7);
+    let partial: Vec<_> = profile
+        .spans
+        .iter()
+        .filter(|s| s.stage == "aggregate: partial")
+        .collect();
+    assert_eq!(
+        partial.len(),
+        8,
+        "one task per partition: {:?}",
+        profile.spans
+    );
+    // Each partial task reads its 5,000 rows of two 8-byte columns.
+    for s in &partial {
+        assert!(s.bytes_in >= 80_000, "{s:?}");
+        assert!(s.bytes_out > 0 && s.bytes_out < s.bytes_in, "{s:?}");
+    }
+}

@@ -59,6 +59,17 @@ impl<T: TaskOutput> TaskOutput for Vec<T> {
     }
 }
 
+thread_local! {
+    /// Bytes the task running on this thread has read from outside itself.
+    static READ: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `bytes` a task reads from outside itself — a file range, a partition held in
+/// memory, a stash read back — as its profile's bytes in.
+pub(crate) fn note_read(bytes: u64) {
+    READ.with(|r| r.set(r.get().saturating_add(bytes)));
+}
+
 /// `f(0..n)` on the worker pool as one progress stage named `stage` (`tessera-observe`).
 fn staged<T, F>(stage: &str, n: usize, f: F) -> Result<Vec<T>>
 where
@@ -76,11 +87,12 @@ where
     };
     let out = parallel_map(n, |i| {
         let start = std::time::Instant::now();
+        READ.with(|r| r.set(0));
         let r = f(i);
         progress.task_finished(tessera_observe::TaskTiming {
             kind,
             start,
-            bytes_in: 0,
+            bytes_in: READ.with(|r| r.get()),
             bytes_out: r.as_ref().map_or(0, |out| out.bytes()),
             held_bytes: None,
         });
@@ -110,7 +122,10 @@ impl Pipeline {
         let parts = Arc::new(parts);
         Pipeline {
             n: parts.len(),
-            task: Arc::new(move |i| Ok(parts[i].clone())),
+            task: Arc::new(move |i| {
+                note_read(parts[i].nbytes() as u64);
+                Ok(parts[i].clone())
+            }),
         }
     }
 
@@ -168,6 +183,7 @@ pub(crate) fn pipeline(
                 n: ids.len(),
                 task: Arc::new(move |i| {
                     let batch = source.read(ids[i], projection.as_deref())?;
+                    note_read(batch.get_array_memory_size() as u64);
                     backend.import_batch(batch)
                 }),
             })

@@ -143,6 +143,7 @@ pub(crate) fn stash(
 impl Stashed {
     /// The partition, read back if it was spilled.
     pub(crate) fn load(&self, backend: &Arc<dyn DataFrameBackend>) -> Result<Partition> {
+        crate::algorithms::note_read(self.nbytes() as u64);
         let file = match self {
             Stashed::Resident { part, .. } => return Ok(part.clone()),
             Stashed::Spilled { file, .. } => file,

@@ -77,6 +77,17 @@ pub(crate) fn active() -> Option<Arc<Recorder>> {
     lock(&ACTIVE).clone()
 }
 
+/// The recorder of the [`record`] call running on this thread, if any: a stage belongs to
+/// the recording whose closure started it, not to one another thread happens to run at the
+/// same time (concurrent computes, tests running side by side).
+pub(crate) fn active_here() -> Option<Arc<Recorder>> {
+    if RECORDING.with(|r| r.get()) {
+        active()
+    } else {
+        None
+    }
+}
+
 /// Records work a stage does besides its tasks (writing or reading a spill file) as a
 /// span of `stage` in the running recording; nothing when none runs.
 pub fn side_span(stage: &str, t: crate::TaskTiming) {

@@ -221,7 +221,7 @@ impl Stage {
             terminal: std::io::stderr().is_terminal(),
             callback: CALLBACK.read().unwrap_or_else(|p| p.into_inner()).clone(),
             bar: Mutex::new(None),
-            recorder: crate::profile::active(),
+            recorder: crate::profile::active_here(),
         })
     }
 
