@@ -591,3 +591,87 @@ fn what_can_never_fit_is_still_refused_with_the_reason() {
     assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn writers_stream_a_frame_larger_than_the_limit_a_partition_at_a_time() {
+    use tessera::frame::col;
+    let _serial = crate::serial();
+    let src = groupby_input(); // 64 MiB of Parquet
+    let out_dir = spill_dir("write");
+    let pattern = out_dir.join("doubled-*.parquet");
+    let doubled = src.with_column("w", col("v") * 2.0).unwrap();
+    let guard = tessera::config::set(&[
+        ("memory-limit", &FRAME_LIMIT.to_string()),
+        ("num-threads", "2"),
+    ])
+    .unwrap();
+    let err = doubled.compute().unwrap_err();
+    assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
+    let files = doubled.to_parquet(pattern.to_str().unwrap()).unwrap();
+    assert_eq!(files.len(), 64);
+    let single = out_dir.join("doubled.csv");
+    doubled
+        .select(&["w"])
+        .unwrap()
+        .to_csv(single.to_str().unwrap())
+        .unwrap();
+    drop(guard);
+    let back = read_parquet(pattern.to_str().unwrap()).unwrap();
+    let want = src.reduce("v", AggFunc::Sum).unwrap();
+    let Value::Float(want) = want else {
+        panic!("{want:?}")
+    };
+    assert_eq!(
+        back.reduce("w", AggFunc::Sum).unwrap(),
+        Value::Float(2.0 * want)
+    );
+    let csv = tessera::frame::read_csv(single.to_str().unwrap(), Default::default()).unwrap();
+    assert_eq!(csv.len().unwrap(), 4 << 20);
+    assert_eq!(
+        csv.reduce("w", AggFunc::Sum).unwrap(),
+        Value::Float(2.0 * want)
+    );
+    std::fs::remove_dir_all(&out_dir).ok();
+}
+
+#[test]
+fn a_frame_over_the_limit_persists_to_the_spill_directory() {
+    use tessera::frame::col;
+    let _serial = crate::serial();
+    let dir = spill_dir("frame-persist");
+    let src = groupby_input(); // 64 MiB
+    let doubled = src.with_column("w", col("v") * 2.0).unwrap();
+    let want = doubled.reduce("w", AggFunc::Sum).unwrap();
+    let guard = tessera::config::set(&[
+        ("memory-limit", &FRAME_LIMIT.to_string()),
+        ("spill-dir", dir.to_str().unwrap()),
+        ("num-threads", "2"),
+    ])
+    .unwrap();
+    let persisted = doubled.persist().unwrap();
+    assert!(!leftovers(&dir).is_empty(), "the partitions are on disk");
+    let explain = persisted.explain().unwrap();
+    assert!(
+        explain.contains("persisted to the spill directory"),
+        "{explain}"
+    );
+    // Later plans stream it back, with projection pushdown.
+    assert_eq!(persisted.reduce("w", AggFunc::Sum).unwrap(), want);
+    assert_eq!(persisted.select(&["k"]).unwrap().len().unwrap(), 4 << 20);
+    drop(guard);
+    drop(persisted);
+    assert_eq!(
+        leftovers(&dir),
+        Vec::<PathBuf>::new(),
+        "its files go with the frame"
+    );
+    // Spilling off: refused, as before.
+    let _g = tessera::config::set(&[
+        ("memory-limit", &FRAME_LIMIT.to_string()),
+        ("spill-dir", "none"),
+    ])
+    .unwrap();
+    let err = doubled.persist().unwrap_err();
+    assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

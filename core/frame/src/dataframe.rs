@@ -785,7 +785,7 @@ impl DataFrame {
     /// the algorithms of blocking nodes.
     pub fn explain(&self) -> Result<String> {
         let node = optimize(&self.node)?;
-        let memory = match check_memory(&node) {
+        let memory = match check_memory(&node, Output::InMemory) {
             Ok(None) => String::new(),
             Ok(Some(b)) => format!(
                 "memory-limit: groupby states, shuffle buckets, join sides and blocking results beyond {} (measured as they run) are spilled to {} (Arrow IPC, LZ4) and read back by the task that needs them; shuffles make buckets of about {} per task\n",
@@ -809,16 +809,71 @@ impl DataFrame {
         } else {
             self.node.clone()
         };
-        let spill = check_memory(&node)?;
+        let spill = check_memory(&node, Output::InMemory)?;
         pipeline(&node, &self.backend, &spill)?.materialize()
     }
 
-    /// Computes the frame and keeps it on the backend (later operations start here).
-    pub fn persist(&self) -> Result<DataFrame> {
-        Ok(self.derive(Node::Partitions {
-            parts: self.partitions()?,
+    /// The plan's output as a lazy sequence for writers that take one partition at a time
+    /// (`to_parquet`, `to_csv`): the blocking nodes run now, within the spill budget, and
+    /// the returned function produces partition `i` as an Arrow batch. The output never
+    /// has to fit in memory at once.
+    pub(crate) fn batch_stream(&self) -> Result<BatchStream> {
+        let node = if crate::config::optimize()? {
+            optimize(&self.node)?
+        } else {
+            self.node.clone()
+        };
+        let spill = check_memory(&node, Output::Streamed)?;
+        let pipe = pipeline(&node, &self.backend, &spill)?;
+        let backend = self.backend.clone();
+        let task = pipe.task.clone();
+        Ok(BatchStream {
+            n: pipe.n,
             schema: self.schema(),
-        }))
+            batch: Arc::new(move |i| backend.export_batch(&task(i)?)),
+            _spill: spill,
+        })
+    }
+
+    /// Computes the frame and keeps it on the backend (later operations start here). A
+    /// frame over `memory-limit` is persisted to the spill directory instead, a partition
+    /// at a time, and later plans read it back like a file (`explain` says "persisted to
+    /// the spill directory"); its files go when the last frame built on it is dropped.
+    ///
+    /// # Errors
+    /// As [`DataFrame::compute`]; [`Error::MemoryLimit`] only when the frame does not fit
+    /// and spilling is off (`spill-dir = none`) or even its stages cannot run within the
+    /// limit.
+    pub fn persist(&self) -> Result<DataFrame> {
+        let node = if crate::config::optimize()? {
+            optimize(&self.node)?
+        } else {
+            self.node.clone()
+        };
+        match (
+            check_memory(&node, Output::InMemory),
+            crate::config::spill_dir()?,
+        ) {
+            (Err(Error::MemoryLimit { .. }), Some(base)) => {
+                let out = self.batch_stream()?;
+                let source = crate::spill::PersistedSource::write(
+                    &base,
+                    out.schema.clone(),
+                    out.n,
+                    out.batch.as_ref(),
+                )?;
+                Ok(self.derive(Node::Scan {
+                    source: Arc::new(source),
+                    projection: None,
+                    selected: None,
+                    pushed: Vec::new(),
+                }))
+            }
+            _ => Ok(self.derive(Node::Partitions {
+                parts: self.partitions()?,
+                schema: self.schema(),
+            })),
+        }
     }
 
     /// [`DataFrame::compute`], recording a [`Profile`](tessera_observe::Profile) of every
@@ -848,19 +903,44 @@ impl DataFrame {
     }
 }
 
+/// A plan's output, one partition at a time ([`DataFrame::batch_stream`]).
+pub(crate) struct BatchStream {
+    /// Partitions.
+    pub n: usize,
+    /// Their schema.
+    pub schema: SchemaRef,
+    /// Produces partition `i`.
+    pub batch: Arc<dyn Fn(usize) -> Result<RecordBatch> + Send + Sync>,
+    /// Keeps the plan's spill budget (and the stashes it accounts) alive while streaming.
+    _spill: Spill,
+}
+
+/// Where a plan's output goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Output {
+    /// All of it in memory at once (`compute`, `persist`).
+    InMemory,
+    /// A partition at a time (writers).
+    Streamed,
+}
+
 /// How a plan runs within `memory-limit`: unbudgeted when its projected peak — what it
 /// holds while running plus its output — fits; with a spill budget when only what its
 /// groupbys, joins and shuffles keep between stages is over; refused before anything
 /// runs when what must be in memory at once is over (the output, which `compute` returns
 /// in memory; a sort's or repartition's whole input; a partition per worker), or when
 /// `spill-dir` is `none`.
-fn check_memory(node: &Arc<Node>) -> Result<Spill> {
+fn check_memory(node: &Arc<Node>, output: Output) -> Result<Spill> {
     let Some(limit) = crate::config::memory_limit()? else {
         return Ok(None);
     };
     let workers = tessera_core::pool::worker_threads()? as u64;
     let m = node.memory(workers);
-    let projected = m.held.saturating_add(m.output);
+    let out_held = match output {
+        Output::InMemory => m.output,
+        Output::Streamed => m.largest.saturating_mul(workers),
+    };
+    let projected = m.held.saturating_add(out_held);
     let spill_dir = crate::config::spill_dir()?;
     // Half the limit for what stages keep (spilled beyond it), half for the tasks running.
     let keep = limit / 2;
@@ -886,7 +966,7 @@ fn check_memory(node: &Arc<Node>) -> Result<Spill> {
     let Some(base) = spill_dir else {
         return refuse("spilling is off (spill-dir = none); ".into());
     };
-    if m.output > keep {
+    if output == Output::InMemory && m.output > keep {
         return refuse(format!(
             "its output must be in memory at once and is over half the limit ({keep} bytes; the rest is for the tasks producing it); "
         ));

@@ -107,17 +107,18 @@ impl DataFrame {
     /// holds a `*` (replaced by the partition number). Each file is written atomically.
     /// Returns the files written.
     pub fn to_csv(&self, path: &str) -> Result<Vec<std::path::PathBuf>> {
-        let computed = self.compute()?;
+        // A partition at a time: the frame never has to fit in memory at once.
+        let out = self.batch_stream()?;
         let delim = b',';
-        let head = header(&computed.schema, delim);
+        let head = header(&out.schema, delim);
         if !path.contains('*') {
             let target = std::path::Path::new(path);
             write_atomic(target, |w| {
                 w.write_all(&head).map_err(io(target))?;
                 let mut buf = Vec::with_capacity(1 << 20);
-                for b in &computed.batches {
+                for i in 0..out.n {
                     buf.clear();
-                    format_rows(b, delim, &mut buf)?;
+                    format_rows(&(out.batch)(i)?, delim, &mut buf)?;
                     w.write_all(&buf).map_err(io(target))?;
                 }
                 Ok(())
@@ -125,11 +126,12 @@ impl DataFrame {
             return Ok(vec![target.to_path_buf()]);
         }
         // One file per partition, committed as a whole (see `io::dataset`).
-        write_dataset(path, computed.batches.len(), |file, i| {
+        write_dataset(path, out.n, |file, i| {
             let named = std::path::PathBuf::from(path.replace('*', &i.to_string()));
+            let batch = (out.batch)(i)?;
             write_synced(file, &named, |w| {
                 let mut buf = head.clone();
-                format_rows(&computed.batches[i], delim, &mut buf)?;
+                format_rows(&batch, delim, &mut buf)?;
                 w.write_all(&buf).map_err(io(&named))
             })
         })

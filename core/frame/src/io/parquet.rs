@@ -359,7 +359,7 @@ fn write_batches(
     w: &mut std::io::BufWriter<File>,
     path: &std::path::Path,
     schema: &SchemaRef,
-    batches: &[RecordBatch],
+    batches: impl Iterator<Item = Result<RecordBatch>>,
 ) -> Result<()> {
     let werr = |e: parquet::errors::ParquetError| match e {
         parquet::errors::ParquetError::External(inner) => {
@@ -380,7 +380,7 @@ fn write_batches(
         .build();
     let mut writer = ArrowWriter::try_new(w, schema.clone(), Some(props)).map_err(werr)?;
     for b in batches {
-        writer.write(b).map_err(werr)?;
+        writer.write(&b?).map_err(werr)?;
         // One row group per partition.
         writer.flush().map_err(werr)?;
     }
@@ -393,19 +393,21 @@ impl DataFrame {
     /// partition when the file name holds a `*`. Each file is written atomically. Returns
     /// the files written.
     pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
-        let computed = self.compute()?;
+        // A partition at a time: the frame never has to fit in memory at once.
+        let out = self.batch_stream()?;
         if !path.contains('*') {
             let target = PathBuf::from(path);
             write_atomic(&target, |w| {
-                write_batches(w, &target, &computed.schema, &computed.batches)
+                write_batches(w, &target, &out.schema, (0..out.n).map(|i| (out.batch)(i)))
             })?;
             return Ok(vec![target]);
         }
         // One file per partition, committed as a whole (see `io::dataset`).
-        write_dataset(path, computed.batches.len(), |file, i| {
+        write_dataset(path, out.n, |file, i| {
             let named = PathBuf::from(path.replace('*', &i.to_string()));
+            let batch = (out.batch)(i)?;
             write_synced(file, &named, |w| {
-                write_batches(w, &named, &computed.schema, &computed.batches[i..=i])
+                write_batches(w, &named, &out.schema, std::iter::once(Ok(batch)))
             })
         })
     }
