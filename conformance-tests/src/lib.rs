@@ -26,6 +26,7 @@ pub mod cases;
 #[cfg(feature = "test-support")]
 pub mod cdylib;
 pub mod compare;
+pub mod frame;
 pub mod gen;
 pub mod macros;
 pub mod oracle;
@@ -44,6 +45,7 @@ use tessera_cpu as _;
 
 pub use case::{Case, Family, Group, Outcome, Produced, Side};
 pub use compare::Tol;
+pub use frame::{check_frame_backend, check_frame_backend_against};
 pub use report::{CaseReport, Report};
 
 /// The seed CI uses unless told otherwise.
@@ -180,7 +182,7 @@ pub fn check_array_backend_against(
             id: case.id,
             op: case.family.op,
             group: case.family.group,
-            dtype: case.dtype,
+            dtype: case.dtype.name().to_string(),
             variant: case.variant,
             outcome: v.outcome,
             inputs: v.inputs,
@@ -223,5 +225,7 @@ pub fn run_generated_test(backend: BackendRef, selector: &str, test_name: &str) 
     }
 }
 
+#[doc(hidden)]
+pub use tessera_core::frame::FrameBackendRef as __FrameBackendRef;
 #[doc(hidden)]
 pub use tessera_core::BackendRef as __BackendRef;

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
+//! tessera-conformance --frame-backend NAME [--filter ...] [--seed N] [--json FILE] [--list] [--quiet]
 //! ```
 //!
 //! `--plugin` loads a backend plugin library first (as `TESSERA_PLUGINS` would); with
@@ -9,22 +10,29 @@
 //!
 //! Prints the op x dtype matrix, every failure with its rerun line, and a summary; exits 0
 //! when every case passed or was declared unsupported, 1 when any failed or errored, and 2
-//! on a usage error. `--backend selftest-broken` checks the suite's own planted-fault
-//! backend (it must fail).
+//! on a usage error. `--backend selftest-broken` and `--frame-backend selftest-broken-frame`
+//! check the suites' own planted-fault backends (they must fail).
 
 use std::process::ExitCode;
 
-use tessera_conformance::{cases, check_array_backend, selftest, Options, DEFAULT_SEED};
+use tessera_conformance::frame::{frame_cases, selftest as frame_selftest};
+use tessera_conformance::{
+    cases, check_array_backend, check_frame_backend, selftest, Options, Report, DEFAULT_SEED,
+};
 // Linked so `--backend sparse` finds it (its `inventory` registration survives linking).
 use tessera_sparse as _;
 // Linked so that `--backend cuda` reports why it is unavailable instead of "unknown".
 use tessera_cuda as _;
 
 const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
+       tessera-conformance --frame-backend NAME [--filter SPEC] [--seed N] [--json FILE] [--list] [--quiet]
 
   --plugin LIB     load a backend plugin library (repeatable); with one plugin, --backend
                    defaults to the plugin's backend
   --backend NAME   a registered backend (`tessera backends` lists them), or selftest-broken
+  --frame-backend NAME
+                   run the dataframe suite (frame.* cases) on a registered dataframe
+                   backend, or selftest-broken-frame
   --filter SPEC    ops (add, api.var), op/dtype (add/float32), case ids (add/float32/2),
                    or prefixes ending in * (api.*); comma-separated
   --seed N         the generation seed (default 1)
@@ -35,6 +43,7 @@ const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME
 struct Args {
     plugins: Vec<String>,
     backend: Option<String>,
+    frame_backend: Option<String>,
     filter: Option<String>,
     seed: u64,
     json: Option<String>,
@@ -46,6 +55,7 @@ fn parse() -> Result<Args, String> {
     let mut a = Args {
         plugins: Vec::new(),
         backend: None,
+        frame_backend: None,
         filter: None,
         seed: DEFAULT_SEED,
         json: None,
@@ -58,6 +68,7 @@ fn parse() -> Result<Args, String> {
         match arg.as_str() {
             "--plugin" => a.plugins.push(value("--plugin")?),
             "--backend" => a.backend = Some(value("--backend")?),
+            "--frame-backend" => a.frame_backend = Some(value("--frame-backend")?),
             "--filter" => a.filter = Some(value("--filter")?),
             "--seed" => {
                 let v = value("--seed")?;
@@ -93,6 +104,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(name) = &args.frame_backend {
+        if args.backend.is_some() || !args.plugins.is_empty() {
+            eprintln!("error: --frame-backend runs the dataframe suite alone; drop --backend and --plugin\n{USAGE}");
+            return ExitCode::from(2);
+        }
+        return run_frames(name, &args);
+    }
     if args.list {
         for c in cases(args.filter.as_deref()) {
             println!("{}", c.id);
@@ -109,7 +127,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    let backend = match (args.backend, loaded.as_slice()) {
+    let backend = match (args.backend.clone(), loaded.as_slice()) {
         (Some(b), _) => Some(b),
         (None, [only]) => Some(only.clone()),
         (None, _) => None,
@@ -137,7 +155,7 @@ fn main() -> ExitCode {
         .collect();
     let options = Options {
         seed: args.seed,
-        filter: args.filter,
+        filter: args.filter.clone(),
         rerun: (!plugin_args.is_empty()).then(|| {
             format!(
                 "tessera-conformance {plugin_args}--backend {name} --filter {{id}} --seed {{seed}}"
@@ -152,6 +170,46 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let report = check_array_backend(&backend, &options);
+    finish(&report, &args)
+}
+
+/// The dataframe suite on backend `name`.
+fn run_frames(name: &str, args: &Args) -> ExitCode {
+    if args.list {
+        for c in frame_cases(args.filter.as_deref()) {
+            println!("{}", c.id);
+        }
+        return ExitCode::SUCCESS;
+    }
+    let backend = if name == frame_selftest::BROKEN_FRAME {
+        frame_selftest::broken_frame_backend()
+    } else {
+        tessera_core::registry::dataframe_backend(name)
+    };
+    let backend = match backend {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let options = Options {
+        seed: args.seed,
+        filter: args.filter.clone(),
+        rerun: None,
+    };
+    if frame_cases(options.filter.as_deref()).is_empty() {
+        eprintln!(
+            "error: no frame case matches filter '{}' (try --list)",
+            options.filter.as_deref().unwrap_or("")
+        );
+        return ExitCode::from(2);
+    }
+    finish(&check_frame_backend(&backend, &options), args)
+}
+
+/// Prints `report` as asked, writes its JSON, and gives the exit code.
+fn finish(report: &Report, args: &Args) -> ExitCode {
     if !args.quiet {
         print!("{}", report.matrix());
     }

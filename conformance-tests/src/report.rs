@@ -40,8 +40,9 @@ pub struct CaseReport {
     pub op: String,
     /// Protocol or API.
     pub group: Group,
-    /// Dtype.
-    pub dtype: DType,
+    /// The element type the case runs on: an array dtype (`float32`) or, for dataframe
+    /// cases, the Arrow type of the columns under test (`utf8`, `timestamp[us]`).
+    pub dtype: String,
     /// Variant.
     pub variant: usize,
     /// Outcome.
@@ -153,8 +154,20 @@ impl Report {
     /// where the op does not take the dtype. A cell aggregates the op's variants, worst
     /// outcome first.
     pub fn matrix(&self) -> String {
-        let mut cells: BTreeMap<(usize, String), BTreeMap<DType, Outcome>> = BTreeMap::new();
+        let mut cells: BTreeMap<(usize, String), BTreeMap<String, Outcome>> = BTreeMap::new();
         let mut order: Vec<String> = Vec::new();
+        // Columns: the array dtypes in their usual order, then any other types (dataframe
+        // cases) in order of appearance.
+        let mut columns: Vec<String> = DType::ALL
+            .iter()
+            .map(|d| d.name().to_string())
+            .filter(|d| self.cases.iter().any(|c| &c.dtype == d))
+            .collect();
+        for c in &self.cases {
+            if !columns.contains(&c.dtype) {
+                columns.push(c.dtype.clone());
+            }
+        }
         for c in &self.cases {
             if !order.contains(&c.op) {
                 order.push(c.op.clone());
@@ -163,7 +176,7 @@ impl Report {
             let cell = cells
                 .entry((pos, c.op.clone()))
                 .or_default()
-                .entry(c.dtype)
+                .entry(c.dtype.clone())
                 .or_insert(Outcome::Pass);
             let rank = |o: &Outcome| match o {
                 Outcome::Pass => 0,
@@ -179,14 +192,14 @@ impl Report {
         }
         let width = order.iter().map(|o| o.len()).max().unwrap_or(2).max(2);
         let mut s = format!("{:width$}", "op");
-        for d in DType::ALL {
-            let _ = write!(s, " {:>7}", d.name());
+        for d in &columns {
+            let _ = write!(s, " {d:>7}");
         }
         s.push('\n');
         for ((_, op), row) in &cells {
             let _ = write!(s, "{op:width$}");
-            for d in DType::ALL {
-                let cell = match row.get(&d) {
+            for d in &columns {
+                let cell = match row.get(d) {
                     None => ".",
                     Some(Outcome::Pass) => "ok",
                     Some(Outcome::Fallback) => "fb",
@@ -225,7 +238,7 @@ impl Report {
                 "id": c.id,
                 "op": c.op,
                 "group": c.group.name(),
-                "dtype": c.dtype.name(),
+                "dtype": c.dtype,
                 "variant": c.variant,
                 "outcome": c.outcome.name(),
                 "inputs": c.inputs,

@@ -6,6 +6,7 @@
 //! READMEs quote (`readme_counts`).
 
 mod cpu;
+mod frames;
 mod golden;
 mod plugin;
 mod readme_counts;

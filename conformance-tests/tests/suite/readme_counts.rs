@@ -59,3 +59,23 @@ fn the_readmes_quote_the_generated_counts() {
     assert_eq!(thousands(1260), "1,260");
     assert_eq!(thousands(999), "999");
 }
+
+#[test]
+fn the_readme_quotes_the_frame_suite_counts() {
+    use tessera_conformance::frame::{frame_cases, frame_families, selftest};
+    let all = frame_cases(None);
+    let tests: usize = frame_families().iter().map(|f| f.types.len()).sum();
+    let planted = selftest::expected_failures(&all).len();
+    let readme = include_str!("../../README.md");
+    for text in [
+        format!("{} cases (7 types, 4 variants", thousands(all.len())),
+        format!("the macro ({tests} tests)"),
+        format!("({planted} of {})", thousands(all.len())),
+        format!("runner ({} cases)", thousands(all.len())),
+    ] {
+        assert!(
+            readme.contains(&text),
+            "conformance-tests/README.md should say `{text}`"
+        );
+    }
+}

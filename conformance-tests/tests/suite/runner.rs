@@ -95,3 +95,45 @@ fn an_unavailable_backend_is_reported_with_its_reason() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_frame_suite_runs_from_the_runner() {
+    let dir = std::env::temp_dir().join(format!("tessera-conf-frames-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("frames.json");
+    let (code, stdout, stderr) =
+        runner(&["--frame-backend", "cpu", "--json", path.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("frame.join.outer"), "{stdout}");
+    assert!(
+        stdout.contains("timestamp[us]"),
+        "the type columns: {stdout}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let cases = json["cases"].as_array().unwrap();
+    assert_eq!(
+        cases.len(),
+        tessera_conformance::frame::frame_cases(None).len()
+    );
+    assert!(cases.iter().all(|c| c["outcome"] == "pass"));
+    // The planted-fault backend fails, with a rerun line per failure.
+    let (code, stdout, _) = runner(&[
+        "--frame-backend",
+        "selftest-broken-frame",
+        "--filter",
+        "frame.aggregate.count/utf8/2",
+        "--quiet",
+    ]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(
+        stdout.contains(
+            "--frame-backend selftest-broken-frame --filter frame.aggregate.count/utf8/2"
+        ),
+        "{stdout}"
+    );
+    let (code, _, stderr) = runner(&["--frame-backend", "no-such-frames"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("no-such-frames"), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,158 @@
+//! API cases: the user-level [`DataFrame`] on the backend over random partitionings (empty
+//! partitions included), against the reference's single partition: what core's
+//! distributed algorithms make of the backend's primitives.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+use tessera_core::frame::expr::col;
+use tessera_core::frame::{AggFunc, JoinType};
+use tessera_core::Result;
+use tessera_frame::DataFrame;
+
+use super::data::{batch, column, fresh_key, split, ColType, Draw};
+use super::protocol::{parts, row_ids, rows};
+use super::{FrameFamily, FrameSide, Need, Output};
+use crate::case::Group;
+use crate::gen::Gen;
+
+/// The API families.
+pub fn families() -> Vec<FrameFamily> {
+    let all = ColType::ALL.to_vec();
+    // Keys: every type with values to spare for a fresh key (not bool) and exact equality
+    // (not float64).
+    let keys: Vec<ColType> = ColType::ALL
+        .into_iter()
+        .filter(|t| !matches!(t, ColType::Float64 | ColType::Bool))
+        .collect();
+    let f = |op: &str, types: &[ColType], run: super::FrameRun| FrameFamily {
+        op: op.to_string(),
+        group: Group::Api,
+        types: types.to_vec(),
+        need: Need::Required,
+        run,
+    };
+    vec![
+        f("frame.api.groupby", &keys, groupby),
+        f("frame.api.merge", &keys, merge),
+        f("frame.api.sort_values", &all, sort_values),
+        f("frame.api.filter", &all, filter),
+    ]
+}
+
+/// `b` as a frame on the side's backend: one partition on the reference, the variant's
+/// random split elsewhere.
+fn frame(s: &FrameSide, g: &mut Gen, b: RecordBatch, count: usize) -> Result<DataFrame> {
+    let pieces = split(g, &b, count);
+    let batches = if s.reference { vec![b] } else { pieces };
+    DataFrame::from_record_batches(batches, Some(s.backend.name()))
+}
+
+fn computed(df: &DataFrame) -> Result<RecordBatch> {
+    df.compute()?.concat()
+}
+
+fn groupby(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let mut b = batch(vec![
+        ("k", column(g, t, n, Draw::keys(n))),
+        ("v", column(g, ColType::Float64, n, Draw::values(n))),
+        ("i", row_ids(n)),
+    ]);
+    let count = parts(g, variant);
+    if variant >= 2 {
+        // A last row whose key no other row has, so every partition's state counts.
+        let fresh = fresh_key(t).expect("groupby keys have fresh values");
+        let extra = batch(vec![
+            ("k", fresh),
+            ("v", Arc::new(Float64Array::from(vec![1.0])) as ArrayRef),
+            ("i", Arc::new(Int64Array::from(vec![n as i64]))),
+        ]);
+        b = arrow_select::concat::concat_batches(&b.schema(), &[b, extra]).expect("same schema");
+    }
+    s.note(format!(
+        "k: {} keys, {} rows in {count} partitions",
+        t.name(),
+        b.num_rows()
+    ));
+    let df = frame(s, g, b, count)?;
+    let out = df.groupby(&["k"])?.agg(&[
+        ("v", AggFunc::Sum),
+        ("v", AggFunc::Mean),
+        ("v", AggFunc::Count),
+        ("i", AggFunc::Min),
+        ("i", AggFunc::Max),
+    ])?;
+    Ok(vec![Output::unordered(computed(&out)?).with_sums()])
+}
+
+fn merge(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let (nl, nr) = (rows(g, variant), rows(g, variant));
+    let domain = (nl.max(nr) / 2).max(2);
+    let draw = Draw {
+        domain,
+        nulls: 0.0,
+        specials: false,
+    };
+    let side = |g: &mut Gen, n: usize, payload: &str| {
+        let mut keys = column(g, t, n, draw);
+        if variant >= 2 {
+            let null = arrow_array::new_null_array(&t.data_type(), 1);
+            keys =
+                arrow_select::concat::concat(&[keys.as_ref(), null.as_ref()]).expect("same type");
+        }
+        let m = keys.len();
+        batch(vec![("k", keys), (payload, row_ids(m))])
+    };
+    let (l, r) = (side(g, nl, "a"), side(g, nr, "b"));
+    let how = [JoinType::Inner, JoinType::Left, JoinType::Outer][variant % 3];
+    let count = parts(g, variant);
+    s.note(format!(
+        "k: {} keys; {} x {} rows in {count} partitions each; {} merge",
+        t.name(),
+        l.num_rows(),
+        r.num_rows(),
+        how.name()
+    ));
+    let (ldf, rdf) = (frame(s, g, l, count)?, frame(s, g, r, count)?);
+    let out = ldf.merge(&rdf, &["k"], how)?;
+    Ok(vec![Output::unordered(computed(&out)?)])
+}
+
+fn sort_values(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = batch(vec![
+        ("v", column(g, t, n, Draw::keys(n))),
+        ("i", row_ids(n)),
+    ]);
+    let ascending = variant.is_multiple_of(2);
+    let count = parts(g, variant);
+    s.note(format!(
+        "v: {} x {n} rows in {count} partitions, ascending {ascending}",
+        t.name()
+    ));
+    let df = frame(s, g, b, count)?;
+    // Ties broken by the row number: the order is fully determined.
+    let out = df.sort_values(&["v", "i"], &[ascending, true])?;
+    Ok(vec![Output::exact(computed(&out)?)])
+}
+
+fn filter(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = batch(vec![
+        ("v", column(g, t, n, Draw::values(n))),
+        ("i", row_ids(n)),
+    ]);
+    let k = g.below(n.max(1)) as i64;
+    let count = parts(g, variant);
+    s.note(format!(
+        "v: {} x {n} rows in {count} partitions; i >= {k}",
+        t.name()
+    ));
+    let df = frame(s, g, b, count)?;
+    let out = df
+        .filter(col("v").is_not_null() & col("i").gt_eq(k))?
+        .with_column("j", col("i") * 2)?
+        .select(&["j", "v"])?;
+    Ok(vec![Output::exact(computed(&out)?)])
+}

@@ -1,0 +1,444 @@
+//! The contract every dataframe backend proves itself against, built like the array suite
+//! (one case per op, type and variant, compared with the CPU reference; the same report,
+//! the same three ways in).
+//!
+//! - **Protocol cases** (`frame.*`) call one partition-level primitive of
+//!   [`DataFrameBackend`] on generated batches: import/export, filter and projection
+//!   programs over every expression kind a type takes, hash and range partitioning, the
+//!   three-step aggregation (partial per partition, combine in order, finalize) for every
+//!   [`AggFunc`], every join type with both pairwise algorithms, sort with nulls and
+//!   descending keys, concat, slice and take.
+//! - **API cases** (`frame.api.*`) run the user-level [`tessera_frame::DataFrame`] on the
+//!   backend over random partitionings (empty partitions included) against the
+//!   reference's one partition.
+//!
+//! Columns come in seven Arrow types ([`data::ColType`]) with nulls, NaN, ±inf, `-0.0`,
+//! repeated keys and non-ASCII strings. Variants: 0 is empty, 1 has one partition and no
+//! null keys, 2 and 3 have several partitions, null keys on both sides of a join, and a
+//! key only the last partition holds (so a combine that loses a state shows).
+//!
+//! Capabilities are data: an aggregation or join algorithm a backend declares missing must
+//! raise [`Error::Unsupported`]; returning a result anyway is a failure, and raising
+//! `Unsupported` for something not declared missing is an error.
+//!
+//! Three ways in: [`check_frame_backend`], the [`frame_backend_tests!`](crate::frame_backend_tests)
+//! macro, and `tessera-conformance --frame-backend NAME`.
+
+pub mod api;
+pub mod compare;
+pub mod data;
+pub mod protocol;
+pub mod selftest;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use arrow_array::RecordBatch;
+use tessera_core::frame::{AggFunc, DataFrameBackend, FrameBackendRef, JoinAlgorithm, Partition};
+use tessera_core::registry::{dataframe_backend, register_dataframe_backend};
+use tessera_core::{Error, Result};
+// The reference dataframe backend must be linked for its registration to survive.
+use tessera_cpu_frame as _;
+
+use crate::case::{Group, Outcome};
+use crate::gen::Gen;
+use crate::report::{CaseReport, Report};
+use crate::{matches_filter, Options};
+use compare::{compare_batches, FloatTol, Order};
+use data::ColType;
+
+/// Variants per op and type.
+pub const VARIANTS: usize = 4;
+
+/// Name of the reference dataframe backend.
+pub const FRAME_REFERENCE: &str = "cpu";
+
+/// One side of a comparison.
+pub struct FrameSide {
+    /// The backend.
+    pub backend: FrameBackendRef,
+    /// True on the reference side (API frames get one partition).
+    pub reference: bool,
+    notes: Mutex<Vec<String>>,
+}
+
+impl FrameSide {
+    fn new(backend: FrameBackendRef, reference: bool) -> FrameSide {
+        FrameSide {
+            backend,
+            reference,
+            notes: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Describes an input for the report (kept from the reference side).
+    pub fn note(&self, text: impl Into<String>) {
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(text.into());
+    }
+
+    /// A batch as a partition of this backend.
+    ///
+    /// # Errors
+    /// What the backend's `import_batch` returns.
+    pub fn import(&self, b: RecordBatch) -> Result<Partition> {
+        self.backend.import_batch(b)
+    }
+
+    /// A partition back on the host, checked to be this backend's and to have as many
+    /// rows as it says.
+    ///
+    /// # Errors
+    /// What `export_batch` returns; [`Error::Plugin`]-style protocol errors when the
+    /// partition is foreign or its row count is wrong.
+    pub fn export(&self, p: &Partition) -> Result<RecordBatch> {
+        if p.backend() != self.backend.name() {
+            return Err(Error::ForeignChunk {
+                op: "export_batch".into(),
+                backend: self.backend.name().into(),
+                owner: p.backend().into(),
+            });
+        }
+        let b = self.backend.export_batch(p)?;
+        if b.num_rows() != p.num_rows() {
+            return Err(Error::Internal(format!(
+                "backend '{}': a partition says it has {} rows but exports {}",
+                self.backend.name(),
+                p.num_rows(),
+                b.num_rows()
+            )));
+        }
+        Ok(b)
+    }
+}
+
+/// One output of a case, with how it is compared.
+pub struct Output {
+    /// The batch.
+    pub batch: RecordBatch,
+    /// Whether its row order is part of the contract.
+    pub order: Order,
+    /// Float tolerance.
+    pub tol: FloatTol,
+}
+
+impl Output {
+    /// An output compared row by row, floats exactly.
+    pub fn exact(batch: RecordBatch) -> Output {
+        Output {
+            batch,
+            order: Order::Exact,
+            tol: FloatTol::EXACT,
+        }
+    }
+
+    /// An output compared in any row order, floats exactly.
+    pub fn unordered(batch: RecordBatch) -> Output {
+        Output {
+            batch,
+            order: Order::Unordered,
+            tol: FloatTol::EXACT,
+        }
+    }
+
+    /// The same with the float tolerance of sums.
+    pub fn with_sums(self) -> Output {
+        Output {
+            tol: FloatTol::SUMS,
+            ..self
+        }
+    }
+}
+
+/// What a case needs that a backend may declare missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Only required primitives.
+    Required,
+    /// An aggregation ([`FrameCapabilities::missing_aggregations`](tessera_core::frame::FrameCapabilities)).
+    Aggregation(AggFunc),
+    /// A pairwise join algorithm.
+    JoinAlgorithm(JoinAlgorithm),
+}
+
+/// A case's body: called once per side with identically seeded generators.
+pub type FrameRun = fn(&FrameSide, &mut Gen, ColType, usize) -> Result<Vec<Output>>;
+
+/// An op of the frame protocol or API with the types it takes.
+#[derive(Clone)]
+pub struct FrameFamily {
+    /// `frame.filter`, `frame.aggregate.sum`, `frame.api.merge`, ...
+    pub op: String,
+    /// Protocol or API.
+    pub group: Group,
+    /// The column types it runs on.
+    pub types: Vec<ColType>,
+    /// What it needs beyond the required primitives.
+    pub need: Need,
+    /// The body.
+    pub run: FrameRun,
+}
+
+/// One generated case.
+#[derive(Clone)]
+pub struct FrameCase {
+    /// `op/type/variant`.
+    pub id: String,
+    /// Its family.
+    pub family: FrameFamily,
+    /// Column type.
+    pub ty: ColType,
+    /// Variant.
+    pub variant: usize,
+}
+
+/// Every frame family: the protocol's, then the API's.
+pub fn frame_families() -> Vec<FrameFamily> {
+    let mut f = protocol::families();
+    f.extend(api::families());
+    f
+}
+
+/// Every frame case, in a stable order, narrowed by `filter` (as for arrays).
+pub fn frame_cases(filter: Option<&str>) -> Vec<FrameCase> {
+    let mut out = Vec::new();
+    for family in frame_families() {
+        for &ty in &family.types {
+            for variant in 0..VARIANTS {
+                let id = format!("{}/{}/{}", family.op, ty.name(), variant);
+                if matches_filter(filter, &family.op, &id) {
+                    out.push(FrameCase {
+                        id,
+                        family: family.clone(),
+                        ty,
+                        variant,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The outcome of one case, with the inputs in words and why it did not pass.
+struct Verdict {
+    outcome: Outcome,
+    inputs: String,
+    message: String,
+}
+
+fn run_side(case: &FrameCase, side: &FrameSide, seed: u64) -> Result<Vec<Output>> {
+    let mut g = Gen::for_case(seed, &case.id);
+    match catch_unwind(AssertUnwindSafe(|| {
+        (case.family.run)(side, &mut g, case.ty, case.variant)
+    })) {
+        Ok(r) => r,
+        Err(p) => Err(Error::Panicked {
+            task: format!("case {} on backend '{}'", case.id, side.backend.name()),
+            message: p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into()),
+        }),
+    }
+}
+
+fn declared_missing(backend: &dyn DataFrameBackend, need: Need) -> bool {
+    let caps = backend.capabilities();
+    match need {
+        Need::Required => false,
+        Need::Aggregation(f) => caps.missing_aggregations.contains(&f),
+        Need::JoinAlgorithm(a) => caps.missing_join_algorithms.contains(&a),
+    }
+}
+
+fn run_case(
+    case: &FrameCase,
+    backend: &FrameBackendRef,
+    reference: &FrameBackendRef,
+    seed: u64,
+) -> Verdict {
+    let ref_side = FrameSide::new(reference.clone(), true);
+    let want = run_side(case, &ref_side, seed);
+    let inputs = ref_side
+        .notes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .join("; ");
+    let verdict = |outcome, message: String| Verdict {
+        outcome,
+        inputs: inputs.clone(),
+        message,
+    };
+    let want = match want {
+        Ok(w) => w,
+        Err(e) => {
+            return verdict(
+                Outcome::Suite,
+                format!(
+                    "the reference '{}' failed, so the case is broken: {e}",
+                    reference.name()
+                ),
+            )
+        }
+    };
+    let side = FrameSide::new(backend.clone(), false);
+    let got = run_side(case, &side, seed);
+    if declared_missing(backend.as_ref(), case.family.need) {
+        return match got {
+            Err(Error::Unsupported { .. }) => verdict(Outcome::Unsupported, String::new()),
+            Err(e) => verdict(
+                Outcome::Error,
+                format!("declared missing in its capabilities, so it must raise Unsupported; it raised: {e}"),
+            ),
+            Ok(_) => verdict(
+                Outcome::Fail,
+                format!(
+                    "declared missing in its capabilities ({:?}) but returned a result instead of raising Unsupported",
+                    case.family.need
+                ),
+            ),
+        };
+    }
+    let got = match got {
+        Ok(g) => g,
+        Err(e @ Error::Unsupported { .. }) => {
+            return verdict(
+                Outcome::Error,
+                format!("raised Unsupported for what its capabilities do not declare missing: {e}"),
+            )
+        }
+        Err(e) => return verdict(Outcome::Error, e.to_string()),
+    };
+    if got.len() != want.len() {
+        return verdict(
+            Outcome::Fail,
+            format!("{} outputs, want {}", got.len(), want.len()),
+        );
+    }
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        if let Err(m) = compare_batches(&g.batch, &w.batch, w.order, w.tol) {
+            let which = if want.len() > 1 {
+                format!("output {i}: ")
+            } else {
+                String::new()
+            };
+            return verdict(Outcome::Fail, format!("{which}{m}"));
+        }
+    }
+    verdict(Outcome::Pass, String::new())
+}
+
+/// `backend` as the registry knows it: registered under its name unless a backend of that
+/// name already is (then that one is checked, as applications would reach it).
+fn ensure_registered(backend: &FrameBackendRef) -> Result<FrameBackendRef> {
+    match dataframe_backend(backend.name()) {
+        Ok(b) => Ok(b),
+        Err(_) => {
+            register_dataframe_backend(backend.clone())?;
+            dataframe_backend(backend.name())
+        }
+    }
+}
+
+/// Runs the frame suite on `backend` against the `cpu` reference.
+pub fn check_frame_backend(backend: &FrameBackendRef, options: &Options) -> Report {
+    match dataframe_backend(FRAME_REFERENCE) {
+        Ok(r) => check_frame_backend_against(backend, &r, options),
+        Err(e) => Report {
+            backend: backend.name().to_string(),
+            reference: FRAME_REFERENCE.to_string(),
+            seed: options.seed,
+            filter: options.filter.clone(),
+            cases: Vec::new(),
+            elapsed_s: 0.0,
+            setup_error: Some(e.to_string()),
+        },
+    }
+}
+
+/// Like [`check_frame_backend`], against another reference.
+pub fn check_frame_backend_against(
+    backend: &FrameBackendRef,
+    reference: &FrameBackendRef,
+    options: &Options,
+) -> Report {
+    let start = Instant::now();
+    let mut report = Report {
+        backend: backend.name().to_string(),
+        reference: reference.name().to_string(),
+        seed: options.seed,
+        filter: options.filter.clone(),
+        cases: Vec::new(),
+        elapsed_s: 0.0,
+        setup_error: None,
+    };
+    let setup = ensure_registered(backend).and_then(|b| Ok((b, ensure_registered(reference)?)));
+    let (backend, reference) = match setup {
+        Ok(pair) => pair,
+        Err(e) => {
+            report.setup_error = Some(e.to_string());
+            return report;
+        }
+    };
+    let rerun = options.rerun.clone().unwrap_or_else(|| {
+        format!(
+            "cargo run -p tessera-conformance -- --frame-backend {} --filter {{id}} --seed {{seed}}",
+            backend.name()
+        )
+    });
+    for case in frame_cases(options.filter.as_deref()) {
+        let t = Instant::now();
+        let v = run_case(&case, &backend, &reference, options.seed);
+        report.cases.push(CaseReport {
+            rerun: rerun
+                .replace("{id}", &case.id)
+                .replace("{seed}", &options.seed.to_string()),
+            id: case.id,
+            op: case.family.op,
+            group: case.family.group,
+            dtype: case.ty.name().to_string(),
+            variant: case.variant,
+            outcome: v.outcome,
+            inputs: v.inputs,
+            message: v.message,
+            ms: t.elapsed().as_secs_f64() * 1e3,
+        });
+    }
+    report.elapsed_s = start.elapsed().as_secs_f64();
+    report
+}
+
+/// Runs the cases of one `#[test]` made by [`frame_backend_tests!`](crate::frame_backend_tests)
+/// and panics with every failure if any case fails (`TESSERA_CONFORMANCE_SEED` and
+/// `TESSERA_CONFORMANCE_FILTER` as for arrays).
+#[doc(hidden)]
+pub fn run_generated_frame_test(backend: FrameBackendRef, selector: &str, test_name: &str) {
+    let seed = std::env::var("TESSERA_CONFORMANCE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(crate::DEFAULT_SEED);
+    let filter = match std::env::var("TESSERA_CONFORMANCE_FILTER").ok() {
+        Some(n) if matches_filter(Some(selector), n.split('/').next().unwrap_or(""), &n) => n,
+        _ => selector.to_string(),
+    };
+    let options = Options {
+        seed,
+        filter: Some(filter),
+        rerun: Some(format!(
+            "TESSERA_CONFORMANCE_SEED={{seed}} TESSERA_CONFORMANCE_FILTER={{id}} cargo test {test_name}"
+        )),
+    };
+    let report = check_frame_backend(&backend, &options);
+    assert!(
+        report.setup_error.is_some() || !report.cases.is_empty(),
+        "no frame conformance case matches '{selector}'"
+    );
+    if !report.is_ok() {
+        panic!("{}", report.failure_text());
+    }
+}

@@ -1,0 +1,601 @@
+//! Protocol cases: one partition-level primitive of the dataframe backend trait each.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use tessera_core::frame::expr::{col, Expr, Literal};
+use tessera_core::frame::{
+    AggFunc, AggSpec, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
+    SortKey,
+};
+use tessera_core::{Error, Result};
+
+use super::data::{batch, column, split, ColType, Draw};
+use super::{FrameFamily, FrameSide, Need, Output};
+use crate::case::Group;
+use crate::gen::Gen;
+
+/// Rows of a variant's input: none, a few, a few dozen, a few hundred.
+pub fn rows(g: &mut Gen, variant: usize) -> usize {
+    match variant {
+        0 => 0,
+        1 => 1 + g.below(8),
+        2 => 20 + g.below(20),
+        _ => 100 + g.below(200),
+    }
+}
+
+/// Partitions of a variant's input (variants 2 and 3 have several).
+pub fn parts(g: &mut Gen, variant: usize) -> usize {
+    match variant {
+        0 | 1 => 1,
+        2 => 2 + g.below(2),
+        _ => 3 + g.below(3),
+    }
+}
+
+/// The row numbers `0..n` as an Int64 column (a payload that tells rows apart).
+pub fn row_ids(n: usize) -> ArrayRef {
+    Arc::new(Int64Array::from_iter_values(0..n as i64))
+}
+
+fn family(
+    op: &str,
+    group: Group,
+    types: &[ColType],
+    need: Need,
+    run: super::FrameRun,
+) -> FrameFamily {
+    FrameFamily {
+        op: op.to_string(),
+        group,
+        types: types.to_vec(),
+        need,
+        run,
+    }
+}
+
+/// The protocol families.
+pub fn families() -> Vec<FrameFamily> {
+    use ColType::*;
+    let all = &ColType::ALL;
+    let mut f = vec![
+        family(
+            "frame.roundtrip",
+            Group::Protocol,
+            all,
+            Need::Required,
+            roundtrip,
+        ),
+        family("frame.filter", Group::Protocol, all, Need::Required, filter),
+        family(
+            "frame.project",
+            Group::Protocol,
+            all,
+            Need::Required,
+            project,
+        ),
+        family(
+            "frame.hash_partition",
+            Group::Protocol,
+            all,
+            Need::Required,
+            hash_partition,
+        ),
+        family(
+            "frame.range_partition",
+            Group::Protocol,
+            all,
+            Need::Required,
+            range_partition,
+        ),
+    ];
+    for func in AggFunc::ALL {
+        let types: Vec<ColType> = ColType::ALL
+            .into_iter()
+            .filter(|t| func.accepts(&t.data_type()))
+            .collect();
+        f.push(FrameFamily {
+            op: format!("frame.aggregate.{}", func.name()),
+            group: Group::Protocol,
+            types,
+            need: Need::Aggregation(func),
+            run: AGGREGATE[func as usize],
+        });
+    }
+    let keys = [Int64, Int32, Utf8, Bool, Date32, TimestampUs];
+    for how in [
+        JoinType::Inner,
+        JoinType::Left,
+        JoinType::Right,
+        JoinType::Outer,
+    ] {
+        f.push(family(
+            &format!("frame.join.{}", how.name()),
+            Group::Protocol,
+            &keys,
+            Need::Required,
+            JOIN_HASH[how as usize],
+        ));
+        f.push(family(
+            &format!("frame.join_sorted.{}", how.name()),
+            Group::Protocol,
+            &keys,
+            Need::JoinAlgorithm(JoinAlgorithm::SortedMerge),
+            JOIN_SORTED[how as usize],
+        ));
+    }
+    f.extend([
+        family("frame.sort", Group::Protocol, all, Need::Required, sort),
+        family("frame.concat", Group::Protocol, all, Need::Required, concat),
+        family("frame.slice", Group::Protocol, all, Need::Required, slice),
+        family("frame.take", Group::Protocol, all, Need::Required, take),
+    ]);
+    f
+}
+
+/// A column `v` of type `t` (values) and the row numbers `i`.
+fn values_batch(g: &mut Gen, t: ColType, n: usize) -> RecordBatch {
+    let v = column(g, t, n, Draw::values(n));
+    batch(vec![("v", v), ("i", row_ids(n))])
+}
+
+fn roundtrip(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    s.note(format!("v: {} x {n} rows", t.name()));
+    let p = s.import(b)?;
+    Ok(vec![Output::exact(s.export(&p)?)])
+}
+
+/// A literal drawn from the column's domain, where the type has literals.
+fn literal_for(g: &mut Gen, t: ColType, b: &RecordBatch) -> Option<Literal> {
+    let v = b.column(0);
+    let present: Vec<usize> = (0..v.len()).filter(|&r| !v.is_null(r)).collect();
+    let r = *present.get(g.below(present.len().max(1)))?;
+    Some(match t {
+        ColType::Int64 => Literal::Int(v.as_any().downcast_ref::<Int64Array>()?.value(r)),
+        ColType::Int32 => Literal::Int(i64::from(
+            v.as_any()
+                .downcast_ref::<arrow_array::Int32Array>()?
+                .value(r),
+        )),
+        ColType::Float64 => Literal::Float(
+            v.as_any()
+                .downcast_ref::<arrow_array::Float64Array>()?
+                .value(r),
+        ),
+        ColType::Utf8 => Literal::Str(
+            v.as_any()
+                .downcast_ref::<arrow_array::StringArray>()?
+                .value(r)
+                .to_string(),
+        ),
+        ColType::Bool => Literal::Bool(v.as_any().downcast_ref::<BooleanArray>()?.value(r)),
+        ColType::Date32 | ColType::TimestampUs => return None,
+    })
+}
+
+fn evaluate(s: &FrameSide, b: RecordBatch, steps: Vec<FrameStep>) -> Result<RecordBatch> {
+    let p = s.import(b)?;
+    let out = s.backend.evaluate(&p, &FrameProgram { steps })?;
+    s.export(&out)
+}
+
+fn filter(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    let k = g.below(n.max(1)) as i64;
+    let mut preds = vec![
+        col("v").is_null(),
+        col("v").is_not_null() & col("i").gt(k),
+        !(col("i").lt(k) | col("v").is_null()),
+    ];
+    if let Some(x) = literal_for(g, t, &b) {
+        preds.push(col("v").eq(Expr::Literal(x.clone())));
+        if t != ColType::Bool {
+            preds.push(col("v").gt(Expr::Literal(x.clone())) | col("i").eq(0));
+            preds.push(col("v").lt_eq(Expr::Literal(x)).and(col("i").gt_eq(k)));
+        }
+    }
+    s.note(format!(
+        "v: {} x {n} rows; {} predicates",
+        t.name(),
+        preds.len()
+    ));
+    preds
+        .into_iter()
+        .map(|p| {
+            Ok(Output::exact(evaluate(
+                s,
+                b.clone(),
+                vec![FrameStep::Filter(p)],
+            )?))
+        })
+        .collect()
+}
+
+fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    use arrow_schema::DataType;
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    let v = || col("v");
+    let exprs: Vec<(&str, Expr)> = match t {
+        ColType::Int64 | ColType::Int32 => vec![
+            ("scaled", v() * 3 + col("i")),
+            ("neg", -v()),
+            ("abs", v().abs()),
+            ("rem", v() % 4),
+            ("filled", v().fill_null(0)),
+            ("as_f64", v().cast(DataType::Float64)),
+            ("isin", v().is_in([-20i64, 1, 8])),
+        ],
+        ColType::Float64 => vec![
+            ("ratio", v() / 4.0 - col("i")),
+            ("floor", v().floor()),
+            ("round", v().round()),
+            ("sqrt", v().abs().sqrt()),
+            ("filled", v().fill_null(1.5)),
+            ("as_i64", v().cast(DataType::Int64)),
+            ("between", v().between(-1.0, 1.0)),
+        ],
+        ColType::Utf8 => vec![
+            ("has_a", v().contains("a")),
+            ("isin", v().is_in(["ka", "lo", ""])),
+            ("filled", v().fill_null("?")),
+            ("eq", v().eq("mé")),
+        ],
+        ColType::Bool => vec![
+            ("not", !v()),
+            ("and", v() & col("i").gt(3)),
+            ("or", v() | col("i").lt(2)),
+            ("filled", v().fill_null(false)),
+        ],
+        ColType::Date32 => vec![
+            ("year", v().year()),
+            ("month", v().month()),
+            ("day", v().day()),
+            ("weekday", v().weekday()),
+        ],
+        ColType::TimestampUs => vec![
+            ("year", v().year()),
+            ("day", v().day()),
+            ("hour", v().hour()),
+            ("weekday", v().weekday()),
+        ],
+    };
+    s.note(format!(
+        "v: {} x {n} rows; {} expressions",
+        t.name(),
+        exprs.len()
+    ));
+    let mut list: Vec<(String, Expr)> = vec![("i".into(), col("i"))];
+    list.extend(exprs.into_iter().map(|(name, e)| (name.to_string(), e)));
+    let out = evaluate(s, b.clone(), vec![FrameStep::Project(list)])?;
+    // A filter and a projection fused in one program, as core sends them.
+    let fused = evaluate(
+        s,
+        b,
+        vec![
+            FrameStep::Filter(col("i").gt_eq(1)),
+            FrameStep::Project(vec![("v".into(), col("v")), ("twice".into(), col("i") * 2)]),
+        ],
+    )?;
+    Ok(vec![Output::exact(out), Output::exact(fused)])
+}
+
+/// Display forms of column `c`'s values (`null` for nulls): key identity across buckets.
+fn keys_of(b: &RecordBatch, c: usize) -> Result<Vec<String>> {
+    let opts = FormatOptions::default().with_null("null");
+    let f = ArrayFormatter::try_new(b.column(c).as_ref(), &opts)
+        .map_err(|e| Error::arrow("frame suite", e))?;
+    Ok((0..b.num_rows()).map(|r| f.value(r).to_string()).collect())
+}
+
+fn hash_partition(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = batch(vec![
+        ("v", column(g, t, n, Draw::keys(n))),
+        ("i", row_ids(n)),
+    ]);
+    let buckets = 1 + g.below(5);
+    let halves = split(g, &b, 2);
+    s.note(format!(
+        "key v: {} x {n} rows in two partitions, {buckets} buckets",
+        t.name()
+    ));
+    // Contract: `buckets` outputs; rows keep their order in each; equal keys land in the
+    // same output index for every partition.
+    let mut home: BTreeMap<String, usize> = BTreeMap::new();
+    let (mut wrong_count, mut split_keys, mut out_of_order) = (0i64, 0i64, 0i64);
+    let mut all = Vec::new();
+    for half in halves {
+        let p = s.import(half)?;
+        let outs = s.backend.hash_partition(&p, &["v".to_string()], buckets)?;
+        if outs.len() != buckets {
+            wrong_count += 1;
+        }
+        for (j, o) in outs.iter().enumerate() {
+            let ob = s.export(o)?;
+            let ids = ob
+                .column(1)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .ok_or_else(|| Error::Internal("bucket lost its row ids".into()))?;
+            out_of_order += ids.values().windows(2).filter(|w| w[0] >= w[1]).count() as i64;
+            for k in keys_of(&ob, 0)? {
+                if *home.entry(k).or_insert(j) != j {
+                    split_keys += 1;
+                }
+            }
+            all.push(ob);
+        }
+    }
+    let schema = b.schema();
+    let union = arrow_select::concat::concat_batches(&schema, &all)
+        .map_err(|e| Error::arrow("frame suite", e))?;
+    let checks = batch(vec![
+        (
+            "outputs_not_n",
+            Arc::new(Int64Array::from(vec![wrong_count])) as ArrayRef,
+        ),
+        (
+            "keys_in_two_buckets",
+            Arc::new(Int64Array::from(vec![split_keys])),
+        ),
+        (
+            "rows_out_of_order",
+            Arc::new(Int64Array::from(vec![out_of_order])),
+        ),
+    ]);
+    Ok(vec![Output::unordered(union), Output::exact(checks)])
+}
+
+fn range_partition(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    let descending = g.chance(0.5);
+    let by = vec![SortKey {
+        column: "v".into(),
+        descending,
+    }];
+    // Bounds: a few of the column's own values, in the sort order (the reference sorts).
+    let p = s.import(b.clone())?;
+    let sorted = s.export(&s.backend.sort(&p, &by)?)?;
+    let nonnull: Vec<u32> = (0..sorted.num_rows() as u32)
+        .filter(|&r| !sorted.column(0).is_null(r as usize))
+        .collect();
+    let mut picks: BTreeSet<u32> = BTreeSet::new();
+    for _ in 0..(1 + g.below(3)) {
+        if !nonnull.is_empty() {
+            picks.insert(nonnull[g.below(nonnull.len())]);
+        }
+    }
+    let idx = arrow_array::UInt32Array::from(picks.into_iter().collect::<Vec<_>>());
+    let bound_col = arrow_select::take::take(sorted.column(0).as_ref(), &idx, None)
+        .map_err(|e| Error::arrow("frame suite", e))?;
+    let bounds = batch(vec![("v", bound_col)]);
+    s.note(format!(
+        "v: {} x {n} rows, {} bounds, {}",
+        t.name(),
+        bounds.num_rows(),
+        if descending {
+            "descending"
+        } else {
+            "ascending"
+        }
+    ));
+    let outs = s.backend.range_partition(&p, &by, &bounds)?;
+    outs.iter()
+        .map(|o| Ok(Output::unordered(s.export(o)?)))
+        .collect()
+}
+
+/// The aggregation input: keys `k` (Int64, nulls), values `v` of `t`, split into the
+/// variant's partitions; in variants 2 and 3 the last partition ends with a key no other
+/// partition has.
+fn aggregation_input(g: &mut Gen, t: ColType, variant: usize) -> Vec<RecordBatch> {
+    let n = rows(g, variant);
+    let b = batch(vec![
+        ("k", column(g, ColType::Int64, n, Draw::keys(n))),
+        ("v", column(g, t, n, Draw::values(n))),
+    ]);
+    let count = parts(g, variant);
+    let mut pieces = split(g, &b, count);
+    if variant >= 2 {
+        let extra = batch(vec![
+            ("k", Arc::new(Int64Array::from(vec![1_000_000])) as ArrayRef),
+            ("v", column(g, t, 1, Draw::values(1).no_nulls())),
+        ]);
+        let last = pieces.pop().expect("at least one piece");
+        pieces.push(
+            arrow_select::concat::concat_batches(&b.schema(), &[last, extra]).expect("same schema"),
+        );
+    }
+    pieces
+}
+
+fn aggregate(
+    s: &FrameSide,
+    g: &mut Gen,
+    t: ColType,
+    variant: usize,
+    func: AggFunc,
+) -> Result<Vec<Output>> {
+    let pieces = aggregation_input(g, t, variant);
+    // Variant 1 reduces the whole frame (no keys): one row out.
+    let keys: Vec<String> = if variant == 1 {
+        vec![]
+    } else {
+        vec!["k".into()]
+    };
+    s.note(format!(
+        "k: int64 keys, v: {} values; {} partitions of {:?} rows; keys {keys:?}",
+        t.name(),
+        pieces.len(),
+        pieces.iter().map(|p| p.num_rows()).collect::<Vec<_>>()
+    ));
+    let specs = vec![AggSpec::new("v", func, "out")];
+    let partials = pieces
+        .into_iter()
+        .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
+        .collect::<Result<Vec<Partition>>>()?;
+    let state = s.backend.aggregate_combine(&partials, &keys, &specs)?;
+    let out = s.backend.aggregate_finalize(&state, &keys, &specs)?;
+    Ok(vec![Output::exact(s.export(&out)?).with_sums()])
+}
+
+macro_rules! aggregations {
+    ($($f:ident),*) => {
+        /// One run function per aggregation, indexed by `AggFunc as usize`.
+        const AGGREGATE: [super::FrameRun; AggFunc::ALL.len()] = [$(
+            |s, g, t, v| aggregate(s, g, t, v, AggFunc::$f)
+        ),*];
+    };
+}
+aggregations!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique);
+
+/// The join input: keys `k` of `t` on both sides with payloads; in variants 2 and 3 both
+/// sides hold null keys (which never match).
+fn join_input(g: &mut Gen, t: ColType, variant: usize) -> (RecordBatch, RecordBatch) {
+    let (nl, nr) = (rows(g, variant), rows(g, variant));
+    let domain = (nl.max(nr) / 2).max(2);
+    let draw = Draw {
+        domain,
+        nulls: 0.0,
+        specials: false,
+    };
+    let mut side = |n: usize, payload: &str| {
+        let mut keys = column(g, t, n, draw);
+        if variant >= 2 {
+            let null = arrow_array::new_null_array(&t.data_type(), 1);
+            keys =
+                arrow_select::concat::concat(&[keys.as_ref(), null.as_ref()]).expect("same type");
+        }
+        let m = keys.len();
+        batch(vec![("k", keys), (payload, row_ids(m))])
+    };
+    (side(nl, "a"), side(nr, "b"))
+}
+
+fn join(
+    s: &FrameSide,
+    g: &mut Gen,
+    t: ColType,
+    variant: usize,
+    how: JoinType,
+    algorithm: JoinAlgorithm,
+) -> Result<Vec<Output>> {
+    let (l, r) = join_input(g, t, variant);
+    s.note(format!(
+        "k: {} keys, {} left rows, {} right rows, {} join, {algorithm:?}",
+        t.name(),
+        l.num_rows(),
+        r.num_rows(),
+        how.name()
+    ));
+    let spec = JoinSpec {
+        left_on: vec!["k".into()],
+        right_on: vec!["k".into()],
+        how,
+        suffixes: ("_x".into(), "_y".into()),
+        algorithm,
+    };
+    let (mut lp, mut rp) = (s.import(l)?, s.import(r)?);
+    if algorithm == JoinAlgorithm::SortedMerge {
+        let by = vec![SortKey {
+            column: "k".into(),
+            descending: false,
+        }];
+        lp = s.backend.sort(&lp, &by)?;
+        rp = s.backend.sort(&rp, &by)?;
+    }
+    let out = s.backend.join(&lp, &rp, &spec)?;
+    Ok(vec![Output::unordered(s.export(&out)?)])
+}
+
+macro_rules! joins {
+    ($name:ident, $alg:ident) => {
+        /// One run function per join type, indexed by `JoinType as usize`.
+        const $name: [super::FrameRun; 4] = [
+            |s, g, t, v| join(s, g, t, v, JoinType::Inner, JoinAlgorithm::$alg),
+            |s, g, t, v| join(s, g, t, v, JoinType::Left, JoinAlgorithm::$alg),
+            |s, g, t, v| join(s, g, t, v, JoinType::Right, JoinAlgorithm::$alg),
+            |s, g, t, v| join(s, g, t, v, JoinType::Outer, JoinAlgorithm::$alg),
+        ];
+    };
+}
+joins!(JOIN_HASH, Hash);
+joins!(JOIN_SORTED, SortedMerge);
+
+fn sort(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = batch(vec![
+        ("v", column(g, t, n, Draw::keys(n))),
+        ("k", column(g, ColType::Int64, n, Draw::keys(n))),
+        ("i", row_ids(n)),
+    ]);
+    let mut by = vec![SortKey {
+        column: "v".into(),
+        descending: variant % 2 == 1,
+    }];
+    if variant >= 2 {
+        by.push(SortKey {
+            column: "k".into(),
+            descending: g.chance(0.5),
+        });
+    }
+    s.note(format!(
+        "v: {} x {n} rows; by {by:?} (stable: ties keep row order)",
+        t.name()
+    ));
+    let p = s.import(b)?;
+    Ok(vec![Output::exact(s.export(&s.backend.sort(&p, &by)?)?)])
+}
+
+fn concat(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    let count = 1 + g.below(4);
+    let pieces = split(g, &b, count);
+    s.note(format!(
+        "v: {} in {count} pieces of {:?} rows",
+        t.name(),
+        pieces.iter().map(|p| p.num_rows()).collect::<Vec<_>>()
+    ));
+    let parts = pieces
+        .into_iter()
+        .map(|p| s.import(p))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(vec![Output::exact(s.export(&s.backend.concat(&parts)?)?)])
+}
+
+fn slice(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    let offset = g.below(n + 3);
+    let len = g.below(n + 3);
+    s.note(format!(
+        "v: {} x {n} rows; slice({offset}, {len}) (clamped)",
+        t.name()
+    ));
+    let p = s.import(b)?;
+    Ok(vec![Output::exact(
+        s.export(&s.backend.slice(&p, offset, len)?)?,
+    )])
+}
+
+fn take(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = values_batch(g, t, n);
+    let count = if n == 0 { 0 } else { g.below(2 * n + 1) };
+    let idx: Vec<u64> = (0..count).map(|_| g.below(n) as u64).collect();
+    s.note(format!(
+        "v: {} x {n} rows; take {count} indices (with repeats)",
+        t.name()
+    ));
+    let p = s.import(b)?;
+    Ok(vec![Output::exact(s.export(&s.backend.take(&p, &idx)?)?)])
+}
