@@ -19,6 +19,7 @@ use tessera_conformance::frame::{frame_cases, selftest as frame_selftest};
 use tessera_conformance::{
     cases, check_array_backend, check_frame_backend, selftest, Options, Report, DEFAULT_SEED,
 };
+use tessera_plugin_host::LoadedPlugin;
 // Linked so `--backend sparse` finds it (its `inventory` registration survives linking).
 use tessera_sparse as _;
 // Linked so that `--backend cuda` reports why it is unavailable instead of "unknown".
@@ -27,8 +28,8 @@ use tessera_cuda as _;
 const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
        tessera-conformance --frame-backend NAME [--filter SPEC] [--seed N] [--json FILE] [--list] [--quiet]
 
-  --plugin LIB     load a backend plugin library (repeatable); with one plugin, --backend
-                   defaults to the plugin's backend
+  --plugin LIB     load a backend plugin library, array or dataframe (repeatable); with
+                   one plugin, --backend or --frame-backend defaults to its backend
   --backend NAME   a registered backend (`tessera backends` lists them), or selftest-broken
   --frame-backend NAME
                    run the dataframe suite (frame.* cases) on a registered dataframe
@@ -104,28 +105,34 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(name) = &args.frame_backend {
-        if args.backend.is_some() || !args.plugins.is_empty() {
-            eprintln!("error: --frame-backend runs the dataframe suite alone; drop --backend and --plugin\n{USAGE}");
-            return ExitCode::from(2);
-        }
-        return run_frames(name, &args);
+    if args.frame_backend.is_some() && args.backend.is_some() {
+        eprintln!("error: --backend and --frame-backend: one suite at a time\n{USAGE}");
+        return ExitCode::from(2);
     }
-    if args.list {
+    if args.list && args.frame_backend.is_none() {
         for c in cases(args.filter.as_deref()) {
             println!("{}", c.id);
         }
         return ExitCode::SUCCESS;
     }
-    let mut loaded = Vec::new();
+    let (mut loaded, mut frames) = (Vec::new(), Vec::new());
     for path in &args.plugins {
-        match tessera_plugin_host::load_plugin(path) {
-            Ok(b) => loaded.push(b.name().to_string()),
+        match tessera_plugin_host::load_any_plugin(path) {
+            Ok(LoadedPlugin::Array(b)) => loaded.push(b.name().to_string()),
+            Ok(LoadedPlugin::Frame(b)) => frames.push(b.name().to_string()),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
         }
+    }
+    let frame_backend = match (&args.frame_backend, frames.as_slice()) {
+        (Some(n), _) => Some(n.clone()),
+        (None, [only]) if args.backend.is_none() && loaded.is_empty() => Some(only.clone()),
+        _ => None,
+    };
+    if let Some(name) = frame_backend {
+        return run_frames(&name, &args);
     }
     let backend = match (args.backend.clone(), loaded.as_slice()) {
         (Some(b), _) => Some(b),
@@ -193,10 +200,19 @@ fn run_frames(name: &str, args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let plugin_args: String = args
+        .plugins
+        .iter()
+        .map(|p| format!("--plugin {p} "))
+        .collect();
     let options = Options {
         seed: args.seed,
         filter: args.filter.clone(),
-        rerun: None,
+        rerun: (!plugin_args.is_empty()).then(|| {
+            format!(
+                "tessera-conformance {plugin_args}--frame-backend {name} --filter {{id}} --seed {{seed}}"
+            )
+        }),
     };
     if frame_cases(options.filter.as_deref()).is_empty() {
         eprintln!(

@@ -12,6 +12,7 @@ mod config_file;
 mod cuda_unavailable;
 mod dtypes;
 mod frame_io;
+mod frame_plugins;
 mod frames;
 mod linalg;
 mod matmul_streaming;

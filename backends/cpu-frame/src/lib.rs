@@ -31,7 +31,7 @@ use tessera_core::frame::{
 use tessera_core::{Error, Result};
 
 tessera_core::inventory::submit! {
-    tessera_core::registry::DataFrameBackendFactory::new("cpu", || Ok(Arc::new(CpuFrameBackend)))
+    tessera_core::registry::DataFrameBackendFactory::new("cpu", || Ok(Arc::new(CpuFrameBackend::default())))
 }
 
 /// A CPU partition: one Arrow batch.
@@ -42,11 +42,14 @@ pub struct CpuPartition {
     /// The hash table of this batch as the small side of a broadcast join, built once by
     /// `prepare_broadcast` and probed by every partition of the large side.
     join_table: Option<Arc<join::BuildTable>>,
+    /// The owning backend's registry name (`cpu`, or another given to
+    /// [`CpuFrameBackend::named`]).
+    backend: &'static str,
 }
 
 impl PartitionData for CpuPartition {
     fn backend(&self) -> &str {
-        "cpu"
+        self.backend
     }
     fn num_rows(&self) -> usize {
         self.batch.num_rows()
@@ -63,36 +66,52 @@ impl PartitionData for CpuPartition {
 }
 
 /// The CPU dataframe backend.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct CpuFrameBackend;
-
-fn batch<'a>(p: &'a Partition, op: &str) -> Result<&'a RecordBatch> {
-    Ok(&downcast_partition::<CpuPartition>(p, "cpu", op)?.batch)
+#[derive(Debug, Clone, Copy)]
+pub struct CpuFrameBackend {
+    name: &'static str,
 }
 
-fn wrap(batch: RecordBatch) -> Partition {
-    Arc::new(CpuPartition {
-        batch,
-        join_table: None,
-    })
-}
-
-/// Splits `batch` by an output index per row, keeping row order within each output.
-fn scatter(batch: &RecordBatch, ids: &[u32], n: usize) -> Result<Vec<Partition>> {
-    let mut idx: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for (i, &d) in ids.iter().enumerate() {
-        idx[d as usize].push(i as u32);
+impl Default for CpuFrameBackend {
+    /// The reference backend, registered as `cpu`.
+    fn default() -> CpuFrameBackend {
+        CpuFrameBackend { name: "cpu" }
     }
-    idx.into_iter()
-        .map(|rows| {
-            let out = arrow_select::take::take_record_batch(batch, &UInt32Array::from(rows))
-                .map_err(|e| Error::arrow("partition", e))?;
-            Ok(wrap(out))
-        })
-        .collect()
 }
 
 impl CpuFrameBackend {
+    /// The CPU kernels under another registry name — shipped in a plugin library, or
+    /// registered a second time beside `cpu` — whose partitions carry that name.
+    pub fn named(name: &'static str) -> CpuFrameBackend {
+        CpuFrameBackend { name }
+    }
+
+    fn batch<'a>(&self, p: &'a Partition, op: &str) -> Result<&'a RecordBatch> {
+        Ok(&downcast_partition::<CpuPartition>(p, self.name, op)?.batch)
+    }
+
+    fn wrap(&self, batch: RecordBatch) -> Partition {
+        Arc::new(CpuPartition {
+            batch,
+            join_table: None,
+            backend: self.name,
+        })
+    }
+
+    /// Splits `batch` by an output index per row, keeping row order within each output.
+    fn scatter(&self, batch: &RecordBatch, ids: &[u32], n: usize) -> Result<Vec<Partition>> {
+        let mut idx: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, &d) in ids.iter().enumerate() {
+            idx[d as usize].push(i as u32);
+        }
+        idx.into_iter()
+            .map(|rows| {
+                let out = arrow_select::take::take_record_batch(batch, &UInt32Array::from(rows))
+                    .map_err(|e| Error::arrow("partition", e))?;
+                Ok(self.wrap(out))
+            })
+            .collect()
+    }
+
     fn run_program(&self, b: &RecordBatch, program: &FrameProgram) -> Result<RecordBatch> {
         let mut cur = b.clone();
         for step in &program.steps {
@@ -133,19 +152,19 @@ impl CpuFrameBackend {
 
 impl DataFrameBackend for CpuFrameBackend {
     fn name(&self) -> &str {
-        "cpu"
+        self.name
     }
 
     fn import_batch(&self, batch: RecordBatch) -> Result<Partition> {
-        Ok(wrap(batch))
+        Ok(self.wrap(batch))
     }
 
     fn export_batch(&self, part: &Partition) -> Result<RecordBatch> {
-        Ok(batch(part, "to_record_batch")?.clone())
+        Ok(self.batch(part, "to_record_batch")?.clone())
     }
 
     fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition> {
-        Ok(wrap(self.run_program(batch(part, "evaluate")?, program)?))
+        Ok(self.wrap(self.run_program(self.batch(part, "evaluate")?, program)?))
     }
 
     fn hash_partition(
@@ -154,7 +173,7 @@ impl DataFrameBackend for CpuFrameBackend {
         keys: &[String],
         n: usize,
     ) -> Result<Vec<Partition>> {
-        let b = batch(part, "hash_partition")?;
+        let b = self.batch(part, "hash_partition")?;
         let cols = keys
             .iter()
             .map(|k| {
@@ -165,7 +184,7 @@ impl DataFrameBackend for CpuFrameBackend {
             .collect::<Result<Vec<_>>>()?;
         let hashes = keys::hash_rows(&cols, b.num_rows())?;
         let ids: Vec<u32> = hashes.iter().map(|h| (h % n as u64) as u32).collect();
-        scatter(b, &ids, n)
+        self.scatter(b, &ids, n)
     }
 
     fn range_partition(
@@ -174,9 +193,9 @@ impl DataFrameBackend for CpuFrameBackend {
         by: &[SortKey],
         bounds: &RecordBatch,
     ) -> Result<Vec<Partition>> {
-        let b = batch(part, "range_partition")?;
+        let b = self.batch(part, "range_partition")?;
         let ids = sort::range_ids(b, by, bounds)?;
-        scatter(b, &ids, bounds.num_rows() + 1)
+        self.scatter(b, &ids, bounds.num_rows() + 1)
     }
 
     fn aggregate_partial(
@@ -185,8 +204,8 @@ impl DataFrameBackend for CpuFrameBackend {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        Ok(wrap(aggregate::partial(
-            batch(part, "aggregate")?,
+        Ok(self.wrap(aggregate::partial(
+            self.batch(part, "aggregate")?,
             keys,
             aggs,
         )?))
@@ -199,8 +218,8 @@ impl DataFrameBackend for CpuFrameBackend {
         aggs: &[AggSpec],
     ) -> Result<Partition> {
         let all = self.concat(parts)?;
-        Ok(wrap(aggregate::combine(
-            batch(&all, "aggregate")?,
+        Ok(self.wrap(aggregate::combine(
+            self.batch(&all, "aggregate")?,
             keys,
             aggs,
         )?))
@@ -212,44 +231,45 @@ impl DataFrameBackend for CpuFrameBackend {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        Ok(wrap(aggregate::finalize(
-            batch(state, "aggregate")?,
+        Ok(self.wrap(aggregate::finalize(
+            self.batch(state, "aggregate")?,
             keys,
             aggs,
         )?))
     }
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
-        let l = batch(left, "merge")?;
-        let r = downcast_partition::<CpuPartition>(right, "cpu", "merge")?;
+        let l = self.batch(left, "merge")?;
+        let r = downcast_partition::<CpuPartition>(right, self.name, "merge")?;
         let (table, r) = (r.join_table.as_deref(), &r.batch);
         let schema = spec.output_schema(&l.schema(), &r.schema())?;
-        Ok(wrap(join::join(l, r, table, spec, schema)?))
+        Ok(self.wrap(join::join(l, r, table, spec, schema)?))
     }
 
     fn prepare_broadcast(&self, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
-        let r = batch(right, "merge")?;
+        let r = self.batch(right, "merge")?;
         Ok(Arc::new(CpuPartition {
             join_table: Some(Arc::new(join::build(r, spec)?)),
             batch: r.clone(),
+            backend: self.name,
         }))
     }
 
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
-        Ok(wrap(sort::sort_batch(batch(part, "sort")?, by)?))
+        Ok(self.wrap(sort::sort_batch(self.batch(part, "sort")?, by)?))
     }
 
     fn concat(&self, parts: &[Partition]) -> Result<Partition> {
         let batches = parts
             .iter()
-            .map(|p| batch(p, "concat").cloned())
+            .map(|p| self.batch(p, "concat").cloned())
             .collect::<Result<Vec<_>>>()?;
         let Some(first) = batches.first() else {
             return Err(Error::invalid("concat", "no partitions"));
         };
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         if first.num_columns() == 0 {
-            return Ok(wrap(
+            return Ok(self.wrap(
                 RecordBatch::try_new_with_options(
                     first.schema(),
                     vec![],
@@ -258,21 +278,21 @@ impl DataFrameBackend for CpuFrameBackend {
                 .map_err(|e| Error::arrow("concat", e))?,
             ));
         }
-        Ok(wrap(
+        Ok(self.wrap(
             arrow_select::concat::concat_batches(&first.schema(), &batches)
                 .map_err(|e| Error::arrow("concat", e))?,
         ))
     }
 
     fn slice(&self, part: &Partition, offset: usize, len: usize) -> Result<Partition> {
-        let b = batch(part, "slice")?;
+        let b = self.batch(part, "slice")?;
         let offset = offset.min(b.num_rows());
         let len = len.min(b.num_rows() - offset);
-        Ok(wrap(b.slice(offset, len)))
+        Ok(self.wrap(b.slice(offset, len)))
     }
 
     fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {
-        let b = batch(part, "take")?;
+        let b = self.batch(part, "take")?;
         if let Some(&bad) = indices.iter().find(|&&i| i as usize >= b.num_rows()) {
             return Err(Error::invalid(
                 "take",
@@ -280,7 +300,7 @@ impl DataFrameBackend for CpuFrameBackend {
             ));
         }
         let idx = UInt64Array::from(indices.to_vec());
-        Ok(wrap(
+        Ok(self.wrap(
             arrow_select::take::take_record_batch(b, &idx).map_err(|e| Error::arrow("take", e))?,
         ))
     }

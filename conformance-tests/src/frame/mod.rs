@@ -18,7 +18,7 @@
 //! key only the last partition holds (so a combine that loses a state shows).
 //!
 //! Capabilities are data: an aggregation or join algorithm a backend declares missing must
-//! raise [`Error::Unsupported`]; returning a result anyway is a failure, and raising
+//! raise [`Error::FrameUnsupported`] (or [`Error::Unsupported`]); returning a result anyway is a failure, and raising
 //! `Unsupported` for something not declared missing is an error.
 //!
 //! Three ways in: [`check_frame_backend`], the [`frame_backend_tests!`](crate::frame_backend_tests)
@@ -290,7 +290,9 @@ fn run_case(
     let got = run_side(case, &side, seed);
     if declared_missing(backend.as_ref(), case.family.need) {
         return match got {
-            Err(Error::Unsupported { .. }) => verdict(Outcome::Unsupported, String::new()),
+            Err(Error::Unsupported { .. } | Error::FrameUnsupported { .. }) => {
+                verdict(Outcome::Unsupported, String::new())
+            }
             Err(e) => verdict(
                 Outcome::Error,
                 format!("declared missing in its capabilities, so it must raise Unsupported; it raised: {e}"),
@@ -306,7 +308,7 @@ fn run_case(
     }
     let got = match got {
         Ok(g) => g,
-        Err(e @ Error::Unsupported { .. }) => {
+        Err(e @ (Error::Unsupported { .. } | Error::FrameUnsupported { .. })) => {
             return verdict(
                 Outcome::Error,
                 format!("raised Unsupported for what its capabilities do not declare missing: {e}"),
@@ -336,12 +338,13 @@ fn run_case(
 /// `backend` as the registry knows it: registered under its name unless a backend of that
 /// name already is (then that one is checked, as applications would reach it).
 fn ensure_registered(backend: &FrameBackendRef) -> Result<FrameBackendRef> {
-    match dataframe_backend(backend.name()) {
-        Ok(b) => Ok(b),
-        Err(_) => {
-            register_dataframe_backend(backend.clone())?;
-            dataframe_backend(backend.name())
-        }
+    if let Ok(b) = dataframe_backend(backend.name()) {
+        return Ok(b);
+    }
+    match register_dataframe_backend(backend.clone()) {
+        Ok(()) => dataframe_backend(backend.name()),
+        // Another test registered it between the lookup and here: use that one.
+        Err(e) => dataframe_backend(backend.name()).map_err(|_| e),
     }
 }
 

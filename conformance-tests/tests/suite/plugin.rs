@@ -102,3 +102,71 @@ fn runner_reports_a_missing_plugin_as_a_usage_error() {
         "{stderr}"
     );
 }
+
+#[test]
+fn example_frame_plugin_passes_the_dataframe_suite_through_the_library() {
+    let lib = cdylib::build("tessera-plugin-example-frames").unwrap();
+    let dir = std::env::temp_dir().join(format!("tessera-frame-plugin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("frames.json");
+    // One plugin and no backend named: the plugin's dataframe backend is checked.
+    let out = runner()
+        .arg("--plugin")
+        .arg(&lib)
+        .args(["--quiet", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "runner failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = report(&json);
+    assert_eq!(r["backend"], "arrow-frames");
+    assert_eq!(
+        r["summary"]["pass"].as_u64().unwrap() as usize,
+        tessera_conformance::frame::frame_cases(None).len(),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_frame_plugin_loads_into_the_dataframe_registry_and_runs_a_query() {
+    use arrow_array::{ArrayRef, Float64Array, Int64Array};
+    use std::sync::Arc;
+    use tessera_frame::{col, AggFunc, DataFrame};
+    let lib = cdylib::build("tessera-plugin-example-frames").unwrap();
+    let backend = tessera_plugin_host::load_frame_plugin(&lib).unwrap();
+    assert_eq!(backend.name(), "arrow-frames");
+    let err = tessera_plugin_host::load_plugin(&lib)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("dataframe backend plugin"), "{err}");
+    let k: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 1, 2, 3]));
+    let v: ArrayRef = Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0, 5.0]));
+    let df = DataFrame::from_columns(vec![("k", k), ("v", v)], 2)
+        .unwrap()
+        .to_backend("arrow-frames")
+        .unwrap();
+    let out = df
+        .filter(col("v").gt(1.5))
+        .unwrap()
+        .groupby(&["k"])
+        .unwrap()
+        .agg(&[("v", AggFunc::Sum)])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .concat()
+        .unwrap();
+    assert_eq!(out.num_rows(), 3);
+    let sums = out
+        .column(1)
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap();
+    assert_eq!(sums.values().iter().sum::<f64>(), 14.0);
+}

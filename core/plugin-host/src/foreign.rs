@@ -22,8 +22,7 @@ use tessera_core::dtype::{DType, Scalar};
 use tessera_core::error::{Error, Result};
 use tessera_core::ffi::arrow::{export_host, import_host};
 use tessera_core::ffi::convert::{
-    dtype_code, random_to_raw, scalar_to_raw, shape_to_raw, slices_to_raw, str_from_raw,
-    RawIndexMapBuf,
+    dtype_code, random_to_raw, scalar_to_raw, shape_to_raw, slices_to_raw, RawIndexMapBuf,
 };
 use tessera_core::host::HostArray;
 use tessera_core::program::{BinaryOp, IndexMap, ReduceOp, UnaryOp};
@@ -132,11 +131,7 @@ impl ForeignBackend {
     }
 
     fn fault(&self, op: &str, detail: impl Into<String>) -> Error {
-        Error::Plugin {
-            backend: self.lib.name.clone(),
-            op: op.to_string(),
-            detail: detail.into(),
-        }
+        crate::status::fault(&self.lib.name, op, detail)
     }
 
     /// This plugin's chunk, or [`Error::ForeignChunk`].
@@ -154,38 +149,7 @@ impl ForeignBackend {
     /// Turns a failed status into an error, reading the plugin's last error.
     fn error(&self, op: &str, status: i32) -> Error {
         let t = self.lib.table;
-        let mut raw = abi::RawError::default();
-        // SAFETY: `last_error` writes into our struct; called on the thread that failed.
-        #[allow(unsafe_code)]
-        unsafe {
-            (t.last_error)(t.instance, &mut raw)
-        };
-        // SAFETY: the strings are the plugin's, valid until its next call on this thread.
-        #[allow(unsafe_code)]
-        let message = unsafe { str_from_raw(raw.message, "message") }
-            .unwrap_or("(no message)")
-            .to_string();
-        // SAFETY: as above.
-        #[allow(unsafe_code)]
-        let raw_op = unsafe { str_from_raw(raw.op, "op") }
-            .unwrap_or(op)
-            .to_string();
-        let dtype = super::convert::dtype_from_code(raw.dtype);
-        match status {
-            abi::STATUS_PANIC => self.fault(op, format!("the plugin panicked: {message}")),
-            abi::STATUS_ERROR => match (raw.kind, dtype) {
-                (abi::error_kind::SHAPE, _) => Error::shape(raw_op, message),
-                (abi::error_kind::DTYPE, Some(d)) => Error::dtype(raw_op, d, message),
-                (abi::error_kind::UNSUPPORTED, Some(d)) => Error::Unsupported {
-                    backend: self.lib.name.clone(),
-                    op: raw_op,
-                    dtype: d,
-                },
-                (abi::error_kind::INVALID, _) => Error::invalid(raw_op, message),
-                _ => self.fault(op, message),
-            },
-            other => self.fault(op, format!("returned unknown status {other}: {message}")),
-        }
+        crate::status::read_error(&self.lib.name, t.last_error, t.instance, op, status)
     }
 
     /// Calls a chunk-producing function and validates its result.

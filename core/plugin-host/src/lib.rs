@@ -29,6 +29,8 @@
 #![allow(unsafe_code)] // the FFI boundary: every block below carries its SAFETY argument
 
 mod foreign;
+mod foreign_frame;
+mod status;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,12 +39,15 @@ use std::sync::{Arc, Mutex};
 use tessera_plugin_abi as abi;
 
 pub use foreign::{ForeignBackend, ForeignChunk};
+pub use foreign_frame::{ForeignFrameBackend, ForeignPartition};
 
 use foreign::PluginLib;
+use foreign_frame::FrameLib;
 use tessera_core::backend::BackendRef;
 use tessera_core::backend::Capabilities;
 use tessera_core::error::{Error, Result};
 use tessera_core::ffi::convert::{self, dtype_from_code, str_from_raw};
+use tessera_core::frame::FrameBackendRef;
 use tessera_core::registry::{register_plugin_backend, PluginLoader};
 
 fn load_error(path: &Path, reason: impl Into<String>) -> Error {
@@ -57,16 +62,86 @@ fn load_error(path: &Path, reason: impl Into<String>) -> Error {
 /// Errors: the file is missing, is not a shared library, lacks a symbol, was built for
 /// another ABI version, failed to initialise, declared a bad table, or its name is taken.
 pub fn load_plugin(path: impl AsRef<Path>) -> Result<BackendRef> {
-    let (backend, resolved) = open(path.as_ref())?;
-    let backend: BackendRef = Arc::new(backend);
-    register_plugin_backend(backend.clone(), &resolved)?;
-    Ok(backend)
+    match load_any_plugin(path.as_ref())? {
+        LoadedPlugin::Array(b) => Ok(b),
+        LoadedPlugin::Frame(b) => Err(load_error(
+            path.as_ref(),
+            format!(
+                "'{}' is a dataframe backend plugin (registered as a dataframe backend); select it with dataframe.backend",
+                b.name()
+            ),
+        )),
+    }
+}
+
+/// What a plugin library provided, registered under its name.
+pub enum LoadedPlugin {
+    /// An array backend.
+    Array(BackendRef),
+    /// A dataframe backend.
+    Frame(FrameBackendRef),
+}
+
+/// Loads a plugin library of either kind and registers its backend: an array backend in
+/// the array registry, a dataframe backend in the dataframe registry.
+///
+/// # Errors
+/// As [`load_plugin`].
+pub fn load_any_plugin(path: impl AsRef<Path>) -> Result<LoadedPlugin> {
+    let (opened, resolved) = open(path.as_ref())?;
+    match opened {
+        Opened::Array(backend) => {
+            let backend: BackendRef = Arc::new(backend);
+            register_plugin_backend(backend.clone(), &resolved)?;
+            Ok(LoadedPlugin::Array(backend))
+        }
+        Opened::Frame(backend) => {
+            // Loading the same library again gives the backend registered the first time.
+            static LOADED: Mutex<BTreeMap<PathBuf, FrameBackendRef>> = Mutex::new(BTreeMap::new());
+            let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(b) = loaded.get(&resolved) {
+                return Ok(LoadedPlugin::Frame(b.clone()));
+            }
+            let backend: FrameBackendRef = Arc::new(backend);
+            tessera_core::registry::register_dataframe_backend(backend.clone()).map_err(|e| {
+                load_error(
+                    &resolved,
+                    format!("cannot register its dataframe backend: {e}"),
+                )
+            })?;
+            loaded.insert(resolved, backend.clone());
+            Ok(LoadedPlugin::Frame(backend))
+        }
+    }
+}
+
+/// Loads a dataframe backend plugin library and registers its backend.
+///
+/// # Errors
+/// As [`load_plugin`]; also when the library holds an array backend instead.
+pub fn load_frame_plugin(path: impl AsRef<Path>) -> Result<FrameBackendRef> {
+    match load_any_plugin(path.as_ref())? {
+        LoadedPlugin::Frame(b) => Ok(b),
+        LoadedPlugin::Array(b) => Err(load_error(
+            path.as_ref(),
+            format!(
+                "'{}' is an array backend plugin, not a dataframe one",
+                b.name()
+            ),
+        )),
+    }
+}
+
+/// A validated plugin backend of either kind.
+enum Opened {
+    Array(ForeignBackend),
+    Frame(ForeignFrameBackend),
 }
 
 /// Opens and checks a plugin library without registering it.
 /// Loads and validates the library at `path`; returns the backend and the absolute path
 /// that was loaded.
-fn open(path: &Path) -> Result<(ForeignBackend, PathBuf)> {
+fn open(path: &Path) -> Result<(Opened, PathBuf)> {
     if !path.exists() {
         return Err(load_error(path, "no such file"));
     }
@@ -157,9 +232,12 @@ fn open(path: &Path) -> Result<(ForeignBackend, PathBuf)> {
         ));
     }
     if decl.capability_bits & abi::CAP_ARRAY == 0 || decl.array.is_null() {
+        if decl.capability_bits & abi::CAP_DATAFRAME != 0 && !decl.dataframe.is_null() {
+            return open_frame(path, name, decl.dataframe);
+        }
         return Err(load_error(
             path,
-            format!("'{name}' provides no array backend table (the only kind this host loads)"),
+            format!("'{name}' provides neither an array nor a dataframe backend table"),
         ));
     }
     // SAFETY: non-null; `size` is at offset 0 of every version of the table.
@@ -202,7 +280,48 @@ fn open(path: &Path) -> Result<(ForeignBackend, PathBuf)> {
         },
         caps,
     );
-    Ok((backend, path.to_path_buf()))
+    Ok((Opened::Array(backend), path.to_path_buf()))
+}
+
+/// The dataframe half of [`open`]: checks the table's size and reads its capabilities.
+fn open_frame(
+    path: &Path,
+    name: &str,
+    table: *const abi::DataFrameTable,
+) -> Result<(Opened, PathBuf)> {
+    // SAFETY: non-null (checked by the caller), plugin memory that lives as long as the
+    // process; the size is read before anything else.
+    let table_size = unsafe { table.cast::<usize>().read_unaligned() };
+    if table_size < abi::DATAFRAME_TABLE_MIN_SIZE {
+        return Err(load_error(
+            path,
+            format!(
+                "dataframe table is {table_size} bytes; ABI {} needs at least {}",
+                abi::ABI_VERSION,
+                abi::DATAFRAME_TABLE_MIN_SIZE
+            ),
+        ));
+    }
+    // SAFETY: large enough for every field of this version (checked above).
+    let table: &'static abi::DataFrameTable = unsafe { &*table };
+    // SAFETY: a NUL-terminated string owned by the plugin for the life of the process.
+    let caps_text = unsafe { str_from_raw(table.capabilities, "capabilities") }
+        .map_err(|e| load_error(path, format!("bad capabilities: {e}")))?;
+    let caps = tessera_core::frame::wire::parse_message(caps_text)
+        .and_then(|m| {
+            tessera_core::frame::wire::capabilities_from(tessera_core::frame::wire::field(
+                &m,
+                "capabilities",
+            )?)
+        })
+        .map_err(|e| load_error(path, format!("bad capabilities: {e}")))?;
+    let backend = ForeignFrameBackend::new(FrameLib {
+        name: name.to_string(),
+        path: path.to_path_buf(),
+        table,
+        caps,
+    });
+    Ok((Opened::Frame(backend), path.to_path_buf()))
 }
 
 tessera_core::inventory::submit! { PluginLoader::new(load_configured) }
@@ -273,8 +392,11 @@ pub fn load_configured() -> Result<()> {
         let result = match tried.get(&p) {
             Some(r) => r.clone(),
             None => {
-                let r = load_plugin(&p)
-                    .map(|b| b.name().to_string())
+                let r = load_any_plugin(&p)
+                    .map(|b| match b {
+                        LoadedPlugin::Array(b) => b.name().to_string(),
+                        LoadedPlugin::Frame(b) => b.name().to_string(),
+                    })
                     .map_err(|e| e.to_string());
                 tried.insert(p.clone(), r.clone());
                 r

@@ -43,6 +43,16 @@ pub enum Error {
         dtype: DType,
     },
 
+    /// A dataframe backend declares that it does not support an operation (an
+    /// aggregation, a join algorithm) in its `FrameCapabilities`.
+    #[error("dataframe backend '{backend}' does not support {op} (declared in its capabilities); choose another dataframe backend")]
+    FrameUnsupported {
+        /// The backend's name.
+        backend: String,
+        /// The operation (`aggregate nunique`, `join sorted_merge`).
+        op: String,
+    },
+
     /// An invalid argument (axis out of range, bad slice, bad chunk spec, ...).
     #[error("{op}: invalid argument: {detail}")]
     Invalid {

@@ -34,8 +34,18 @@
 //!   hold it (an older plugin simply lacks the new function, which the host reports as
 //!   unsupported). A host never reads past `size`.
 //! * [`PluginDecl::capability_bits`] says which protocol tables are present
-//!   ([`CAP_ARRAY`] now; [`CAP_DATAFRAME`] and [`CAP_DLPACK`] are reserved for the
-//!   dataframe protocol and device memory exchange).
+//!   ([`CAP_ARRAY`], [`CAP_DATAFRAME`]; [`CAP_DLPACK`] is reserved for device memory
+//!   exchange). The dataframe table filled the slot ABI 1 reserved for it, so adding it
+//!   changed no layout and no version.
+//!
+//! ## Dataframe backends
+//! A [`DataFrameTable`] keeps partitions in the plugin behind [`Handle`]s, released once
+//! each through [`DataFrameTable::release_partition`]. Batches cross as Arrow C Data
+//! struct arrays (one child per column). Everything else a primitive takes — programs,
+//! expressions, key lists, aggregation, join and sort specs — crosses as a NUL-terminated
+//! JSON message in tessera's versioned frame wire form (`tessera_core::frame::wire`,
+//! `"wire": "tessera-frame/1"`), never as Rust types; each primitive is one
+//! [`FrameCallFn`] call by name.
 
 use std::ffi::{c_char, c_void};
 
@@ -69,7 +79,7 @@ pub const STATUS_PANIC: i32 = 2;
 
 /// The declaration has an array backend table.
 pub const CAP_ARRAY: u64 = 1;
-/// Reserved: a dataframe backend table.
+/// The declaration has a dataframe backend table.
 pub const CAP_DATAFRAME: u64 = 1 << 1;
 /// Reserved: device memory exchange through DLPack.
 pub const CAP_DLPACK: u64 = 1 << 2;
@@ -276,8 +286,8 @@ pub struct PluginDecl {
     pub init_error: *const c_char,
     /// The array backend table, when [`CAP_ARRAY`] is set.
     pub array: *const ArrayTable,
-    /// Reserved for the dataframe protocol; null in ABI 1.
-    pub dataframe: *const c_void,
+    /// The dataframe backend table, when [`CAP_DATAFRAME`] is set (null otherwise).
+    pub dataframe: *const DataFrameTable,
 }
 
 /// Makes a chunk from a host array that the plugin takes ownership of (it moves it out
@@ -466,6 +476,102 @@ pub struct ArrayTable {
     pub matmul: MatmulFn,
 }
 
+/// A partition made by the plugin, written into host memory.
+#[repr(C)]
+#[derive(Debug)]
+pub struct RawPartOut {
+    /// The new partition (non-null on success).
+    pub handle: Handle,
+    /// Its number of rows.
+    pub rows: u64,
+    /// About how many bytes it holds.
+    pub nbytes: u64,
+}
+
+impl Default for RawPartOut {
+    fn default() -> RawPartOut {
+        RawPartOut {
+            handle: std::ptr::null_mut(),
+            rows: 0,
+            nbytes: 0,
+        }
+    }
+}
+
+/// Wraps a batch — an Arrow struct array, one child per column — as a partition. The
+/// plugin takes ownership of `array` (moves it out, leaving a released struct).
+pub type ImportBatchFn = unsafe extern "C" fn(
+    instance: *const c_void,
+    array: *mut FFI_ArrowArray,
+    schema: *const FFI_ArrowSchema,
+    out: *mut RawPartOut,
+) -> i32;
+
+/// Exports a partition as an Arrow struct array written into host memory; the host owns
+/// the result and calls its release callback.
+pub type ExportBatchFn = unsafe extern "C" fn(
+    instance: *const c_void,
+    part: Handle,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32;
+
+/// The schema of a partition (a struct-typed Arrow schema, one child per column), written
+/// into host memory; the host releases it.
+pub type PartitionSchemaFn = unsafe extern "C" fn(
+    instance: *const c_void,
+    part: Handle,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32;
+
+/// One dataframe primitive by name: `evaluate`, `hash_partition`, `range_partition`,
+/// `aggregate_partial`, `aggregate_combine`, `aggregate_finalize`, `join`,
+/// `prepare_broadcast`, `sort`, `concat`, `slice`, `take`. `args` is a wire message with
+/// the primitive's arguments; `inputs` are `n_inputs` partitions (borrowed); `extra_*`
+/// is an Arrow struct array the plugin takes ownership of (range bounds, take indices)
+/// or null; the plugin writes exactly `n_out` partitions into `out` (the host knows how
+/// many each primitive makes).
+pub type FrameCallFn = unsafe extern "C" fn(
+    instance: *const c_void,
+    op: *const c_char,
+    args: *const c_char,
+    inputs: *const Handle,
+    n_inputs: usize,
+    extra_array: *mut FFI_ArrowArray,
+    extra_schema: *const FFI_ArrowSchema,
+    out: *mut RawPartOut,
+    n_out: usize,
+) -> i32;
+
+/// The dataframe backend protocol as a table of functions. Append-only, like
+/// [`ArrayTable`].
+#[repr(C)]
+#[derive(Debug)]
+pub struct DataFrameTable {
+    /// `size_of::<DataFrameTable>()` as the plugin was built.
+    pub size: usize,
+    /// Passed back as the first argument of every function.
+    pub instance: *const c_void,
+    /// A wire message `{"capabilities": {...}}` (NUL-terminated): what the backend lacks.
+    pub capabilities: *const c_char,
+    /// Fills the calling thread's last error.
+    pub last_error: unsafe extern "C" fn(instance: *const c_void, out: *mut RawError),
+    /// Frees a partition. Called exactly once per handle.
+    pub release_partition: unsafe extern "C" fn(instance: *const c_void, part: Handle),
+    /// See [`ImportBatchFn`].
+    pub import_batch: ImportBatchFn,
+    /// See [`ExportBatchFn`].
+    pub export_batch: ExportBatchFn,
+    /// See [`PartitionSchemaFn`].
+    pub partition_schema: PartitionSchemaFn,
+    /// See [`FrameCallFn`].
+    pub call: FrameCallFn,
+}
+
+/// The smallest [`DataFrameTable`] a host of this version accepts.
+pub const DATAFRAME_TABLE_MIN_SIZE: usize =
+    std::mem::offset_of!(DataFrameTable, call) + std::mem::size_of::<FrameCallFn>();
+
 /// The smallest [`ArrayTable`] a host of this version accepts: every field of ABI 1.
 pub const ARRAY_TABLE_MIN_SIZE: usize =
     std::mem::offset_of!(ArrayTable, matmul) + std::mem::size_of::<MatmulFn>();
@@ -482,6 +588,10 @@ mod tests {
     fn minimum_sizes_cover_every_field_of_this_version() {
         assert_eq!(ARRAY_TABLE_MIN_SIZE, std::mem::size_of::<ArrayTable>());
         assert_eq!(PLUGIN_DECL_MIN_SIZE, std::mem::size_of::<PluginDecl>());
+        assert_eq!(
+            DATAFRAME_TABLE_MIN_SIZE,
+            std::mem::size_of::<DataFrameTable>()
+        );
     }
 
     #[test]

@@ -16,6 +16,9 @@
 //! handles; bulk data crosses as Arrow C Data (see `tessera_core::ffi::arrow`) and is
 //! freed by whichever side allocated it.
 //!
+//! Dataframe backends ship the same way with `tessera_plugin::export_frame_plugin!` (see
+//! [`frame`]).
+//!
 //! The backend's name, device and declared gaps come from its [`ArrayBackend::name`] and
 //! [`ArrayBackend::capabilities`], read once when the host loads the library. A
 //! constructor that panics yields a declaration with `init_error` set, which the host
@@ -30,6 +33,8 @@ use std::sync::{Arc, OnceLock};
 
 pub use tessera_core;
 pub use tessera_plugin_abi as abi;
+
+pub mod frame;
 
 use abi::{FFI_ArrowArray, FFI_ArrowSchema, Handle, RawChunkOut};
 use tessera_core::ffi::arrow::{dtype_from_format, export_host, import_host};
@@ -76,7 +81,7 @@ unsafe impl Sync for Exported {}
 
 static EXPORTED: OnceLock<Box<Exported>> = OnceLock::new();
 
-fn cstring(s: &str) -> CString {
+pub(crate) fn cstring(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
 
@@ -176,7 +181,7 @@ thread_local! {
     });
 }
 
-fn set_error(kind: u32, dtype: u32, op: &str, message: &str) {
+pub(crate) fn set_error(kind: u32, dtype: u32, op: &str, message: &str) {
     LAST_ERROR.with(|l| {
         *l.borrow_mut() = LastError {
             kind,
@@ -188,7 +193,7 @@ fn set_error(kind: u32, dtype: u32, op: &str, message: &str) {
 }
 
 /// Runs one table function: catches panics, records errors, returns the status.
-fn guard(f: impl FnOnce() -> Result<()>) -> i32 {
+pub(crate) fn guard(f: impl FnOnce() -> Result<()>) -> i32 {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => abi::STATUS_OK,
         Ok(Err(e)) => {
@@ -266,7 +271,7 @@ unsafe fn put(out: *mut RawChunkOut, c: Chunk, op: &str) -> Result<()> {
     Ok(())
 }
 
-unsafe extern "C" fn last_error(_instance: *const c_void, out: *mut abi::RawError) {
+pub(crate) unsafe extern "C" fn last_error(_instance: *const c_void, out: *mut abi::RawError) {
     if out.is_null() {
         return;
     }

@@ -312,6 +312,7 @@ pub fn error_parts(e: &Error) -> (u32, Option<&str>, Option<DType>) {
         Error::Shape { op, .. } => (SHAPE, Some(op), None),
         Error::DType { op, dtype, .. } => (DTYPE, Some(op), Some(*dtype)),
         Error::Unsupported { op, dtype, .. } => (UNSUPPORTED, Some(op), Some(*dtype)),
+        Error::FrameUnsupported { op, .. } => (UNSUPPORTED, Some(op), None),
         Error::Invalid { op, .. } => (INVALID, Some(op), None),
         Error::Internal(_) => (INTERNAL, None, None),
         _ => (OTHER, None, None),

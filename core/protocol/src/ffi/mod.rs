@@ -9,4 +9,5 @@
 #![allow(unsafe_code)] // the C ABI boundary: every block carries its SAFETY argument
 
 pub mod arrow;
+pub mod batch;
 pub mod convert;

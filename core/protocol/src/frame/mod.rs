@@ -2,13 +2,16 @@
 //!
 //! - [`backend`]: the object-safe [`DataFrameBackend`] trait over type-erased partitions,
 //!   and the fused filter/projection [`FrameProgram`] a backend evaluates in one pass;
-//! - [`expr`]: column expressions (`col("tip") / col("fare")`) and their typing rules.
+//! - [`expr`]: column expressions (`col("tip") / col("fare")`) and their typing rules;
+//! - [`wire`]: the versioned JSON form of programs and specs that crosses the plugin
+//!   boundary.
 //!
 //! The lazy `DataFrame`, its optimizer and the distributed algorithms built from these
 //! primitives live in `tessera-frame`; a dataframe backend author needs only this module.
 
 pub mod backend;
 pub mod expr;
+pub mod wire;
 
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
