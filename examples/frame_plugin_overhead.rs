@@ -10,8 +10,9 @@
 //! The per-call figures are the best of several runs of many calls on a 1-row partition:
 //! the fixed cost of a call — the wire message encoded and decoded, the indirect call,
 //! `catch_unwind`, the handle boxed, the result's schema fetched through the C Data
-//! Interface and checked. The per-byte figures import and export one large batch: Arrow C
-//! data is zero-copy, so what remains is the struct array's export and validation.
+//! Interface and checked. The per-byte figures import and export one large batch each
+//! way: Arrow C data is zero-copy, so what remains is validation, which is constant per
+//! numeric column and linear in the bytes of a string column (UTF-8 is checked).
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -81,24 +82,31 @@ fn main() -> tessera::Result<()> {
             (p - d) * 1e6
         );
     }
-    let big = batch(4 << 20);
-    let bytes = big.get_array_memory_size() as f64;
-    let roundtrip = |b: &dyn DataFrameBackend| {
-        let t = Instant::now();
-        let q = b.import_batch(big.clone()).expect("import");
-        black_box(b.export_batch(&q).expect("export"));
-        t.elapsed().as_secs_f64()
-    };
-    let (mut d, mut p) = (f64::INFINITY, f64::INFINITY);
-    for _ in 0..5 {
-        d = d.min(roundtrip(&direct));
-        p = p.min(roundtrip(plugin.as_ref()));
+    // Numbers only (validation is O(1) per column), then with a string column (validated
+    // as UTF-8 on import, so per byte).
+    let strings: ArrayRef = Arc::new(tessera::frame::arrow_array::StringArray::from_iter_values(
+        (0..4 << 20).map(|i| format!("key-{}", i % 1000)),
+    ));
+    let with_strings = RecordBatch::try_from_iter(vec![("s", strings)]).expect("one column");
+    for (what, big) in [("int64+float64", batch(4 << 20)), ("utf8", with_strings)] {
+        let bytes = big.get_array_memory_size() as f64;
+        let roundtrip = |b: &dyn DataFrameBackend| {
+            let t = Instant::now();
+            let q = b.import_batch(big.clone()).expect("import");
+            black_box(b.export_batch(&q).expect("export"));
+            t.elapsed().as_secs_f64()
+        };
+        let (mut d, mut p) = (f64::INFINITY, f64::INFINITY);
+        for _ in 0..5 {
+            d = d.min(roundtrip(&direct));
+            p = p.min(roundtrip(plugin.as_ref()));
+        }
+        println!(
+            "{{\"bench\":\"frame_plugin_bytes\",\"columns\":\"{what}\",\"bytes\":{bytes},\"linked_ns_per_byte\":{:.4},\"plugin_ns_per_byte\":{:.4},\"overhead_ns_per_byte\":{:.4}}}",
+            d * 1e9 / bytes,
+            p * 1e9 / bytes,
+            (p - d) * 1e9 / bytes
+        );
     }
-    println!(
-        "{{\"bench\":\"frame_plugin_bytes\",\"bytes\":{bytes},\"linked_ns_per_byte\":{:.4},\"plugin_ns_per_byte\":{:.4},\"overhead_ns_per_byte\":{:.4}}}",
-        d * 1e9 / bytes,
-        p * 1e9 / bytes,
-        (p - d) * 1e9 / bytes
-    );
     Ok(())
 }
