@@ -195,6 +195,7 @@ fn filter(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<
     ];
     if let Some(x) = literal_for(g, t, &b) {
         preds.push(col("v").eq(Expr::Literal(x.clone())));
+        preds.push(col("v").not_eq(Expr::Literal(x.clone())) & col("i").lt(k + 5));
         if t != ColType::Bool {
             preds.push(col("v").gt(Expr::Literal(x.clone())) | col("i").eq(0));
             preds.push(col("v").lt_eq(Expr::Literal(x)).and(col("i").gt_eq(k)));
