@@ -176,9 +176,7 @@ pub fn check_array_backend_against(
         let t = Instant::now();
         let v = case::run_case(&case, &backend, &reference, options.seed);
         report.cases.push(CaseReport {
-            rerun: rerun
-                .replace("{id}", &case.id)
-                .replace("{seed}", &options.seed.to_string()),
+            rerun: report::rerun_line(&rerun, &case.id, options.seed),
             id: case.id,
             op: case.family.op,
             group: case.family.group,
@@ -199,6 +197,15 @@ pub fn check_array_backend_against(
 /// seed; `TESSERA_CONFORMANCE_FILTER` narrows the cases further (e.g. to one case id).
 #[doc(hidden)]
 pub fn run_generated_test(backend: BackendRef, selector: &str, test_name: &str) {
+    let report = check_array_backend(&backend, &generated_test_options(selector, test_name));
+    generated_test_verdict(&report, selector);
+}
+
+/// The options of a macro-generated test: the test's `selector` narrowed by
+/// `TESSERA_CONFORMANCE_FILTER` when that names cases inside it, the seed from
+/// `TESSERA_CONFORMANCE_SEED`, and a rerun line through `cargo test`.
+#[doc(hidden)]
+pub fn generated_test_options(selector: &str, test_name: &str) -> Options {
     let seed = std::env::var("TESSERA_CONFORMANCE_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
@@ -208,14 +215,19 @@ pub fn run_generated_test(backend: BackendRef, selector: &str, test_name: &str) 
         Some(n) if matches_filter(Some(selector), n.split('/').next().unwrap_or(""), &n) => n,
         _ => selector.to_string(),
     };
-    let options = Options {
+    Options {
         seed,
         filter: Some(filter),
         rerun: Some(format!(
             "TESSERA_CONFORMANCE_SEED={{seed}} TESSERA_CONFORMANCE_FILTER={{id}} cargo test {test_name}"
         )),
-    };
-    let report = check_array_backend(&backend, &options);
+    }
+}
+
+/// Panics with every failure of a macro-generated test's `report`, or when no case
+/// matched its `selector` (a test that checks nothing must not pass).
+#[doc(hidden)]
+pub fn generated_test_verdict(report: &Report, selector: &str) {
     assert!(
         report.setup_error.is_some() || !report.cases.is_empty(),
         "no conformance case matches '{selector}'"

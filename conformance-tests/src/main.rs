@@ -155,20 +155,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let plugin_args: String = args
-        .plugins
-        .iter()
-        .map(|p| format!("--plugin {p} "))
-        .collect();
-    let options = Options {
-        seed: args.seed,
-        filter: args.filter.clone(),
-        rerun: (!plugin_args.is_empty()).then(|| {
-            format!(
-                "tessera-conformance {plugin_args}--backend {name} --filter {{id}} --seed {{seed}}"
-            )
-        }),
-    };
+    let options = run_options(&args, "--backend", &name);
     if cases(options.filter.as_deref()).is_empty() {
         eprintln!(
             "error: no case matches filter '{}' (try --list)",
@@ -178,6 +165,25 @@ fn main() -> ExitCode {
     }
     let report = check_array_backend(&backend, &options);
     finish(&report, &args)
+}
+
+/// The suite's options from the arguments; with plugins loaded, the rerun line loads them
+/// too and names the backend with `flag`.
+fn run_options(args: &Args, flag: &str, name: &str) -> Options {
+    let plugin_args: String = args
+        .plugins
+        .iter()
+        .map(|p| format!("--plugin {p} "))
+        .collect();
+    Options {
+        seed: args.seed,
+        filter: args.filter.clone(),
+        rerun: (!plugin_args.is_empty()).then(|| {
+            format!(
+                "tessera-conformance {plugin_args}{flag} {name} --filter {{id}} --seed {{seed}}"
+            )
+        }),
+    }
 }
 
 /// The dataframe suite on backend `name`.
@@ -200,20 +206,7 @@ fn run_frames(name: &str, args: &Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let plugin_args: String = args
-        .plugins
-        .iter()
-        .map(|p| format!("--plugin {p} "))
-        .collect();
-    let options = Options {
-        seed: args.seed,
-        filter: args.filter.clone(),
-        rerun: (!plugin_args.is_empty()).then(|| {
-            format!(
-                "tessera-conformance {plugin_args}--frame-backend {name} --filter {{id}} --seed {{seed}}"
-            )
-        }),
-    };
+    let options = run_options(args, "--frame-backend", name);
     if frame_cases(options.filter.as_deref()).is_empty() {
         eprintln!(
             "error: no frame case matches filter '{}' (try --list)",

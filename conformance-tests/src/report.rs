@@ -31,6 +31,13 @@ use tessera_core::DType;
 
 use crate::case::{Group, Outcome};
 
+/// The rerun command of case `id`: `template` with `{id}` and `{seed}` filled in.
+pub fn rerun_line(template: &str, id: &str, seed: u64) -> String {
+    template
+        .replace("{id}", id)
+        .replace("{seed}", &seed.to_string())
+}
+
 /// The result of one case.
 #[derive(Debug, Clone)]
 pub struct CaseReport {

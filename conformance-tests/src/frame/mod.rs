@@ -398,9 +398,7 @@ pub fn check_frame_backend_against(
         let t = Instant::now();
         let v = run_case(&case, &backend, &reference, options.seed);
         report.cases.push(CaseReport {
-            rerun: rerun
-                .replace("{id}", &case.id)
-                .replace("{seed}", &options.seed.to_string()),
+            rerun: crate::report::rerun_line(&rerun, &case.id, options.seed),
             id: case.id,
             op: case.family.op,
             group: case.family.group,
@@ -421,27 +419,6 @@ pub fn check_frame_backend_against(
 /// `TESSERA_CONFORMANCE_FILTER` as for arrays).
 #[doc(hidden)]
 pub fn run_generated_frame_test(backend: FrameBackendRef, selector: &str, test_name: &str) {
-    let seed = std::env::var("TESSERA_CONFORMANCE_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(crate::DEFAULT_SEED);
-    let filter = match std::env::var("TESSERA_CONFORMANCE_FILTER").ok() {
-        Some(n) if matches_filter(Some(selector), n.split('/').next().unwrap_or(""), &n) => n,
-        _ => selector.to_string(),
-    };
-    let options = Options {
-        seed,
-        filter: Some(filter),
-        rerun: Some(format!(
-            "TESSERA_CONFORMANCE_SEED={{seed}} TESSERA_CONFORMANCE_FILTER={{id}} cargo test {test_name}"
-        )),
-    };
-    let report = check_frame_backend(&backend, &options);
-    assert!(
-        report.setup_error.is_some() || !report.cases.is_empty(),
-        "no frame conformance case matches '{selector}'"
-    );
-    if !report.is_ok() {
-        panic!("{}", report.failure_text());
-    }
+    let options = crate::generated_test_options(selector, test_name);
+    crate::generated_test_verdict(&check_frame_backend(&backend, &options), selector);
 }

@@ -17,7 +17,7 @@ use tessera_core::frame::{DataFrameBackend, FrameBackendRef, Partition};
 use tessera_core::{Error, Result};
 
 use crate::abi::{self, FFI_ArrowArray, FFI_ArrowSchema, Handle, RawPartOut};
-use crate::{cstring, guard, last_error};
+use crate::{borrow_handle, cstring, guard, last_error};
 
 /// Exports `$backend` (an expression of a type implementing
 /// [`DataFrameBackend`](tessera_core::frame::DataFrameBackend)) as this library's
@@ -129,13 +129,10 @@ fn backend() -> Result<&'static dyn DataFrameBackend> {
 /// Borrows the partition behind a handle.
 ///
 /// # Safety
-/// `h` must be null or a handle this library returned and the host has not released.
+/// As [`borrow_handle`], for a `Box<Partition>` made by `raw_part`.
 unsafe fn part<'a>(h: Handle, op: &str) -> Result<&'a Partition> {
-    if h.is_null() {
-        return Err(Error::invalid(op, "null partition handle"));
-    }
-    // SAFETY: by the caller's contract, a live `Box<Partition>` made by `raw_part`.
-    Ok(unsafe { &*(h as *const Partition) })
+    // SAFETY: the caller's contract.
+    unsafe { borrow_handle(h, op, "partition") }
 }
 
 fn raw_part(p: Partition) -> RawPartOut {

@@ -225,16 +225,27 @@ fn backend() -> Result<&'static dyn ArrayBackend> {
         .ok_or_else(|| Error::Internal("plugin called before its declaration was built".into()))
 }
 
+/// Borrows the `T` behind a handle (a chunk or a partition), naming `what` it is when the
+/// handle is null.
+///
+/// # Safety
+/// `h` must be null or a handle to a live `Box<T>` this library returned and the host has
+/// not released.
+pub(crate) unsafe fn borrow_handle<'a, T>(h: Handle, op: &str, what: &str) -> Result<&'a T> {
+    if h.is_null() {
+        return Err(Error::invalid(op, format!("null {what} handle")));
+    }
+    // SAFETY: by the caller's contract, a live `Box<T>` made by this library.
+    Ok(unsafe { &*(h as *const T) })
+}
+
 /// Borrows the chunk behind a handle.
 ///
 /// # Safety
-/// `h` must be null or a handle this library returned and the host has not released.
+/// As [`borrow_handle`], for a `Box<Chunk>` made by `put`.
 unsafe fn chunk<'a>(h: Handle, op: &str) -> Result<&'a Chunk> {
-    if h.is_null() {
-        return Err(Error::invalid(op, "null chunk handle"));
-    }
-    // SAFETY: by the caller's contract, a live `Box<Chunk>` made by `put`.
-    Ok(unsafe { &*(h as *const Chunk) })
+    // SAFETY: the caller's contract.
+    unsafe { borrow_handle(h, op, "chunk") }
 }
 
 /// Hands a chunk to the host through `out`.
