@@ -14,27 +14,16 @@
 //! way: Arrow C data is zero-copy, so what remains is validation, which is constant per
 //! numeric column and linear in the bytes of a string column (UTF-8 is checked).
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
 use tessera::frame::arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use tessera::frame::{col, DataFrameBackend, FrameProgram, FrameStep, Partition};
-
-fn time(iters: usize, f: &mut dyn FnMut()) -> f64 {
-    let t = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    t.elapsed().as_secs_f64() / iters as f64
-}
-
-/// Best seconds per iteration of `a` and of `b`, timed in alternation.
-fn best_pair(runs: usize, iters: usize, a: &mut dyn FnMut(), b: &mut dyn FnMut()) -> (f64, f64) {
-    (0..runs).fold((f64::INFINITY, f64::INFINITY), |(x, y), _| {
-        (x.min(time(iters, a)), y.min(time(iters, b)))
-    })
-}
+use timing::best_pair;
 
 fn batch(rows: usize) -> RecordBatch {
     let k: ArrayRef = Arc::new(Int64Array::from_iter_values(

@@ -14,30 +14,16 @@
 //! the boundary that adds one copy each way (Arrow C data is zero-copy to export, but
 //! each side keeps its data in memory it allocated).
 
+#[path = "common/timing.rs"]
+mod timing;
+
 use std::hint::black_box;
-use std::time::Instant;
 
 use ndarray::{ArrayD, IxDyn};
 use tessera::program::{BinaryOp, UnaryOp};
 use tessera::{ArrayBackend, BackendRef, Chunk, HostArray, Scalar};
 use tessera_plugin_example::LoopBackend;
-
-/// Seconds per iteration of `f` over `iters` iterations.
-fn time(iters: usize, f: &mut dyn FnMut()) -> f64 {
-    let t = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    t.elapsed().as_secs_f64() / iters as f64
-}
-
-/// Best seconds per iteration of `a` and of `b`, timed in alternation (so drift on a
-/// shared machine hits both alike).
-fn best_pair(runs: usize, iters: usize, a: &mut dyn FnMut(), b: &mut dyn FnMut()) -> (f64, f64) {
-    (0..runs).fold((f64::INFINITY, f64::INFINITY), |(x, y), _| {
-        (x.min(time(iters, a)), y.min(time(iters, b)))
-    })
-}
+use timing::best_pair;
 
 /// One op through both backends: JSON lines for each and for the difference.
 fn per_call(op: &str, direct: &dyn ArrayBackend, plugin: &dyn ArrayBackend) -> tessera::Result<()> {

@@ -11,7 +11,7 @@ use tessera_core::Result;
 use tessera_frame::DataFrame;
 
 use super::data::{batch, column, fresh_key, split, ColType, Draw};
-use super::protocol::{parts, row_ids, rows};
+use super::protocol::{join_input, parts, row_ids, rows};
 use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
 use crate::gen::Gen;
@@ -87,24 +87,7 @@ fn groupby(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
 }
 
 fn merge(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
-    let (nl, nr) = (rows(g, variant), rows(g, variant));
-    let domain = (nl.max(nr) / 2).max(2);
-    let draw = Draw {
-        domain,
-        nulls: 0.0,
-        specials: false,
-    };
-    let side = |g: &mut Gen, n: usize, payload: &str| {
-        let mut keys = column(g, t, n, draw);
-        if variant >= 2 {
-            let null = arrow_array::new_null_array(&t.data_type(), 1);
-            keys =
-                arrow_select::concat::concat(&[keys.as_ref(), null.as_ref()]).expect("same type");
-        }
-        let m = keys.len();
-        batch(vec![("k", keys), (payload, row_ids(m))])
-    };
-    let (l, r) = (side(g, nl, "a"), side(g, nr, "b"));
+    let (l, r) = join_input(g, t, variant);
     let how = [JoinType::Inner, JoinType::Left, JoinType::Outer][variant % 3];
     let count = parts(g, variant);
     s.note(format!(

@@ -458,9 +458,9 @@ macro_rules! aggregations {
 }
 aggregations!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique);
 
-/// The join input: keys `k` of `t` on both sides with payloads; in variants 2 and 3 both
-/// sides hold null keys (which never match).
-fn join_input(g: &mut Gen, t: ColType, variant: usize) -> (RecordBatch, RecordBatch) {
+/// The join input: keys `k` of `t` on both sides with payloads `a` and `b`; in variants 2
+/// and 3 both sides hold null keys (which never match). The API's merge cases use it too.
+pub fn join_input(g: &mut Gen, t: ColType, variant: usize) -> (RecordBatch, RecordBatch) {
     let (nl, nr) = (rows(g, variant), rows(g, variant));
     let domain = (nl.max(nr) / 2).max(2);
     let draw = Draw {

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use arrow_array::RecordBatch;
 use tessera_core::spill::SpillFile;
 
 use crate::backend::{DataFrameBackend, Partition};
@@ -85,6 +86,42 @@ pub(crate) enum Stashed {
     },
 }
 
+/// Writes `batch` (about `bytes` in memory) to a spill file under `base` as an Arrow IPC
+/// stream; `op` names the step in errors.
+fn write_batch(
+    base: &std::path::Path,
+    batch: &RecordBatch,
+    bytes: u64,
+    op: &str,
+) -> Result<SpillFile> {
+    SpillFile::write(base, bytes, |w| {
+        let mut writer = arrow_ipc::writer::StreamWriter::try_new(w, &batch.schema())
+            .map_err(|e| Error::arrow(op, e))?;
+        writer.write(batch).map_err(|e| Error::arrow(op, e))?;
+        writer.finish().map_err(|e| Error::arrow(op, e))
+    })
+}
+
+/// Reads back the batch [`write_batch`] wrote, only the columns at `projection` (all when
+/// `None`).
+fn read_batch(file: &SpillFile, projection: Option<&[usize]>, op: &str) -> Result<RecordBatch> {
+    file.read(|r| {
+        let mut reader =
+            arrow_ipc::reader::StreamReader::try_new(r, projection.map(<[usize]>::to_vec))
+                .map_err(|e| Error::arrow(op, e))?;
+        let batch = reader.next().transpose().map_err(|e| Error::arrow(op, e))?;
+        batch.ok_or_else(|| {
+            Error::io(
+                file.path(),
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "spill file holds no partition",
+                ),
+            )
+        })
+    })
+}
+
 /// Keeps `part`: in memory while the budget allows, else in a spill file.
 pub(crate) fn stash(
     spill: &Spill,
@@ -117,12 +154,7 @@ pub(crate) fn stash(
     let rows = part.num_rows();
     let batch = backend.export_batch(&part)?;
     drop(part);
-    let file = SpillFile::write(&budget.base, bytes, |w| {
-        let mut writer = arrow_ipc::writer::StreamWriter::try_new(w, &batch.schema())
-            .map_err(|e| Error::arrow("spill", e))?;
-        writer.write(&batch).map_err(|e| Error::arrow("spill", e))?;
-        writer.finish().map_err(|e| Error::arrow("spill", e))
-    })?;
+    let file = write_batch(&budget.base, &batch, bytes, "spill")?;
     tessera_observe::profile::side_span(
         "spill",
         tessera_observe::TaskTiming {
@@ -149,23 +181,7 @@ impl Stashed {
             Stashed::Spilled { file, .. } => file,
         };
         let start = Instant::now();
-        let batch = file.read(|r| {
-            let mut reader = arrow_ipc::reader::StreamReader::try_new(r, None)
-                .map_err(|e| Error::arrow("unspill", e))?;
-            let batch = reader
-                .next()
-                .transpose()
-                .map_err(|e| Error::arrow("unspill", e))?;
-            batch.ok_or_else(|| {
-                Error::io(
-                    file.path(),
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        "spill file holds no partition",
-                    ),
-                )
-            })
-        })?;
+        let batch = read_batch(file, None, "unspill")?;
         let part = backend.import_batch(batch)?;
         tessera_observe::profile::side_span(
             "unspill",
@@ -219,12 +235,7 @@ impl PersistedSource {
         let parts = tessera_core::pool::parallel_map(n, |i| {
             let b = batch(i)?;
             let bytes = b.get_array_memory_size() as u64;
-            let file = SpillFile::write(base, bytes, |w| {
-                let mut writer = arrow_ipc::writer::StreamWriter::try_new(w, &b.schema())
-                    .map_err(|e| Error::arrow("persist", e))?;
-                writer.write(&b).map_err(|e| Error::arrow("persist", e))?;
-                writer.finish().map_err(|e| Error::arrow("persist", e))
-            })?;
+            let file = write_batch(base, &b, bytes, "persist")?;
             Ok((file, bytes))
         })?;
         Ok(PersistedSource { schema, parts })
@@ -255,24 +266,7 @@ impl crate::plan::FileSource for PersistedSource {
                 self.parts.len()
             ))
         })?;
-        file.read(|r| {
-            let mut reader =
-                arrow_ipc::reader::StreamReader::try_new(r, projection.map(<[usize]>::to_vec))
-                    .map_err(|e| Error::arrow("read persisted partition", e))?;
-            let batch = reader
-                .next()
-                .transpose()
-                .map_err(|e| Error::arrow("read persisted partition", e))?;
-            batch.ok_or_else(|| {
-                Error::io(
-                    file.path(),
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        "spill file holds no partition",
-                    ),
-                )
-            })
-        })
+        read_batch(file, projection, "read persisted partition")
     }
 
     fn describe(&self) -> String {
