@@ -10,7 +10,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use tessera::frame::{
-    col, lit, AggFunc, Computed, DataFrame, GroupStrategy, JoinStrategy, JoinType, Value,
+    col, lit, when, AggFunc, Computed, DataFrame, GroupStrategy, JoinStrategy, JoinType, Value,
 };
 
 use tessera_cpu_frame as _;
@@ -1048,8 +1048,9 @@ fn is_in_follows_pandas() {
     );
 }
 
-/// The math functions, `between` and `is_in` against pandas on random values (halves,
-/// negatives, zeros, NaN), through `tests/scripts/frame_functions_pandas.py`. Runs when
+/// The math functions, `pow`, `clip`, `when`, `between`, `is_in` and the string functions
+/// against pandas on random values (halves, negatives, zeros, NaN, padded and non-ASCII
+/// strings, missing values), through `tests/scripts/frame_functions_pandas.py`. Runs when
 /// `python3` (or `$PYTHON`) can import pandas; otherwise it says it was skipped.
 #[test]
 fn math_and_isin_match_pandas() {
@@ -1076,17 +1077,33 @@ fn math_and_isin_match_pandas() {
         })
         .collect();
     let is: Vec<i64> = (0..n).map(|_| rng.below(41) as i64 - 20).collect();
+    // Strings with repeated syllables (a prefix, a suffix, `a` to replace), padding to
+    // strip, non-ASCII letters, and missing values (never empty strings: CSV cannot tell).
+    const SYLLABLES: [&str; 6] = ["ka", "lo", "Ä", "mé", "o", "Zu"];
+    let ss: Vec<Option<String>> = (0..n)
+        .map(|k| {
+            (k % 7 != 3).then(|| {
+                let mut w: String = (0..1 + rng.below(4))
+                    .map(|_| SYLLABLES[rng.below(SYLLABLES.len() as u64) as usize])
+                    .collect();
+                if k % 5 == 0 {
+                    w = format!("  {w} ");
+                }
+                w
+            })
+        })
+        .collect();
     let dir = std::env::temp_dir().join(format!("tessera-pandas-fns-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let csv = dir.join("in.csv");
-    let mut text = String::from("f,i\n");
-    for (f, i) in fs.iter().zip(&is) {
+    let mut text = String::from("f,i,s\n");
+    for ((f, i), s) in fs.iter().zip(&is).zip(&ss) {
         let f = if f.is_nan() {
             String::new()
         } else {
             format!("{f:?}")
         };
-        text.push_str(&format!("{f},{i}\n"));
+        text.push_str(&format!("{f},{i},{}\n", s.as_deref().unwrap_or("")));
     }
     std::fs::write(&csv, text).unwrap();
     let script = concat!(
@@ -1107,7 +1124,9 @@ fn math_and_isin_match_pandas() {
 
     let f: ArrayRef = Arc::new(Float64Array::from(fs.clone()));
     let i: ArrayRef = Arc::new(Int64Array::from(is.clone()));
-    let df = DataFrame::from_record_batch(batch(vec![("f", f), ("i", i)]), 3, None).unwrap();
+    let s: ArrayRef = Arc::new(StringArray::from(ss.clone()));
+    let df =
+        DataFrame::from_record_batch(batch(vec![("f", f), ("i", i), ("s", s)]), 3, None).unwrap();
     use tessera::frame::Literal;
     let cases: Vec<(&str, tessera::frame::Expr)> = vec![
         ("f.abs", col("f").abs()),
@@ -1129,6 +1148,28 @@ fn math_and_isin_match_pandas() {
                 Literal::Float(f64::NAN),
             ]),
         ),
+        ("f.pow", col("f").pow(2.0)),
+        ("i.pow", col("i").pow(0.5)),
+        ("f.clip", col("f").clip(-5.0, 5.0)),
+        ("i.clip", col("i").clip(-3i64, 7i64)),
+        (
+            "i.when",
+            when(col("i").gt(10i64))
+                .then(100.5)
+                .when(col("i").lt(-10i64))
+                .then(-100i64)
+                .otherwise(col("i")),
+        ),
+        ("s.starts_with", col("s").starts_with("ka")),
+        ("s.ends_with", col("s").ends_with("o")),
+        ("s.like", col("s").like("k%o")),
+        ("s.lower", col("s").lower()),
+        ("s.upper", col("s").upper()),
+        ("s.strip", col("s").strip()),
+        ("s.len", col("s").str_len()),
+        ("s.replace", col("s").replace("a", "ä")),
+        ("s.substring", col("s").substring(1, Some(2))),
+        ("s.substring_end", col("s").substring(-2, None)),
     ];
     for (name, e) in cases {
         let y = &computed(&df, e);
@@ -1136,7 +1177,11 @@ fn math_and_isin_match_pandas() {
         assert_eq!(want.len(), n, "{name}");
         for (k, w) in want.iter().enumerate() {
             let ok = match w {
-                serde_json::Value::Bool(b) => y.as_boolean().value(k) == *b,
+                serde_json::Value::Null => y.is_null(k),
+                serde_json::Value::String(s) if s.starts_with("str:") => {
+                    y.is_valid(k) && y.as_string::<i32>().value(k) == &s[4..]
+                }
+                serde_json::Value::Bool(b) => y.is_valid(k) && y.as_boolean().value(k) == *b,
                 serde_json::Value::String(s) if s == "nan" => {
                     y.is_valid(k) && value_f64(y, k).is_nan()
                 }
@@ -1158,9 +1203,10 @@ fn math_and_isin_match_pandas() {
             };
             assert!(
                 ok,
-                "{name} row {k} (f = {:?}, i = {}): pandas {w}, tessera {:?}",
+                "{name} row {k} (f = {:?}, i = {}, s = {:?}): pandas {w}, tessera {:?}",
                 fs[k],
                 is[k],
+                ss[k],
                 y.slice(k, 1)
             );
         }
@@ -1173,5 +1219,83 @@ fn value_f64(a: &ArrayRef, k: usize) -> f64 {
         arrow_schema::DataType::Float64 => a.as_primitive::<Float64Type>().value(k),
         arrow_schema::DataType::Int64 => a.as_primitive::<Int64Type>().value(k) as f64,
         other => panic!("unexpected type {other}"),
+    }
+}
+
+/// `when`, `coalesce`, `clip`, `pow` and the string functions by hand, over three
+/// partitions, including nulls, NaN and the typing rules.
+#[test]
+fn conditional_and_string_functions_by_hand() {
+    use tessera::frame::{coalesce, when};
+    let a: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(-7), Some(12)]));
+    let f: ArrayRef = Arc::new(Float64Array::from(vec![
+        Some(0.5),
+        Some(f64::NAN),
+        None,
+        Some(-3.0),
+    ]));
+    let s: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("  Käse "),
+        None,
+        Some("kilo"),
+        Some("ab"),
+    ]));
+    let df =
+        DataFrame::from_record_batch(batch(vec![("a", a), ("f", f), ("s", s)]), 3, None).unwrap();
+    let y = computed(
+        &df,
+        when(col("a").gt(5i64))
+            .then(lit("big"))
+            .when(col("a").is_null())
+            .then(lit("none"))
+            .otherwise(lit("small")),
+    );
+    let got: Vec<&str> = (0..4).map(|k| y.as_string::<i32>().value(k)).collect();
+    assert_eq!(got, ["small", "none", "small", "big"]);
+    // Every branch value takes the common type: an integer column with a float literal is
+    // Float64. NaN orders above every number (as in Polars and DuckDB), so NaN > 0 holds.
+    let y = computed(&df, when(col("f").gt(0.0)).then(col("a")).otherwise(2.5));
+    assert_eq!(y.data_type(), &arrow_schema::DataType::Float64);
+    let y = y.as_primitive::<Float64Type>();
+    assert_eq!(
+        (y.value(0), y.is_null(1), y.value(2), y.value(3)),
+        (1.0, true, 2.5, 2.5)
+    );
+    // The first non-null, row by row.
+    let y = computed(
+        &df,
+        coalesce([
+            col("f"),
+            col("a").cast(arrow_schema::DataType::Float64),
+            lit(0.0),
+        ]),
+    );
+    let y = y.as_primitive::<Float64Type>();
+    assert!(y.value(1).is_nan(), "NaN is a value, not a null");
+    assert_eq!((y.value(0), y.value(2), y.value(3)), (0.5, -7.0, -3.0));
+    // clip keeps null and NaN; pow is Float64.
+    let y = computed(&df, col("f").clip(-1.0, 0.25));
+    let y = y.as_primitive::<Float64Type>();
+    assert_eq!((y.value(0), y.value(3)), (0.25, -1.0));
+    assert!(y.value(1).is_nan() && y.is_null(2));
+    let y = computed(&df, col("a").pow(2));
+    assert_eq!(y.as_primitive::<Float64Type>().value(3), 144.0);
+    // Strings count characters, not bytes.
+    let y = computed(&df, col("s").strip().str_len());
+    let y = y.as_primitive::<Int64Type>();
+    assert_eq!((y.value(0), y.is_null(1), y.value(2)), (4, true, 4));
+    let y = computed(&df, col("s").strip().upper().substring(-3, Some(2)));
+    assert_eq!(y.as_string::<i32>().value(0), "ÄS");
+    let y = computed(&df, col("s").like("k_l%"));
+    assert!(y.as_boolean().value(2) && !y.as_boolean().value(3));
+    // Wrong types are refused with the expression named.
+    for (e, says) in [
+        (when(col("a")).then(1i64).otherwise(0i64), "must be Boolean"),
+        (col("a").upper(), "needs a string column"),
+        (col("s").clip(0i64, 1i64), "no common type"),
+        (col("s").pow(2), "needs numbers"),
+    ] {
+        let err = df.with_column("x", e).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
     }
 }

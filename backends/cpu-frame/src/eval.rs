@@ -11,7 +11,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, TimeUnit};
 use tessera_core::frame::expr::{
-    binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal, MathFunc,
+    binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc,
 };
 use tessera_core::{Error, Result};
 
@@ -216,7 +216,152 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 .map_err(|why| Error::invalid("is_in", format!("{e}: {why}")))?;
             eval(expr, batch)?.map(|a| is_in(a, &operand, values))
         }
+        Expr::Str { func, expr } => eval(expr, batch)?.map(|a| string_fn(func, a)),
+        Expr::When {
+            branches,
+            otherwise,
+        } => {
+            let t = e.data_type(&schema)?;
+            let rows = batch.num_rows();
+            let mut out = eval(otherwise, batch)?
+                .map(|a| cast_to(a, &t))?
+                .into_array(rows)?;
+            for (cond, value) in branches.iter().rev() {
+                let c = eval(cond, batch)?.into_array(rows)?;
+                let c = cast_to(&c, &DataType::Boolean)?;
+                let c = c
+                    .as_any()
+                    .downcast_ref::<BooleanArray>()
+                    .ok_or_else(|| Error::invalid("when", format!("{cond} is not Boolean")))?;
+                // A null condition does not hold.
+                let mask = if c.null_count() > 0 {
+                    arrow_select::filter::prep_null_mask_filter(c)
+                } else {
+                    c.clone()
+                };
+                let v = eval(value, batch)?.map(|a| cast_to(a, &t))?;
+                out = arrow_select::zip::zip(&mask, datum(&v).as_ref(), &out)
+                    .map_err(|err| Error::arrow("when", err))?;
+            }
+            Ok(Val::Array(out))
+        }
+        Expr::Coalesce(values) => {
+            let t = e.data_type(&schema)?;
+            let rows = batch.num_rows();
+            let mut out: Option<ArrayRef> = None;
+            for value in values.iter().rev() {
+                let v = eval(value, batch)?
+                    .map(|a| cast_to(a, &t))?
+                    .into_array(rows)?;
+                out = Some(match out {
+                    None => v,
+                    Some(rest) => {
+                        let mask = arrow_arith::boolean::is_not_null(&v)
+                            .map_err(|err| Error::arrow("coalesce", err))?;
+                        arrow_select::zip::zip(&mask, &v, &rest)
+                            .map_err(|err| Error::arrow("coalesce", err))?
+                    }
+                });
+            }
+            out.map(Val::Array)
+                .ok_or_else(|| Error::invalid("coalesce", "needs at least one value"))
+        }
+        Expr::Clip { expr, lower, upper } => {
+            let t = e.data_type(&schema)?;
+            let rows = batch.num_rows();
+            let x = eval(expr, batch)?;
+            let is_scalar = matches!(x, Val::Scalar(_));
+            let n = if is_scalar { 1 } else { rows };
+            let x = x.map(|a| cast_to(a, &t))?.into_array(n)?;
+            let lo = eval(lower, batch)?.map(|a| cast_to(a, &t))?.into_array(n)?;
+            let hi = eval(upper, batch)?.map(|a| cast_to(a, &t))?.into_array(n)?;
+            Ok(wrap(is_scalar, clip(&x, &lo, &hi, &t)?))
+        }
+        Expr::Pow { base, exponent } => {
+            use arrow_array::cast::AsArray;
+            use arrow_array::types::Float64Type;
+            let b = eval(base, batch)?.map(|a| cast_to(a, &DataType::Float64))?;
+            let x = eval(exponent, batch)?.map(|a| cast_to(a, &DataType::Float64))?;
+            let both_scalar = matches!((&b, &x), (Val::Scalar(_), Val::Scalar(_)));
+            let rows = if both_scalar { 1 } else { batch.num_rows() };
+            let (b, x) = (b.into_array(rows)?, x.into_array(rows)?);
+            let out: Float64Array = arrow_arith::arity::binary(
+                b.as_primitive::<Float64Type>(),
+                x.as_primitive::<Float64Type>(),
+                f64::powf,
+            )
+            .map_err(|err| Error::arrow("pow", err))?;
+            Ok(wrap(both_scalar, Arc::new(out)))
+        }
     }
+}
+
+/// `x` clipped to `[lo, hi]` row by row with IEEE comparisons, so NaN stays NaN (arrow's
+/// comparison kernels order NaN above every number, which would clip it). Integers are
+/// clipped in Int64 and floats in Float64, then cast back to `t`.
+fn clip(x: &ArrayRef, lo: &ArrayRef, hi: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float64Type, Int64Type};
+    macro_rules! clip_in {
+        ($wide:ty, $dt:expr) => {{
+            let (x, lo, hi) = (cast_to(x, &$dt)?, cast_to(lo, &$dt)?, cast_to(hi, &$dt)?);
+            let raised = arrow_arith::arity::binary::<_, _, _, $wide>(
+                x.as_primitive::<$wide>(),
+                lo.as_primitive::<$wide>(),
+                |v, l| if v < l { l } else { v },
+            )
+            .map_err(|e| Error::arrow("clip", e))?;
+            let out = arrow_arith::arity::binary::<_, _, _, $wide>(
+                &raised,
+                hi.as_primitive::<$wide>(),
+                |v, h| if v > h { h } else { v },
+            )
+            .map_err(|e| Error::arrow("clip", e))?;
+            cast_to(&(Arc::new(out) as ArrayRef), t)
+        }};
+    }
+    if t.is_floating() {
+        clip_in!(Float64Type, DataType::Float64)
+    } else if t.is_integer() {
+        clip_in!(Int64Type, DataType::Int64)
+    } else {
+        Err(Error::invalid("clip", format!("needs numbers, got {t}")))
+    }
+}
+
+/// A string function over a column (cast to Utf8 first).
+fn string_fn(func: &StrFunc, a: &ArrayRef) -> Result<ArrayRef> {
+    let a = cast_to(a, &DataType::Utf8)?;
+    let s = a
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| Error::invalid(func.name(), "needs a string column"))?;
+    let pattern = |p: &str| Scalar::new(StringArray::from(vec![p]));
+    let map = |f: &dyn Fn(&str) -> String| -> ArrayRef {
+        Arc::new(s.iter().map(|v| v.map(f)).collect::<StringArray>())
+    };
+    let err = |e| Error::arrow(func.name(), e);
+    Ok(match func {
+        StrFunc::StartsWith(p) => {
+            Arc::new(arrow_string::like::starts_with(&a, &pattern(p)).map_err(err)?)
+        }
+        StrFunc::EndsWith(p) => {
+            Arc::new(arrow_string::like::ends_with(&a, &pattern(p)).map_err(err)?)
+        }
+        StrFunc::Like(p) => Arc::new(arrow_string::like::like(&a, &pattern(p)).map_err(err)?),
+        StrFunc::Lower => map(&|v| v.to_lowercase()),
+        StrFunc::Upper => map(&|v| v.to_uppercase()),
+        StrFunc::Strip => map(&|v| v.trim().to_string()),
+        StrFunc::Replace { from, to } => map(&|v| v.replace(from.as_str(), to)),
+        StrFunc::Len => Arc::new(
+            s.iter()
+                .map(|v| v.map(|v| v.chars().count() as i64))
+                .collect::<Int64Array>(),
+        ),
+        StrFunc::Substring { start, len } => {
+            Arc::new(arrow_string::substring::substring_by_char(s, *start, *len).map_err(err)?)
+        }
+    })
 }
 
 /// Floats with `-0.0` made `0.0` and every NaN the same NaN, so that equal values (as

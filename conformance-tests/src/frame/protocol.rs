@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
-use tessera_core::frame::expr::{col, Expr, Literal};
+use tessera_core::frame::expr::{coalesce, col, lit, when, Expr, Literal};
 use tessera_core::frame::{
     AggFunc, AggSpec, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     SortKey,
@@ -232,6 +232,17 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("filled", v().fill_null(0)),
             ("as_f64", v().cast(DataType::Float64)),
             ("isin", v().is_in([-20i64, 1, 8])),
+            ("pow", v().pow(2)),
+            ("clip", v().clip(-5i64, 6i64)),
+            ("coalesce", coalesce([v(), col("i") * -1, lit(0)])),
+            (
+                "when",
+                when(v().gt(4))
+                    .then(v() * 10)
+                    .when(v().is_null())
+                    .then(lit(-1))
+                    .otherwise(col("i")),
+            ),
         ],
         ColType::Float64 => vec![
             ("ratio", v() / 4.0 - col("i")),
@@ -241,12 +252,33 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("filled", v().fill_null(1.5)),
             ("as_i64", v().cast(DataType::Int64)),
             ("between", v().between(-1.0, 1.0)),
+            ("pow", v().pow(0.5)),
+            ("clip", v().clip(-1.0, 1.0)),
+            ("coalesce", coalesce([v(), lit(9.5)])),
+            ("when", when(v().lt(0.0)).then(lit(0)).otherwise(v())),
         ],
         ColType::Utf8 => vec![
             ("has_a", v().contains("a")),
             ("isin", v().is_in(["ka", "lo", ""])),
             ("filled", v().fill_null("?")),
             ("eq", v().eq("mé")),
+            ("starts", v().starts_with("ka")),
+            ("ends", v().ends_with("lo")),
+            ("like", v().like("%a_")),
+            ("upper", v().upper()),
+            ("lower", v().upper().lower()),
+            ("strip", v().strip()),
+            ("len", v().str_len()),
+            ("replace", v().replace("o", "00")),
+            ("sub", v().substring(1, Some(2))),
+            ("sub_end", v().substring(-2, None)),
+            ("coalesce", coalesce([v(), lit("none")])),
+            (
+                "when",
+                when(v().str_len().gt(3))
+                    .then(v().substring(0, Some(3)))
+                    .otherwise(v()),
+            ),
         ],
         ColType::Bool => vec![
             ("not", !v()),

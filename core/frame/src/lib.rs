@@ -34,7 +34,7 @@ pub use backend::{
 };
 pub use dataframe::{batch_from_columns, Computed, DataFrame, GroupBy};
 pub use display::Value;
-pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal, MathFunc};
+pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 #[cfg(feature = "parquet")]
 pub use io::read_parquet;
 pub use io::{read_csv, CsvOptions};

@@ -213,6 +213,67 @@ impl DatePart {
     }
 }
 
+/// A string function ([`Expr::Str`]). Positions and lengths count characters (Unicode
+/// scalar values), as Python and Polars do, not bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum StrFunc {
+    /// Starts with the literal prefix (Boolean).
+    StartsWith(String),
+    /// Ends with the literal suffix (Boolean).
+    EndsWith(String),
+    /// Matches a SQL `LIKE` pattern: `%` any run, `_` one character (Boolean).
+    Like(String),
+    /// Lower case (Unicode).
+    Lower,
+    /// Upper case (Unicode).
+    Upper,
+    /// Leading and trailing whitespace removed (Unicode `White_Space`).
+    Strip,
+    /// Number of characters (Int64).
+    Len,
+    /// Every occurrence of `from` replaced by `to` (literal text, not a pattern).
+    Replace {
+        /// The text replaced.
+        from: String,
+        /// Its replacement.
+        to: String,
+    },
+    /// `len` characters from `start` (0-based; negative counts from the end, as in
+    /// Python); to the end when `len` is `None`.
+    Substring {
+        /// First character.
+        start: i64,
+        /// Number of characters, or the rest.
+        len: Option<u64>,
+    },
+}
+
+impl StrFunc {
+    /// Lower-case name, as in the method (`starts_with`, `len`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            StrFunc::StartsWith(_) => "starts_with",
+            StrFunc::EndsWith(_) => "ends_with",
+            StrFunc::Like(_) => "like",
+            StrFunc::Lower => "lower",
+            StrFunc::Upper => "upper",
+            StrFunc::Strip => "strip",
+            StrFunc::Len => "len",
+            StrFunc::Replace { .. } => "replace",
+            StrFunc::Substring { .. } => "substring",
+        }
+    }
+
+    /// The type of the result.
+    pub fn result_type(&self) -> DataType {
+        match self {
+            StrFunc::StartsWith(_) | StrFunc::EndsWith(_) | StrFunc::Like(_) => DataType::Boolean,
+            StrFunc::Len => DataType::Int64,
+            _ => DataType::Utf8,
+        }
+    }
+}
+
 /// A column expression, evaluated per partition.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -281,6 +342,96 @@ pub enum Expr {
         /// The values looked for.
         values: Vec<Literal>,
     },
+    /// A string function of a string column (null where the input is null).
+    Str {
+        /// The function.
+        func: StrFunc,
+        /// A Utf8 input.
+        expr: Box<Expr>,
+    },
+    /// The value of the first branch whose condition is true, else `otherwise` (a null
+    /// condition counts as false), as SQL `CASE WHEN` and Polars `when/then/otherwise`.
+    /// Every value has the common type of the branches ([`Expr::data_type`]).
+    When {
+        /// `(condition, value)` pairs, first match wins.
+        branches: Vec<(Expr, Expr)>,
+        /// The value where no condition holds.
+        otherwise: Box<Expr>,
+    },
+    /// The first non-null of the values, row by row (SQL `COALESCE`).
+    Coalesce(Vec<Expr>),
+    /// Values below `lower` raised to it, above `upper` lowered to it (pandas' `clip`:
+    /// null and NaN stay), in the common type of the three.
+    Clip {
+        /// The input.
+        expr: Box<Expr>,
+        /// The lower bound.
+        lower: Box<Expr>,
+        /// The upper bound.
+        upper: Box<Expr>,
+    },
+    /// `base ** exponent` in Float64 (NumPy's `power` on floats).
+    Pow {
+        /// The base.
+        base: Box<Expr>,
+        /// The exponent.
+        exponent: Box<Expr>,
+    },
+}
+
+/// `when(condition).then(value)...otherwise(value)`: starts a conditional expression.
+pub fn when(condition: impl Into<Expr>) -> When {
+    When {
+        branches: Vec::new(),
+        pending: condition.into(),
+    }
+}
+
+/// A conditional expression being built: a condition waiting for its `then`.
+#[derive(Debug, Clone)]
+pub struct When {
+    branches: Vec<(Expr, Expr)>,
+    pending: Expr,
+}
+
+/// A conditional expression with at least one branch, waiting for another `when` or its
+/// `otherwise`.
+#[derive(Debug, Clone)]
+pub struct Then {
+    branches: Vec<(Expr, Expr)>,
+}
+
+impl When {
+    /// The value where the condition holds.
+    pub fn then(mut self, value: impl Into<Expr>) -> Then {
+        self.branches.push((self.pending, value.into()));
+        Then {
+            branches: self.branches,
+        }
+    }
+}
+
+impl Then {
+    /// Another branch, tried when the earlier ones do not hold.
+    pub fn when(self, condition: impl Into<Expr>) -> When {
+        When {
+            branches: self.branches,
+            pending: condition.into(),
+        }
+    }
+
+    /// The value where no condition holds; ends the expression.
+    pub fn otherwise(self, value: impl Into<Expr>) -> Expr {
+        Expr::When {
+            branches: self.branches,
+            otherwise: Box::new(value.into()),
+        }
+    }
+}
+
+/// The first non-null of `values`, row by row (SQL `COALESCE`).
+pub fn coalesce(values: impl IntoIterator<Item = Expr>) -> Expr {
+    Expr::Coalesce(values.into_iter().collect())
 }
 
 /// A column reference.
@@ -462,6 +613,69 @@ impl Expr {
         self.clone().gt_eq(low).and(self.lt_eq(high))
     }
 
+    /// A string function of this string expression.
+    pub fn str(self, func: StrFunc) -> Expr {
+        Expr::Str {
+            func,
+            expr: Box::new(self),
+        }
+    }
+    /// Starts with `prefix`.
+    pub fn starts_with(self, prefix: impl Into<String>) -> Expr {
+        self.str(StrFunc::StartsWith(prefix.into()))
+    }
+    /// Ends with `suffix`.
+    pub fn ends_with(self, suffix: impl Into<String>) -> Expr {
+        self.str(StrFunc::EndsWith(suffix.into()))
+    }
+    /// Matches the SQL `LIKE` pattern (`%`, `_`).
+    pub fn like(self, pattern: impl Into<String>) -> Expr {
+        self.str(StrFunc::Like(pattern.into()))
+    }
+    /// Lower case.
+    pub fn lower(self) -> Expr {
+        self.str(StrFunc::Lower)
+    }
+    /// Upper case.
+    pub fn upper(self) -> Expr {
+        self.str(StrFunc::Upper)
+    }
+    /// Whitespace stripped from both ends.
+    pub fn strip(self) -> Expr {
+        self.str(StrFunc::Strip)
+    }
+    /// Number of characters.
+    pub fn str_len(self) -> Expr {
+        self.str(StrFunc::Len)
+    }
+    /// Every occurrence of `from` replaced by `to`.
+    pub fn replace(self, from: impl Into<String>, to: impl Into<String>) -> Expr {
+        self.str(StrFunc::Replace {
+            from: from.into(),
+            to: to.into(),
+        })
+    }
+    /// `len` characters from `start` (negative from the end), or the rest.
+    pub fn substring(self, start: i64, len: Option<u64>) -> Expr {
+        self.str(StrFunc::Substring { start, len })
+    }
+    /// `self ** exponent`, in Float64.
+    pub fn pow(self, exponent: impl Into<Expr>) -> Expr {
+        Expr::Pow {
+            base: Box::new(self),
+            exponent: Box::new(exponent.into()),
+        }
+    }
+    /// Values below `lower` become `lower`, above `upper` become `upper` (pandas' `clip`;
+    /// null and NaN stay).
+    pub fn clip(self, lower: impl Into<Expr>, upper: impl Into<Expr>) -> Expr {
+        Expr::Clip {
+            expr: Box::new(self),
+            lower: Box::new(lower.into()),
+            upper: Box::new(upper.into()),
+        }
+    }
+
     /// Adds the names of the columns this expression reads to `out`.
     pub fn columns_into(&self, out: &mut BTreeSet<String>) {
         match self {
@@ -485,7 +699,28 @@ impl Expr {
             | Expr::Contains { expr: e, .. }
             | Expr::DatePart { expr: e, .. }
             | Expr::Math { expr: e, .. }
+            | Expr::Str { expr: e, .. }
             | Expr::IsIn { expr: e, .. } => e.columns_into(out),
+            Expr::When {
+                branches,
+                otherwise,
+            } => {
+                for (c, v) in branches {
+                    c.columns_into(out);
+                    v.columns_into(out);
+                }
+                otherwise.columns_into(out);
+            }
+            Expr::Coalesce(values) => values.iter().for_each(|v| v.columns_into(out)),
+            Expr::Pow { base, exponent } => {
+                base.columns_into(out);
+                exponent.columns_into(out);
+            }
+            Expr::Clip { expr, lower, upper } => {
+                expr.columns_into(out);
+                lower.columns_into(out);
+                upper.columns_into(out);
+            }
         }
     }
 
@@ -585,8 +820,135 @@ impl Expr {
                     .map_err(|why| Error::invalid("is_in", format!("{self}: {why}")))?;
                 Ok(DataType::Boolean)
             }
+            Expr::Str { func, expr } => {
+                let t = expr.data_type(schema)?;
+                if !matches!(
+                    t,
+                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
+                ) {
+                    return Err(Error::invalid(
+                        func.name(),
+                        format!("{self}: needs a string column, got {t}"),
+                    ));
+                }
+                Ok(func.result_type())
+            }
+            Expr::When {
+                branches,
+                otherwise,
+            } => {
+                for (c, _) in branches {
+                    let t = c.data_type(schema)?;
+                    if !matches!(t, DataType::Boolean | DataType::Null) {
+                        return Err(Error::invalid(
+                            "when",
+                            format!("{self}: the condition {c} is {t}; it must be Boolean"),
+                        ));
+                    }
+                }
+                let values: Vec<&Expr> = branches
+                    .iter()
+                    .map(|(_, v)| v)
+                    .chain([&**otherwise])
+                    .collect();
+                common_type(&values, schema)
+                    .map_err(|why| Error::invalid("when", format!("{self}: {why}")))
+            }
+            Expr::Coalesce(values) => {
+                if values.is_empty() {
+                    return Err(Error::invalid("coalesce", "needs at least one value"));
+                }
+                let values: Vec<&Expr> = values.iter().collect();
+                common_type(&values, schema)
+                    .map_err(|why| Error::invalid("coalesce", format!("{self}: {why}")))
+            }
+            Expr::Clip { expr, lower, upper } => {
+                let t = common_type(&[expr, lower, upper], schema)
+                    .map_err(|why| Error::invalid("clip", format!("{self}: {why}")))?;
+                if !t.is_numeric() {
+                    return Err(Error::invalid(
+                        "clip",
+                        format!("{self}: needs numbers, got {t}"),
+                    ));
+                }
+                Ok(t)
+            }
+            Expr::Pow { base, exponent } => {
+                for e in [base, exponent] {
+                    let t = e.data_type(schema)?;
+                    if !t.is_numeric() && t != DataType::Null {
+                        return Err(Error::invalid(
+                            "pow",
+                            format!("{self}: needs numbers, got {t} for {e}"),
+                        ));
+                    }
+                }
+                Ok(DataType::Float64)
+            }
         }
     }
+}
+
+/// The one type `values` share: the columns' type (integers mixed with floats become
+/// Float64, integers of different widths Int64), which number literals adapt to — an
+/// integer literal takes a numeric column's type, a float literal makes an integer type
+/// Float64 — and which a null literal takes.
+///
+/// # Errors
+/// Which values cannot share a type.
+pub fn common_type(values: &[&Expr], schema: &Schema) -> Result<DataType> {
+    let clash = |a: &DataType, b: &DataType| {
+        Error::invalid(
+            "expression",
+            format!("values of types {a} and {b} have no common type"),
+        )
+    };
+    let widen = |a: DataType, b: DataType| -> Result<DataType> {
+        Ok(if a == b {
+            a
+        } else if a.is_numeric() && b.is_numeric() {
+            if a.is_floating() || b.is_floating() {
+                DataType::Float64
+            } else {
+                DataType::Int64
+            }
+        } else if matches!(a, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+            && matches!(b, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+        {
+            DataType::Utf8
+        } else {
+            return Err(clash(&a, &b));
+        })
+    };
+    let mut t: Option<DataType> = None;
+    for v in values.iter().filter(|v| !matches!(v, Expr::Literal(_))) {
+        let vt = v.data_type(schema)?;
+        if vt == DataType::Null {
+            continue;
+        }
+        t = Some(match t {
+            None => vt,
+            Some(p) => widen(p, vt)?,
+        });
+    }
+    for v in values {
+        let Expr::Literal(l) = v else { continue };
+        t = Some(match (t, l) {
+            (t, Literal::Null) => t.unwrap_or(DataType::Null),
+            (Some(p), Literal::Int(_)) if p.is_numeric() => p,
+            (Some(p), Literal::Float(_)) if p.is_floating() => p,
+            (Some(p), Literal::Float(_)) if p.is_numeric() => DataType::Float64,
+            (Some(p), Literal::Str(_)) if p == DataType::Utf8 => p,
+            (Some(p), Literal::Str(_))
+                if matches!(p, DataType::Timestamp(_, _) | DataType::Date32) =>
+            {
+                p
+            }
+            (Some(p), l) => widen(p, literal_type(l))?,
+            (None, l) => literal_type(l),
+        });
+    }
+    Ok(t.unwrap_or(DataType::Null))
 }
 
 /// The type `expr is_in values` compares in: the operand type of `expr == value` for every
@@ -778,6 +1140,33 @@ impl fmt::Display for Expr {
                 let v: Vec<String> = values.iter().map(|l| l.to_string()).collect();
                 write!(f, "{expr}.is_in([{}])", v.join(", "))
             }
+            Expr::Str { func, expr } => match func {
+                StrFunc::StartsWith(x) | StrFunc::EndsWith(x) | StrFunc::Like(x) => {
+                    write!(f, "{expr}.{}({x:?})", func.name())
+                }
+                StrFunc::Replace { from, to } => write!(f, "{expr}.replace({from:?}, {to:?})"),
+                StrFunc::Substring { start, len } => match len {
+                    Some(n) => write!(f, "{expr}.substring({start}, {n})"),
+                    None => write!(f, "{expr}.substring({start})"),
+                },
+                _ => write!(f, "{expr}.{}()", func.name()),
+            },
+            Expr::When {
+                branches,
+                otherwise,
+            } => {
+                for (i, (c, v)) in branches.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "." };
+                    write!(f, "{sep}when({c}).then({v})")?;
+                }
+                write!(f, ".otherwise({otherwise})")
+            }
+            Expr::Coalesce(values) => {
+                let v: Vec<String> = values.iter().map(|e| e.to_string()).collect();
+                write!(f, "coalesce({})", v.join(", "))
+            }
+            Expr::Pow { base, exponent } => write!(f, "{base}.pow({exponent})"),
+            Expr::Clip { expr, lower, upper } => write!(f, "{expr}.clip({lower}, {upper})"),
         }
     }
 }

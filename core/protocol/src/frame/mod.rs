@@ -18,4 +18,4 @@ pub use backend::{
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     PartitionData, SortKey,
 };
-pub use expr::{col, lit, BinaryOp, DatePart, Expr, Literal, MathFunc};
+pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};

@@ -13,7 +13,8 @@
 //! | literal | `{"lit": null}`, `{"lit": true}`, `{"lit": {"int": 3}}`, `{"lit": {"float": 0.5}}` (`"nan"`, `"inf"`, `"-inf"` as strings), `{"lit": {"str": "a"}}` |
 //! | binary | `{"op": "+", "l": .., "r": ..}` (the operator as written: `+ - * / % == != < <= > >= & \|`) |
 //! | unary | `{"not": ..}`, `{"neg": ..}`, `{"is_null": ..}`, `{"is_not_null": ..}` |
-//! | others | `{"fill_null": .., "value": ..}`, `{"cast": .., "to": "Int64"}` (Arrow's type syntax), `{"contains": .., "pattern": "a"}`, `{"date_part": .., "part": "year"}`, `{"math": .., "func": "sqrt"}`, `{"is_in": .., "values": [lit, ..]}` |
+//! | others | `{"fill_null": .., "value": ..}`, `{"cast": .., "to": "Int64"}` (Arrow's type syntax), `{"contains": .., "pattern": "a"}`, `{"date_part": .., "part": "year"}`, `{"math": .., "func": "sqrt"}`, `{"is_in": .., "values": [lit, ..]}`, `{"pow": .., "exponent": ..}`, `{"clip": .., "lower": .., "upper": ..}`, `{"coalesce": [..]}`, `{"when": [[cond, value], ..], "otherwise": ..}` |
+//! | strings | `{"str": .., "func": "lower"}`; with `"arg"` for starts_with/ends_with/like, `"from"`/`"to"` for replace, `"start"`/`"len"` (null: the rest) for substring |
 //! | program | `{"steps": [{"filter": expr}, {"project": [["name", expr], ..]}]}` |
 
 use std::str::FromStr;
@@ -25,7 +26,7 @@ use super::backend::{
     AggFunc, AggSpec, FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec,
     JoinType, SortKey,
 };
-use super::expr::{BinaryOp, DatePart, Expr, Literal, MathFunc};
+use super::expr::{BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 use crate::error::{Error, Result};
 
 /// The wire version every message carries as `"wire"`.
@@ -187,6 +188,38 @@ pub fn expr_to(e: &Expr) -> Value {
             "is_in": b(expr),
             "values": values.iter().map(literal_to).collect::<Vec<_>>(),
         }),
+        Expr::Str { func, expr } => {
+            let mut m = Map::new();
+            m.insert("str".into(), b(expr));
+            m.insert("func".into(), Value::from(func.name()));
+            match func {
+                StrFunc::StartsWith(x) | StrFunc::EndsWith(x) | StrFunc::Like(x) => {
+                    m.insert("arg".into(), Value::from(x.as_str()));
+                }
+                StrFunc::Replace { from, to } => {
+                    m.insert("from".into(), Value::from(from.as_str()));
+                    m.insert("to".into(), Value::from(to.as_str()));
+                }
+                StrFunc::Substring { start, len } => {
+                    m.insert("start".into(), Value::from(*start));
+                    m.insert("len".into(), len.map_or(Value::Null, Value::from));
+                }
+                _ => {}
+            }
+            Value::Object(m)
+        }
+        Expr::When {
+            branches,
+            otherwise,
+        } => json!({
+            "when": branches.iter().map(|(c, v)| json!([b(c), b(v)])).collect::<Vec<_>>(),
+            "otherwise": b(otherwise),
+        }),
+        Expr::Coalesce(values) => json!({ "coalesce": values.iter().map(b).collect::<Vec<_>>() }),
+        Expr::Pow { base, exponent } => json!({ "pow": b(base), "exponent": b(exponent) }),
+        Expr::Clip { expr, lower, upper } => {
+            json!({ "clip": b(expr), "lower": b(lower), "upper": b(upper) })
+        }
     }
 }
 
@@ -211,10 +244,36 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
             Error::invalid("frame wire", format!("expression has no '{key}'"))
         })?)?))
     };
-    let tag = ["col", "lit", "op", "not", "neg", "is_null", "is_not_null", "fill_null", "cast", "contains", "date_part", "math", "is_in"]
-        .into_iter()
-        .find(|t| m.contains_key(*t))
-        .ok_or_else(|| bad("expression", v, "an object tagged col, lit, op, not, neg, is_null, is_not_null, fill_null, cast, contains, date_part, math or is_in"))?;
+    let tag = [
+        "col",
+        "lit",
+        "op",
+        "not",
+        "neg",
+        "is_null",
+        "is_not_null",
+        "fill_null",
+        "cast",
+        "contains",
+        "date_part",
+        "math",
+        "is_in",
+        "str",
+        "when",
+        "coalesce",
+        "pow",
+        "clip",
+    ]
+    .into_iter()
+    .find(|t| m.contains_key(*t))
+    .ok_or_else(|| {
+        bad(
+            "expression",
+            v,
+            "an object tagged col, lit, op, not, neg, is_null, is_not_null, fill_null, cast, \
+             contains, date_part, math, is_in, str, when, coalesce, pow or clip",
+        )
+    })?;
     Ok(match tag {
         "col" => Expr::Column(str_of(m, "col", "column")?.to_string()),
         "lit" => Expr::Literal(literal_from(&m["lit"])?),
@@ -276,6 +335,77 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
                 })?,
             }
         }
+        "str" => {
+            let text = |k: &str| str_of(m, k, "string function").map(str::to_string);
+            let func = match str_of(m, "func", "string function")? {
+                "starts_with" => StrFunc::StartsWith(text("arg")?),
+                "ends_with" => StrFunc::EndsWith(text("arg")?),
+                "like" => StrFunc::Like(text("arg")?),
+                "lower" => StrFunc::Lower,
+                "upper" => StrFunc::Upper,
+                "strip" => StrFunc::Strip,
+                "len" => StrFunc::Len,
+                "replace" => StrFunc::Replace {
+                    from: text("from")?,
+                    to: text("to")?,
+                },
+                "substring" => {
+                    StrFunc::Substring {
+                        start: m
+                            .get("start")
+                            .and_then(Value::as_i64)
+                            .ok_or_else(|| bad("substring", v, "an integer 'start'"))?,
+                        len: match m.get("len") {
+                            None | Some(Value::Null) => None,
+                            Some(n) => Some(n.as_u64().ok_or_else(|| {
+                                bad("substring", n, "a non-negative 'len' or null")
+                            })?),
+                        },
+                    }
+                }
+                _ => return Err(bad(
+                    "string function",
+                    &m["func"],
+                    "starts_with, ends_with, like, lower, upper, strip, len, replace or substring",
+                )),
+            };
+            Expr::Str {
+                func,
+                expr: sub("str")?,
+            }
+        }
+        "when" => {
+            let branches = m["when"]
+                .as_array()
+                .ok_or_else(|| bad("when", v, "an array of [condition, value] pairs"))?
+                .iter()
+                .map(|pair| match pair.as_array().map(Vec::as_slice) {
+                    Some([c, x]) => Ok((expr_from(c)?, expr_from(x)?)),
+                    _ => Err(bad("when branch", pair, "[condition, value]")),
+                })
+                .collect::<Result<_>>()?;
+            Expr::When {
+                branches,
+                otherwise: sub("otherwise")?,
+            }
+        }
+        "coalesce" => Expr::Coalesce(
+            m["coalesce"]
+                .as_array()
+                .ok_or_else(|| bad("coalesce", v, "an array of expressions"))?
+                .iter()
+                .map(expr_from)
+                .collect::<Result<_>>()?,
+        ),
+        "pow" => Expr::Pow {
+            base: sub("pow")?,
+            exponent: sub("exponent")?,
+        },
+        "clip" => Expr::Clip {
+            expr: sub("clip")?,
+            lower: sub("lower")?,
+            upper: sub("upper")?,
+        },
         _ => {
             let values = m
                 .get("values")
@@ -535,7 +665,26 @@ mod tests {
                 Literal::Str("ä".into()),
                 Literal::Int(-4),
                 Literal::Bool(true),
-            ]);
+            ])
+            & (col("s").like("a%_") | (col("s").starts_with("x") & col("s").ends_with("y")))
+            & col("s")
+                .lower()
+                .upper()
+                .strip()
+                .replace("a", "b")
+                .substring(-3, Some(2))
+                .eq("ab")
+            & col("s").substring(1, None).str_len().gt(2)
+            & crate::frame::expr::when(col("a").gt(1))
+                .then(1.5)
+                .when(col("a").lt(0))
+                .then(col("b"))
+                .otherwise(lit(f64::NAN))
+                .gt(0)
+            & crate::frame::expr::coalesce([col("a"), col("b"), lit(0)])
+                .pow(2)
+                .clip(0, 10)
+                .lt(5);
         let program = FrameProgram {
             steps: vec![
                 FrameStep::Filter(e),
