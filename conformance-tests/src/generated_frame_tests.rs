@@ -398,6 +398,22 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nunique/timestamp[us]", "frame_aggregate_nunique_timestamp_us");
             }
             #[test]
+            fn frame_aggregate_median_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.median/int64", "frame_aggregate_median_int64");
+            }
+            #[test]
+            fn frame_aggregate_median_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.median/int32", "frame_aggregate_median_int32");
+            }
+            #[test]
+            fn frame_aggregate_median_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.median/float64", "frame_aggregate_median_float64");
+            }
+            #[test]
+            fn frame_aggregate_median_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.median/bool", "frame_aggregate_median_bool");
+            }
+            #[test]
             fn frame_join_inner_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.join.inner/int64", "frame_join_inner_int64");
             }

@@ -1299,3 +1299,50 @@ fn conditional_and_string_functions_by_hand() {
         assert!(err.contains(says), "{err}");
     }
 }
+
+/// Exact medians per group across partitions: odd and even counts, NaN and nulls skipped
+/// (as pandas does), a group with no values.
+#[test]
+fn groupby_median_is_exact_across_partitions() {
+    let k: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 1, 2, 1, 3, 2, 1, 3]));
+    let v: ArrayRef = Arc::new(Float64Array::from(vec![
+        Some(5.0),
+        Some(1.0),
+        Some(-2.0),
+        Some(f64::NAN),
+        Some(9.0),
+        None,
+        Some(4.0),
+        Some(3.0),
+        Some(f64::NAN),
+    ]));
+    for parts in [1, 3, 9] {
+        let df = DataFrame::from_record_batch(
+            batch(vec![("k", k.clone()), ("v", v.clone())]),
+            parts,
+            None,
+        )
+        .unwrap();
+        let out = df
+            .groupby(&["k"])
+            .unwrap()
+            .median("v")
+            .unwrap()
+            .compute()
+            .unwrap()
+            .concat()
+            .unwrap();
+        let m = out.column(1).as_primitive::<Float64Type>();
+        // k=1: [5, -2, 9, 3] -> (3 + 5) / 2; k=2: [1, 4] (NaN skipped) -> 2.5; k=3: none.
+        assert_eq!(m.value(0), 4.0, "{parts} partitions");
+        assert_eq!(m.value(1), 2.5, "{parts} partitions");
+        assert!(m.is_null(2), "{parts} partitions");
+        let whole = df.median().unwrap().compute().unwrap().concat().unwrap();
+        let all = whole
+            .column_by_name("v")
+            .unwrap()
+            .as_primitive::<Float64Type>();
+        // [5, 1, -2, 9, 4, 3] -> (3 + 4) / 2
+        assert_eq!(all.value(0), 3.5);
+    }
+}

@@ -257,8 +257,9 @@ fn pick_dyn(a: &ArrayRef, g: &Groups, func: AggFunc, best: &mut [Option<u32>]) -
     Ok(())
 }
 
-/// Distinct non-null values per group as a List column. `g` assigns each element of `a`.
-fn distinct_lists(a: &ArrayRef, g: &Groups, item: &DataType) -> Result<ArrayRef> {
+/// Non-null values per group as a List column: each distinct value once (`distinct`), or
+/// every value. `g` assigns each element of `a`.
+fn value_lists(a: &ArrayRef, g: &Groups, item: &DataType, distinct: bool) -> Result<ArrayRef> {
     let n = g.len();
     let encoded = encode_rows(std::slice::from_ref(a))?;
     let mut seen: HashSet<(u32, &[u8]), ahash::RandomState> =
@@ -268,7 +269,7 @@ fn distinct_lists(a: &ArrayRef, g: &Groups, item: &DataType) -> Result<ArrayRef>
         if id == NO_GROUP || a.is_null(i) {
             continue;
         }
-        if seen.insert((id, encoded.row(i).data())) {
+        if !distinct || seen.insert((id, encoded.row(i).data())) {
             per_group[id as usize].push(i as u32);
         }
     }
@@ -295,7 +296,12 @@ fn partial_state(a: &ArrayRef, g: &Groups, spec: &AggSpec) -> Result<Vec<ArrayRe
         AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
             vec![pick(a, g, spec.func)?]
         }
-        AggFunc::NUnique => vec![distinct_lists(a, g, &t)?],
+        AggFunc::NUnique => vec![value_lists(a, g, &t, true)?],
+        AggFunc::Median => {
+            let f =
+                arrow_cast::cast(a, &DataType::Float64).map_err(|e| Error::arrow("median", e))?;
+            vec![value_lists(&f, g, &DataType::Float64, false)?]
+        }
     })
 }
 
@@ -393,7 +399,7 @@ pub(crate) fn combine(
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 columns.push(pick(arrays[0], &g, spec.func)?)
             }
-            AggFunc::NUnique => {
+            AggFunc::NUnique | AggFunc::Median => {
                 let list = arrays[0].as_list::<i32>();
                 let offsets = list.offsets();
                 let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
@@ -409,11 +415,32 @@ pub(crate) fn combine(
                     first_rows: g.first_rows.clone(),
                 };
                 let item = values.data_type().clone();
-                columns.push(distinct_lists(&values, &vg, &item)?)
+                let distinct = spec.func == AggFunc::NUnique;
+                columns.push(value_lists(&values, &vg, &item, distinct)?)
             }
         }
     }
     keyed_output(state, keys, &g, fields, columns)
+}
+
+/// The median of `xs` (reordered): the middle value, or the mean of the two middle values
+/// of an even count; `None` when empty.
+fn median(xs: &mut [f64]) -> Option<f64> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let (_, hi, _) = xs.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
+    if n % 2 == 1 {
+        return Some(hi);
+    }
+    // The largest of the lower half.
+    let lo = xs[..n / 2]
+        .iter()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    Some((lo + hi) / 2.0)
 }
 
 /// Turns a combined state into results, sorted by the keys.
@@ -469,6 +496,19 @@ pub(crate) fn finalize(
                     .map(|w| i64::from(w[1] - w[0]))
                     .collect();
                 Arc::new(Int64Array::new(ScalarBuffer::from(lens), None))
+            }
+            AggFunc::Median => {
+                let list = a[0].as_list::<i32>();
+                Arc::new(Float64Array::from_iter((0..list.len()).map(|r| {
+                    let v = list.value(r);
+                    let mut xs: Vec<f64> = v
+                        .as_primitive::<Float64Type>()
+                        .iter()
+                        .flatten()
+                        .filter(|x| !x.is_nan())
+                        .collect();
+                    median(&mut xs)
+                })))
             }
         };
         fields.push(Field::new(&spec.output, out.data_type().clone(), true));

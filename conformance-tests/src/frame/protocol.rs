@@ -488,7 +488,7 @@ macro_rules! aggregations {
         ),*];
     };
 }
-aggregations!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique);
+aggregations!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique, Median);
 
 /// The join input: keys `k` of `t` on both sides with payloads `a` and `b`; in variants 2
 /// and 3 both sides hold null keys (which never match). The API's merge cases use it too.

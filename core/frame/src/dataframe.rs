@@ -496,6 +496,10 @@ impl DataFrame {
     pub fn nunique(&self) -> Result<DataFrame> {
         self.numeric_agg(AggFunc::NUnique)
     }
+    /// Median of every numeric column (exact; NaN and nulls skipped, as pandas does).
+    pub fn median(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Median)
+    }
 
     /// One reduction of one column, computed: `df.reduce("fare", AggFunc::Mean)`.
     pub fn reduce(&self, column: &str, func: AggFunc) -> Result<Value> {
@@ -1065,6 +1069,10 @@ impl GroupBy {
     /// `groupby(keys)[column].mean()`.
     pub fn mean(&self, column: &str) -> Result<DataFrame> {
         self.agg(&[(column, AggFunc::Mean)])
+    }
+    /// `groupby(keys)[column].median()` (exact).
+    pub fn median(&self, column: &str) -> Result<DataFrame> {
+        self.agg(&[(column, AggFunc::Median)])
     }
     /// `groupby(keys)[column].sum()`.
     pub fn sum(&self, column: &str) -> Result<DataFrame> {

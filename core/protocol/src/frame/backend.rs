@@ -142,6 +142,9 @@ pub enum AggFunc {
     Last,
     /// Number of distinct non-null values (Int64).
     NUnique,
+    /// Median of the non-null, non-NaN values (Float64; the mean of the two middle values
+    /// of an even count, as in pandas; null when none), exact.
+    Median,
 }
 
 impl AggFunc {
@@ -158,11 +161,12 @@ impl AggFunc {
             AggFunc::First => "first",
             AggFunc::Last => "last",
             AggFunc::NUnique => "nunique",
+            AggFunc::Median => "median",
         }
     }
 
     /// Every function, for tests and docs.
-    pub const ALL: [AggFunc; 10] = [
+    pub const ALL: [AggFunc; 11] = [
         AggFunc::Sum,
         AggFunc::Mean,
         AggFunc::Count,
@@ -173,6 +177,7 @@ impl AggFunc {
         AggFunc::First,
         AggFunc::Last,
         AggFunc::NUnique,
+        AggFunc::Median,
     ];
 
     /// Parses a pandas-style name.
@@ -206,7 +211,7 @@ impl AggFunc {
                             | DataType::Date64
                     )
             }
-            AggFunc::Sum | AggFunc::Mean | AggFunc::Std | AggFunc::Var => {
+            AggFunc::Sum | AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median => {
                 t.is_numeric() || *t == DataType::Boolean
             }
         }
@@ -217,7 +222,7 @@ impl AggFunc {
         match self {
             AggFunc::Sum => sum_type(t),
             AggFunc::Count | AggFunc::NUnique => DataType::Int64,
-            AggFunc::Mean | AggFunc::Std | AggFunc::Var => DataType::Float64,
+            AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median => DataType::Float64,
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => t.clone(),
         }
     }
@@ -233,6 +238,7 @@ impl AggFunc {
     /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
     /// | min, max, first, last | `value` (input type, null when none) |
     /// | nunique | `values`: a List of the distinct non-null values |
+    /// | median | `values`: a List (Float64) of the non-null values |
     pub fn state_fields(self, output: &str, t: &DataType) -> Vec<Field> {
         let f = |part: &str, dt: DataType| Field::new(format!("{output}#{part}"), dt, true);
         match self {
@@ -250,6 +256,10 @@ impl AggFunc {
             AggFunc::NUnique => vec![f(
                 "values",
                 DataType::List(Arc::new(Field::new_list_field(t.clone(), true))),
+            )],
+            AggFunc::Median => vec![f(
+                "values",
+                DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true))),
             )],
         }
     }
