@@ -813,6 +813,54 @@ macro_rules! frame_backend_tests {
             fn frame_api_filter_timestamp_us() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.api.filter/timestamp[us]", "frame_api_filter_timestamp_us");
             }
+            #[test]
+            fn frame_api_nlargest_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/int64", "frame_api_nlargest_int64");
+            }
+            #[test]
+            fn frame_api_nlargest_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/int32", "frame_api_nlargest_int32");
+            }
+            #[test]
+            fn frame_api_nlargest_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/float64", "frame_api_nlargest_float64");
+            }
+            #[test]
+            fn frame_api_nlargest_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/utf8", "frame_api_nlargest_utf8");
+            }
+            #[test]
+            fn frame_api_nlargest_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/bool", "frame_api_nlargest_bool");
+            }
+            #[test]
+            fn frame_api_nlargest_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/date32", "frame_api_nlargest_date32");
+            }
+            #[test]
+            fn frame_api_nlargest_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.nlargest/timestamp[us]", "frame_api_nlargest_timestamp_us");
+            }
+            #[test]
+            fn frame_api_value_counts_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.value_counts/int64", "frame_api_value_counts_int64");
+            }
+            #[test]
+            fn frame_api_value_counts_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.value_counts/int32", "frame_api_value_counts_int32");
+            }
+            #[test]
+            fn frame_api_value_counts_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.value_counts/utf8", "frame_api_value_counts_utf8");
+            }
+            #[test]
+            fn frame_api_value_counts_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.value_counts/date32", "frame_api_value_counts_date32");
+            }
+            #[test]
+            fn frame_api_value_counts_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.value_counts/timestamp[us]", "frame_api_value_counts_timestamp_us");
+            }
         }
     };
 }

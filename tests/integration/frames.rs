@@ -1346,3 +1346,79 @@ fn groupby_median_is_exact_across_partitions() {
         assert_eq!(all.value(0), 3.5);
     }
 }
+
+/// Top-k (`nlargest`, `nsmallest`, a head of a sort) equals the full sort's first rows —
+/// ties in row order, nulls last — without a full sort, on every partitioning.
+#[test]
+fn top_k_equals_the_head_of_a_full_sort() {
+    let mut rng = Rng(7);
+    let n = 300;
+    let k: ArrayRef = Arc::new(Int64Array::from_iter(
+        (0..n).map(|i| (i % 11 != 5).then(|| rng.below(20) as i64)),
+    ));
+    let id: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
+    for parts in [1, 4, 17] {
+        let df = DataFrame::from_record_batch(
+            batch(vec![("k", k.clone()), ("id", id.clone())]),
+            parts,
+            None,
+        )
+        .unwrap();
+        for (descending, top) in [
+            (true, df.nlargest(25, &["k"]).unwrap()),
+            (false, df.nsmallest(25, &["k"]).unwrap()),
+        ] {
+            let explain = top.explain().unwrap();
+            assert!(explain.contains("top 25 by [k"), "{explain}");
+            assert!(!explain.contains("sample sort"), "{explain}");
+            let got = top.compute().unwrap().concat().unwrap();
+            let full = df
+                .sort_values(&["k"], &[!descending])
+                .unwrap()
+                .compute()
+                .unwrap()
+                .concat()
+                .unwrap()
+                .slice(0, 25);
+            assert_eq!(got, full, "{parts} partitions, descending {descending}");
+        }
+        // `head` of a sort is rewritten to the same top-k.
+        let sorted = df.sort_values(&["k", "id"], &[true, false]).unwrap();
+        let head = sorted.head(10).unwrap().concat().unwrap();
+        let full = sorted.compute().unwrap().concat().unwrap().slice(0, 10);
+        assert_eq!(head, full, "{parts} partitions");
+    }
+    let e = DataFrame::from_record_batch(batch(vec![("k", k.clone())]), 2, None)
+        .unwrap()
+        .nlargest(3, &["nope"])
+        .unwrap_err();
+    assert!(e.to_string().contains("no column 'nope'"), "{e}");
+}
+
+/// `value_counts`: most frequent first, ties by value, nulls not counted.
+#[test]
+fn value_counts_by_hand() {
+    let s: ArrayRef = Arc::new(StringArray::from(vec![
+        Some("b"),
+        Some("a"),
+        None,
+        Some("b"),
+        Some("c"),
+        Some("a"),
+        Some("b"),
+    ]));
+    let df = DataFrame::from_record_batch(batch(vec![("s", s)]), 3, None).unwrap();
+    let out = df
+        .value_counts("s")
+        .unwrap()
+        .compute()
+        .unwrap()
+        .concat()
+        .unwrap();
+    let names: Vec<&str> = (0..out.num_rows())
+        .map(|r| out.column(0).as_string::<i32>().value(r))
+        .collect();
+    let counts = out.column(1).as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(names, ["b", "a", "c"]);
+    assert_eq!(counts, [3, 2, 1]);
+}

@@ -37,6 +37,8 @@ pub fn families() -> Vec<FrameFamily> {
         f("frame.api.merge", &keys, merge),
         f("frame.api.sort_values", &all, sort_values),
         f("frame.api.filter", &all, filter),
+        f("frame.api.nlargest", &all, nlargest),
+        f("frame.api.value_counts", &keys, value_counts),
     ]
 }
 
@@ -138,4 +140,46 @@ fn filter(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<
         .with_column("j", col("i") * 2)?
         .select(&["j", "v"])?;
     Ok(vec![Output::exact(computed(&out)?)])
+}
+
+fn nlargest(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let b = batch(vec![
+        ("v", column(g, t, n, Draw::keys(n))),
+        ("i", row_ids(n)),
+    ]);
+    let k = 1 + g.below(n.max(1));
+    let count = parts(g, variant);
+    s.note(format!(
+        "v: {} x {n} rows in {count} partitions; top {k}",
+        t.name()
+    ));
+    let df = frame(s, g, b, count)?;
+    // Ties keep row order: the answer is fully determined.
+    Ok(vec![
+        Output::exact(computed(&df.nlargest(k, &["v"])?)?),
+        Output::exact(computed(&df.nsmallest(k, &["v", "i"])?)?),
+    ])
+}
+
+fn value_counts(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let n = rows(g, variant);
+    let mut b = batch(vec![("v", column(g, t, n, Draw::keys(n)))]);
+    let count = parts(g, variant);
+    if variant >= 2 {
+        // A value only the last row has, so every partition's counts matter.
+        let fresh = fresh_key(t).expect("value_counts types have fresh values");
+        b = arrow_select::concat::concat_batches(
+            &b.schema(),
+            &[b.clone(), batch(vec![("v", fresh)])],
+        )
+        .expect("same schema");
+    }
+    s.note(format!(
+        "v: {} x {} rows in {count} partitions",
+        t.name(),
+        b.num_rows()
+    ));
+    let df = frame(s, g, b, count)?;
+    Ok(vec![Output::exact(computed(&df.value_counts("v")?)?)])
 }

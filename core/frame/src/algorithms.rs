@@ -82,7 +82,7 @@ where
         "aggregate" => "aggregate",
         "shuffle" | "repartition" | "join: partition left" | "join: partition right" => "shuffle",
         "join" => "join",
-        "sort" => "sort",
+        "sort" | "top-k" => "sort",
         _ => "other",
     };
     let out = parallel_map(n, |i| {
@@ -263,6 +263,22 @@ pub(crate) fn pipeline(
         Node::Repartition { input, n } => {
             let parts = pipeline(input, backend, spill)?.materialize()?;
             Ok(Pipeline::ready(repartition(backend, parts, *n)?))
+        }
+        Node::TopK { input, by, n } => {
+            let inner = pipeline(input, backend, spill)?;
+            let task = inner.task.clone();
+            let tops = {
+                let backend = backend.clone();
+                staged("top-k", inner.n, move |i| {
+                    let sorted = backend.sort(&task(i)?, by)?;
+                    backend.slice(&sorted, 0, *n)
+                })?
+            };
+            // A stable sort of the partitions' winners in partition order: ties keep the
+            // order a full sort would give them.
+            let all = concat_or_empty(backend, &tops, &input.schema())?;
+            let sorted = backend.sort(&all, by)?;
+            Ok(Pipeline::ready(vec![backend.slice(&sorted, 0, *n)?]))
         }
         Node::Head { input, n } => {
             let inner = pipeline(input, backend, spill)?;

@@ -746,6 +746,66 @@ impl DataFrame {
         }))
     }
 
+    /// The `n` rows with the largest values of `columns` (compared in order), largest
+    /// first, ties in row order (pandas' `nlargest`, `keep="first"`); each partition keeps
+    /// its own top `n` and one task picks from those — no full sort.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming an unknown column.
+    pub fn nlargest(&self, n: usize, columns: &[&str]) -> Result<DataFrame> {
+        self.top_k(n, columns, true)
+    }
+
+    /// The `n` rows with the smallest values of `columns`, smallest first (pandas'
+    /// `nsmallest`); see [`DataFrame::nlargest`].
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming an unknown column.
+    pub fn nsmallest(&self, n: usize, columns: &[&str]) -> Result<DataFrame> {
+        self.top_k(n, columns, false)
+    }
+
+    fn top_k(&self, n: usize, columns: &[&str], descending: bool) -> Result<DataFrame> {
+        let schema = self.schema();
+        for c in columns {
+            if schema.field_with_name(c).is_err() {
+                return Err(Error::invalid(
+                    if descending { "nlargest" } else { "nsmallest" },
+                    format!("no column '{c}'; columns: {}", self.columns().join(", ")),
+                ));
+            }
+        }
+        let by = columns
+            .iter()
+            .map(|c| SortKey {
+                column: c.to_string(),
+                descending,
+            })
+            .collect();
+        Ok(self.derive(Node::TopK {
+            input: self.node.clone(),
+            by,
+            n,
+        }))
+    }
+
+    /// How often each value of `column` occurs: columns `column` and `count`, most
+    /// frequent first, ties by value (pandas' `value_counts`; nulls are not counted).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming an unknown column, or a column named `count`.
+    pub fn value_counts(&self, column: &str) -> Result<DataFrame> {
+        if column == "count" {
+            return Err(Error::invalid(
+                "value_counts",
+                "the column is named 'count', like the result's count column; rename it first",
+            ));
+        }
+        self.groupby(&[column])?
+            .agg_named(&[(column, AggFunc::Count, "count")])?
+            .sort_values(&["count", column], &[false, true])
+    }
+
     /// The first `n` rows (runs only the partitions it needs).
     pub fn head(&self, n: usize) -> Result<Computed> {
         self.derive(Node::Head {
@@ -774,7 +834,7 @@ impl DataFrame {
                 source, selected, ..
             } => selected.as_ref().map_or(source.partitions(), |s| s.len()),
             Node::Repartition { n, .. } => *n,
-            Node::Aggregate { .. } | Node::Head { .. } => 1,
+            Node::Aggregate { .. } | Node::Head { .. } | Node::TopK { .. } => 1,
             Node::Map { input, .. }
             | Node::MapPartitions { input, .. }
             | Node::Sort { input, .. } => self.derive((**input).clone()).npartitions(),

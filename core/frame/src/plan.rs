@@ -181,6 +181,18 @@ pub enum Node {
         /// Rows.
         n: usize,
     },
+    /// The first `n` rows in the order of `by` (what `sort_values(by).head(n)` returns,
+    /// ties in input order) without a full sort: each partition keeps its own top `n`,
+    /// then one task picks from those (`nlargest`, `nsmallest`, and the optimizer's
+    /// rewrite of a head of a sort).
+    TopK {
+        /// Input.
+        input: Arc<Node>,
+        /// Sort keys.
+        by: Vec<SortKey>,
+        /// Rows.
+        n: usize,
+    },
 }
 
 impl Node {
@@ -205,14 +217,15 @@ impl Node {
             },
             Node::Sort { input, .. }
             | Node::Repartition { input, .. }
-            | Node::Head { input, .. } => input.schema(),
+            | Node::Head { input, .. }
+            | Node::TopK { input, .. } => input.schema(),
         }
     }
 
     /// The keys this node's output is globally sorted on (ascending), if known.
     pub fn sorted_by(&self) -> Option<Vec<SortKey>> {
         match self {
-            Node::Sort { by, .. } => Some(by.clone()),
+            Node::Sort { by, .. } | Node::TopK { by, .. } => Some(by.clone()),
             Node::Head { input, .. } => input.sorted_by(),
             Node::Map { input, program, .. } => {
                 let by = input.sorted_by()?;
@@ -414,6 +427,18 @@ impl Node {
                 let _ = writeln!(
                     out,
                     "{pad}head {n} (reads partitions in order until it has enough)"
+                );
+                input.explain_into(out, depth + 1);
+            }
+            Node::TopK { input, by, n } => {
+                let k: Vec<String> = by
+                    .iter()
+                    .map(|k| format!("{}{}", k.column, if k.descending { " desc" } else { "" }))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "{pad}top {n} by [{}] (each partition keeps its top {n}, no full sort)",
+                    k.join(", ")
                 );
                 input.explain_into(out, depth + 1);
             }
@@ -622,10 +647,33 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             input: prune(input, required)?,
             n: *n,
         }),
-        Node::Head { input, n } => Arc::new(Node::Head {
-            input: prune(input, required)?,
-            n: *n,
-        }),
+        // A head of a sort needs only the top rows: no full sort.
+        Node::Head { input, n } => match &**input {
+            Node::Sort { input: sorted, by } => prune(
+                &Arc::new(Node::TopK {
+                    input: sorted.clone(),
+                    by: by.clone(),
+                    n: *n,
+                }),
+                required,
+            )?,
+            _ => Arc::new(Node::Head {
+                input: prune(input, required)?,
+                n: *n,
+            }),
+        },
+        Node::TopK { input, by, n } => {
+            let need = required.map(|r| {
+                let mut need = r.clone();
+                need.extend(by.iter().map(|k| k.column.clone()));
+                need
+            });
+            Arc::new(Node::TopK {
+                input: prune(input, need.as_ref())?,
+                by: by.clone(),
+                n: *n,
+            })
+        }
     })
 }
 
@@ -720,6 +768,7 @@ impl Node {
             | Node::Head { input, .. }
             | Node::Aggregate { input, .. }
             | Node::Sort { input, .. }
+            | Node::TopK { input, .. }
             | Node::Repartition { input, .. } => vec![input],
             Node::Join { left, right, .. } => vec![left, right],
         }
@@ -813,6 +862,15 @@ impl Node {
             }
             Node::MapPartitions { input, .. } | Node::Head { input, .. } => {
                 stream(&input.memory(workers))
+            }
+            Node::TopK { input, .. } => {
+                // Streams, keeping one partition's top rows per worker and the winners.
+                let i = input.memory(workers);
+                MemoryProjection {
+                    held: i.held.saturating_add(i.largest),
+                    output: i.largest.min(i.output),
+                    largest: i.largest.min(i.output),
+                }
             }
             Node::Aggregate { input, .. } => {
                 let i = input.memory(workers);
