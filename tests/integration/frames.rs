@@ -1422,3 +1422,63 @@ fn value_counts_by_hand() {
     assert_eq!(names, ["b", "a", "c"]);
     assert_eq!(counts, [3, 2, 1]);
 }
+
+/// Semi and anti joins against a nested-loop reference on random keys with nulls and
+/// duplicates on both sides, differently named keys, and a right key named like a left
+/// column.
+#[test]
+fn semi_and_anti_joins_match_a_nested_loop() {
+    let mut rng = Rng(3);
+    let n = 120;
+    let lk: Vec<Option<i64>> = (0..n)
+        .map(|i| (i % 13 != 0).then(|| rng.below(30) as i64))
+        .collect();
+    let rk: Vec<Option<i64>> = (0..40)
+        .map(|i| (i % 9 != 0).then(|| rng.below(30) as i64))
+        .collect();
+    let left = batch(vec![
+        ("a", Arc::new(Int64Array::from(lk.clone())) as ArrayRef),
+        (
+            "b",
+            Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef,
+        ),
+    ]);
+    let right = batch(vec![
+        ("b", Arc::new(Int64Array::from(rk.clone())) as ArrayRef),
+        (
+            "z",
+            Arc::new(Float64Array::from_iter_values((0..40).map(f64::from))) as ArrayRef,
+        ),
+    ]);
+    for parts in [1, 5] {
+        let l = DataFrame::from_record_batch(left.clone(), parts, None).unwrap();
+        let r = DataFrame::from_record_batch(right.clone(), parts, None).unwrap();
+        let rows = |df: DataFrame| -> Vec<i64> {
+            let out = df.compute().unwrap().concat().unwrap();
+            assert_eq!(out.schema(), left.schema(), "only the left columns");
+            let mut ids = out.column(1).as_primitive::<Int64Type>().values().to_vec();
+            ids.sort_unstable();
+            ids
+        };
+        let matches = |k: &Option<i64>| k.is_some() && rk.contains(k);
+        let want_semi: Vec<i64> = (0..n as i64)
+            .filter(|&i| matches(&lk[i as usize]))
+            .collect();
+        let want_anti: Vec<i64> = (0..n as i64)
+            .filter(|&i| !matches(&lk[i as usize]))
+            .collect();
+        assert_eq!(
+            rows(l.semi_join(&r, &["a"], &["b"]).unwrap()),
+            want_semi,
+            "{parts} partitions"
+        );
+        assert_eq!(
+            rows(l.anti_join(&r, &["a"], &["b"]).unwrap()),
+            want_anti,
+            "{parts} partitions"
+        );
+    }
+    let l = DataFrame::from_record_batch(left, 2, None).unwrap();
+    let e = l.semi_join(&l, &["a", "b"], &["a"]).unwrap_err();
+    assert!(e.to_string().contains("same positive number"), "{e}");
+}

@@ -635,6 +635,93 @@ impl DataFrame {
         }))
     }
 
+    /// The rows of this frame whose keys occur in `other` (a left semi join: each row at
+    /// most once, only this frame's columns; null keys never match).
+    ///
+    /// # Errors
+    /// As [`DataFrame::merge_on`].
+    pub fn semi_join(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+    ) -> Result<DataFrame> {
+        self.filter_join(other, left_on, right_on, true)
+    }
+
+    /// The rows of this frame whose keys do not occur in `other` (a left anti join; rows
+    /// with a null key are kept: they match nothing).
+    ///
+    /// # Errors
+    /// As [`DataFrame::merge_on`].
+    pub fn anti_join(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+    ) -> Result<DataFrame> {
+        self.filter_join(other, left_on, right_on, false)
+    }
+
+    /// Semi (`keep`) or anti join: `other`'s distinct keys, renamed apart from this
+    /// frame's columns and marked, joined to this frame (inner for semi, left for anti,
+    /// keeping the unmarked rows), then this frame's columns.
+    fn filter_join(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        keep: bool,
+    ) -> Result<DataFrame> {
+        let op = if keep { "semi_join" } else { "anti_join" };
+        if left_on.len() != right_on.len() || left_on.is_empty() {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "left_on has {} keys and right_on {}; give the same positive number",
+                    left_on.len(),
+                    right_on.len()
+                ),
+            ));
+        }
+        let mine = self.columns();
+        let fresh = |base: &str| {
+            let mut name = format!("__tessera_{base}");
+            while mine.contains(&name) {
+                name.push('_');
+            }
+            name
+        };
+        let keys: Vec<String> = (0..right_on.len())
+            .map(|i| fresh(&format!("key{i}")))
+            .collect();
+        let marker = fresh("matched");
+        let renames: Vec<(&str, &str)> = right_on
+            .iter()
+            .copied()
+            .zip(keys.iter().map(String::as_str))
+            .collect();
+        let distinct = other
+            .select(right_on)?
+            .rename(&renames)?
+            .groupby(&keys.iter().map(String::as_str).collect::<Vec<_>>())?
+            // One row per distinct key, its (non-null) count the mark.
+            .agg_named(&[(keys[0].as_str(), AggFunc::Count, marker.as_str())])?;
+        let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let how = if keep {
+            JoinType::Inner
+        } else {
+            JoinType::Left
+        };
+        let joined = self.merge_on(&distinct, left_on, &key_refs, how, JoinStrategy::Auto)?;
+        let kept = if keep {
+            joined
+        } else {
+            joined.filter(col(&marker).is_null())?
+        };
+        kept.select(&mine.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
     /// Globally sorts by columns (stable, nulls last); `ascending` per column or one
     /// value for all.
     pub fn sort_values(&self, by: &[&str], ascending: &[bool]) -> Result<DataFrame> {
