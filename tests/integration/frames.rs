@@ -1482,3 +1482,32 @@ fn semi_and_anti_joins_match_a_nested_loop() {
     let e = l.semi_join(&l, &["a", "b"], &["a"]).unwrap_err();
     assert!(e.to_string().contains("same positive number"), "{e}");
 }
+
+/// `quarter` and `day_of_year` of dates and timestamps, by hand: leap days, year ends.
+#[test]
+fn quarter_and_day_of_year_by_hand() {
+    use arrow_array::{Date32Array, TimestampMicrosecondArray};
+    // 2024-02-29, 2023-12-31, 2024-12-31, 2021-07-01 as days since the epoch.
+    let days = [19782, 19722, 20088, 18809];
+    let d: ArrayRef = Arc::new(Date32Array::from(days.to_vec()));
+    let t: ArrayRef = Arc::new(TimestampMicrosecondArray::from(
+        days.iter()
+            .map(|&d| i64::from(d) * 86_400_000_000 + 43_200_000_000)
+            .collect::<Vec<_>>(),
+    ));
+    let df = DataFrame::from_record_batch(batch(vec![("d", d), ("t", t)]), 2, None).unwrap();
+    for c in ["d", "t"] {
+        let q = computed(&df, col(c).quarter());
+        let doy = computed(&df, col(c).day_of_year());
+        let q: Vec<i32> = q
+            .as_primitive::<arrow_array::types::Int32Type>()
+            .values()
+            .to_vec();
+        let doy: Vec<i32> = doy
+            .as_primitive::<arrow_array::types::Int32Type>()
+            .values()
+            .to_vec();
+        assert_eq!(q, [1, 4, 4, 3], "{c}");
+        assert_eq!(doy, [60, 365, 366, 182], "{c}");
+    }
+}

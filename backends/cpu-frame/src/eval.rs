@@ -201,6 +201,8 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 DatePart::Minute => arrow_arith::temporal::DatePart::Minute,
                 DatePart::Second => arrow_arith::temporal::DatePart::Second,
                 DatePart::Weekday => arrow_arith::temporal::DatePart::DayOfWeekMonday0,
+                DatePart::Quarter => arrow_arith::temporal::DatePart::Quarter,
+                DatePart::DayOfYear => arrow_arith::temporal::DatePart::DayOfYear,
             };
             if let DataType::Timestamp(TimeUnit::Microsecond, None) = a.data_type() {
                 if let Some(out) = fast_time_part(a, *part) {

@@ -291,12 +291,16 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("month", v().month()),
             ("day", v().day()),
             ("weekday", v().weekday()),
+            ("quarter", v().quarter()),
+            ("day_of_year", v().day_of_year()),
         ],
         ColType::TimestampUs => vec![
             ("year", v().year()),
             ("day", v().day()),
             ("hour", v().hour()),
             ("weekday", v().weekday()),
+            ("quarter", v().quarter()),
+            ("day_of_year", v().day_of_year()),
         ],
     };
     s.note(format!(

@@ -196,6 +196,10 @@ pub enum DatePart {
     Second,
     /// Day of the week, Monday = 0 .. Sunday = 6 (pandas' `dt.weekday`).
     Weekday,
+    /// Quarter of the year, 1..=4 (pandas' `dt.quarter`).
+    Quarter,
+    /// Day of the year, 1..=366 (pandas' `dt.dayofyear`).
+    DayOfYear,
 }
 
 impl DatePart {
@@ -209,6 +213,8 @@ impl DatePart {
             DatePart::Minute => "minute",
             DatePart::Second => "second",
             DatePart::Weekday => "weekday",
+            DatePart::Quarter => "quarter",
+            DatePart::DayOfYear => "day_of_year",
         }
     }
 }
@@ -563,6 +569,14 @@ impl Expr {
     /// Day of the week (Monday = 0).
     pub fn weekday(self) -> Expr {
         self.date_part(DatePart::Weekday)
+    }
+    /// Quarter of the year, 1..=4.
+    pub fn quarter(self) -> Expr {
+        self.date_part(DatePart::Quarter)
+    }
+    /// Day of the year, 1..=366.
+    pub fn day_of_year(self) -> Expr {
+        self.date_part(DatePart::DayOfYear)
     }
 
     /// `func` applied to every value.

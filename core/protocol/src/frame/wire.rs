@@ -56,7 +56,7 @@ const MATH: [MathFunc; 7] = [
     MathFunc::Ceil,
     MathFunc::Round,
 ];
-const PARTS: [DatePart; 7] = [
+const PARTS: [DatePart; 9] = [
     DatePart::Year,
     DatePart::Month,
     DatePart::Day,
@@ -64,6 +64,8 @@ const PARTS: [DatePart; 7] = [
     DatePart::Minute,
     DatePart::Second,
     DatePart::Weekday,
+    DatePart::Quarter,
+    DatePart::DayOfYear,
 ];
 
 fn bad(what: &str, found: &Value, expected: &str) -> Error {
@@ -317,7 +319,7 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
                     bad(
                         "date part",
                         &m["part"],
-                        "year, month, day, hour, minute, second or weekday",
+                        "year, month, day, hour, minute, second, weekday, quarter or day_of_year",
                     )
                 })?,
             }
