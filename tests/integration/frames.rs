@@ -1511,3 +1511,87 @@ fn quarter_and_day_of_year_by_hand() {
         assert_eq!(doy, [60, 365, 366, 182], "{c}");
     }
 }
+
+/// Aggregations over expressions and conditional aggregation (TPC-H Q1's
+/// `sum(price * (1 - discount))`), grouped and whole-frame, against a loop.
+#[test]
+fn aggregations_over_expressions_match_a_loop() {
+    use tessera::frame::when;
+    let mut rng = Rng(11);
+    let n = 200;
+    let flag: Vec<i64> = (0..n).map(|_| rng.below(3) as i64).collect();
+    let price: Vec<f64> = (0..n).map(|_| (rng.below(1000) as f64) / 4.0).collect();
+    let disc: Vec<f64> = (0..n).map(|_| rng.below(10) as f64 / 100.0).collect();
+    let qty: Vec<i64> = (0..n).map(|_| rng.below(50) as i64).collect();
+    let df = DataFrame::from_record_batch(
+        batch(vec![
+            ("flag", Arc::new(Int64Array::from(flag.clone())) as ArrayRef),
+            (
+                "price",
+                Arc::new(Float64Array::from(price.clone())) as ArrayRef,
+            ),
+            (
+                "disc",
+                Arc::new(Float64Array::from(disc.clone())) as ArrayRef,
+            ),
+            ("qty", Arc::new(Int64Array::from(qty.clone())) as ArrayRef),
+        ]),
+        4,
+        None,
+    )
+    .unwrap();
+    let aggs = [
+        (
+            col("price") * (lit(1.0) - col("disc")),
+            AggFunc::Sum,
+            "revenue",
+        ),
+        (
+            when(col("qty").gt(30i64)).then(1i64).otherwise(0i64),
+            AggFunc::Sum,
+            "big",
+        ),
+        (col("qty"), AggFunc::Mean, "avg_qty"),
+    ];
+    let out = df.groupby(&["flag"]).unwrap().agg_exprs(&aggs).unwrap();
+    assert_eq!(out.columns(), ["flag", "revenue", "big", "avg_qty"]);
+    let out = out.compute().unwrap().concat().unwrap();
+    for g in 0..3i64 {
+        let rows: Vec<usize> = (0..n).filter(|&r| flag[r] == g).collect();
+        let revenue: f64 = rows.iter().map(|&r| price[r] * (1.0 - disc[r])).sum();
+        let big = rows.iter().filter(|&&r| qty[r] > 30).count() as i64;
+        let avg = rows.iter().map(|&r| qty[r] as f64).sum::<f64>() / rows.len() as f64;
+        let r = g as usize;
+        assert!(
+            close(
+                out.column(1).as_primitive::<Float64Type>().value(r),
+                revenue
+            ),
+            "group {g}"
+        );
+        assert_eq!(
+            out.column(2).as_primitive::<Int64Type>().value(r),
+            big,
+            "group {g}"
+        );
+        assert!(
+            close(out.column(3).as_primitive::<Float64Type>().value(r), avg),
+            "group {g}"
+        );
+    }
+    let whole = df
+        .agg_exprs(&aggs[..2])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .concat()
+        .unwrap();
+    let big = qty.iter().filter(|&&q| q > 30).count() as i64;
+    assert_eq!(whole.column(1).as_primitive::<Int64Type>().value(0), big);
+    let e = df
+        .groupby(&["flag"])
+        .unwrap()
+        .agg_exprs(&[(col("nope") * 2, AggFunc::Sum, "x")])
+        .unwrap_err();
+    assert!(e.to_string().contains("no column 'nope'"), "{e}");
+}

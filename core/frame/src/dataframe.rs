@@ -501,6 +501,19 @@ impl DataFrame {
         self.numeric_agg(AggFunc::Median)
     }
 
+    /// Whole-frame aggregations of expressions (see [`GroupBy::agg_exprs`]).
+    ///
+    /// # Errors
+    /// As [`GroupBy::agg_exprs`].
+    pub fn agg_exprs(&self, aggs: &[(Expr, AggFunc, &str)]) -> Result<DataFrame> {
+        GroupBy {
+            frame: self.clone(),
+            keys: Vec::new(),
+            strategy: None,
+        }
+        .agg_exprs(aggs)
+    }
+
     /// One reduction of one column, computed: `df.reduce("fare", AggFunc::Mean)`.
     pub fn reduce(&self, column: &str, func: AggFunc) -> Result<Value> {
         self.agg(&[(column, func)])?.compute()?.value(column, 0)
@@ -1211,6 +1224,29 @@ impl GroupBy {
                 .collect(),
             self.strategy,
         )
+    }
+
+    /// Aggregations of expressions: `(expr, func, output)` — `sum(price * (1 - discount))`,
+    /// or a conditional aggregation with `when` (`sum(when(c).then(x).otherwise(0))`).
+    /// Each expression is computed per row (fused into the partial aggregation's program),
+    /// then aggregated.
+    ///
+    /// # Errors
+    /// An expression that does not type over the frame, or a function that does not take
+    /// its type (as [`GroupBy::agg`]).
+    pub fn agg_exprs(&self, aggs: &[(Expr, AggFunc, &str)]) -> Result<DataFrame> {
+        let mine = self.frame.columns();
+        let mut with = self.frame.clone();
+        let mut specs = Vec::with_capacity(aggs.len());
+        for (i, (e, func, output)) in aggs.iter().enumerate() {
+            let mut tmp = format!("__tessera_agg{i}");
+            while mine.contains(&tmp) {
+                tmp.push('_');
+            }
+            with = with.with_column(&tmp, e.clone())?;
+            specs.push(AggSpec::new(tmp, *func, *output));
+        }
+        with.aggregate(self.keys.clone(), specs, self.strategy)
     }
 
     /// `groupby(keys)[column].mean()`.
