@@ -1595,3 +1595,36 @@ fn aggregations_over_expressions_match_a_loop() {
         .unwrap_err();
     assert!(e.to_string().contains("no column 'nope'"), "{e}");
 }
+
+/// `tail(n)` is the last `n` rows in order, on every partitioning, past the start and for
+/// nothing.
+#[test]
+fn tail_is_the_last_rows_in_order() {
+    let n = 50usize;
+    let id: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
+    for parts in [1, 3, 7] {
+        let df =
+            DataFrame::from_record_batch(batch(vec![("id", id.clone())]), parts, None).unwrap();
+        for k in [0usize, 1, 9, 17, 50, 80] {
+            let got = df.tail(k).unwrap().concat().unwrap();
+            let ids = got.column(0).as_primitive::<Int64Type>().values().to_vec();
+            let want: Vec<i64> = (n.saturating_sub(k) as i64..n as i64).collect();
+            assert_eq!(ids, want, "tail({k}) of {parts} partitions");
+        }
+        let sorted = df
+            .sort_values(&["id"], &[false])
+            .unwrap()
+            .tail(3)
+            .unwrap()
+            .concat()
+            .unwrap();
+        assert_eq!(
+            sorted
+                .column(0)
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec(),
+            [2, 1, 0]
+        );
+    }
+}

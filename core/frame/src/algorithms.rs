@@ -280,6 +280,29 @@ pub(crate) fn pipeline(
             let sorted = backend.sort(&all, by)?;
             Ok(Pipeline::ready(vec![backend.slice(&sorted, 0, *n)?]))
         }
+        Node::Tail { input, n } => {
+            let inner = pipeline(input, backend, spill)?;
+            let mut out = Vec::new();
+            let mut have = 0;
+            for i in (0..inner.n).rev() {
+                if have >= *n {
+                    break;
+                }
+                let p = (inner.task)(i)?;
+                let take = (*n - have).min(p.num_rows());
+                have += take;
+                out.push(if take == p.num_rows() {
+                    p
+                } else {
+                    backend.slice(&p, p.num_rows() - take, take)?
+                });
+            }
+            out.reverse();
+            if out.is_empty() {
+                out.push(backend.import_batch(empty_batch(&input.schema()))?);
+            }
+            Ok(Pipeline::ready(out))
+        }
         Node::Head { input, n } => {
             let inner = pipeline(input, backend, spill)?;
             let mut out = Vec::new();

@@ -906,6 +906,18 @@ impl DataFrame {
             .sort_values(&["count", column], &[false, true])
     }
 
+    /// The last `n` rows (runs only the partitions it needs, from the last one back).
+    ///
+    /// # Errors
+    /// As [`DataFrame::compute`].
+    pub fn tail(&self, n: usize) -> Result<Computed> {
+        self.derive(Node::Tail {
+            input: self.node.clone(),
+            n,
+        })
+        .compute()
+    }
+
     /// The first `n` rows (runs only the partitions it needs).
     pub fn head(&self, n: usize) -> Result<Computed> {
         self.derive(Node::Head {
@@ -934,7 +946,7 @@ impl DataFrame {
                 source, selected, ..
             } => selected.as_ref().map_or(source.partitions(), |s| s.len()),
             Node::Repartition { n, .. } => *n,
-            Node::Aggregate { .. } | Node::Head { .. } | Node::TopK { .. } => 1,
+            Node::Aggregate { .. } | Node::Head { .. } | Node::Tail { .. } | Node::TopK { .. } => 1,
             Node::Map { input, .. }
             | Node::MapPartitions { input, .. }
             | Node::Sort { input, .. } => self.derive((**input).clone()).npartitions(),

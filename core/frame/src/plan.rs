@@ -181,6 +181,13 @@ pub enum Node {
         /// Rows.
         n: usize,
     },
+    /// The last `n` rows.
+    Tail {
+        /// Input.
+        input: Arc<Node>,
+        /// Rows.
+        n: usize,
+    },
     /// The first `n` rows in the order of `by` (what `sort_values(by).head(n)` returns,
     /// ties in input order) without a full sort: each partition keeps its own top `n`,
     /// then one task picks from those (`nlargest`, `nsmallest`, and the optimizer's
@@ -218,6 +225,7 @@ impl Node {
             Node::Sort { input, .. }
             | Node::Repartition { input, .. }
             | Node::Head { input, .. }
+            | Node::Tail { input, .. }
             | Node::TopK { input, .. } => input.schema(),
         }
     }
@@ -226,7 +234,7 @@ impl Node {
     pub fn sorted_by(&self) -> Option<Vec<SortKey>> {
         match self {
             Node::Sort { by, .. } | Node::TopK { by, .. } => Some(by.clone()),
-            Node::Head { input, .. } => input.sorted_by(),
+            Node::Head { input, .. } | Node::Tail { input, .. } => input.sorted_by(),
             Node::Map { input, program, .. } => {
                 let by = input.sorted_by()?;
                 // Sortedness survives filters and projections that pass the keys through.
@@ -427,6 +435,13 @@ impl Node {
                 let _ = writeln!(
                     out,
                     "{pad}head {n} (reads partitions in order until it has enough)"
+                );
+                input.explain_into(out, depth + 1);
+            }
+            Node::Tail { input, n } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}tail {n} (reads partitions from the last until it has enough)"
                 );
                 input.explain_into(out, depth + 1);
             }
@@ -662,6 +677,10 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                 n: *n,
             }),
         },
+        Node::Tail { input, n } => Arc::new(Node::Tail {
+            input: prune(input, required)?,
+            n: *n,
+        }),
         Node::TopK { input, by, n } => {
             let need = required.map(|r| {
                 let mut need = r.clone();
@@ -766,6 +785,7 @@ impl Node {
             Node::Map { input, .. }
             | Node::MapPartitions { input, .. }
             | Node::Head { input, .. }
+            | Node::Tail { input, .. }
             | Node::Aggregate { input, .. }
             | Node::Sort { input, .. }
             | Node::TopK { input, .. }
@@ -860,9 +880,9 @@ impl Node {
                     largest: scale(i.largest),
                 }
             }
-            Node::MapPartitions { input, .. } | Node::Head { input, .. } => {
-                stream(&input.memory(workers))
-            }
+            Node::MapPartitions { input, .. }
+            | Node::Head { input, .. }
+            | Node::Tail { input, .. } => stream(&input.memory(workers)),
             Node::TopK { input, .. } => {
                 // Streams, keeping one partition's top rows per worker and the winners.
                 let i = input.memory(workers);
