@@ -280,52 +280,61 @@ pub(crate) fn pipeline(
             let sorted = backend.sort(&all, by)?;
             Ok(Pipeline::ready(vec![backend.slice(&sorted, 0, *n)?]))
         }
-        Node::Tail { input, n } => {
-            let inner = pipeline(input, backend, spill)?;
-            let mut out = Vec::new();
-            let mut have = 0;
-            for i in (0..inner.n).rev() {
-                if have >= *n {
-                    break;
-                }
-                let p = (inner.task)(i)?;
-                let take = (*n - have).min(p.num_rows());
-                have += take;
-                out.push(if take == p.num_rows() {
-                    p
-                } else {
-                    backend.slice(&p, p.num_rows() - take, take)?
-                });
-            }
-            out.reverse();
-            if out.is_empty() {
-                out.push(backend.import_batch(empty_batch(&input.schema()))?);
-            }
-            Ok(Pipeline::ready(out))
-        }
-        Node::Head { input, n } => {
-            let inner = pipeline(input, backend, spill)?;
-            let mut out = Vec::new();
-            let mut have = 0;
-            for i in 0..inner.n {
-                if have >= *n {
-                    break;
-                }
-                let p = (inner.task)(i)?;
-                let take = (*n - have).min(p.num_rows());
-                have += take;
-                out.push(if take == p.num_rows() {
-                    p
-                } else {
-                    backend.slice(&p, 0, take)?
-                });
-            }
-            if out.is_empty() {
-                out.push(backend.import_batch(empty_batch(&input.schema()))?);
-            }
-            Ok(Pipeline::ready(out))
-        }
+        Node::Tail { input, n } => Ok(Pipeline::ready(first_rows(
+            &pipeline(input, backend, spill)?,
+            backend,
+            *n,
+            true,
+            &input.schema(),
+        )?)),
+        Node::Head { input, n } => Ok(Pipeline::ready(first_rows(
+            &pipeline(input, backend, spill)?,
+            backend,
+            *n,
+            false,
+            &input.schema(),
+        )?)),
     }
+}
+
+/// The first `n` rows of `inner` (the last `n` with `from_end`), in order, running only
+/// the partitions it needs; one empty partition of `schema` when there are none.
+fn first_rows(
+    inner: &Pipeline,
+    backend: &Arc<dyn DataFrameBackend>,
+    n: usize,
+    from_end: bool,
+    schema: &arrow_schema::SchemaRef,
+) -> Result<Vec<Partition>> {
+    let order: Box<dyn Iterator<Item = usize>> = if from_end {
+        Box::new((0..inner.n).rev())
+    } else {
+        Box::new(0..inner.n)
+    };
+    let mut out = Vec::new();
+    let mut have = 0;
+    for i in order {
+        if have >= n {
+            break;
+        }
+        let p = (inner.task)(i)?;
+        let take = (n - have).min(p.num_rows());
+        have += take;
+        out.push(if take == p.num_rows() {
+            p
+        } else if from_end {
+            backend.slice(&p, p.num_rows() - take, take)?
+        } else {
+            backend.slice(&p, 0, take)?
+        });
+    }
+    if from_end {
+        out.reverse();
+    }
+    if out.is_empty() {
+        out.push(backend.import_batch(empty_batch(schema))?);
+    }
+    Ok(out)
 }
 
 /// Partial aggregation fused with the input pipeline, then a tree or shuffle combine.
