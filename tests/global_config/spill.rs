@@ -42,6 +42,18 @@ fn leftovers(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Sets `memory-limit` to `limit`, spilling to `dir`, on two workers, until the guard
+/// drops.
+fn spill_under(limit: impl ToString, dir: &Path) -> tessera::config::ConfigGuard {
+    let limit = limit.to_string();
+    tessera::config::set(&[
+        ("memory-limit", limit.as_str()),
+        ("spill-dir", dir.to_str().unwrap()),
+        ("num-threads", "2"),
+    ])
+    .unwrap()
+}
+
 /// A fresh spill directory for one test.
 fn spill_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("tessera-spill-test-{name}-{}", std::process::id()));
@@ -409,12 +421,7 @@ fn spill_files_are_removed_when_a_plan_fails_midway() {
     let _serial = crate::serial();
     let dir = spill_dir("failing");
     let df = groupby_input();
-    let _g = tessera::config::set(&[
-        ("memory-limit", &FRAME_LIMIT.to_string()),
-        ("spill-dir", dir.to_str().unwrap()),
-        ("num-threads", "2"),
-    ])
-    .unwrap();
+    let _g = spill_under(FRAME_LIMIT, &dir);
     let before = tessera::spill::stats().values;
     let failing = df
         .map_partitions(|b| {
@@ -443,11 +450,7 @@ fn spill_files_are_removed_when_a_plan_fails_midway() {
 fn spill_files_are_removed_when_a_panic_unwinds_past_a_persisted_array() {
     let _serial = crate::serial();
     let dir = spill_dir("panic");
-    let _g = tessera::config::set(&[
-        ("memory-limit", &PERSIST_LIMIT.to_string()),
-        ("spill-dir", dir.to_str().unwrap()),
-    ])
-    .unwrap();
+    let _g = spill_under(PERSIST_LIMIT, &dir);
     let before = tessera::spill::stats().values;
     let caught = std::panic::catch_unwind(|| {
         let _p = persist_input().persist().unwrap();
@@ -488,11 +491,7 @@ fn a_killed_process_leaves_files_the_next_run_removes() {
     let left = leftovers(&dir);
     assert_eq!(left.len(), 1, "the killed process's directory: {left:?}");
     // The next run that spills here removes it.
-    let _g = tessera::config::set(&[
-        ("memory-limit", &PERSIST_LIMIT.to_string()),
-        ("spill-dir", dir.to_str().unwrap()),
-    ])
-    .unwrap();
+    let _g = spill_under(PERSIST_LIMIT, &dir);
     let p = persist_input().persist().unwrap();
     assert!(!left[0].exists(), "the orphaned directory was cleaned up");
     drop(p);
@@ -506,12 +505,7 @@ fn profiles_show_spill_and_unspill_spans() {
     let _serial = crate::serial();
     let dir = spill_dir("profile");
     let small = dataset("small", 1 << 18, |i| i, |i| i as f64);
-    let _g = tessera::config::set(&[
-        ("memory-limit", "4MiB"),
-        ("spill-dir", dir.to_str().unwrap()),
-        ("num-threads", "2"),
-    ])
-    .unwrap();
+    let _g = spill_under("4MiB", &dir);
     let kinds = |p: &tessera::observe::Profile| -> Vec<String> {
         p.spans.iter().map(|s| s.kind.clone()).collect()
     };
@@ -534,12 +528,7 @@ fn profiles_show_spill_and_unspill_spans() {
     drop(p);
     drop(_g);
     // Dataframes: a groupby whose states (5 MB) are over half of 8 MiB.
-    let _g = tessera::config::set(&[
-        ("memory-limit", "8MiB"),
-        ("spill-dir", dir.to_str().unwrap()),
-        ("num-threads", "2"),
-    ])
-    .unwrap();
+    let _g = spill_under("8MiB", &dir);
     let df = read_parquet(&small).unwrap();
     let (_, profile) = df
         .groupby(&["k"])
@@ -565,11 +554,7 @@ fn what_can_never_fit_is_still_refused_with_the_reason() {
     let dir = spill_dir("refused");
     // One 8 MB chunk against a 1 MB limit: no spilling helps.
     let big = Array::ones(&[2000, 2000], tessera::DType::F64, 1000, Some("cpu")).unwrap();
-    let _g = tessera::config::set(&[
-        ("memory-limit", "1MB"),
-        ("spill-dir", dir.to_str().unwrap()),
-    ])
-    .unwrap();
+    let _g = spill_under("1MB", &dir);
     let err = big.persist().unwrap_err().to_string();
     assert!(err.contains("no spilling makes that fit"), "{err}");
     assert!(big.explain().unwrap().contains("refused before running"));
@@ -581,11 +566,7 @@ fn what_can_never_fit_is_still_refused_with_the_reason() {
     assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
     // And compute() needs its result in memory: refused, with persist() suggested.
     drop(_g);
-    let _g = tessera::config::set(&[
-        ("memory-limit", "4MiB"),
-        ("spill-dir", dir.to_str().unwrap()),
-    ])
-    .unwrap();
+    let _g = spill_under("4MiB", &dir);
     let err = small.compute().unwrap_err().to_string();
     assert!(err.contains("persist() instead of computing"), "{err}");
     assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
@@ -642,12 +623,7 @@ fn a_frame_over_the_limit_persists_to_the_spill_directory() {
     let src = groupby_input(); // 64 MiB
     let doubled = src.with_column("w", col("v") * 2.0).unwrap();
     let want = doubled.reduce("w", AggFunc::Sum).unwrap();
-    let guard = tessera::config::set(&[
-        ("memory-limit", &FRAME_LIMIT.to_string()),
-        ("spill-dir", dir.to_str().unwrap()),
-        ("num-threads", "2"),
-    ])
-    .unwrap();
+    let guard = spill_under(FRAME_LIMIT, &dir);
     let persisted = doubled.persist().unwrap();
     assert!(!leftovers(&dir).is_empty(), "the partitions are on disk");
     let explain = persisted.explain().unwrap();

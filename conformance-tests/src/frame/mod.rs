@@ -41,7 +41,7 @@ use tessera_core::{Error, Result};
 // The reference dataframe backend must be linked for its registration to survive.
 use tessera_cpu_frame as _;
 
-use crate::case::{Group, Outcome};
+use crate::case::{Group, Outcome, Verdict};
 use crate::gen::Gen;
 use crate::report::{CaseReport, Report};
 use crate::{matches_filter, Options};
@@ -223,13 +223,6 @@ pub fn frame_cases(filter: Option<&str>) -> Vec<FrameCase> {
     out
 }
 
-/// The outcome of one case, with the inputs in words and why it did not pass.
-struct Verdict {
-    outcome: Outcome,
-    inputs: String,
-    message: String,
-}
-
 fn run_side(case: &FrameCase, side: &FrameSide, seed: u64) -> Result<Vec<Output>> {
     let mut g = Gen::for_case(seed, &case.id);
     match catch_unwind(AssertUnwindSafe(|| {
@@ -238,11 +231,7 @@ fn run_side(case: &FrameCase, side: &FrameSide, seed: u64) -> Result<Vec<Output>
         Ok(r) => r,
         Err(p) => Err(Error::Panicked {
             task: format!("case {} on backend '{}'", case.id, side.backend.name()),
-            message: p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "a panic".into()),
+            message: tessera_core::error::panic_message(p.as_ref()),
         }),
     }
 }

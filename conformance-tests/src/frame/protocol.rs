@@ -12,7 +12,7 @@ use tessera_core::frame::{
 };
 use tessera_core::{Error, Result};
 
-use super::data::{batch, column, split, ColType, Draw};
+use super::data::{batch, column, fresh_key, split, ColType, Draw};
 use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
 use crate::gen::Gen;
@@ -443,7 +443,10 @@ fn aggregation_input(g: &mut Gen, t: ColType, variant: usize) -> Vec<RecordBatch
     let mut pieces = split(g, &b, count);
     if variant >= 2 {
         let extra = batch(vec![
-            ("k", Arc::new(Int64Array::from(vec![1_000_000])) as ArrayRef),
+            (
+                "k",
+                fresh_key(ColType::Int64).expect("int64 has fresh keys"),
+            ),
             ("v", column(g, t, 1, Draw::values(1).no_nulls())),
         ]);
         let last = pieces.pop().expect("at least one piece");

@@ -751,15 +751,7 @@ impl DataFrame {
                 ),
             ));
         }
-        let schema = self.schema();
-        for c in by {
-            if schema.field_with_name(c).is_err() {
-                return Err(Error::invalid(
-                    "sort_values",
-                    format!("no column '{c}'; columns: {}", self.columns().join(", ")),
-                ));
-            }
-        }
+        self.check_columns("sort_values", by)?;
         let keys = by
             .iter()
             .enumerate()
@@ -772,6 +764,19 @@ impl DataFrame {
             input: self.node.clone(),
             by: keys,
         }))
+    }
+
+    /// `Ok` when every one of `columns` is a column of this frame, else an error of `op`
+    /// naming the missing one and the columns there are.
+    fn check_columns(&self, op: &str, columns: &[&str]) -> Result<()> {
+        let schema = self.schema();
+        match columns.iter().find(|c| schema.field_with_name(c).is_err()) {
+            Some(c) => Err(Error::invalid(
+                op,
+                format!("no column '{c}'; columns: {}", self.columns().join(", ")),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Sorted partitioning on one column, as `dd.set_index` does: partitions hold
@@ -866,15 +871,7 @@ impl DataFrame {
     }
 
     fn top_k(&self, n: usize, columns: &[&str], descending: bool) -> Result<DataFrame> {
-        let schema = self.schema();
-        for c in columns {
-            if schema.field_with_name(c).is_err() {
-                return Err(Error::invalid(
-                    if descending { "nlargest" } else { "nsmallest" },
-                    format!("no column '{c}'; columns: {}", self.columns().join(", ")),
-                ));
-            }
-        }
+        self.check_columns(if descending { "nlargest" } else { "nsmallest" }, columns)?;
         let by = columns
             .iter()
             .map(|c| SortKey {
@@ -978,13 +975,18 @@ impl DataFrame {
         ))
     }
 
+    /// The plan as it runs: optimized unless `optimize = false`.
+    fn planned(&self) -> Result<Arc<Node>> {
+        if crate::config::optimize()? {
+            optimize(&self.node)
+        } else {
+            Ok(self.node.clone())
+        }
+    }
+
     /// Runs the optimized plan and returns its partitions on the backend.
     pub fn partitions(&self) -> Result<Vec<Partition>> {
-        let node = if crate::config::optimize()? {
-            optimize(&self.node)?
-        } else {
-            self.node.clone()
-        };
+        let node = self.planned()?;
         let spill = check_memory(&node, Output::InMemory)?;
         pipeline(&node, &self.backend, &spill)?.materialize()
     }
@@ -994,13 +996,13 @@ impl DataFrame {
     /// the returned function produces partition `i` as an Arrow batch. The output never
     /// has to fit in memory at once.
     pub(crate) fn batch_stream(&self) -> Result<BatchStream> {
-        let node = if crate::config::optimize()? {
-            optimize(&self.node)?
-        } else {
-            self.node.clone()
-        };
-        let spill = check_memory(&node, Output::Streamed)?;
-        let pipe = pipeline(&node, &self.backend, &spill)?;
+        self.stream_of(&self.planned()?)
+    }
+
+    /// [`DataFrame::batch_stream`] of the planned `node`.
+    fn stream_of(&self, node: &Arc<Node>) -> Result<BatchStream> {
+        let spill = check_memory(node, Output::Streamed)?;
+        let pipe = pipeline(node, &self.backend, &spill)?;
         let backend = self.backend.clone();
         let task = pipe.task.clone();
         Ok(BatchStream {
@@ -1021,35 +1023,33 @@ impl DataFrame {
     /// and spilling is off (`spill-dir = none`) or even its stages cannot run within the
     /// limit.
     pub fn persist(&self) -> Result<DataFrame> {
-        let node = if crate::config::optimize()? {
-            optimize(&self.node)?
-        } else {
-            self.node.clone()
-        };
-        match (
-            check_memory(&node, Output::InMemory),
-            crate::config::spill_dir()?,
-        ) {
-            (Err(Error::MemoryLimit { .. }), Some(base)) => {
-                let out = self.batch_stream()?;
+        let node = self.planned()?;
+        let parts = match check_memory(&node, Output::InMemory) {
+            Ok(spill) => pipeline(&node, &self.backend, &spill)?.materialize()?,
+            Err(e @ Error::MemoryLimit { .. }) => {
+                let Some(base) = crate::config::spill_dir()? else {
+                    return Err(e);
+                };
+                let out = self.stream_of(&node)?;
                 let source = crate::spill::PersistedSource::write(
                     &base,
                     out.schema.clone(),
                     out.n,
                     out.batch.as_ref(),
                 )?;
-                Ok(self.derive(Node::Scan {
+                return Ok(self.derive(Node::Scan {
                     source: Arc::new(source),
                     projection: None,
                     selected: None,
                     pushed: Vec::new(),
-                }))
+                }));
             }
-            _ => Ok(self.derive(Node::Partitions {
-                parts: self.partitions()?,
-                schema: self.schema(),
-            })),
-        }
+            Err(e) => return Err(e),
+        };
+        Ok(self.derive(Node::Partitions {
+            parts,
+            schema: self.schema(),
+        }))
     }
 
     /// [`DataFrame::compute`], recording a [`Profile`](tessera_observe::Profile) of every

@@ -25,17 +25,7 @@ use crate::{borrow_handle, cstring, guard, last_error};
 #[macro_export]
 macro_rules! export_frame_plugin {
     ($backend:expr) => {
-        /// The plugin ABI version this library was built for (read by the host first).
-        #[allow(unsafe_code, non_upper_case_globals)]
-        #[no_mangle]
-        pub static tessera_plugin_abi_version: u32 = $crate::abi::ABI_VERSION;
-
-        /// The plugin's entry point: its declaration, built on first call.
-        #[allow(unsafe_code)]
-        #[no_mangle]
-        pub extern "C" fn tessera_plugin_entry() -> *const $crate::abi::PluginDecl {
-            $crate::frame::frame_declaration(|| $backend)
-        }
+        $crate::__export_entry!($crate::frame::frame_declaration(|| $backend));
     };
 }
 

@@ -50,6 +50,16 @@ use tessera_core::{ArrayBackend, BackendRef, Chunk, Error, Result};
 #[macro_export]
 macro_rules! export_plugin {
     ($backend:expr) => {
+        $crate::__export_entry!($crate::declaration(|| $backend));
+    };
+}
+
+/// The two exported symbols of a plugin library, its entry point returning
+/// `$declaration` (used by `export_plugin!` and `export_frame_plugin!`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __export_entry {
+    ($declaration:expr) => {
         /// The plugin ABI version this library was built for (read by the host first).
         #[allow(unsafe_code, non_upper_case_globals)]
         #[no_mangle]
@@ -59,7 +69,7 @@ macro_rules! export_plugin {
         #[allow(unsafe_code)]
         #[no_mangle]
         pub extern "C" fn tessera_plugin_entry() -> *const $crate::abi::PluginDecl {
-            $crate::declaration(|| $backend)
+            $declaration
         }
     };
 }
