@@ -103,6 +103,10 @@ pub(crate) enum Op {
     MapBlocks(Vec<Array>, BlockFn),
     /// Move to another backend.
     Transfer(Array),
+    /// Blocks read from storage (a leaf).
+    Source(Arc<dyn crate::array::BlockSource>),
+    /// Each block of the input written to the sink; one `u64` per block (bytes written).
+    Store(Array, Arc<dyn crate::array::BlockSink>),
 }
 
 /// A function over host blocks (one per input) returning the output block.

@@ -10,6 +10,7 @@
 mod creation;
 mod elementwise;
 mod indexing;
+mod io;
 mod linalg;
 mod map_blocks;
 mod reduction;
@@ -19,6 +20,8 @@ pub use crate::graph::{Array, BackendBlockFn, HostBlockFn};
 pub(crate) use crate::graph::{BlockFn, Fold, Op};
 pub use creation::RandomState;
 pub use indexing::Index;
+pub(crate) use io::block_region;
+pub use io::{BlockSink, BlockSource, StoreSummary};
 
 use std::fmt;
 use std::sync::Arc;

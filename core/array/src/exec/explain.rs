@@ -1,7 +1,7 @@
 //! `explain()`: a lowered plan in words — task counts by kind, fused programs and their
 //! sources, pushed-down slices, mirrored block reductions, and one example program.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::plan::{Plan, TaskOp};
 use crate::program::{Node as PNode, Program};
@@ -37,6 +37,9 @@ impl Plan {
         let mut stored = 0;
         let mut other: HashMap<&'static str, usize> = HashMap::new();
         let mut example: Option<&Program> = None;
+        // Per source / sink description: blocks, and the source's note for plans.
+        let mut reads: BTreeMap<String, (usize, Option<String>)> = BTreeMap::new();
+        let mut writes: BTreeMap<String, usize> = BTreeMap::new();
         for t in &self.tasks {
             if let Some(p) = t.op.program() {
                 programs += 1;
@@ -75,6 +78,13 @@ impl Plan {
                 TaskOp::Transfer { .. } => {
                     *other.entry("backend transfer (via host)").or_default() += 1
                 }
+                TaskOp::Read { source, .. } => {
+                    reads
+                        .entry(source.describe())
+                        .or_insert_with(|| (0, source.plan_note()))
+                        .0 += 1
+                }
+                TaskOp::Write { sink, .. } => *writes.entry(sink.describe()).or_default() += 1,
             }
         }
         let peak: u64 = self.tasks.iter().map(|t| t.out_bytes).max().unwrap_or(0);
@@ -88,8 +98,18 @@ impl Plan {
         for (k, v) in &other {
             s.push_str(&format!("; {v} {k}"));
         }
+        s.push_str(")\n");
+        for (what, (blocks, note)) in &reads {
+            s.push_str(&format!("reads {blocks} block(s) of {what}\n"));
+            if let Some(note) = note {
+                s.push_str(&format!("  note: {note}\n"));
+            }
+        }
+        for (what, blocks) in &writes {
+            s.push_str(&format!("writes {blocks} block(s) to {what}\n"));
+        }
         s.push_str(&format!(
-            ")\nlargest task output: {}\n",
+            "largest task output: {}\n",
             crate::chunks::format_bytes(peak)
         ));
         match super::scheduler::planned_threads() {

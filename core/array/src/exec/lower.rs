@@ -329,6 +329,15 @@ impl Lowerer {
             Op::SketchPart { packed, xty } => self.sketch_part_task(t, packed, *xty),
             Op::MapBlocks(inputs, f) => self.map_blocks_task(t, inputs, f),
             Op::Transfer(input) => self.transfer_task(t, input),
+            Op::Source(source) => {
+                let region = crate::array::block_region(a.chunks(), block);
+                let op = TaskOp::Read {
+                    source: source.clone(),
+                    region,
+                };
+                Ok(self.push(op, vec![], t.backend, t.bytes))
+            }
+            Op::Store(input, sink) => self.store_task(t, input, sink),
             _ => Err(Error::Internal("unhandled graph op in lowering".into())),
         }
     }
@@ -723,6 +732,27 @@ impl Lowerer {
             backend,
             bytes,
         ))
+    }
+
+    /// One block of `input` written to `sink`.
+    fn store_task(
+        &mut self,
+        t: Target<'_>,
+        input: &Array,
+        sink: &Arc<dyn crate::array::BlockSink>,
+    ) -> Result<usize> {
+        let Target {
+            block,
+            bytes,
+            backend,
+            ..
+        } = t;
+        let dep = self.block_task(input, block)?;
+        let op = TaskOp::Write {
+            sink: sink.clone(),
+            region: crate::array::block_region(input.chunks(), block),
+        };
+        Ok(self.push(op, vec![dep], backend, bytes))
     }
 
     /// One block moved from the input's backend.

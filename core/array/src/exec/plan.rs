@@ -3,6 +3,10 @@
 //! Lowering (`super::lower`) builds a [`Plan`]; the schedulers (`super::scheduler`) run it;
 //! `super::explain` describes it.
 
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::array::{BlockSink, BlockSource};
 use crate::backend::BackendRef;
 use crate::dtype::DType;
 use crate::graph::BlockFn;
@@ -54,6 +58,17 @@ pub(crate) enum TaskOp {
     },
     /// Copy from another backend through the host.
     Transfer { from: BackendRef },
+    /// Read a region of a stored array onto the task's backend.
+    Read {
+        source: Arc<dyn BlockSource>,
+        region: Vec<Range<usize>>,
+    },
+    /// Write the dep (one block) as `region` of the sink; the output is one `u64`, the
+    /// bytes written.
+    Write {
+        sink: Arc<dyn BlockSink>,
+        region: Vec<Range<usize>>,
+    },
 }
 
 impl TaskOp {
@@ -93,6 +108,7 @@ impl Task {
     pub(crate) fn out_shape_is(&self, shape: &[usize]) -> bool {
         match &self.op {
             TaskOp::Stored(c) => c.shape() == shape,
+            TaskOp::Read { region, .. } => region.iter().map(|r| r.len()).eq(shape.iter().copied()),
             TaskOp::Program(p) => p.output_shape(0) == shape,
             TaskOp::ReshapeGather { shape: s, .. } | TaskOp::MapBlocks { shape: s, .. } => {
                 s == shape

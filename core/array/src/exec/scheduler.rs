@@ -168,6 +168,27 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
             let h = from.to_host(&deps[0])?;
             b.from_host(&h)
         }
+        TaskOp::Read { source, region } => {
+            let h = source.read(region)?;
+            let want: Vec<usize> = region.iter().map(|r| r.len()).collect();
+            if h.shape() != want.as_slice() {
+                return Err(Error::Internal(format!(
+                    "{} returned a block of shape {:?} for region {region:?}",
+                    source.describe(),
+                    h.shape()
+                )));
+            }
+            b.from_host(&h)
+        }
+        TaskOp::Write { sink, region } => {
+            let h = b.to_host(&deps[0])?;
+            let bytes = sink.write(region, &h)?;
+            let ones = vec![1; region.len()];
+            b.from_host(&HostArray::U64(ndarray::ArrayD::from_elem(
+                ndarray::IxDyn(&ones),
+                bytes,
+            )))
+        }
     }
 }
 
@@ -221,6 +242,8 @@ fn task_kind(task: &Task) -> &'static str {
         TaskOp::Sum => "reduce",
         TaskOp::MapBlocks { .. } => "user function",
         TaskOp::Transfer { .. } => "transfer",
+        TaskOp::Read { .. } => "read",
+        TaskOp::Write { .. } => "write",
     }
 }
 
@@ -339,6 +362,14 @@ impl<'a> State<'a> {
                     "map_blocks",
                     format!("the function panicked on block {block:?}: {message}"),
                 ),
+                TaskOp::Read { source, region } => Error::Panicked {
+                    task: format!("reading {region:?} of {}", source.describe()),
+                    message,
+                },
+                TaskOp::Write { sink, region } => Error::Panicked {
+                    task: format!("writing {region:?} to {}", sink.describe()),
+                    message,
+                },
                 _ => Error::Panicked {
                     task: format!("task {i} on backend '{}'", task.backend.name()),
                     message,
