@@ -2,7 +2,7 @@
 //!
 //! Chunked n-d arrays and partitioned dataframes whose compute runs on pluggable backends.
 //! This facade re-exports the layers — the protocol ([`tessera_core`]), lazy arrays
-//! ([`tessera_array`]), dataframes ([`frame`], feature `frame`), the plugin loader
+//! ([`tessera_array`]), storage formats ([`io`]), dataframes ([`frame`], feature `frame`), the plugin loader
 //! ([`plugin`], feature `plugins`) — and links the default backends (`cpu`, `sparse`, and
 //! `cuda`, which is unavailable with its reason where there is no CUDA driver or device),
 //! so that `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
@@ -25,6 +25,8 @@ pub use tessera_array::{array, exec, linalg, Array, Index, RandomState};
 /// Lazy partitioned dataframes: the user API, and the dataframe backend protocol.
 #[cfg(feature = "frame")]
 pub use tessera_frame as frame;
+/// Arrays in storage: `.npy` files read and written block by block, atomic file commits.
+pub use tessera_io as io;
 /// Watching computations run: progress bars and the progress callback.
 pub use tessera_observe as observe;
 /// Backends loaded from shared libraries at run time.

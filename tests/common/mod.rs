@@ -68,3 +68,40 @@ pub fn naive_reduce(a: &ArrayD<f64>, axes: &[usize], f: impl Fn(&[f64]) -> f64) 
     }
     ArrayD::from_shape_vec(IxDyn(&shape), groups.iter().map(|g| f(g)).collect()).unwrap()
 }
+
+/// The Python interpreter (`$PYTHON`, else `python3`) when it can import every module in
+/// `modules`; otherwise records that `test` was skipped, with the reason, and returns None.
+pub fn python_with(test: &str, modules: &str) -> Option<String> {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let ok = std::process::Command::new(&python)
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(python);
+    }
+    tessera_conformance::skip::skip(
+        test,
+        &format!(
+            "{python} cannot import {modules} (set PYTHON to an interpreter that can; .ci/run installs one)"
+        ),
+    );
+    None
+}
+
+/// Runs `python script args...`, failing the test with its output when it fails; returns
+/// its standard output.
+pub fn run_python(python: &str, script: &str, args: &[&str]) -> Vec<u8> {
+    let out = std::process::Command::new(python)
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{script}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}

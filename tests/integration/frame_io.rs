@@ -273,20 +273,9 @@ fn failed_write_leaves_no_file() {
 /// `python3` (or `$PYTHON`) can import pyarrow; otherwise it says it was skipped.
 #[test]
 fn parquet_interop_with_pyarrow() {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import pyarrow"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        tessera_conformance::skip::skip(
-            "parquet_interop_with_pyarrow",
-            &format!(
-                "{python} cannot import pyarrow (set PYTHON to an interpreter that can; .ci/run installs one)"
-            ),
-        );
+    let Some(python) = crate::common::python_with("parquet_interop_with_pyarrow", "pyarrow") else {
         return;
-    }
+    };
     let d = dir("pyarrow");
     let ours = p(&d, "tessera.parquet");
     let theirs = p(&d, "pyarrow.parquet");
@@ -295,16 +284,7 @@ fn parquet_interop_with_pyarrow() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/parquet_interop.py"
     );
-    let out = std::process::Command::new(&python)
-        .args([script, &ours, &theirs])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::common::run_python(&python, script, &[&ours, &theirs]);
     // The script wrote id = 0..99, name = "n{id}", value = id * 0.5 in 2 row groups.
     let back = read_parquet(&theirs).unwrap();
     assert_eq!(back.npartitions(), 2);

@@ -1054,18 +1054,9 @@ fn is_in_follows_pandas() {
 /// `python3` (or `$PYTHON`) can import pandas; otherwise it says it was skipped.
 #[test]
 fn math_and_isin_match_pandas() {
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let ok = std::process::Command::new(&python)
-        .args(["-c", "import pandas"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        tessera_conformance::skip::skip(
-            "math_and_isin_match_pandas",
-            &format!("{python} cannot import pandas (set PYTHON to an interpreter that can; .ci/run installs one)"),
-        );
+    let Some(python) = crate::common::python_with("math_and_isin_match_pandas", "pandas") else {
         return;
-    }
+    };
     let mut rng = Rng(41);
     let n = 400;
     let fs: Vec<f64> = (0..n)
@@ -1110,16 +1101,8 @@ fn math_and_isin_match_pandas() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_functions_pandas.py"
     );
-    let out = std::process::Command::new(&python)
-        .args([script, csv.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let want: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = crate::common::run_python(&python, script, &[csv.to_str().unwrap()]);
+    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 
     let f: ArrayRef = Arc::new(Float64Array::from(fs.clone()));

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod array_io;
 mod arrays;
 mod config_file;
 mod cuda_unavailable;

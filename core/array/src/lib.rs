@@ -17,7 +17,7 @@ mod graph;
 pub mod linalg;
 mod stored;
 
-pub use array::{Array, Index, RandomState};
+pub use array::{Array, BlockSink, BlockSource, Index, RandomState, StoreSummary};
 
 // The protocol's modules under the names this crate's code uses (`crate::dtype`, ...).
 use tessera_core::{

@@ -201,11 +201,21 @@ pub enum Error {
 
     /// A file a plan reads is not the file it was when the plan was made (replaced,
     /// rewritten, appended to): the compute stops rather than mix two versions.
-    #[error("{path} changed since it was planned ({detail}); build the frame again to read the new version")]
+    #[error("{path} changed since it was planned ({detail}); build the frame or array again to read the new version")]
     FileChanged {
         /// The file.
         path: String,
         /// What differs.
+        detail: String,
+    },
+
+    /// Stored data that is not what its format requires (a corrupt header, a chunk that
+    /// does not decode, metadata tessera cannot read), or a storage service's refusal.
+    #[error("{location}: {detail}")]
+    Storage {
+        /// The file, store or URL.
+        location: String,
+        /// What was wrong, and what would be right.
         detail: String,
     },
 

@@ -15,9 +15,9 @@ use arrow_schema::{DataType, TimeUnit};
 
 use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
-use crate::io::atomic::{write_atomic, write_synced};
 use crate::io::dataset::write_dataset;
 use crate::io::parse::format_timestamp_micros;
+use tessera_io::atomic::{write_atomic, write_synced};
 
 fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)

@@ -3,12 +3,10 @@
 //! on the host that the frame's backend then takes over; a backend with its own reader
 //! (a GPU CSV parser) can plug in as another [`crate::plan::FileSource`].
 
-pub(crate) mod atomic;
 pub mod csv_read;
 mod csv_write;
 pub(crate) mod dataset;
 pub(crate) mod glob;
-pub(crate) mod identity;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod parse;

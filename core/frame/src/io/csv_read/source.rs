@@ -20,7 +20,7 @@ use super::options::CsvOptions;
 use super::ranges::read_prefix;
 use super::tokenizer::{next_field, record_end, split_record, strip_cr, zero_bytes};
 use crate::io::glob::expand_glob;
-use crate::io::identity::FileIdentity;
+use tessera_io::identity::FileIdentity;
 
 #[derive(Debug)]
 pub(crate) struct CsvFile {
@@ -50,7 +50,7 @@ impl CsvSource {
         let mut schema: Option<SchemaRef> = None;
         for path in paths {
             let identity = FileIdentity::read(&path)?;
-            let size = identity.len();
+            let size = identity.size();
             let head = read_prefix(&path, 4 << 20)?;
             // A UTF-8 byte-order mark is not part of the first column's name.
             let bom = if head.starts_with(b"\xEF\xBB\xBF") {

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 
 /// Size, modification time and (on Unix) device and inode of a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct FileIdentity {
+pub struct FileIdentity {
     len: u64,
     modified: Option<SystemTime>,
     node: Option<(u64, u64)>,
@@ -26,7 +26,7 @@ pub(crate) struct FileIdentity {
 
 impl FileIdentity {
     /// The identity of the file behind `meta`.
-    pub(crate) fn of(meta: &Metadata) -> FileIdentity {
+    pub fn of(meta: &Metadata) -> FileIdentity {
         #[cfg(unix)]
         let node = {
             use std::os::unix::fs::MetadataExt;
@@ -42,18 +42,18 @@ impl FileIdentity {
     }
 
     /// The identity of the file at `path`.
-    pub(crate) fn read(path: &Path) -> Result<FileIdentity> {
+    pub fn read(path: &Path) -> Result<FileIdentity> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(FileIdentity::of(&meta))
     }
 
     /// The file's size in bytes when the identity was taken.
-    pub(crate) fn len(&self) -> u64 {
+    pub fn size(&self) -> u64 {
         self.len
     }
 
     /// Checks that the open `file` (at `path`) is the file this identity was taken of.
-    pub(crate) fn check(&self, path: &Path, file: &File) -> Result<()> {
+    pub fn check(&self, path: &Path, file: &File) -> Result<()> {
         let now = FileIdentity::of(&file.metadata().map_err(|e| Error::io(path, e))?);
         if now == *self {
             return Ok(());

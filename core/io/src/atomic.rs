@@ -1,5 +1,5 @@
 //! Writing files atomically: into a temporary file beside the target, renamed over it
-//! only when everything was written and flushed. A failure leaves no file under the final
+//! only when everything was written and synced. A failure leaves no file under the final
 //! name (and removes the temporary one), so readers never see half a file.
 
 use std::fs::File;
@@ -9,12 +9,34 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 /// Writes `path` through `write`, atomically. Errors name `path`, not the temporary file.
+///
+/// # Errors
+/// Those of `write`, or of creating, syncing and renaming the file.
 pub fn write_atomic<F>(path: &Path, write: F) -> Result<()>
 where
     F: FnOnce(&mut BufWriter<File>) -> Result<()>,
 {
+    create_atomic(path, |tmp| write_synced(tmp, path, write))
+}
+
+/// Creates the file at `path` through `build`, atomically: `build` gets a temporary path
+/// beside `path` and must leave a complete file there (it may write it in any order,
+/// from several threads); the file is then synced and renamed over `path`. On an error
+/// of `build` the temporary file is removed and `path` is untouched.
+///
+/// # Errors
+/// Those of `build`, or of syncing and renaming (naming `path`).
+pub fn create_atomic<F>(path: &Path, build: F) -> Result<()>
+where
+    F: FnOnce(&Path) -> Result<()>,
+{
     let tmp = temp_path(path);
-    let result = write_synced(&tmp, path, write)
+    let result = build(&tmp)
+        .and_then(|()| {
+            File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| Error::io(path, e))
+        })
         .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -25,7 +47,7 @@ where
 /// Creates `file`, writes it through `write` and syncs it to disk; I/O errors name
 /// `named` (the path the user asked for). A full disk is an [`Error::Io`] whose source
 /// is the operating system's error (`No space left on device`).
-pub(crate) fn write_synced<F>(file: &Path, named: &Path, write: F) -> Result<()>
+pub fn write_synced<F>(file: &Path, named: &Path, write: F) -> Result<()>
 where
     F: FnOnce(&mut BufWriter<File>) -> Result<()>,
 {

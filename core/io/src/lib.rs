@@ -1,0 +1,21 @@
+//! # tessera-io: arrays and files in storage
+//!
+//! The storage layer under tessera's arrays and frames:
+//!
+//! - [`npy`]: NumPy's `.npy` files as lazy arrays, read and written block by block;
+//! - [`atomic`]: files that appear whole or not at all (a temporary file renamed over the
+//!   target once synced), used by every writer;
+//! - [`identity`]: a file's identity recorded when a plan is made and checked before each
+//!   read, so a file that changes under a running plan is an error, never a mix of two
+//!   versions.
+//!
+//! Formats plug into the array engine through [`tessera_array::BlockSource`] and
+//! [`tessera_array::BlockSink`]: the engine schedules one read or write per block, and a
+//! format only moves bytes.
+
+pub mod atomic;
+pub mod identity;
+pub mod npy;
+
+// The protocol's error module under the name the moved modules use.
+use tessera_core::error;
