@@ -47,6 +47,9 @@ where
 /// Creates `file`, writes it through `write` and syncs it to disk; I/O errors name
 /// `named` (the path the user asked for). A full disk is an [`Error::Io`] whose source
 /// is the operating system's error (`No space left on device`).
+///
+/// # Errors
+/// Those of `write`, or of creating and syncing the file.
 pub fn write_synced<F>(file: &Path, named: &Path, write: F) -> Result<()>
 where
     F: FnOnce(&mut BufWriter<File>) -> Result<()>,

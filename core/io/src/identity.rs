@@ -42,6 +42,9 @@ impl FileIdentity {
     }
 
     /// The identity of the file at `path`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be stat'ed.
     pub fn read(path: &Path) -> Result<FileIdentity> {
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
         Ok(FileIdentity::of(&meta))
@@ -53,6 +56,10 @@ impl FileIdentity {
     }
 
     /// Checks that the open `file` (at `path`) is the file this identity was taken of.
+    ///
+    /// # Errors
+    /// [`Error::FileChanged`] saying what differs (another file, another size, a newer
+    /// modification time), or [`Error::Io`].
     pub fn check(&self, path: &Path, file: &File) -> Result<()> {
         let now = FileIdentity::of(&file.metadata().map_err(|e| Error::io(path, e))?);
         if now == *self {
