@@ -7,7 +7,7 @@
 //! `cuda`, which is unavailable with its reason where there is no CUDA driver or device),
 //! so that `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
 //!
-//! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`.
+//! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`, `zarr`.
 //!
 //! ```
 //! use tessera::{Array, DType, RandomState};
@@ -25,7 +25,8 @@ pub use tessera_array::{array, exec, linalg, Array, Index, RandomState};
 /// Lazy partitioned dataframes: the user API, and the dataframe backend protocol.
 #[cfg(feature = "frame")]
 pub use tessera_frame as frame;
-/// Arrays in storage: `.npy` files read and written block by block, atomic file commits.
+/// Arrays in storage: `.npy` files and Zarr arrays (feature `zarr`) read and written block
+/// by block, atomic file commits.
 pub use tessera_io as io;
 /// Watching computations run: progress bars and the progress callback.
 pub use tessera_observe as observe;

@@ -100,3 +100,108 @@ fn a_reduction_over_an_npy_file_streams_its_blocks() {
     assert!((a - b).abs() <= 1e-9 * a.abs(), "{a} vs {b}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// zarr-python 3 reads what tessera wrote (v2 and v3, every codec, sharding) and tessera
+/// reads what zarr-python wrote (v2 and v3, blosc/zstd/gzip, sharding, a fill value for
+/// chunks never written, Fortran order), value for value. Runs when `python3` (or
+/// `$PYTHON`) can import zarr.
+#[test]
+fn zarr_interop_with_zarr_python() {
+    use tessera::io::zarr::{
+        from_zarr, to_zarr, BloscCompressor, Compression, ZarrFormat, ZarrStore, ZarrWriteOptions,
+    };
+    let Some(python) = crate::common::python_with("zarr_interop_with_zarr_python", "zarr") else {
+        return;
+    };
+    let d = dir("zarr-python");
+    let ours = ZarrStore::open(d.join("tessera").to_str().unwrap()).unwrap();
+    let x = (&Array::arange(0.0, 91.0, 1.0, DType::F64, 91, None)
+        .unwrap()
+        .reshape(&[13, 7])
+        .unwrap()
+        .rechunk([5usize, 4].as_slice())
+        .unwrap()
+        * 0.5)
+        .unwrap();
+    let codecs = [
+        ("none", Compression::None),
+        ("zstd", Compression::Zstd { level: 3 }),
+        ("gzip", Compression::Gzip { level: 5 }),
+        (
+            "blosc",
+            Compression::Blosc {
+                cname: BloscCompressor::Lz4,
+                clevel: 5,
+                shuffle: true,
+            },
+        ),
+    ];
+    for (v, format) in [("v2", ZarrFormat::V2), ("v3", ZarrFormat::V3)] {
+        for (name, compression) in codecs {
+            let options = ZarrWriteOptions {
+                format,
+                compression,
+                ..ZarrWriteOptions::default()
+            };
+            to_zarr(&x, &ours, &format!("{v}-{name}"), &options).unwrap();
+        }
+    }
+    let sharded = ZarrWriteOptions {
+        chunks: Some(vec![10, 4]),
+        shard_inner: Some(vec![5, 2]),
+        ..ZarrWriteOptions::default()
+    };
+    to_zarr(&x, &ours, "v3-sharded", &sharded).unwrap();
+    let ints = (&x - 30.0).unwrap().astype(DType::I16);
+    to_zarr(&ints, &ours, "v3-int16", &ZarrWriteOptions::default()).unwrap();
+
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/zarr_interop.py");
+    crate::common::run_python(&python, script, &[d.to_str().unwrap()]);
+
+    let theirs = ZarrStore::open(d.join("python").to_str().unwrap()).unwrap();
+    let base: Vec<f64> = (0..100 * 73).map(|v| v as f64).collect();
+    for (name, dtype) in [
+        ("v3-zstd", DType::F64),
+        ("v3-blosc", DType::F32),
+        ("v3-gzip", DType::I32),
+        ("v3-sharded", DType::F64),
+        ("v2-blosc", DType::F64),
+    ] {
+        let a = from_zarr(&theirs, name, None, None).unwrap();
+        assert_eq!((a.dtype(), a.shape()), (dtype, vec![100, 73]), "{name}");
+        let got = a.compute().unwrap().to_f64_vec();
+        for (k, (g, w)) in got.iter().zip(&base).enumerate() {
+            let w = if name == "v3-zstd" && k == 3 * 73 + 5 {
+                f64::NAN
+            } else {
+                *w
+            };
+            assert!(
+                g == &w || (g.is_nan() && w.is_nan()),
+                "{name}[{k}]: {g} vs {w}"
+            );
+        }
+    }
+    let sharded = from_zarr(&theirs, "v3-sharded", None, None).unwrap();
+    assert_eq!(sharded.chunks().max_block_shape().as_slice(), &[50, 40]);
+    let plain = from_zarr(&theirs, "v3-zstd", None, None).unwrap();
+    assert_eq!(plain.chunks().max_block_shape().as_slice(), &[30, 20]);
+
+    let fill = from_zarr(&theirs, "v3-fill", None, None).unwrap();
+    let got = fill.compute().unwrap().to_f64_vec();
+    for i in 0..10 {
+        for j in 0..10 {
+            let want = if i < 5 && j < 5 {
+                (i * 5 + j) as f64
+            } else {
+                -1.0
+            };
+            assert_eq!(got[i * 10 + j], want, "fill [{i}, {j}]");
+        }
+    }
+    let f = from_zarr(&theirs, "v2-uint8-f", None, None).unwrap();
+    assert_eq!(f.dtype(), DType::U8);
+    let want: Vec<f64> = (0..24).map(|v| v as f64).collect();
+    assert_eq!(f.compute().unwrap().to_f64_vec(), want);
+    std::fs::remove_dir_all(&d).unwrap();
+}

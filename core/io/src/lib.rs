@@ -3,6 +3,8 @@
 //! The storage layer under tessera's arrays and frames:
 //!
 //! - [`npy`]: NumPy's `.npy` files as lazy arrays, read and written block by block;
+//! - `zarr` (feature `zarr`, on by default): Zarr v2 and v3 arrays, read on their stored
+//!   chunking and written chunk by chunk with the metadata last;
 //! - [`atomic`]: files that appear whole or not at all (a temporary file renamed over the
 //!   target once synced), used by every writer;
 //! - [`identity`]: a file's identity recorded when a plan is made and checked before each
@@ -16,6 +18,8 @@
 pub mod atomic;
 pub mod identity;
 pub mod npy;
+#[cfg(feature = "zarr")]
+pub mod zarr;
 
 // The protocol's error module under the name the moved modules use.
 use tessera_core::error;

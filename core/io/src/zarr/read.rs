@@ -1,0 +1,222 @@
+//! Reading a Zarr array as a lazy tessera array, one stored chunk (or requested block)
+//! per task.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ndarray::{ArrayD, IxDyn};
+use tessera_array::{Array, BlockSource};
+use tessera_core::chunks::Chunks;
+use tessera_core::dispatch_dtype;
+use tessera_core::dtype::DType;
+use tessera_core::error::{Error, Result};
+use tessera_core::host::{HostArray, HostElement};
+use zarrs::array::{Array as ZArray, ArraySubset};
+use zarrs::storage::ReadableWritableListableStorageTraits;
+
+use super::dtype::to_dtype;
+use super::store::{node_path, ZarrStore};
+use crate::identity::FileIdentity;
+
+type Stored = ZArray<dyn ReadableWritableListableStorageTraits>;
+
+/// Opens the Zarr array (v2 or v3) at `path` in `store` as a lazy array on `backend`
+/// (`None`: config `array.backend`).
+///
+/// With `chunks` `None` every block is one stored chunk (one shard of a sharded array),
+/// read and decoded by its own task, so a slice reads only the stored chunks it touches.
+/// With a block shape, each stored chunk is still read and decoded once and the pieces
+/// are regrouped into the requested blocks; when those cut the stored chunks,
+/// `explain()` says so (the regrouping costs a copy and holds stored chunks until all
+/// their pieces are used).
+///
+/// Only the metadata is read now. For a store on the local file system, a plan that finds
+/// the array's metadata changed since it was opened stops with
+/// [`Error::FileChanged`].
+///
+/// # Errors
+/// No array at `path` (or metadata zarrs cannot read), a data type tessera does not hold
+/// (named), `chunks` of the wrong rank or with a zero, or an unknown backend.
+///
+/// ```
+/// # fn main() -> tessera_core::Result<()> {
+/// # use tessera_cpu as _;
+/// use tessera_io::zarr::{from_zarr, to_zarr, ZarrStore, ZarrWriteOptions};
+/// let store = ZarrStore::memory();
+/// let x = tessera_array::Array::arange(0.0, 100.0, 1.0, tessera_core::DType::F64, 25, None)?;
+/// to_zarr(&x, &store, "x", &ZarrWriteOptions::default())?;
+/// let back = from_zarr(&store, "x", None, None)?;
+/// assert_eq!(back.sum(None, false)?.compute_f64()?, 4950.0);
+/// # Ok(())
+/// # }
+/// ```
+pub fn from_zarr(
+    store: &ZarrStore,
+    path: &str,
+    chunks: Option<&[usize]>,
+    backend: Option<&str>,
+) -> Result<Array> {
+    let source = ZarrSource::open(store, path)?;
+    let stored = source.chunks.clone();
+    let dtype = source.dtype;
+    let Some(requested) = chunks else {
+        return Array::from_source(Arc::new(source), dtype, stored, backend);
+    };
+    let shape = stored.shape();
+    if requested.len() != shape.len() || requested.contains(&0) {
+        return Err(Error::invalid(
+            "from_zarr",
+            format!(
+                "chunks {requested:?} for the {}-d array {}: give one positive size per axis",
+                shape.len(),
+                source.location
+            ),
+        ));
+    }
+    let wanted = Chunks::regular(&shape, requested);
+    let note = cut_note(&stored, &wanted);
+    let source = ZarrSource { note, ..source };
+    Array::from_source(Arc::new(source), dtype, stored, backend)?.rechunk(requested)
+}
+
+/// A note when `wanted` block boundaries are not all stored chunk boundaries.
+fn cut_note(stored: &Chunks, wanted: &Chunks) -> Option<String> {
+    let cut: Vec<usize> = (0..stored.ndim())
+        .filter(|&ax| {
+            let bounds = stored.offsets(ax);
+            wanted
+                .offsets(ax)
+                .iter()
+                .any(|o| bounds.binary_search(o).is_err())
+        })
+        .collect();
+    if cut.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "the requested blocks {:?} cut the stored chunks {:?} along axes {cut:?}: each stored chunk is read once and split, and held until all its pieces are used; blocks that are whole multiples of the stored chunks avoid the copies",
+        wanted.max_block_shape(),
+        stored.max_block_shape()
+    ))
+}
+
+/// An opened Zarr array.
+pub(crate) struct ZarrSource {
+    array: Stored,
+    location: String,
+    pub(crate) dtype: DType,
+    pub(crate) chunks: Chunks,
+    note: Option<String>,
+    /// The metadata file and its identity, for stores on the local file system.
+    metadata: Option<(PathBuf, FileIdentity)>,
+}
+
+impl ZarrSource {
+    pub(crate) fn open(store: &ZarrStore, path: &str) -> Result<ZarrSource> {
+        let node = node_path(path);
+        let location = store.describe(&node);
+        let array = ZArray::open(store.storage.clone(), &node).map_err(|e| Error::Storage {
+            location: location.clone(),
+            detail: format!("cannot open as a Zarr array: {e}"),
+        })?;
+        let dtype = to_dtype(array.data_type()).ok_or_else(|| Error::Storage {
+            location: location.clone(),
+            detail: format!(
+                "data type {} is not one tessera holds (bool, int8..int64, uint8..uint64, float32, float64)",
+                array.data_type()
+            ),
+        })?;
+        let chunks = stored_chunks(&array).map_err(|detail| Error::Storage {
+            location: location.clone(),
+            detail,
+        })?;
+        let metadata = match &store.root {
+            Some(root) => {
+                let dir = root.join(node.trim_start_matches('/'));
+                [dir.join("zarr.json"), dir.join(".zarray")]
+                    .into_iter()
+                    .find(|p| p.is_file())
+                    .map(|p| FileIdentity::read(&p).map(|id| (p, id)))
+                    .transpose()?
+            }
+            None => None,
+        };
+        Ok(ZarrSource {
+            array,
+            location,
+            dtype,
+            chunks,
+            note: None,
+            metadata,
+        })
+    }
+}
+
+/// The stored chunk grid as tessera chunks (the last chunk along an axis clipped to the
+/// shape; variable chunk grids as they are).
+fn stored_chunks(array: &Stored) -> std::result::Result<Chunks, String> {
+    let shape: Vec<usize> = array
+        .shape()
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d} does not fit usize")))
+        .collect::<std::result::Result<_, _>>()?;
+    let grid = array.chunk_grid_shape().to_vec();
+    let mut sizes = Vec::with_capacity(shape.len());
+    for (ax, &n) in shape.iter().enumerate() {
+        let mut axis = Vec::new();
+        let mut start = 0usize;
+        for k in 0..grid[ax] {
+            let mut index = vec![0u64; shape.len()];
+            index[ax] = k;
+            let c = array
+                .chunk_shape(&index)
+                .map_err(|e| format!("chunk grid: {e}"))?;
+            let len = usize::try_from(c[ax].get())
+                .map_err(|_| "a chunk dimension does not fit usize".to_string())?;
+            let len = len.min(n - start);
+            axis.push(len);
+            start += len;
+        }
+        if shape[ax] == 0 {
+            axis = vec![0];
+        }
+        sizes.push(axis);
+    }
+    Chunks::new(&shape, sizes).map_err(|e| format!("chunk grid: {e}"))
+}
+
+impl BlockSource for ZarrSource {
+    fn describe(&self) -> String {
+        format!("zarr {}", self.location)
+    }
+
+    fn read(&self, region: &[Range<usize>]) -> Result<HostArray> {
+        if let Some((path, identity)) = &self.metadata {
+            let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            identity.check(path, &f)?;
+        }
+        let shape: Vec<usize> = region.iter().map(|r| r.len()).collect();
+        let subset = ArraySubset::new_with_ranges(
+            &region
+                .iter()
+                .map(|r| r.start as u64..r.end as u64)
+                .collect::<Vec<_>>(),
+        );
+        let fail = |e: zarrs::array::ArrayError| Error::Storage {
+            location: self.location.clone(),
+            detail: format!("reading {region:?}: {e}"),
+        };
+        dispatch_dtype!(self.dtype, T => {
+            let values: Vec<T> = self.array.retrieve_array_subset(&subset).map_err(fail)?;
+            let a = ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| {
+                Error::Internal(format!("zarr block {region:?} of {}: {e}", self.location))
+            })?;
+            Ok(T::wrap(a))
+        })
+    }
+
+    fn plan_note(&self) -> Option<String> {
+        self.note.clone()
+    }
+}

@@ -1,0 +1,303 @@
+//! Round trips through every format and codec, the commit protocol, and hostile stores.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tessera_array::{Array, Index};
+use tessera_core::dtype::{DType, Scalar};
+use tessera_core::error::Error;
+use tessera_cpu as _;
+
+use super::*;
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tessera-zarr-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// 0..n*m as f64 in a (n, m) array of (cn, cm) blocks.
+fn grid(n: usize, m: usize, blocks: [usize; 2]) -> Array {
+    Array::arange(0.0, (n * m) as f64, 1.0, DType::F64, n * m, Some("cpu"))
+        .unwrap()
+        .reshape(&[n as i64, m as i64])
+        .unwrap()
+        .rechunk(blocks.as_slice())
+        .unwrap()
+}
+
+fn values(a: &Array) -> Vec<f64> {
+    a.compute().unwrap().to_f64_vec()
+}
+
+#[test]
+fn every_format_and_codec_round_trips_on_disk() {
+    let d = dir("codecs");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    let x = grid(13, 7, [5, 4]);
+    let want = values(&x);
+    let codecs = [
+        Compression::None,
+        Compression::Zstd { level: 3 },
+        Compression::Gzip { level: 5 },
+        Compression::Blosc {
+            cname: BloscCompressor::Lz4,
+            clevel: 5,
+            shuffle: true,
+        },
+        Compression::Blosc {
+            cname: BloscCompressor::Zstd,
+            clevel: 3,
+            shuffle: false,
+        },
+    ];
+    for format in [ZarrFormat::V2, ZarrFormat::V3] {
+        for (k, compression) in codecs.iter().enumerate() {
+            let path = format!("{format:?}-{k}");
+            let options = ZarrWriteOptions {
+                format,
+                compression: *compression,
+                ..ZarrWriteOptions::default()
+            };
+            let summary = to_zarr(&x, &store, &path, &options).unwrap();
+            assert_eq!(summary.blocks, 6, "{path}");
+            let back = from_zarr(&store, &path, None, Some("cpu")).unwrap();
+            assert_eq!(back.shape(), vec![13, 7]);
+            assert_eq!(back.chunks().sizes(), x.chunks().sizes(), "{path}");
+            assert_eq!(values(&back), want, "{path}");
+        }
+    }
+    let meta = d.join("V2-1/.zarray");
+    assert!(meta.is_file(), "v2 writes .zarray");
+    assert!(d.join("V3-1/zarr.json").is_file(), "v3 writes zarr.json");
+    assert!(d.join("V3-1/c/2/1").is_file(), "v3 chunk keys are c/i/j");
+    assert!(d.join("V2-1/2.1").is_file(), "v2 chunk keys are i.j");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn sharded_arrays_round_trip_and_slices_read_only_touched_shards() {
+    let store = ZarrStore::memory();
+    let x = grid(40, 30, [40, 30]);
+    let options = ZarrWriteOptions {
+        chunks: Some(vec![20, 15]),
+        shard_inner: Some(vec![5, 5]),
+        ..ZarrWriteOptions::default()
+    };
+    assert_eq!(to_zarr(&x, &store, "s", &options).unwrap().blocks, 4);
+    let back = from_zarr(&store, "s", None, Some("cpu")).unwrap();
+    assert_eq!(back.chunks().max_block_shape().as_slice(), &[20, 15]);
+    assert_eq!(values(&back), values(&x));
+    let s = back
+        .slice(&[
+            Index::slice(Some(22), Some(40), 3),
+            Index::slice(None, Some(10), 1),
+        ])
+        .unwrap();
+    let plan = s.explain().unwrap();
+    assert!(
+        plan.contains("reads 1 block(s) of zarr memory:/s"),
+        "{plan}"
+    );
+    let want: Vec<f64> = (22..40)
+        .step_by(3)
+        .flat_map(|i| (0..10).map(move |j| (i * 30 + j) as f64))
+        .collect();
+    assert_eq!(values(&s), want);
+}
+
+#[test]
+fn every_dtype_and_edge_chunks_round_trip() {
+    let store = ZarrStore::memory();
+    for dtype in DType::ALL {
+        let x = grid(9, 5, [4, 5]).astype(dtype);
+        let path = format!("{dtype}");
+        to_zarr(&x, &store, &path, &ZarrWriteOptions::default()).unwrap();
+        let back = from_zarr(&store, &path, None, Some("cpu")).unwrap();
+        assert_eq!(back.dtype(), dtype);
+        assert_eq!(values(&back), values(&x), "{dtype}");
+    }
+}
+
+#[test]
+fn requested_chunks_regroup_stored_chunks_and_the_plan_says_when_they_cut_them() {
+    let store = ZarrStore::memory();
+    let x = grid(12, 12, [4, 4]);
+    to_zarr(&x, &store, "x", &ZarrWriteOptions::default()).unwrap();
+    let aligned = from_zarr(&store, "x", Some(&[8, 12]), Some("cpu")).unwrap();
+    assert_eq!(aligned.chunks().max_block_shape().as_slice(), &[8, 12]);
+    let plan = aligned.sum(None, false).unwrap().explain().unwrap();
+    assert!(plan.contains("reads 9 block(s)"), "{plan}");
+    assert!(!plan.contains("note:"), "{plan}");
+    let cut = from_zarr(&store, "x", Some(&[6, 12]), Some("cpu")).unwrap();
+    let plan = cut.sum(None, false).unwrap().explain().unwrap();
+    assert!(
+        plan.contains("reads 9 block(s)"),
+        "each stored chunk once: {plan}"
+    );
+    assert!(
+        plan.contains("cut the stored chunks [4, 4] along axes [0]"),
+        "{plan}"
+    );
+    assert_eq!(values(&cut), values(&x));
+    let err = from_zarr(&store, "x", Some(&[6]), Some("cpu")).unwrap_err();
+    assert!(
+        err.to_string().contains("one positive size per axis"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_existing_array_is_kept_unless_overwrite_is_set() {
+    let store = ZarrStore::memory();
+    let x = grid(4, 4, [2, 2]);
+    to_zarr(&x, &store, "a", &ZarrWriteOptions::default()).unwrap();
+    let err = to_zarr(&x, &store, "a", &ZarrWriteOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("set `overwrite`"), "{err}");
+    let doubled = (&x * 2.0).unwrap();
+    let options = ZarrWriteOptions {
+        overwrite: true,
+        chunks: Some(vec![4, 1]),
+        ..ZarrWriteOptions::default()
+    };
+    to_zarr(&doubled, &store, "a", &options).unwrap();
+    let back = from_zarr(&store, "a", None, Some("cpu")).unwrap();
+    assert_eq!(back.chunks().max_block_shape().as_slice(), &[4, 1]);
+    assert_eq!(values(&back), values(&doubled));
+}
+
+#[test]
+fn a_failed_write_leaves_no_array_and_no_chunks() {
+    let d = dir("failed");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    let x = grid(8, 8, [2, 8]);
+    let failing = Array::map_blocks(
+        &[&x],
+        Arc::new(|blocks: &[tessera_core::host::HostArray]| {
+            if blocks[0].to_f64_vec()[0] >= 32.0 {
+                Err(Error::invalid("test", "the disk is full"))
+            } else {
+                Ok(blocks[0].clone())
+            }
+        }),
+        DType::F64,
+        None,
+    )
+    .unwrap();
+    let err = to_zarr(&failing, &store, "x", &ZarrWriteOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("the disk is full"), "{err}");
+    let err = from_zarr(&store, "x", None, Some("cpu")).unwrap_err();
+    assert!(matches!(err, Error::Storage { .. }), "{err}");
+    let left: Vec<_> = walk(&d);
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn walk(d: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn hostile_stores_give_errors_that_name_the_array() {
+    let d = dir("hostile");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    // No array there.
+    let err = from_zarr(&store, "missing", None, Some("cpu")).unwrap_err();
+    assert!(err.to_string().contains("missing"), "{err}");
+    // A data type tessera does not hold.
+    std::fs::create_dir_all(d.join("half")).unwrap();
+    std::fs::write(
+        d.join("half/zarr.json"),
+        r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"float16",
+            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
+            "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
+            "fill_value":0.0,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}"#,
+    )
+    .unwrap();
+    let err = from_zarr(&store, "half", None, Some("cpu"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("float16") && err.contains("is not one tessera holds"),
+        "{err}"
+    );
+    // A chunk that does not decode.
+    let x = grid(4, 4, [2, 4]);
+    let options = ZarrWriteOptions {
+        compression: Compression::Zstd { level: 1 },
+        ..ZarrWriteOptions::default()
+    };
+    to_zarr(&x, &store, "bad", &options).unwrap();
+    std::fs::write(d.join("bad/c/1/0"), b"not zstd at all").unwrap();
+    let a = from_zarr(&store, "bad", None, Some("cpu")).unwrap();
+    let err = a.compute().unwrap_err().to_string();
+    assert!(
+        err.contains("bad") && err.contains("reading [2..4, 0..4]"),
+        "{err}"
+    );
+    // Unsupported URL schemes say what is supported.
+    let err = ZarrStore::open("gopher://example/x.zarr")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("gopher:// stores are not supported"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn an_array_rewritten_after_opening_is_detected() {
+    let d = dir("changed");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    let x = grid(4, 4, [2, 2]);
+    to_zarr(&x, &store, "x", &ZarrWriteOptions::default()).unwrap();
+    let opened = from_zarr(&store, "x", None, Some("cpu")).unwrap();
+    let options = ZarrWriteOptions {
+        overwrite: true,
+        ..ZarrWriteOptions::default()
+    };
+    to_zarr(&(&x + 1.0).unwrap(), &store, "x", &options).unwrap();
+    let err = opened.compute().unwrap_err();
+    assert!(matches!(err, Error::FileChanged { .. }), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn compressed_persist_keeps_values_and_chunks() {
+    let x = tessera_array::RandomState::new(3)
+        .randint(
+            0,
+            3,
+            DType::I64,
+            &[200, 50],
+            [50usize, 50].as_slice(),
+            Some("cpu"),
+        )
+        .unwrap()
+        .astype(DType::I8);
+    let p = persist_compressed(
+        &x,
+        Compression::Blosc {
+            cname: BloscCompressor::Lz4,
+            clevel: 5,
+            shuffle: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(p.chunks(), x.chunks());
+    assert_eq!(values(&p), values(&x));
+    let fill = ZarrWriteOptions {
+        fill_value: Some(Scalar::F64(f64::NAN)),
+        ..ZarrWriteOptions::default()
+    };
+    let err = to_zarr(&x, &ZarrStore::memory(), "x", &fill).unwrap_err();
+    assert!(err.to_string().contains("the array is int8"), "{err}");
+}

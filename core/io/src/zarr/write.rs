@@ -1,0 +1,452 @@
+//! Writing an array as a Zarr array, each chunk from the task that computes it, the
+//! metadata last.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use tessera_array::{Array, BlockSink, StoreSummary};
+use tessera_core::dispatch_dtype;
+use tessera_core::dtype::{DType, Scalar};
+use tessera_core::error::{Error, Result};
+use tessera_core::host::{HostArray, HostElement};
+use zarrs::array::{Array as ZArray, ArrayMetadata, ArrayMetadataOptions};
+use zarrs::storage::{ReadableWritableListableStorageTraits, StoreKey, StorePrefix};
+
+use super::dtype::v3_name;
+use super::store::{node_path, ZarrStore};
+
+/// The Zarr format version to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZarrFormat {
+    /// Zarr v2 (`.zarray`, chunk keys `i.j`): what zarr-python 2 and most existing
+    /// datasets use.
+    V2,
+    /// Zarr v3 (`zarr.json`, chunk keys `c/i/j`), with sharding available.
+    #[default]
+    V3,
+}
+
+/// Blosc's inner compressor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BloscCompressor {
+    /// LZ4 (fast; zarr-python's default).
+    Lz4,
+    /// LZ4 HC.
+    Lz4hc,
+    /// Blosc's own LZ.
+    Blosclz,
+    /// Zstandard.
+    Zstd,
+    /// zlib.
+    Zlib,
+}
+
+impl BloscCompressor {
+    fn name(self) -> &'static str {
+        match self {
+            BloscCompressor::Lz4 => "lz4",
+            BloscCompressor::Lz4hc => "lz4hc",
+            BloscCompressor::Blosclz => "blosclz",
+            BloscCompressor::Zstd => "zstd",
+            BloscCompressor::Zlib => "zlib",
+        }
+    }
+}
+
+/// How chunks are compressed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Compression {
+    /// Raw little-endian bytes.
+    None,
+    /// Zstandard at `level` (1..=22; 3 is zstd's default).
+    Zstd {
+        /// Compression level.
+        level: i32,
+    },
+    /// gzip at `level` (0..=9).
+    Gzip {
+        /// Compression level.
+        level: u32,
+    },
+    /// Blosc with byte shuffling (`shuffle`) at `clevel` (0..=9).
+    Blosc {
+        /// The inner compressor.
+        cname: BloscCompressor,
+        /// Compression level.
+        clevel: u8,
+        /// Byte-shuffle before compressing (what makes Blosc good on numbers).
+        shuffle: bool,
+    },
+}
+
+impl Default for Compression {
+    fn default() -> Self {
+        Compression::Zstd { level: 3 }
+    }
+}
+
+/// How [`to_zarr`] writes.
+#[derive(Debug, Clone, Default)]
+pub struct ZarrWriteOptions {
+    /// Format version (default v3).
+    pub format: ZarrFormat,
+    /// The stored chunk shape (the shard shape when `shard_inner` is set). Default: the
+    /// array's largest block; the array is rechunked to it when its blocks differ, so
+    /// that every chunk is written whole by one task.
+    pub chunks: Option<Vec<usize>>,
+    /// v3 only: store each chunk as a shard of inner chunks of this shape (each a
+    /// divisor of `chunks`), so readers can fetch inner chunks alone.
+    pub shard_inner: Option<Vec<usize>>,
+    /// Compression of each (inner) chunk.
+    pub compression: Compression,
+    /// The fill value recorded in the metadata (default zero, or `false`).
+    pub fill_value: Option<Scalar>,
+    /// Replace an array or group already at the path (default: refuse).
+    pub overwrite: bool,
+    /// Names of the dimensions (v3 metadata `dimension_names`; xarray reads them).
+    pub dimension_names: Option<Vec<String>>,
+}
+
+/// Writes `array` as the Zarr array `path` of `store`: every chunk is encoded and stored
+/// by the task that computes it (the array is never whole in memory), and the metadata
+/// is written only after every chunk, so an interrupted or failed write leaves no array
+/// that opens (and its chunks are removed). Returns the blocks written and their
+/// compressed bytes.
+///
+/// # Errors
+/// An array or group already at `path` without `overwrite`; invalid options (chunks of
+/// the wrong rank or with a zero, sharding in v2, inner chunks that do not divide the
+/// chunks, a fill value of another dtype); the plan's errors; the store's errors.
+pub fn to_zarr(
+    array: &Array,
+    store: &ZarrStore,
+    path: &str,
+    options: &ZarrWriteOptions,
+) -> Result<StoreSummary> {
+    let node = node_path(path);
+    let location = store.describe(&node);
+    let shape = array.shape();
+    let chunks = match &options.chunks {
+        Some(c) => c.clone(),
+        None => array
+            .chunks()
+            .max_block_shape()
+            .iter()
+            .map(|&d| d.max(1))
+            .collect(),
+    };
+    let invalid = |detail: String| Error::invalid("to_zarr", format!("{location}: {detail}"));
+    if chunks.len() != shape.len() || chunks.contains(&0) {
+        return Err(invalid(format!(
+            "chunks {chunks:?} for a {}-d array: give one positive size per axis",
+            shape.len()
+        )));
+    }
+    let metadata = metadata_json(array.dtype(), &shape, &chunks, options).map_err(invalid)?;
+    let metadata: ArrayMetadata = serde_json::from_value(metadata)
+        .map_err(|e| Error::Internal(format!("zarr metadata for {location}: {e}")))?;
+
+    let storage = store.storage.clone();
+    if holds_node(storage.as_ref(), &node)? {
+        if !options.overwrite {
+            return Err(invalid(
+                "already holds a Zarr array or group; set `overwrite` to replace it".into(),
+            ));
+        }
+        erase(storage.as_ref(), &node, &location)?;
+    }
+    let zarray = ZArray::new_with_metadata(storage.clone(), &node, metadata).map_err(|e| {
+        Error::Storage {
+            location: location.clone(),
+            detail: format!("the metadata is not valid: {e}"),
+        }
+    })?;
+    let zarray = Arc::new(zarray);
+
+    let regular = tessera_core::chunks::Chunks::regular(&shape, &chunks);
+    let input = if *array.chunks() == regular {
+        array.clone()
+    } else {
+        array.rechunk(chunks.as_slice())?
+    };
+    let sink = ZarrSink {
+        array: zarray.clone(),
+        location: location.clone(),
+        dtype: array.dtype(),
+        chunks: chunks.clone(),
+    };
+    let written = input.store(Arc::new(sink)).and_then(|summary| {
+        let opts = ArrayMetadataOptions::default().with_include_zarrs_metadata(false);
+        zarray
+            .store_metadata_opt(&opts)
+            .map_err(|e| Error::Storage {
+                location: location.clone(),
+                detail: format!("writing the metadata: {e}"),
+            })?;
+        Ok(summary)
+    });
+    if written.is_err() {
+        // Chunks without metadata read as nothing; remove them too.
+        let _ = erase(storage.as_ref(), &node, &location);
+    }
+    written
+}
+
+/// Computes `array` into a Zarr array held in memory, compressed with `compression`, and
+/// returns an array over it: the seed's compressed `persist`, where data that does not
+/// fit in memory raw fits compressed and each block is decompressed by the task that
+/// reads it.
+///
+/// # Errors
+/// Those of [`to_zarr`].
+pub fn persist_compressed(array: &Array, compression: Compression) -> Result<Array> {
+    let store = ZarrStore::memory();
+    let options = ZarrWriteOptions {
+        compression,
+        ..ZarrWriteOptions::default()
+    };
+    to_zarr(array, &store, "persisted", &options)?;
+    let chunks: Vec<usize> = array.chunks().max_block_shape().to_vec();
+    let a = super::from_zarr(&store, "persisted", None, Some(array.backend_name()))?;
+    if a.chunks() == array.chunks() {
+        Ok(a)
+    } else {
+        a.rechunk(chunks.as_slice())
+    }
+}
+
+/// True when `node` holds array or group metadata (v2 or v3).
+fn holds_node(storage: &dyn ReadableWritableListableStorageTraits, node: &str) -> Result<bool> {
+    let base = node.trim_start_matches('/');
+    for name in ["zarr.json", ".zarray", ".zgroup"] {
+        let key = if base.is_empty() {
+            name.to_string()
+        } else {
+            format!("{base}/{name}")
+        };
+        let key = StoreKey::new(key).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
+        let found = storage.size_key(&key).map_err(|e| Error::Storage {
+            location: node.to_string(),
+            detail: e.to_string(),
+        })?;
+        if found.is_some() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Removes everything under `node`.
+fn erase(
+    storage: &dyn ReadableWritableListableStorageTraits,
+    node: &str,
+    location: &str,
+) -> Result<()> {
+    let base = node.trim_start_matches('/');
+    let prefix = if base.is_empty() {
+        String::new()
+    } else {
+        format!("{base}/")
+    };
+    let prefix = StorePrefix::new(prefix).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
+    storage.erase_prefix(&prefix).map_err(|e| Error::Storage {
+        location: location.to_string(),
+        detail: format!("removing the old contents: {e}"),
+    })
+}
+
+/// The metadata document (v2 `.zarray` or v3 `zarr.json`) for the options.
+fn metadata_json(
+    dtype: DType,
+    shape: &[usize],
+    chunks: &[usize],
+    options: &ZarrWriteOptions,
+) -> std::result::Result<Value, String> {
+    let fill = match options.fill_value {
+        None => Scalar::zero(dtype),
+        Some(v) if v.dtype() == dtype => v,
+        Some(v) => {
+            return Err(format!(
+                "fill value {v:?} is {}, the array is {dtype}",
+                v.dtype()
+            ))
+        }
+    };
+    let fill = fill_json(fill);
+    let item = dtype.size();
+    match options.format {
+        ZarrFormat::V2 => {
+            if options.shard_inner.is_some() {
+                return Err("sharding needs Zarr v3 (set format to V3)".into());
+            }
+            let compressor = match options.compression {
+                Compression::None => Value::Null,
+                Compression::Zstd { level } => json!({"id": "zstd", "level": level}),
+                Compression::Gzip { level } => json!({"id": "gzip", "level": level}),
+                Compression::Blosc {
+                    cname,
+                    clevel,
+                    shuffle,
+                } => json!({
+                    "id": "blosc", "cname": cname.name(), "clevel": clevel,
+                    "shuffle": u8::from(shuffle), "blocksize": 0
+                }),
+            };
+            let mut m = json!({
+                "zarr_format": 2,
+                "shape": shape,
+                "chunks": chunks,
+                "dtype": crate::npy::descr(dtype),
+                "compressor": compressor,
+                "fill_value": fill,
+                "order": "C",
+                "filters": null,
+                "dimension_separator": ".",
+            });
+            if let Some(names) = &options.dimension_names {
+                m["attributes"] = json!({"_ARRAY_DIMENSIONS": names});
+            }
+            Ok(m)
+        }
+        ZarrFormat::V3 => {
+            let bytes = if item > 1 {
+                json!({"name": "bytes", "configuration": {"endian": "little"}})
+            } else {
+                json!({"name": "bytes"})
+            };
+            let mut codecs = vec![bytes];
+            match options.compression {
+                Compression::None => {}
+                Compression::Zstd { level } => codecs.push(
+                    json!({"name": "zstd", "configuration": {"level": level, "checksum": false}}),
+                ),
+                Compression::Gzip { level } => {
+                    codecs.push(json!({"name": "gzip", "configuration": {"level": level}}))
+                }
+                Compression::Blosc {
+                    cname,
+                    clevel,
+                    shuffle,
+                } => codecs.push(json!({"name": "blosc", "configuration": {
+                    "cname": cname.name(), "clevel": clevel,
+                    "shuffle": if shuffle { "shuffle" } else { "noshuffle" },
+                    "typesize": item, "blocksize": 0
+                }})),
+            }
+            let codecs = match &options.shard_inner {
+                None => codecs,
+                Some(inner) => {
+                    if inner.len() != chunks.len()
+                        || inner
+                            .iter()
+                            .zip(chunks)
+                            .any(|(&i, &c)| i == 0 || c % i != 0)
+                    {
+                        return Err(format!(
+                            "inner chunks {inner:?} must divide the shard shape {chunks:?} along every axis"
+                        ));
+                    }
+                    vec![json!({"name": "sharding_indexed", "configuration": {
+                        "chunk_shape": inner,
+                        "codecs": codecs,
+                        "index_codecs": [
+                            {"name": "bytes", "configuration": {"endian": "little"}},
+                            {"name": "crc32c"}
+                        ],
+                        "index_location": "end"
+                    }})]
+                }
+            };
+            let mut m = json!({
+                "zarr_format": 3,
+                "node_type": "array",
+                "shape": shape,
+                "data_type": v3_name(dtype),
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+                "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+                "fill_value": fill,
+                "codecs": codecs,
+                "attributes": {},
+            });
+            if let Some(names) = &options.dimension_names {
+                m["dimension_names"] = json!(names);
+            }
+            Ok(m)
+        }
+    }
+}
+
+/// A fill value as Zarr JSON (non-finite floats as the strings the spec names).
+fn fill_json(v: Scalar) -> Value {
+    match v {
+        Scalar::Bool(b) => json!(b),
+        Scalar::F32(_) | Scalar::F64(_) => {
+            let f = v.as_f64();
+            if f.is_nan() {
+                json!("NaN")
+            } else if f == f64::INFINITY {
+                json!("Infinity")
+            } else if f == f64::NEG_INFINITY {
+                json!("-Infinity")
+            } else {
+                json!(f)
+            }
+        }
+        Scalar::U64(u) => json!(u),
+        other => json!(other.as_i64()),
+    }
+}
+
+/// Stores whole chunks into the new array.
+struct ZarrSink {
+    array: Arc<ZArray<dyn ReadableWritableListableStorageTraits>>,
+    location: String,
+    dtype: DType,
+    chunks: Vec<usize>,
+}
+
+impl BlockSink for ZarrSink {
+    fn describe(&self) -> String {
+        format!("zarr {}", self.location)
+    }
+
+    fn write(&self, region: &[Range<usize>], data: &HostArray) -> Result<u64> {
+        let index: Vec<u64> = region
+            .iter()
+            .zip(&self.chunks)
+            .map(|(r, &c)| (r.start / c) as u64)
+            .collect();
+        let full: Vec<usize> = region.iter().map(|r| r.len()).collect();
+        let fail = |e: zarrs::array::ArrayError| Error::Storage {
+            location: self.location.clone(),
+            detail: format!("writing chunk {index:?}: {e}"),
+        };
+        let edge = full != self.chunks;
+        dispatch_dtype!(self.dtype, T => {
+            let view = T::view(data).ok_or_else(|| {
+                Error::Internal(format!("a {} block for {} of {}", data.dtype(), self.location, self.dtype))
+            })?;
+            let values: Vec<T> = view.iter().copied().collect();
+            if edge {
+                // A chunk at the array's edge: the stored chunk is the full chunk shape;
+                // store the part inside the array.
+                let subset = zarrs::array::ArraySubset::new_with_ranges(
+                    &region.iter().map(|r| r.start as u64..r.end as u64).collect::<Vec<_>>(),
+                );
+                self.array.store_array_subset(&subset, values).map_err(fail)?;
+            } else {
+                self.array.store_chunk(&index, values).map_err(fail)?;
+            }
+        });
+        let key = self.array.chunk_key(&index);
+        let bytes = self
+            .array
+            .storage()
+            .size_key(&key)
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        Ok(bytes)
+    }
+}
