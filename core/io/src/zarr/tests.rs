@@ -283,7 +283,7 @@ fn compressed_persist_keeps_values_and_chunks() {
         )
         .unwrap()
         .astype(DType::I8);
-    let p = persist_compressed(
+    let (p, summary) = persist_compressed(
         &x,
         Compression::Blosc {
             cname: BloscCompressor::Lz4,
@@ -293,6 +293,10 @@ fn compressed_persist_keeps_values_and_chunks() {
     )
     .unwrap();
     assert_eq!(p.chunks(), x.chunks());
+    assert!(
+        summary.bytes < 200 * 50 / 2,
+        "values 0..3 as int8 compress at least two-fold: {summary:?}"
+    );
     assert_eq!(values(&p), values(&x));
     let fill = ZarrWriteOptions {
         fill_value: Some(Scalar::F64(f64::NAN)),

@@ -194,26 +194,30 @@ pub fn to_zarr(
 }
 
 /// Computes `array` into a Zarr array held in memory, compressed with `compression`, and
-/// returns an array over it: the seed's compressed `persist`, where data that does not
-/// fit in memory raw fits compressed and each block is decompressed by the task that
-/// reads it.
+/// returns an array over it with the same chunks, and what was stored (its `bytes` are
+/// the compressed size): the seed's compressed `persist`, where data that does not fit in
+/// memory raw fits compressed and each block is decompressed by the task that reads it.
 ///
 /// # Errors
 /// Those of [`to_zarr`].
-pub fn persist_compressed(array: &Array, compression: Compression) -> Result<Array> {
+pub fn persist_compressed(
+    array: &Array,
+    compression: Compression,
+) -> Result<(Array, StoreSummary)> {
     let store = ZarrStore::memory();
     let options = ZarrWriteOptions {
         compression,
         ..ZarrWriteOptions::default()
     };
-    to_zarr(array, &store, "persisted", &options)?;
+    let summary = to_zarr(array, &store, "persisted", &options)?;
     let chunks: Vec<usize> = array.chunks().max_block_shape().to_vec();
     let a = super::from_zarr(&store, "persisted", None, Some(array.backend_name()))?;
-    if a.chunks() == array.chunks() {
-        Ok(a)
+    let a = if a.chunks() == array.chunks() {
+        a
     } else {
-        a.rechunk(chunks.as_slice())
-    }
+        a.rechunk(chunks.as_slice())?
+    };
+    Ok((a, summary))
 }
 
 /// True when `node` holds array or group metadata (v2 or v3).
