@@ -125,6 +125,10 @@ impl ArrayBackend for CpuBackend {
         Ok(CpuBackend::wrap(data.clone()))
     }
 
+    fn from_host_owned(&self, data: HostArray) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(data))
+    }
+
     fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
         Ok(self.host(chunk, "to_host")?.clone())
     }

@@ -236,6 +236,13 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// Copies a chunk to the host.
     fn to_host(&self, chunk: &Chunk) -> Result<HostArray>;
 
+    /// Takes a host array over as a new chunk. The default copies through
+    /// [`from_host`](ArrayBackend::from_host); a backend whose chunks are host arrays
+    /// keeps the buffer, so data read from storage is not copied once more.
+    fn from_host_owned(&self, data: HostArray) -> Result<Chunk> {
+        self.from_host(&data)
+    }
+
     // ---- required: generators ------------------------------------------------------------
 
     /// A chunk of `shape` filled with `value` (its dtype is the value's).

@@ -146,7 +146,7 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                 BlockFn::Host(f) => {
                     let host: Vec<HostArray> =
                         deps.iter().map(|c| b.to_host(c)).collect::<Result<_>>()?;
-                    b.from_host(&f(&host)?)?
+                    b.from_host_owned(f(&host)?)?
                 }
                 BlockFn::Backend(f) => f(b.as_ref(), deps)?,
             };
@@ -166,7 +166,7 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
         }
         TaskOp::Transfer { from } => {
             let h = from.to_host(&deps[0])?;
-            b.from_host(&h)
+            b.from_host_owned(h)
         }
         TaskOp::Read { source, region } => {
             let h = source.read(region)?;
@@ -178,13 +178,13 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                     h.shape()
                 )));
             }
-            b.from_host(&h)
+            b.from_host_owned(h)
         }
         TaskOp::Write { sink, region } => {
             let h = b.to_host(&deps[0])?;
             let bytes = sink.write(region, &h)?;
             let ones = vec![1; region.len()];
-            b.from_host(&HostArray::U64(ndarray::ArrayD::from_elem(
+            b.from_host_owned(HostArray::U64(ndarray::ArrayD::from_elem(
                 ndarray::IxDyn(&ones),
                 bytes,
             )))

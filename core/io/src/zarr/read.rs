@@ -12,7 +12,7 @@ use tessera_core::dispatch_dtype;
 use tessera_core::dtype::DType;
 use tessera_core::error::{Error, Result};
 use tessera_core::host::{HostArray, HostElement};
-use zarrs::array::{Array as ZArray, ArraySubset};
+use zarrs::array::{Array as ZArray, ArraySubset, CodecOptions};
 use zarrs::storage::ReadableWritableListableStorageTraits;
 
 use super::dtype::to_dtype;
@@ -186,6 +186,34 @@ fn stored_chunks(array: &Stored) -> std::result::Result<Chunks, String> {
     Chunks::new(&shape, sizes).map_err(|e| format!("chunk grid: {e}"))
 }
 
+/// Codec options for one block's task: the scheduler already runs one task per worker,
+/// so a task decodes on its own thread (zarrs would otherwise fan every chunk out over all
+/// cores, and the workers would compete for them).
+pub(crate) fn one_thread() -> CodecOptions {
+    CodecOptions::default().with_concurrent_target(1)
+}
+
+impl ZarrSource {
+    /// The stored chunk's index when `region` is exactly one whole stored chunk inside the
+    /// array (then it decodes straight into the block, without a subset copy).
+    fn whole_chunk(&self, region: &[Range<usize>]) -> Option<Vec<u64>> {
+        let mut index = Vec::with_capacity(region.len());
+        for (ax, r) in region.iter().enumerate() {
+            let k = self.chunks.offsets(ax).binary_search(&r.start).ok()?;
+            if self.chunks.axis(ax).get(k) != Some(&r.len()) {
+                return None;
+            }
+            index.push(k as u64);
+        }
+        // Edge chunks are stored at the full chunk shape; those go through the subset path.
+        let full = self.array.chunk_shape(&index).ok()?;
+        full.iter()
+            .zip(region)
+            .all(|(f, r)| f.get() == r.len() as u64)
+            .then_some(index)
+    }
+}
+
 impl BlockSource for ZarrSource {
     fn describe(&self) -> String {
         format!("zarr {}", self.location)
@@ -207,8 +235,15 @@ impl BlockSource for ZarrSource {
             location: self.location.clone(),
             detail: format!("reading {region:?}: {e}"),
         };
+        let whole = self.whole_chunk(region);
         dispatch_dtype!(self.dtype, T => {
-            let values: Vec<T> = self.array.retrieve_array_subset(&subset).map_err(fail)?;
+            let values: Vec<T> = match &whole {
+                Some(index) => self.array.retrieve_chunk_opt(index, &one_thread()).map_err(fail)?,
+                None => self
+                    .array
+                    .retrieve_array_subset_opt(&subset, &one_thread())
+                    .map_err(fail)?,
+            };
             let a = ArrayD::from_shape_vec(IxDyn(&shape), values).map_err(|e| {
                 Error::Internal(format!("zarr block {region:?} of {}: {e}", self.location))
             })?;
