@@ -139,6 +139,9 @@ impl ReduceSink {
             if ti == 0 && self.fold_run(t0 as usize, buf, r.pos, r.len) {
                 continue;
             }
+            if ti == 1 && self.fold_lanes(t0 as usize, buf, r.pos, r.len) {
+                continue;
+            }
             let (p0, pi) = (base(&self.pos, &r.coords), inc(&self.pos));
             for j in 0..r.len {
                 let t = (t0 + ti * j as i64) as usize;
@@ -301,6 +304,61 @@ impl ReduceSink {
             }
             (Acc::I(acc), Buf::F64(x), ReduceOp::Count) => {
                 acc[t] += x[range].iter().filter(|v| !v.is_nan()).count() as i64;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Folds a run whose elements each go to their own accumulator, `t..t + len` (a
+    /// reduction over a leading axis: the run lies along a kept axis), element by element
+    /// in a loop the compiler vectorises. Each accumulator sees its elements in the same
+    /// order as in the general loop of `consume`, so the results are the same bits.
+    /// Returns false for the combinations it does not cover.
+    pub(crate) fn fold_lanes(&mut self, t: usize, buf: &Buf, pos: usize, len: usize) -> bool {
+        fn lanes<A, V: Copy>(acc: &mut [A], x: &[V], f: impl Fn(&mut A, V)) {
+            for (a, &v) in acc.iter_mut().zip(x) {
+                f(a, v);
+            }
+        }
+        fn min_max(a: &mut f64, v: f64, min: bool) {
+            if v.is_nan() || a.is_nan() {
+                *a = f64::NAN;
+            } else if (min && v < *a) || (!min && v > *a) {
+                *a = v;
+            }
+        }
+        let (x, a) = (pos..pos + len, t..t + len);
+        let min = self.op == ReduceOp::Min;
+        match (&mut self.acc, buf, self.op) {
+            (Acc::F(acc), Buf::F64(v), ReduceOp::Sum) => lanes(&mut acc[a], &v[x], |a, v| *a += v),
+            (Acc::F(acc), Buf::F32(v), ReduceOp::Sum) => {
+                lanes(&mut acc[a], &v[x], |a, v| *a += v as f64)
+            }
+            (Acc::F(acc), Buf::F64(v), ReduceOp::NanSum) => lanes(&mut acc[a], &v[x], |a, v| {
+                if !v.is_nan() {
+                    *a += v
+                }
+            }),
+            (Acc::F(acc), Buf::F32(v), ReduceOp::NanSum) => lanes(&mut acc[a], &v[x], |a, v| {
+                if !v.is_nan() {
+                    *a += v as f64
+                }
+            }),
+            (Acc::F(acc), Buf::F64(v), ReduceOp::Min | ReduceOp::Max) => {
+                lanes(&mut acc[a], &v[x], |a, v| min_max(a, v, min))
+            }
+            (Acc::F(acc), Buf::F32(v), ReduceOp::Min | ReduceOp::Max) => {
+                lanes(&mut acc[a], &v[x], |a, v| min_max(a, v as f64, min))
+            }
+            (Acc::I(acc), Buf::I(v), ReduceOp::Sum | ReduceOp::NanSum) => {
+                lanes(&mut acc[a], &v[x], |a, v| *a = a.wrapping_add(v))
+            }
+            (Acc::I(acc), Buf::I(v), ReduceOp::Min) => {
+                lanes(&mut acc[a], &v[x], |a, v| *a = (*a).min(v))
+            }
+            (Acc::I(acc), Buf::I(v), ReduceOp::Max) => {
+                lanes(&mut acc[a], &v[x], |a, v| *a = (*a).max(v))
             }
             _ => return false,
         }
