@@ -15,6 +15,7 @@ mod frame_config;
 mod large_chunks;
 mod linalg_memory;
 mod memory_limit;
+mod object_store;
 mod optimizer;
 mod progress;
 mod spill;

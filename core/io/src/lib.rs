@@ -5,6 +5,8 @@
 //! - [`npy`]: NumPy's `.npy` files as lazy arrays, read and written block by block;
 //! - `zarr` (feature `zarr`, on by default): Zarr v2 and v3 arrays, read on their stored
 //!   chunking and written chunk by chunk with the metadata last;
+//! - `object` (feature `object-store`): S3, GCS, Azure and HTTP(S) URLs, configured from
+//!   the environment and `storage.*`, with retries;
 //! - [`atomic`]: files that appear whole or not at all (a temporary file renamed over the
 //!   target once synced), used by every writer;
 //! - [`identity`]: a file's identity recorded when a plan is made and checked before each
@@ -18,6 +20,8 @@
 pub mod atomic;
 pub mod identity;
 pub mod npy;
+#[cfg(feature = "object-store")]
+pub mod object;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 

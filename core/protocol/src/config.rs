@@ -123,6 +123,36 @@ pub const KEYS: &[Key] = &[
         default: "false",
         doc: "load plugin libraries that users other than their owner could replace (the file or a directory above it group- or world-writable); only your user config or the environment can set this",
     },
+    Key {
+        name: "storage.endpoint",
+        env: "TESSERA_STORAGE_ENDPOINT",
+        default: "",
+        doc: "object-store endpoint URL for s3:// (an S3-compatible server such as MinIO); empty = AWS_ENDPOINT_URL, else the provider's own",
+    },
+    Key {
+        name: "storage.region",
+        env: "TESSERA_STORAGE_REGION",
+        default: "",
+        doc: "object-store region; empty = AWS_REGION / AWS_DEFAULT_REGION, else us-east-1",
+    },
+    Key {
+        name: "storage.allow-http",
+        env: "TESSERA_STORAGE_ALLOW_HTTP",
+        default: "false",
+        doc: "allow plain-http object-store endpoints (local test servers); AWS_ALLOW_HTTP=true does too",
+    },
+    Key {
+        name: "storage.retries",
+        env: "TESSERA_STORAGE_RETRIES",
+        default: "5",
+        doc: "retries of a failed object-store request (transient errors, with exponential backoff from 100 ms)",
+    },
+    Key {
+        name: "storage.timeout",
+        env: "TESSERA_STORAGE_TIMEOUT",
+        default: "30s",
+        doc: "time limit of one object-store request, and of all its retries together ×(retries + 1)",
+    },
 ];
 
 /// Keys a project-local `tessera.toml` may not set: they decide whether native code a
@@ -201,7 +231,20 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         "progress" if !matches!(value.trim(), "auto" | "always" | "never") => {
             "`auto`, `always` or `never`"
         }
-        "optimize" | "allow-project-plugins" | "plugins-allow-writable"
+        "storage.retries" if value.trim().parse::<u32>().map_or(true, |n| n > 100) => {
+            "an integer from 0 to 100"
+        }
+        "storage.timeout" if parse_seconds(value).is_none() => {
+            "a duration such as `30s`, `500ms` or `2m`"
+        }
+        "storage.endpoint"
+            if !(value.trim().is_empty()
+                || value.starts_with("http://")
+                || value.starts_with("https://")) =>
+        {
+            "an http:// or https:// URL, or nothing"
+        }
+        "optimize" | "allow-project-plugins" | "plugins-allow-writable" | "storage.allow-http"
             if parse_bool(value).is_none() =>
         {
             "`true` or `false`"
@@ -232,9 +275,10 @@ fn toml_type_ok(name: &str, v: &toml::Value) -> Option<&'static str> {
     use toml::Value::*;
     let (ok, expected) = match name {
         "num-threads" | "array.split-every" => (matches!(v, Integer(_)), "an integer"),
-        "optimize" | "allow-project-plugins" | "plugins-allow-writable" => {
+        "optimize" | "allow-project-plugins" | "plugins-allow-writable" | "storage.allow-http" => {
             (matches!(v, Boolean(_)), "a boolean (true or false)")
         }
+        "storage.retries" => (matches!(v, Integer(_)), "an integer"),
         "array.chunk-size" | "memory-limit" => (
             matches!(v, String(_) | Integer(_)),
             "a string such as \"8GiB\" or an integer number of bytes",
@@ -643,6 +687,56 @@ pub fn plugins_allow_writable() -> Result<bool> {
 /// `plugins`: the plugin library paths as one platform path list (may be empty).
 pub fn plugins() -> Result<String> {
     Ok(get("plugins")?.0)
+}
+
+/// A duration such as `30s`, `500ms`, `2m` or a bare number of seconds.
+pub fn parse_seconds(s: &str) -> Option<std::time::Duration> {
+    let s = s.trim();
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v > 0.0).then(|| std::time::Duration::from_secs_f64(v * scale))
+}
+
+/// The object-store settings (`storage.*`), validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageConfig {
+    /// `storage.endpoint`, when set.
+    pub endpoint: Option<String>,
+    /// `storage.region`, when set.
+    pub region: Option<String>,
+    /// `storage.allow-http`.
+    pub allow_http: bool,
+    /// `storage.retries`.
+    pub retries: u32,
+    /// `storage.timeout`.
+    pub timeout: std::time::Duration,
+}
+
+/// The `storage.*` keys.
+///
+/// # Errors
+/// A key set to an invalid value (named, with what is expected).
+pub fn storage() -> Result<StorageConfig> {
+    let text = |k: &str| -> Result<Option<String>> {
+        let v = get(k)?.0;
+        Ok((!v.trim().is_empty()).then(|| v.trim().to_string()))
+    };
+    Ok(StorageConfig {
+        endpoint: text("storage.endpoint")?,
+        region: text("storage.region")?,
+        allow_http: parse_bool(&get("storage.allow-http")?.0).unwrap_or(false),
+        retries: get("storage.retries")?.0.trim().parse().unwrap_or(5),
+        timeout: parse_seconds(&get("storage.timeout")?.0)
+            .unwrap_or(std::time::Duration::from_secs(30)),
+    })
 }
 
 /// `spill-dir`: the directory spill files go under, `None` when spilling is off (`none`).

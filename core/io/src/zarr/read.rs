@@ -118,7 +118,7 @@ impl ZarrSource {
         let location = store.describe(&node);
         let array = ZArray::open(store.storage.clone(), &node).map_err(|e| Error::Storage {
             location: location.clone(),
-            detail: format!("cannot open as a Zarr array: {e}"),
+            detail: super::store::explain(format!("cannot open as a Zarr array: {e}")),
         })?;
         let dtype = to_dtype(array.data_type()).ok_or_else(|| Error::Storage {
             location: location.clone(),
@@ -233,7 +233,7 @@ impl BlockSource for ZarrSource {
         );
         let fail = |e: zarrs::array::ArrayError| Error::Storage {
             location: self.location.clone(),
-            detail: format!("reading {region:?}: {e}"),
+            detail: super::store::explain(format!("reading {region:?}: {e}")),
         };
         let whole = self.whole_chunk(region);
         dispatch_dtype!(self.dtype, T => {

@@ -1,8 +1,10 @@
 //! Where Zarr data lives: a directory on the local file system or memory.
 //!
 //! A [`ZarrStore`] wraps a `zarrs` store with the location tessera names in plans and
-//! errors. Local paths and `file://` URLs open a directory; [`ZarrStore::memory`] holds
-//! chunks compressed in this process (the seed's compressed `persist`).
+//! errors. Local paths and `file://` URLs open a directory; with the `object-store`
+//! feature, `s3://`, `gs://`, `az://` and `http(s)://` URLs open a bucket prefix;
+//! [`ZarrStore::memory`] holds chunks compressed in this process (the seed's compressed
+//! `persist`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,7 +31,8 @@ impl std::fmt::Debug for ZarrStore {
 
 impl ZarrStore {
     /// The store at `location`: a local directory path or a `file://` URL (created when
-    /// written to).
+    /// written to), or, with the `object-store` feature, an object-store URL
+    /// (`s3://bucket/prefix`, `gs://`, `az://`, `http(s)://`).
     ///
     /// # Errors
     /// [`Error::Invalid`] for a URL scheme this build cannot open, naming the schemes it
@@ -38,11 +41,14 @@ impl ZarrStore {
         let path = match location.split_once("://") {
             None => PathBuf::from(location),
             Some(("file", rest)) => PathBuf::from(rest),
+            #[cfg(feature = "object-store")]
+            Some(_) => return ZarrStore::open_object(location),
+            #[cfg(not(feature = "object-store"))]
             Some((scheme, _)) => {
                 return Err(Error::invalid(
                     "zarr store",
                     format!(
-                        "'{location}': {scheme}:// stores are not supported by this build; use a local path or a file:// URL"
+                        "'{location}': {scheme}:// stores need tessera built with the `object-store` feature; this build opens local paths and file:// URLs"
                     ),
                 ))
             }
@@ -55,6 +61,31 @@ impl ZarrStore {
             storage: Arc::new(store),
             location: path.display().to_string(),
             root: Some(path),
+        })
+    }
+
+    /// The store at an object-store URL (`s3://bucket/prefix`, ...; see
+    /// [`crate::object`]). Nothing is requested until an array is opened or written.
+    #[cfg(feature = "object-store")]
+    fn open_object(url: &str) -> Result<ZarrStore> {
+        use zarrs::storage::storage_adapter::async_to_sync::{
+            AsyncToSyncBlockOn, AsyncToSyncStorageAdapter,
+        };
+        struct BlockOn(tokio::runtime::Handle);
+        impl AsyncToSyncBlockOn for BlockOn {
+            fn block_on<F: core::future::Future>(&self, future: F) -> F::Output {
+                self.0.block_on(future)
+            }
+        }
+        let loc = crate::object::parse_url(url)?;
+        let prefixed = object_store::prefix::PrefixStore::new(loc.store, loc.path);
+        let store = zarrs_object_store::AsyncObjectStore::new(prefixed);
+        let handle = crate::object::runtime()?.handle().clone();
+        let sync = AsyncToSyncStorageAdapter::new(Arc::new(store), BlockOn(handle));
+        Ok(ZarrStore {
+            storage: Arc::new(sync),
+            location: url.trim_end_matches('/').to_string(),
+            root: None,
         })
     }
 
@@ -76,6 +107,15 @@ impl ZarrStore {
     pub(crate) fn describe(&self, path: &str) -> String {
         format!("{}{}", self.location.trim_end_matches('/'), path)
     }
+}
+
+/// A store's error message in the user's terms (for object stores: an unreachable
+/// endpoint, denied access, a missing bucket said as such).
+pub(crate) fn explain(message: String) -> String {
+    #[cfg(feature = "object-store")]
+    return crate::object::describe(&message);
+    #[cfg(not(feature = "object-store"))]
+    message
 }
 
 /// `a/b` or `/a/b` as the absolute node path zarrs expects (`/a/b`; `/` for the root).

@@ -182,7 +182,7 @@ pub fn to_zarr(
             .store_metadata_opt(&opts)
             .map_err(|e| Error::Storage {
                 location: location.clone(),
-                detail: format!("writing the metadata: {e}"),
+                detail: super::store::explain(format!("writing the metadata: {e}")),
             })?;
         Ok(summary)
     });
@@ -232,7 +232,7 @@ fn holds_node(storage: &dyn ReadableWritableListableStorageTraits, node: &str) -
         let key = StoreKey::new(key).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
         let found = storage.size_key(&key).map_err(|e| Error::Storage {
             location: node.to_string(),
-            detail: e.to_string(),
+            detail: super::store::explain(e.to_string()),
         })?;
         if found.is_some() {
             return Ok(true);
@@ -424,7 +424,7 @@ impl BlockSink for ZarrSink {
         let full: Vec<usize> = region.iter().map(|r| r.len()).collect();
         let fail = |e: zarrs::array::ArrayError| Error::Storage {
             location: self.location.clone(),
-            detail: format!("writing chunk {index:?}: {e}"),
+            detail: super::store::explain(format!("writing chunk {index:?}: {e}")),
         };
         let edge = full != self.chunks;
         dispatch_dtype!(self.dtype, T => {

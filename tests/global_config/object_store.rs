@@ -1,0 +1,199 @@
+//! Zarr on a real S3-compatible server on 127.0.0.1 (moto in server mode, started and
+//! stopped by the test): write and read back, a missing array, wrong credentials, a
+//! stopped server, and a write interrupted by stopping the server. The credentials go
+//! through the standard environment variables, which is process-wide: hence this binary.
+//! Runs with the `object-store` feature when Python can import moto; otherwise it says
+//! it was skipped and why.
+
+#[test]
+fn zarr_on_a_local_s3_server() {
+    let _serial = crate::serial();
+    if !cfg!(feature = "object-store") {
+        tessera_conformance::skip::skip(
+            "zarr_on_a_local_s3_server",
+            "tessera was built without the `object-store` feature (.ci/run runs this test with it)",
+        );
+        return;
+    }
+    let Some(python) = crate::common::python_with("zarr_on_a_local_s3_server", "moto, boto3")
+    else {
+        return;
+    };
+    #[cfg(feature = "object-store")]
+    s3::s3_scenarios(&python);
+    #[cfg(not(feature = "object-store"))]
+    let _ = python;
+}
+
+#[cfg(feature = "object-store")]
+mod s3 {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+    use std::sync::{Arc, Mutex};
+
+    /// The moto server process, driven through its standard input.
+    struct Server {
+        child: Child,
+        stdin: ChildStdin,
+        stdout: BufReader<ChildStdout>,
+        endpoint: String,
+        key: String,
+        secret: String,
+    }
+
+    impl Server {
+        fn start(python: &str, bucket: &str) -> Server {
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/moto_s3.py");
+            let mut child = Command::new(python)
+                .args([script, bucket])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let mut stdout = BufReader::new(child.stdout.take().unwrap());
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("moto_s3.py printed {line:?}: {e}"));
+            Server {
+                child,
+                stdin,
+                stdout,
+                endpoint: v["endpoint"].as_str().unwrap().to_string(),
+                key: v["key"].as_str().unwrap().to_string(),
+                secret: v["secret"].as_str().unwrap().to_string(),
+            }
+        }
+
+        /// Sends `stop` or `start` and waits for the server to say it is done.
+        fn command(&mut self, what: &str) {
+            writeln!(self.stdin, "{what}").unwrap();
+            self.stdin.flush().unwrap();
+            let mut line = String::new();
+            self.stdout.read_line(&mut line).unwrap();
+            assert!(
+                line.trim().ends_with("ed"),
+                "moto_s3.py answered {line:?} to {what}"
+            );
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    pub(super) fn s3_scenarios(python: &str) {
+        use tessera::io::zarr::{from_zarr, to_zarr, Compression, ZarrStore, ZarrWriteOptions};
+        use tessera::{Array, DType, Error};
+
+        let server = Arc::new(Mutex::new(Server::start(python, "bench")));
+        let (endpoint, key, secret) = {
+            let s = server.lock().unwrap();
+            (s.endpoint.clone(), s.key.clone(), s.secret.clone())
+        };
+        // Credentials through the standard variables; the endpoint through config.
+        std::env::set_var("AWS_ACCESS_KEY_ID", &key);
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret);
+        std::env::remove_var("AWS_SESSION_TOKEN");
+        let _cfg = tessera::config::set(&[
+            ("storage.endpoint", endpoint.as_str()),
+            ("storage.allow-http", "true"),
+            ("storage.retries", "2"),
+            ("storage.timeout", "2s"),
+        ])
+        .unwrap();
+
+        let x = tessera::RandomState::new(5)
+            .normal(0.0, 1.0, &[300, 40], [64usize, 40].as_slice(), None)
+            .unwrap();
+        let want = x.sum(None, false).unwrap().compute_f64().unwrap();
+        let store = ZarrStore::open("s3://bench/data.zarr").unwrap();
+        for (path, shard) in [("plain", None), ("sharded", Some(vec![16, 20]))] {
+            let options = ZarrWriteOptions {
+                compression: Compression::Zstd { level: 3 },
+                shard_inner: shard,
+                ..ZarrWriteOptions::default()
+            };
+            let written = to_zarr(&x, &store, path, &options).unwrap();
+            assert_eq!(written.blocks, 5, "{path}");
+            let back = from_zarr(&store, path, None, None).unwrap();
+            let got = back.sum(None, false).unwrap().compute_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+                "{path}: {got} vs {want}"
+            );
+            let rows = back
+                .slice(&[tessera::Index::slice(Some(100), Some(110), 1)])
+                .unwrap();
+            let plan = rows.explain().unwrap();
+            assert!(
+                plan.contains("reads 1 block(s) of zarr s3://bench/data.zarr/"),
+                "{plan}"
+            );
+        }
+
+        // A missing array names the URL.
+        let err = from_zarr(&store, "nothing-here", None, None).unwrap_err();
+        assert!(
+            matches!(&err, Error::Storage { location, .. } if location == "s3://bench/data.zarr/nothing-here"),
+            "{err}"
+        );
+
+        // Wrong credentials: access denied, said as such.
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+        let wrong = ZarrStore::open("s3://bench/data.zarr").unwrap();
+        let err = from_zarr(&wrong, "plain", None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("access denied"), "{err}");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret);
+
+        // A write interrupted by stopping the server: the third block's task stops it first
+        // (one worker, so two chunks are written before).
+        let stopper = server.clone();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let interrupted = Array::map_blocks(
+            &[&x],
+            Arc::new(move |blocks: &[tessera::HostArray]| {
+                if calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 2 {
+                    stopper.lock().unwrap().command("stop");
+                }
+                Ok(blocks[0].clone())
+            }),
+            DType::F64,
+            None,
+        )
+        .unwrap();
+        let _one = tessera::config::set(&[("scheduler", "single-threaded")]).unwrap();
+        let t = std::time::Instant::now();
+        let err = to_zarr(
+            &interrupted,
+            &store,
+            "interrupted",
+            &ZarrWriteOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("cannot be reached"), "{err}");
+        assert!(
+            t.elapsed().as_secs() < 60,
+            "bounded by retries and timeouts"
+        );
+        // With the server stopped, reads fail with the same clear message.
+        let err = from_zarr(&store, "plain", None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cannot be reached"), "{err}");
+        // Back up: the chunks written before the stop are there, the metadata is not, so
+        // nothing reads as complete.
+        server.lock().unwrap().command("start");
+        let err = from_zarr(&store, "interrupted", None, None).unwrap_err();
+        assert!(matches!(err, Error::Storage { .. }), "{err}");
+        assert!(from_zarr(&store, "plain", None, None).is_ok());
+    }
+}
