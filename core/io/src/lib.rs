@@ -7,6 +7,8 @@
 //!   chunking and written chunk by chunk with the metadata last;
 //! - `object` (feature `object-store`): S3, GCS, Azure and HTTP(S) URLs, configured from
 //!   the environment and `storage.*`, with retries;
+//! - [`file`] and [`glob`]: files that readers read by byte range, local or objects, with
+//!   their identity checked on every read, and the patterns that list them;
 //! - [`atomic`]: files that appear whole or not at all (a temporary file renamed over the
 //!   target once synced), used by every writer;
 //! - [`identity`]: a file's identity recorded when a plan is made and checked before each
@@ -18,6 +20,8 @@
 //! format only moves bytes.
 
 pub mod atomic;
+pub mod file;
+pub mod glob;
 pub mod identity;
 pub mod npy;
 #[cfg(feature = "object-store")]

@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::glob::wildcard_match;
+use tessera_io::glob::wildcard_match;
 
 /// Writes the parts of `pattern` (a file name with one `*`, replaced by the part number)
 /// through `write_part(path, i)`, which writes part `i` to `path` (a staging path) and

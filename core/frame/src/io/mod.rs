@@ -6,7 +6,6 @@
 pub mod csv_read;
 mod csv_write;
 pub(crate) mod dataset;
-pub(crate) mod glob;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod parse;

@@ -23,9 +23,9 @@ use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
 use crate::io::dataset::write_dataset;
-use crate::io::glob::expand_glob;
 use crate::plan::{ColumnPredicate, FileSource, Node};
 use tessera_io::atomic::{write_atomic, write_synced};
+use tessera_io::glob::expand_glob;
 use tessera_io::identity::FileIdentity;
 
 fn perr(path: &std::path::Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {

@@ -14,6 +14,7 @@ mod header;
 mod read;
 mod write;
 
+#[cfg(feature = "zarr")]
 pub(crate) use header::descr;
 pub use read::from_npy;
 pub use write::to_npy;

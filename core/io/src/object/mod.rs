@@ -48,3 +48,16 @@ pub(crate) fn runtime() -> Result<&'static tokio::runtime::Runtime> {
 pub fn block_on<F: std::future::Future>(future: F) -> Result<F::Output> {
     Ok(runtime()?.block_on(future))
 }
+
+/// Writes `bytes` as the object at `url`, whole (an object store replaces an object
+/// atomically: readers see the old or the new one, never a mix).
+///
+/// # Errors
+/// An invalid URL, or the store's refusal (naming the URL).
+pub fn put(url: &str, bytes: Vec<u8>) -> Result<()> {
+    use object_store::ObjectStoreExt;
+    let loc = parse_url(url)?;
+    block_on(loc.store.put(&loc.path, bytes.into()))?
+        .map(|_| ())
+        .map_err(|e| object_error(url, &e))
+}

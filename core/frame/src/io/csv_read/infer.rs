@@ -1,7 +1,6 @@
 //! Schema inference: each column's type from a sample of its values (integer, float,
 //! boolean, timestamp for `parse_dates` columns, else string), with `dtype` overrides.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
@@ -14,7 +13,7 @@ use super::tokenizer::{record_end, split_record, strip_cr};
 
 /// Infers column types from the first `infer_rows` records.
 pub(crate) fn infer_schema(
-    path: &Path,
+    path: &str,
     data: &[u8],
     names: &[String],
     o: &CsvOptions,
@@ -71,7 +70,7 @@ pub(crate) fn infer_schema(
                 "read_csv",
                 format!(
                     "parse_dates names '{d}', which {} does not have; columns: {}",
-                    path.display(),
+                    path,
                     names.join(", ")
                 ),
             ));
@@ -112,7 +111,7 @@ pub(crate) fn infer_schema(
                 "read_csv",
                 format!(
                     "a dtype override names '{c}', which {} does not have; columns: {}",
-                    path.display(),
+                    path,
                     names.join(", ")
                 ),
             ));

@@ -2,7 +2,6 @@
 //! into an Arrow batch with projection pushdown (unused columns are skipped byte-wise,
 //! never converted) and errors that name file, line and column.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -17,16 +16,14 @@ use crate::plan::FileSource;
 
 use super::infer::infer_schema;
 use super::options::CsvOptions;
-use super::ranges::read_prefix;
 use super::tokenizer::{next_field, record_end, split_record, strip_cr, zero_bytes};
-use crate::io::glob::expand_glob;
-use tessera_io::identity::FileIdentity;
+use tessera_io::file::StoredFile;
+use tessera_io::glob::expand;
 
 #[derive(Debug)]
 pub(crate) struct CsvFile {
-    /// The file as planned; checked before each range is read.
-    pub(super) identity: FileIdentity,
-    pub(super) path: PathBuf,
+    /// The file (local or an object) as planned; checked before each range is read.
+    pub(super) file: StoredFile,
     /// First byte after the header line.
     pub(super) data_start: u64,
     pub(super) size: u64,
@@ -45,13 +42,13 @@ pub struct CsvSource {
 impl CsvSource {
     /// Opens the files, reads the header and infers the schema.
     pub fn open(pattern: &str, options: CsvOptions) -> Result<CsvSource> {
-        let paths = expand_glob(pattern)?;
+        let found = expand(pattern)?;
         let mut files = Vec::new();
         let mut schema: Option<SchemaRef> = None;
-        for path in paths {
-            let identity = FileIdentity::read(&path)?;
-            let size = identity.size();
-            let head = read_prefix(&path, 4 << 20)?;
+        for file in found {
+            let size = file.size();
+            let head = file.read_prefix(4 << 20)?;
+            let path = file.display().to_string();
             // A UTF-8 byte-order mark is not part of the first column's name.
             let bom = if head.starts_with(b"\xEF\xBB\xBF") {
                 3
@@ -64,7 +61,7 @@ impl CsvSource {
                     format!(
                         "{}: the file is empty; a CSV needs a header line (or \
                          `has_header(false)` with column names)",
-                        path.display()
+                        path
                     ),
                 ));
             }
@@ -72,7 +69,7 @@ impl CsvSource {
             if first_end == head.len() && (head.len() as u64) < size {
                 return Err(Error::invalid(
                     "read_csv",
-                    format!("{}: the first line is longer than 4 MiB", path.display()),
+                    format!("{path}: the first line is longer than 4 MiB"),
                 ));
             }
             let header_end = if options.has_header {
@@ -103,7 +100,7 @@ impl CsvSource {
                             "read_csv",
                             format!(
                                 "{}: {} names given but the first line has {n} fields",
-                                path.display(),
+                                path,
                                 names.len()
                             ),
                         ))
@@ -119,7 +116,7 @@ impl CsvSource {
                             "read_csv",
                             format!(
                                 "{}: columns [{}] differ from the first file's [{}]",
-                                path.display(),
+                                path,
                                 names.join(", "),
                                 known.join(", ")
                             ),
@@ -129,8 +126,7 @@ impl CsvSource {
                 None => schema = Some(infer_schema(&path, &head[header_end..], &names, &options)?),
             }
             files.push(CsvFile {
-                identity,
-                path,
+                file,
                 data_start: header_end as u64,
                 size,
             });
@@ -160,7 +156,7 @@ impl CsvSource {
             }
         }
         let display = if files.len() == 1 {
-            files[0].path.display().to_string()
+            files[0].file.display().to_string()
         } else {
             format!("{} ({} files)", pattern, files.len())
         };
@@ -175,8 +171,10 @@ impl CsvSource {
 
     /// The line number (1-based) of byte `offset` of file `file`, for error messages.
     fn line_of(&self, file: usize, offset: u64) -> usize {
-        let path = &self.files[file].path;
-        read_prefix(path, offset).map_or(0, |b| memchr::memchr_iter(b'\n', &b).count() + 1)
+        self.files[file]
+            .file
+            .read_prefix(offset)
+            .map_or(0, |b| memchr::memchr_iter(b'\n', &b).count() + 1)
     }
 
     fn parse_error(&self, file: usize, offset: u64, column: &str, detail: String) -> Error {
@@ -184,7 +182,7 @@ impl CsvSource {
             "read_csv",
             format!(
                 "{}:{}: column '{column}': {detail}",
-                self.files[file].path.display(),
+                self.files[file].file.display(),
                 self.line_of(file, offset)
             ),
         )
