@@ -187,6 +187,40 @@ impl StoredFile {
         }
     }
 
+    /// Checks that the file is still the one planned, without reading it: the open
+    /// handle's identity locally, a `HEAD` (size and ETag) for an object.
+    ///
+    /// # Errors
+    /// [`Error::FileChanged`] saying what differs; I/O and store errors naming the file.
+    pub fn check(&self) -> Result<()> {
+        match &self.inner {
+            Inner::Local { path, identity } => {
+                let f = File::open(path).map_err(|e| Error::io(path, e))?;
+                identity.check(path, &f)
+            }
+            #[cfg(feature = "object-store")]
+            Inner::Object {
+                location,
+                size,
+                e_tag,
+            } => {
+                use object_store::ObjectStoreExt;
+                let meta = crate::object::block_on(location.store.head(&location.path))?
+                    .map_err(|e| crate::object::object_error(&location.url, &e))?;
+                if meta.size != *size || (e_tag.is_some() && meta.e_tag != *e_tag) {
+                    return Err(Error::FileChanged {
+                        path: location.url.clone(),
+                        detail: format!(
+                            "it was replaced (size {} -> {} bytes, ETag {:?} -> {:?})",
+                            size, meta.size, e_tag, meta.e_tag
+                        ),
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// The first `max` bytes (or the whole file when smaller).
     ///
     /// # Errors

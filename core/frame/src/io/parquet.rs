@@ -7,12 +7,14 @@
 //! atomically.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
@@ -25,18 +27,46 @@ use crate::expr::{BinaryOp, Literal};
 use crate::io::dataset::write_dataset;
 use crate::plan::{ColumnPredicate, FileSource, Node};
 use tessera_io::atomic::{write_atomic, write_synced};
-use tessera_io::glob::expand_glob;
-use tessera_io::identity::FileIdentity;
+use tessera_io::file::StoredFile;
+use tessera_io::glob::expand;
 
-fn perr(path: &std::path::Path, e: impl std::error::Error + Send + Sync + 'static) -> Error {
-    Error::parquet("read_parquet", path, e)
+fn perr(file: &StoredFile, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::parquet("read_parquet", Path::new(file.display()), e)
+}
+
+/// A [`StoredFile`] as the parquet crate's byte source: the footer and each column chunk
+/// are byte-range reads (separate requests on an object store), each checked against the
+/// identity the file had when it was planned.
+#[derive(Clone)]
+struct Chunks(StoredFile);
+
+impl parquet::file::reader::Length for Chunks {
+    fn len(&self) -> u64 {
+        self.0.size()
+    }
+}
+
+impl parquet::file::reader::ChunkReader for Chunks {
+    type T = std::io::Cursor<bytes::Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        let rest = usize::try_from(self.0.size().saturating_sub(start)).unwrap_or(usize::MAX);
+        Ok(std::io::Cursor::new(self.get_bytes(start, rest)?))
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        self.0
+            .read_range(start..start.saturating_add(length as u64))
+            .map(bytes::Bytes::from)
+            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+    }
 }
 
 /// A Parquet scan: files and their row groups.
 #[derive(Debug)]
 pub struct ParquetSource {
-    /// Each file, its identity when planned, and the footer read then.
-    files: Vec<(PathBuf, Arc<ParquetMetaData>, FileIdentity)>,
+    /// Each file (with its identity when planned) and the footer read then.
+    files: Vec<(StoredFile, Arc<ParquetMetaData>)>,
     /// (file, row group) per partition.
     groups: Vec<(usize, usize)>,
     /// The frame's schema: the files' Arrow schema with decimal columns as Float64.
@@ -75,14 +105,13 @@ fn decimals_as_float64(schema: &SchemaRef) -> (SchemaRef, Vec<(String, i8)>) {
 impl ParquetSource {
     /// Opens the files and reads their footers.
     pub fn open(pattern: &str) -> Result<ParquetSource> {
-        let paths = expand_glob(pattern)?;
+        let found = expand(pattern)?;
         let mut files = Vec::new();
         let mut groups = Vec::new();
         let mut schema: Option<SchemaRef> = None;
-        for (i, path) in paths.into_iter().enumerate() {
-            let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
-            let identity = FileIdentity::of(&f.metadata().map_err(|e| Error::io(&path, e))?);
-            let b = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| perr(&path, e))?;
+        for (i, file) in found.into_iter().enumerate() {
+            let b = ParquetRecordBatchReaderBuilder::try_new(Chunks(file.clone()))
+                .map_err(|e| perr(&file, e))?;
             let s = b.schema().clone();
             match &schema {
                 Some(first) if first.fields() != s.fields() => {
@@ -90,7 +119,7 @@ impl ParquetSource {
                         "read_parquet",
                         format!(
                             "{}: schema {:?} differs from the first file's {:?}",
-                            path.display(),
+                            file.display(),
                             s,
                             first
                         ),
@@ -103,7 +132,7 @@ impl ParquetSource {
             for g in 0..md.num_row_groups() {
                 groups.push((i, g));
             }
-            files.push((path, md, identity));
+            files.push((file, md));
         }
         let schema = schema.ok_or_else(|| Error::invalid("read_parquet", "no files"))?;
         let (schema, decimal_scales) = decimals_as_float64(&schema);
@@ -263,8 +292,7 @@ impl FileSource for ParquetSource {
         tessera_core::error::catch_panic(
             || self.read_row_group(partition, projection),
             |m| {
-                Error::parquet(
-                    "read_parquet",
+                perr(
                     &self.files[f].0,
                     std::io::Error::other(format!("row group {g}: the decoder panicked: {m}")),
                 )
@@ -281,24 +309,27 @@ impl ParquetSource {
         projection: Option<&[usize]>,
     ) -> Result<RecordBatch> {
         let (f, g) = self.groups[partition];
-        let path = &self.files[f].0;
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        self.files[f].2.check(path, &file)?;
-        let mut b = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| perr(path, e))?
+        let (path, md) = &self.files[f];
+        // A replaced file is a FileChanged error before any byte is decoded (the footer
+        // read at planning is reused, not fetched again).
+        path.check()?;
+        let meta = ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())
+            .map_err(|e| perr(path, e))?;
+        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(Chunks(path.clone()), meta)
             .with_row_groups(vec![g])
             .with_batch_size(1 << 20);
-        let schema =
-            match projection {
-                Some(p) => {
-                    let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
-                    b = b.with_projection(mask);
-                    Arc::new(self.schema.project(p).map_err(|e| {
-                        Error::arrow_in("read_parquet", path.display().to_string(), e)
-                    })?)
-                }
-                None => self.schema.clone(),
-            };
+        let schema = match projection {
+            Some(p) => {
+                let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
+                b = b.with_projection(mask);
+                Arc::new(
+                    self.schema
+                        .project(p)
+                        .map_err(|e| Error::arrow_in("read_parquet", path.display(), e))?,
+                )
+            }
+            None => self.schema.clone(),
+        };
         let rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
         let reader = b.build().map_err(|e| perr(path, e))?;
         let batches = reader
@@ -310,10 +341,10 @@ impl ParquetSource {
                 vec![],
                 &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
             )
-            .map_err(|e| Error::arrow_in("read_parquet", path.display().to_string(), e));
+            .map_err(|e| Error::arrow_in("read_parquet", path.display(), e));
         }
         // Decimal columns arrive as decimals; the frame types them Float64.
-        let at = |e| Error::arrow_in("read_parquet", path.display().to_string(), e);
+        let at = |e| Error::arrow_in("read_parquet", path.display(), e);
         let batches = batches
             .into_iter()
             .map(|b| {
