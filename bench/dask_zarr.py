@@ -4,6 +4,10 @@ line per workload and codec: engine, workload, codec, n, chunk, seconds (median)
 runs, answer, raw_gb_per_s, peak_rss_bytes.
 
 Usage: dask_zarr.py --dir DIR [--workloads sum,mean_axis0] [--repeat 3]
+
+DIR may be an s3:// URL: then s3fs reads it, with the endpoint from
+TESSERA_STORAGE_ENDPOINT and the keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+(the same settings tessera reads).
 """
 
 import argparse
@@ -11,6 +15,8 @@ import json
 import resource
 import statistics
 import time
+
+import os
 
 import dask
 import dask.array as da
@@ -25,7 +31,14 @@ def main():
     dask.config.set(scheduler="threads")
     for codec in ("blosc", "zstd"):
         for w in a.workloads.split(","):
-            x = da.from_zarr(f"{a.dir}/{codec}")
+            if a.dir.startswith("s3://"):
+                opts = {"key": os.environ["AWS_ACCESS_KEY_ID"],
+                        "secret": os.environ["AWS_SECRET_ACCESS_KEY"],
+                        "client_kwargs": {"endpoint_url": os.environ["TESSERA_STORAGE_ENDPOINT"],
+                                          "region_name": "us-east-1"}}
+                x = da.from_zarr(f"{a.dir}/{codec}", storage_options=opts)
+            else:
+                x = da.from_zarr(f"{a.dir}/{codec}")
             if w == "sum":
                 expr = x.sum()
             elif w == "mean_axis0":
