@@ -103,14 +103,6 @@ fn overhead() -> tessera::Result<serde_json::Value> {
     }))
 }
 
-/// The median of `runs` (not empty; the upper middle one for an even count, as the
-/// Dask script takes it).
-fn median(runs: &[f64]) -> f64 {
-    let mut sorted = runs.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[sorted.len() / 2]
-}
-
 fn main() -> tessera::Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--n")
@@ -131,14 +123,7 @@ fn main() -> tessera::Result<()> {
         }
         let (expr, n, c, expected) = workload(w, n, chunk)?;
         let tasks = expr.num_tasks()?;
-        let mut runs = Vec::with_capacity(repeat);
-        let mut answer = f64::NAN;
-        for _ in 0..repeat {
-            let t = Instant::now();
-            answer = expr.compute_f64()?;
-            runs.push(t.elapsed().as_secs_f64());
-        }
-        let secs = median(&runs);
+        let (secs, runs, answer) = common::timed_runs(repeat, || expr.compute_f64())?;
         println!(
             "{}",
             serde_json::json!({

@@ -28,12 +28,6 @@ fn arg(args: &[String], name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    s[s.len() / 2]
-}
-
 const CODECS: [(&str, Compression); 2] = [
     (
         "blosc",
@@ -95,14 +89,7 @@ fn main() -> Result<()> {
                     ))
                 }
             };
-            let mut runs = Vec::with_capacity(repeat);
-            let mut answer = f64::NAN;
-            for _ in 0..repeat {
-                let t = Instant::now();
-                answer = expr.compute_f64()?;
-                runs.push(t.elapsed().as_secs_f64());
-            }
-            let secs = median(&runs);
+            let (secs, runs, answer) = common::timed_runs(repeat, || expr.compute_f64())?;
             println!(
                 "{}",
                 serde_json::json!({

@@ -741,6 +741,15 @@ impl Lowerer {
         input: &Array,
         sink: &Arc<dyn crate::array::BlockSink>,
     ) -> Result<usize> {
+        let op = TaskOp::Write {
+            sink: sink.clone(),
+            region: crate::array::block_region(input.chunks(), t.block),
+        };
+        self.one_input_task(t, input, op)
+    }
+
+    /// A task doing `op` to the same block of `input`.
+    fn one_input_task(&mut self, t: Target<'_>, input: &Array, op: TaskOp) -> Result<usize> {
         let Target {
             block,
             bytes,
@@ -748,30 +757,15 @@ impl Lowerer {
             ..
         } = t;
         let dep = self.block_task(input, block)?;
-        let op = TaskOp::Write {
-            sink: sink.clone(),
-            region: crate::array::block_region(input.chunks(), block),
-        };
         Ok(self.push(op, vec![dep], backend, bytes))
     }
 
     /// One block moved from the input's backend.
     fn transfer_task(&mut self, t: Target<'_>, input: &Array) -> Result<usize> {
-        let Target {
-            block,
-            bytes,
-            backend,
-            ..
-        } = t;
-        let dep = self.block_task(input, block)?;
-        Ok(self.push(
-            TaskOp::Transfer {
-                from: input.backend().clone(),
-            },
-            vec![dep],
-            backend,
-            bytes,
-        ))
+        let op = TaskOp::Transfer {
+            from: input.backend().clone(),
+        };
+        self.one_input_task(t, input, op)
     }
 
     /// Adds the nodes computing `map` of `a` to `pb`; stored/materialised inputs become leaves.

@@ -35,20 +35,3 @@ pub(crate) fn to_dtype(dt: &DataType) -> Option<DType> {
         return None;
     })
 }
-
-/// The Zarr v3 `data_type` name of `dtype`.
-pub(crate) fn v3_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "bool",
-        DType::I8 => "int8",
-        DType::I16 => "int16",
-        DType::I32 => "int32",
-        DType::I64 => "int64",
-        DType::U8 => "uint8",
-        DType::U16 => "uint16",
-        DType::U32 => "uint32",
-        DType::U64 => "uint64",
-        DType::F32 => "float32",
-        DType::F64 => "float64",
-    }
-}

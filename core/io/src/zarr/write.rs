@@ -13,7 +13,6 @@ use tessera_core::host::{HostArray, HostElement};
 use zarrs::array::{Array as ZArray, ArrayMetadata, ArrayMetadataOptions};
 use zarrs::storage::{ReadableWritableListableStorageTraits, StoreKey, StorePrefix};
 
-use super::dtype::v3_name;
 use super::store::{node_path, ZarrStore};
 
 /// The Zarr format version to write.
@@ -366,7 +365,7 @@ fn metadata_json(
                 "zarr_format": 3,
                 "node_type": "array",
                 "shape": shape,
-                "data_type": v3_name(dtype),
+                "data_type": dtype.name(),
                 "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
                 "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
                 "fill_value": fill,
