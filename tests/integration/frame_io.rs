@@ -295,6 +295,25 @@ fn parquet_interop_with_pyarrow() {
         back.reduce("value", AggFunc::Sum).unwrap(),
         Value::Float(2475.0)
     );
+    // pyarrow's write_to_dataset(partition_cols=["year", "city"]): keys from the paths,
+    // "New York" unescaped, the null city from __HIVE_DEFAULT_PARTITION__.
+    let hive = read_parquet(&format!("{theirs}_hive")).unwrap();
+    let names: Vec<String> = hive
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["id", "value", "year", "city"]);
+    assert_eq!(hive.reduce("id", AggFunc::Sum).unwrap(), Value::Int(4950));
+    let year_sum: i64 = (0..100).map(|i| 2020 + i % 3).sum();
+    assert_eq!(
+        hive.reduce("year", AggFunc::Sum).unwrap(),
+        Value::Int(year_sum)
+    );
+    let ny = hive.filter(col("city").eq("New York")).unwrap();
+    assert_eq!(ny.reduce("id", AggFunc::Count).unwrap(), Value::Int(25));
+    assert_eq!(hive.reduce("city", AggFunc::Count).unwrap(), Value::Int(75));
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -736,4 +755,68 @@ fn parquet_decimals_are_read_as_float64_with_scaled_statistics() {
     let big = df.filter(col("l_quantity").gt_eq(49.5)).unwrap();
     assert_eq!(big.len().unwrap(), 1);
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A hive-partitioned dataset (`year=Y/month=M/part.parquet`): the keys become typed
+/// columns, aggregations see them, and a filter on them never touches the other files
+/// (one of which is replaced after planning, which would be an error if it were read).
+#[test]
+fn hive_partitioned_parquet_reads_keys_as_columns_and_prunes_files() {
+    let d = dir("hive");
+    let n = 100i64;
+    for year in [2023, 2024] {
+        for month in [1, 2] {
+            let sub = d.join(format!("year={year}/month={month}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let id: ArrayRef = Arc::new((0..n).map(Some).collect::<Int64Array>());
+            let fare: ArrayRef = Arc::new(
+                (0..n)
+                    .map(|i| Some((year * 10 + month) as f64 + i as f64))
+                    .collect::<Float64Array>(),
+            );
+            let batch =
+                arrow_array::RecordBatch::try_from_iter([("id", id), ("fare", fare)]).unwrap();
+            DataFrame::from_record_batch(batch, 1, None)
+                .unwrap()
+                .to_parquet(&p(&sub, "part-0.parquet"))
+                .unwrap();
+        }
+    }
+    // A file the readers skip, as Spark's and pyarrow's do.
+    std::fs::write(d.join("year=2024/_SUCCESS"), b"").unwrap();
+    let df = read_parquet(d.to_str().unwrap()).unwrap();
+    let names: Vec<String> = df
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, ["id", "fare", "year", "month"]);
+    assert_eq!(
+        df.schema().field_with_name("year").unwrap().data_type(),
+        &arrow_schema::DataType::Int64
+    );
+    assert_eq!(df.reduce("id", AggFunc::Count).unwrap(), Value::Int(4 * n));
+    assert_eq!(
+        df.reduce("year", AggFunc::Sum).unwrap(),
+        Value::Int(n * 2 * (2023 + 2024))
+    );
+    // Replace a 2023 file after planning: reading it would be FileChanged.
+    let planned = df.filter(col("year").eq(2024i64)).unwrap();
+    std::fs::write(d.join("year=2023/month=1/part-0.parquet"), b"changed").unwrap();
+    let by_month = planned
+        .groupby(&["month"])
+        .unwrap()
+        .agg(&[("fare", AggFunc::Sum)])
+        .unwrap()
+        .sort_values(&["month"], &[true])
+        .unwrap()
+        .compute()
+        .unwrap();
+    let want = |month: i64| (0..n).map(|i| (20240 + month + i) as f64).sum::<f64>();
+    assert_eq!(by_month.value("fare", 0).unwrap(), Value::Float(want(1)));
+    assert_eq!(by_month.value("fare", 1).unwrap(), Value::Float(want(2)));
+    let err = df.reduce("fare", AggFunc::Sum).unwrap_err();
+    assert!(matches!(err, tessera::Error::FileChanged { .. }), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -2,6 +2,7 @@
 its contents, then writes one with pyarrow (Snappy, two row groups) for tessera to read.
 
 usage: parquet_interop.py TESSERA_FILE PYARROW_FILE
+(also writes the hive-partitioned dataset PYARROW_FILE + "_hive")
 """
 import sys
 
@@ -24,4 +25,14 @@ assert pq.ParquetFile(ours).metadata.num_row_groups == 4
 ids = list(range(100))
 table = pa.table({"id": ids, "name": [f"n{i}" for i in ids], "value": [i * 0.5 for i in ids]})
 pq.write_table(table, theirs, row_group_size=50, compression="snappy")
+
+# A hive-partitioned dataset beside it: THEIRS + "_hive/year=.../city=.../*.parquet".
+cities = ["New York", "Paris", None, "Tokyo"]
+hive = pa.table({
+    "id": ids,
+    "value": [i * 0.5 for i in ids],
+    "year": [2020 + i % 3 for i in ids],
+    "city": [cities[i % 4] for i in ids],
+})
+pq.write_to_dataset(hive, theirs + "_hive", partition_cols=["year", "city"])
 print("ok")

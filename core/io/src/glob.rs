@@ -81,6 +81,67 @@ pub fn expand(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
         .collect()
 }
 
+/// Every file under the directory (or object prefix) `root` whose name ends with
+/// `suffix`, at any depth, sorted by path; names starting with `.` or `_` (hidden files,
+/// `_SUCCESS` markers, temporary files) are skipped, as Spark and pyarrow skip them.
+///
+/// # Errors
+/// An unreadable directory, a listing error, or no such file.
+pub fn expand_tree(root: &str, suffix: &str) -> Result<Vec<crate::file::StoredFile>> {
+    let skip = |name: &str| name.starts_with('.') || name.starts_with('_');
+    let mut out = Vec::new();
+    if crate::file::is_object_url(root) {
+        #[cfg(not(feature = "object-store"))]
+        return Err(crate::file::needs_object_store(root));
+        #[cfg(feature = "object-store")]
+        {
+            let base = root.trim_end_matches('/');
+            let loc = crate::object::parse_url(&format!("{base}/"))?;
+            let prefix = (!loc.path.as_ref().is_empty()).then_some(&loc.path);
+            let listed = crate::object::block_on(async {
+                use futures_util::TryStreamExt;
+                loc.store.list(prefix).try_collect::<Vec<_>>().await
+            })?
+            .map_err(|e| crate::object::object_error(root, &e))?;
+            let under = loc.path.as_ref().len();
+            for meta in listed {
+                let key = meta.location.as_ref().to_string();
+                let rel = key[under..].trim_start_matches('/').to_string();
+                if rel.ends_with(suffix) && !rel.split('/').any(skip) {
+                    let url = format!("{base}/{rel}");
+                    out.push(crate::file::StoredFile::object_from_meta(&url, &loc, meta));
+                }
+            }
+        }
+    } else {
+        let dir = Path::new(root.strip_prefix("file://").unwrap_or(root));
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).map_err(|e| Error::io(&d, e))? {
+                let entry = entry.map_err(|e| Error::io(&d, e))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = entry.path();
+                if skip(&name) {
+                    continue;
+                }
+                if path.is_dir() {
+                    stack.push(path);
+                } else if name.ends_with(suffix) {
+                    out.push(crate::file::StoredFile::local(&path)?);
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.display().cmp(b.display()));
+    if out.is_empty() {
+        return Err(Error::invalid(
+            "read",
+            format!("no *{suffix} file under '{root}'"),
+        ));
+    }
+    Ok(out)
+}
+
 #[cfg(feature = "object-store")]
 fn expand_objects(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
     use crate::file::StoredFile;

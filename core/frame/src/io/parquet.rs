@@ -28,7 +28,9 @@ use crate::io::dataset::write_dataset;
 use crate::plan::{ColumnPredicate, FileSource, Node};
 use tessera_io::atomic::{write_atomic, write_synced};
 use tessera_io::file::StoredFile;
-use tessera_io::glob::expand;
+use tessera_io::glob::{expand, expand_tree};
+
+use super::hive::HivePartitions;
 
 fn perr(file: &StoredFile, e: impl std::error::Error + Send + Sync + 'static) -> Error {
     Error::parquet("read_parquet", Path::new(file.display()), e)
@@ -73,6 +75,10 @@ pub struct ParquetSource {
     schema: SchemaRef,
     /// The scale of each column that is a decimal in the files (by name).
     decimal_scales: Vec<(String, i8)>,
+    /// Columns in the files (the first ones of `schema`); hive partition columns follow.
+    file_columns: usize,
+    /// Partition columns from `key=value` directories (empty for plain files).
+    hive: HivePartitions,
     display: String,
 }
 
@@ -103,9 +109,25 @@ fn decimals_as_float64(schema: &SchemaRef) -> (SchemaRef, Vec<(String, i8)>) {
 }
 
 impl ParquetSource {
-    /// Opens the files and reads their footers.
+    /// Opens the files and reads their footers. A directory (or an object prefix ending
+    /// in `/`) is a dataset: every `*.parquet` file below it, with hive partition columns
+    /// from its `key=value` directories.
     pub fn open(pattern: &str) -> Result<ParquetSource> {
-        let found = expand(pattern)?;
+        let local_dir = !tessera_io::file::is_object_url(pattern)
+            && Path::new(pattern.strip_prefix("file://").unwrap_or(pattern)).is_dir();
+        let dataset =
+            local_dir || (tessera_io::file::is_object_url(pattern) && pattern.ends_with('/'));
+        let found = if dataset {
+            expand_tree(pattern, ".parquet")?
+        } else {
+            expand(pattern)?
+        };
+        let hive = if dataset {
+            let names: Vec<&str> = found.iter().map(|f| f.display()).collect();
+            HivePartitions::from_paths(pattern.strip_prefix("file://").unwrap_or(pattern), &names)?
+        } else {
+            HivePartitions::default()
+        };
         let mut files = Vec::new();
         let mut groups = Vec::new();
         let mut schema: Option<SchemaRef> = None;
@@ -136,6 +158,29 @@ impl ParquetSource {
         }
         let schema = schema.ok_or_else(|| Error::invalid("read_parquet", "no files"))?;
         let (schema, decimal_scales) = decimals_as_float64(&schema);
+        let file_columns = schema.fields().len();
+        let schema = if hive.is_empty() {
+            schema
+        } else {
+            let mut fields: Vec<arrow_schema::Field> =
+                schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+            for f in hive.fields() {
+                if schema.field_with_name(f.name()).is_ok() {
+                    return Err(Error::invalid(
+                        "read_parquet",
+                        format!(
+                            "{pattern}: '{}' is both a column in the files and a partition directory key",
+                            f.name()
+                        ),
+                    ));
+                }
+                fields.push(f);
+            }
+            Arc::new(arrow_schema::Schema::new_with_metadata(
+                fields,
+                schema.metadata().clone(),
+            ))
+        };
         let display = if files.len() == 1 {
             files[0].0.display().to_string()
         } else {
@@ -146,6 +191,8 @@ impl ParquetSource {
             groups,
             schema,
             decimal_scales,
+            file_columns,
+            hive,
             display,
         })
     }
@@ -241,6 +288,9 @@ impl FileSource for ParquetSource {
         let keep = (0..self.groups.len())
             .filter(|&p| {
                 let (f, g) = self.groups[p];
+                if !self.hive.may_match(f, predicates) {
+                    return false;
+                }
                 let rg = self.files[f].1.row_group(g);
                 predicates.iter().all(|pred| {
                     let Some(col) = rg
@@ -318,58 +368,83 @@ impl ParquetSource {
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(Chunks(path.clone()), meta)
             .with_row_groups(vec![g])
             .with_batch_size(1 << 20);
-        let schema = match projection {
-            Some(p) => {
-                let mask = ProjectionMask::roots(b.parquet_schema(), p.iter().copied());
-                b = b.with_projection(mask);
-                Arc::new(
-                    self.schema
-                        .project(p)
-                        .map_err(|e| Error::arrow_in("read_parquet", path.display(), e))?,
-                )
-            }
-            None => self.schema.clone(),
-        };
+        // The columns asked for: those stored in the file, then hive partition columns.
+        let wanted: Vec<usize> = projection
+            .map(<[usize]>::to_vec)
+            .unwrap_or_else(|| (0..self.schema.fields().len()).collect());
+        let mut from_file: Vec<usize> = wanted
+            .iter()
+            .copied()
+            .filter(|&i| i < self.file_columns)
+            .collect();
+        from_file.sort_unstable();
+        from_file.dedup();
+        let at = |e| Error::arrow_in("read_parquet", path.display(), e);
+        if from_file.len() != self.file_columns {
+            let mask = ProjectionMask::roots(b.parquet_schema(), from_file.iter().copied());
+            b = b.with_projection(mask);
+        }
+        let schema = Arc::new(self.schema.project(&from_file).map_err(at)?);
         let rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
         let reader = b.build().map_err(|e| perr(path, e))?;
         let batches = reader
             .collect::<std::result::Result<Vec<_>, _>>()
             .map_err(|e| perr(path, e))?;
-        if schema.fields().is_empty() {
-            return RecordBatch::try_new_with_options(
+        let stored = if schema.fields().is_empty() {
+            RecordBatch::try_new_with_options(
                 schema,
                 vec![],
                 &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
             )
-            .map_err(|e| Error::arrow_in("read_parquet", path.display(), e));
+            .map_err(at)?
+        } else {
+            // Decimal columns arrive as decimals; the frame types them Float64.
+            let batches = batches
+                .into_iter()
+                .map(|b| {
+                    let cols = b
+                        .columns()
+                        .iter()
+                        .zip(schema.fields())
+                        .map(|(c, f)| {
+                            if c.data_type() == f.data_type() {
+                                Ok(c.clone())
+                            } else {
+                                arrow_cast::cast(c, f.data_type())
+                            }
+                        })
+                        .collect::<std::result::Result<Vec<_>, _>>()
+                        .map_err(at)?;
+                    RecordBatch::try_new(schema.clone(), cols).map_err(at)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            arrow_select::concat::concat_batches(&schema, &batches).map_err(at)?
+        };
+        if wanted == from_file {
+            return Ok(stored);
         }
-        // Decimal columns arrive as decimals; the frame types them Float64.
-        let at = |e| Error::arrow_in("read_parquet", path.display(), e);
-        let batches = batches
-            .into_iter()
-            .map(|b| {
-                let cols = b
-                    .columns()
-                    .iter()
-                    .zip(schema.fields())
-                    .map(|(c, f)| {
-                        if c.data_type() == f.data_type() {
-                            Ok(c.clone())
-                        } else {
-                            arrow_cast::cast(c, f.data_type())
-                        }
-                    })
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(at)?;
-                RecordBatch::try_new(schema.clone(), cols).map_err(at)
+        let out = Arc::new(self.schema.project(&wanted).map_err(at)?);
+        let cols = wanted
+            .iter()
+            .map(|&i| match from_file.binary_search(&i) {
+                Ok(k) => stored.column(k).clone(),
+                Err(_) => self.hive.column(f, i - self.file_columns, rows),
             })
-            .collect::<Result<Vec<_>>>()?;
-        arrow_select::concat::concat_batches(&schema, &batches).map_err(at)
+            .collect();
+        RecordBatch::try_new_with_options(
+            out,
+            cols,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+        .map_err(at)
     }
 }
 
-/// Reads Parquet files (one path or a `*` pattern in the file name) as a lazy frame on
-/// the configured dataframe backend; row groups are the partitions.
+/// Reads Parquet files (one path or a `*` pattern in the file name, or a directory of a
+/// hive-partitioned dataset: `sales/` with `year=2024/month=1/part-0.parquet` below it,
+/// the keys becoming columns and filters on them skipping whole files) as a lazy frame on
+/// the configured dataframe backend; row groups are the partitions. Paths may be object
+/// URLs with the `object-store` feature.
 pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
     let source = ParquetSource::open(pattern)?;
     DataFrame::from_node(
