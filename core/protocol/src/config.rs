@@ -151,7 +151,7 @@ pub const KEYS: &[Key] = &[
         name: "storage.timeout",
         env: "TESSERA_STORAGE_TIMEOUT",
         default: "30s",
-        doc: "time limit of one object-store request, and of all its retries together ×(retries + 1)",
+        doc: "time limit of one object-store request; one request and all its retries get (retries + 1) times this",
     },
 ];
 
