@@ -279,13 +279,12 @@ mod s3 {
             .to_parquet(dir.join("trips-*.parquet").to_str().unwrap())
             .unwrap();
         assert!(written.len() > 1);
-        for path in &written {
+        for (i, path) in written.iter().enumerate() {
             let name = path.file_name().unwrap().to_str().unwrap();
-            tessera::io::object::put(
-                &format!("s3://bench/parquet/{name}"),
-                std::fs::read(path).unwrap(),
-            )
-            .unwrap();
+            let bytes = std::fs::read(path).unwrap();
+            tessera::io::object::put(&format!("s3://bench/parquet/{name}"), bytes.clone()).unwrap();
+            // The same files as a hive-partitioned dataset: shard=i/.
+            tessera::io::object::put(&format!("s3://bench/hive/shard={i}/{name}"), bytes).unwrap();
         }
         let s3 = read_parquet("s3://bench/parquet/trips-*.parquet").unwrap();
         let local = read_parquet(dir.join("trips-*.parquet").to_str().unwrap()).unwrap();
@@ -300,6 +299,17 @@ mod s3 {
         assert_eq!(
             s3.reduce("id", AggFunc::Count).unwrap(),
             local.reduce("id", AggFunc::Count).unwrap()
+        );
+        let hive = read_parquet("s3://bench/hive/").unwrap();
+        assert_eq!(
+            hive.reduce("id", AggFunc::Sum).unwrap(),
+            s3.reduce("id", AggFunc::Sum).unwrap()
+        );
+        let first = hive.filter(col("shard").eq(0i64)).unwrap();
+        let first_local = read_parquet(written[0].to_str().unwrap()).unwrap();
+        assert_eq!(
+            first.reduce("id", AggFunc::Count).unwrap(),
+            first_local.reduce("id", AggFunc::Count).unwrap()
         );
     }
 }

@@ -96,13 +96,7 @@ pub fn expand_tree(root: &str, suffix: &str) -> Result<Vec<crate::file::StoredFi
         #[cfg(feature = "object-store")]
         {
             let base = root.trim_end_matches('/');
-            let loc = crate::object::parse_url(&format!("{base}/"))?;
-            let prefix = (!loc.path.as_ref().is_empty()).then_some(&loc.path);
-            let listed = crate::object::block_on(async {
-                use futures_util::TryStreamExt;
-                loc.store.list(prefix).try_collect::<Vec<_>>().await
-            })?
-            .map_err(|e| crate::object::object_error(root, &e))?;
+            let (loc, listed) = list_objects(base, root)?;
             let under = loc.path.as_ref().len();
             for meta in listed {
                 let key = meta.location.as_ref().to_string();
@@ -142,6 +136,23 @@ pub fn expand_tree(root: &str, suffix: &str) -> Result<Vec<crate::file::StoredFi
     Ok(out)
 }
 
+/// Every object under the URL prefix `dir` (at any depth), with the prefix's location;
+/// errors name `asked`.
+#[cfg(feature = "object-store")]
+fn list_objects(
+    dir: &str,
+    asked: &str,
+) -> Result<(crate::object::ObjectLocation, Vec<object_store::ObjectMeta>)> {
+    let loc = crate::object::parse_url(&format!("{dir}/"))?;
+    let prefix = (!loc.path.as_ref().is_empty()).then_some(&loc.path);
+    let listed = crate::object::block_on(async {
+        use futures_util::TryStreamExt;
+        loc.store.list(prefix).try_collect::<Vec<_>>().await
+    })?
+    .map_err(|e| crate::object::object_error(asked, &e))?;
+    Ok((loc, listed))
+}
+
 #[cfg(feature = "object-store")]
 fn expand_objects(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
     use crate::file::StoredFile;
@@ -149,13 +160,7 @@ fn expand_objects(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
     if !name.contains(['*', '?']) {
         return Ok(vec![StoredFile::open(pattern)?]);
     }
-    let loc = crate::object::parse_url(&format!("{dir}/"))?;
-    let prefix = (!loc.path.as_ref().is_empty()).then_some(&loc.path);
-    let listed = crate::object::block_on(async {
-        use futures_util::TryStreamExt;
-        loc.store.list(prefix).try_collect::<Vec<_>>().await
-    })?
-    .map_err(|e| crate::object::object_error(pattern, &e))?;
+    let (loc, listed) = list_objects(dir, pattern)?;
     let mut out = Vec::new();
     for meta in listed {
         let key = meta.location.as_ref();
