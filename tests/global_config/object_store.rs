@@ -268,7 +268,34 @@ mod s3 {
         let err = planned.compute().unwrap_err();
         assert!(matches!(err, tessera::Error::FileChanged { .. }), "{err}");
         parquet_on_s3(&dir, &local);
+        writes_to_s3(&local);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `to_csv` and `to_parquet` to object URLs: one object, one object per partition, and
+    /// a file large enough for a multipart upload; each reads back equal.
+    fn writes_to_s3(frame: &tessera::frame::DataFrame) {
+        use tessera::frame::{read_csv, read_parquet, AggFunc, CsvOptions};
+        let total = frame.reduce("id", AggFunc::Sum).unwrap();
+        let one = frame.to_csv("s3://bench/out/all.csv").unwrap();
+        assert_eq!(one.len(), 1);
+        let back = read_csv("s3://bench/out/all.csv", CsvOptions::default()).unwrap();
+        assert_eq!(back.reduce("id", AggFunc::Sum).unwrap(), total);
+        let parts = frame.to_parquet("s3://bench/out/part-*.parquet").unwrap();
+        assert_eq!(parts.len(), frame.npartitions());
+        let back = read_parquet("s3://bench/out/part-*.parquet").unwrap();
+        assert_eq!(back.reduce("id", AggFunc::Sum).unwrap(), total);
+        // Over 8 MiB: a multipart upload.
+        let x = tessera::Array::arange(0.0, 2e6, 1.0, tessera::DType::F64, 500_000, None).unwrap();
+        let big = tessera::frame::DataFrame::from_arrays(vec![("x", &x)]).unwrap();
+        big.to_csv("s3://bench/out/big.csv").unwrap();
+        let back = read_csv("s3://bench/out/big.csv", CsvOptions::default()).unwrap();
+        assert_eq!(
+            back.reduce("x", AggFunc::Sum).unwrap(),
+            big.reduce("x", AggFunc::Sum).unwrap()
+        );
+        let err = frame.to_csv("s3://bench/out/").unwrap_err().to_string();
+        assert!(err.contains("name the object"), "{err}");
     }
 
     /// `read_parquet` over objects: the footer and the projected column chunks fetched as

@@ -15,10 +15,12 @@
 
 mod errors;
 mod location;
+mod upload;
 
 pub(crate) use errors::describe;
 pub use errors::object_error;
 pub use location::{parse_url, ObjectLocation};
+pub use upload::{delete, write_via_local};
 
 use std::sync::LazyLock;
 
