@@ -108,7 +108,7 @@ impl DataFrame {
     /// Returns the files written.
     pub fn to_csv(&self, path: &str) -> Result<Vec<std::path::PathBuf>> {
         if tessera_io::file::is_object_url(path) {
-            return self.to_csv_object(path);
+            return crate::io::write_object("to_csv", path, |local| self.to_csv(local));
         }
         // A partition at a time: the frame never has to fit in memory at once.
         let out = self.batch_stream()?;
@@ -138,24 +138,6 @@ impl DataFrame {
                 w.write_all(&buf).map_err(io(&named))
             })
         })
-    }
-}
-
-impl DataFrame {
-    /// `to_csv` to an object URL (feature `object-store`): written locally, then uploaded.
-    #[cfg(feature = "object-store")]
-    fn to_csv_object(&self, url: &str) -> Result<Vec<std::path::PathBuf>> {
-        tessera_io::object::write_via_local(url, |local| self.to_csv(local))
-    }
-
-    #[cfg(not(feature = "object-store"))]
-    fn to_csv_object(&self, url: &str) -> Result<Vec<std::path::PathBuf>> {
-        Err(Error::invalid(
-            "to_csv",
-            format!(
-                "'{url}': object-store URLs need tessera built with the `object-store` feature"
-            ),
-        ))
     }
 }
 

@@ -15,3 +15,28 @@ pub mod parse;
 pub use csv_read::{read_csv, CsvOptions};
 #[cfg(feature = "parquet")]
 pub use parquet::read_parquet;
+
+/// A writer of local files (`to_csv`, `to_parquet`) aimed at an object URL: the files are
+/// written locally, then uploaded whole (feature `object-store`; see
+/// `tessera_io::object::write_via_local`). Without the feature, an error that says so.
+pub(crate) fn write_object(
+    op: &str,
+    url: &str,
+    write: impl FnOnce(&str) -> crate::error::Result<Vec<std::path::PathBuf>>,
+) -> crate::error::Result<Vec<std::path::PathBuf>> {
+    #[cfg(feature = "object-store")]
+    {
+        let _ = op;
+        tessera_io::object::write_via_local(url, write)
+    }
+    #[cfg(not(feature = "object-store"))]
+    {
+        let _ = write;
+        Err(crate::error::Error::invalid(
+            op,
+            format!(
+                "'{url}': object-store URLs need tessera built with the `object-store` feature"
+            ),
+        ))
+    }
+}

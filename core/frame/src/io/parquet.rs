@@ -500,7 +500,7 @@ impl DataFrame {
     /// the files written.
     pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
         if tessera_io::file::is_object_url(path) {
-            return self.to_parquet_object(path);
+            return crate::io::write_object("to_parquet", path, |local| self.to_parquet(local));
         }
         // A partition at a time: the frame never has to fit in memory at once.
         let out = self.batch_stream()?;
@@ -519,23 +519,5 @@ impl DataFrame {
                 write_batches(w, &named, &out.schema, std::iter::once(Ok(batch)))
             })
         })
-    }
-}
-
-impl DataFrame {
-    /// `to_parquet` to an object URL (feature `object-store`): written locally, then uploaded.
-    #[cfg(feature = "object-store")]
-    fn to_parquet_object(&self, url: &str) -> Result<Vec<std::path::PathBuf>> {
-        tessera_io::object::write_via_local(url, |local| self.to_parquet(local))
-    }
-
-    #[cfg(not(feature = "object-store"))]
-    fn to_parquet_object(&self, url: &str) -> Result<Vec<std::path::PathBuf>> {
-        Err(Error::invalid(
-            "to_parquet",
-            format!(
-                "'{url}': object-store URLs need tessera built with the `object-store` feature"
-            ),
-        ))
     }
 }
