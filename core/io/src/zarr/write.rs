@@ -110,8 +110,8 @@ pub struct ZarrWriteOptions {
 /// Writes `array` as the Zarr array `path` of `store`: every chunk is encoded and stored
 /// by the task that computes it (the array is never whole in memory), and the metadata
 /// is written only after every chunk, so an interrupted or failed write leaves no array
-/// that opens (and its chunks are removed). Returns the blocks written and their
-/// compressed bytes.
+/// that opens (and its chunks are removed). Returns the blocks written and the bytes the
+/// array takes in the store (compressed chunks and metadata, counted once at the end).
 ///
 /// # Errors
 /// An array or group already at `path` without `overwrite`; invalid options (chunks of
@@ -176,14 +176,19 @@ pub fn to_zarr(
         chunks: chunks.clone(),
     };
     let written = input.store(Arc::new(sink)).and_then(|summary| {
+        let fail = |what: &str, e: String| Error::Storage {
+            location: location.clone(),
+            detail: super::store::explain(format!("{what}: {e}")),
+        };
         let opts = ArrayMetadataOptions::default().with_include_zarrs_metadata(false);
         zarray
             .store_metadata_opt(&opts)
-            .map_err(|e| Error::Storage {
-                location: location.clone(),
-                detail: super::store::explain(format!("writing the metadata: {e}")),
-            })?;
-        Ok(summary)
+            .map_err(|e| fail("writing the metadata", e.to_string()))?;
+        // One listing for the whole array (not a request per chunk on an object store).
+        let bytes = storage
+            .size_prefix(&node_prefix(&node)?)
+            .map_err(|e| fail("sizing what was written", e.to_string()))?;
+        Ok(StoreSummary { bytes, ..summary })
     });
     if written.is_err() {
         // Chunks without metadata read as nothing; remove them too.
@@ -240,23 +245,29 @@ fn holds_node(storage: &dyn ReadableWritableListableStorageTraits, node: &str) -
     Ok(false)
 }
 
-/// Removes everything under `node`.
-fn erase(
-    storage: &dyn ReadableWritableListableStorageTraits,
-    node: &str,
-    location: &str,
-) -> Result<()> {
+/// The store prefix of everything under `node`.
+fn node_prefix(node: &str) -> Result<StorePrefix> {
     let base = node.trim_start_matches('/');
     let prefix = if base.is_empty() {
         String::new()
     } else {
         format!("{base}/")
     };
-    let prefix = StorePrefix::new(prefix).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
-    storage.erase_prefix(&prefix).map_err(|e| Error::Storage {
-        location: location.to_string(),
-        detail: format!("removing the old contents: {e}"),
-    })
+    StorePrefix::new(prefix).map_err(|e| Error::invalid("to_zarr", e.to_string()))
+}
+
+/// Removes everything under `node`.
+fn erase(
+    storage: &dyn ReadableWritableListableStorageTraits,
+    node: &str,
+    location: &str,
+) -> Result<()> {
+    storage
+        .erase_prefix(&node_prefix(node)?)
+        .map_err(|e| Error::Storage {
+            location: location.to_string(),
+            detail: format!("removing the old contents: {e}"),
+        })
 }
 
 /// The metadata document (v2 `.zarray` or v3 `zarr.json`) for the options.
@@ -442,14 +453,7 @@ impl BlockSink for ZarrSink {
                 self.array.store_chunk(&index, values).map_err(fail)?;
             }
         });
-        let key = self.array.chunk_key(&index);
-        let bytes = self
-            .array
-            .storage()
-            .size_key(&key)
-            .ok()
-            .flatten()
-            .unwrap_or(0);
-        Ok(bytes)
+        // `to_zarr` sizes the whole array once it is written.
+        Ok(0)
     }
 }
