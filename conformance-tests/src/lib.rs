@@ -175,18 +175,17 @@ pub fn check_array_backend_against(
     for case in cases(options.filter.as_deref()) {
         let t = Instant::now();
         let v = case::run_case(&case, &backend, &reference, options.seed);
-        report.cases.push(CaseReport {
-            rerun: report::rerun_line(&rerun, &case.id, options.seed),
-            id: case.id,
-            op: case.family.op,
-            group: case.family.group,
-            dtype: case.dtype.name().to_string(),
-            variant: case.variant,
-            outcome: v.outcome,
-            inputs: v.inputs,
-            message: v.message,
-            ms: t.elapsed().as_secs_f64() * 1e3,
-        });
+        report.cases.push(CaseReport::of_run(
+            case.id,
+            case.family.op,
+            case.family.group,
+            case.dtype.name(),
+            case.variant,
+            v,
+            &rerun,
+            options.seed,
+            t,
+        ));
     }
     report.elapsed_s = start.elapsed().as_secs_f64();
     report

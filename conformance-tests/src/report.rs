@@ -65,6 +65,34 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
+    /// The report of one case run: what the case is, its verdict, the rerun line made from
+    /// the suite's `rerun` template, and how long it took since `started`.
+    #[allow(clippy::too_many_arguments)] // the fields of a case, named at the call
+    pub(crate) fn of_run(
+        id: String,
+        op: String,
+        group: Group,
+        dtype: &str,
+        variant: usize,
+        verdict: crate::case::Verdict,
+        rerun: &str,
+        seed: u64,
+        started: std::time::Instant,
+    ) -> CaseReport {
+        CaseReport {
+            rerun: rerun_line(rerun, &id, seed),
+            id,
+            op,
+            group,
+            dtype: dtype.to_string(),
+            variant,
+            outcome: verdict.outcome,
+            inputs: verdict.inputs,
+            message: verdict.message,
+            ms: started.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
     /// The failure text: op, dtype, inputs (shapes and chunks), the mismatch, the rerun line.
     pub fn describe(&self) -> String {
         format!(

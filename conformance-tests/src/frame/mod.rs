@@ -386,18 +386,17 @@ pub fn check_frame_backend_against(
     for case in frame_cases(options.filter.as_deref()) {
         let t = Instant::now();
         let v = run_case(&case, &backend, &reference, options.seed);
-        report.cases.push(CaseReport {
-            rerun: crate::report::rerun_line(&rerun, &case.id, options.seed),
-            id: case.id,
-            op: case.family.op,
-            group: case.family.group,
-            dtype: case.ty.name().to_string(),
-            variant: case.variant,
-            outcome: v.outcome,
-            inputs: v.inputs,
-            message: v.message,
-            ms: t.elapsed().as_secs_f64() * 1e3,
-        });
+        report.cases.push(CaseReport::of_run(
+            case.id,
+            case.family.op,
+            case.family.group,
+            case.ty.name(),
+            case.variant,
+            v,
+            &rerun,
+            options.seed,
+            t,
+        ));
     }
     report.elapsed_s = start.elapsed().as_secs_f64();
     report

@@ -416,14 +416,10 @@ impl Node {
                 right.explain_into(out, depth + 1);
             }
             Node::Sort { input, by } => {
-                let k: Vec<String> = by
-                    .iter()
-                    .map(|k| format!("{}{}", k.column, if k.descending { " desc" } else { "" }))
-                    .collect();
                 let _ = writeln!(
                     out,
                     "{pad}sort by [{}] (sample sort into range partitions)",
-                    k.join(", ")
+                    sort_keys(by)
                 );
                 input.explain_into(out, depth + 1);
             }
@@ -446,14 +442,10 @@ impl Node {
                 input.explain_into(out, depth + 1);
             }
             Node::TopK { input, by, n } => {
-                let k: Vec<String> = by
-                    .iter()
-                    .map(|k| format!("{}{}", k.column, if k.descending { " desc" } else { "" }))
-                    .collect();
                 let _ = writeln!(
                     out,
                     "{pad}top {n} by [{}] (each partition keeps its top {n}, no full sort)",
-                    k.join(", ")
+                    sort_keys(by)
                 );
                 input.explain_into(out, depth + 1);
             }
@@ -471,6 +463,14 @@ impl fmt::Debug for Node {
 /// into scans and pushes predicates into formats that can prune partitions.
 pub fn optimize(node: &Arc<Node>) -> Result<Arc<Node>> {
     prune(node, None)
+}
+
+/// Sort keys as `explain()` shows them: `a, b desc`.
+fn sort_keys(by: &[SortKey]) -> String {
+    by.iter()
+        .map(|k| format!("{}{}", k.column, if k.descending { " desc" } else { "" }))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<Node>> {
