@@ -1,0 +1,246 @@
+// tessera CUDA prelude: the scalar definitions every generated kernel uses.
+//
+// Each function transcribes the one definition in tessera-core (program/ops.rs,
+// dtype.rs's casts, random/) so that a kernel computes what the CPU backend computes.
+// It includes no header: NVRTC's built-in math functions and intrinsics are all it
+// needs, and on the host the shim header supplies the same names, so this text also
+// compiles as C++ and can be checked bit for bit against the CPU backend without a GPU.
+// Integer arithmetic goes through unsigned 64-bit values (wrapping is defined there; a
+// signed overflow is not), and float-to-integer casts saturate as Rust's `as` does.
+
+typedef signed char i8;
+typedef short i16;
+typedef int i32;
+typedef long long i64;
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef float f32;
+typedef double f64;
+typedef unsigned char b8;
+
+#define TSR_D static __device__ __forceinline__
+
+// ---- bits ----
+TSR_D f64 tsr_f64_of(u64 b) { return __longlong_as_double((i64)b); }
+TSR_D u64 tsr_bits_f64(f64 x) { return (u64)__double_as_longlong(x); }
+
+// ---- casts (Scalar::cast) ----
+TSR_D i64 tsr_sat_i64(f64 v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775808.0) return (i64)0x7fffffffffffffffULL;
+    if (v <= -9223372036854775808.0) return (i64)0x8000000000000000ULL;
+    return (i64)v;
+}
+TSR_D u64 tsr_sat_u64(f64 v) {
+    if (v != v) return 0;
+    if (v < 0.0) return (u64)tsr_sat_i64(v);
+    if (v >= 18446744073709551616.0) return 0xffffffffffffffffULL;
+    return (u64)v;
+}
+
+// ---- integer ops (BinaryOp::apply_i64 / apply_u64) ----
+TSR_D i64 tsr_idiv(i64 a, i64 b) {
+    if (b == 0) return 0;
+    if (b == -1) return (i64)(0ULL - (u64)a);
+    i64 q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+}
+TSR_D i64 tsr_irem(i64 a, i64 b) {
+    if (b == 0 || b == -1) return 0;
+    i64 r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+TSR_D i64 tsr_ipow(i64 a, i64 b) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (b % 2 == 0) ? 1 : -1;
+        return 0;
+    }
+    u64 base = (u64)a, e = (u64)b, acc = 1;
+    while (e > 0) {
+        if (e & 1) acc *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return (i64)acc;
+}
+TSR_D u64 tsr_udiv(u64 a, u64 b) { return b == 0 ? 0 : a / b; }
+TSR_D u64 tsr_urem(u64 a, u64 b) { return b == 0 ? 0 : a % b; }
+TSR_D u64 tsr_upow(u64 a, u64 b) {
+    u64 base = a, e = b, acc = 1;
+    while (e > 0) {
+        if (e & 1) acc *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return acc;
+}
+
+// ---- float ops (py_fmod_f64, py_floor_div_f64/f32, NaN-propagating min/max) ----
+TSR_D f64 tsr_fmod(f64 a, f64 b) {
+    f64 r = fmod(a, b);
+    if (r != 0.0 && ((r < 0.0) != (b < 0.0))) return r + b;
+    if (r == 0.0) return copysign(0.0, b);
+    return r;
+}
+TSR_D f64 tsr_floordiv(f64 a, f64 b) {
+    if (b == 0.0) return a / b;
+    f64 m = fmod(a, b);
+    f64 div = (a - m) / b;
+    if (m != 0.0 && ((b < 0.0) != (m < 0.0))) div -= 1.0;
+    if (div != 0.0) {
+        f64 f = floor(div);
+        return (div - f > 0.5) ? f + 1.0 : f;
+    }
+    return copysign(0.0, a / b);
+}
+TSR_D f32 tsr_floordivf(f32 a, f32 b) {
+    if (b == 0.0f) return a / b;
+    f32 m = fmodf(a, b);
+    f32 div = (a - m) / b;
+    if (m != 0.0f && ((b < 0.0f) != (m < 0.0f))) div -= 1.0f;
+    if (div != 0.0f) {
+        f32 f = floorf(div);
+        return (div - f > 0.5f) ? f + 1.0f : f;
+    }
+    return copysignf(0.0f, a / b);
+}
+TSR_D f64 tsr_fmax(f64 a, f64 b) { return (a != a || b != b) ? a + b : (a > b ? a : (b > a ? b : fmax(a, b))); }
+TSR_D f64 tsr_fmin(f64 a, f64 b) { return (a != a || b != b) ? a + b : (a < b ? a : (b < a ? b : fmin(a, b))); }
+TSR_D f32 tsr_fmaxf(f32 a, f32 b) { return (f32)tsr_fmax((f64)a, (f64)b); }
+TSR_D f32 tsr_fminf(f32 a, f32 b) { return (f32)tsr_fmin((f64)a, (f64)b); }
+TSR_D b8 tsr_isfinite(f64 x) { return (x - x) == 0.0; }
+
+// ---- Philox 4x32-10 and the element layout (random/philox.rs) ----
+struct tsr_u4 { u32 x, y, z, w; };
+TSR_D tsr_u4 tsr_philox(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {
+    for (int round = 0; round < 10; ++round) {
+        if (round > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }
+        u32 hi0 = __umulhi(0xD2511F53u, c0), lo0 = 0xD2511F53u * c0;
+        u32 hi1 = __umulhi(0xCD9E8D57u, c2), lo1 = 0xCD9E8D57u * c2;
+        c0 = hi1 ^ c1 ^ k0;
+        c1 = lo1;
+        c2 = hi0 ^ c3 ^ k1;
+        c3 = lo0;
+    }
+    tsr_u4 r = {c0, c1, c2, c3};
+    return r;
+}
+TSR_D u64 tsr_first_word(u64 seed, u64 stream, u64 index) {
+    u64 block = ((index >> 1) & ~1ULL) | (index & 1ULL);
+    tsr_u4 r = tsr_philox((u32)block, (u32)(block >> 32), (u32)stream, (u32)(stream >> 32),
+                          (u32)seed, (u32)(seed >> 32));
+    return ((index >> 1) & 1ULL) ? ((u64)r.z | ((u64)r.w << 32)) : ((u64)r.x | ((u64)r.y << 32));
+}
+TSR_D f64 tsr_unit_f64(u64 w) { return (f64)(i64)(w >> 11) * (1.0 / 9007199254740992.0); }
+TSR_D f32 tsr_unit_f32(u32 w) { return (f32)(i32)(w >> 8) * (1.0f / 16777216.0f); }
+
+// ---- portable ln / exp (random/math.rs, fdlibm) ----
+TSR_D f64 tsr_ln_positive(f64 u) {
+    u64 bits = tsr_bits_f64(u);
+    f64 e = (f64)((i64)(bits >> 52) - 1023);
+    f64 m = tsr_f64_of((bits & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+    bool big = m > tsr_f64_of(0x3ff6a09e667f3bcdULL);
+    m = big ? m * 0.5 : m;
+    e += big ? 1.0 : 0.0;
+    f64 f = m - 1.0;
+    f64 s = f / (2.0 + f);
+    f64 z = s * s;
+    f64 w = z * z;
+    f64 t1 = w * (tsr_f64_of(0x3fd999999997fa04ULL) + w * (tsr_f64_of(0x3fcc71c51d8e78afULL) + w * tsr_f64_of(0x3fc39a09d078c69fULL)));
+    f64 t2 = z * (tsr_f64_of(0x3fe5555555555593ULL) + w * (tsr_f64_of(0x3fd2492494229359ULL) + w * (tsr_f64_of(0x3fc7466496cb03deULL) + w * tsr_f64_of(0x3fc2f112df3e5244ULL))));
+    f64 r = t2 + t1;
+    f64 hfsq = 0.5 * f * f;
+    return e * tsr_f64_of(0x3fe62e42fee00000ULL) - ((hfsq - (s * (hfsq + r) + e * tsr_f64_of(0x3dea39ef35793c76ULL))) - f);
+}
+TSR_D f64 tsr_exp_nonpositive(f64 x) {
+    i64 ki = (i64)(x * tsr_f64_of(0x3ff71547652b82feULL) - 0.5);
+    f64 k = (f64)ki;
+    f64 hi = x - k * tsr_f64_of(0x3fe62e42fee00000ULL);
+    f64 lo = k * tsr_f64_of(0x3dea39ef35793c76ULL);
+    f64 r = hi - lo;
+    f64 t = r * r;
+    f64 c = r - t * (tsr_f64_of(0x3fc555555555553eULL) + t * (tsr_f64_of(0xbf66c16c16bebd93ULL) + t * (tsr_f64_of(0x3f11566aaf25de2cULL) + t * (tsr_f64_of(0xbebbbd41c5d26bf1ULL) + t * tsr_f64_of(0x3e66376972bea4d0ULL)))));
+    f64 y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
+    return y * tsr_f64_of((u64)(1023 + ki) << 52);
+}
+
+// ---- the ziggurat (random/ziggurat.rs): tables come from the host, bit for bit ----
+struct tsr_zig { const f64* wi; const u64* ki; const f64* fi; };
+TSR_D f64 tsr_zig_first(const tsr_zig& t, u64 w, bool* accepted) {
+    u32 j = (u32)(w & 0x3ff);
+    u64 rabs = w >> 12;
+    f64 x = (f64)(i64)rabs * t.wi[j];
+    *accepted = rabs < t.ki[j];
+    return tsr_f64_of(tsr_bits_f64(x) ^ ((w & 0x400ULL) << 53));
+}
+TSR_D f64 tsr_density(f64 x) { return tsr_exp_nonpositive(-0.5 * x * x); }
+// The words of one element after its first: blocks 1, 2, ... of counter
+// [index, stream ^ (block << 56)], two words each; 0 once 256 blocks are used.
+struct tsr_words {
+    u32 c0, c1, c2, c3, k0, k1;
+    u32 block;
+    u64 buf0, buf1;
+    int next;
+};
+TSR_D bool tsr_next_word(tsr_words& s, u64* out) {
+    if (s.next == 2) {
+        if (s.block == 256) return false;
+        tsr_u4 r = tsr_philox(s.c0, s.c1, s.c2, s.c3 ^ (s.block << 24), s.k0, s.k1);
+        s.block += 1;
+        s.buf0 = (u64)r.x | ((u64)r.y << 32);
+        s.buf1 = (u64)r.z | ((u64)r.w << 32);
+        s.next = 0;
+    }
+    s.next += 1;
+    *out = s.next == 1 ? s.buf0 : s.buf1;
+    return true;
+}
+TSR_D f64 tsr_normal(const tsr_zig& t, u64 seed, u64 stream, u64 index) {
+    const f64 R = tsr_f64_of(0x401027c84109fad6ULL);
+    u64 w = tsr_first_word(seed, stream, index);
+    tsr_words s;
+    s.c0 = (u32)index; s.c1 = (u32)(index >> 32); s.c2 = (u32)stream; s.c3 = (u32)(stream >> 32);
+    s.k0 = (u32)seed; s.k1 = (u32)(seed >> 32);
+    s.block = 1; s.buf0 = 0; s.buf1 = w; s.next = 1;
+    f64 last = 0.0;
+    u64 cur;
+    while (tsr_next_word(s, &cur)) {
+        bool ok;
+        f64 x = tsr_zig_first(t, cur, &ok);
+        last = x;
+        if (ok) return x;
+        u32 j = (u32)(cur & 0x3ff);
+        bool negative = (cur & 0x400) != 0;
+        if (j == 0) {
+            u64 w1, w2;
+            if (!tsr_next_word(s, &w1) || !tsr_next_word(s, &w2)) break;
+            f64 a = -tsr_ln_positive(1.0 - tsr_unit_f64(w1)) / R;
+            f64 b = -tsr_ln_positive(1.0 - tsr_unit_f64(w2));
+            if (b + b > a * a) {
+                f64 z = R + a;
+                return negative ? -z : z;
+            }
+        } else {
+            u64 w1;
+            if (!tsr_next_word(s, &w1)) break;
+            f64 y = t.fi[j - 1] + tsr_unit_f64(w1) * (t.fi[j] - t.fi[j - 1]);
+            if (y < tsr_density(x)) return x;
+        }
+    }
+    return last;
+}
+TSR_D f64 tsr_uniform_f64(u64 seed, u64 stream, u64 index, f64 low, f64 high) {
+    return low + (high - low) * tsr_unit_f64(tsr_first_word(seed, stream, index));
+}
+TSR_D f32 tsr_uniform_f32(u64 seed, u64 stream, u64 index, f64 low, f64 high) {
+    return (f32)low + ((f32)high - (f32)low) * tsr_unit_f32((u32)tsr_first_word(seed, stream, index));
+}
+TSR_D i64 tsr_randint(u64 seed, u64 stream, u64 index, i64 low, i64 high) {
+    u64 range = (u64)high - (u64)low;
+    return (i64)((u64)low + __umul64hi(tsr_first_word(seed, stream, index), range));
+}

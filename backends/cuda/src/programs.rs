@@ -1,0 +1,215 @@
+//! The backend primitives that are fused programs on a GPU: one program each, so that every
+//! elementwise op, generator, strided read and reduction the protocol asks for is one
+//! generated kernel, through the same code path as the fused chains the engine lowers.
+//!
+//! These mirror what the CPU backend builds for the same primitives (the conformance suite
+//! checks a backend built on them against the CPU reference). Reshape, concatenate,
+//! matmul and host transfers are copies or library calls, not programs.
+
+use tessera_core::backend::AxisSlice;
+use tessera_core::program::{
+    BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp,
+};
+use tessera_core::random::RandomSpec;
+use tessera_core::{DType, Error, Result, Scalar};
+
+/// A one-output program over `shape` built by `build`.
+fn single(
+    shape: &[usize],
+    reduce: Option<Reduction>,
+    build: impl FnOnce(&mut ProgramBuilder) -> Result<usize>,
+) -> Result<Program> {
+    let mut pb = ProgramBuilder::new(shape);
+    let node = build(&mut pb)?;
+    pb.finish(vec![(node, reduce)])
+}
+
+/// `full(shape, value)`.
+///
+/// # Errors
+/// Those of [`ProgramBuilder::finish`].
+pub fn full(shape: &[usize], value: Scalar) -> Result<Program> {
+    single(shape, None, |pb| Ok(pb.constant(value)))
+}
+
+/// `random(spec, map, shape)`: counter-based numbers at `map(out)`.
+///
+/// # Errors
+/// Those of [`ProgramBuilder::finish`].
+pub fn random(spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Program> {
+    single(shape, None, |pb| Ok(pb.random(*spec, map.clone())))
+}
+
+/// `iota(map, axis, shape)`: the coordinate along source axis `axis`.
+///
+/// # Errors
+/// Those of [`ProgramBuilder::finish`].
+pub fn iota(map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Program> {
+    single(shape, None, |pb| Ok(pb.index(map.clone(), axis)))
+}
+
+/// `astype` of an input of `dtype` and `shape`.
+///
+/// # Errors
+/// Those of [`ProgramBuilder::finish`].
+pub fn cast(dtype: DType, shape: &[usize], to: DType) -> Result<Program> {
+    single(shape, None, |pb| {
+        let x = pb.input(0, dtype, IndexMap::identity(shape));
+        Ok(pb.cast(x, to))
+    })
+}
+
+/// A unary op on an input of `dtype` and `shape`.
+///
+/// # Errors
+/// [`Error::DType`] where the op does not take the dtype (`-bool`).
+pub fn unary(op: UnaryOp, dtype: DType, shape: &[usize]) -> Result<Program> {
+    single(shape, None, |pb| {
+        let x = pb.input(0, dtype, IndexMap::identity(shape));
+        pb.unary(op, x)
+    })
+}
+
+/// A binary op on two inputs of one `shape`; integer `divide` is floor division in the
+/// operands' dtype, as the protocol defines it.
+///
+/// # Errors
+/// [`Error::Shape`] for operands of different shapes; the builder's dtype errors.
+pub fn binary(op: BinaryOp, a: (DType, &[usize]), b: (DType, &[usize])) -> Result<Program> {
+    let shape = same_shape(op.name(), &[a.1, b.1])?;
+    if a.0 != b.0 {
+        return Err(Error::dtype(
+            op.name(),
+            b.0,
+            format!("primitive operands must share a dtype; left is {}", a.0),
+        ));
+    }
+    single(&shape, None, |pb| {
+        let x = pb.input(0, a.0, IndexMap::identity(&shape));
+        let y = pb.input(1, b.0, IndexMap::identity(&shape));
+        if op == BinaryOp::Div && !a.0.is_float() {
+            pb.floor_div(x, y)
+        } else {
+            pb.binary(op, x, y)
+        }
+    })
+}
+
+/// `where(cond, a, b)` on three inputs of one shape.
+///
+/// # Errors
+/// [`Error::Shape`] for operands of different shapes.
+pub fn where_(
+    cond: (DType, &[usize]),
+    a: (DType, &[usize]),
+    b: (DType, &[usize]),
+) -> Result<Program> {
+    let shape = same_shape("where", &[cond.1, a.1, b.1])?;
+    single(&shape, None, |pb| {
+        let c = pb.input(0, cond.0, IndexMap::identity(&shape));
+        let x = pb.input(1, a.0, IndexMap::identity(&shape));
+        let y = pb.input(2, b.0, IndexMap::identity(&shape));
+        Ok(pb.where_(c, x, y))
+    })
+}
+
+/// A strided slice of an input.
+///
+/// # Errors
+/// [`Error::Invalid`] for a wrong count of slices or one out of bounds.
+pub fn slice(dtype: DType, src: &[usize], slices: &[AxisSlice]) -> Result<Program> {
+    let (map, shape) = AxisSlice::map(src, slices)?;
+    single(&shape, None, |pb| Ok(pb.input(0, dtype, map)))
+}
+
+/// A transpose of an input.
+///
+/// # Errors
+/// [`Error::Invalid`] when `perm` is not a permutation of the axes.
+pub fn transpose(dtype: DType, src: &[usize], perm: &[usize]) -> Result<Program> {
+    let (map, shape) = IndexMap::permuted(src, perm)?;
+    single(&shape, None, |pb| Ok(pb.input(0, dtype, map)))
+}
+
+/// An input broadcast to `shape`.
+///
+/// # Errors
+/// [`Error::Shape`] when the input does not broadcast.
+pub fn broadcast_to(dtype: DType, src: &[usize], shape: &[usize]) -> Result<Program> {
+    let map = IndexMap::broadcast(src, shape)?;
+    single(shape, None, |pb| Ok(pb.input(0, dtype, map)))
+}
+
+/// A reduction of an input over `axes` (any order, duplicates allowed).
+///
+/// # Errors
+/// [`Error::Invalid`] for an axis out of range, or a reduction without identity over an
+/// empty axis.
+pub fn reduce(dtype: DType, shape: &[usize], op: ReduceOp, axes: &[usize]) -> Result<Program> {
+    if axes.iter().any(|&a| a >= shape.len()) {
+        return Err(Error::invalid(
+            op.name(),
+            format!("axes {axes:?} out of range for shape {shape:?}"),
+        ));
+    }
+    let mut axes = axes.to_vec();
+    axes.sort_unstable();
+    axes.dedup();
+    op.check_identity(shape, &axes)?;
+    single(shape, Some(Reduction { op, axes }), |pb| {
+        Ok(pb.input(0, dtype, IndexMap::identity(shape)))
+    })
+}
+
+fn same_shape(op: &str, shapes: &[&[usize]]) -> Result<Vec<usize>> {
+    for s in &shapes[1..] {
+        if *s != shapes[0] {
+            return Err(Error::shape(
+                op,
+                format!("operands of shapes {:?} and {:?}", shapes[0], s),
+            ));
+        }
+    }
+    Ok(shapes[0].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn primitives_are_one_output_programs() {
+        let p = reduce(DType::I8, &[3, 4, 5], ReduceOp::Sum, &[2, 0, 2]).unwrap();
+        assert_eq!(p.outputs[0].reduce.as_ref().unwrap().axes, vec![0, 2]);
+        assert_eq!(p.output_dtype(0), DType::I64);
+        let p = binary(
+            BinaryOp::Div,
+            (DType::I32, &[2][..]),
+            (DType::I32, &[2][..]),
+        )
+        .unwrap();
+        assert_eq!(
+            p.output_dtype(0),
+            DType::I32,
+            "integer divide stays integer"
+        );
+        assert!(binary(
+            BinaryOp::Add,
+            (DType::I32, &[2][..]),
+            (DType::I32, &[3][..])
+        )
+        .is_err());
+        assert!(reduce(DType::F64, &[0, 2], ReduceOp::Min, &[0]).is_err());
+        let p = slice(
+            DType::F32,
+            &[10],
+            &[AxisSlice {
+                start: 9,
+                step: -3,
+                len: 4,
+            }],
+        )
+        .unwrap();
+        assert_eq!(p.shape, vec![4]);
+    }
+}
