@@ -135,6 +135,30 @@ pub fn uses_normal(program: &Program) -> bool {
 /// a reduction's first pass (ignored for unreduced outputs; the device backend picks it
 /// from the sizes, tests pass small values to exercise the second pass).
 ///
+/// ```
+/// use tessera_core::program::{BinaryOp, IndexMap, ProgramBuilder};
+/// use tessera_core::{DType, Scalar};
+/// use tessera_cuda::codegen::{generate, Launch};
+///
+/// // x[::2] + 1 over a float32 input of 10 elements, on an output of 5.
+/// let mut pb = ProgramBuilder::new(&[5]);
+/// let map = IndexMap { src_shape: vec![10], axes: vec![tessera_core::program::AxisMap { start: 0, step: 2, out_axis: Some(0) }] };
+/// let x = pb.input(0, DType::F32, map);
+/// let one = pb.constant(Scalar::F32(1.0));
+/// let y = pb.binary(BinaryOp::Add, x, one)?;
+/// let program = pb.finish(vec![(y, None)])?;
+/// let plan = generate(&program, 0, 1)?;
+/// assert!(plan.source.contains(&format!("__global__ void {}(", plan.entries[0].name)));
+/// assert_eq!(plan.launch, Launch::Elementwise { n: 5 });
+/// // Another chunk of the same structure shares the kernel; only the values differ.
+/// let mut other = program.clone();
+/// other.shape = vec![3];
+/// let plan3 = generate(&other, 0, 1)?;
+/// assert_eq!((plan3.hash, plan3.params.len()), (plan.hash, plan.params.len()));
+/// assert_ne!(plan3.params, plan.params);
+/// # Ok::<(), tessera_core::Error>(())
+/// ```
+///
 /// # Errors
 /// [`Error::Invalid`] for an output index out of range or a program whose nodes do not
 /// type-check (an operand of the wrong dtype, an unknown node); [`Error::Unsupported`] is

@@ -1,0 +1,243 @@
+//! Every program the conformance suite hands a backend, as CUDA kernels: compiled by NVRTC
+//! (no GPU needed), and the same text compiled on the host with the shim, run over the
+//! suite's own inputs and compared with what the CPU backend returned — bit for bit for
+//! every unreduced output, within the suite's tolerances for float sums and products
+//! (a tree adds in another order), exactly for every other reduction.
+
+use std::collections::BTreeMap;
+
+use tessera_conformance::compare::{compare, has_subnormal, max_abs, Tol};
+use tessera_conformance::skip::skip;
+use tessera_core::backend::ArrayBackend;
+use tessera_core::program::{Program, ReduceOp};
+use tessera_core::HostArray;
+use tessera_cuda::codegen::{generate, KernelPlan, PRELUDE};
+
+use crate::suite_runs;
+use crate::support::host_shim;
+
+/// The architecture the compile test targets: the H100/H200 of the GPU machines.
+const ARCH: &str = "compute_90";
+
+/// One kernel per output of every recorded program; `parts` varies from 1 to 3 so that
+/// the second pass of reductions folds one and several partials.
+fn plans(runs: &[crate::Run]) -> Vec<(usize, usize, KernelPlan)> {
+    let mut v = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        for o in 0..run.program.outputs.len() {
+            let plan = generate(&run.program, o, 1 + (i % 3) as u64)
+                .unwrap_or_else(|e| panic!("{e}\n{}", run.program.describe()));
+            v.push((i, o, plan));
+        }
+    }
+    v
+}
+
+#[test]
+fn conformance_programs_compile_with_nvrtc() {
+    if let Err(reason) = tessera_cuda::nvrtc::load() {
+        skip("conformance_programs_compile_with_nvrtc", &reason);
+        return;
+    }
+    let runs = suite_runs();
+    let mut unique: BTreeMap<u64, KernelPlan> = BTreeMap::new();
+    for (_, _, p) in plans(runs) {
+        unique.entry(p.hash).or_insert(p);
+    }
+    let texts: Vec<&KernelPlan> = unique.values().collect();
+    assert!(texts.len() > 300, "only {} distinct kernels", texts.len());
+    // Kernels are compiled in batches that share one prelude (NVRTC's cost is mostly the
+    // parse of the prelude), on two threads; a batch that fails is compiled kernel by
+    // kernel to name the culprit.
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let halves: Vec<_> = texts
+            .chunks(texts.len().div_ceil(2))
+            .map(|half| {
+                s.spawn(move || {
+                    half.chunks(BATCH)
+                        .flat_map(compile_batch)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        halves
+            .into_iter()
+            .flat_map(|h| h.join().expect("compile thread"))
+            .collect()
+    });
+    assert!(
+        failures.is_empty(),
+        "{} of {} kernels did not compile; the first:\n{}",
+        failures.len(),
+        texts.len(),
+        failures[0]
+    );
+}
+
+/// Kernels per NVRTC program in the compile test.
+const BATCH: usize = 100;
+
+/// Compiles `batch` as one program; every entry must be in the PTX. On failure, compiles
+/// each kernel alone and returns each one's error.
+fn compile_batch(batch: &[&KernelPlan]) -> Vec<String> {
+    let mut src = String::from(PRELUDE);
+    for p in batch {
+        src.push_str(
+            p.source
+                .strip_prefix(PRELUDE)
+                .expect("kernel texts start with the prelude"),
+        );
+    }
+    let missing = |ptx: &str| {
+        batch
+            .iter()
+            .flat_map(|p| &p.entries)
+            .filter(|e| !ptx.contains(&format!(".entry {}(", e.name)))
+            .map(|e| format!("{}: not in the PTX", e.name))
+            .collect::<Vec<_>>()
+    };
+    match tessera_cuda::nvrtc::compile_uncached(&src, ARCH) {
+        Ok(ptx) => missing(&ptx),
+        Err(_) => batch
+            .iter()
+            .filter_map(|p| tessera_cuda::nvrtc::compile_uncached(&p.source, ARCH).err())
+            .map(|e| e.to_string())
+            .collect(),
+    }
+}
+
+/// Bits equal, any NaN equal to any NaN.
+fn same_bits(got: &HostArray, want: &HostArray) -> Result<(), String> {
+    if got.dtype() != want.dtype() || got.shape() != want.shape() {
+        return Err(format!(
+            "{} {:?} vs {} {:?}",
+            got.dtype(),
+            got.shape(),
+            want.dtype(),
+            want.shape()
+        ));
+    }
+    let bits = |h: &HostArray| -> Vec<Option<u64>> {
+        match h {
+            HostArray::F64(a) => a
+                .iter()
+                .map(|v| (!v.is_nan()).then(|| v.to_bits()))
+                .collect(),
+            HostArray::F32(a) => a
+                .iter()
+                .map(|v| (!v.is_nan()).then(|| u64::from(v.to_bits())))
+                .collect(),
+            other => other
+                .to_f64_vec()
+                .iter()
+                .map(|v| Some(v.to_bits()))
+                .collect(),
+        }
+    };
+    let (g, w) = (bits(got), bits(want));
+    match g.iter().zip(&w).position(|(a, b)| a != b) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "element {i}: host kernel {:?} vs cpu {:?} ({} of {} differ)",
+            got.get_flat(i),
+            want.get_flat(i),
+            g.iter().zip(&w).filter(|(a, b)| a != b).count(),
+            g.len()
+        )),
+    }
+}
+
+/// The tolerance for a reduced output: float sums and products may round differently in
+/// a tree; everything else must be exact.
+fn reduction_tol(program: &Program, output: usize, inputs: &[HostArray]) -> Tol {
+    let o = &program.outputs[output];
+    let Some(r) = &o.reduce else {
+        return Tol::EXACT;
+    };
+    let dtype = program.output_dtype(output);
+    if !dtype.is_float() {
+        return Tol::EXACT;
+    }
+    // The unreduced values, for the slack's scale.
+    let mut unreduced = program.clone();
+    unreduced.outputs = vec![tessera_core::program::Output {
+        node: o.node,
+        reduce: None,
+    }];
+    let cpu = tessera_cpu::CpuBackend::new();
+    let chunks: Vec<_> = inputs
+        .iter()
+        .map(|h| cpu.from_host(h).expect("host"))
+        .collect();
+    let values = cpu
+        .execute(&unreduced, &chunks)
+        .and_then(|v| cpu.to_host(&v[0]))
+        .expect("unreduced values");
+    let n: usize = r.axes.iter().map(|&a| program.shape[a]).product();
+    match r.op {
+        ReduceOp::Sum | ReduceOp::NanSum => Tol::reduction(dtype, n, max_abs(&values)),
+        ReduceOp::Prod => Tol::product(dtype, n, has_subnormal(&values)),
+        _ => Tol::EXACT,
+    }
+}
+
+#[test]
+fn conformance_programs_give_the_cpu_bits_on_the_host() {
+    if let Err(reason) = host_shim::compiler() {
+        skip(
+            "conformance_programs_give_the_cpu_bits_on_the_host",
+            &reason,
+        );
+        return;
+    }
+    let runs = suite_runs();
+    let plans = plans(runs);
+    let lib = host_shim::build(&plans.iter().map(|(_, _, p)| p).collect::<Vec<_>>())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (mut checked, mut reduced, mut failures) = (0, 0, Vec::new());
+    for (i, o, plan) in &plans {
+        let run = &runs[*i];
+        let shape = run.program.output_shape(*o);
+        let want = &run.outputs[*o];
+        let got = match lib.run(plan, &run.inputs, &shape) {
+            Ok(g) => g,
+            Err(e) => {
+                failures.push(format!("{e}\n{}", run.program.describe()));
+                continue;
+            }
+        };
+        let verdict = if run.program.outputs[*o].reduce.is_none() {
+            same_bits(&got, want)
+        } else {
+            reduced += 1;
+            let tol = reduction_tol(&run.program, *o, &run.inputs);
+            compare(&got, want, tol).map_err(|m| m.describe("host kernel", "cpu"))
+        };
+        checked += 1;
+        if let Err(e) = verdict {
+            failures.push(format!(
+                "output {o} of\n{}inputs {:?}\n{e}",
+                run.program.describe(),
+                run.inputs
+                    .iter()
+                    .map(|h| (h.dtype(), h.shape().to_vec()))
+                    .collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(
+        checked > 1000 && reduced > 100,
+        "{checked} outputs, {reduced} reduced"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} outputs differ; the first ones:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(6)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
+}

@@ -1,0 +1,317 @@
+//! Runs generated kernel texts on the host: the same text NVRTC compiles, compiled as C++
+//! with a shim header that defines what CUDA provides (`__global__`, `threadIdx`,
+//! `__syncthreads`, the intrinsics), and launched with every block's threads as real
+//! threads meeting at a barrier. It proves the numerics of the text — the bits of every
+//! op, cast and generator, the order-free correctness of the reduction tree — not launch
+//! configuration, races, streams or speed.
+//!
+//! All kernels of a test go into one translation unit (`c++ -std=c++20 -O1
+//! -ffp-contract=off`, so no `a * b + c` is contracted, as NVRTC's `--fmad=false`), one
+//! shared library, loaded once.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use tessera_core::{dispatch_host, DType, HostArray};
+use tessera_cuda::codegen::{ctype, Arg, KernelPlan, Launch, PRELUDE};
+
+/// What CUDA gives a kernel, for the host.
+const SHIM: &str = r#"
+#include <math.h>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <barrier>
+#include <vector>
+#include <functional>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+struct dim3 { unsigned x = 1, y = 1, z = 1; };
+static thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+static thread_local std::barrier<>* tsr_bar = nullptr;
+static inline void __syncthreads() { tsr_bar->arrive_and_wait(); }
+static inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
+static inline long long __double_as_longlong(double d) { long long v; std::memcpy(&v, &d, 8); return v; }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+}
+// Blocks one after another (so `__shared__` statics are the block's), the threads of a
+// block at once.
+static void tsr_launch(unsigned grid, unsigned block, const std::function<void()>& k) {
+    for (unsigned b = 0; b < grid; ++b) {
+        std::barrier<> bar(block);
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < block; ++t) {
+            ts.emplace_back([&, b, t] {
+                threadIdx.x = t; blockIdx.x = b; blockDim.x = block; gridDim.x = grid;
+                tsr_bar = &bar;
+                k();
+            });
+        }
+        for (auto& th : ts) th.join();
+    }
+}
+"#;
+
+/// Threads per block and the most blocks a launch uses on the host: small, so a launch is
+/// cheap, and not a divisor of most shapes, so grid-stride loops and ragged parts happen.
+const BLOCK: u32 = 8;
+const MAX_GRID: u64 = 6;
+
+/// The compiled kernels of one test.
+pub struct HostKernels {
+    lib: libloading::Library,
+}
+
+/// Compiles every distinct kernel of `plans` into one library.
+pub fn build(plans: &[&KernelPlan]) -> Result<HostKernels, String> {
+    let mut unique: BTreeMap<u64, &KernelPlan> = BTreeMap::new();
+    for p in plans {
+        unique.entry(p.hash).or_insert(p);
+    }
+    let mut src = String::from(SHIM);
+    src.push_str(PRELUDE);
+    for p in unique.values() {
+        let body = p
+            .source
+            .strip_prefix(PRELUDE)
+            .ok_or("a kernel text that does not start with the prelude")?;
+        src.push_str(body);
+        for e in &p.entries {
+            src.push_str(&launcher(&e.name, &e.args));
+        }
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "tessera-host-kernels-{}-{:x}",
+        std::process::id(),
+        tessera_cuda::codegen::stable_hash(src.as_bytes())
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let (cpp, so) = (dir.join("kernels.cpp"), dir.join("libkernels.so"));
+    std::fs::write(&cpp, &src).map_err(|e| e.to_string())?;
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let out = Command::new(&cxx)
+        .args([
+            "-std=c++20",
+            "-O1",
+            "-ffp-contract=off",
+            "-fno-fast-math",
+            "-fPIC",
+            "-shared",
+            "-pthread",
+            "-w",
+            "-o",
+        ])
+        .arg(&so)
+        .arg(&cpp)
+        .output()
+        .map_err(|e| format!("{cxx} could not be run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "the kernels did not compile as C++ ({}):\n{}",
+            cpp.display(),
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .take(40)
+                .collect::<Vec<_>>()
+                .join("\n")
+        ));
+    }
+    // SAFETY: the library was just built from the generated text and the shim above; its
+    // initialisers are the C++ runtime's.
+    #[allow(unsafe_code)]
+    let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| e.to_string())?;
+    // The mapping outlives the file; nothing is left in the temp dir.
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(HostKernels { lib })
+}
+
+/// Whether a C++ compiler is there (the test skips with the reason when not).
+pub fn compiler() -> Result<(), String> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    match Command::new(&cxx).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => Err(format!("no C++ compiler ({cxx}) to build the host shim")),
+    }
+}
+
+/// The host launcher of entry `name`: unpacks `void** a` into the kernel's arguments.
+fn launcher(name: &str, args: &[Arg]) -> String {
+    let mut call = Vec::new();
+    let mut k = 0;
+    for a in args {
+        match *a {
+            Arg::Params => call.push(format!("(const u64*)a[{k}]")),
+            Arg::Input(_, d) => call.push(format!("(const {}*)a[{k}]", ctype(d))),
+            Arg::Output(d) | Arg::Partials(d) => call.push(format!("({}*)a[{k}]", ctype(d))),
+            Arg::PartialIndex => call.push(format!("(i64*)a[{k}]")),
+            Arg::ZigguratTables => {
+                call.push(format!("(const f64*)a[{k}]"));
+                call.push(format!("(const u64*)a[{}]", k + 1));
+                call.push(format!("(const f64*)a[{}]", k + 2));
+                k += 2;
+            }
+        }
+        k += 1;
+    }
+    format!(
+        "extern \"C\" void host_{name}(unsigned grid, unsigned block, void** a) {{ tsr_launch(grid, block, [&] {{ {name}({}); }}); }}\n",
+        call.join(", ")
+    )
+}
+
+/// A zeroed host buffer of `n` elements of `d` that a kernel writes.
+struct Buf(Vec<u8>);
+
+impl Buf {
+    fn zeroed(d: DType, n: usize) -> Buf {
+        Buf(vec![0u8; n.max(1) * d.size()])
+    }
+    fn ptr(&mut self) -> *mut std::ffi::c_void {
+        self.0.as_mut_ptr().cast()
+    }
+}
+
+/// The bytes of a host array in C order (bool as 0/1 bytes, as the kernels hold it).
+fn bytes_of(h: &HostArray) -> Vec<u8> {
+    let mut out = Vec::with_capacity(h.nbytes().max(1));
+    dispatch_host!(h, a => {
+        for v in a.iter() {
+            push_le(&mut out, *v);
+        }
+    });
+    if out.is_empty() {
+        out.push(0);
+    }
+    out
+}
+
+trait Le {
+    fn le(self, out: &mut Vec<u8>);
+}
+macro_rules! le_num {
+    ($($t:ty),*) => {$(impl Le for $t { fn le(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_le_bytes()); } })*};
+}
+le_num!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+impl Le for bool {
+    fn le(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+}
+fn push_le<T: Le>(out: &mut Vec<u8>, v: T) {
+    v.le(out)
+}
+
+/// A host array of `dtype` and `shape` from C-order bytes.
+fn array_of(d: DType, shape: &[usize], bytes: &[u8]) -> HostArray {
+    use tessera_core::Scalar;
+    let n: usize = shape.iter().product();
+    let sz = d.size();
+    let values: Vec<Scalar> = (0..n)
+        .map(|i| {
+            let b = &bytes[i * sz..(i + 1) * sz];
+            macro_rules! rd {
+                ($t:ty, $v:ident) => {
+                    Scalar::$v(<$t>::from_le_bytes(b.try_into().expect("element size")))
+                };
+            }
+            match d {
+                DType::Bool => Scalar::Bool(b[0] != 0),
+                DType::I8 => rd!(i8, I8),
+                DType::I16 => rd!(i16, I16),
+                DType::I32 => rd!(i32, I32),
+                DType::I64 => rd!(i64, I64),
+                DType::U8 => rd!(u8, U8),
+                DType::U16 => rd!(u16, U16),
+                DType::U32 => rd!(u32, U32),
+                DType::U64 => rd!(u64, U64),
+                DType::F32 => rd!(f32, F32),
+                DType::F64 => rd!(f64, F64),
+            }
+        })
+        .collect();
+    HostArray::from_scalars(shape, d, &values).expect("shape and values agree")
+}
+
+impl HostKernels {
+    /// Runs `plan` (one output of `program`) over `inputs`; returns the output, shaped as
+    /// the program's output `shape`.
+    pub fn run(
+        &self,
+        plan: &KernelPlan,
+        inputs: &[HostArray],
+        shape: &[usize],
+    ) -> Result<HostArray, String> {
+        let tables = tessera_core::random::ziggurat::tables();
+        let mut params: Vec<u8> = plan.params.iter().flat_map(|v| v.to_le_bytes()).collect();
+        params.resize(params.len().max(8), 0);
+        let mut ins: Vec<Vec<u8>> = inputs.iter().map(bytes_of).collect();
+        let wi: Vec<u8> = tables.wi.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let n_out: usize = shape.iter().product();
+        let mut out = Buf::zeroed(plan.out_dtype, n_out);
+        let pass =
+            |entry: usize, grid: u64, args: Vec<*mut std::ffi::c_void>| -> Result<(), String> {
+                let name = format!("host_{}", plan.entries[entry].name);
+                // SAFETY: the symbol was generated by `launcher` with this signature; every
+                // pointer in `args` points into a live buffer sized for what the kernel
+                // touches (the plan's parameters, the inputs, an output of the output's
+                // element count, partials of kept x parts).
+                #[allow(unsafe_code)]
+                unsafe {
+                    let f: libloading::Symbol<
+                        unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void),
+                    > = self.lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
+                    let mut args = args;
+                    f(grid.clamp(1, MAX_GRID) as u32, BLOCK, args.as_mut_ptr());
+                }
+                Ok(())
+            };
+        let head = |params: &mut Vec<u8>, ins: &mut Vec<Vec<u8>>| {
+            let mut v: Vec<*mut std::ffi::c_void> = vec![params.as_mut_ptr().cast()];
+            for i in ins.iter_mut() {
+                v.push(i.as_mut_ptr().cast());
+            }
+            v
+        };
+        let (mut wi, mut ki, mut fi) = (wi, ki, fi);
+        let mut tail = |v: &mut Vec<*mut std::ffi::c_void>| {
+            if plan.entries[0].args.contains(&Arg::ZigguratTables) {
+                v.push(wi.as_mut_ptr().cast());
+                v.push(ki.as_mut_ptr().cast());
+                v.push(fi.as_mut_ptr().cast());
+            }
+        };
+        match plan.launch {
+            Launch::Elementwise { n } => {
+                if n > 0 {
+                    let mut args = head(&mut params, &mut ins);
+                    args.push(out.ptr());
+                    tail(&mut args);
+                    pass(0, n.div_ceil(u64::from(BLOCK)), args)?;
+                }
+            }
+            Launch::Reduce {
+                kept, parts, acc, ..
+            } => {
+                if kept > 0 {
+                    let np = (kept * parts) as usize;
+                    let mut part = Buf::zeroed(acc, np);
+                    let mut idx = Buf::zeroed(DType::I64, np);
+                    let mut args = head(&mut params, &mut ins);
+                    args.push(part.ptr());
+                    args.push(idx.ptr());
+                    tail(&mut args);
+                    pass(0, kept * parts, args)?;
+                    let fin = vec![params.as_mut_ptr().cast(), part.ptr(), idx.ptr(), out.ptr()];
+                    pass(1, kept.div_ceil(u64::from(BLOCK)), fin)?;
+                }
+            }
+        }
+        Ok(array_of(plan.out_dtype, shape, &out.0))
+    }
+}
