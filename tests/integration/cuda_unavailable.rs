@@ -1,62 +1,84 @@
-//! Issue 8's no-GPU contract, end to end: the unchanged `backend_switch` example run with
-//! `TESSERA_ARRAY_BACKEND=cuda` fails cleanly, naming the missing driver or device. On a
-//! machine with a GPU this test says it was skipped (the device tests live in
+//! The no-GPU contract, end to end: the unchanged `backend_switch` example run with
+//! `TESSERA_ARRAY_BACKEND=cuda` fails cleanly, naming the missing driver or device — with
+//! no driver at all, and with an old driver library (Debian's `libcuda1` 535, a CUDA 12.2
+//! driver, unpacked by `.ci/run` and named by `TESSERA_TEST_OLD_LIBCUDA_DIR`) and no device,
+//! where cudarc 0.17 used to panic while resolving symbols the old driver lacks. On a
+//! machine with a GPU these tests say they were skipped (the device tests live in
 //! `backends/cuda/tests`).
 
+use std::ffi::OsStr;
 use std::process::Command;
 
-#[test]
-fn backend_switch_on_cuda_names_what_is_missing() {
-    if tessera_cuda::probe().is_ok() {
-        tessera_conformance::skip::skip(
-            "backend_switch_on_cuda_names_what_is_missing",
-            "a CUDA device is present; this test covers machines without one",
-        );
-        return;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let examples = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>")
-        .join("examples");
-    let path = examples.join(format!("backend_switch{}", std::env::consts::EXE_SUFFIX));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "tessera",
-                "--example",
-                "backend_switch",
-            ])
-            .status()
-            .expect("run cargo");
-        assert!(status.success());
-    }
-    let mut cmd = Command::new(&path);
+use crate::plugins::example_binary;
+
+/// Runs `backend_switch` on `cuda` with `env` added; returns (success, stdout + stderr).
+fn backend_switch_on_cuda(env: &[(&str, &OsStr)]) -> (bool, String) {
+    let mut cmd = Command::new(example_binary("backend_switch"));
     for (k, _) in std::env::vars() {
         if k.starts_with("TESSERA_") {
             cmd.env_remove(k);
         }
     }
-    let out = cmd
-        .env("TESSERA_ARRAY_BACKEND", "cuda")
-        .env(
-            "XDG_CONFIG_HOME",
-            std::env::temp_dir().join("tessera-no-config"),
-        )
-        .output()
-        .expect("run backend_switch");
+    cmd.env("TESSERA_ARRAY_BACKEND", "cuda").env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("tessera-no-config"),
+    );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run backend_switch");
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{text}");
+    (out.status.success(), text)
+}
+
+fn skip_with_a_device(test: &str) -> bool {
+    if tessera_cuda::probe().is_ok() {
+        tessera_conformance::skip::skip(
+            test,
+            "a CUDA device is present; this test covers machines without one",
+        );
+        return true;
+    }
+    false
+}
+
+#[test]
+fn backend_switch_on_cuda_names_what_is_missing() {
+    if skip_with_a_device("backend_switch_on_cuda_names_what_is_missing") {
+        return;
+    }
+    let (ok, text) = backend_switch_on_cuda(&[]);
+    assert!(!ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
     assert!(
         text.contains("backend 'cuda' is unavailable")
             && (text.contains("no CUDA driver found")
                 || text.contains("no CUDA device is visible")),
+        "{text}"
+    );
+}
+
+#[test]
+fn backend_switch_on_cuda_with_an_old_driver_and_no_device_names_the_device() {
+    let test = "backend_switch_on_cuda_with_an_old_driver_and_no_device_names_the_device";
+    if skip_with_a_device(test) {
+        return;
+    }
+    let Some(dir) = std::env::var_os("TESSERA_TEST_OLD_LIBCUDA_DIR") else {
+        tessera_conformance::skip::skip(
+            test,
+            "TESSERA_TEST_OLD_LIBCUDA_DIR is not set (`.ci/run` unpacks Debian's libcuda1 535 and sets it)",
+        );
+        return;
+    };
+    let (ok, text) = backend_switch_on_cuda(&[("LD_LIBRARY_PATH", dir.as_os_str())]);
+    assert!(!ok, "{text}");
+    assert!(!text.contains("panicked"), "{text}");
+    assert!(
+        text.contains("backend 'cuda' is unavailable")
+            && text
+                .contains("the CUDA driver (CUDA 12.2) is installed but no CUDA device is visible"),
         "{text}"
     );
 }

@@ -273,7 +273,7 @@ fn plugins_load_from_the_config_file_and_from_the_environment() {
 
 /// `target/<profile>/examples/NAME`: built by `cargo test` next to this test binary, or
 /// here when this test runs alone.
-fn example_binary(name: &str) -> PathBuf {
+pub(crate) fn example_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let profile_dir = exe
         .parent()
