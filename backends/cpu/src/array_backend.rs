@@ -6,11 +6,9 @@ use std::sync::Arc;
 use tessera_core::backend::{
     downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
 };
-use tessera_core::program::{
-    BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp,
-};
+use tessera_core::program::{primitives, BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
 use tessera_core::random::RandomSpec;
-use tessera_core::{DType, Error, HostArray, Result, Scalar};
+use tessera_core::{DType, HostArray, Result, Scalar};
 
 use crate::fused::{self, kernels};
 
@@ -83,32 +81,10 @@ impl CpuBackend {
         Arc::new(CpuChunk::new(data))
     }
 
-    /// Runs a one-output program built by `build` over `shape`.
-    fn single(
-        &self,
-        shape: &[usize],
-        inputs: &[Chunk],
-        reduce: Option<Reduction>,
-        build: impl FnOnce(&mut ProgramBuilder) -> Result<usize>,
-    ) -> Result<Chunk> {
-        let mut pb = ProgramBuilder::new(shape);
-        let node = build(&mut pb)?;
-        let program = pb.finish(vec![(node, reduce)])?;
+    /// Runs a one-output program (a primitive's) and returns its output.
+    fn single(&self, program: Program, inputs: &[Chunk]) -> Result<Chunk> {
         let mut out = self.execute(&program, inputs)?;
         Ok(out.remove(0))
-    }
-
-    fn same_shape(op: &str, chunks: &[&Chunk]) -> Result<Vec<usize>> {
-        let s = chunks[0].shape().to_vec();
-        for c in &chunks[1..] {
-            if c.shape() != s.as_slice() {
-                return Err(Error::shape(
-                    op,
-                    format!("operands of shapes {:?} and {:?}", s, c.shape()),
-                ));
-            }
-        }
-        Ok(s)
     }
 }
 
@@ -142,11 +118,11 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        self.single(shape, &[], None, |pb| Ok(pb.random(*spec, map.clone())))
+        self.single(primitives::random(spec, map, shape)?, &[])
     }
 
     fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        self.single(shape, &[], None, |pb| Ok(pb.index(map.clone(), axis)))
+        self.single(primitives::iota(map, axis, shape)?, &[])
     }
 
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
@@ -154,60 +130,34 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
-        let shape = x.shape().to_vec();
-        self.single(&shape, std::slice::from_ref(x), None, |pb| {
-            let i = pb.input(0, x.dtype(), IndexMap::identity(&shape));
-            pb.unary(op, i)
-        })
+        self.single(
+            primitives::unary(op, x.dtype(), x.shape())?,
+            std::slice::from_ref(x),
+        )
     }
 
     fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let shape = CpuBackend::same_shape(op.name(), &[a, b])?;
-        if a.dtype() != b.dtype() {
-            return Err(Error::dtype(
-                op.name(),
-                b.dtype(),
-                format!(
-                    "primitive operands must share a dtype; left is {}",
-                    a.dtype()
-                ),
-            ));
-        }
-        self.single(&shape, &[a.clone(), b.clone()], None, |pb| {
-            let x = pb.input(0, a.dtype(), IndexMap::identity(&shape));
-            let y = pb.input(1, b.dtype(), IndexMap::identity(&shape));
-            // The protocol's integer `divide` is floor division in the operands' dtype;
-            // the builder's `binary` would make it true division in float64.
-            if op == BinaryOp::Div && !a.dtype().is_float() {
-                pb.floor_div(x, y)
-            } else {
-                pb.binary(op, x, y)
-            }
-        })
+        let p = primitives::binary(op, (a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
+        self.single(p, &[a.clone(), b.clone()])
     }
 
     fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let shape = CpuBackend::same_shape("where", &[cond, a, b])?;
-        self.single(&shape, &[cond.clone(), a.clone(), b.clone()], None, |pb| {
-            let c = pb.input(0, cond.dtype(), IndexMap::identity(&shape));
-            let x = pb.input(1, a.dtype(), IndexMap::identity(&shape));
-            let y = pb.input(2, b.dtype(), IndexMap::identity(&shape));
-            Ok(pb.where_(c, x, y))
-        })
+        let p = primitives::where_(
+            (cond.dtype(), cond.shape()),
+            (a.dtype(), a.shape()),
+            (b.dtype(), b.shape()),
+        )?;
+        self.single(p, &[cond.clone(), a.clone(), b.clone()])
     }
 
     fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        let (map, shape) = AxisSlice::map(x.shape(), slices)?;
-        self.single(&shape, std::slice::from_ref(x), None, |pb| {
-            Ok(pb.input(0, x.dtype(), map))
-        })
+        let p = primitives::slice(x.dtype(), x.shape(), slices)?;
+        self.single(p, std::slice::from_ref(x))
     }
 
     fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        let (map, shape) = IndexMap::permuted(x.shape(), perm)?;
-        self.single(&shape, std::slice::from_ref(x), None, |pb| {
-            Ok(pb.input(0, x.dtype(), map))
-        })
+        let p = primitives::transpose(x.dtype(), x.shape(), perm)?;
+        self.single(p, std::slice::from_ref(x))
     }
 
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
@@ -215,29 +165,13 @@ impl ArrayBackend for CpuBackend {
     }
 
     fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        let map = IndexMap::broadcast(x.shape(), shape)?;
-        self.single(shape, std::slice::from_ref(x), None, |pb| {
-            Ok(pb.input(0, x.dtype(), map))
-        })
+        let p = primitives::broadcast_to(x.dtype(), x.shape(), shape)?;
+        self.single(p, std::slice::from_ref(x))
     }
 
     fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
-        let shape = x.shape().to_vec();
-        if axes.iter().any(|&a| a >= shape.len()) {
-            return Err(Error::invalid(
-                op.name(),
-                format!("axes {axes:?} out of range for shape {shape:?}"),
-            ));
-        }
-        let mut axes = axes.to_vec();
-        axes.sort_unstable();
-        axes.dedup();
-        self.single(
-            &shape,
-            std::slice::from_ref(x),
-            Some(Reduction { op, axes }),
-            |pb| Ok(pb.input(0, x.dtype(), IndexMap::identity(&shape))),
-        )
+        let p = primitives::reduce(x.dtype(), x.shape(), op, axes)?;
+        self.single(p, std::slice::from_ref(x))
     }
 
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {

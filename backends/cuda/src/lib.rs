@@ -23,7 +23,6 @@
 pub mod codegen;
 pub mod nvrtc;
 pub mod probe;
-pub mod programs;
 
 pub use probe::{probe, Devices};
 

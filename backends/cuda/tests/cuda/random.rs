@@ -114,7 +114,8 @@ fn random_kernels_give_the_cpu_bits_on_the_host() {
     let mut cases = Vec::new();
     for spec in specs() {
         for (name, map, shape) in reads() {
-            let p = tessera_cuda::programs::random(&spec, &map, &shape).expect("program");
+            let p =
+                tessera_core::program::primitives::random(&spec, &map, &shape).expect("program");
             let plan = generate(&p, 0, 1).expect("kernel");
             let want = cpu
                 .random(&spec, &map, &shape)

@@ -17,6 +17,7 @@ mod builder;
 mod eval;
 mod moments;
 mod ops;
+pub mod primitives;
 
 pub use builder::ProgramBuilder;
 pub use eval::evaluate_with_primitives;

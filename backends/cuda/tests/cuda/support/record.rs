@@ -1,5 +1,5 @@
 //! A backend that runs every program-shaped primitive as the program the CUDA backend would
-//! generate a kernel for (`tessera_cuda::programs`), executes it on the CPU backend, and
+//! generate a kernel for (`tessera_core::program::primitives`), executes it on the CPU backend, and
 //! records each program with its inputs and the CPU's outputs.
 //!
 //! Run through the conformance suite it does two things: the suite's verdict checks the
@@ -15,11 +15,11 @@ use std::any::Any;
 use tessera_core::backend::{
     downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
 };
+use tessera_core::program::primitives as programs;
 use tessera_core::program::{BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, HostArray, Result, Scalar};
 use tessera_cpu::CpuBackend;
-use tessera_cuda::programs;
 
 /// One program run: its inputs and what the CPU backend returned.
 #[derive(Clone)]

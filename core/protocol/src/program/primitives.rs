@@ -1,17 +1,17 @@
-//! The backend primitives that are fused programs on a GPU: one program each, so that every
-//! elementwise op, generator, strided read and reduction the protocol asks for is one
-//! generated kernel, through the same code path as the fused chains the engine lowers.
+//! The backend primitives as fused programs: one program each.
 //!
-//! These mirror what the CPU backend builds for the same primitives (the conformance suite
-//! checks a backend built on them against the CPU reference). Reshape, concatenate,
-//! matmul and host transfers are copies or library calls, not programs.
+//! A backend that executes programs natively implements most primitives by building the
+//! program here and running it, so every elementwise op, generator, strided read and
+//! reduction the protocol asks for goes through the same executor as the fused chains the
+//! engine lowers — on the CPU one tiled pass, on a GPU one generated kernel. The CPU and
+//! CUDA backends share these definitions. Reshape, concatenate, matmul and host transfers
+//! are copies or library calls, not programs.
 
-use tessera_core::backend::AxisSlice;
-use tessera_core::program::{
-    BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp,
-};
-use tessera_core::random::RandomSpec;
-use tessera_core::{DType, Error, Result, Scalar};
+use super::{BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
+use crate::backend::AxisSlice;
+use crate::dtype::{DType, Scalar};
+use crate::error::{Error, Result};
+use crate::random::RandomSpec;
 
 /// A one-output program over `shape` built by `build`.
 fn single(
