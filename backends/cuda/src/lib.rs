@@ -14,13 +14,20 @@
 //!   that the same text compiles with NVRTC and, with a shim header, as host C++;
 //! - [`nvrtc`]: NVRTC found at run time, kernels compiled to PTX and cached by hash.
 //!
-//! The backend registers as `cuda` and is **unavailable** with the probe's reason — no
-//! driver, no device — so `TESSERA_ARRAY_BACKEND=cuda` fails with that reason instead of a
-//! crash. Device chunks, the launcher and cuBLAS matmul are not in this build yet (they need
-//! a GPU machine to be proven against the conformance suite); on a machine with a GPU the
-//! backend says exactly that, rather than pretending.
+//! - [`device`]: the backend itself — chunks in device memory from a pooled allocator,
+//!   a stream per worker thread, every program launched as its generated kernels, chunks
+//!   spread over all visible GPUs.
+//!
+//! The backend registers as `cuda`. Where there is no driver, no device, or no NVRTC that
+//! the driver can load the output of, it is **unavailable** with that reason, so
+//! `TESSERA_ARRAY_BACKEND=cuda` fails with it instead of a crash. The kernel texts are
+//! proven on every machine (NVRTC compiles them; a host shim runs them bit for bit against
+//! the CPU backend); the device layer needs a GPU machine to be proven against the
+//! conformance suite.
 
 pub mod codegen;
+pub mod device;
+pub mod host_bytes;
 pub mod nvrtc;
 pub mod probe;
 
@@ -28,26 +35,36 @@ pub use probe::{probe, Devices};
 
 use tessera_core::backend::Availability;
 
-/// The backend's availability here: the probe's reason, or — with devices present — that
-/// this build does not run kernels on devices yet.
+/// The backend's availability here: the probe's reason, or NVRTC's, or that the driver is
+/// older than NVRTC's PTX.
 pub fn availability() -> Availability {
-    match probe() {
+    match ready() {
+        Ok(_) => Availability::Available,
         Err(reason) => Availability::Unavailable(reason),
-        Ok(d) => Availability::Unavailable(format!(
-            "found {} CUDA device(s) (driver CUDA {}), but this build of tessera-cuda has no \
-             device kernels yet (the kernel generator is built and checked; device chunks, \
-             launches and cuBLAS matmul are still to come); use the cpu backend",
-            d.count,
-            probe::version_text(d.driver_version)
-        )),
     }
 }
 
-fn make() -> Result<tessera_core::BackendRef, String> {
-    match availability() {
-        Availability::Unavailable(reason) => Err(reason),
-        Availability::Available => Err("unreachable: no device kernels in this build".to_string()),
+/// The devices, once the driver, a device and a usable NVRTC are all there.
+fn ready() -> Result<Devices, String> {
+    let d = probe()?;
+    let (major, minor) = nvrtc::load()?;
+    if d.driver_version / 1000 < major {
+        return Err(format!(
+            "the CUDA driver supports CUDA {} but NVRTC is {major}.{minor}, whose PTX that \
+             driver cannot load; update the driver, or point {} at a CUDA {} NVRTC",
+            probe::version_text(d.driver_version),
+            nvrtc::NVRTC_DIR_VAR,
+            d.driver_version / 1000
+        ));
     }
+    Ok(d)
+}
+
+fn make() -> Result<tessera_core::BackendRef, String> {
+    let d = ready()?;
+    device::CudaBackend::open(d.count)
+        .map(|b| std::sync::Arc::new(b) as tessera_core::BackendRef)
+        .map_err(|e| e.to_string())
 }
 
 tessera_core::inventory::submit! {

@@ -219,6 +219,18 @@ pub enum Error {
         detail: String,
     },
 
+    /// A device call failed: out of device memory, a kernel launch or copy refused, a
+    /// device lost. Names the backend, the op and the driver's words.
+    #[error("backend '{backend}': {op} failed on the device: {detail}")]
+    Device {
+        /// The backend (`cuda`).
+        backend: String,
+        /// The operation.
+        op: String,
+        /// The driver's error and what it was doing.
+        detail: String,
+    },
+
     /// An I/O error with the path it happened on.
     #[error("{path}: {source}")]
     Io {

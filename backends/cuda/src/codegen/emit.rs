@@ -14,7 +14,7 @@ use super::reduce;
 use super::{Arg, Launch};
 
 /// The placeholder for the kernel's name, replaced once the text's hash is known.
-pub(super) const NAME: &str = "@KERNEL@";
+pub(crate) const NAME: &str = "@KERNEL@";
 
 /// The C type of a dtype in kernel text.
 pub fn ctype(d: DType) -> &'static str {

@@ -25,6 +25,7 @@
 //! `--fmad=false` so that the device does not contract `a * b + c` either.
 
 mod emit;
+mod matmul;
 mod reduce;
 
 use tessera_core::program::{Node, Program, ReduceOp};
@@ -32,6 +33,7 @@ use tessera_core::random::Distribution;
 use tessera_core::{DType, Error, Result};
 
 pub use emit::ctype;
+pub use matmul::matmul;
 
 /// The scalar definitions every kernel starts with (see the module docs).
 pub const PRELUDE: &str = include_str!("prelude.cu");

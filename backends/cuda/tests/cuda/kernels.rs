@@ -241,3 +241,51 @@ fn conformance_programs_give_the_cpu_bits_on_the_host() {
             .join("\n\n")
     );
 }
+
+/// The matrix product kernel against the CPU backend's product: integers exactly
+/// (wrapping), floats within the suite's tolerance for a sum of `k` products.
+#[test]
+fn matmul_kernel_matches_the_cpu_on_the_host() {
+    if let Err(reason) = host_shim::compiler() {
+        skip("matmul_kernel_matches_the_cpu_on_the_host", &reason);
+        return;
+    }
+    use tessera_core::{DType, Scalar};
+    let cpu = tessera_cpu::CpuBackend::new();
+    let (m, k, n) = (7, 33, 5);
+    let mut cases = Vec::new();
+    for d in DType::ALL.into_iter().filter(|&d| d != DType::Bool) {
+        // Values over the type's range, so integer products overflow and wrap.
+        let vals = |len: usize, salt: i64| -> Vec<Scalar> {
+            (0..len as i64)
+                .map(|i| {
+                    Scalar::I64((i * 7919 + salt).wrapping_mul(0x9e37_79b9) % 100_003 - 50_000)
+                        .cast(d)
+                })
+                .collect()
+        };
+        let a = HostArray::from_scalars(&[m, k], d, &vals(m * k, 1)).expect("a");
+        let b = HostArray::from_scalars(&[k, n], d, &vals(k * n, 2)).expect("b");
+        let want = cpu
+            .matmul(
+                &cpu.from_host(&a).expect("a"),
+                &cpu.from_host(&b).expect("b"),
+            )
+            .and_then(|c| cpu.to_host(&c))
+            .expect("cpu matmul");
+        let plan = tessera_cuda::codegen::matmul(d, m, k, n).expect("kernel");
+        cases.push((d, a, b, want, plan));
+    }
+    assert!(tessera_cuda::codegen::matmul(DType::Bool, 2, 2, 2).is_err());
+    let lib = host_shim::build(&cases.iter().map(|c| &c.4).collect::<Vec<_>>())
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (d, a, b, want, plan) in &cases {
+        let got = lib
+            .run(plan, &[a.clone(), b.clone()], &[m, n])
+            .expect("host run");
+        let scale = max_abs(a) * max_abs(b);
+        let tol = Tol::reduction(*d, k, scale);
+        compare(&got, want, tol)
+            .unwrap_or_else(|e| panic!("{d}: {}", e.describe("host kernel", "cpu")));
+    }
+}

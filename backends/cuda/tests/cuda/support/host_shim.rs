@@ -12,8 +12,9 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use tessera_core::{dispatch_host, DType, HostArray};
+use tessera_core::{DType, HostArray};
 use tessera_cuda::codegen::{ctype, Arg, KernelPlan, Launch, PRELUDE};
+use tessera_cuda::host_bytes;
 
 /// What CUDA gives a kernel, for the host.
 const SHIM: &str = r#"
@@ -175,67 +176,6 @@ impl Buf {
     }
 }
 
-/// The bytes of a host array in C order (bool as 0/1 bytes, as the kernels hold it).
-fn bytes_of(h: &HostArray) -> Vec<u8> {
-    let mut out = Vec::with_capacity(h.nbytes().max(1));
-    dispatch_host!(h, a => {
-        for v in a.iter() {
-            push_le(&mut out, *v);
-        }
-    });
-    if out.is_empty() {
-        out.push(0);
-    }
-    out
-}
-
-trait Le {
-    fn le(self, out: &mut Vec<u8>);
-}
-macro_rules! le_num {
-    ($($t:ty),*) => {$(impl Le for $t { fn le(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_le_bytes()); } })*};
-}
-le_num!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
-impl Le for bool {
-    fn le(self, out: &mut Vec<u8>) {
-        out.push(u8::from(self));
-    }
-}
-fn push_le<T: Le>(out: &mut Vec<u8>, v: T) {
-    v.le(out)
-}
-
-/// A host array of `dtype` and `shape` from C-order bytes.
-fn array_of(d: DType, shape: &[usize], bytes: &[u8]) -> HostArray {
-    use tessera_core::Scalar;
-    let n: usize = shape.iter().product();
-    let sz = d.size();
-    let values: Vec<Scalar> = (0..n)
-        .map(|i| {
-            let b = &bytes[i * sz..(i + 1) * sz];
-            macro_rules! rd {
-                ($t:ty, $v:ident) => {
-                    Scalar::$v(<$t>::from_le_bytes(b.try_into().expect("element size")))
-                };
-            }
-            match d {
-                DType::Bool => Scalar::Bool(b[0] != 0),
-                DType::I8 => rd!(i8, I8),
-                DType::I16 => rd!(i16, I16),
-                DType::I32 => rd!(i32, I32),
-                DType::I64 => rd!(i64, I64),
-                DType::U8 => rd!(u8, U8),
-                DType::U16 => rd!(u16, U16),
-                DType::U32 => rd!(u32, U32),
-                DType::U64 => rd!(u64, U64),
-                DType::F32 => rd!(f32, F32),
-                DType::F64 => rd!(f64, F64),
-            }
-        })
-        .collect();
-    HostArray::from_scalars(shape, d, &values).expect("shape and values agree")
-}
-
 impl HostKernels {
     /// Runs `plan` (one output of `program`) over `inputs`; returns the output, shaped as
     /// the program's output `shape`.
@@ -248,7 +188,14 @@ impl HostKernels {
         let tables = tessera_core::random::ziggurat::tables();
         let mut params: Vec<u8> = plan.params.iter().flat_map(|v| v.to_le_bytes()).collect();
         params.resize(params.len().max(8), 0);
-        let mut ins: Vec<Vec<u8>> = inputs.iter().map(bytes_of).collect();
+        let mut ins: Vec<Vec<u8>> = inputs
+            .iter()
+            .map(|h| {
+                let mut b = host_bytes::to_bytes(h);
+                b.resize(b.len().max(1), 0);
+                b
+            })
+            .collect();
         let wi: Vec<u8> = tables.wi.iter().flat_map(|v| v.to_le_bytes()).collect();
         let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
         let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -312,6 +259,7 @@ impl HostKernels {
                 }
             }
         }
-        Ok(array_of(plan.out_dtype, shape, &out.0))
+        let n = shape.iter().product::<usize>() * plan.out_dtype.size();
+        host_bytes::from_bytes(plan.out_dtype, shape, &out.0[..n]).map_err(|e| e.to_string())
     }
 }

@@ -1,0 +1,416 @@
+//! The `cuda` array backend: chunks in device memory, every fused program one generated
+//! kernel per output.
+//!
+//! **Placement (several GPUs on one node).** Every visible device gets a [`Gpu`]. A chunk
+//! made from nothing — uploaded from the host, or generated (`full`, `random`, `iota`, a
+//! program with no inputs) — goes to the next device in turn (round robin over all of
+//! them), so the blocks of an array spread evenly. An op runs on the device of its first
+//! input; inputs held by another device are copied over through the host first (a copy
+//! the scheduler's locality keeps rare, since a chain over one block stays where the block
+//! is). Results meet on the host when `compute()` gathers them. The scheduler's workers
+//! each use their own stream on every device.
+//!
+//! **What runs where.** Programs (and through them every elementwise op, cast, strided or
+//! transposed read, broadcast, generator and reduction) run as kernels, and so does
+//! `matmul` (a plain kernel; cuBLAS is still to come). `reshape` relabels a buffer.
+//! `concatenate` joins the blocks on the host, recorded as a fallback and announced by
+//! `explain()`; `qr` and `svd` are declared
+//! unsupported, so linear algebra runs them on the host, saying so. `moments_program`,
+//! `matmul_program` and `sketch_program` take the protocol's defaults, which run programs
+//! here.
+
+mod gpu;
+
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use cudarc::driver::CudaSlice;
+use tessera_core::backend::{
+    downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
+};
+use tessera_core::program::{primitives, BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
+use tessera_core::random::RandomSpec;
+use tessera_core::{DType, Error, HostArray, Result, Scalar};
+
+pub use gpu::{parts_for, Gpu};
+
+use crate::codegen::generate;
+use crate::host_bytes;
+
+/// The backend's name.
+pub const NAME: &str = "cuda";
+
+/// A chunk in one device's memory: a C-order buffer of its elements.
+pub struct DeviceChunk {
+    buf: Arc<CudaSlice<u8>>,
+    dtype: DType,
+    shape: Vec<usize>,
+    device: usize,
+    repr: String,
+}
+
+impl std::fmt::Debug for DeviceChunk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.repr)
+    }
+}
+
+impl DeviceChunk {
+    fn new(buf: Arc<CudaSlice<u8>>, dtype: DType, shape: Vec<usize>, device: usize) -> DeviceChunk {
+        let repr = format!("DeviceChunk(cuda:{device}, {dtype}{shape:?})");
+        DeviceChunk {
+            buf,
+            dtype,
+            shape,
+            device,
+            repr,
+        }
+    }
+
+    /// The device holding it.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    fn nbytes_exact(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.dtype.size()
+    }
+}
+
+impl ChunkData for DeviceChunk {
+    fn dtype(&self) -> DType {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn backend(&self) -> &str {
+        NAME
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The CUDA backend over every visible device.
+#[derive(Debug)]
+pub struct CudaBackend {
+    gpus: Vec<Gpu>,
+    next: AtomicUsize,
+    caps: Capabilities,
+}
+
+impl CudaBackend {
+    /// Opens `count` devices.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when a device cannot be opened.
+    pub fn open(count: usize) -> Result<CudaBackend> {
+        let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
+        let device = match gpus.len() {
+            1 => "cuda:0".to_string(),
+            n => format!("cuda:0..{n}"),
+        };
+        Ok(CudaBackend {
+            gpus,
+            next: AtomicUsize::new(0),
+            caps: Capabilities::all(&device)
+                .with_native_programs()
+                .without_ops(Capabilities::BLOCK_LINALG),
+        })
+    }
+
+    /// The devices, in ordinal order.
+    pub fn gpus(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    fn place(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % self.gpus.len()
+    }
+
+    fn chunk<'a>(&self, c: &'a Chunk, op: &str) -> Result<&'a DeviceChunk> {
+        downcast_chunk::<DeviceChunk>(c, NAME, op)
+    }
+
+    fn wrap(buf: CudaSlice<u8>, dtype: DType, shape: Vec<usize>, device: usize) -> Chunk {
+        Arc::new(DeviceChunk::new(Arc::new(buf), dtype, shape, device))
+    }
+
+    /// `c`'s buffer on device `to` (a copy through the host when it lives elsewhere).
+    fn on(&self, c: &DeviceChunk, to: usize) -> Result<Arc<CudaSlice<u8>>> {
+        if c.device == to {
+            return Ok(c.buf.clone());
+        }
+        let bytes = self.gpus[c.device].download(&c.buf, c.nbytes_exact())?;
+        Ok(Arc::new(self.gpus[to].upload(&bytes)?))
+    }
+
+    /// Runs a one-output program and returns its chunk.
+    fn single(&self, program: Program, inputs: &[Chunk]) -> Result<Chunk> {
+        let mut out = self.execute(&program, inputs)?;
+        Ok(out.remove(0))
+    }
+
+    /// A host fallback for an op the device does not do natively: recorded, then the CPU
+    /// backend's kernel on host copies.
+    fn on_host(
+        &self,
+        op: &str,
+        inputs: &[Chunk],
+        f: impl FnOnce(&[HostArray]) -> Result<HostArray>,
+    ) -> Result<Chunk> {
+        tessera_core::fallback::record(NAME, op, "runs on the host (copies both ways)");
+        let hosts = inputs
+            .iter()
+            .map(|c| self.to_host(c))
+            .collect::<Result<Vec<_>>>()?;
+        let device = inputs
+            .first()
+            .and_then(|c| self.chunk(c, op).ok())
+            .map_or_else(|| self.place(), |c| c.device);
+        let h = f(&hosts)?;
+        let buf = self.gpus[device].upload(&host_bytes::to_bytes(&h))?;
+        Ok(CudaBackend::wrap(
+            buf,
+            h.dtype(),
+            h.shape().to_vec(),
+            device,
+        ))
+    }
+}
+
+impl ArrayBackend for CudaBackend {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn capabilities(&self) -> &Capabilities {
+        &self.caps
+    }
+
+    fn from_host(&self, data: &HostArray) -> Result<Chunk> {
+        let device = self.place();
+        let buf = self.gpus[device].upload(&host_bytes::to_bytes(data))?;
+        Ok(CudaBackend::wrap(
+            buf,
+            data.dtype(),
+            data.shape().to_vec(),
+            device,
+        ))
+    }
+
+    fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
+        let c = self.chunk(chunk, "to_host")?;
+        let bytes = self.gpus[c.device].download(&c.buf, c.nbytes_exact())?;
+        host_bytes::from_bytes(c.dtype, &c.shape, &bytes)
+    }
+
+    fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
+        self.single(primitives::full(shape, value)?, &[])
+    }
+
+    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
+        self.single(primitives::random(spec, map, shape)?, &[])
+    }
+
+    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
+        self.single(primitives::iota(map, axis, shape)?, &[])
+    }
+
+    fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
+        self.single(
+            primitives::cast(x.dtype(), x.shape(), to)?,
+            std::slice::from_ref(x),
+        )
+    }
+
+    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
+        self.single(
+            primitives::unary(op, x.dtype(), x.shape())?,
+            std::slice::from_ref(x),
+        )
+    }
+
+    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        let p = primitives::binary(op, (a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
+        self.single(p, &[a.clone(), b.clone()])
+    }
+
+    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        let p = primitives::where_(
+            (cond.dtype(), cond.shape()),
+            (a.dtype(), a.shape()),
+            (b.dtype(), b.shape()),
+        )?;
+        self.single(p, &[cond.clone(), a.clone(), b.clone()])
+    }
+
+    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
+        self.single(
+            primitives::slice(x.dtype(), x.shape(), slices)?,
+            std::slice::from_ref(x),
+        )
+    }
+
+    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
+        self.single(
+            primitives::transpose(x.dtype(), x.shape(), perm)?,
+            std::slice::from_ref(x),
+        )
+    }
+
+    fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
+        let c = self.chunk(x, "reshape")?;
+        if shape.iter().product::<usize>() != c.shape.iter().product::<usize>() {
+            return Err(Error::shape(
+                "reshape",
+                format!("cannot reshape {:?} into {shape:?}", c.shape),
+            ));
+        }
+        // A C-order buffer read in C order under another shape: the same bytes.
+        Ok(Arc::new(DeviceChunk::new(
+            c.buf.clone(),
+            c.dtype,
+            shape.to_vec(),
+            c.device,
+        )))
+    }
+
+    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
+        self.single(
+            primitives::broadcast_to(x.dtype(), x.shape(), shape)?,
+            std::slice::from_ref(x),
+        )
+    }
+
+    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
+        self.single(
+            primitives::reduce(x.dtype(), x.shape(), op, axes)?,
+            std::slice::from_ref(x),
+        )
+    }
+
+    fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
+        self.on_host("concatenate", parts, |h| host_concatenate(h, axis))
+    }
+
+    fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
+        let (ca, cb) = (self.chunk(a, "matmul")?, self.chunk(b, "matmul")?);
+        if ca.dtype != cb.dtype {
+            return Err(Error::dtype(
+                "matmul",
+                cb.dtype,
+                format!(
+                    "primitive operands must share a dtype; left is {}",
+                    ca.dtype
+                ),
+            ));
+        }
+        let (m, k, n) =
+            tessera_core::backend::matmul_dims((ca.dtype, &ca.shape), (cb.dtype, &cb.shape))?;
+        let plan = crate::codegen::matmul(ca.dtype, m, k, n)?;
+        let device = ca.device;
+        let bufs = [self.on(ca, device)?, self.on(cb, device)?];
+        let bytes = m
+            .checked_mul(n)
+            .and_then(|e| e.checked_mul(ca.dtype.size()))
+            .ok_or_else(|| Error::shape("matmul", format!("{m} x {n} overflows usize")))?;
+        let buf = self.gpus[device].run(&plan, &[&bufs[0], &bufs[1]], bytes)?;
+        Ok(CudaBackend::wrap(buf, ca.dtype, vec![m, n], device))
+    }
+
+    fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
+        if inputs.len() != program.num_inputs() {
+            return Err(Error::Internal(format!(
+                "program reads {} inputs, {} were given",
+                program.num_inputs(),
+                inputs.len()
+            )));
+        }
+        let chunks = inputs
+            .iter()
+            .map(|c| self.chunk(c, "execute"))
+            .collect::<Result<Vec<_>>>()?;
+        for (slot, (c, &d)) in chunks.iter().zip(&program.input_dtypes).enumerate() {
+            if c.dtype != d {
+                return Err(Error::Internal(format!(
+                    "program input {slot} is {d}, the chunk is {}",
+                    c.dtype
+                )));
+            }
+        }
+        let device = chunks.first().map_or_else(|| self.place(), |c| c.device);
+        let gpu = &self.gpus[device];
+        let bufs = chunks
+            .iter()
+            .map(|c| self.on(c, device))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&CudaSlice<u8>> = bufs.iter().map(|b| b.as_ref()).collect();
+        let mut out = Vec::with_capacity(program.outputs.len());
+        for (o, output) in program.outputs.iter().enumerate() {
+            let shape = program.output_shape(o);
+            let parts = match &output.reduce {
+                Some(r) => {
+                    r.op.check_identity(&program.shape, &r.axes)?;
+                    let reduced: u64 = r.axes.iter().map(|&a| program.shape[a] as u64).product();
+                    let kept: u64 = shape.iter().map(|&s| s as u64).product();
+                    parts_for(kept, reduced, gpu.sms())
+                }
+                None => 1,
+            };
+            let plan = generate(program, o, parts)?;
+            let bytes = shape
+                .iter()
+                .try_fold(plan.out_dtype.size(), |a, &b| a.checked_mul(b))
+                .ok_or_else(|| Error::shape("execute", format!("{shape:?} overflows usize")))?;
+            let buf = gpu.run(&plan, &refs, bytes)?;
+            out.push(CudaBackend::wrap(buf, plan.out_dtype, shape, device));
+        }
+        Ok(out)
+    }
+
+    fn primitive_note(&self, op: &str) -> Option<String> {
+        (op == "concatenate")
+            .then(|| "cuda joins the blocks on the host (copies both ways)".to_string())
+    }
+}
+
+/// Concatenation of host arrays of one dtype along `axis`.
+fn host_concatenate(parts: &[HostArray], axis: usize) -> Result<HostArray> {
+    let shapes: Vec<(DType, &[usize])> = parts.iter().map(|p| (p.dtype(), p.shape())).collect();
+    tessera_core::backend::concat_shape(&shapes, axis)?;
+    fn go<T: tessera_core::HostElement>(parts: &[HostArray], axis: usize) -> Result<HostArray> {
+        let views = parts
+            .iter()
+            .map(|p| {
+                T::view(p).ok_or_else(|| {
+                    Error::dtype("concatenate", p.dtype(), "parts must share a dtype")
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let out = ndarray::concatenate(ndarray::Axis(axis), &views)
+            .map_err(|e| Error::shape("concatenate", e.to_string()))?;
+        Ok(T::wrap(out.as_standard_layout().into_owned()))
+    }
+    tessera_core::dispatch_dtype!(parts[0].dtype(), T => go::<T>(parts, axis))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_concatenation_joins_along_the_axis() {
+        let a = HostArray::from_scalars(&[2, 1], DType::I32, &[Scalar::I32(1), Scalar::I32(2)])
+            .unwrap();
+        let b =
+            HostArray::from_scalars(&[2, 2], DType::I32, &[3, 4, 5, 6].map(Scalar::I32)).unwrap();
+        let c = host_concatenate(&[a.clone(), b], 1).unwrap();
+        assert_eq!(c.shape(), &[2, 3]);
+        assert_eq!(c.to_f64_vec(), vec![1.0, 3.0, 4.0, 2.0, 5.0, 6.0]);
+        let f = HostArray::from_scalars(&[2, 1], DType::F32, &[Scalar::F32(0.5); 2]).unwrap();
+        assert!(host_concatenate(&[a, f], 1).is_err(), "dtypes must agree");
+    }
+}
