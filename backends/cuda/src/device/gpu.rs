@@ -6,13 +6,16 @@
 //!   memory freed by a dropped chunk stays in the pool for the next one instead of going
 //!   back to the driver at every synchronisation (no `cuMemAlloc` per chunk in the steady
 //!   state).
-//! - **Streams**: each host thread uses its own per-thread stream of the context, so the
-//!   scheduler's workers run their kernels and copies concurrently; cudarc records events
-//!   on every buffer a launch reads or writes, so a chunk made on one worker's stream and
-//!   read on another's is ordered correctly.
+//! - **Streams**: each host thread gets a stream of its own on each device (created on its
+//!   first use, kept for the thread's life), so the scheduler's workers run their kernels
+//!   and copies concurrently. The context is put in cudarc's multi-stream mode before the
+//!   first allocation, so every buffer records events for the launches and copies that
+//!   read or write it: a chunk made on one worker's stream and read on another's is
+//!   ordered correctly, and its memory is freed only after the last use.
 //! - **Modules**: a kernel text is compiled once per architecture (NVRTC, cached in memory
 //!   and on disk by [`crate::nvrtc`]) and loaded once per device.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -26,6 +29,11 @@ use crate::codegen::{Arg, KernelPlan, Launch, MAX_BLOCK};
 /// Threads per block for every launch (a power of two, at most [`MAX_BLOCK`]).
 const BLOCK: u32 = 256;
 const _: () = assert!(BLOCK <= MAX_BLOCK && BLOCK.is_power_of_two());
+
+thread_local! {
+    /// This thread's stream on each device, by context.
+    static STREAMS: RefCell<HashMap<usize, Arc<CudaStream>>> = RefCell::new(HashMap::new());
+}
 
 /// A device error as a tessera error naming the op.
 pub(crate) fn device_err(op: &str, e: impl std::fmt::Display) -> Error {
@@ -111,6 +119,12 @@ impl Gpu {
                 log::warn!("cuda:{ordinal}: the memory pool keeps its default release threshold");
             }
         }
+        // A stream of the opening thread's before any allocation: it puts the context in
+        // multi-stream mode, so every buffer made from now on tracks its uses with events.
+        let first = ctx
+            .new_stream()
+            .map_err(|e| device_err("create a stream", e))?;
+        STREAMS.with(|m| m.borrow_mut().insert(Arc::as_ptr(&ctx) as usize, first));
         Ok(Gpu {
             ordinal,
             ctx,
@@ -121,9 +135,23 @@ impl Gpu {
         })
     }
 
-    /// The calling thread's stream on this device.
-    pub fn stream(&self) -> Arc<CudaStream> {
-        self.ctx.per_thread_stream()
+    /// The calling thread's stream on this device (made on the thread's first use).
+    ///
+    /// # Errors
+    /// [`Error::Device`] when a stream cannot be created.
+    pub fn stream(&self) -> Result<Arc<CudaStream>> {
+        let key = Arc::as_ptr(&self.ctx) as usize;
+        STREAMS.with(|m| {
+            if let Some(s) = m.borrow().get(&key) {
+                return Ok(s.clone());
+            }
+            let s = self
+                .ctx
+                .new_stream()
+                .map_err(|e| device_err("create a stream", e))?;
+            m.borrow_mut().insert(key, s.clone());
+            Ok(s)
+        })
     }
 
     /// Copies host bytes to a new device buffer.
@@ -131,7 +159,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::Device`] (out of memory, a failed copy).
     pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
-        let s = self.stream();
+        let s = self.stream()?;
         // A zero-length allocation is refused by some drivers: hold one byte.
         if bytes.is_empty() {
             return s.alloc_zeros::<u8>(1).map_err(|e| device_err("alloc", e));
@@ -145,7 +173,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::Device`].
     pub fn download(&self, buf: &CudaSlice<u8>, len: usize) -> Result<Vec<u8>> {
-        let s = self.stream();
+        let s = self.stream()?;
         let mut v = s
             .clone_dtoh(buf)
             .map_err(|e| device_err("copy to host", e))?;
@@ -159,7 +187,7 @@ impl Gpu {
     /// # Errors
     /// [`Error::Device`] (out of memory).
     pub fn zeros(&self, len: usize) -> Result<CudaSlice<u8>> {
-        self.stream()
+        self.stream()?
             .alloc_zeros::<u8>(len.max(1))
             .map_err(|e| device_err("alloc", e))
     }
@@ -167,7 +195,7 @@ impl Gpu {
     fn tables(&self) -> Result<&Tables> {
         let t = self.tables.get_or_init(|| {
             let z = tessera_core::random::ziggurat::tables();
-            let s = self.stream();
+            let s = self.stream().map_err(|e| e.to_string())?;
             Ok(Tables {
                 wi: s.clone_htod(&z.wi[..]).map_err(|e| e.to_string())?,
                 ki: s.clone_htod(&z.ki[..]).map_err(|e| e.to_string())?,
@@ -219,7 +247,7 @@ impl Gpu {
         inputs: &[&CudaSlice<u8>],
         out_bytes: usize,
     ) -> Result<CudaSlice<u8>> {
-        let s = self.stream();
+        let s = self.stream()?;
         let mut out = self.zeros(out_bytes)?;
         let params = if plan.params.is_empty() {
             vec![0u64]
