@@ -24,11 +24,8 @@ use cudarc::driver::{
 };
 use tessera_core::{Error, Result};
 
-use crate::codegen::{Arg, KernelPlan, Launch, MAX_BLOCK};
-
-/// Threads per block for every launch (a power of two, at most [`MAX_BLOCK`]).
-const BLOCK: u32 = 256;
-const _: () = assert!(BLOCK <= MAX_BLOCK && BLOCK.is_power_of_two());
+use super::memory::{Device, BLOCK};
+use crate::codegen::{Arg, KernelPlan, Launch};
 
 thread_local! {
     /// This thread's stream on each device, by context.
@@ -154,39 +151,11 @@ impl Gpu {
         })
     }
 
-    /// Copies host bytes to a new device buffer.
-    ///
-    /// # Errors
-    /// [`Error::Device`] (out of memory, a failed copy).
-    pub fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
-        let s = self.stream()?;
-        // A zero-length allocation is refused by some drivers: hold one byte.
-        if bytes.is_empty() {
-            return s.alloc_zeros::<u8>(1).map_err(|e| device_err("alloc", e));
-        }
-        s.clone_htod(bytes)
-            .map_err(|e| device_err("copy to device", e))
-    }
-
-    /// Copies the first `len` bytes of a device buffer to the host.
-    ///
-    /// # Errors
-    /// [`Error::Device`].
-    pub fn download(&self, buf: &CudaSlice<u8>, len: usize) -> Result<Vec<u8>> {
-        let s = self.stream()?;
-        let mut v = s
-            .clone_dtoh(buf)
-            .map_err(|e| device_err("copy to host", e))?;
-        s.synchronize().map_err(|e| device_err("synchronize", e))?;
-        v.truncate(len);
-        Ok(v)
-    }
-
     /// A zeroed device buffer of `len` bytes (at least one).
     ///
     /// # Errors
     /// [`Error::Device`] (out of memory).
-    pub fn zeros(&self, len: usize) -> Result<CudaSlice<u8>> {
+    fn zeros(&self, len: usize) -> Result<CudaSlice<u8>> {
         self.stream()?
             .alloc_zeros::<u8>(len.max(1))
             .map_err(|e| device_err("alloc", e))
@@ -234,14 +203,37 @@ impl Gpu {
         // Enough blocks to fill every SM several times; the kernels stride over the rest.
         blocks.clamp(1, u64::from(self.sms) * 32) as u32
     }
+}
 
-    /// Runs `plan` over `inputs` (device buffers of the program's input slots); returns
-    /// the output buffer (`out_bytes` long).
-    ///
-    /// # Errors
-    /// [`Error::Device`] for a failed allocation, compile, load or launch.
+impl Device for Gpu {
+    type Buf = CudaSlice<u8>;
+
+    fn sms(&self) -> u32 {
+        self.sms
+    }
+
+    fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
+        let s = self.stream()?;
+        // A zero-length allocation is refused by some drivers: hold one byte.
+        if bytes.is_empty() {
+            return s.alloc_zeros::<u8>(1).map_err(|e| device_err("alloc", e));
+        }
+        s.clone_htod(bytes)
+            .map_err(|e| device_err("copy to device", e))
+    }
+
+    fn download(&self, buf: &CudaSlice<u8>, len: usize) -> Result<Vec<u8>> {
+        let s = self.stream()?;
+        let mut v = s
+            .clone_dtoh(buf)
+            .map_err(|e| device_err("copy to host", e))?;
+        s.synchronize().map_err(|e| device_err("synchronize", e))?;
+        v.truncate(len);
+        Ok(v)
+    }
+
     #[allow(unsafe_code)]
-    pub fn run(
+    fn run(
         &self,
         plan: &KernelPlan,
         inputs: &[&CudaSlice<u8>],
@@ -322,31 +314,12 @@ impl Gpu {
     }
 }
 
-/// The blocks per output element for a reduction's first pass: enough to keep every SM
-/// busy when there are few outputs, one when there are many.
-pub fn parts_for(kept: u64, reduced: u64, sms: u32) -> u64 {
-    let per_block = u64::from(BLOCK) * 16;
-    let want = reduced.div_ceil(per_block).max(1);
-    let room = (u64::from(sms) * 8).div_ceil(kept.max(1)).max(1);
-    want.min(room).min(4096)
-}
-
-impl Gpu {
-    /// Its multiprocessor count.
-    pub fn sms(&self) -> u32 {
-        self.sms
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn reductions_split_only_when_outputs_are_few() {
-        assert_eq!(parts_for(1, 4_000_000, 132), 977);
-        assert_eq!(parts_for(1_000_000, 4_000, 132), 1);
-        assert_eq!(parts_for(1, 10, 132), 1);
+    fn architectures_are_named_for_nvrtc() {
         assert_eq!(arch_name(9, 0), "compute_90");
         assert_eq!(arch_name(11, 3), "compute_113");
     }

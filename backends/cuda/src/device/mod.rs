@@ -20,12 +20,12 @@
 //! here.
 
 mod gpu;
+mod memory;
 
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cudarc::driver::CudaSlice;
 use tessera_core::backend::{
     downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
 };
@@ -33,7 +33,8 @@ use tessera_core::program::{primitives, BinaryOp, IndexMap, Program, ReduceOp, U
 use tessera_core::random::RandomSpec;
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
-pub use gpu::{parts_for, Gpu};
+pub use gpu::Gpu;
+pub use memory::{parts_for, Device, BLOCK};
 
 use crate::codegen::generate;
 use crate::host_bytes;
@@ -42,29 +43,37 @@ use crate::host_bytes;
 pub const NAME: &str = "cuda";
 
 /// A chunk in one device's memory: a C-order buffer of its elements.
-pub struct DeviceChunk {
-    buf: Arc<CudaSlice<u8>>,
+pub struct DeviceChunk<B> {
+    buf: Arc<B>,
     dtype: DType,
     shape: Vec<usize>,
     device: usize,
     repr: String,
+    backend: String,
 }
 
-impl std::fmt::Debug for DeviceChunk {
+impl<B> std::fmt::Debug for DeviceChunk<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.repr)
     }
 }
 
-impl DeviceChunk {
-    fn new(buf: Arc<CudaSlice<u8>>, dtype: DType, shape: Vec<usize>, device: usize) -> DeviceChunk {
-        let repr = format!("DeviceChunk(cuda:{device}, {dtype}{shape:?})");
+impl<B> DeviceChunk<B> {
+    fn new(
+        buf: Arc<B>,
+        dtype: DType,
+        shape: Vec<usize>,
+        device: usize,
+        backend: &str,
+    ) -> DeviceChunk<B> {
+        let repr = format!("DeviceChunk({backend}:{device}, {dtype}{shape:?})");
         DeviceChunk {
             buf,
             dtype,
             shape,
             device,
             repr,
+            backend: backend.to_string(),
         }
     }
 
@@ -78,7 +87,7 @@ impl DeviceChunk {
     }
 }
 
-impl ChunkData for DeviceChunk {
+impl<B: Send + Sync + 'static> ChunkData for DeviceChunk<B> {
     fn dtype(&self) -> DType {
         self.dtype
     }
@@ -86,43 +95,63 @@ impl ChunkData for DeviceChunk {
         &self.shape
     }
     fn backend(&self) -> &str {
-        NAME
+        &self.backend
     }
     fn as_any(&self) -> &dyn Any {
         self
     }
 }
 
-/// The CUDA backend over every visible device.
+/// The CUDA backend over a set of devices: every visible GPU ([`Gpu`]) in the registered
+/// `cuda` backend; tests run the same backend over host devices that execute the same
+/// kernel texts.
 #[derive(Debug)]
-pub struct CudaBackend {
-    gpus: Vec<Gpu>,
+pub struct CudaBackend<D: Device = Gpu> {
+    name: String,
+    gpus: Vec<D>,
     next: AtomicUsize,
     caps: Capabilities,
 }
 
-impl CudaBackend {
-    /// Opens `count` devices.
+impl CudaBackend<Gpu> {
+    /// Opens `count` GPUs as the `cuda` backend.
     ///
     /// # Errors
     /// [`Error::Device`] when a device cannot be opened.
-    pub fn open(count: usize) -> Result<CudaBackend> {
+    pub fn open(count: usize) -> Result<CudaBackend<Gpu>> {
         let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
-        let device = match gpus.len() {
-            1 => "cuda:0".to_string(),
-            n => format!("cuda:0..{n}"),
+        CudaBackend::with_devices(NAME, gpus)
+    }
+}
+
+impl<D: Device> CudaBackend<D> {
+    /// The backend `name` over `devices` (at least one).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty device list.
+    pub fn with_devices(name: &str, devices: Vec<D>) -> Result<CudaBackend<D>> {
+        let place = match devices.len() {
+            0 => {
+                return Err(Error::invalid(
+                    name,
+                    "a device backend needs at least one device",
+                ))
+            }
+            1 => format!("{name}:0"),
+            n => format!("{name}:0..{n}"),
         };
         Ok(CudaBackend {
-            gpus,
+            name: name.to_string(),
+            gpus: devices,
             next: AtomicUsize::new(0),
-            caps: Capabilities::all(&device)
+            caps: Capabilities::all(&place)
                 .with_native_programs()
                 .without_ops(Capabilities::BLOCK_LINALG),
         })
     }
 
     /// The devices, in ordinal order.
-    pub fn gpus(&self) -> &[Gpu] {
+    pub fn devices(&self) -> &[D] {
         &self.gpus
     }
 
@@ -130,16 +159,22 @@ impl CudaBackend {
         self.next.fetch_add(1, Ordering::Relaxed) % self.gpus.len()
     }
 
-    fn chunk<'a>(&self, c: &'a Chunk, op: &str) -> Result<&'a DeviceChunk> {
-        downcast_chunk::<DeviceChunk>(c, NAME, op)
+    fn chunk<'a>(&self, c: &'a Chunk, op: &str) -> Result<&'a DeviceChunk<D::Buf>> {
+        downcast_chunk::<DeviceChunk<D::Buf>>(c, &self.name, op)
     }
 
-    fn wrap(buf: CudaSlice<u8>, dtype: DType, shape: Vec<usize>, device: usize) -> Chunk {
-        Arc::new(DeviceChunk::new(Arc::new(buf), dtype, shape, device))
+    fn wrap(&self, buf: D::Buf, dtype: DType, shape: Vec<usize>, device: usize) -> Chunk {
+        Arc::new(DeviceChunk::new(
+            Arc::new(buf),
+            dtype,
+            shape,
+            device,
+            &self.name,
+        ))
     }
 
     /// `c`'s buffer on device `to` (a copy through the host when it lives elsewhere).
-    fn on(&self, c: &DeviceChunk, to: usize) -> Result<Arc<CudaSlice<u8>>> {
+    fn on(&self, c: &DeviceChunk<D::Buf>, to: usize) -> Result<Arc<D::Buf>> {
         if c.device == to {
             return Ok(c.buf.clone());
         }
@@ -161,7 +196,7 @@ impl CudaBackend {
         inputs: &[Chunk],
         f: impl FnOnce(&[HostArray]) -> Result<HostArray>,
     ) -> Result<Chunk> {
-        tessera_core::fallback::record(NAME, op, "runs on the host (copies both ways)");
+        tessera_core::fallback::record(&self.name, op, "runs on the host (copies both ways)");
         let hosts = inputs
             .iter()
             .map(|c| self.to_host(c))
@@ -172,18 +207,13 @@ impl CudaBackend {
             .map_or_else(|| self.place(), |c| c.device);
         let h = f(&hosts)?;
         let buf = self.gpus[device].upload(&host_bytes::to_bytes(&h))?;
-        Ok(CudaBackend::wrap(
-            buf,
-            h.dtype(),
-            h.shape().to_vec(),
-            device,
-        ))
+        Ok(self.wrap(buf, h.dtype(), h.shape().to_vec(), device))
     }
 }
 
-impl ArrayBackend for CudaBackend {
+impl<D: Device> ArrayBackend for CudaBackend<D> {
     fn name(&self) -> &str {
-        NAME
+        &self.name
     }
 
     fn capabilities(&self) -> &Capabilities {
@@ -193,12 +223,7 @@ impl ArrayBackend for CudaBackend {
     fn from_host(&self, data: &HostArray) -> Result<Chunk> {
         let device = self.place();
         let buf = self.gpus[device].upload(&host_bytes::to_bytes(data))?;
-        Ok(CudaBackend::wrap(
-            buf,
-            data.dtype(),
-            data.shape().to_vec(),
-            device,
-        ))
+        Ok(self.wrap(buf, data.dtype(), data.shape().to_vec(), device))
     }
 
     fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
@@ -275,6 +300,7 @@ impl ArrayBackend for CudaBackend {
             c.dtype,
             shape.to_vec(),
             c.device,
+            &self.name,
         )))
     }
 
@@ -318,7 +344,7 @@ impl ArrayBackend for CudaBackend {
             .and_then(|e| e.checked_mul(ca.dtype.size()))
             .ok_or_else(|| Error::shape("matmul", format!("{m} x {n} overflows usize")))?;
         let buf = self.gpus[device].run(&plan, &[&bufs[0], &bufs[1]], bytes)?;
-        Ok(CudaBackend::wrap(buf, ca.dtype, vec![m, n], device))
+        Ok(self.wrap(buf, ca.dtype, vec![m, n], device))
     }
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
@@ -347,7 +373,7 @@ impl ArrayBackend for CudaBackend {
             .iter()
             .map(|c| self.on(c, device))
             .collect::<Result<Vec<_>>>()?;
-        let refs: Vec<&CudaSlice<u8>> = bufs.iter().map(|b| b.as_ref()).collect();
+        let refs: Vec<&D::Buf> = bufs.iter().map(|b| b.as_ref()).collect();
         let mut out = Vec::with_capacity(program.outputs.len());
         for (o, output) in program.outputs.iter().enumerate() {
             let shape = program.output_shape(o);
@@ -366,7 +392,7 @@ impl ArrayBackend for CudaBackend {
                 .try_fold(plan.out_dtype.size(), |a, &b| a.checked_mul(b))
                 .ok_or_else(|| Error::shape("execute", format!("{shape:?} overflows usize")))?;
             let buf = gpu.run(&plan, &refs, bytes)?;
-            out.push(CudaBackend::wrap(buf, plan.out_dtype, shape, device));
+            out.push(self.wrap(buf, plan.out_dtype, shape, device));
         }
         Ok(out)
     }

@@ -5,6 +5,7 @@
 //! (a tree adds in another order), exactly for every other reduction.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use tessera_conformance::compare::{compare, has_subnormal, max_abs, Tol};
 use tessera_conformance::skip::skip;
@@ -13,11 +14,35 @@ use tessera_core::program::{Program, ReduceOp};
 use tessera_core::HostArray;
 use tessera_cuda::codegen::{generate, KernelPlan, PRELUDE};
 
-use crate::suite_runs;
 use crate::support::host_shim;
+use crate::{suite_runs, suite_structures};
 
 /// The architecture the compile test targets: the H100/H200 of the GPU machines.
 const ARCH: &str = "compute_90";
+
+/// Every kernel the suite's programs make, and the matrix product for every dtype,
+/// compiled for the host once per test binary (the bit test and the backend test share
+/// them; a kernel the backend asks for beyond these is compiled when it is asked for).
+pub fn suite_kernels() -> Arc<host_shim::HostKernels> {
+    static KERNELS: OnceLock<Arc<host_shim::HostKernels>> = OnceLock::new();
+    KERNELS
+        .get_or_init(|| {
+            let mut plans: Vec<KernelPlan> = suite_structures()
+                .iter()
+                .flat_map(|p| (0..p.outputs.len()).map(move |o| (p, o)))
+                .map(|(p, o)| generate(p, o, 1).unwrap_or_else(|e| panic!("{e}\n{}", p.describe())))
+                .collect();
+            plans.extend(
+                tessera_core::DType::ALL
+                    .into_iter()
+                    .filter(|&d| d != tessera_core::DType::Bool)
+                    .map(|d| tessera_cuda::codegen::matmul(d, 1, 1, 1).expect("matmul kernel")),
+            );
+            let refs: Vec<&KernelPlan> = plans.iter().collect();
+            Arc::new(host_shim::build(&refs).unwrap_or_else(|e| panic!("{e}")))
+        })
+        .clone()
+}
 
 /// One kernel per output of every recorded program; `parts` varies from 1 to 3 so that
 /// the second pass of reductions folds one and several partials.
@@ -39,10 +64,19 @@ fn conformance_programs_compile_with_nvrtc() {
         skip("conformance_programs_compile_with_nvrtc", &reason);
         return;
     }
-    let runs = suite_runs();
     let mut unique: BTreeMap<u64, KernelPlan> = BTreeMap::new();
-    for (_, _, p) in plans(runs) {
-        unique.entry(p.hash).or_insert(p);
+    for p in suite_structures() {
+        for o in 0..p.outputs.len() {
+            let plan = generate(p, o, 1).unwrap_or_else(|e| panic!("{e}\n{}", p.describe()));
+            unique.entry(plan.hash).or_insert(plan);
+        }
+    }
+    for d in tessera_core::DType::ALL
+        .into_iter()
+        .filter(|&d| d != tessera_core::DType::Bool)
+    {
+        let plan = tessera_cuda::codegen::matmul(d, 1, 1, 1).expect("matmul kernel");
+        unique.entry(plan.hash).or_insert(plan);
     }
     let texts: Vec<&KernelPlan> = unique.values().collect();
     assert!(texts.len() > 300, "only {} distinct kernels", texts.len());
@@ -192,8 +226,7 @@ fn conformance_programs_give_the_cpu_bits_on_the_host() {
     }
     let runs = suite_runs();
     let plans = plans(runs);
-    let lib = host_shim::build(&plans.iter().map(|(_, _, p)| p).collect::<Vec<_>>())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let lib = suite_kernels();
     let (mut checked, mut reduced, mut failures) = (0, 0, Vec::new());
     for (i, o, plan) in &plans {
         let run = &runs[*i];
@@ -288,4 +321,28 @@ fn matmul_kernel_matches_the_cpu_on_the_host() {
         compare(&got, want, tol)
             .unwrap_or_else(|e| panic!("{d}: {}", e.describe("host kernel", "cpu")));
     }
+}
+
+/// The CUDA backend itself — two devices, round-robin placement, cross-device copies,
+/// parameter packing, partial buffers, reshape as a relabel, the matmul kernel and the
+/// concatenate fallback — through the whole conformance suite, on host devices that run
+/// the same kernel texts. Only the cudarc calls are left for a GPU to prove.
+#[test]
+fn the_cuda_backend_passes_the_suite_on_host_devices() {
+    if let Err(reason) = host_shim::compiler() {
+        skip("the_cuda_backend_passes_the_suite_on_host_devices", &reason);
+        return;
+    }
+    use crate::support::host_device::HostDevice;
+    let kernels = suite_kernels();
+    let devices = vec![HostDevice::new(kernels.clone()), HostDevice::new(kernels)];
+    let backend: tessera_core::BackendRef = Arc::new(
+        tessera_cuda::device::CudaBackend::with_devices("cuda-host", devices).expect("backend"),
+    );
+    let report = tessera_conformance::check_array_backend(
+        &backend,
+        &tessera_conformance::Options::default(),
+    );
+    assert!(report.is_ok(), "{}", report.failure_text());
+    assert!(report.cases.len() > 3000, "{} cases", report.cases.len());
 }

@@ -137,7 +137,16 @@ fn probe_child() {
 /// against the recording backend (which must pass it: the primitive-to-program mapping is
 /// checked against the reference there), keeping a few runs of each program structure.
 fn suite_runs() -> &'static [Run] {
-    static RUNS: OnceLock<Vec<Run>> = OnceLock::new();
+    &suite_recording().0
+}
+
+/// One program of every structure the suite hands a backend, large ones included.
+fn suite_structures() -> &'static [tessera_core::program::Program] {
+    &suite_recording().1
+}
+
+fn suite_recording() -> &'static (Vec<Run>, Vec<tessera_core::program::Program>) {
+    static RUNS: OnceLock<(Vec<Run>, Vec<tessera_core::program::Program>)> = OnceLock::new();
     RUNS.get_or_init(|| {
         let rec = std::sync::Arc::new(Recorder::new("cuda-programs", 3));
         let backend: tessera_core::BackendRef = rec.clone();
@@ -147,6 +156,6 @@ fn suite_runs() -> &'static [Run] {
         );
         assert!(report.is_ok(), "{}", report.failure_text());
         assert!(report.cases.len() > 3000, "{} cases", report.cases.len());
-        rec.runs()
+        (rec.runs(), rec.structures())
     })
 }

@@ -9,8 +9,9 @@
 //! -ffp-contract=off`, so no `a * b + c` is contracted, as NVRTC's `--fmad=false`), one
 //! shared library, loaded once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use tessera_core::{DType, HostArray};
 use tessera_cuda::codegen::{ctype, Arg, KernelPlan, Launch, PRELUDE};
@@ -62,19 +63,43 @@ static void tsr_launch(unsigned grid, unsigned block, const std::function<void()
 const BLOCK: u32 = 8;
 const MAX_GRID: u64 = 6;
 
-/// The compiled kernels of one test.
+/// The loaded libraries, and which of them holds each entry.
+type Libraries = (Vec<Arc<libloading::Library>>, HashMap<String, usize>);
+
+/// Compiled kernels: libraries, and which library holds each entry. A kernel asked for
+/// that none holds is compiled on the spot, alone.
 pub struct HostKernels {
-    lib: libloading::Library,
+    libs: Mutex<Libraries>,
+    /// One launch at a time: a kernel's `__shared__` arrays are statics on the host, so
+    /// two launches of one kernel from two threads would share them.
+    launch: Mutex<()>,
+}
+
+impl std::fmt::Debug for HostKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HostKernels")
+    }
 }
 
 /// Compiles every distinct kernel of `plans` into one library.
 pub fn build(plans: &[&KernelPlan]) -> Result<HostKernels, String> {
+    let k = HostKernels {
+        libs: Mutex::default(),
+        launch: Mutex::default(),
+    };
+    k.add(plans)?;
+    Ok(k)
+}
+
+/// Compiles `plans` into one library; returns it with the entry names it holds.
+fn compile(plans: &[&KernelPlan]) -> Result<(libloading::Library, Vec<String>), String> {
     let mut unique: BTreeMap<u64, &KernelPlan> = BTreeMap::new();
     for p in plans {
         unique.entry(p.hash).or_insert(p);
     }
     let mut src = String::from(SHIM);
     src.push_str(PRELUDE);
+    let mut names = Vec::new();
     for p in unique.values() {
         let body = p
             .source
@@ -83,6 +108,7 @@ pub fn build(plans: &[&KernelPlan]) -> Result<HostKernels, String> {
         src.push_str(body);
         for e in &p.entries {
             src.push_str(&launcher(&e.name, &e.args));
+            names.push(e.name.clone());
         }
     }
     let dir = std::env::temp_dir().join(format!(
@@ -127,7 +153,7 @@ pub fn build(plans: &[&KernelPlan]) -> Result<HostKernels, String> {
     let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| e.to_string())?;
     // The mapping outlives the file; nothing is left in the temp dir.
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(HostKernels { lib })
+    Ok((lib, names))
 }
 
 /// Whether a C++ compiler is there (the test skips with the reason when not).
@@ -177,6 +203,34 @@ impl Buf {
 }
 
 impl HostKernels {
+    /// Compiles the kernels of `plans` that no library holds yet into a new one.
+    pub fn add(&self, plans: &[&KernelPlan]) -> Result<(), String> {
+        let mut libs = self.libs.lock().map_err(|e| e.to_string())?;
+        let missing: Vec<&KernelPlan> = plans
+            .iter()
+            .copied()
+            .filter(|p| !libs.1.contains_key(&p.entries[0].name))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let (lib, names) = compile(&missing)?;
+        libs.0.push(Arc::new(lib));
+        let at = libs.0.len() - 1;
+        for n in names {
+            libs.1.insert(n, at);
+        }
+        Ok(())
+    }
+
+    /// The library holding `plan`'s entries, compiling it first when none does.
+    fn library(&self, plan: &KernelPlan) -> Result<Arc<libloading::Library>, String> {
+        self.add(&[plan])?;
+        let libs = self.libs.lock().map_err(|e| e.to_string())?;
+        let at = libs.1[&plan.entries[0].name];
+        Ok(libs.0[at].clone())
+    }
+
     /// Runs `plan` (one output of `program`) over `inputs`; returns the output, shaped as
     /// the program's output `shape`.
     pub fn run(
@@ -185,22 +239,39 @@ impl HostKernels {
         inputs: &[HostArray],
         shape: &[usize],
     ) -> Result<HostArray, String> {
+        let ins: Vec<Vec<u8>> = inputs.iter().map(host_bytes::to_bytes).collect();
+        let refs: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
+        let n = shape.iter().product::<usize>() * plan.out_dtype.size();
+        let out = self.run_bytes(plan, &refs, n)?;
+        host_bytes::from_bytes(plan.out_dtype, shape, &out[..n]).map_err(|e| e.to_string())
+    }
+
+    /// Runs `plan` over input buffers; returns an output buffer of `out_bytes` bytes (at
+    /// least one).
+    pub fn run_bytes(
+        &self,
+        plan: &KernelPlan,
+        inputs: &[&[u8]],
+        out_bytes: usize,
+    ) -> Result<Vec<u8>, String> {
+        let lib = self.library(plan)?;
+        let _one_at_a_time = self.launch.lock().map_err(|e| e.to_string())?;
         let tables = tessera_core::random::ziggurat::tables();
         let mut params: Vec<u8> = plan.params.iter().flat_map(|v| v.to_le_bytes()).collect();
         params.resize(params.len().max(8), 0);
+        // Copies, each at least a byte, so that every pointer is valid.
         let mut ins: Vec<Vec<u8>> = inputs
             .iter()
-            .map(|h| {
-                let mut b = host_bytes::to_bytes(h);
-                b.resize(b.len().max(1), 0);
-                b
+            .map(|b| {
+                let mut v = b.to_vec();
+                v.resize(v.len().max(1), 0);
+                v
             })
             .collect();
         let wi: Vec<u8> = tables.wi.iter().flat_map(|v| v.to_le_bytes()).collect();
         let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
         let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let n_out: usize = shape.iter().product();
-        let mut out = Buf::zeroed(plan.out_dtype, n_out);
+        let mut out = Buf(vec![0u8; out_bytes.max(1)]);
         let pass =
             |entry: usize, grid: u64, args: Vec<*mut std::ffi::c_void>| -> Result<(), String> {
                 let name = format!("host_{}", plan.entries[entry].name);
@@ -212,7 +283,7 @@ impl HostKernels {
                 unsafe {
                     let f: libloading::Symbol<
                         unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void),
-                    > = self.lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
+                    > = lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
                     let mut args = args;
                     f(grid.clamp(1, MAX_GRID) as u32, BLOCK, args.as_mut_ptr());
                 }
@@ -259,7 +330,6 @@ impl HostKernels {
                 }
             }
         }
-        let n = shape.iter().product::<usize>() * plan.out_dtype.size();
-        host_bytes::from_bytes(plan.out_dtype, shape, &out.0[..n]).map_err(|e| e.to_string())
+        Ok(out.0)
     }
 }

@@ -37,6 +37,7 @@ pub struct Recorder {
     caps: Capabilities,
     runs: Arc<Mutex<Vec<Run>>>,
     per_structure: Arc<Mutex<HashMap<String, usize>>>,
+    structures: Arc<Mutex<Vec<Program>>>,
     keep: usize,
 }
 
@@ -79,8 +80,14 @@ impl Recorder {
             caps: Capabilities::all("host"),
             runs: Arc::default(),
             per_structure: Arc::default(),
+            structures: Arc::default(),
             keep,
         }
+    }
+
+    /// One program of each structure seen, whatever its size (data or not).
+    pub fn structures(&self) -> Vec<Program> {
+        self.structures.lock().expect("recorder lock").clone()
     }
 
     /// Everything recorded so far.
@@ -218,26 +225,30 @@ impl ArrayBackend for Recorder {
             .iter()
             .all(|c| c.shape().iter().product::<usize>() <= MAX_ELEMENTS)
             && program.shape.iter().product::<usize>() <= MAX_ELEMENTS;
-        if small {
-            let key = structure(program);
-            let mut seen = self.per_structure.lock().expect("recorder lock");
-            let count = seen.entry(key).or_insert(0);
-            if *count < self.keep {
-                *count += 1;
-                let inputs = inputs
-                    .iter()
-                    .map(|c| self.cpu.to_host(c))
-                    .collect::<Result<_>>()?;
-                let outputs = out
-                    .iter()
-                    .map(|c| self.cpu.to_host(c))
-                    .collect::<Result<_>>()?;
-                self.runs.lock().expect("recorder lock").push(Run {
-                    program: program.clone(),
-                    inputs,
-                    outputs,
-                });
-            }
+        let key = structure(program);
+        let mut seen = self.per_structure.lock().expect("recorder lock");
+        if !seen.contains_key(&key) {
+            self.structures
+                .lock()
+                .expect("recorder lock")
+                .push(program.clone());
+        }
+        let count = seen.entry(key).or_insert(0);
+        if small && *count < self.keep {
+            *count += 1;
+            let inputs = inputs
+                .iter()
+                .map(|c| self.cpu.to_host(c))
+                .collect::<Result<_>>()?;
+            let outputs = out
+                .iter()
+                .map(|c| self.cpu.to_host(c))
+                .collect::<Result<_>>()?;
+            self.runs.lock().expect("recorder lock").push(Run {
+                program: program.clone(),
+                inputs,
+                outputs,
+            });
         }
         Ok(out.into_iter().map(|c| self.wrap(c)).collect())
     }

@@ -1,0 +1,64 @@
+//! What the backend needs of a device: buffers it can fill from and copy to the host, and
+//! the launch of a generated kernel plan over them. [`super::Gpu`] is the real one (cudarc);
+//! the tests implement it over host memory with the same kernel texts compiled as C++, so
+//! the whole backend — placement, parameter packing, partial buffers, reshapes, the
+//! fallbacks — runs the conformance suite on machines without a GPU.
+
+use tessera_core::Result;
+
+use crate::codegen::KernelPlan;
+
+/// Threads per block for every launch (a power of two, at most
+/// [`crate::codegen::MAX_BLOCK`]).
+pub const BLOCK: u32 = 256;
+const _: () = assert!(BLOCK <= crate::codegen::MAX_BLOCK && BLOCK.is_power_of_two());
+
+/// One device of a [`super::CudaBackend`].
+pub trait Device: Send + Sync + std::fmt::Debug + 'static {
+    /// A buffer in the device's memory, holding bytes.
+    type Buf: Send + Sync + 'static;
+
+    /// Its multiprocessor count (how many blocks it runs at once, roughly).
+    fn sms(&self) -> u32;
+
+    /// A new buffer holding `bytes` (at least one byte long, even when `bytes` is empty).
+    ///
+    /// # Errors
+    /// [`tessera_core::Error::Device`] (out of memory, a failed copy).
+    fn upload(&self, bytes: &[u8]) -> Result<Self::Buf>;
+
+    /// The first `len` bytes of `buf`, on the host.
+    ///
+    /// # Errors
+    /// [`tessera_core::Error::Device`].
+    fn download(&self, buf: &Self::Buf, len: usize) -> Result<Vec<u8>>;
+
+    /// Runs `plan` over `inputs` (one buffer per input slot of its entry); returns a new
+    /// output buffer of `out_bytes` bytes.
+    ///
+    /// # Errors
+    /// [`tessera_core::Error::Device`] for a failed allocation, compile or launch.
+    fn run(&self, plan: &KernelPlan, inputs: &[&Self::Buf], out_bytes: usize) -> Result<Self::Buf>;
+}
+
+/// The blocks per output element for a reduction's first pass: enough to keep every SM
+/// busy when there are few outputs, one when there are many.
+pub fn parts_for(kept: u64, reduced: u64, sms: u32) -> u64 {
+    let per_block = u64::from(BLOCK) * 16;
+    let want = reduced.div_ceil(per_block).max(1);
+    let room = (u64::from(sms) * 8).div_ceil(kept.max(1)).max(1);
+    want.min(room).min(4096)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reductions_split_only_when_outputs_are_few() {
+        assert_eq!(parts_for(1, 4_000_000, 132), 977);
+        assert_eq!(parts_for(1_000_000, 4_000, 132), 1);
+        assert_eq!(parts_for(1, 10, 132), 1);
+        assert_eq!(parts_for(4, 4_000_000, 132), 264);
+    }
+}
