@@ -3,11 +3,8 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use tessera_core::backend::{
-    downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
-};
-use tessera_core::program::{primitives, BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
-use tessera_core::random::RandomSpec;
+use tessera_core::backend::{downcast_chunk, ArrayBackend, Capabilities, Chunk, ChunkData};
+use tessera_core::program::Program;
 use tessera_core::{DType, HostArray, Result, Scalar};
 
 use crate::fused::{self, kernels};
@@ -80,12 +77,6 @@ impl CpuBackend {
     fn wrap(data: HostArray) -> Chunk {
         Arc::new(CpuChunk::new(data))
     }
-
-    /// Runs a one-output program (a primitive's) and returns its output.
-    fn single(&self, program: Program, inputs: &[Chunk]) -> Result<Chunk> {
-        let mut out = self.execute(&program, inputs)?;
-        Ok(out.remove(0))
-    }
 }
 
 impl ArrayBackend for CpuBackend {
@@ -117,61 +108,14 @@ impl ArrayBackend for CpuBackend {
         )))
     }
 
-    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        self.single(primitives::random(spec, map, shape)?, &[])
-    }
-
-    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        self.single(primitives::iota(map, axis, shape)?, &[])
-    }
+    tessera_core::program_primitives!();
 
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
         Ok(CpuBackend::wrap(self.host(x, "astype")?.cast(to)))
     }
 
-    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
-        self.single(
-            primitives::unary(op, x.dtype(), x.shape())?,
-            std::slice::from_ref(x),
-        )
-    }
-
-    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let p = primitives::binary(op, (a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
-        self.single(p, &[a.clone(), b.clone()])
-    }
-
-    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let p = primitives::where_(
-            (cond.dtype(), cond.shape()),
-            (a.dtype(), a.shape()),
-            (b.dtype(), b.shape()),
-        )?;
-        self.single(p, &[cond.clone(), a.clone(), b.clone()])
-    }
-
-    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        let p = primitives::slice(x.dtype(), x.shape(), slices)?;
-        self.single(p, std::slice::from_ref(x))
-    }
-
-    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        let p = primitives::transpose(x.dtype(), x.shape(), perm)?;
-        self.single(p, std::slice::from_ref(x))
-    }
-
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
         Ok(CpuBackend::wrap(self.host(x, "reshape")?.reshape(shape)?))
-    }
-
-    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        let p = primitives::broadcast_to(x.dtype(), x.shape(), shape)?;
-        self.single(p, std::slice::from_ref(x))
-    }
-
-    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
-        let p = primitives::reduce(x.dtype(), x.shape(), op, axes)?;
-        self.single(p, std::slice::from_ref(x))
     }
 
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {

@@ -26,11 +26,8 @@ use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use tessera_core::backend::{
-    downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
-};
-use tessera_core::program::{primitives, BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
-use tessera_core::random::RandomSpec;
+use tessera_core::backend::{downcast_chunk, ArrayBackend, Capabilities, Chunk, ChunkData};
+use tessera_core::program::{primitives, Program};
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
 pub use gpu::Gpu;
@@ -182,12 +179,6 @@ impl<D: Device> CudaBackend<D> {
         Ok(Arc::new(self.gpus[to].upload(&bytes)?))
     }
 
-    /// Runs a one-output program and returns its chunk.
-    fn single(&self, program: Program, inputs: &[Chunk]) -> Result<Chunk> {
-        let mut out = self.execute(&program, inputs)?;
-        Ok(out.remove(0))
-    }
-
     /// A host fallback for an op the device does not do natively: recorded, then the CPU
     /// backend's kernel on host copies.
     fn on_host(
@@ -232,56 +223,16 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
         host_bytes::from_bytes(c.dtype, &c.shape, &bytes)
     }
 
+    tessera_core::program_primitives!();
+
     fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
-        self.single(primitives::full(shape, value)?, &[])
-    }
-
-    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        self.single(primitives::random(spec, map, shape)?, &[])
-    }
-
-    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        self.single(primitives::iota(map, axis, shape)?, &[])
+        primitives::run_one(self, primitives::full(shape, value)?, &[])
     }
 
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
-        self.single(
+        primitives::run_one(
+            self,
             primitives::cast(x.dtype(), x.shape(), to)?,
-            std::slice::from_ref(x),
-        )
-    }
-
-    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
-        self.single(
-            primitives::unary(op, x.dtype(), x.shape())?,
-            std::slice::from_ref(x),
-        )
-    }
-
-    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let p = primitives::binary(op, (a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
-        self.single(p, &[a.clone(), b.clone()])
-    }
-
-    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let p = primitives::where_(
-            (cond.dtype(), cond.shape()),
-            (a.dtype(), a.shape()),
-            (b.dtype(), b.shape()),
-        )?;
-        self.single(p, &[cond.clone(), a.clone(), b.clone()])
-    }
-
-    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        self.single(
-            primitives::slice(x.dtype(), x.shape(), slices)?,
-            std::slice::from_ref(x),
-        )
-    }
-
-    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        self.single(
-            primitives::transpose(x.dtype(), x.shape(), perm)?,
             std::slice::from_ref(x),
         )
     }
@@ -302,20 +253,6 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
             c.device,
             &self.name,
         )))
-    }
-
-    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        self.single(
-            primitives::broadcast_to(x.dtype(), x.shape(), shape)?,
-            std::slice::from_ref(x),
-        )
-    }
-
-    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
-        self.single(
-            primitives::reduce(x.dtype(), x.shape(), op, axes)?,
-            std::slice::from_ref(x),
-        )
     }
 
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {

@@ -5,13 +5,156 @@
 //! reduction the protocol asks for goes through the same executor as the fused chains the
 //! engine lowers — on the CPU one tiled pass, on a GPU one generated kernel. The CPU and
 //! CUDA backends share these definitions. Reshape, concatenate, matmul and host transfers
-//! are copies or library calls, not programs.
+//! are copies or library calls, not programs. [`program_primitives!`](crate::program_primitives)
+//! writes the trait methods that build these and run them.
 
 use super::{BinaryOp, IndexMap, Program, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
-use crate::backend::AxisSlice;
+use crate::backend::{ArrayBackend, AxisSlice, Chunk};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::random::RandomSpec;
+
+/// Runs a primitive's one-output program on `backend` and returns its output.
+///
+/// # Errors
+/// Those of the backend's [`ArrayBackend::execute`].
+pub fn run_one<B: ArrayBackend + ?Sized>(
+    backend: &B,
+    program: Program,
+    inputs: &[Chunk],
+) -> Result<Chunk> {
+    let mut out = backend.execute(&program, inputs)?;
+    if out.len() != 1 {
+        return Err(Error::Internal(format!(
+            "backend '{}' returned {} outputs for a one-output program",
+            backend.name(),
+            out.len()
+        )));
+    }
+    Ok(out.remove(0))
+}
+
+/// Implements the program-shaped primitives of [`ArrayBackend`] — `random`, `iota`,
+/// `unary`, `binary`, `where_`, `slice`, `transpose`, `broadcast_to`, `reduce` — by building
+/// each one's program here and running it through the backend's own `execute`. Write it
+/// inside `impl ArrayBackend for YourBackend { ... }` when `execute` runs programs
+/// natively; `full` and `cast` stay yours (a host backend fills and casts directly).
+#[macro_export]
+macro_rules! program_primitives {
+    () => {
+        fn random(
+            &self,
+            spec: &$crate::random::RandomSpec,
+            map: &$crate::program::IndexMap,
+            shape: &[usize],
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(self, p::random(spec, map, shape)?, &[])
+        }
+
+        fn iota(
+            &self,
+            map: &$crate::program::IndexMap,
+            axis: usize,
+            shape: &[usize],
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(self, p::iota(map, axis, shape)?, &[])
+        }
+
+        fn unary(
+            &self,
+            op: $crate::program::UnaryOp,
+            x: &$crate::backend::Chunk,
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(
+                self,
+                p::unary(op, x.dtype(), x.shape())?,
+                ::std::slice::from_ref(x),
+            )
+        }
+
+        fn binary(
+            &self,
+            op: $crate::program::BinaryOp,
+            a: &$crate::backend::Chunk,
+            b: &$crate::backend::Chunk,
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            let program = p::binary(op, (a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
+            p::run_one(self, program, &[a.clone(), b.clone()])
+        }
+
+        fn where_(
+            &self,
+            cond: &$crate::backend::Chunk,
+            a: &$crate::backend::Chunk,
+            b: &$crate::backend::Chunk,
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            let program = p::where_(
+                (cond.dtype(), cond.shape()),
+                (a.dtype(), a.shape()),
+                (b.dtype(), b.shape()),
+            )?;
+            p::run_one(self, program, &[cond.clone(), a.clone(), b.clone()])
+        }
+
+        fn slice(
+            &self,
+            x: &$crate::backend::Chunk,
+            slices: &[$crate::backend::AxisSlice],
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(
+                self,
+                p::slice(x.dtype(), x.shape(), slices)?,
+                ::std::slice::from_ref(x),
+            )
+        }
+
+        fn transpose(
+            &self,
+            x: &$crate::backend::Chunk,
+            perm: &[usize],
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(
+                self,
+                p::transpose(x.dtype(), x.shape(), perm)?,
+                ::std::slice::from_ref(x),
+            )
+        }
+
+        fn broadcast_to(
+            &self,
+            x: &$crate::backend::Chunk,
+            shape: &[usize],
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(
+                self,
+                p::broadcast_to(x.dtype(), x.shape(), shape)?,
+                ::std::slice::from_ref(x),
+            )
+        }
+
+        fn reduce(
+            &self,
+            x: &$crate::backend::Chunk,
+            op: $crate::program::ReduceOp,
+            axes: &[usize],
+        ) -> $crate::Result<$crate::backend::Chunk> {
+            use $crate::program::primitives as p;
+            p::run_one(
+                self,
+                p::reduce(x.dtype(), x.shape(), op, axes)?,
+                ::std::slice::from_ref(x),
+            )
+        }
+    };
+}
 
 /// A one-output program over `shape` built by `build`.
 fn single(

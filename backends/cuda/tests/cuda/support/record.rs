@@ -12,12 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use std::any::Any;
 
-use tessera_core::backend::{
-    downcast_chunk, ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData,
-};
+use tessera_core::backend::{downcast_chunk, ArrayBackend, Capabilities, Chunk, ChunkData};
 use tessera_core::program::primitives as programs;
-use tessera_core::program::{BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
-use tessera_core::random::RandomSpec;
+use tessera_core::program::Program;
 use tessera_core::{DType, HostArray, Result, Scalar};
 use tessera_cpu::CpuBackend;
 
@@ -106,11 +103,6 @@ impl Recorder {
     fn inners(&self, cs: &[Chunk], op: &str) -> Result<Vec<Chunk>> {
         cs.iter().map(|c| self.inner(c, op)).collect()
     }
-
-    fn run(&self, program: Program, inputs: &[Chunk]) -> Result<Chunk> {
-        let mut out = self.execute(&program, inputs)?;
-        Ok(out.remove(0))
-    }
 }
 
 /// A structure key: the hashes of the program's kernel texts, which depend on its
@@ -138,65 +130,20 @@ impl ArrayBackend for Recorder {
     fn to_host(&self, chunk: &Chunk) -> Result<HostArray> {
         self.cpu.to_host(&self.inner(chunk, "to_host")?)
     }
+    tessera_core::program_primitives!();
+
     fn full(&self, shape: &[usize], value: Scalar) -> Result<Chunk> {
-        self.run(programs::full(shape, value)?, &[])
-    }
-    fn random(&self, spec: &RandomSpec, map: &IndexMap, shape: &[usize]) -> Result<Chunk> {
-        self.run(programs::random(spec, map, shape)?, &[])
-    }
-    fn iota(&self, map: &IndexMap, axis: usize, shape: &[usize]) -> Result<Chunk> {
-        self.run(programs::iota(map, axis, shape)?, &[])
+        programs::run_one(self, programs::full(shape, value)?, &[])
     }
     fn cast(&self, x: &Chunk, to: DType) -> Result<Chunk> {
-        self.run(
+        programs::run_one(
+            self,
             programs::cast(x.dtype(), x.shape(), to)?,
-            std::slice::from_ref(x),
-        )
-    }
-    fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
-        self.run(
-            programs::unary(op, x.dtype(), x.shape())?,
-            std::slice::from_ref(x),
-        )
-    }
-    fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let p = programs::binary(op, (a.dtype(), a.shape()), (b.dtype(), b.shape()))?;
-        self.run(p, &[a.clone(), b.clone()])
-    }
-    fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let p = programs::where_(
-            (cond.dtype(), cond.shape()),
-            (a.dtype(), a.shape()),
-            (b.dtype(), b.shape()),
-        )?;
-        self.run(p, &[cond.clone(), a.clone(), b.clone()])
-    }
-    fn slice(&self, x: &Chunk, slices: &[AxisSlice]) -> Result<Chunk> {
-        self.run(
-            programs::slice(x.dtype(), x.shape(), slices)?,
-            std::slice::from_ref(x),
-        )
-    }
-    fn transpose(&self, x: &Chunk, perm: &[usize]) -> Result<Chunk> {
-        self.run(
-            programs::transpose(x.dtype(), x.shape(), perm)?,
             std::slice::from_ref(x),
         )
     }
     fn reshape(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
         Ok(self.wrap(self.cpu.reshape(&self.inner(x, "reshape")?, shape)?))
-    }
-    fn broadcast_to(&self, x: &Chunk, shape: &[usize]) -> Result<Chunk> {
-        self.run(
-            programs::broadcast_to(x.dtype(), x.shape(), shape)?,
-            std::slice::from_ref(x),
-        )
-    }
-    fn reduce(&self, x: &Chunk, op: ReduceOp, axes: &[usize]) -> Result<Chunk> {
-        self.run(
-            programs::reduce(x.dtype(), x.shape(), op, axes)?,
-            std::slice::from_ref(x),
-        )
     }
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
         Ok(self.wrap(
