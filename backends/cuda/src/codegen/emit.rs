@@ -310,10 +310,24 @@ impl<'p> Emitter<'p> {
         t.push_str("        __syncthreads();\n");
         t.push_str("        for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {\n");
         t.push_str("            if (tid < s) {\n");
-        let _ = writeln!(t, "                {acc} x = sh[tid], y = sh[tid + s];");
-        if arg {
-            t.push_str("                i64 xi = shi[tid], yi = shi[tid + s];\n");
-        }
+        t.push_str(&load_pair(
+            "                ",
+            acc,
+            arg,
+            "x",
+            "sh",
+            "shi",
+            "tid",
+        ));
+        t.push_str(&load_pair(
+            "                ",
+            acc,
+            arg,
+            "y",
+            "sh",
+            "shi",
+            "tid + s",
+        ));
         let _ = writeln!(t, "                {}", r.combine("x", "xi", "y", "yi"));
         t.push_str("                sh[tid] = x;\n");
         if arg {
@@ -333,15 +347,25 @@ impl<'p> Emitter<'p> {
             "    const i64 kept = (i64)P[{k_at}], parts = (i64)P[{p_at}];"
         );
         t.push_str("    for (i64 ko = (i64)blockIdx.x * blockDim.x + threadIdx.x; ko < kept; ko += (i64)gridDim.x * blockDim.x) {\n");
-        let _ = writeln!(t, "        {acc} x = part[ko * parts];");
-        if arg {
-            t.push_str("        i64 xi = part_idx[ko * parts];\n");
-        }
+        t.push_str(&load_pair(
+            "        ",
+            acc,
+            arg,
+            "x",
+            "part",
+            "part_idx",
+            "ko * parts",
+        ));
         t.push_str("        for (i64 q = 1; q < parts; ++q) {\n");
-        let _ = writeln!(t, "            {acc} y = part[ko * parts + q];");
-        if arg {
-            t.push_str("            i64 yi = part_idx[ko * parts + q];\n");
-        }
+        t.push_str(&load_pair(
+            "            ",
+            acc,
+            arg,
+            "y",
+            "part",
+            "part_idx",
+            "ko * parts + q",
+        ));
         let _ = writeln!(t, "            {}", r.combine("x", "xi", "y", "yi"));
         t.push_str("        }\n");
         let _ = writeln!(t, "        out[ko] = {};", r.finish("x", "xi"));
@@ -364,6 +388,24 @@ impl<'p> Emitter<'p> {
             },
         })
     }
+}
+
+/// Declares accumulator `var` (and its position `<var>i` for arg-reductions) from
+/// `vals[at]` (and `idx[at]`).
+fn load_pair(
+    indent: &str,
+    acc: &str,
+    arg: bool,
+    var: &str,
+    vals: &str,
+    idx: &str,
+    at: &str,
+) -> String {
+    let mut s = format!("{indent}{acc} {var} = {vals}[{at}];\n");
+    if arg {
+        s.push_str(&format!("{indent}i64 {var}i = {idx}[{at}];\n"));
+    }
+    s
 }
 
 fn bad(msg: String) -> Error {
@@ -438,14 +480,7 @@ fn unary_expr(op: UnaryOp, x: &str, d: DType) -> Result<String> {
             format!("({x} < 0 ? ({t})(0ULL - (u64){x}) : {x})")
         }
         UnaryOp::Abs => x.to_string(),
-        UnaryOp::Sqrt
-        | UnaryOp::Exp
-        | UnaryOp::Log
-        | UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tanh
-            if !float =>
-        {
+        op if op.is_transcendental() && !float => {
             return Err(bad(format!(
                 "{} of {d}: the builder casts to float first",
                 op.name()

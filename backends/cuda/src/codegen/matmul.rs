@@ -8,7 +8,7 @@
 use tessera_core::{DType, Error, Result};
 
 use super::emit::{ctype, NAME};
-use super::{stable_hash, Arg, Entry, KernelPlan, Launch, PRELUDE};
+use super::{Arg, Entry, KernelPlan, Launch};
 
 /// The kernel for `a (m x k) @ b (k x n)` of `dtype`.
 ///
@@ -40,13 +40,9 @@ pub fn matmul(dtype: DType, m: usize, k: usize, n: usize) -> Result<KernelPlan> 
          \x20       out[f] = ({t})acc;\n\
          \x20   }}\n}}\n"
     );
-    let mut source = String::from(PRELUDE);
-    source.push('\n');
-    source.push_str(&body);
-    let hash = stable_hash(source.as_bytes());
-    let name = format!("tsr_mm_{hash:016x}");
+    let (body, hash, name) = super::named(&body, "tsr_mm");
     Ok(KernelPlan {
-        source: source.replace(NAME, &name),
+        body,
         hash,
         entries: vec![Entry {
             name,

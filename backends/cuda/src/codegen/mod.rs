@@ -92,9 +92,10 @@ pub enum Launch {
 /// The kernel text for one output of a program, and the run-time values it reads.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelPlan {
-    /// The full CUDA C text (prelude included).
-    pub source: String,
-    /// A stable 64-bit hash of [`Self::source`] (FNV-1a): the cache key.
+    /// The kernels' own CUDA C text, without the [`PRELUDE`] every kernel shares (so a
+    /// plan, built for every task, does not copy it; [`Self::source`] adds it).
+    pub body: String,
+    /// A stable 64-bit hash of the body before naming (FNV-1a): the name and the cache key.
     pub hash: u64,
     /// Pass one (or the only pass), then `<name>_fin` for reductions.
     pub entries: Vec<Entry>,
@@ -150,7 +151,8 @@ pub fn uses_normal(program: &Program) -> bool {
 /// let y = pb.binary(BinaryOp::Add, x, one)?;
 /// let program = pb.finish(vec![(y, None)])?;
 /// let plan = generate(&program, 0, 1)?;
-/// assert!(plan.source.contains(&format!("__global__ void {}(", plan.entries[0].name)));
+/// assert!(plan.body.contains(&format!("__global__ void {}(", plan.entries[0].name)));
+/// assert!(plan.source().starts_with(tessera_cuda::codegen::PRELUDE));
 /// assert_eq!(plan.launch, Launch::Elementwise { n: 5 });
 /// // Another chunk of the same structure shares the kernel; only the values differ.
 /// let mut other = program.clone();
@@ -190,13 +192,7 @@ pub fn generate(program: &Program, output: usize, parts: u64) -> Result<KernelPl
         Some(r) => e.reduction(out.node, r.op, &r.axes, parts.max(1))?,
     };
     let out_dtype = program.output_dtype(output);
-    let mut source = String::with_capacity(PRELUDE.len() + body.text.len() + 64);
-    source.push_str(PRELUDE);
-    source.push('\n');
-    source.push_str(&body.text);
-    let hash = stable_hash(source.as_bytes());
-    let name = format!("tsr_{hash:016x}");
-    let source = source.replace(emit::NAME, &name);
+    let (text, hash, name) = named(&body.text, "tsr");
     let entries = body
         .entries
         .into_iter()
@@ -206,13 +202,32 @@ pub fn generate(program: &Program, output: usize, parts: u64) -> Result<KernelPl
         })
         .collect();
     Ok(KernelPlan {
-        source,
+        body: text,
         hash,
         entries,
         params: e.into_params(),
         launch: body.launch,
         out_dtype,
     })
+}
+
+impl KernelPlan {
+    /// The full text NVRTC compiles: the prelude, then the body.
+    pub fn source(&self) -> String {
+        let mut s = String::with_capacity(PRELUDE.len() + self.body.len() + 1);
+        s.push_str(PRELUDE);
+        s.push('\n');
+        s.push_str(&self.body);
+        s
+    }
+}
+
+/// Names the kernels of a body by its hash: the body with its entries named
+/// `<prefix>_<hash>`, the hash, and that name.
+fn named(body: &str, prefix: &str) -> (String, u64, String) {
+    let hash = stable_hash(body.as_bytes());
+    let name = format!("{prefix}_{hash:016x}");
+    (body.replace(emit::NAME, &name), hash, name)
 }
 
 /// The accumulator dtype of a reduction of `x` by `op` (what pass one's partials hold).

@@ -184,7 +184,7 @@ impl Gpu {
             match modules.get(&plan.hash) {
                 Some(m) => m.clone(),
                 None => {
-                    let ptx = crate::nvrtc::compile(&plan.source, self.arch)?;
+                    let ptx = crate::nvrtc::compile(&plan.source(), self.arch)?;
                     let m = self
                         .ctx
                         .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx.as_str()))

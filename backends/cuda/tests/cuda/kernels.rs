@@ -116,11 +116,8 @@ const BATCH: usize = 100;
 fn compile_batch(batch: &[&KernelPlan]) -> Vec<String> {
     let mut src = String::from(PRELUDE);
     for p in batch {
-        src.push_str(
-            p.source
-                .strip_prefix(PRELUDE)
-                .expect("kernel texts start with the prelude"),
-        );
+        src.push('\n');
+        src.push_str(&p.body);
     }
     let missing = |ptx: &str| {
         batch
@@ -134,7 +131,7 @@ fn compile_batch(batch: &[&KernelPlan]) -> Vec<String> {
         Ok(ptx) => missing(&ptx),
         Err(_) => batch
             .iter()
-            .filter_map(|p| tessera_cuda::nvrtc::compile_uncached(&p.source, ARCH).err())
+            .filter_map(|p| tessera_cuda::nvrtc::compile_uncached(&p.source(), ARCH).err())
             .map(|e| e.to_string())
             .collect(),
     }

@@ -101,11 +101,7 @@ fn compile(plans: &[&KernelPlan]) -> Result<(libloading::Library, Vec<String>), 
     src.push_str(PRELUDE);
     let mut names = Vec::new();
     for p in unique.values() {
-        let body = p
-            .source
-            .strip_prefix(PRELUDE)
-            .ok_or("a kernel text that does not start with the prelude")?;
-        src.push_str(body);
+        src.push_str(&p.body);
         for e in &p.entries {
             src.push_str(&launcher(&e.name, &e.args));
             names.push(e.name.clone());
