@@ -155,10 +155,19 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::Device`] (out of memory).
-    fn zeros(&self, len: usize) -> Result<CudaSlice<u8>> {
-        self.stream()?
-            .alloc_zeros::<u8>(len.max(1))
-            .map_err(|e| device_err("alloc", e))
+    /// A device buffer of `len` bytes (at least one) that a kernel is about to fill: not
+    /// zeroed, since every kernel writes each element of its output and partials (a
+    /// memset would be one more pass over the output).
+    #[allow(unsafe_code)]
+    fn for_kernel_output(&self, len: usize) -> Result<CudaSlice<u8>> {
+        let s = self.stream()?;
+        // SAFETY: the memory is uninitialised, and nothing reads it before a kernel writes
+        // it: an elementwise kernel writes `out[f]` for every `f < n`, pass one writes
+        // every partial `b < kept * parts`, pass two every `out[ko]` for `ko < kept`; the
+        // positions buffer of a reduction that is not an arg-reduction is never read; the
+        // one byte held for an empty output is at most copied and dropped (downloads
+        // truncate to the output's length, 0). Any byte pattern is a valid `u8`.
+        unsafe { s.alloc::<u8>(len.max(1)) }.map_err(|e| device_err("alloc", e))
     }
 
     fn tables(&self) -> Result<&Tables> {
@@ -240,7 +249,7 @@ impl Device for Gpu {
         out_bytes: usize,
     ) -> Result<CudaSlice<u8>> {
         let s = self.stream()?;
-        let mut out = self.zeros(out_bytes)?;
+        let mut out = self.for_kernel_output(out_bytes)?;
         let params = if plan.params.is_empty() {
             vec![0u64]
         } else {
@@ -286,8 +295,8 @@ impl Device for Gpu {
                     return Ok(out);
                 }
                 let np = usize::try_from(kept * parts).map_err(|e| device_err("partials", e))?;
-                let mut part = self.zeros(np * acc.size())?;
-                let mut idx = self.zeros(np * 8)?;
+                let mut part = self.for_kernel_output(np * acc.size())?;
+                let mut idx = self.for_kernel_output(np * 8)?;
                 let f = self.function(plan, 0)?;
                 let mut b = s.launch_builder(&f);
                 b.arg(&p);
