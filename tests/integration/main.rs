@@ -11,6 +11,7 @@ mod array_io;
 mod arrays;
 mod config_file;
 mod cuda_unavailable;
+mod distributed;
 mod dtypes;
 mod frame_io;
 mod frame_plugins;

@@ -12,6 +12,7 @@
 //! so it runs unchanged on any registered backend.
 
 pub mod array;
+mod codec;
 pub mod exec;
 mod graph;
 pub mod linalg;

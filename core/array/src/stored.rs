@@ -7,16 +7,15 @@
 //! host copy (`to_host`), so a device backend's chunks spill device → host → disk through the
 //! same path. Its bytes on disk are released when the last array holding the chunk is dropped.
 
-use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use tessera_core::spill::SpillFile;
 
 use crate::backend::{BackendRef, Chunk};
+use crate::codec::{read_elements, write_elements};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::host::{HostArray, HostElement};
 
 /// A materialised block: a chunk on its backend, or spilled.
 #[derive(Clone)]
@@ -57,85 +56,6 @@ pub(crate) struct SpilledChunk {
     dtype: DType,
     shape: Vec<usize>,
     backend: BackendRef,
-}
-
-/// Bytes of the elements in C order (booleans as one byte each).
-fn write_elements(host: &HostArray, w: &mut dyn Write) -> std::io::Result<()> {
-    fn typed<T: HostElement + bytemuck::Pod>(
-        h: &HostArray,
-        w: &mut dyn Write,
-    ) -> std::io::Result<()> {
-        let v = T::view(h).expect("dtype checked by the caller");
-        match v.as_slice() {
-            Some(s) => w.write_all(bytemuck::cast_slice(s)),
-            None => {
-                let owned: Vec<T> = v.iter().copied().collect();
-                w.write_all(bytemuck::cast_slice(&owned))
-            }
-        }
-    }
-    match host {
-        HostArray::Bool(a) => {
-            let bytes: Vec<u8> = a.iter().map(|&b| u8::from(b)).collect();
-            w.write_all(&bytes)
-        }
-        HostArray::I8(_) => typed::<i8>(host, w),
-        HostArray::I16(_) => typed::<i16>(host, w),
-        HostArray::I32(_) => typed::<i32>(host, w),
-        HostArray::I64(_) => typed::<i64>(host, w),
-        HostArray::U8(_) => typed::<u8>(host, w),
-        HostArray::U16(_) => typed::<u16>(host, w),
-        HostArray::U32(_) => typed::<u32>(host, w),
-        HostArray::U64(_) => typed::<u64>(host, w),
-        HostArray::F32(_) => typed::<f32>(host, w),
-        HostArray::F64(_) => typed::<f64>(host, w),
-    }
-}
-
-/// Reads `shape`'s elements of `dtype` back, straight into their final buffer.
-fn read_elements(dtype: DType, shape: &[usize], r: &mut dyn Read) -> std::io::Result<HostArray> {
-    fn typed<T: HostElement + bytemuck::Pod>(
-        shape: &[usize],
-        n: usize,
-        r: &mut dyn Read,
-    ) -> std::io::Result<HostArray> {
-        let mut v = vec![T::zeroed(); n];
-        r.read_exact(bytemuck::cast_slice_mut(&mut v))?;
-        let a = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-        Ok(T::wrap(a))
-    }
-    let n: usize = shape.iter().product();
-    let host = match dtype {
-        DType::Bool => {
-            let mut v = vec![0u8; n];
-            r.read_exact(&mut v)?;
-            let a = ndarray::ArrayD::from_shape_vec(
-                ndarray::IxDyn(shape),
-                v.into_iter().map(|b| b != 0).collect(),
-            )
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
-            HostArray::Bool(a)
-        }
-        DType::I8 => typed::<i8>(shape, n, r)?,
-        DType::I16 => typed::<i16>(shape, n, r)?,
-        DType::I32 => typed::<i32>(shape, n, r)?,
-        DType::I64 => typed::<i64>(shape, n, r)?,
-        DType::U8 => typed::<u8>(shape, n, r)?,
-        DType::U16 => typed::<u16>(shape, n, r)?,
-        DType::U32 => typed::<u32>(shape, n, r)?,
-        DType::U64 => typed::<u64>(shape, n, r)?,
-        DType::F32 => typed::<f32>(shape, n, r)?,
-        DType::F64 => typed::<f64>(shape, n, r)?,
-    };
-    let mut extra = [0u8; 1];
-    if r.read(&mut extra)? != 0 {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "spill file holds more bytes than its chunk",
-        ));
-    }
-    Ok(host)
 }
 
 impl SpilledChunk {

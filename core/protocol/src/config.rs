@@ -61,7 +61,13 @@ pub const KEYS: &[Key] = &[
         name: "scheduler",
         env: "TESSERA_SCHEDULER",
         default: "threads",
-        doc: "`threads` (parallel, rayon) or `single-threaded` (debugging, deterministic order)",
+        doc: "`threads` (parallel, rayon), `single-threaded` (debugging, deterministic order) or `mpi` (every rank of an `mpirun`/`srun` job runs the program; needs the `mpi` feature)",
+    },
+    Key {
+        name: "distributed.timeout",
+        env: "TESSERA_DISTRIBUTED_TIMEOUT",
+        default: "600s",
+        doc: "under `scheduler = \"mpi\"`, how long a rank waits for another rank's data with nothing else happening before it reports the wait and stops the job",
     },
     Key {
         name: "num-threads",
@@ -209,7 +215,10 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         )))
     };
     let expected = match k.name {
-        "scheduler" if parse_scheduler(value).is_none() => "`threads` or `single-threaded`",
+        "scheduler" if parse_scheduler(value).is_none() => "`threads`, `single-threaded` or `mpi`",
+        "distributed.timeout" if parse_seconds(value).is_none() => {
+            "a positive duration such as `600s`, `500ms` or `10m`"
+        }
         "num-threads"
             if value
                 .trim()
@@ -608,12 +617,23 @@ pub enum SchedulerKind {
     SingleThreaded,
     /// A rayon pool.
     Threads,
+    /// Every rank of an MPI job runs the program; a rank's own tasks run on its rayon
+    /// pool (see `tessera_core::cluster`).
+    Mpi,
+}
+
+impl SchedulerKind {
+    /// True when a plan's tasks are spread over the ranks of a job.
+    pub fn is_distributed(self) -> bool {
+        self == SchedulerKind::Mpi
+    }
 }
 
 fn parse_scheduler(s: &str) -> Option<SchedulerKind> {
     match s.trim() {
         "threads" | "threaded" => Some(SchedulerKind::Threads),
         "single-threaded" | "sync" | "synchronous" => Some(SchedulerKind::SingleThreaded),
+        "mpi" => Some(SchedulerKind::Mpi),
         _ => None,
     }
 }
@@ -703,6 +723,12 @@ pub fn parse_seconds(s: &str) -> Option<std::time::Duration> {
     };
     let v: f64 = num.trim().parse().ok()?;
     (v.is_finite() && v > 0.0).then(|| std::time::Duration::from_secs_f64(v * scale))
+}
+
+/// `distributed.timeout`: how long a rank waits for another with no progress.
+pub fn distributed_timeout() -> Result<std::time::Duration> {
+    let (v, _) = get("distributed.timeout")?;
+    parse_seconds(&v).ok_or_else(|| Error::Config(format!("bad distributed.timeout '{v}'")))
 }
 
 /// The object-store settings (`storage.*`), validated.

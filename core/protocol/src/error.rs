@@ -199,6 +199,17 @@ pub enum Error {
         message: String,
     },
 
+    /// Under the `mpi` scheduler: a rank failed a task, stopped answering, or the job was
+    /// launched wrongly. Every rank stops with this error instead of waiting; `rank` is the
+    /// rank where it happened (or the one that was waited for).
+    #[error("distributed run, rank {rank}: {detail}")]
+    Distributed {
+        /// The rank that failed or was waited for.
+        rank: usize,
+        /// What happened, naming the task and, for a wait, how long.
+        detail: String,
+    },
+
     /// A file a plan reads is not the file it was when the plan was made (replaced,
     /// rewritten, appended to): the compute stops rather than mix two versions.
     #[error("{path} changed since it was planned ({detail}); build the frame or array again to read the new version")]

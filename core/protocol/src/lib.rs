@@ -16,6 +16,7 @@
 
 pub mod backend;
 pub mod chunks;
+pub mod cluster;
 pub mod config;
 pub mod dtype;
 pub mod error;

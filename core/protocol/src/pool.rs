@@ -64,7 +64,7 @@ where
     use rayon::prelude::*;
     match crate::config::scheduler()? {
         SchedulerKind::SingleThreaded => (0..n).map(|i| guarded(&f, i)).collect(),
-        SchedulerKind::Threads => {
+        SchedulerKind::Threads | SchedulerKind::Mpi => {
             let pool = worker_pool(worker_threads()?)?;
             pool.install(|| (0..n).into_par_iter().map(|i| guarded(&f, i)).collect())
         }

@@ -30,6 +30,30 @@ impl Plan {
         }
     }
 
+    /// Under a distributed scheduler: the ranks, and the bytes each sends and receives by
+    /// the owner rule (from the tasks' projected output sizes).
+    fn explain_distributed(&self) -> String {
+        let Ok(Some(cluster)) = tessera_core::cluster::current() else {
+            return String::new();
+        };
+        let size = cluster.size();
+        let traffic = super::distributed::projected_traffic(self, size);
+        let fmt = crate::chunks::format_bytes;
+        let mut s = format!(
+            "distributed over {} ({}): tasks placed by the owner rule; projected traffic per rank:\n",
+            cluster.describe(),
+            if size == 1 { "no traffic" } else { "chunk bytes sent once to each rank that reads them" }
+        );
+        for (r, (sent, received)) in traffic.iter().enumerate() {
+            s.push_str(&format!(
+                "  rank {r}: sends {}, receives {}\n",
+                fmt(*sent),
+                fmt(*received)
+            ));
+        }
+        s
+    }
+
     /// A human-readable description of the plan.
     pub fn explain(&self) -> String {
         let mut programs = 0;
@@ -126,6 +150,7 @@ impl Plan {
             Err(e) => s.push_str(&format!("projected peak memory: unknown ({e})\n")),
         }
         s.push_str(&self.explain_spill());
+        s.push_str(&self.explain_distributed());
         let spilled = self
             .tasks
             .iter()

@@ -8,6 +8,7 @@
 //! as its last consumer has run. Reductions over an array that equals its transpose compute
 //! only the blocks on and above the diagonal (`symmetry`).
 
+mod distributed;
 mod explain;
 mod fxhash;
 mod lower;

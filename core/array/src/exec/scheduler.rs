@@ -26,7 +26,7 @@ use crate::program::{check_packed, BinaryOp};
 use crate::stored::{Held, SpilledChunk};
 use tessera_core::pool::{worker_pool, worker_threads};
 
-fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
+pub(super) fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
     let b = &task.backend;
     match &task.op {
         TaskOp::Program(p) => {
@@ -225,10 +225,14 @@ pub struct RunStats {
     pub lower_seconds: f64,
     /// Largest number of chunk bytes held at once (tracked by the scheduler).
     pub peak_bytes: u64,
+    /// Bytes this rank sent to other ranks (`scheduler = "mpi"`; 0 otherwise).
+    pub sent_bytes: u64,
+    /// Bytes this rank received from other ranks.
+    pub received_bytes: u64,
 }
 
 /// What a task does, in the words of a profile (`tessera_observe::TaskSpan::kind`).
-fn task_kind(task: &Task) -> &'static str {
+pub(super) fn task_kind(task: &Task) -> &'static str {
     match &task.op {
         TaskOp::Program(p) if p.outputs.iter().any(|o| o.reduce.is_some()) => "reduce",
         TaskOp::Program(_) if task.deps.is_empty() => "generate",
@@ -496,7 +500,7 @@ pub(crate) struct Projection {
 pub(crate) fn planned_threads() -> Result<usize> {
     Ok(match crate::config::scheduler()? {
         SchedulerKind::SingleThreaded => 1,
-        SchedulerKind::Threads => worker_threads()?,
+        SchedulerKind::Threads | SchedulerKind::Mpi => worker_threads()?,
     })
 }
 
@@ -592,6 +596,13 @@ pub(crate) fn budget(plan: &Plan, threads: usize, outputs: Outputs) -> Result<Bu
 /// Runs a plan; returns the output blocks (spilled ones only with
 /// [`Outputs::Spillable`]) and figures.
 fn run(plan: &Plan, outputs: Outputs) -> Result<(Vec<Vec<Held>>, RunStats)> {
+    if let Some(cluster) = tessera_core::cluster::current()? {
+        // Results are kept in memory on every rank: spilling a distributed plan's results
+        // is not supported yet, so the plan must fit as `compute()` would.
+        let Budget { threads, .. } = budget(plan, worker_threads()?, Outputs::InMemory)?;
+        let _ = outputs;
+        return super::distributed::run(plan, &cluster, threads);
+    }
     let kind = crate::config::scheduler()?;
     let Budget { threads, spill } = budget(plan, planned_threads()?, outputs)?;
     let start = Instant::now();
@@ -613,7 +624,7 @@ fn run(plan: &Plan, outputs: Outputs) -> Result<(Vec<Vec<Held>>, RunStats)> {
                 }
             }
         }
-        SchedulerKind::Threads => {
+        SchedulerKind::Threads | SchedulerKind::Mpi => {
             let p = worker_pool(threads)?;
             fn go<'s>(scope: &rayon::Scope<'s>, state: &'s State<'s>, i: usize) {
                 for j in state.execute(i) {
@@ -664,6 +675,8 @@ fn run(plan: &Plan, outputs: Outputs) -> Result<(Vec<Vec<Held>>, RunStats)> {
         seconds: start.elapsed().as_secs_f64(),
         lower_seconds: 0.0,
         peak_bytes: state.peak.load(Ordering::Relaxed) as u64,
+        sent_bytes: 0,
+        received_bytes: 0,
     };
     Ok((outs, stats))
 }

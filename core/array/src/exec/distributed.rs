@@ -1,0 +1,470 @@
+//! The `mpi` scheduler's executor: every rank runs its share of the same plan.
+//!
+//! Every rank lowers the same graph to the same plan (lowering is deterministic), so an
+//! owner rule evaluated on every rank places each task identically with no coordination:
+//!
+//! - a chunk held in memory (`from_array`, `persist`) is on every rank already, and runs
+//!   wherever it is read;
+//! - a task with no inputs — a generator, a file read — goes to rank `k mod P`, `k` its
+//!   position among such tasks: the chunks of an array are dealt block-cyclically over
+//!   the ranks in the chunk grid's C order;
+//! - any other task runs on the owner of its first input that has one: an elementwise
+//!   chain stays with its chunk, a tree-reduction node lands on its left input's rank.
+//!
+//! A rank runs its tasks on its own worker pool (the threaded scheduler's dependency
+//! counting and early release). When a task finishes, its chunk is sent — host bytes,
+//! [`crate::codec`] — once to every other rank that owns a consumer of it, and a result
+//! the caller asked for to every rank, so `compute()` returns the same value everywhere.
+//! The calling thread receives from any rank while the workers compute: no send waits on
+//! a receive posted in another order, so the plan cannot deadlock; a rank that waits
+//! `distributed.timeout` with nothing arriving and nothing running reports what it waits
+//! for. A failed task is reported to every rank, which all stop with an error naming the
+//! rank and the task.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use tessera_core::cluster::{Cluster, Exchange};
+use tessera_core::pool::worker_pool;
+
+use super::plan::{Plan, TaskOp};
+use super::scheduler::{run_task, task_kind, RunStats};
+use crate::backend::Chunk;
+use crate::error::{catch_panic, Error, Result};
+use crate::stored::Held;
+
+/// Where a task runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// On this rank.
+    Rank(usize),
+    /// On every rank that reads it (a chunk every rank holds).
+    Everywhere,
+}
+
+/// The owner rule (module docs), the same on every rank.
+pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
+    let mut place = Vec::with_capacity(plan.tasks.len());
+    let mut sources = 0usize;
+    for t in &plan.tasks {
+        let p = if matches!(t.op, TaskOp::Stored(_)) && t.deps.is_empty() {
+            Place::Everywhere
+        } else {
+            let inherited = t.deps.iter().find_map(|&d| match place[d] {
+                Place::Rank(r) => Some(r),
+                Place::Everywhere => None,
+            });
+            Place::Rank(inherited.unwrap_or_else(|| {
+                sources += 1;
+                (sources - 1) % size.max(1)
+            }))
+        };
+        place.push(p);
+    }
+    place
+}
+
+/// What each rank sends and receives for a plan, by the owner rule: `(sent, received)`
+/// bytes per rank, from the tasks' projected output sizes.
+pub(crate) fn projected_traffic(plan: &Plan, size: usize) -> Vec<(u64, u64)> {
+    let place = placement(plan, size);
+    let routes = Routes::new(plan, &place, size);
+    let mut out = vec![(0u64, 0u64); size];
+    for (i, dests) in routes.dests.iter().enumerate() {
+        let Place::Rank(from) = place[i] else {
+            continue;
+        };
+        for &to in dests {
+            out[from].0 += plan.tasks[i].out_bytes;
+            out[to].1 += plan.tasks[i].out_bytes;
+        }
+    }
+    out
+}
+
+/// Who needs each task's chunk.
+struct Routes {
+    /// The ranks (other than its owner) a task's output is sent to.
+    dests: Vec<Vec<usize>>,
+}
+
+impl Routes {
+    fn new(plan: &Plan, place: &[Place], size: usize) -> Routes {
+        let mut dests: Vec<Vec<usize>> = vec![Vec::new(); plan.tasks.len()];
+        for (j, t) in plan.tasks.iter().enumerate() {
+            let Place::Rank(to) = place[j] else { continue };
+            for &d in &t.deps {
+                if let Place::Rank(from) = place[d] {
+                    if from != to && !dests[d].contains(&to) {
+                        dests[d].push(to);
+                    }
+                }
+            }
+        }
+        for &o in plan.outputs.iter().flatten() {
+            if let Place::Rank(from) = place[o] {
+                for to in (0..size).filter(|&r| r != from) {
+                    if !dests[o].contains(&to) {
+                        dests[o].push(to);
+                    }
+                }
+            }
+        }
+        Routes { dests }
+    }
+}
+
+struct Rank<'a> {
+    plan: &'a Plan,
+    ex: &'a Exchange<'a>,
+    me: usize,
+    routes: Routes,
+    /// Tasks this rank runs.
+    local: Vec<bool>,
+    results: Vec<Mutex<Option<Chunk>>>,
+    missing: Vec<AtomicUsize>,
+    /// Local consumers still to run, per task.
+    consumers: Vec<AtomicUsize>,
+    /// Local dependents (with multiplicity), per task.
+    dependents: Vec<Vec<usize>>,
+    keep: Vec<bool>,
+    /// Local tasks not yet finished, and remote chunks not yet received.
+    to_run: AtomicUsize,
+    to_receive: AtomicUsize,
+    in_flight: AtomicUsize,
+    failed: AtomicBool,
+    error: OnceLock<Error>,
+    held: AtomicUsize,
+    peak: AtomicUsize,
+    progress: &'a tessera_observe::Stage,
+}
+
+impl<'a> Rank<'a> {
+    fn new(plan: &'a Plan, ex: &'a Exchange<'a>, progress: &'a tessera_observe::Stage) -> Rank<'a> {
+        let (me, size) = (ex.rank(), ex.size());
+        let place = placement(plan, size);
+        let routes = Routes::new(plan, &place, size);
+        let n = plan.tasks.len();
+        let mut keep = vec![false; n];
+        for &o in plan.outputs.iter().flatten() {
+            keep[o] = true;
+        }
+        let mut local = vec![false; n];
+        let mut needed_here = keep.clone();
+        for (j, t) in plan.tasks.iter().enumerate() {
+            if place[j] == Place::Rank(me) {
+                local[j] = true;
+                for &d in &t.deps {
+                    needed_here[d] = true;
+                }
+            }
+        }
+        let mut receive = 0;
+        for i in 0..n {
+            match place[i] {
+                Place::Everywhere if needed_here[i] => local[i] = true,
+                Place::Rank(r) if r != me && needed_here[i] => receive += 1,
+                _ => {}
+            }
+        }
+        let mut dependents = vec![Vec::new(); n];
+        let mut consumers = vec![0usize; n];
+        for (j, t) in plan.tasks.iter().enumerate() {
+            if local[j] {
+                for &d in &t.deps {
+                    dependents[d].push(j);
+                    consumers[d] += 1;
+                }
+            }
+        }
+        Rank {
+            plan,
+            ex,
+            me,
+            routes,
+            to_run: AtomicUsize::new(local.iter().filter(|&&l| l).count()),
+            to_receive: AtomicUsize::new(receive),
+            local,
+            results: (0..n).map(|_| Mutex::new(None)).collect(),
+            missing: plan
+                .tasks
+                .iter()
+                .map(|t| AtomicUsize::new(t.deps.len()))
+                .collect(),
+            consumers: consumers.into_iter().map(AtomicUsize::new).collect(),
+            dependents,
+            keep,
+            in_flight: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            error: OnceLock::new(),
+            held: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            progress,
+        }
+    }
+
+    fn fail(&self, e: Error) {
+        let _ = self.error.set(e);
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// Local tasks with all inputs at hand at the start.
+    fn ready(&self) -> Vec<usize> {
+        (0..self.plan.tasks.len())
+            .filter(|&i| self.local[i] && self.plan.tasks[i].deps.is_empty())
+            .collect()
+    }
+
+    /// Stores task `i`'s chunk (computed here or received) and returns the local tasks it
+    /// made ready.
+    fn arrived(&self, i: usize, chunk: Chunk) -> Vec<usize> {
+        if self.keep[i] || !self.dependents[i].is_empty() {
+            let now = self.held.fetch_add(chunk.nbytes(), Ordering::Relaxed) + chunk.nbytes();
+            self.peak.fetch_max(now, Ordering::Relaxed);
+            *self.results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(chunk);
+        }
+        self.dependents[i]
+            .iter()
+            .copied()
+            .filter(|&j| self.missing[j].fetch_sub(1, Ordering::AcqRel) == 1)
+            .collect()
+    }
+
+    /// Runs local task `i`: computes it, sends it where it is needed, releases inputs.
+    fn execute(&self, i: usize) -> Vec<usize> {
+        if self.failed.load(Ordering::Acquire) {
+            return Vec::new();
+        }
+        let task = &self.plan.tasks[i];
+        let deps: Option<Vec<Chunk>> = task
+            .deps
+            .iter()
+            .map(|&d| {
+                self.results[d]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+            })
+            .collect();
+        let Some(deps) = deps else {
+            self.fail(Error::Internal(format!("task {i} ran before its inputs")));
+            return Vec::new();
+        };
+        let started = Instant::now();
+        let bytes_in: usize = deps.iter().map(|c| c.nbytes()).sum();
+        let what = || {
+            format!(
+                "task {i} ({} on backend '{}')",
+                task_kind(task),
+                task.backend.name()
+            )
+        };
+        let out = catch_panic(
+            || run_task(task, &deps),
+            |message| Error::Panicked {
+                task: what(),
+                message,
+            },
+        )
+        .and_then(|c| {
+            let dests = &self.routes.dests[i];
+            if !dests.is_empty() {
+                let host = task.backend.to_host(&c)?;
+                let bytes = crate::codec::encode(&host)?;
+                for &to in dests {
+                    self.ex.send(to, i as u64, &bytes)?;
+                }
+            }
+            Ok(c)
+        });
+        drop(deps);
+        let ready = match out {
+            Ok(c) => {
+                self.progress.task_finished(tessera_observe::TaskTiming {
+                    kind: task_kind(task),
+                    start: started,
+                    bytes_in: bytes_in as u64,
+                    bytes_out: c.nbytes() as u64,
+                    held_bytes: Some(self.held.load(Ordering::Relaxed) as u64),
+                });
+                self.arrived(i, c)
+            }
+            Err(e) => {
+                self.fail(Error::Distributed {
+                    rank: self.me,
+                    detail: format!("{} failed: {e}", what()),
+                });
+                return Vec::new();
+            }
+        };
+        for &d in &task.deps {
+            if self.consumers[d].fetch_sub(1, Ordering::AcqRel) == 1 && !self.keep[d] {
+                if let Some(c) = self.results[d]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                {
+                    self.held.fetch_sub(c.nbytes(), Ordering::Relaxed);
+                }
+            }
+        }
+        self.to_run.fetch_sub(1, Ordering::AcqRel);
+        ready
+    }
+
+    /// Decodes a chunk another rank sent.
+    fn receive(&self, from: usize, id: u64, bytes: &[u8]) -> Result<Vec<usize>> {
+        let i = usize::try_from(id)
+            .ok()
+            .filter(|&i| i < self.plan.tasks.len() && !self.local[i])
+            .ok_or_else(|| Error::Distributed {
+                rank: from,
+                detail: format!("sent chunk {id}, which rank {} does not expect", self.me),
+            })?;
+        let host = crate::codec::decode(bytes)?;
+        let chunk = self.plan.tasks[i].backend.from_host_owned(host)?;
+        self.to_receive.fetch_sub(1, Ordering::AcqRel);
+        Ok(self.arrived(i, chunk))
+    }
+
+    fn done(&self) -> bool {
+        self.to_run.load(Ordering::Acquire) == 0 && self.to_receive.load(Ordering::Acquire) == 0
+    }
+
+    /// The remote chunks still awaited, in words (for the watchdog).
+    fn awaited(&self) -> String {
+        let place = placement(self.plan, self.ex.size());
+        let waiting: Vec<String> = (0..self.plan.tasks.len())
+            .filter(|&i| {
+                !self.local[i]
+                    && self.results[i]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .is_none()
+                    && (self.keep[i] || !self.dependents[i].is_empty())
+            })
+            .take(4)
+            .map(|i| match place[i] {
+                Place::Rank(r) => format!("task {i} from rank {r}"),
+                Place::Everywhere => format!("task {i}"),
+            })
+            .collect();
+        waiting.join(", ")
+    }
+}
+
+/// Runs `plan` on this rank's share, exchanging chunks over `cluster`; returns every
+/// output block (on every rank) and the run's figures.
+pub(crate) fn run(
+    plan: &Plan,
+    cluster: &Cluster,
+    threads: usize,
+) -> Result<(Vec<Vec<Held>>, RunStats)> {
+    let start = Instant::now();
+    let before = cluster.traffic();
+    let ex = cluster.begin()?;
+    let progress = tessera_observe::Stage::start("compute", plan.tasks.len())?;
+    let rank = Rank::new(plan, &ex, &progress);
+    let pool = worker_pool(threads)?;
+    let poll = Duration::from_millis(2);
+    pool.in_place_scope(|scope| {
+        fn go<'s>(scope: &rayon::Scope<'s>, rank: &'s Rank<'s>, i: usize) {
+            for j in rank.execute(i) {
+                rank.in_flight.fetch_add(1, Ordering::AcqRel);
+                scope.spawn(move |s| go(s, rank, j));
+            }
+            rank.in_flight.fetch_sub(1, Ordering::AcqRel);
+        }
+        let r = &rank;
+        for i in r.ready() {
+            r.in_flight.fetch_add(1, Ordering::AcqRel);
+            scope.spawn(move |s| go(s, r, i));
+        }
+        let mut last = Instant::now();
+        let mut seen = (usize::MAX, usize::MAX);
+        let mut told = false;
+        while !r.done() && !r.failed.load(Ordering::Acquire) {
+            match ex.recv_data(poll) {
+                Ok(Some((from, id, bytes))) => match r.receive(from, id, &bytes) {
+                    Ok(ready) => {
+                        last = Instant::now();
+                        for j in ready {
+                            r.in_flight.fetch_add(1, Ordering::AcqRel);
+                            scope.spawn(move |s| go(s, r, j));
+                        }
+                    }
+                    Err(e) => r.fail(e),
+                },
+                Ok(None) => {
+                    let now = (r.to_run.load(Ordering::Relaxed), r.to_receive.load(Ordering::Relaxed));
+                    if now != seen || r.in_flight.load(Ordering::Acquire) > 0 {
+                        seen = now;
+                        last = Instant::now();
+                    } else if last.elapsed() > ex.timeout() {
+                        r.fail(Error::Distributed {
+                            rank: r.me,
+                            detail: format!(
+                                "waited {:.0} s with nothing arriving for {} (distributed.timeout); a rank stopped, hangs, or runs a different program",
+                                last.elapsed().as_secs_f64(),
+                                r.awaited()
+                            ),
+                        });
+                    }
+                }
+                // Another rank's failure report: stop, without reporting back.
+                Err(e) => {
+                    told = true;
+                    r.fail(e);
+                }
+            }
+        }
+        if let Some(e) = r.error.get() {
+            if !told {
+                ex.report_failure(&e.to_string());
+            }
+            // A worker blocked sending to a rank that has stopped would hold the job
+            // forever: give the workers a moment, then end the job (after reporting).
+            let grace = Instant::now();
+            while r.in_flight.load(Ordering::Acquire) > 0 {
+                if grace.elapsed() > Duration::from_secs(10) {
+                    eprintln!("tessera: rank {}: {e}; ending the job", r.me);
+                    ex.cluster().abort(1);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    });
+    progress.finish();
+    if let Some(e) = rank.error.into_inner() {
+        return Err(e);
+    }
+    let outs = plan
+        .outputs
+        .iter()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .map(|&t| {
+                    rank.results[t]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .clone()
+                        .map(Held::Resident)
+                        .ok_or_else(|| Error::Internal(format!("output task {t} never arrived")))
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let traffic = cluster.traffic().since(&before);
+    let stats = RunStats {
+        tasks: rank.local.iter().filter(|&&l| l).count(),
+        seconds: start.elapsed().as_secs_f64(),
+        lower_seconds: 0.0,
+        peak_bytes: rank.peak.load(Ordering::Relaxed) as u64,
+        sent_bytes: traffic.sent_bytes,
+        received_bytes: traffic.received_bytes,
+    };
+    Ok((outs, stats))
+}

@@ -1,0 +1,180 @@
+//! The distributed executor on ranks that are threads of this process
+//! (`tessera::cluster::local`): the same owner rule, messages and failure handling as
+//! under `mpirun`, on every machine. Every workload is compared with the single-process
+//! result for 1 to 4 ranks (uneven splits of the chunk grid); the MPI runs themselves are
+//! `tests/mpi`.
+
+use std::sync::Arc;
+
+use tessera::cluster::local;
+use tessera::exec::run_plan_stats;
+use tessera::linalg::{svd, svd_compressed};
+use tessera::{Array, DType, Error, HostArray, Index, RandomState};
+
+fn f64s(h: HostArray) -> Vec<f64> {
+    h.cast(DType::F64)
+        .into_typed::<f64>()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect()
+}
+
+fn close(a: &[f64], b: &[f64], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let tol = 1e-9 * x.abs().max(y.abs()).max(1.0);
+        assert!((x - y).abs() <= tol, "{what}[{i}]: {x} vs {y}");
+    }
+}
+
+/// The seed headline's expression on a 300 × 300 array in 7 × 7 uneven chunks.
+fn headline() -> f64 {
+    let x = RandomState::new(42)
+        .normal(10.0, 1.0, &[300, 300], 45, Some("cpu"))
+        .unwrap();
+    (&x + 1.0)
+        .unwrap()
+        .slice(&[Index::step(2), Index::step(2)])
+        .unwrap()
+        .sum(None, false)
+        .unwrap()
+        .compute_f64()
+        .unwrap()
+}
+
+fn moments() -> Vec<Vec<f64>> {
+    let x = RandomState::new(7)
+        .uniform(-1.0, 3.0, &[40, 30, 20], 11, Some("cpu"))
+        .unwrap();
+    let mut out = Vec::new();
+    for axes in [vec![0], vec![1, 2], vec![0, 1, 2]] {
+        out.push(f64s(x.mean(Some(&axes), false).unwrap().compute().unwrap()));
+        out.push(f64s(
+            x.std(Some(&axes), 1, false).unwrap().compute().unwrap(),
+        ));
+    }
+    out
+}
+
+fn tall_svd() -> Vec<f64> {
+    let x = RandomState::new(3)
+        .normal(0.0, 1.0, &[700, 6], &[100usize, 6][..], Some("cpu"))
+        .unwrap();
+    f64s(svd(&x).unwrap().s.compute().unwrap())
+}
+
+fn compressed_svd() -> Vec<f64> {
+    let x = RandomState::new(5)
+        .normal(0.0, 1.0, &[260, 90], 50, Some("cpu"))
+        .unwrap();
+    f64s(
+        svd_compressed(&x, 4, 1, 4, 11)
+            .unwrap()
+            .s
+            .compute()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn the_headline_gives_the_single_process_answer_on_1_to_4_ranks() {
+    let want = headline();
+    for p in 1..=4 {
+        for (rank, got) in local::run(p, |_| headline()).into_iter().enumerate() {
+            close(&[got], &[want], &format!("P={p} rank {rank}"));
+        }
+    }
+}
+
+#[test]
+fn mean_and_std_over_axes_match_on_1_to_4_ranks() {
+    let want = moments();
+    for p in [2, 3, 4] {
+        for got in local::run(p, |_| moments()) {
+            for (g, w) in got.iter().zip(&want) {
+                close(g, w, &format!("P={p}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn svd_and_svd_compressed_match_on_1_to_4_ranks() {
+    let (want_tall, want_compressed) = (tall_svd(), compressed_svd());
+    for p in [1, 3, 4] {
+        for got in local::run(p, |_| (tall_svd(), compressed_svd())) {
+            close(&got.0, &want_tall, &format!("svd P={p}"));
+            close(&got.1, &want_compressed, &format!("svd_compressed P={p}"));
+        }
+    }
+}
+
+#[test]
+fn a_reduction_moves_partial_sums_not_the_data() {
+    // 400 × 400 float64 (1.28 MB) in 100 blocks: each rank sends a few partial sums.
+    let stats = local::run(4, |_| {
+        let x = RandomState::new(1)
+            .normal(0.0, 1.0, &[400, 400], 40, Some("cpu"))
+            .unwrap();
+        run_plan_stats(&x.sum(None, false).unwrap()).unwrap()
+    });
+    let total_sent: u64 = stats.iter().map(|s| s.sent_bytes).sum();
+    let total_received: u64 = stats.iter().map(|s| s.received_bytes).sum();
+    assert_eq!(total_sent, total_received);
+    assert!(total_sent > 0, "four ranks exchanged nothing");
+    assert!(
+        total_sent < 20_000,
+        "{total_sent} bytes moved for a sum of 1.28 MB"
+    );
+    let tasks: usize = stats.iter().map(|s| s.tasks).sum();
+    assert!(
+        stats.iter().all(|s| s.tasks < tasks),
+        "one rank ran everything"
+    );
+}
+
+#[test]
+fn explain_gives_each_rank_its_projected_traffic() {
+    let out = local::run(2, |_| {
+        let x = RandomState::new(1)
+            .normal(0.0, 1.0, &[100, 100], 25, Some("cpu"))
+            .unwrap();
+        x.sum(Some(&[0]), false).unwrap().explain().unwrap()
+    });
+    for plan in out {
+        assert!(
+            plan.contains("distributed over threads of one process, 2 ranks"),
+            "{plan}"
+        );
+        assert!(
+            plan.contains("rank 0: sends") && plan.contains("rank 1: sends"),
+            "{plan}"
+        );
+    }
+}
+
+#[test]
+fn a_failing_task_stops_every_rank_with_an_error_naming_the_rank_and_task() {
+    let out = local::run(3, |_| {
+        let x = RandomState::new(2)
+            .uniform(0.0, 1.0, &[60, 10], &[10usize, 10][..], Some("cpu"))
+            .unwrap();
+        let f: tessera::array::HostBlockFn =
+            Arc::new(|_: &[HostArray]| Err(Error::invalid("user block", "this block is refused")));
+        Array::map_blocks(&[&x], f, DType::F64, None)
+            .unwrap()
+            .sum(None, false)
+            .unwrap()
+            .compute_f64()
+            .unwrap_err()
+    });
+    for e in &out {
+        let msg = e.to_string();
+        assert!(matches!(e, Error::Distributed { .. }), "{msg}");
+        assert!(
+            msg.contains("this block is refused") && msg.contains("task "),
+            "{msg}"
+        );
+    }
+}
