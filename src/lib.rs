@@ -7,7 +7,10 @@
 //! `cuda`, which is unavailable with its reason where there is no CUDA driver or device),
 //! so that `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
 //!
-//! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`, `zarr`.
+//! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`, `zarr`. Off by
+//! default: `object-store` (cloud URLs) and `mpi` (`scheduler = "mpi"`, [`mpi`]); the
+//! distributed executor itself is always built, and [`cluster::local`] runs it with ranks
+//! as threads.
 //!
 //! ```
 //! use tessera::{Array, DType, RandomState};
@@ -33,6 +36,11 @@ pub use tessera_observe as observe;
 /// Backends loaded from shared libraries at run time.
 #[cfg(feature = "plugins")]
 pub use tessera_plugin_host as plugin;
+
+/// The MPI transport of `scheduler = "mpi"` (feature `mpi`): launch checks, and the
+/// transport the scheduler opens on the first distributed plan.
+#[cfg(feature = "mpi")]
+pub use tessera_mpi as mpi;
 
 // Name every default backend crate so the linker keeps its `inventory::submit!`.
 pub use tessera_cpu;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each binary uses its own subset
 
+pub mod workloads;
+
 use ndarray::{ArrayD, IxDyn};
 use tessera::random::{Distribution, RandomSpec};
 use tessera::{Array, DType};

@@ -6,76 +6,10 @@
 
 use std::sync::Arc;
 
+use crate::common::workloads::{close, compressed_svd, headline, moments, tall_svd};
 use tessera::cluster::local;
 use tessera::exec::run_plan_stats;
-use tessera::linalg::{svd, svd_compressed};
-use tessera::{Array, DType, Error, HostArray, Index, RandomState};
-
-fn f64s(h: HostArray) -> Vec<f64> {
-    h.cast(DType::F64)
-        .into_typed::<f64>()
-        .unwrap()
-        .iter()
-        .copied()
-        .collect()
-}
-
-fn close(a: &[f64], b: &[f64], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: lengths");
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        let tol = 1e-9 * x.abs().max(y.abs()).max(1.0);
-        assert!((x - y).abs() <= tol, "{what}[{i}]: {x} vs {y}");
-    }
-}
-
-/// The seed headline's expression on a 300 × 300 array in 7 × 7 uneven chunks.
-fn headline() -> f64 {
-    let x = RandomState::new(42)
-        .normal(10.0, 1.0, &[300, 300], 45, Some("cpu"))
-        .unwrap();
-    (&x + 1.0)
-        .unwrap()
-        .slice(&[Index::step(2), Index::step(2)])
-        .unwrap()
-        .sum(None, false)
-        .unwrap()
-        .compute_f64()
-        .unwrap()
-}
-
-fn moments() -> Vec<Vec<f64>> {
-    let x = RandomState::new(7)
-        .uniform(-1.0, 3.0, &[40, 30, 20], 11, Some("cpu"))
-        .unwrap();
-    let mut out = Vec::new();
-    for axes in [vec![0], vec![1, 2], vec![0, 1, 2]] {
-        out.push(f64s(x.mean(Some(&axes), false).unwrap().compute().unwrap()));
-        out.push(f64s(
-            x.std(Some(&axes), 1, false).unwrap().compute().unwrap(),
-        ));
-    }
-    out
-}
-
-fn tall_svd() -> Vec<f64> {
-    let x = RandomState::new(3)
-        .normal(0.0, 1.0, &[700, 6], &[100usize, 6][..], Some("cpu"))
-        .unwrap();
-    f64s(svd(&x).unwrap().s.compute().unwrap())
-}
-
-fn compressed_svd() -> Vec<f64> {
-    let x = RandomState::new(5)
-        .normal(0.0, 1.0, &[260, 90], 50, Some("cpu"))
-        .unwrap();
-    f64s(
-        svd_compressed(&x, 4, 1, 4, 11)
-            .unwrap()
-            .s
-            .compute()
-            .unwrap(),
-    )
-}
+use tessera::{Array, DType, Error, HostArray, RandomState};
 
 #[test]
 fn the_headline_gives_the_single_process_answer_on_1_to_4_ranks() {

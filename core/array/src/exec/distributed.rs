@@ -421,7 +421,11 @@ pub(crate) fn run(
         }
         if let Some(e) = r.error.get() {
             if !told {
-                ex.report_failure(&e.to_string());
+                // The receivers name this rank themselves.
+                match e {
+                    Error::Distributed { detail, .. } => ex.report_failure(detail),
+                    e => ex.report_failure(&e.to_string()),
+                }
             }
             // A worker blocked sending to a rank that has stopped would hold the job
             // forever: give the workers a moment, then end the job (after reporting).

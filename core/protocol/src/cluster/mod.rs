@@ -221,9 +221,10 @@ pub fn current() -> Result<Option<Arc<Cluster>>> {
                  launched by mpirun or srun; or choose scheduler = \"threads\""
                     .to_string()
             })?;
-        (factory.open)()
-            .map(Cluster::new)
-            .map_err(|e| e.to_string())
+        (factory.open)().map(Cluster::new).map_err(|e| match e {
+            Error::Config(m) => m,
+            e => e.to_string(),
+        })
     });
     match opened {
         Ok(c) => Ok(Some(c.clone())),

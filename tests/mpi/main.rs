@@ -1,0 +1,438 @@
+//! `scheduler = "mpi"` under a real `mpirun`: the workloads on 1 to 4 ranks (uneven splits
+//! of every chunk grid) against the single-process answers, once with TCP forced between
+//! the ranks; a failing task, a rank killed mid-computation, and launches without a
+//! launcher or with the wrong one.
+//!
+//! The ranks are this test binary itself: a test launches `mpirun -np P <this binary>
+//! --exact rank_entry_point` with `TESSERA_MPI_TEST_CHILD` naming what the ranks run, and
+//! reads one JSON line per rank from their output. Built without the `mpi` feature, or
+//! where `mpirun` is not on the path, every test says "skipped: <reason>" and passes.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::workloads::{close, compressed_svd, headline, moments, tall_svd};
+
+/// What the ranks of a launch run.
+const CHILD: &str = "TESSERA_MPI_TEST_CHILD";
+
+/// The ranks' entry point (not a test of its own): does nothing unless this process is a
+/// rank of a launch below.
+#[test]
+fn rank_entry_point() {
+    let Ok(what) = std::env::var(CHILD) else {
+        return;
+    };
+    #[cfg(feature = "mpi")]
+    let _ = &tessera::mpi::launch::LAUNCHER_VARIABLES;
+    let result = match what.as_str() {
+        "workloads" => rank_workloads(),
+        "fail" => rank_fail(),
+        "kill" => rank_kill(),
+        other => panic!("unknown {CHILD} = {other}"),
+    };
+    if let Err(e) = result {
+        println!("ERROR {e}");
+        // mpirun ends the job when the first rank exits non-zero: give the others time to
+        // say their error too.
+        std::thread::sleep(Duration::from_millis(500));
+        std::process::exit(3);
+    }
+}
+
+fn rank_workloads() -> tessera::Result<()> {
+    let before = tessera::exec::run_plan_stats(
+        &tessera::RandomState::new(9)
+            .normal(0.0, 1.0, &[2000, 2000], 250, Some("cpu"))?
+            .sum(None, false)?,
+    )?;
+    let line = serde_json::json!({
+        "rank": tessera::cluster::rank(),
+        "size": tessera::cluster::size(),
+        "headline": headline(),
+        "moments": moments(),
+        "svd": tall_svd(),
+        "svd_compressed": compressed_svd(),
+        "sum_sent_bytes": before.sent_bytes,
+        "sum_received_bytes": before.received_bytes,
+        "sum_tasks": before.tasks,
+    });
+    write_result(&line.to_string());
+    Ok(())
+}
+
+/// Writes this rank's result line where the launching test reads it (`TESSERA_MPI_TEST_OUT`):
+/// mpirun interleaves the ranks' long stdout lines.
+fn write_result(line: &str) {
+    let dir = PathBuf::from(std::env::var("TESSERA_MPI_TEST_OUT").expect("TESSERA_MPI_TEST_OUT"));
+    let rank = tessera::cluster::rank();
+    let tmp = dir.join(format!("rank-{rank}.tmp"));
+    std::fs::write(&tmp, line).expect("write result");
+    std::fs::rename(&tmp, dir.join(format!("rank-{rank}.json"))).expect("commit result");
+}
+
+/// A block function that fails on one block: every rank must stop with the error.
+fn rank_fail() -> tessera::Result<()> {
+    use std::sync::Arc;
+    let x = tessera::RandomState::new(2).uniform(
+        0.0,
+        1.0,
+        &[80, 10],
+        &[10usize, 10][..],
+        Some("cpu"),
+    )?;
+    let f: tessera::array::HostBlockFn = Arc::new(|b: &[tessera::HostArray]| {
+        if tessera::cluster::rank() == 1 {
+            return Err(tessera::Error::invalid(
+                "block function",
+                "refused on rank 1",
+            ));
+        }
+        Ok(b[0].clone())
+    });
+    let total = tessera::Array::map_blocks(&[&x], f, tessera::DType::F64, None)?
+        .sum(None, false)?
+        .compute_f64()?;
+    println!("rank {} total {total}", tessera::cluster::rank());
+    Ok(())
+}
+
+/// Rank 1 dies (SIGABRT) inside a task; the others are waiting for its chunks.
+fn rank_kill() -> tessera::Result<()> {
+    use std::sync::Arc;
+    let x = tessera::RandomState::new(2).uniform(
+        0.0,
+        1.0,
+        &[80, 10],
+        &[10usize, 10][..],
+        Some("cpu"),
+    )?;
+    let f: tessera::array::HostBlockFn = Arc::new(|b: &[tessera::HostArray]| {
+        if tessera::cluster::rank() == 1 {
+            std::thread::sleep(Duration::from_millis(200));
+            std::process::abort();
+        }
+        Ok(b[0].clone())
+    });
+    let total = tessera::Array::map_blocks(&[&x], f, tessera::DType::F64, None)?
+        .sum(None, false)?
+        .compute_f64()?;
+    println!("rank {} total {total}", tessera::cluster::rank());
+    Ok(())
+}
+
+/// `mpirun`, or why the test is skipped.
+fn mpirun() -> Result<PathBuf, String> {
+    if !cfg!(feature = "mpi") {
+        return Err("built without the `mpi` feature (cargo test --features mpi)".into());
+    }
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("mpirun"))
+        .find(|p| p.is_file())
+        .ok_or_else(|| "mpirun not found".into())
+}
+
+macro_rules! mpirun_or_skip {
+    () => {
+        match mpirun() {
+            Ok(p) => p,
+            Err(why) => {
+                eprintln!("skipped: {why}");
+                return;
+            }
+        }
+    };
+}
+
+/// Runs `cmd` to its end, killing it after `limit`; the output and the time it took.
+/// The output is drained while it runs (ranks print more than a pipe holds).
+fn run_bounded(mut cmd: Command, limit: Duration) -> (Output, Duration) {
+    let start = Instant::now();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("launch");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => (out.expect("output"), start.elapsed()),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            let out = rx.recv().expect("output").expect("output");
+            panic!(
+                "still running after {limit:?}: a hang\nstdout:\n{}\nstderr:\n{}",
+                tail(&out.stdout),
+                tail(&out.stderr)
+            );
+        }
+    }
+}
+
+/// The last 4000 bytes of some output, as text.
+fn tail(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    let cut = s.len().saturating_sub(4000);
+    let cut = (cut..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    s[cut..].to_string()
+}
+
+/// A fresh directory for the ranks' result files of one launch.
+fn out_dir() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("tessera-mpi-test-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("result directory");
+    dir
+}
+
+/// `mpirun -np p` of this binary's ranks running `what`, with `extra` mpirun options;
+/// the ranks write their results under `out`.
+fn launch(
+    mpirun: &PathBuf,
+    p: usize,
+    what: &str,
+    extra: &[&str],
+    out: &std::path::Path,
+) -> (Output, Duration) {
+    let exe = std::env::current_exe().expect("test binary");
+    let mut cmd = Command::new(mpirun);
+    cmd.args(["--oversubscribe", "-np", &p.to_string()])
+        .args(extra)
+        .args([
+            "-x",
+            "TESSERA_SCHEDULER=mpi",
+            "-x",
+            "TESSERA_NUM_THREADS=2",
+            "-x",
+            CHILD,
+        ])
+        .args(["-x", "TESSERA_MPI_TEST_OUT"])
+        .env("TESSERA_MPI_TEST_OUT", out)
+        .arg(exe)
+        .args([
+            "--exact",
+            "rank_entry_point",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, what)
+        .env("TESSERA_SCHEDULER", "mpi")
+        .env("TESSERA_DISTRIBUTED_TIMEOUT", "60s");
+    // Open MPI refuses to start ranks as root unless told; a CI container runs as root.
+    if is_root() {
+        cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+            .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    }
+    run_bounded(cmd, Duration::from_secs(180))
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// The result of every rank, in rank order.
+fn rank_lines(out: &Output, dir: &std::path::Path, p: usize) -> Vec<serde_json::Value> {
+    (0..p)
+        .map(|r| {
+            let text =
+                std::fs::read_to_string(dir.join(format!("rank-{r}.json"))).unwrap_or_else(|e| {
+                    panic!(
+                        "no result from rank {r} of {p} ({e})\nstdout:\n{}\nstderr:\n{}",
+                        tail(&out.stdout),
+                        tail(&out.stderr)
+                    )
+                });
+            serde_json::from_str(&text).expect("a rank's JSON")
+        })
+        .collect()
+}
+
+fn floats(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| x.as_f64().expect("a number"))
+        .collect()
+}
+
+fn check_workloads(out: &Output, dir: &std::path::Path, p: usize) {
+    assert!(
+        out.status.success(),
+        "mpirun failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (h, m, s, c) = (headline(), moments(), tall_svd(), compressed_svd());
+    let lines = rank_lines(out, dir, p);
+    for (rank, l) in lines.iter().enumerate() {
+        assert_eq!(
+            (l["rank"].as_u64(), l["size"].as_u64()),
+            (Some(rank as u64), Some(p as u64))
+        );
+        close(
+            &[l["headline"].as_f64().unwrap()],
+            &[h],
+            &format!("headline P={p}"),
+        );
+        for (got, want) in l["moments"].as_array().unwrap().iter().zip(&m) {
+            close(&floats(got), want, &format!("moments P={p}"));
+        }
+        close(&floats(&l["svd"]), &s, &format!("svd P={p}"));
+        close(
+            &floats(&l["svd_compressed"]),
+            &c,
+            &format!("svd_compressed P={p}"),
+        );
+        // A sum of 32 MB moves partial sums only: a few hundred bytes per rank.
+        let moved =
+            l["sum_sent_bytes"].as_u64().unwrap() + l["sum_received_bytes"].as_u64().unwrap();
+        assert!(
+            moved < 64 * 1024,
+            "rank {rank} of {p} moved {moved} bytes for a sum"
+        );
+        if p > 1 {
+            assert!(moved > 0, "rank {rank} of {p} exchanged nothing");
+        }
+    }
+}
+
+#[test]
+fn workloads_under_mpirun_match_one_process_on_1_to_4_ranks() {
+    let mpirun = mpirun_or_skip!();
+    for p in 1..=4 {
+        let dir = out_dir();
+        let (out, _) = launch(&mpirun, p, "workloads", &[], &dir);
+        check_workloads(&out, &dir, p);
+    }
+}
+
+#[test]
+fn workloads_match_with_tcp_forced_between_ranks() {
+    let mpirun = mpirun_or_skip!();
+    let tcp = [
+        "--mca",
+        "btl",
+        "tcp,self",
+        "--mca",
+        "btl_tcp_if_include",
+        "lo",
+    ];
+    let dir = out_dir();
+    let (out, _) = launch(&mpirun, 3, "workloads", &tcp, &dir);
+    check_workloads(&out, &dir, 3);
+}
+
+#[test]
+fn a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task() {
+    let mpirun = mpirun_or_skip!();
+    let (out, took) = launch(&mpirun, 3, "fail", &[], &out_dir());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "mpirun succeeded:\n{}",
+        tail(&out.stdout)
+    );
+    let errors: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.find("ERROR").map(|i| &l[i..]))
+        .collect();
+    assert_eq!(
+        errors.len(),
+        3,
+        "every rank reports:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for e in errors {
+        assert!(
+            e.contains("rank 1: task ") && e.contains("refused on rank 1"),
+            "{e}"
+        );
+        assert_eq!(e.matches("rank 1:").count(), 1, "{e}");
+    }
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+}
+
+#[test]
+fn a_killed_rank_ends_every_rank_within_a_bounded_time() {
+    let mpirun = mpirun_or_skip!();
+    let (out, took) = launch(&mpirun, 3, "kill", &[], &out_dir());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "mpirun succeeded: {stderr}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("total"),
+        "a rank finished"
+    );
+    assert!(
+        stderr.contains("rank 1") || stderr.contains("signal"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(90), "took {took:?}");
+}
+
+/// This binary run directly (no mpirun) as a rank: `env` added.
+fn direct(env: &[(&str, &str)]) -> Output {
+    let exe = std::env::current_exe().expect("test binary");
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "--exact",
+        "rank_entry_point",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD, "workloads")
+    .env("TESSERA_SCHEDULER", "mpi");
+    for v in tessera_mpi_launcher_variables() {
+        cmd.env_remove(v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run_bounded(cmd, Duration::from_secs(60)).0
+}
+
+fn tessera_mpi_launcher_variables() -> Vec<&'static str> {
+    #[cfg(feature = "mpi")]
+    return tessera::mpi::launch::LAUNCHER_VARIABLES
+        .iter()
+        .map(|(v, _)| *v)
+        .collect();
+    #[cfg(not(feature = "mpi"))]
+    Vec::new()
+}
+
+#[test]
+fn a_launch_without_a_launcher_or_by_another_mpis_launcher_is_refused() {
+    let _ = mpirun_or_skip!();
+    let out = direct(&[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("no MPI launcher started this process"),
+        "{stdout}"
+    );
+    // MPICH's launcher says 2 ranks; this Open MPI binary sees a world of one.
+    let out = direct(&[("PMI_SIZE", "2")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("PMI_SIZE=2") && stdout.contains("world of 1"),
+        "{stdout}"
+    );
+}
