@@ -112,3 +112,85 @@ fn a_failing_task_stops_every_rank_with_an_error_naming_the_rank_and_task() {
         );
     }
 }
+
+#[test]
+fn persisted_blocks_stay_on_their_rank_and_later_plans_run_there() {
+    let want = RandomState::new(4)
+        .normal(0.0, 1.0, &[90, 40], 20, Some("cpu"))
+        .unwrap()
+        .sum(Some(&[1]), false)
+        .unwrap()
+        .compute()
+        .unwrap();
+    let out = local::run(3, |_| {
+        let x = RandomState::new(4)
+            .normal(0.0, 1.0, &[90, 40], 20, Some("cpu"))
+            .unwrap()
+            .persist()
+            .unwrap();
+        let cluster = tessera::cluster::current().unwrap().unwrap();
+        let before = cluster.traffic();
+        let got = x.sum(Some(&[1]), false).unwrap().compute().unwrap();
+        (got, cluster.traffic().since(&before))
+    });
+    for (got, traffic) in out {
+        assert_eq!(got, want);
+        // Row sums of 10 persisted blocks: the partial sums (a few hundred bytes) and the
+        // 90-element result move, never the 28.8 kB of blocks.
+        assert!(traffic.received_bytes < 8_000, "{traffic:?}");
+    }
+}
+
+#[test]
+fn svd_factors_each_row_block_where_it_is_and_u_matches_one_process() {
+    let x = || {
+        RandomState::new(3)
+            .normal(0.0, 1.0, &[700, 6], &[100usize, 6][..], Some("cpu"))
+            .unwrap()
+    };
+    let want = tessera::linalg::svd(&x()).unwrap().u.compute().unwrap();
+    let out = local::run(3, |_| {
+        let cluster = tessera::cluster::current().unwrap().unwrap();
+        let before = cluster.traffic();
+        let d = tessera::linalg::svd(&x()).unwrap();
+        let moved = cluster.traffic().since(&before);
+        (d.u.compute().unwrap(), moved)
+    });
+    for (u, moved) in out {
+        assert_eq!(u, want, "U differs from one process's");
+        // The factorisation moves R factors (6 × 6 per block), not the 33.6 kB input.
+        assert!(moved.sent_bytes < 4_000, "{moved:?}");
+    }
+}
+
+#[test]
+fn svd_compressed_moves_sketch_partials_not_the_matrix() {
+    // 2000 × 100 float64 is 1.6 MB; each rank sends O(n l) partials and R factors.
+    let out = local::run(2, |_| {
+        let x = RandomState::new(8)
+            .normal(0.0, 1.0, &[2000, 100], &[200usize, 100][..], Some("cpu"))
+            .unwrap();
+        let cluster = tessera::cluster::current().unwrap().unwrap();
+        let before = cluster.traffic();
+        let s = svd_compressed_s(&x);
+        (s, cluster.traffic().since(&before))
+    });
+    let x = RandomState::new(8)
+        .normal(0.0, 1.0, &[2000, 100], &[200usize, 100][..], Some("cpu"))
+        .unwrap();
+    let want = svd_compressed_s(&x);
+    for (s, moved) in out {
+        close(&s, &want, "svd_compressed s");
+        assert!(moved.sent_bytes < 200_000, "{moved:?}");
+    }
+}
+
+fn svd_compressed_s(x: &Array) -> Vec<f64> {
+    crate::common::workloads::f64s(
+        tessera::linalg::svd_compressed(x, 5, 0, 5, 1)
+            .unwrap()
+            .s
+            .compute()
+            .unwrap(),
+    )
+}

@@ -136,12 +136,13 @@ fn mpirun() -> Result<PathBuf, String> {
         .ok_or_else(|| "mpirun not found".into())
 }
 
+/// `mpirun`, or returns from the test after reporting the skip and why.
 macro_rules! mpirun_or_skip {
-    () => {
+    ($test:expr) => {
         match mpirun() {
             Ok(p) => p,
             Err(why) => {
-                eprintln!("skipped: {why}");
+                tessera_conformance::skip::skip($test, &why);
                 return;
             }
         }
@@ -315,7 +316,7 @@ fn check_workloads(out: &Output, dir: &std::path::Path, p: usize) {
 
 #[test]
 fn workloads_under_mpirun_match_one_process_on_1_to_4_ranks() {
-    let mpirun = mpirun_or_skip!();
+    let mpirun = mpirun_or_skip!("mpi::workloads_under_mpirun_match_one_process_on_1_to_4_ranks");
     for p in 1..=4 {
         let dir = out_dir();
         let (out, _) = launch(&mpirun, p, "workloads", &[], &dir);
@@ -325,7 +326,7 @@ fn workloads_under_mpirun_match_one_process_on_1_to_4_ranks() {
 
 #[test]
 fn workloads_match_with_tcp_forced_between_ranks() {
-    let mpirun = mpirun_or_skip!();
+    let mpirun = mpirun_or_skip!("mpi::workloads_match_with_tcp_forced_between_ranks");
     let tcp = [
         "--mca",
         "btl",
@@ -341,7 +342,8 @@ fn workloads_match_with_tcp_forced_between_ranks() {
 
 #[test]
 fn a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task() {
-    let mpirun = mpirun_or_skip!();
+    let mpirun =
+        mpirun_or_skip!("mpi::a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task");
     let (out, took) = launch(&mpirun, 3, "fail", &[], &out_dir());
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -371,7 +373,7 @@ fn a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task() {
 
 #[test]
 fn a_killed_rank_ends_every_rank_within_a_bounded_time() {
-    let mpirun = mpirun_or_skip!();
+    let mpirun = mpirun_or_skip!("mpi::a_killed_rank_ends_every_rank_within_a_bounded_time");
     let (out, took) = launch(&mpirun, 3, "kill", &[], &out_dir());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "mpirun succeeded: {stderr}");
@@ -419,7 +421,8 @@ fn tessera_mpi_launcher_variables() -> Vec<&'static str> {
 
 #[test]
 fn a_launch_without_a_launcher_or_by_another_mpis_launcher_is_refused() {
-    let _ = mpirun_or_skip!();
+    let _ =
+        mpirun_or_skip!("mpi::a_launch_without_a_launcher_or_by_another_mpis_launcher_is_refused");
     let out = direct(&[]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{stdout}");

@@ -156,6 +156,48 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<HostArray> {
     read_elements(dtype, &shape, &mut r).map_err(|e| bad(&e.to_string()))
 }
 
+/// Numbered chunks as one message (a rank's share of a collective): the count, then per
+/// chunk its number and its [`encode`]d length and bytes, little-endian `u64`s.
+pub(crate) fn encode_numbered(chunks: &[(usize, HostArray)]) -> Result<Vec<u8>> {
+    let mut out = (chunks.len() as u64).to_le_bytes().to_vec();
+    for (i, h) in chunks {
+        let bytes = encode(h)?;
+        out.extend_from_slice(&(*i as u64).to_le_bytes());
+        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        out.extend_from_slice(&bytes);
+    }
+    Ok(out)
+}
+
+/// The chunks of an [`encode_numbered`] message.
+///
+/// # Errors
+/// A truncated message, or a chunk that does not [`decode`].
+pub(crate) fn decode_numbered(bytes: &[u8]) -> Result<Vec<(usize, HostArray)>> {
+    fn word(r: &mut &[u8]) -> Result<usize> {
+        let bad = || Error::Internal("a numbered-chunks message that does not decode".into());
+        let (head, rest) = r.split_first_chunk::<8>().ok_or_else(bad)?;
+        *r = rest;
+        usize::try_from(u64::from_le_bytes(*head)).map_err(|_| bad())
+    }
+    let mut r = bytes;
+    let n = word(&mut r)?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let (i, len) = (word(&mut r)?, word(&mut r)?);
+        if r.len() < len {
+            return Err(Error::Internal(format!(
+                "a numbered-chunks message cut short: chunk {i} needs {len} bytes, {} left",
+                r.len()
+            )));
+        }
+        let (chunk, rest) = r.split_at(len);
+        out.push((i, decode(chunk)?));
+        r = rest;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +217,20 @@ mod tests {
         assert_eq!(decode(&encode(&z).unwrap()).unwrap(), z);
         let t = a.clone().into_standard_layout();
         assert_eq!(decode(&encode(&t).unwrap()).unwrap(), a);
+    }
+
+    #[test]
+    fn numbered_chunks_round_trip_and_cuts_are_errors() {
+        let a = HostArray::F32(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[2, 3]), 1.5));
+        let b = HostArray::I64(ndarray::ArrayD::from_elem(ndarray::IxDyn(&[4]), -7));
+        let m = encode_numbered(&[(3, a.clone()), (9, b.clone())]).unwrap();
+        assert_eq!(decode_numbered(&m).unwrap(), vec![(3, a), (9, b)]);
+        assert!(decode_numbered(&encode_numbered(&[]).unwrap())
+            .unwrap()
+            .is_empty());
+        for cut in [0, 7, 20, m.len() - 1] {
+            assert!(decode_numbered(&m[..cut]).is_err(), "cut at {cut}");
+        }
     }
 
     #[test]

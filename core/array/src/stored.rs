@@ -17,13 +17,24 @@ use crate::codec::{read_elements, write_elements};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 
-/// A materialised block: a chunk on its backend, or spilled.
+/// A materialised block: a chunk on its backend, spilled, or (under a distributed
+/// scheduler) on one rank of the job.
 #[derive(Clone)]
 pub(crate) enum Held {
     /// On the backend.
     Resident(Chunk),
     /// On disk.
     Spilled(Arc<SpilledChunk>),
+    /// Kept by rank `rank` of a distributed run (`persist()` under `scheduler = "mpi"`):
+    /// the chunk on that rank, `None` on the others. Plans run the block's task there.
+    Placed {
+        /// The rank that holds it.
+        rank: usize,
+        /// The chunk, on the holder.
+        chunk: Option<Chunk>,
+        /// The block's shape.
+        shape: Vec<usize>,
+    },
 }
 
 impl From<Chunk> for Held {
@@ -38,14 +49,23 @@ impl Held {
         match self {
             Held::Resident(c) => c.shape(),
             Held::Spilled(s) => &s.shape,
+            Held::Placed { shape, .. } => shape,
         }
     }
 
     /// The chunk, read back from disk if it was spilled.
     pub(crate) fn load(&self) -> Result<Chunk> {
         match self {
-            Held::Resident(c) => Ok(c.clone()),
+            Held::Resident(c) | Held::Placed { chunk: Some(c), .. } => Ok(c.clone()),
             Held::Spilled(s) => s.load(),
+            Held::Placed {
+                rank, chunk: None, ..
+            } => Err(Error::Distributed {
+                rank: *rank,
+                detail: format!(
+                    "this block was persisted on rank {rank}; only a plan run on every rank of the job can read it"
+                ),
+            }),
         }
     }
 }

@@ -173,15 +173,32 @@ impl Array {
         Ok(self.compute_scalar()?.as_f64())
     }
 
-    /// Computes and keeps the chunks on the backend, returning an array over them.
+    /// Computes and keeps the chunks on the backend, returning an array over them. Under
+    /// `scheduler = "mpi"` each chunk stays on the rank that computed it, and later plans
+    /// run the tasks that read it there.
     pub fn persist(&self) -> Result<Array> {
         let chunks = crate::exec::persist(self)?;
-        Ok(Array::new(
-            Op::Stored(Arc::new(chunks)),
+        Ok(self.with_held(chunks))
+    }
+
+    /// An array over materialised blocks (C order of `chunks`' grid).
+    pub(crate) fn from_held(
+        blocks: Vec<Held>,
+        chunks: Chunks,
+        dtype: DType,
+        backend: BackendRef,
+    ) -> Array {
+        Array::new(Op::Stored(Arc::new(blocks)), dtype, chunks, backend)
+    }
+
+    /// An array like this one over materialised blocks (C order of its grid).
+    pub(crate) fn with_held(&self, blocks: Vec<Held>) -> Array {
+        Array::new(
+            Op::Stored(Arc::new(blocks)),
             self.dtype(),
             self.chunks().clone(),
             self.backend().clone(),
-        ))
+        )
     }
 
     /// Computes the array and returns its chunks, in C order of the block grid, still on

@@ -29,7 +29,7 @@ use tessera_core::cluster::{Cluster, Exchange};
 use tessera_core::pool::worker_pool;
 
 use super::plan::{Plan, TaskOp};
-use super::scheduler::{run_task, task_kind, RunStats};
+use super::scheduler::{run_task, task_kind, Results, RunStats};
 use crate::backend::Chunk;
 use crate::error::{catch_panic, Error, Result};
 use crate::stored::Held;
@@ -48,7 +48,9 @@ pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
     let mut place = Vec::with_capacity(plan.tasks.len());
     let mut sources = 0usize;
     for t in &plan.tasks {
-        let p = if matches!(t.op, TaskOp::Stored(_)) && t.deps.is_empty() {
+        let p = if let TaskOp::Stored(Held::Placed { rank, .. }) = &t.op {
+            Place::Rank(*rank)
+        } else if matches!(t.op, TaskOp::Stored(_)) && t.deps.is_empty() {
             Place::Everywhere
         } else {
             let inherited = t.deps.iter().find_map(|&d| match place[d] {
@@ -69,7 +71,7 @@ pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
 /// bytes per rank, from the tasks' projected output sizes.
 pub(crate) fn projected_traffic(plan: &Plan, size: usize) -> Vec<(u64, u64)> {
     let place = placement(plan, size);
-    let routes = Routes::new(plan, &place, size);
+    let routes = Routes::new(plan, &place, size, Results::Everywhere);
     let mut out = vec![(0u64, 0u64); size];
     for (i, dests) in routes.dests.iter().enumerate() {
         let Place::Rank(from) = place[i] else {
@@ -90,7 +92,7 @@ struct Routes {
 }
 
 impl Routes {
-    fn new(plan: &Plan, place: &[Place], size: usize) -> Routes {
+    fn new(plan: &Plan, place: &[Place], size: usize, results: Results) -> Routes {
         let mut dests: Vec<Vec<usize>> = vec![Vec::new(); plan.tasks.len()];
         for (j, t) in plan.tasks.iter().enumerate() {
             let Place::Rank(to) = place[j] else { continue };
@@ -102,7 +104,12 @@ impl Routes {
                 }
             }
         }
-        for &o in plan.outputs.iter().flatten() {
+        let everywhere = if results == Results::Everywhere {
+            plan.outputs.as_slice()
+        } else {
+            &[]
+        };
+        for &o in everywhere.iter().flatten() {
             if let Place::Rank(from) = place[o] {
                 for to in (0..size).filter(|&r| r != from) {
                     if !dests[o].contains(&to) {
@@ -141,17 +148,26 @@ struct Rank<'a> {
 }
 
 impl<'a> Rank<'a> {
-    fn new(plan: &'a Plan, ex: &'a Exchange<'a>, progress: &'a tessera_observe::Stage) -> Rank<'a> {
+    fn new(
+        plan: &'a Plan,
+        ex: &'a Exchange<'a>,
+        progress: &'a tessera_observe::Stage,
+        results: Results,
+    ) -> Rank<'a> {
         let (me, size) = (ex.rank(), ex.size());
         let place = placement(plan, size);
-        let routes = Routes::new(plan, &place, size);
+        let routes = Routes::new(plan, &place, size, results);
         let n = plan.tasks.len();
         let mut keep = vec![false; n];
         for &o in plan.outputs.iter().flatten() {
             keep[o] = true;
         }
         let mut local = vec![false; n];
-        let mut needed_here = keep.clone();
+        // Outputs are needed here when they go everywhere; placed ones only where they
+        // are computed (and chunks every rank holds, wherever they are asked for).
+        let mut needed_here: Vec<bool> = (0..n)
+            .map(|i| keep[i] && (results == Results::Everywhere || place[i] == Place::Everywhere))
+            .collect();
         for (j, t) in plan.tasks.iter().enumerate() {
             if place[j] == Place::Rank(me) {
                 local[j] = true;
@@ -360,12 +376,13 @@ pub(crate) fn run(
     plan: &Plan,
     cluster: &Cluster,
     threads: usize,
+    results: Results,
 ) -> Result<(Vec<Vec<Held>>, RunStats)> {
     let start = Instant::now();
     let before = cluster.traffic();
     let ex = cluster.begin()?;
     let progress = tessera_observe::Stage::start("compute", plan.tasks.len())?;
-    let rank = Rank::new(plan, &ex, &progress);
+    let rank = Rank::new(plan, &ex, &progress, results);
     let pool = worker_pool(threads)?;
     let poll = Duration::from_millis(2);
     pool.in_place_scope(|scope| {
@@ -441,6 +458,7 @@ pub(crate) fn run(
         }
     });
     progress.finish();
+    let place = placement(plan, cluster.size());
     if let Some(e) = rank.error.into_inner() {
         return Err(e);
     }
@@ -451,12 +469,28 @@ pub(crate) fn run(
             blocks
                 .iter()
                 .map(|&t| {
-                    rank.results[t]
+                    let chunk = rank.results[t]
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .clone()
-                        .map(Held::Resident)
-                        .ok_or_else(|| Error::Internal(format!("output task {t} never arrived")))
+                        .clone();
+                    match (results, place[t], chunk) {
+                        (Results::Placed, Place::Rank(r), chunk)
+                            if r == rank.me || chunk.is_none() =>
+                        {
+                            Ok(Held::Placed {
+                                rank: r,
+                                shape: chunk
+                                    .as_ref()
+                                    .map(|c| c.shape().to_vec())
+                                    .unwrap_or_default(),
+                                chunk,
+                            })
+                        }
+                        (_, _, Some(c)) => Ok(Held::Resident(c)),
+                        (_, _, None) => {
+                            Err(Error::Internal(format!("output task {t} never arrived")))
+                        }
+                    }
                 })
                 .collect::<Result<Vec<_>>>()
         })

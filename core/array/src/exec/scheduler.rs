@@ -238,7 +238,7 @@ pub(super) fn task_kind(task: &Task) -> &'static str {
         TaskOp::Program(_) if task.deps.is_empty() => "generate",
         TaskOp::Program(_) => "program",
         TaskOp::Stored(Held::Spilled(_)) => "unspill",
-        TaskOp::Stored(Held::Resident(_)) => "stored",
+        TaskOp::Stored(Held::Resident(_) | Held::Placed { .. }) => "stored",
         TaskOp::Assemble { .. } | TaskOp::ReshapeGather { .. } | TaskOp::Rows { .. } => "assemble",
         TaskOp::MatmulSum | TaskOp::MatmulProgram { .. } => "matmul",
         TaskOp::Sketch { .. } => "sketch",
@@ -593,15 +593,25 @@ pub(crate) fn budget(plan: &Plan, threads: usize, outputs: Outputs) -> Result<Bu
     })
 }
 
+/// Where a distributed plan leaves its results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Results {
+    /// On every rank (`compute`): every rank returns the same value.
+    Everywhere,
+    /// Each block on the rank that computed it (`persist`): later plans run its
+    /// consumers there ([`Held::Placed`]).
+    Placed,
+}
+
 /// Runs a plan; returns the output blocks (spilled ones only with
-/// [`Outputs::Spillable`]) and figures.
-fn run(plan: &Plan, outputs: Outputs) -> Result<(Vec<Vec<Held>>, RunStats)> {
+/// [`Outputs::Spillable`]) and figures. Under a distributed scheduler, `results` says
+/// where the outputs stay; in one process they are all here.
+fn run(plan: &Plan, outputs: Outputs, results: Results) -> Result<(Vec<Vec<Held>>, RunStats)> {
     if let Some(cluster) = tessera_core::cluster::current()? {
-        // Results are kept in memory on every rank: spilling a distributed plan's results
-        // is not supported yet, so the plan must fit as `compute()` would.
+        // Spilling a distributed plan's results is not supported: each rank keeps its
+        // results in memory, so the plan must fit as `compute()` would.
         let Budget { threads, .. } = budget(plan, worker_threads()?, Outputs::InMemory)?;
-        let _ = outputs;
-        return super::distributed::run(plan, &cluster, threads);
+        return super::distributed::run(plan, &cluster, threads, results);
     }
     let kind = crate::config::scheduler()?;
     let Budget { threads, spill } = budget(plan, planned_threads()?, outputs)?;
@@ -681,23 +691,36 @@ fn run(plan: &Plan, outputs: Outputs) -> Result<(Vec<Vec<Held>>, RunStats)> {
     Ok((outs, stats))
 }
 
-/// The chunks of results run with [`Outputs::InMemory`] (none spilled).
+/// The chunks of results run with [`Outputs::InMemory`] and [`Results::Everywhere`]
+/// (none spilled, all here).
 fn resident(blocks: Vec<Held>) -> Result<Vec<Chunk>> {
     blocks
         .into_iter()
         .map(|h| match h {
             Held::Resident(c) => Ok(c),
-            Held::Spilled(_) => Err(Error::Internal(
-                "a result needed in memory was spilled".into(),
+            Held::Spilled(_) | Held::Placed { .. } => Err(Error::Internal(
+                "a result needed in memory here was spilled or left on another rank".into(),
             )),
         })
         .collect()
 }
 
+/// Gives placed blocks held elsewhere their shapes from the array's grid.
+fn shape_placed(array: &Array, blocks: &mut [Held]) {
+    for (h, block) in blocks.iter_mut().zip(array.chunks().blocks()) {
+        if let Held::Placed {
+            shape, chunk: None, ..
+        } = h
+        {
+            *shape = array.chunks().block_shape(&block);
+        }
+    }
+}
+
 /// Computes arrays to host arrays.
 pub(crate) fn compute(arrays: &[Array]) -> Result<Vec<HostArray>> {
     let plan = lower(arrays)?;
-    let (outs, _) = run(&plan, Outputs::InMemory)?;
+    let (outs, _) = run(&plan, Outputs::InMemory, Results::Everywhere)?;
     arrays
         .iter()
         .zip(outs)
@@ -706,26 +729,33 @@ pub(crate) fn compute(arrays: &[Array]) -> Result<Vec<HostArray>> {
 }
 
 /// Computes an array, keeping its chunks on the backend; with `memory-limit` set, the
-/// chunks that do not fit are spilled to `spill-dir`.
+/// chunks that do not fit are spilled to `spill-dir`. Under a distributed scheduler each
+/// block stays on the rank that computed it.
 pub(crate) fn persist(array: &Array) -> Result<Vec<Held>> {
     let plan = lower(std::slice::from_ref(array))?;
-    let (mut outs, _) = run(&plan, Outputs::Spillable)?;
-    Ok(outs.pop().expect("one output"))
+    let (mut outs, _) = run(&plan, Outputs::Spillable, Results::Placed)?;
+    let mut blocks = outs.pop().expect("one output");
+    shape_placed(array, &mut blocks);
+    Ok(blocks)
 }
 
 /// Computes an array into chunks on the backend, all in memory.
 pub(crate) fn compute_chunks(array: &Array) -> Result<Vec<Chunk>> {
     let plan = lower(std::slice::from_ref(array))?;
-    let (mut outs, _) = run(&plan, Outputs::InMemory)?;
+    let (mut outs, _) = run(&plan, Outputs::InMemory, Results::Everywhere)?;
     resident(outs.pop().expect("one output"))
 }
 
-/// Computes several arrays in one plan, keeping their chunks on the backend: blocks
-/// they share are computed once.
-pub(crate) fn persist_many(arrays: &[Array]) -> Result<Vec<Vec<Chunk>>> {
+/// Computes several arrays in one plan, keeping their chunks on the backend (on the rank
+/// that computed each, under a distributed scheduler): blocks they share are computed
+/// once.
+pub(crate) fn persist_many(arrays: &[Array]) -> Result<Vec<Vec<Held>>> {
     let plan = lower(arrays)?;
-    let (outs, _) = run(&plan, Outputs::InMemory)?;
-    outs.into_iter().map(resident).collect()
+    let (mut outs, _) = run(&plan, Outputs::InMemory, Results::Placed)?;
+    for (a, blocks) in arrays.iter().zip(outs.iter_mut()) {
+        shape_placed(a, blocks);
+    }
+    Ok(outs)
 }
 
 /// Lowers and runs `array`, returning figures instead of data (benchmarks, overhead).
@@ -733,7 +763,7 @@ pub fn run_plan_stats(array: &Array) -> Result<RunStats> {
     let t = Instant::now();
     let plan = lower(std::slice::from_ref(array))?;
     let lower_seconds = t.elapsed().as_secs_f64();
-    let (_, mut stats) = run(&plan, Outputs::InMemory)?;
+    let (_, mut stats) = run(&plan, Outputs::InMemory, Results::Everywhere)?;
     stats.lower_seconds = lower_seconds;
     Ok(stats)
 }

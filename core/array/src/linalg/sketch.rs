@@ -41,11 +41,7 @@ impl Sketch {
         let mut outs = crate::exec::persist_many(&[self.y.clone(), self.xty.clone()])?;
         let xty = outs.pop().unwrap_or_default();
         let y = outs.pop().unwrap_or_default();
-        let b = self.y.backend().clone();
-        Ok((
-            Array::from_chunks(y, self.y.chunks().clone(), b.clone())?,
-            Array::from_chunks(xty, self.xty.chunks().clone(), b)?,
-        ))
+        Ok((self.y.with_held(y), self.xty.with_held(xty)))
     }
 }
 

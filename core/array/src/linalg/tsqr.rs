@@ -6,6 +6,11 @@
 //! (small) Q of the levels above; callers that multiply Q by a small matrix anyway — the
 //! SVD's `U = Q U_R` — fold it into `P_i`, so the big level-0 blocks are multiplied once.
 //! With `b` blocks of `m_i × n` this costs `O(m n²)` flops.
+//!
+//! Under a distributed scheduler the row blocks stay where they are computed
+//! (`persist`), each rank factors its own, and only the R factors (`n × n` per block)
+//! cross ranks: every rank gathers them all and runs the small levels above identically,
+//! so the Q blocks are formed where their level-0 factors are and never move.
 
 use rayon::prelude::*;
 
@@ -13,14 +18,17 @@ use super::{as_float, require_2d, require_whole_rows, single, Qr};
 use crate::array::Array;
 use crate::backend::{ArrayBackend, AxisSlice, Chunk};
 use crate::chunks::Chunks;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::stored::Held;
+use tessera_core::cluster::Cluster;
 
 /// A factored tall-and-skinny array before its Q blocks are formed.
 pub(crate) struct Factored {
     /// The input, as the float array that was factored.
     pub x: Array,
-    /// Level-0 Q of every row block.
-    qs: Vec<Chunk>,
+    /// Level-0 Q of every row block (placed on another rank's under a distributed
+    /// scheduler: formed there).
+    qs: Vec<Held>,
     /// Every block's multiplier from the levels above (`None`: the identity).
     pieces: Vec<Option<Chunk>>,
     /// The R factor.
@@ -32,30 +40,51 @@ impl Factored {
     /// level-0 blocks as it goes.
     pub fn q_times(self, post: Option<&Chunk>) -> Result<Array> {
         let b = self.x.backend().clone();
-        let blocks: Vec<Chunk> = self
+        let (m, _) = require_2d(&self.x, "tsqr")?;
+        let cols = post.map_or(self.r.shape()[0], |u| u.shape()[1]);
+        let rows = self.x.chunks().axis(0).to_vec();
+        let blocks: Vec<Held> = self
             .qs
             .into_par_iter()
             .zip(self.pieces.into_par_iter())
-            .map(|(q, piece)| {
+            .zip(rows.par_iter())
+            .map(|((q, piece), &rows)| {
+                let rank = match &q {
+                    Held::Placed {
+                        rank, chunk: None, ..
+                    } => {
+                        return Ok(Held::Placed {
+                            rank: *rank,
+                            chunk: None,
+                            shape: vec![rows, cols],
+                        })
+                    }
+                    Held::Placed { rank, .. } => Some(*rank),
+                    _ => None,
+                };
+                let q = q.load()?;
                 let m = match (piece, post) {
                     (Some(p), Some(u)) => Some(b.matmul(&p, u)?),
                     (Some(p), None) => Some(p),
                     (None, Some(u)) => Some(u.clone()),
                     (None, None) => None,
                 };
-                match m {
-                    Some(m) => b.matmul(&q, &m),
-                    None => Ok(q),
-                }
+                let out = match m {
+                    Some(m) => b.matmul(&q, &m)?,
+                    None => q,
+                };
+                Ok(match rank {
+                    Some(rank) => Held::Placed {
+                        rank,
+                        shape: out.shape().to_vec(),
+                        chunk: Some(out),
+                    },
+                    None => Held::Resident(out),
+                })
             })
             .collect::<Result<_>>()?;
-        let cols = blocks.first().map_or(0, |c| c.shape()[1]);
-        let (m, _) = require_2d(&self.x, "tsqr")?;
-        let grid = Chunks::new(
-            &[m, cols],
-            vec![self.x.chunks().axis(0).to_vec(), vec![cols]],
-        )?;
-        Array::from_chunks(blocks, grid, b)
+        let grid = Chunks::new(&[m, cols], vec![rows, vec![cols]])?;
+        Ok(Array::from_held(blocks, grid, self.x.dtype(), b))
     }
 }
 
@@ -68,9 +97,72 @@ pub(crate) fn factorize(x: &Array) -> Result<Factored> {
         "needs one chunk along axis 1 (tall-and-skinny; for wide arrays use svd_compressed)",
     )?;
     let x = as_float(x);
-    let blocks = x.compute_chunks()?;
     let fan_in = crate::config::split_every()?;
+    if let Some(cluster) = tessera_core::cluster::current()?.filter(|c| c.size() > 1) {
+        return factorize_distributed(x, &cluster, fan_in);
+    }
+    let blocks = x.compute_chunks()?;
     let (qs, pieces, r) = factor(x.backend().as_ref(), blocks, fan_in)?;
+    let qs = qs.into_iter().map(Held::Resident).collect();
+    Ok(Factored { x, qs, pieces, r })
+}
+
+/// TSQR over the ranks of `cluster`: level 0 where each row block is, the R factors
+/// gathered by every rank, the levels above on every rank alike.
+fn factorize_distributed(x: Array, cluster: &Cluster, fan_in: usize) -> Result<Factored> {
+    let (me, size) = (cluster.rank(), cluster.size());
+    let held = crate::exec::persist(&x)?;
+    // A block every rank holds (`from_array`) is factored by one of them.
+    let owner = |i: usize, h: &Held| match h {
+        Held::Placed { rank, .. } => *rank,
+        _ => i % size,
+    };
+    let b = x.backend().clone();
+    let mine: Vec<(usize, Chunk, Chunk)> = held
+        .par_iter()
+        .enumerate()
+        .filter(|(i, h)| owner(*i, h) == me)
+        .map(|(i, h)| {
+            let (q, r) = super::block::qr(b.as_ref(), &h.load()?)?;
+            Ok((i, q, r))
+        })
+        .collect::<Result<_>>()?;
+    let shared: Vec<(usize, crate::host::HostArray)> = mine
+        .iter()
+        .map(|(i, _, r)| Ok((*i, b.to_host(r)?)))
+        .collect::<Result<_>>()?;
+    let ex = cluster.begin()?;
+    let mut rs: Vec<Option<Chunk>> = vec![None; held.len()];
+    for share in ex.all_gather(crate::codec::encode_numbered(&shared)?)? {
+        for (i, r) in crate::codec::decode_numbered(&share)? {
+            let slot = rs.get_mut(i).ok_or_else(|| {
+                Error::Internal(format!("an R factor of row block {i} of {}", held.len()))
+            })?;
+            *slot = Some(b.from_host_owned(r)?);
+        }
+    }
+    let rs: Vec<Chunk> = rs
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| r.ok_or_else(|| Error::Internal(format!("no rank factored row block {i}"))))
+        .collect::<Result<_>>()?;
+    let (pieces, r) = combine(b.as_ref(), rs, fan_in)?;
+    let mut qs: Vec<Held> = held
+        .iter()
+        .enumerate()
+        .map(|(i, h)| Held::Placed {
+            rank: owner(i, h),
+            chunk: None,
+            shape: Vec::new(),
+        })
+        .collect();
+    for (i, q, _) in mine {
+        qs[i] = Held::Placed {
+            rank: me,
+            shape: q.shape().to_vec(),
+            chunk: Some(q),
+        };
+    }
     Ok(Factored { x, qs, pieces, r })
 }
 
@@ -96,8 +188,19 @@ fn factor(b: &dyn ArrayBackend, blocks: Vec<Chunk>, fan_in: usize) -> Result<Lev
         .collect::<Result<Vec<_>>>()?
         .into_iter()
         .unzip();
+    let (pieces, r) = combine(b, rs, fan_in)?;
+    Ok((qs, pieces, r))
+}
+
+/// The levels above level 0: from the R factors of the row blocks, each block's
+/// multiplier (`None`: the identity) and the final R.
+fn combine(
+    b: &dyn ArrayBackend,
+    rs: Vec<Chunk>,
+    fan_in: usize,
+) -> Result<(Vec<Option<Chunk>>, Chunk)> {
     if let [r] = rs.as_slice() {
-        return Ok((qs, vec![None], r.clone()));
+        return Ok((vec![None], r.clone()));
     }
     let fan_in = fan_in.max(2);
     let stacked: Vec<Chunk> = rs
@@ -145,5 +248,5 @@ fn factor(b: &dyn ArrayBackend, blocks: Vec<Chunk>, fan_in: usize) -> Result<Lev
             Ok(Some(piece))
         })
         .collect::<Result<_>>()?;
-    Ok((qs, pieces, r))
+    Ok((pieces, r))
 }
