@@ -5,11 +5,13 @@
 //!
 //! - a chunk held in memory (`from_array`, `persist`) is on every rank already, and runs
 //!   wherever it is read;
-//! - a task with no inputs — a generator, a file read — goes to rank `k mod P`, `k` its
-//!   position among such tasks: the chunks of an array are dealt block-cyclically over
-//!   the ranks in the chunk grid's C order;
-//! - any other task runs on the owner of its first input that has one: an elementwise
-//!   chain stays with its chunk, a tree-reduction node lands on its left input's rank.
+//! - any other task runs on the owner of the input the fewest tasks read (the first of
+//!   those), when at most two read it: an elementwise chain stays with its chunk, a
+//!   tree-reduction node lands on its left input's rank;
+//! - a task with no such input — a generator, a file read, a block multiplied by an
+//!   operand many blocks read (Ω of a sketch) — goes to rank `k mod P`, `k` its position
+//!   among such tasks: the chunks of an array are dealt block-cyclically over the ranks in
+//!   the chunk grid's C order.
 //!
 //! A rank runs its tasks on its own worker pool (the threaded scheduler's dependency
 //! counting and early release). When a task finishes, its chunk is sent — host bytes,
@@ -43,8 +45,18 @@ pub(crate) enum Place {
     Everywhere,
 }
 
+/// An input read by at most this many tasks pulls its readers onto its rank (a chunk and
+/// its mirror, a packed sketch and its two slices); one read by more is sent to them.
+const FOLLOW_READERS: usize = 2;
+
 /// The owner rule (module docs), the same on every rank.
 pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
+    let mut readers = vec![0usize; plan.tasks.len()];
+    for t in &plan.tasks {
+        for &d in &t.deps {
+            readers[d] += 1;
+        }
+    }
     let mut place = Vec::with_capacity(plan.tasks.len());
     let mut sources = 0usize;
     for t in &plan.tasks {
@@ -53,10 +65,20 @@ pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
         } else if matches!(t.op, TaskOp::Stored(_)) && t.deps.is_empty() {
             Place::Everywhere
         } else {
-            let inherited = t.deps.iter().find_map(|&d| match place[d] {
-                Place::Rank(r) => Some(r),
-                Place::Everywhere => None,
-            });
+            // Follow the input the fewest tasks read (the first of those): a chain, a
+            // tree's partials, a block read by itself and its mirror. An input many tasks
+            // read (Ω of a sketch, a broadcast operand) is sent to them instead of pulling
+            // them all onto its rank.
+            let inherited = t
+                .deps
+                .iter()
+                .filter_map(|&d| match place[d] {
+                    Place::Rank(r) => Some((readers[d], r)),
+                    Place::Everywhere => None,
+                })
+                .min_by_key(|&(n, _)| n)
+                .filter(|&(n, _)| n <= FOLLOW_READERS)
+                .map(|(_, r)| r);
             Place::Rank(inherited.unwrap_or_else(|| {
                 sources += 1;
                 (sources - 1) % size.max(1)

@@ -192,15 +192,49 @@ impl<'c> Exchange<'c> {
         }
         let seq = self.collectives.fetch_add(1, Ordering::Relaxed);
         let t = tag(self.epoch, Kind::Collective, seq);
-        for (to, part) in parts.iter().enumerate() {
-            if to != me {
-                self.send_tagged(to, t, part)?;
-            }
-        }
         let mut out: Vec<Option<Vec<u8>>> = (0..size).map(|_| None).collect();
         out[me] = Some(std::mem::take(&mut parts[me]));
+        let sends = parts
+            .into_iter()
+            .enumerate()
+            .filter(|&(to, _)| to != me)
+            .map(|(to, p)| (to, t, p))
+            .collect();
+        let sending = self.send_in_background(sends);
         self.gather_shares(seq, &mut out, "all-to-all")?;
+        self.finish_sends(sending)?;
         Ok(out.into_iter().map(|o| o.unwrap_or_default()).collect())
+    }
+
+    /// Sends on a thread of their own: a transport's send of a long message may wait for
+    /// the receiver to take it, and every rank sends before it receives in a collective,
+    /// so sending on the receiving thread would leave every rank waiting on the others.
+    fn send_in_background(
+        &self,
+        sends: Vec<(usize, u64, Vec<u8>)>,
+    ) -> std::thread::JoinHandle<Result<u64>> {
+        let transport = self.cluster.transport.clone();
+        std::thread::spawn(move || {
+            let mut bytes = 0;
+            for (to, t, payload) in &sends {
+                transport.send(*to, *t, payload)?;
+                bytes += payload.len() as u64;
+            }
+            Ok(bytes)
+        })
+    }
+
+    /// Waits for [`Exchange::send_in_background`]'s sends (every peer has taken its share
+    /// by now) and counts them.
+    fn finish_sends(&self, sending: std::thread::JoinHandle<Result<u64>>) -> Result<()> {
+        let messages = self.size() as u64 - 1;
+        let bytes = sending
+            .join()
+            .map_err(|_| Error::Internal("the sending thread of a collective panicked".into()))??;
+        let c = &self.cluster.counters;
+        c.sent_bytes.fetch_add(bytes, Ordering::Relaxed);
+        c.sent_messages.fetch_add(messages, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Every rank's `mine`, in rank order. A collective.
@@ -228,9 +262,11 @@ impl<'c> Exchange<'c> {
         let seq = self.collectives.fetch_add(1, Ordering::Relaxed);
         let t = tag(self.epoch, Kind::Collective, seq);
         if me == root {
-            for to in (0..size).filter(|&r| r != me) {
-                self.send_tagged(to, t, &value)?;
-            }
+            let sends = (0..size)
+                .filter(|&r| r != me)
+                .map(|to| (to, t, value.clone()))
+                .collect();
+            self.finish_sends(self.send_in_background(sends))?;
             return Ok(value);
         }
         let mut out: Vec<Option<Vec<u8>>> = (0..size).map(|r| (r != root).then(Vec::new)).collect();

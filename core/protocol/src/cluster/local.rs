@@ -6,6 +6,11 @@
 //! use it to prove the distributed executors on every machine; programs can use it to try
 //! an SPMD program before launching it with `mpirun`.
 //!
+//! A send returns only once the receiver has taken the message — MPI's synchronous send,
+//! which is what a standard send of a long message becomes. So an algorithm that would
+//! leave two MPI ranks each waiting in a send to the other hangs here too (and the
+//! watchdog reports it), on every machine, with messages of any size.
+//!
 //! ```
 //! use tessera_core::cluster;
 //! let ranks = cluster::local::run(3, |rank| (rank, cluster::size()));
@@ -20,8 +25,14 @@ use std::time::{Duration, Instant};
 use super::{with_cluster, Cluster, Message, Transport};
 use crate::error::{Error, Result};
 
+/// A message in a mailbox, and the flag its sender waits on.
+struct Letter {
+    message: Message,
+    taken: Arc<(Mutex<bool>, Condvar)>,
+}
+
 struct Mailbox {
-    queue: Mutex<VecDeque<Message>>,
+    queue: Mutex<VecDeque<Letter>>,
     arrived: Condvar,
 }
 
@@ -89,15 +100,28 @@ impl Transport for LocalTransport {
             .mailboxes
             .get(to)
             .ok_or_else(|| Error::Internal(format!("send to rank {to} of {}", self.size())))?;
+        let taken = Arc::new((Mutex::new(false), Condvar::new()));
         mb.queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push_back(Message {
-                from: self.rank,
-                tag,
-                payload: payload.to_vec(),
+            .push_back(Letter {
+                message: Message {
+                    from: self.rank,
+                    tag,
+                    payload: payload.to_vec(),
+                },
+                taken: taken.clone(),
             });
         mb.arrived.notify_all();
+        let (flag, cv) = &*taken;
+        let mut done = flag.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            self.aborted()?;
+            done = cv
+                .wait_timeout(done, Duration::from_millis(20))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
         Ok(())
     }
 
@@ -107,8 +131,11 @@ impl Transport for LocalTransport {
         let mut q = mb.queue.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             self.aborted()?;
-            if let Some(m) = q.pop_front() {
-                return Ok(Some(m));
+            if let Some(letter) = q.pop_front() {
+                let (flag, cv) = &*letter.taken;
+                *flag.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                cv.notify_all();
+                return Ok(Some(letter.message));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -126,6 +153,9 @@ impl Transport for LocalTransport {
         self.world.aborted.store(true, Ordering::Relaxed);
         for mb in &self.world.mailboxes {
             mb.arrived.notify_all();
+            for letter in mb.queue.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                letter.taken.1.notify_all();
+            }
         }
     }
 }
@@ -245,6 +275,28 @@ mod tests {
         assert!(
             msg.contains("from rank 1") && msg.contains("distributed.timeout"),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_send_waits_until_the_receiver_takes_the_message() {
+        let out = run(2, |rank| {
+            let c = current().unwrap().unwrap();
+            let ex = c.begin().unwrap();
+            if rank == 0 {
+                let t = std::time::Instant::now();
+                ex.send(1, 0, b"x").unwrap();
+                t.elapsed()
+            } else {
+                std::thread::sleep(Duration::from_millis(200));
+                ex.recv_data(Duration::from_secs(5)).unwrap().unwrap();
+                Duration::ZERO
+            }
+        });
+        assert!(
+            out[0] >= Duration::from_millis(150),
+            "the send returned after {:?}",
+            out[0]
         );
     }
 
