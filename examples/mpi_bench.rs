@@ -20,12 +20,15 @@ use tessera::{Index, RandomState};
 #[path = "common/mod.rs"]
 mod common;
 
-/// Runs `f` `repeat` times on every rank; the median of the slowest rank's seconds, the
-/// last answer, and every rank's (sent, received) bytes of the last run.
+/// A workload's figures: the median of the slowest rank's seconds, the last answer, and
+/// every rank's (sent, received) bytes of the last run.
+type Measured = (f64, f64, Vec<(u64, u64)>);
+
+/// Runs `f` `repeat` times on every rank and measures it.
 fn measure(
     repeat: usize,
     mut f: impl FnMut() -> tessera::Result<f64>,
-) -> tessera::Result<(f64, f64, Vec<(u64, u64)>)> {
+) -> tessera::Result<Measured> {
     let c = cluster::current()?.ok_or_else(|| {
         tessera::Error::Config("mpi_bench needs scheduler = \"mpi\" (TESSERA_SCHEDULER=mpi)".into())
     })?;
@@ -62,7 +65,7 @@ fn measure(
     Ok((runs[runs.len() / 2], answer, per_rank))
 }
 
-fn report(workload: &str, n: usize, chunk: usize, m: (f64, f64, Vec<(u64, u64)>)) {
+fn report(workload: &str, n: usize, chunk: usize, m: Measured) {
     if cluster::rank() != 0 {
         return;
     }
