@@ -690,9 +690,16 @@ impl Lowerer {
             level.push((self.block_task(packed, &[b, 0])?, r));
         }
         let fan_in = crate::config::split_every()?.max(2);
+        // Over ranks, each packed block's lower part is cut where the block is, so only
+        // the n × l parts travel to the tree, not the x Ω rows with them.
+        let mut width = if tessera_core::cluster::current()?.is_some_and(|c| c.size() > 1) {
+            1
+        } else {
+            fan_in
+        };
         while level.len() > 1 || level.first().is_some_and(|&(_, skip)| skip != 0) {
-            let mut next = Vec::with_capacity(level.len() / fan_in + 1);
-            for g in level.chunks(fan_in) {
+            let mut next = Vec::with_capacity(level.len() / width + 1);
+            for g in level.chunks(width) {
                 let op = TaskOp::Rows {
                     skip: g.iter().map(|&(_, s)| s).collect(),
                     len: n,
@@ -701,6 +708,7 @@ impl Lowerer {
                 next.push((self.push(op, deps, backend.clone(), bytes), 0));
             }
             level = next;
+            width = fan_in;
         }
         level
             .pop()
