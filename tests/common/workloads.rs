@@ -75,3 +75,118 @@ pub fn compressed_svd() -> Vec<f64> {
             .unwrap(),
     )
 }
+
+/// Writes the pipeline's inputs under `dir`: `trips.csv` (20,000 rows: id, zone 0..400,
+/// passengers 0..6, fare in quarters) and `zones.csv` (zone, borough), both from a fixed
+/// generator.
+pub fn write_frame_inputs(dir: &std::path::Path) {
+    use std::fmt::Write as _;
+    let mut trips = String::from("id,zone,passengers,fare\n");
+    let mut s: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for id in 0..20_000u64 {
+        let zone = next() % 400;
+        let passengers = next() % 7;
+        // Quarters: every sum of them is exact, so the answers do not depend on how the
+        // file is split into partitions (which follows the core or rank count).
+        let fare = (next() % 400) as f64 / 4.0;
+        writeln!(trips, "{id},{zone},{passengers},{fare}").unwrap();
+    }
+    std::fs::write(dir.join("trips.csv"), trips).unwrap();
+    let mut zones = String::from("zone,borough\n");
+    for z in 0..400 {
+        writeln!(zones, "{z},b{}", z % 5).unwrap();
+    }
+    std::fs::write(dir.join("zones.csv"), zones).unwrap();
+}
+
+/// The rows of a computed frame as `a|b|c` strings, in the frame's order.
+pub fn frame_rows(c: &tessera::frame::Computed) -> Vec<String> {
+    let cols: Vec<String> = c.schema.fields().iter().map(|f| f.name().clone()).collect();
+    (0..c.num_rows())
+        .map(|r| {
+            cols.iter()
+                .map(|n| c.value(n, r).unwrap().to_string())
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+/// CSV → filter → groupby (few groups: tree; many groups: shuffle) → merge (broadcast and
+/// shuffle) → sort, on the inputs of [`write_frame_inputs`]; every result's rows (the
+/// sorted one in its order, the others sorted as text).
+pub fn frame_pipeline(dir: &std::path::Path) -> Vec<Vec<String>> {
+    use tessera::frame::{
+        col, read_csv, AggFunc, CsvOptions, GroupStrategy, JoinStrategy, JoinType,
+    };
+    let options = || CsvOptions {
+        partition_bytes: 48 << 10,
+        ..CsvOptions::default()
+    };
+    let trips = read_csv(dir.join("trips.csv").to_str().unwrap(), options())
+        .unwrap()
+        .filter(col("fare").gt(5.0))
+        .unwrap();
+    let zones = read_csv(dir.join("zones.csv").to_str().unwrap(), options()).unwrap();
+    let few = trips
+        .groupby(&["passengers"])
+        .unwrap()
+        .strategy(GroupStrategy::Tree)
+        .agg_named(&[
+            ("fare", AggFunc::Sum, "total"),
+            ("fare", AggFunc::Count, "trips"),
+        ])
+        .unwrap();
+    let many = trips
+        .groupby(&["zone"])
+        .unwrap()
+        .strategy(GroupStrategy::Shuffle)
+        .agg_named(&[
+            ("fare", AggFunc::Mean, "mean_fare"),
+            ("id", AggFunc::Max, "last_id"),
+        ])
+        .unwrap();
+    let broadcast = many
+        .merge_on(
+            &zones,
+            &["zone"],
+            &["zone"],
+            JoinType::Inner,
+            JoinStrategy::Broadcast,
+        )
+        .unwrap();
+    let shuffled = trips
+        .merge_on(
+            &zones,
+            &["zone"],
+            &["zone"],
+            JoinType::Left,
+            JoinStrategy::Shuffle,
+        )
+        .unwrap()
+        .groupby(&["borough"])
+        .unwrap()
+        .agg_named(&[("fare", AggFunc::Sum, "fares")])
+        .unwrap();
+    let sorted = broadcast
+        .sort_values(&["mean_fare", "zone"], &[false, true])
+        .unwrap();
+    let sorted_rows = |f: &tessera::frame::DataFrame| {
+        let mut rows = frame_rows(&f.compute().unwrap());
+        rows.sort();
+        rows
+    };
+    vec![
+        sorted_rows(&few),
+        sorted_rows(&many),
+        sorted_rows(&broadcast),
+        sorted_rows(&shuffled),
+        frame_rows(&sorted.compute().unwrap()),
+    ]
+}

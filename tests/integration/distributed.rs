@@ -194,3 +194,58 @@ fn svd_compressed_s(x: &Array) -> Vec<f64> {
             .unwrap(),
     )
 }
+
+#[test]
+fn the_csv_filter_groupby_merge_sort_pipeline_matches_one_process_on_1_to_4_ranks() {
+    let dir = std::env::temp_dir().join(format!("tessera-dist-frames-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::common::workloads::write_frame_inputs(&dir);
+    let want = crate::common::workloads::frame_pipeline(&dir);
+    assert!(want.iter().all(|rows| !rows.is_empty()));
+    assert_eq!(want[1].len(), 400, "every zone has trips");
+    for p in 1..=4 {
+        for (rank, got) in local::run(p, |_| crate::common::workloads::frame_pipeline(&dir))
+            .into_iter()
+            .enumerate()
+        {
+            assert_eq!(got, want, "P={p} rank {rank}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_shuffle_groupby_moves_about_the_partial_states_once() {
+    let dir = std::env::temp_dir().join(format!("tessera-dist-shuffle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::common::workloads::write_frame_inputs(&dir);
+    let out = local::run(2, |_| {
+        use tessera::frame::{read_csv, AggFunc, CsvOptions, GroupStrategy};
+        let trips = read_csv(
+            dir.join("trips.csv").to_str().unwrap(),
+            CsvOptions {
+                partition_bytes: 48 << 10,
+                ..CsvOptions::default()
+            },
+        )
+        .unwrap();
+        let g = trips
+            .groupby(&["id"])
+            .unwrap()
+            .strategy(GroupStrategy::Shuffle)
+            .agg_named(&[("fare", AggFunc::Sum, "fare")])
+            .unwrap();
+        let cluster = tessera::cluster::current().unwrap().unwrap();
+        let before = cluster.traffic();
+        let rows = g.compute().unwrap().num_rows();
+        (rows, cluster.traffic().since(&before))
+    });
+    for (rows, moved) in &out {
+        assert_eq!(*rows, 20_000);
+        // 20,000 groups of (id, fare sum state): about half the states change rank in the
+        // shuffle, then the results are gathered by both ranks.
+        assert!(moved.sent_bytes > 100_000, "{moved:?}");
+        assert!(moved.sent_bytes < 2_000_000, "{moved:?}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,5 +1,7 @@
 //! `scheduler = "mpi"` under a real `mpirun`: the workloads on 1 to 4 ranks (uneven splits
-//! of every chunk grid) against the single-process answers, once with TCP forced between
+//! of every chunk grid) against the single-process answers — the seed headline, mean/std
+//! over axes, `svd`, `svd_compressed`, and a CSV → filter → groupby (tree and shuffle) →
+//! merge (broadcast and shuffle) → sort pipeline, row for row — once with TCP forced between
 //! the ranks; a failing task, a rank killed mid-computation, and launches without a
 //! launcher or with the wrong one.
 //!
@@ -15,7 +17,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::workloads::{close, compressed_svd, headline, moments, tall_svd};
+use common::workloads::{
+    close, compressed_svd, frame_pipeline, headline, moments, tall_svd, write_frame_inputs,
+};
 
 /// What the ranks of a launch run.
 const CHILD: &str = "TESSERA_MPI_TEST_CHILD";
@@ -57,6 +61,7 @@ fn rank_workloads() -> tessera::Result<()> {
         "moments": moments(),
         "svd": tall_svd(),
         "svd_compressed": compressed_svd(),
+        "frames": frame_pipeline(&out_dir_of_launch()),
         "sum_sent_bytes": before.sent_bytes,
         "sum_received_bytes": before.received_bytes,
         "sum_tasks": before.tasks,
@@ -65,10 +70,15 @@ fn rank_workloads() -> tessera::Result<()> {
     Ok(())
 }
 
+/// The directory the launching test named (inputs and results).
+fn out_dir_of_launch() -> PathBuf {
+    PathBuf::from(std::env::var("TESSERA_MPI_TEST_OUT").expect("TESSERA_MPI_TEST_OUT"))
+}
+
 /// Writes this rank's result line where the launching test reads it (`TESSERA_MPI_TEST_OUT`):
 /// mpirun interleaves the ranks' long stdout lines.
 fn write_result(line: &str) {
-    let dir = PathBuf::from(std::env::var("TESSERA_MPI_TEST_OUT").expect("TESSERA_MPI_TEST_OUT"));
+    let dir = out_dir_of_launch();
     let rank = tessera::cluster::rank();
     let tmp = dir.join(format!("rank-{rank}.tmp"));
     std::fs::write(&tmp, line).expect("write result");
@@ -194,6 +204,7 @@ fn out_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tessera-mpi-test-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("result directory");
+    write_frame_inputs(&dir);
     dir
 }
 
@@ -281,6 +292,7 @@ fn check_workloads(out: &Output, dir: &std::path::Path, p: usize) {
         String::from_utf8_lossy(&out.stderr)
     );
     let (h, m, s, c) = (headline(), moments(), tall_svd(), compressed_svd());
+    let frames = serde_json::to_value(frame_pipeline(dir)).expect("rows as JSON");
     let lines = rank_lines(out, dir, p);
     for (rank, l) in lines.iter().enumerate() {
         assert_eq!(
@@ -300,6 +312,10 @@ fn check_workloads(out: &Output, dir: &std::path::Path, p: usize) {
             &floats(&l["svd_compressed"]),
             &c,
             &format!("svd_compressed P={p}"),
+        );
+        assert_eq!(
+            l["frames"], frames,
+            "the frame pipeline at P={p}, rank {rank}"
         );
         // A sum of 32 MB moves partial sums only: a few hundred bytes per rank.
         let moved =

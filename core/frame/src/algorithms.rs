@@ -420,7 +420,7 @@ fn aggregate(
 
 /// Combines states `split_every` at a time until one is left (order preserved, so
 /// `first`/`last` stay in partition order).
-fn tree_combine(
+pub(crate) fn tree_combine(
     backend: &Arc<dyn DataFrameBackend>,
     mut parts: Vec<Partition>,
     keys: &[String],
@@ -448,7 +448,7 @@ fn load_all(backend: &Arc<dyn DataFrameBackend>, parts: &[Stashed]) -> Result<Ve
     parts.iter().map(|p| p.load(backend)).collect()
 }
 
-fn concat_or_empty(
+pub(crate) fn concat_or_empty(
     backend: &Arc<dyn DataFrameBackend>,
     parts: &[Partition],
     schema: &arrow_schema::SchemaRef,
@@ -605,7 +605,7 @@ fn buckets_of(
 
 /// Both sides are globally sorted on the keys: split the right side at the left
 /// partitions' last keys, so range `i` of the right meets left partition `i`, and merge.
-fn sorted_merge_join(
+pub(crate) fn sorted_merge_join(
     backend: &Arc<dyn DataFrameBackend>,
     left: Vec<Partition>,
     right: Vec<Partition>,

@@ -984,9 +984,15 @@ impl DataFrame {
         }
     }
 
-    /// Runs the optimized plan and returns its partitions on the backend.
+    /// Runs the optimized plan and returns its partitions on the backend. Under
+    /// `scheduler = "mpi"` the plan runs over the ranks of the job and every rank gets
+    /// every partition.
     pub fn partitions(&self) -> Result<Vec<Partition>> {
         let node = self.planned()?;
+        if let Some(cluster) = tessera_core::cluster::current()? {
+            let ex = cluster.begin()?;
+            return crate::distributed::partitions(&node, &self.backend, &ex);
+        }
         let spill = check_memory(&node, Output::InMemory)?;
         pipeline(&node, &self.backend, &spill)?.materialize()
     }
@@ -1024,6 +1030,12 @@ impl DataFrame {
     /// limit.
     pub fn persist(&self) -> Result<DataFrame> {
         let node = self.planned()?;
+        if tessera_core::cluster::current()?.is_some() {
+            return Ok(self.derive(Node::Partitions {
+                parts: self.partitions()?,
+                schema: self.schema(),
+            }));
+        }
         let parts = match check_memory(&node, Output::InMemory) {
             Ok(spill) => pipeline(&node, &self.backend, &spill)?.materialize()?,
             Err(e @ Error::MemoryLimit { .. }) => {

@@ -6,7 +6,8 @@
 //! - [`plan`]: the logical plan and its optimizer (fusion, projection and predicate
 //!   pushdown), printed by `explain`;
 //! - [`algorithms`]: groupby (tree or shuffle), joins (broadcast, sorted merge, hash
-//!   shuffle), sample sort, built from a backend's partition-level primitives;
+//!   shuffle), sample sort, built from a backend's partition-level primitives; under
+//!   `scheduler = "mpi"` the same algorithms over the ranks of a job (`distributed`);
 //! - [`io`]: `read_csv`, `to_csv`, and with the `parquet` feature (on by default)
 //!   `read_parquet`, `to_parquet`;
 //! - [`DataFrame`]: the user API.
@@ -21,6 +22,7 @@
 pub mod algorithms;
 mod dataframe;
 pub mod display;
+mod distributed;
 pub mod io;
 pub mod plan;
 mod spill;

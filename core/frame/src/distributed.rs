@@ -1,0 +1,528 @@
+//! Running a dataframe plan over the ranks of a job (`scheduler = "mpi"`).
+//!
+//! Every rank holds the same plan. Partition `i` of every stage belongs to rank
+//! `i mod P` (file range `i` of a scan is read there), and blockwise work — scans, fused
+//! filters and projections, `map_partitions` — runs where its partition is. Blocking nodes
+//! exchange Arrow IPC bytes:
+//!
+//! - **groupby, tree** (few groups): each rank aggregates its partitions partially, every
+//!   rank gathers all partial states (small by construction) and combines them in partition
+//!   order — the same tree as one process, so the same answer;
+//! - **groupby, shuffle** (many groups): each rank hash-partitions its partial states into
+//!   one bucket per partition and an all-to-all delivers bucket `j` to its owner, which
+//!   combines the pieces in partition order;
+//! - **join, broadcast**: the small side is gathered by every rank, its hash table built
+//!   once, and joined with the rank's own partitions of the other side;
+//! - **join, shuffle**: both sides hash-partitioned into matching buckets, moved by
+//!   all-to-all;
+//! - **sort**: evenly spaced samples of every partition are gathered, every rank computes
+//!   the same range boundaries, partitions are split by them and an all-to-all sends range
+//!   `j` to its owner, which sorts it.
+//!
+//! Whatever the optimizer chose the same way as one process would (the strategy is decided
+//! from sizes all ranks gather), so every rank's answer equals the single-process answer
+//! row for row. Nodes without a distributed algorithm yet (a sorted merge join, `head`,
+//! `tail`, top-k, `repartition`) gather their input on every rank and run as in one
+//! process. The result of the plan is gathered by every rank in partition order.
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use tessera_core::cluster::Exchange;
+
+use crate::algorithms::{concat_or_empty, tree_combine, BROADCAST_BYTES, SHUFFLE_ROWS};
+use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, JoinType, Partition, SortKey};
+use crate::error::{Error, Result};
+use crate::expr::Expr;
+use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
+
+/// The rank partition `i` belongs to.
+fn owner(i: usize, size: usize) -> usize {
+    i % size.max(1)
+}
+
+/// The partitions of one stage: `n` in all, this rank's own present.
+struct Owned {
+    parts: Vec<Option<Partition>>,
+}
+
+impl Owned {
+    fn n(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// This rank's partitions with their numbers.
+    fn mine(&self) -> impl Iterator<Item = (usize, &Partition)> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (i, p)))
+    }
+}
+
+/// One plan's run on this rank.
+struct Run<'a> {
+    ex: &'a Exchange<'a>,
+    backend: &'a Arc<dyn DataFrameBackend>,
+}
+
+/// Batches with numbers as one message: the count, then per batch its number, its IPC
+/// length and its IPC stream.
+fn encode(backend: &Arc<dyn DataFrameBackend>, parts: &[(usize, &Partition)]) -> Result<Vec<u8>> {
+    let mut out = (parts.len() as u64).to_le_bytes().to_vec();
+    for (i, p) in parts {
+        let batch = backend.export_batch(p)?;
+        let mut ipc = Vec::new();
+        {
+            let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &batch.schema())
+                .map_err(|e| Error::arrow("distributed exchange", e))?;
+            w.write(&batch)
+                .map_err(|e| Error::arrow("distributed exchange", e))?;
+            w.finish()
+                .map_err(|e| Error::arrow("distributed exchange", e))?;
+        }
+        out.extend_from_slice(&(*i as u64).to_le_bytes());
+        out.extend_from_slice(&(ipc.len() as u64).to_le_bytes());
+        out.extend_from_slice(&ipc);
+    }
+    Ok(out)
+}
+
+/// The batches of an [`encode`]d message.
+fn decode(bytes: &[u8]) -> Result<Vec<(usize, RecordBatch)>> {
+    fn word(r: &mut &[u8]) -> Result<usize> {
+        let (head, rest) = r
+            .split_first_chunk::<8>()
+            .ok_or_else(|| Error::Internal("a partition message cut short in its header".into()))?;
+        *r = rest;
+        usize::try_from(u64::from_le_bytes(*head))
+            .map_err(|_| Error::Internal("a partition message with a length over usize".into()))
+    }
+    let mut r = bytes;
+    let n = word(&mut r)?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let (i, len) = (word(&mut r)?, word(&mut r)?);
+        if r.len() < len {
+            return Err(Error::Internal(format!(
+                "a partition message cut short: partition {i} needs {len} bytes, {} left",
+                r.len()
+            )));
+        }
+        let (ipc, rest) = r.split_at(len);
+        r = rest;
+        let mut reader = arrow_ipc::reader::StreamReader::try_new(ipc, None)
+            .map_err(|e| Error::arrow("distributed exchange", e))?;
+        let batch = reader
+            .next()
+            .transpose()
+            .map_err(|e| Error::arrow("distributed exchange", e))?
+            .ok_or_else(|| Error::Internal(format!("partition {i} arrived without a batch")))?;
+        out.push((i, batch));
+    }
+    Ok(out)
+}
+
+impl Run<'_> {
+    fn me(&self) -> usize {
+        self.ex.rank()
+    }
+
+    fn size(&self) -> usize {
+        self.ex.size()
+    }
+
+    /// The stage's partitions this rank owns, computed by `f`.
+    fn own(&self, n: usize, f: impl Fn(usize) -> Result<Partition> + Send + Sync) -> Result<Owned> {
+        let mine: Vec<usize> = (0..n)
+            .filter(|&i| owner(i, self.size()) == self.me())
+            .collect();
+        let computed = tessera_core::pool::parallel_map(mine.len(), |k| f(mine[k]))?;
+        let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
+        for (i, p) in mine.into_iter().zip(computed) {
+            parts[i] = Some(p);
+        }
+        Ok(Owned { parts })
+    }
+
+    /// Every partition on every rank, in order.
+    fn gather(&self, owned: &Owned) -> Result<Vec<Partition>> {
+        let mine: Vec<(usize, &Partition)> = owned.mine().collect();
+        let mut all: Vec<Option<Partition>> = (0..owned.n()).map(|_| None).collect();
+        for share in self.ex.all_gather(encode(self.backend, &mine)?)? {
+            for (i, b) in decode(&share)? {
+                *all.get_mut(i).ok_or_else(|| {
+                    Error::Internal(format!("partition {i} of {} gathered", owned.n()))
+                })? = Some(self.backend.import_batch(b)?);
+            }
+        }
+        all.into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                p.ok_or_else(|| Error::Internal(format!("partition {i} was not gathered")))
+            })
+            .collect()
+    }
+
+    /// Partitions of the same stage computed everywhere, kept where they belong.
+    fn keep_own(&self, all: Vec<Partition>) -> Owned {
+        let (me, size) = (self.me(), self.size());
+        Owned {
+            parts: all
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| (owner(i, size) == me).then_some(p))
+                .collect(),
+        }
+    }
+
+    /// Splits this rank's partitions into `n` pieces each with `split`, sends piece `j` to
+    /// the owner of `j`, and returns, for each of this rank's `j`, the pieces from every
+    /// partition in partition order.
+    fn shuffle(
+        &self,
+        owned: &Owned,
+        n: usize,
+        split: impl Fn(&Partition) -> Result<Vec<Partition>> + Send + Sync,
+    ) -> Result<Vec<(usize, Vec<Partition>)>> {
+        let size = self.size();
+        let mine: Vec<(usize, &Partition)> = owned.mine().collect();
+        let pieces = tessera_core::pool::parallel_map(mine.len(), |k| split(mine[k].1))?;
+        // Per destination rank: (source partition * n + bucket, piece).
+        let mut outgoing: Vec<Vec<(usize, &Partition)>> = vec![Vec::new(); size];
+        for ((i, _), ps) in mine.iter().zip(&pieces) {
+            for (j, piece) in ps.iter().enumerate() {
+                outgoing[owner(j, size)].push((i * n + j, piece));
+            }
+        }
+        let messages = outgoing
+            .iter()
+            .map(|parts| encode(self.backend, parts))
+            .collect::<Result<Vec<_>>>()?;
+        let mut arrived: Vec<(usize, RecordBatch)> = Vec::new();
+        for share in self.ex.all_to_all(messages)? {
+            arrived.extend(decode(&share)?);
+        }
+        arrived.sort_by_key(|(key, _)| *key);
+        let mut buckets: Vec<(usize, Vec<Partition>)> = (0..n)
+            .filter(|&j| owner(j, size) == self.me())
+            .map(|j| (j, Vec::new()))
+            .collect();
+        for (key, batch) in arrived {
+            let j = key % n.max(1);
+            let slot = buckets.iter_mut().find(|(b, _)| *b == j).ok_or_else(|| {
+                Error::Internal(format!(
+                    "bucket {j} arrived at rank {}, which does not own it",
+                    self.me()
+                ))
+            })?;
+            slot.1.push(self.backend.import_batch(batch)?);
+        }
+        Ok(buckets)
+    }
+
+    /// Sums of `values` over every rank (sizes that decide a strategy the same way
+    /// everywhere).
+    fn total(&self, values: &[u64]) -> Result<Vec<u64>> {
+        let mine: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut sum = vec![0u64; values.len()];
+        for share in self.ex.all_gather(mine)? {
+            for (k, word) in share.chunks_exact(8).enumerate().take(values.len()) {
+                sum[k] += u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            }
+        }
+        Ok(sum)
+    }
+
+    /// Runs `node`: its partitions, this rank's own present.
+    fn eval(&self, node: &Node) -> Result<Owned> {
+        let b = self.backend;
+        match node {
+            Node::Partitions { parts, .. } => Ok(self.keep_own(parts.clone())),
+            Node::Scan {
+                source,
+                projection,
+                selected,
+                ..
+            } => {
+                let ids: Vec<usize> = selected
+                    .clone()
+                    .unwrap_or_else(|| (0..source.partitions()).collect());
+                self.own(ids.len(), |i| {
+                    let batch = source.read(ids[i], projection.as_deref())?;
+                    crate::algorithms::note_read(batch.get_array_memory_size() as u64);
+                    b.import_batch(batch)
+                })
+            }
+            Node::Map { input, program, .. } => {
+                let inner = self.eval(input)?;
+                self.map_own(inner, |p| b.evaluate(p, program))
+            }
+            Node::Aggregate {
+                input,
+                keys,
+                aggs,
+                strategy,
+                ..
+            } => self.aggregate(input, keys, aggs, *strategy),
+            Node::Join {
+                left,
+                right,
+                spec,
+                strategy,
+                ..
+            } => self.join(left, right, spec, *strategy),
+            Node::Sort { input, by } => self.sort(input, by),
+            // Blockwise: the user's function on each partition where it is.
+            Node::MapPartitions {
+                input,
+                func,
+                schema,
+            } => {
+                let inner = self.eval(input)?;
+                let in_schema = input.schema();
+                self.map_own(inner, |p| {
+                    let one = Node::MapPartitions {
+                        input: Arc::new(Node::Partitions {
+                            parts: vec![p.clone()],
+                            schema: in_schema.clone(),
+                        }),
+                        func: func.clone(),
+                        schema: schema.clone(),
+                    };
+                    let pipe = crate::algorithms::pipeline(&one, b, &None)?;
+                    (pipe.task)(0)
+                })
+            }
+            // No distributed algorithm yet: the input gathered by every rank, the node
+            // run as in one process.
+            Node::Repartition { input, .. }
+            | Node::Head { input, .. }
+            | Node::Tail { input, .. }
+            | Node::TopK { input, .. } => {
+                let owned = self.eval(input)?;
+                let gathered = Arc::new(Node::Partitions {
+                    parts: self.gather(&owned)?,
+                    schema: input.schema(),
+                });
+                let mut local = node.clone();
+                if let Node::Repartition { input, .. }
+                | Node::Head { input, .. }
+                | Node::Tail { input, .. }
+                | Node::TopK { input, .. } = &mut local
+                {
+                    *input = gathered;
+                }
+                let all = crate::algorithms::pipeline(&local, b, &None)?.materialize()?;
+                Ok(self.keep_own(all))
+            }
+        }
+    }
+
+    fn map_own(
+        &self,
+        inner: Owned,
+        f: impl Fn(&Partition) -> Result<Partition> + Send + Sync,
+    ) -> Result<Owned> {
+        let mine: Vec<(usize, &Partition)> = inner.mine().collect();
+        let out = tessera_core::pool::parallel_map(mine.len(), |k| f(mine[k].1))?;
+        let mut parts: Vec<Option<Partition>> = (0..inner.n()).map(|_| None).collect();
+        for ((i, _), p) in mine.into_iter().zip(out) {
+            parts[i] = Some(p);
+        }
+        Ok(Owned { parts })
+    }
+
+    fn aggregate(
+        &self,
+        input: &Node,
+        keys: &[String],
+        aggs: &[crate::backend::AggSpec],
+        strategy: Option<GroupStrategy>,
+    ) -> Result<Owned> {
+        let b = self.backend;
+        let inner = self.eval(input)?;
+        let mut partials = self.map_own(inner, |p| b.aggregate_partial(p, keys, aggs))?;
+        if partials.n() == 0 {
+            let empty = b.import_batch(empty_batch(&input.schema()))?;
+            partials = self.keep_own(vec![b.aggregate_partial(&empty, keys, aggs)?]);
+        }
+        let rows: u64 = partials.mine().map(|(_, p)| p.num_rows() as u64).sum();
+        let rows = self.total(&[rows])?[0] as usize;
+        let strategy = strategy.unwrap_or(if keys.is_empty() || rows <= SHUFFLE_ROWS {
+            GroupStrategy::Tree
+        } else {
+            GroupStrategy::Shuffle
+        });
+        if keys.is_empty() || strategy == GroupStrategy::Tree || partials.n() == 1 {
+            let states = self.gather(&partials)?;
+            let state = tree_combine(b, states, keys, aggs)?;
+            let out = b.aggregate_finalize(&state, keys, aggs)?;
+            return Ok(self.keep_own(vec![out]));
+        }
+        let n = partials.n();
+        let buckets = self.shuffle(&partials, n, |p| b.hash_partition(p, keys, n))?;
+        let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
+        let done = tessera_core::pool::parallel_map(buckets.len(), |k| {
+            let state = b.aggregate_combine(&buckets[k].1, keys, aggs)?;
+            b.aggregate_finalize(&state, keys, aggs)
+        })?;
+        for ((j, _), p) in buckets.iter().zip(done) {
+            parts[*j] = Some(p);
+        }
+        Ok(Owned { parts })
+    }
+
+    fn join(
+        &self,
+        left_node: &Node,
+        right_node: &Node,
+        spec: &JoinSpec,
+        strategy: JoinStrategy,
+    ) -> Result<Owned> {
+        let b = self.backend;
+        let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
+            sorted.is_some_and(|by| {
+                by.len() >= keys.len()
+                    && by
+                        .iter()
+                        .zip(keys)
+                        .all(|(k, c)| !k.descending && &k.column == c)
+            })
+        };
+        let both_sorted = ascending(&spec.left_on, left_node.sorted_by())
+            && ascending(&spec.right_on, right_node.sorted_by())
+            && !b
+                .capabilities()
+                .missing_join_algorithms
+                .contains(&JoinAlgorithm::SortedMerge);
+        let left = self.eval(left_node)?;
+        let right = self.eval(right_node)?;
+        let (lschema, rschema) = (left_node.schema(), right_node.schema());
+        let bytes = |o: &Owned| o.mine().map(|(_, p)| p.nbytes() as u64).sum::<u64>();
+        let sizes = self.total(&[bytes(&left), bytes(&right)])?;
+        let (lbytes, rbytes) = (sizes[0] as usize, sizes[1] as usize);
+        let hash = JoinSpec {
+            algorithm: JoinAlgorithm::Hash,
+            ..spec.clone()
+        };
+        let (auto, forced) = (
+            strategy == JoinStrategy::Auto,
+            strategy == JoinStrategy::Broadcast,
+        );
+        let small_right = (auto && rbytes <= BROADCAST_BYTES || forced)
+            && matches!(spec.how, JoinType::Inner | JoinType::Left);
+        let small_left = (auto && lbytes <= BROADCAST_BYTES || forced)
+            && matches!(spec.how, JoinType::Inner | JoinType::Right);
+        if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
+            let (l, r) = (self.gather(&left)?, self.gather(&right)?);
+            let all = crate::algorithms::sorted_merge_join(b, l, r, spec, &lschema, &rschema)?;
+            return Ok(self.keep_own(all));
+        }
+        if small_right && (rbytes <= lbytes || !small_left || forced) {
+            let r = concat_or_empty(b, &self.gather(&right)?, &rschema)?;
+            let r = b.prepare_broadcast(&r, &hash)?;
+            return self.map_own(left, |l| b.join(l, &r, &hash));
+        }
+        if small_left {
+            let l = concat_or_empty(b, &self.gather(&left)?, &lschema)?;
+            return self.map_own(right, |r| b.join(&l, r, &hash));
+        }
+        let n = left.n().max(right.n()).max(1);
+        // Both sides get `n` buckets; the owner of bucket j joins the two.
+        let lb = self.shuffle(&left, n, |p| b.hash_partition(p, &spec.left_on, n))?;
+        let rb = self.shuffle(&right, n, |p| b.hash_partition(p, &spec.right_on, n))?;
+        let joined = tessera_core::pool::parallel_map(lb.len(), |k| {
+            let l = concat_or_empty(b, &lb[k].1, &lschema)?;
+            let r = concat_or_empty(b, &rb[k].1, &rschema)?;
+            b.join(&l, &r, &hash)
+        })?;
+        let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
+        for ((j, _), p) in lb.iter().zip(joined) {
+            parts[*j] = Some(p);
+        }
+        Ok(Owned { parts })
+    }
+
+    fn sort(&self, input: &Node, by: &[SortKey]) -> Result<Owned> {
+        let b = self.backend;
+        let schema = input.schema();
+        for k in by {
+            if schema.field_with_name(&k.column).is_err() {
+                return Err(Error::invalid(
+                    "sort_values",
+                    format!("no column '{}'", k.column),
+                ));
+            }
+        }
+        let parts = self.eval(input)?;
+        let n = parts.n();
+        if n <= 1 {
+            let all = concat_or_empty(b, &self.gather(&parts)?, &schema)?;
+            return Ok(self.keep_own(vec![b.sort(&all, by)?]));
+        }
+        // The samples one process would take, gathered in partition order.
+        let key_program = crate::backend::FrameProgram {
+            steps: vec![crate::backend::FrameStep::Project(
+                by.iter()
+                    .map(|k| (k.column.clone(), Expr::Column(k.column.clone())))
+                    .collect(),
+            )],
+        };
+        let per_part = 64;
+        let samples = self.map_own(
+            Owned {
+                parts: parts.parts.clone(),
+            },
+            |p| {
+                let rows = p.num_rows();
+                let k = per_part.min(rows);
+                let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
+                b.evaluate(&b.take(p, &idx)?, &key_program)
+            },
+        )?;
+        let samples: Vec<Partition> = self
+            .gather(&samples)?
+            .into_iter()
+            .filter(|s| s.num_rows() > 0)
+            .collect();
+        if samples.is_empty() {
+            return Ok(parts);
+        }
+        let sample = b.sort(&b.concat(&samples)?, by)?;
+        let s = sample.num_rows();
+        let idx: Vec<u64> = (1..n).map(|j| (j * s / n).min(s - 1) as u64).collect();
+        let bounds = b.export_batch(&b.take(&sample, &idx)?)?;
+        let ranges = self.shuffle(&parts, n, |p| b.range_partition(p, by, &bounds))?;
+        let sorted = tessera_core::pool::parallel_map(ranges.len(), |k| {
+            let all = concat_or_empty(b, &ranges[k].1, &schema)?;
+            b.sort(&all, by)
+        })?;
+        let mut out: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
+        for ((j, _), p) in ranges.iter().zip(sorted) {
+            out[*j] = Some(p);
+        }
+        Ok(Owned { parts: out })
+    }
+}
+
+/// Runs the planned `node` over the ranks of `ex`'s cluster and returns every partition
+/// of the result on every rank, in order.
+///
+/// # Errors
+/// Whatever a partition's work fails with, another rank's failure, or a wait over
+/// `distributed.timeout`.
+pub(crate) fn partitions(
+    node: &Node,
+    backend: &Arc<dyn DataFrameBackend>,
+    ex: &Exchange<'_>,
+) -> Result<Vec<Partition>> {
+    let run = Run { ex, backend };
+    let out = run.eval(node).inspect_err(|e| {
+        // Another rank's failure was reported by that rank; report only this one's.
+        if !matches!(e, Error::Distributed { rank, .. } if *rank != ex.rank()) {
+            ex.report_failure(&format!("rank {}: {e}", ex.rank()));
+        }
+    })?;
+    run.gather(&out)
+}
