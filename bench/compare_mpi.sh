@@ -18,18 +18,20 @@ VENV=${DASK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-venv}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import distributed" 2>/dev/null; then
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import distributed, pandas" 2>/dev/null; then
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet "dask[array,distributed]" numpy
+  "$VENV/bin/pip" install --quiet "dask[array,dataframe,distributed]" numpy pandas
 fi
 
 (cd "$ROOT" && cargo build --release --quiet --features mpi --example mpi_bench)
 OUT=$(mktemp)
-trap 'rm -f "$OUT"' EXIT
+CSV=$(mktemp --suffix=.csv)
+trap 'rm -f "$OUT" "$CSV"' EXIT
+"$VENV/bin/python" "$HERE/mpi/groupby_csv.py" "$CSV" $((N * 100))
 for p in $RANKS; do
   TESSERA_SCHEDULER=mpi TESSERA_NUM_THREADS=1 \
-    mpirun --oversubscribe -n "$p" "$ROOT/target/release/examples/mpi_bench" "$N" "$CHUNK" "$REPEAT" | tee -a "$OUT"
-  "$VENV/bin/python" "$HERE/mpi/dask_distributed.py" --workers "$p" --n "$N" --chunk "$CHUNK" --repeat "$REPEAT" | tee -a "$OUT"
+    mpirun --oversubscribe -n "$p" "$ROOT/target/release/examples/mpi_bench" "$N" "$CHUNK" "$REPEAT" "$CSV" | tee -a "$OUT"
+  "$VENV/bin/python" "$HERE/mpi/dask_distributed.py" --workers "$p" --n "$N" --chunk "$CHUNK" --repeat "$REPEAT" --csv "$CSV" | tee -a "$OUT"
 done
 
 python3 - "$OUT" <<'PY'

@@ -4,10 +4,12 @@
 //!
 //! ```text
 //! cargo build --release --features mpi --example mpi_bench
-//! TESSERA_SCHEDULER=mpi TESSERA_NUM_THREADS=1 mpirun -n 2 target/release/examples/mpi_bench [N] [CHUNK] [REPEAT]
+//! TESSERA_SCHEDULER=mpi TESSERA_NUM_THREADS=1 mpirun -n 2 target/release/examples/mpi_bench [N] [CHUNK] [REPEAT] [CSV]
 //! ```
 //!
-//! (`bench/compare_mpi.sh` runs it at 1 and 2 ranks next to Dask distributed.) Rank 0
+//! With `CSV` (a file of `key,fare` rows, as `bench/mpi/groupby_csv.py` writes), also a
+//! shuffle groupby of it. (`bench/compare_mpi.sh` runs it at 1 and 2 ranks next to Dask
+//! distributed.) Rank 0
 //! prints one JSON line per workload: the median seconds over `REPEAT` runs (the slowest
 //! rank's), the answer, and per rank the bytes sent and received in one run.
 
@@ -125,5 +127,28 @@ fn main() -> tessera::Result<()> {
             Ok(d.s.compute()?.to_f64_vec()[0])
         })?,
     );
+
+    // A shuffle groupby: N * 100 rows of (key, fare) in a CSV, N * 10 groups.
+    if let Some(csv) = args.get(4) {
+        use tessera::frame::{read_csv, AggFunc, CsvOptions, GroupStrategy};
+        // 1 MiB partitions: several per rank, as a larger file would have at the default.
+        let frame = read_csv(
+            csv,
+            CsvOptions {
+                partition_bytes: 1 << 20,
+                ..CsvOptions::default()
+            },
+        )?;
+        let g = frame
+            .groupby(&["key"])?
+            .strategy(GroupStrategy::Shuffle)
+            .agg_named(&[("fare", AggFunc::Sum, "fare")])?;
+        report(
+            "groupby_shuffle",
+            n * 100,
+            0,
+            measure(repeat, || Ok(g.compute()?.num_rows() as f64))?,
+        );
+    }
     Ok(())
 }

@@ -42,6 +42,7 @@ def main():
     p.add_argument("--n", type=int, default=8000)
     p.add_argument("--chunk", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--csv", default=None)
     a = p.parse_args()
     cluster = LocalCluster(n_workers=a.workers, threads_per_worker=1, processes=True,
                            dashboard_address=None)
@@ -60,6 +61,15 @@ def main():
         ("std_axis0", n, c, lambda: float(x.std(axis=0).sum().compute())),
         ("svd_compressed", rows, c * 5, svd),
     ]
+    if a.csv:
+        import dask.dataframe as dd
+
+        def groupby():
+            df = dd.read_csv(a.csv, blocksize=1 << 20)
+            out = df.groupby("key").fare.sum(split_out=max(a.workers, 2), shuffle_method="tasks")
+            return float(len(out.compute()))
+
+        work.append(("groupby_shuffle", n * 100, 0, groupby))
     for name, size, chunk, f in work:
         secs, answer, runs = measure(a.repeat, f)
         print(json.dumps({

@@ -249,3 +249,40 @@ fn a_shuffle_groupby_moves_about_the_partial_states_once() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn writes_over_ranks_are_refused_before_touching_the_destination() {
+    let dir = std::env::temp_dir().join(format!("tessera-dist-writes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = local::run(2, |_| {
+        let x = RandomState::new(1)
+            .normal(0.0, 1.0, &[20, 20], 10, Some("cpu"))
+            .unwrap();
+        let npy = tessera::io::npy::to_npy(&x, dir.join("x.npy")).unwrap_err();
+        let frame = tessera::frame::DataFrame::from_columns(
+            vec![(
+                "a",
+                std::sync::Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3])) as _,
+            )],
+            2,
+        )
+        .unwrap();
+        let csv = frame
+            .to_csv(dir.join("f.csv").to_str().unwrap())
+            .unwrap_err();
+        (npy.to_string(), csv.to_string())
+    });
+    for (npy, csv) in out {
+        assert!(
+            npy.contains("not supported yet") && npy.contains("2 ranks"),
+            "{npy}"
+        );
+        assert!(
+            csv.contains("to_csv") && csv.contains("rank() == 0"),
+            "{csv}"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -117,6 +117,7 @@ impl Array {
     /// failed); a sink must therefore treat a failed `store` as an unfinished write and
     /// not commit it.
     pub fn store(&self, sink: Arc<dyn BlockSink>) -> Result<StoreSummary> {
+        tessera_core::cluster::refuse_distributed_write(&sink.describe())?;
         let grid = self.chunks().grid();
         let ones: Vec<Vec<usize>> = grid.iter().map(|&n| vec![1; n]).collect();
         let chunks = Chunks::new(&grid, ones).map_err(|e| {

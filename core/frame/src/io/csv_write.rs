@@ -107,6 +107,7 @@ impl DataFrame {
     /// holds a `*` (replaced by the partition number). Each file is written atomically.
     /// Returns the files written.
     pub fn to_csv(&self, path: &str) -> Result<Vec<std::path::PathBuf>> {
+        tessera_core::cluster::refuse_distributed_write("to_csv")?;
         if tessera_io::file::is_object_url(path) {
             return crate::io::write_object("to_csv", path, |local| self.to_csv(local));
         }

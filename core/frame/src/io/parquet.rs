@@ -499,6 +499,7 @@ impl DataFrame {
     /// partition when the file name holds a `*`. Each file is written atomically. Returns
     /// the files written.
     pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
+        tessera_core::cluster::refuse_distributed_write("to_parquet")?;
         if tessera_io::file::is_object_url(path) {
             return crate::io::write_object("to_parquet", path, |local| self.to_parquet(local));
         }

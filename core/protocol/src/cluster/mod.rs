@@ -247,6 +247,26 @@ pub fn with_cluster<T>(cluster: Arc<Cluster>, f: impl FnOnce() -> T) -> T {
     f()
 }
 
+/// Refuses a write to storage (`op`) under a distributed scheduler with more than one
+/// rank: every rank would write and commit its own copy of the destination, each holding
+/// only its own blocks. Writers call it before they touch the destination.
+///
+/// # Errors
+/// [`Error::Invalid`] naming `op` and what to do instead, under `scheduler = "mpi"` with
+/// more than one rank; configuration errors.
+pub fn refuse_distributed_write(op: &str) -> Result<()> {
+    match current()? {
+        Some(c) if c.size() > 1 => Err(Error::invalid(
+            op,
+            format!(
+                "writing under scheduler = \"mpi\" ({} ranks) is not supported yet: each rank would commit its own copy holding only its own blocks. Compute the result (every rank gets it), then write it from one rank: `if tessera::cluster::rank() == 0` with scheduler = \"threads\" set around the write",
+                c.size()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// This process's rank: 0 outside a distributed run (and when the cluster cannot open).
 /// Programs print their results where `rank() == 0`.
 pub fn rank() -> usize {
