@@ -98,13 +98,17 @@ impl<'c> Exchange<'c> {
         self.send_tagged(to, tag(self.epoch, Kind::Data, id), payload)
     }
 
-    /// Tells every other rank that this one failed, and why (best effort: a rank that is
-    /// gone does not stop the others being told).
+    /// Tells every other rank that this one failed, and why. Best effort, and never
+    /// waits: the reports go out from a thread of their own (two failing ranks each
+    /// reporting to the other must not wait on each other, nor on a rank that is gone).
     pub fn report_failure(&self, detail: &str) {
         let me = self.rank();
-        for to in (0..self.size()).filter(|&r| r != me) {
-            let _ = self.send_tagged(to, tag(self.epoch, Kind::Failure, 0), detail.as_bytes());
-        }
+        let t = tag(self.epoch, Kind::Failure, 0);
+        let sends: Vec<(usize, u64, Vec<u8>)> = (0..self.size())
+            .filter(|&r| r != me)
+            .map(|to| (to, t, detail.as_bytes().to_vec()))
+            .collect();
+        drop(self.send_in_background(sends));
     }
 
     /// The next message of this plan matching `want` (kind, id), waiting at most `wait`.

@@ -6,10 +6,11 @@
 //! use it to prove the distributed executors on every machine; programs can use it to try
 //! an SPMD program before launching it with `mpirun`.
 //!
-//! A send returns only once the receiver has taken the message — MPI's synchronous send,
-//! which is what a standard send of a long message becomes. So an algorithm that would
+//! Sends behave as MPI's standard send does over shared memory: a message up to
+//! [`EAGER_BYTES`] is buffered and the send returns at once; a longer one returns only
+//! once the receiver has taken it (the rendezvous protocol). So an algorithm that would
 //! leave two MPI ranks each waiting in a send to the other hangs here too (and the
-//! watchdog reports it), on every machine, with messages of any size.
+//! watchdog reports it), on every machine.
 //!
 //! ```
 //! use tessera_core::cluster;
@@ -24,6 +25,10 @@ use std::time::{Duration, Instant};
 
 use super::{with_cluster, Cluster, Message, Transport};
 use crate::error::{Error, Result};
+
+/// Messages up to this many bytes are sent eagerly (Open MPI's shared-memory eager limit);
+/// longer ones wait for the receiver.
+pub const EAGER_BYTES: usize = 4096;
 
 /// A message in a mailbox, and the flag its sender waits on.
 struct Letter {
@@ -113,6 +118,9 @@ impl Transport for LocalTransport {
                 taken: taken.clone(),
             });
         mb.arrived.notify_all();
+        if payload.len() <= EAGER_BYTES {
+            return Ok(());
+        }
         let (flag, cv) = &*taken;
         let mut done = flag.lock().unwrap_or_else(|e| e.into_inner());
         while !*done {
@@ -279,24 +287,31 @@ mod tests {
     }
 
     #[test]
-    fn a_send_waits_until_the_receiver_takes_the_message() {
+    fn a_long_send_waits_until_the_receiver_takes_it_and_a_short_one_does_not() {
         let out = run(2, |rank| {
             let c = current().unwrap().unwrap();
             let ex = c.begin().unwrap();
             if rank == 0 {
                 let t = std::time::Instant::now();
                 ex.send(1, 0, b"x").unwrap();
-                t.elapsed()
+                let short = t.elapsed();
+                ex.send(1, 1, &vec![0; EAGER_BYTES + 1]).unwrap();
+                (short, t.elapsed())
             } else {
                 std::thread::sleep(Duration::from_millis(200));
                 ex.recv_data(Duration::from_secs(5)).unwrap().unwrap();
-                Duration::ZERO
+                ex.recv_data(Duration::from_secs(5)).unwrap().unwrap();
+                (Duration::ZERO, Duration::ZERO)
             }
         });
+        let (short, long) = out[0];
         assert!(
-            out[0] >= Duration::from_millis(150),
-            "the send returned after {:?}",
-            out[0]
+            short < Duration::from_millis(100),
+            "the short send took {short:?}"
+        );
+        assert!(
+            long >= Duration::from_millis(150),
+            "the long send returned after {long:?}"
         );
     }
 
