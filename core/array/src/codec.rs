@@ -156,17 +156,14 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<HostArray> {
     read_elements(dtype, &shape, &mut r).map_err(|e| bad(&e.to_string()))
 }
 
-/// Numbered chunks as one message (a rank's share of a collective): the count, then per
-/// chunk its number and its [`encode`]d length and bytes, little-endian `u64`s.
+/// Numbered chunks as one message (a rank's share of a collective), each [`encode`]d
+/// ([`tessera_core::cluster::numbered`] gives the layout).
 pub(crate) fn encode_numbered(chunks: &[(usize, HostArray)]) -> Result<Vec<u8>> {
-    let mut out = (chunks.len() as u64).to_le_bytes().to_vec();
-    for (i, h) in chunks {
-        let bytes = encode(h)?;
-        out.extend_from_slice(&(*i as u64).to_le_bytes());
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        out.extend_from_slice(&bytes);
-    }
-    Ok(out)
+    let items = chunks
+        .iter()
+        .map(|(i, h)| Ok((*i, encode(h)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(tessera_core::cluster::numbered::pack(&items))
 }
 
 /// The chunks of an [`encode_numbered`] message.
@@ -174,28 +171,10 @@ pub(crate) fn encode_numbered(chunks: &[(usize, HostArray)]) -> Result<Vec<u8>> 
 /// # Errors
 /// A truncated message, or a chunk that does not [`decode`].
 pub(crate) fn decode_numbered(bytes: &[u8]) -> Result<Vec<(usize, HostArray)>> {
-    fn word(r: &mut &[u8]) -> Result<usize> {
-        let bad = || Error::Internal("a numbered-chunks message that does not decode".into());
-        let (head, rest) = r.split_first_chunk::<8>().ok_or_else(bad)?;
-        *r = rest;
-        usize::try_from(u64::from_le_bytes(*head)).map_err(|_| bad())
-    }
-    let mut r = bytes;
-    let n = word(&mut r)?;
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let (i, len) = (word(&mut r)?, word(&mut r)?);
-        if r.len() < len {
-            return Err(Error::Internal(format!(
-                "a numbered-chunks message cut short: chunk {i} needs {len} bytes, {} left",
-                r.len()
-            )));
-        }
-        let (chunk, rest) = r.split_at(len);
-        out.push((i, decode(chunk)?));
-        r = rest;
-    }
-    Ok(out)
+    tessera_core::cluster::numbered::unpack(bytes)?
+        .into_iter()
+        .map(|(i, b)| Ok((i, decode(b)?)))
+        .collect()
 }
 
 #[cfg(test)]

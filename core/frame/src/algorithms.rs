@@ -473,21 +473,7 @@ fn join(
     spec: &JoinSpec,
     strategy: JoinStrategy,
 ) -> Result<Vec<Stashed>> {
-    let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
-        sorted.is_some_and(|by| {
-            by.len() >= keys.len()
-                && by
-                    .iter()
-                    .zip(keys)
-                    .all(|(k, c)| !k.descending && &k.column == c)
-        })
-    };
-    let both_sorted = ascending(&spec.left_on, left_node.sorted_by())
-        && ascending(&spec.right_on, right_node.sorted_by())
-        && !backend
-            .capabilities()
-            .missing_join_algorithms
-            .contains(&JoinAlgorithm::SortedMerge);
+    let both_sorted = sorted_on_keys(backend, left_node, right_node, spec);
     let left = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
     let right = pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
     let (lschema, rschema) = (left_node.schema(), right_node.schema());
@@ -582,6 +568,31 @@ fn join(
         let r = concat_or_empty(&backend, &r, &rschema)?;
         stash(spill, &backend, backend.join(&l, &r, &hash)?)
     })
+}
+
+/// True when both sides are sorted ascending on their join keys and the backend can merge
+/// them: the sorted-merge join applies.
+pub(crate) fn sorted_on_keys(
+    backend: &Arc<dyn DataFrameBackend>,
+    left: &Node,
+    right: &Node,
+    spec: &JoinSpec,
+) -> bool {
+    let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
+        sorted.is_some_and(|by| {
+            by.len() >= keys.len()
+                && by
+                    .iter()
+                    .zip(keys)
+                    .all(|(k, c)| !k.descending && &k.column == c)
+        })
+    };
+    ascending(&spec.left_on, left.sorted_by())
+        && ascending(&spec.right_on, right.sorted_by())
+        && !backend
+            .capabilities()
+            .missing_join_algorithms
+            .contains(&JoinAlgorithm::SortedMerge)
 }
 
 /// Every partition of `side` hash-partitioned on `on` into `n` buckets, kept.

@@ -66,61 +66,42 @@ struct Run<'a> {
     backend: &'a Arc<dyn DataFrameBackend>,
 }
 
-/// Batches with numbers as one message: the count, then per batch its number, its IPC
-/// length and its IPC stream.
+/// Numbered partitions as one message, each an Arrow IPC stream
+/// ([`tessera_core::cluster::numbered`] gives the layout).
 fn encode(backend: &Arc<dyn DataFrameBackend>, parts: &[(usize, &Partition)]) -> Result<Vec<u8>> {
-    let mut out = (parts.len() as u64).to_le_bytes().to_vec();
-    for (i, p) in parts {
-        let batch = backend.export_batch(p)?;
-        let mut ipc = Vec::new();
-        {
+    let items = parts
+        .iter()
+        .map(|(i, p)| {
+            let batch = backend.export_batch(p)?;
+            let mut ipc = Vec::new();
             let mut w = arrow_ipc::writer::StreamWriter::try_new(&mut ipc, &batch.schema())
                 .map_err(|e| Error::arrow("distributed exchange", e))?;
             w.write(&batch)
                 .map_err(|e| Error::arrow("distributed exchange", e))?;
             w.finish()
                 .map_err(|e| Error::arrow("distributed exchange", e))?;
-        }
-        out.extend_from_slice(&(*i as u64).to_le_bytes());
-        out.extend_from_slice(&(ipc.len() as u64).to_le_bytes());
-        out.extend_from_slice(&ipc);
-    }
-    Ok(out)
+            drop(w);
+            Ok((*i, ipc))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(tessera_core::cluster::numbered::pack(&items))
 }
 
 /// The batches of an [`encode`]d message.
 fn decode(bytes: &[u8]) -> Result<Vec<(usize, RecordBatch)>> {
-    fn word(r: &mut &[u8]) -> Result<usize> {
-        let (head, rest) = r
-            .split_first_chunk::<8>()
-            .ok_or_else(|| Error::Internal("a partition message cut short in its header".into()))?;
-        *r = rest;
-        usize::try_from(u64::from_le_bytes(*head))
-            .map_err(|_| Error::Internal("a partition message with a length over usize".into()))
-    }
-    let mut r = bytes;
-    let n = word(&mut r)?;
-    let mut out = Vec::new();
-    for _ in 0..n {
-        let (i, len) = (word(&mut r)?, word(&mut r)?);
-        if r.len() < len {
-            return Err(Error::Internal(format!(
-                "a partition message cut short: partition {i} needs {len} bytes, {} left",
-                r.len()
-            )));
-        }
-        let (ipc, rest) = r.split_at(len);
-        r = rest;
-        let mut reader = arrow_ipc::reader::StreamReader::try_new(ipc, None)
-            .map_err(|e| Error::arrow("distributed exchange", e))?;
-        let batch = reader
-            .next()
-            .transpose()
-            .map_err(|e| Error::arrow("distributed exchange", e))?
-            .ok_or_else(|| Error::Internal(format!("partition {i} arrived without a batch")))?;
-        out.push((i, batch));
-    }
-    Ok(out)
+    tessera_core::cluster::numbered::unpack(bytes)?
+        .into_iter()
+        .map(|(i, ipc)| {
+            let mut reader = arrow_ipc::reader::StreamReader::try_new(ipc, None)
+                .map_err(|e| Error::arrow("distributed exchange", e))?;
+            let batch = reader
+                .next()
+                .transpose()
+                .map_err(|e| Error::arrow("distributed exchange", e))?
+                .ok_or_else(|| Error::Internal(format!("partition {i} arrived without a batch")))?;
+            Ok((i, batch))
+        })
+        .collect()
 }
 
 impl Run<'_> {
@@ -381,21 +362,7 @@ impl Run<'_> {
         strategy: JoinStrategy,
     ) -> Result<Owned> {
         let b = self.backend;
-        let ascending = |keys: &[String], sorted: Option<Vec<SortKey>>| {
-            sorted.is_some_and(|by| {
-                by.len() >= keys.len()
-                    && by
-                        .iter()
-                        .zip(keys)
-                        .all(|(k, c)| !k.descending && &k.column == c)
-            })
-        };
-        let both_sorted = ascending(&spec.left_on, left_node.sorted_by())
-            && ascending(&spec.right_on, right_node.sorted_by())
-            && !b
-                .capabilities()
-                .missing_join_algorithms
-                .contains(&JoinAlgorithm::SortedMerge);
+        let both_sorted = crate::algorithms::sorted_on_keys(b, left_node, right_node, spec);
         let left = self.eval(left_node)?;
         let right = self.eval(right_node)?;
         let (lschema, rschema) = (left_node.schema(), right_node.schema());

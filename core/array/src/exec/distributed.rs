@@ -24,7 +24,7 @@
 //! rank and the task.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use tessera_core::cluster::{Cluster, Exchange};
@@ -32,6 +32,7 @@ use tessera_core::pool::worker_pool;
 
 use super::plan::{Plan, TaskOp};
 use super::scheduler::{run_task, task_kind, Results, RunStats};
+use super::slots::Slots;
 use crate::backend::Chunk;
 use crate::error::{catch_panic, Error, Result};
 use crate::stored::Held;
@@ -151,21 +152,17 @@ struct Rank<'a> {
     routes: Routes,
     /// Tasks this rank runs.
     local: Vec<bool>,
-    results: Vec<Mutex<Option<Chunk>>>,
+    /// Chunks held, with the consumers on this rank counted.
+    slots: Slots,
     missing: Vec<AtomicUsize>,
-    /// Local consumers still to run, per task.
-    consumers: Vec<AtomicUsize>,
     /// Local dependents (with multiplicity), per task.
     dependents: Vec<Vec<usize>>,
-    keep: Vec<bool>,
     /// Local tasks not yet finished, and remote chunks not yet received.
     to_run: AtomicUsize,
     to_receive: AtomicUsize,
     in_flight: AtomicUsize,
     failed: AtomicBool,
     error: OnceLock<Error>,
-    held: AtomicUsize,
-    peak: AtomicUsize,
     progress: &'a tessera_observe::Stage,
 }
 
@@ -224,20 +221,16 @@ impl<'a> Rank<'a> {
             to_run: AtomicUsize::new(local.iter().filter(|&&l| l).count()),
             to_receive: AtomicUsize::new(receive),
             local,
-            results: (0..n).map(|_| Mutex::new(None)).collect(),
+            slots: Slots::new(consumers, keep),
             missing: plan
                 .tasks
                 .iter()
                 .map(|t| AtomicUsize::new(t.deps.len()))
                 .collect(),
-            consumers: consumers.into_iter().map(AtomicUsize::new).collect(),
             dependents,
-            keep,
             in_flight: AtomicUsize::new(0),
             failed: AtomicBool::new(false),
             error: OnceLock::new(),
-            held: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
             progress,
         }
     }
@@ -257,10 +250,8 @@ impl<'a> Rank<'a> {
     /// Stores task `i`'s chunk (computed here or received) and returns the local tasks it
     /// made ready.
     fn arrived(&self, i: usize, chunk: Chunk) -> Vec<usize> {
-        if self.keep[i] || !self.dependents[i].is_empty() {
-            let now = self.held.fetch_add(chunk.nbytes(), Ordering::Relaxed) + chunk.nbytes();
-            self.peak.fetch_max(now, Ordering::Relaxed);
-            *self.results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(chunk);
+        if self.slots.is_kept(i) || !self.dependents[i].is_empty() {
+            self.slots.put(i, chunk);
         }
         self.dependents[i]
             .iter()
@@ -275,17 +266,7 @@ impl<'a> Rank<'a> {
             return Vec::new();
         }
         let task = &self.plan.tasks[i];
-        let deps: Option<Vec<Chunk>> = task
-            .deps
-            .iter()
-            .map(|&d| {
-                self.results[d]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone()
-            })
-            .collect();
-        let Some(deps) = deps else {
+        let Some(deps) = self.slots.inputs(&task.deps) else {
             self.fail(Error::Internal(format!("task {i} ran before its inputs")));
             return Vec::new();
         };
@@ -324,7 +305,7 @@ impl<'a> Rank<'a> {
                     start: started,
                     bytes_in: bytes_in as u64,
                     bytes_out: c.nbytes() as u64,
-                    held_bytes: Some(self.held.load(Ordering::Relaxed) as u64),
+                    held_bytes: Some(self.slots.held() as u64),
                 });
                 self.arrived(i, c)
             }
@@ -336,17 +317,7 @@ impl<'a> Rank<'a> {
                 return Vec::new();
             }
         };
-        for &d in &task.deps {
-            if self.consumers[d].fetch_sub(1, Ordering::AcqRel) == 1 && !self.keep[d] {
-                if let Some(c) = self.results[d]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                {
-                    self.held.fetch_sub(c.nbytes(), Ordering::Relaxed);
-                }
-            }
-        }
+        self.slots.release(&task.deps);
         self.to_run.fetch_sub(1, Ordering::AcqRel);
         ready
     }
@@ -376,11 +347,8 @@ impl<'a> Rank<'a> {
         let waiting: Vec<String> = (0..self.plan.tasks.len())
             .filter(|&i| {
                 !self.local[i]
-                    && self.results[i]
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .is_none()
-                    && (self.keep[i] || !self.dependents[i].is_empty())
+                    && self.slots.get(i).is_none()
+                    && (self.slots.is_kept(i) || !self.dependents[i].is_empty())
             })
             .take(4)
             .map(|i| match place[i] {
@@ -491,10 +459,7 @@ pub(crate) fn run(
             blocks
                 .iter()
                 .map(|&t| {
-                    let chunk = rank.results[t]
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .clone();
+                    let chunk = rank.slots.get(t);
                     match (results, place[t], chunk) {
                         (Results::Placed, Place::Rank(r), chunk)
                             if r == rank.me || chunk.is_none() =>
@@ -522,7 +487,7 @@ pub(crate) fn run(
         tasks: rank.local.iter().filter(|&&l| l).count(),
         seconds: start.elapsed().as_secs_f64(),
         lower_seconds: 0.0,
-        peak_bytes: rank.peak.load(Ordering::Relaxed) as u64,
+        peak_bytes: rank.slots.peak() as u64,
         sent_bytes: traffic.sent_bytes,
         received_bytes: traffic.received_bytes,
     };

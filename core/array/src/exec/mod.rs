@@ -14,6 +14,7 @@ mod fxhash;
 mod lower;
 mod plan;
 mod scheduler;
+mod slots;
 mod symmetry;
 
 pub(crate) use lower::lower;

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use super::lower::lower;
 use super::plan::{Plan, Task, TaskOp};
+use super::slots::Slots;
 use crate::backend::{sketch_with_primitives, AxisSlice, Chunk};
 use crate::chunks::{c_strides, format_bytes, grid_indices, numel};
 use crate::config::SchedulerKind;
@@ -280,15 +281,11 @@ pub(crate) struct Budget {
 struct State<'a> {
     plan: &'a Plan,
     progress: &'a tessera_observe::Stage,
-    results: Vec<Mutex<Option<Chunk>>>,
+    slots: Slots,
     missing: Vec<AtomicUsize>,
-    consumers: Vec<AtomicUsize>,
     dependents: Vec<Vec<usize>>,
-    keep: Vec<bool>,
     failed: AtomicBool,
     error: Mutex<Option<Error>>,
-    held: AtomicUsize,
-    peak: AtomicUsize,
     spill: Option<SpillOutputs>,
     spilled: Vec<Mutex<Option<Arc<SpilledChunk>>>>,
 }
@@ -315,19 +312,15 @@ impl<'a> State<'a> {
         State {
             plan,
             progress,
-            results: (0..n).map(|_| Mutex::new(None)).collect(),
+            slots: Slots::new(consumers, keep),
             missing: plan
                 .tasks
                 .iter()
                 .map(|t| AtomicUsize::new(t.deps.len()))
                 .collect(),
-            consumers: consumers.into_iter().map(AtomicUsize::new).collect(),
             dependents,
-            keep,
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
-            held: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
             spill: spill.map(|(base, budget)| SpillOutputs {
                 base,
                 budget,
@@ -343,17 +336,7 @@ impl<'a> State<'a> {
             return Vec::new();
         }
         let task = &self.plan.tasks[i];
-        let deps: Option<Vec<Chunk>> = task
-            .deps
-            .iter()
-            .map(|&d| {
-                self.results[d]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone()
-            })
-            .collect();
-        let Some(deps) = deps else {
+        let Some(deps) = self.slots.inputs(&task.deps) else {
             self.fail(Error::Internal(format!("task {i} ran before its inputs")));
             return Vec::new();
         };
@@ -386,9 +369,7 @@ impl<'a> State<'a> {
             Ok(None) => {}
             Ok(Some(c)) => {
                 let bytes = c.nbytes();
-                let now = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
-                self.peak.fetch_max(now, Ordering::Relaxed);
-                *self.results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                let now = self.slots.put(i, c);
                 self.progress.task_finished(tessera_observe::TaskTiming {
                     kind: task_kind(task),
                     start: started,
@@ -402,18 +383,7 @@ impl<'a> State<'a> {
                 return Vec::new();
             }
         }
-        // Release inputs whose last consumer this was.
-        for &d in &task.deps {
-            if self.consumers[d].fetch_sub(1, Ordering::AcqRel) == 1 && !self.keep[d] {
-                if let Some(c) = self.results[d]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                {
-                    self.held.fetch_sub(c.nbytes(), Ordering::Relaxed);
-                }
-            }
-        }
+        self.slots.release(&task.deps);
         self.dependents[i]
             .iter()
             .copied()
@@ -435,7 +405,7 @@ impl<'a> State<'a> {
         let Some(spill) = &self.spill else {
             return Ok(Some(c));
         };
-        if !self.keep[i] || !self.dependents[i].is_empty() {
+        if !self.slots.is_kept(i) || !self.dependents[i].is_empty() {
             return Ok(Some(c));
         }
         let bytes = c.nbytes() as u64;
@@ -661,10 +631,7 @@ fn run(plan: &Plan, outputs: Outputs, results: Results) -> Result<(Vec<Vec<Held>
             blocks
                 .iter()
                 .map(|&t| {
-                    let resident = state.results[t]
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .clone();
+                    let resident = state.slots.get(t);
                     let spilled = || {
                         state.spilled[t]
                             .lock()
@@ -684,7 +651,7 @@ fn run(plan: &Plan, outputs: Outputs, results: Results) -> Result<(Vec<Vec<Held>
         tasks: plan.tasks.len(),
         seconds: start.elapsed().as_secs_f64(),
         lower_seconds: 0.0,
-        peak_bytes: state.peak.load(Ordering::Relaxed) as u64,
+        peak_bytes: state.slots.peak() as u64,
         sent_bytes: 0,
         received_bytes: 0,
     };

@@ -23,6 +23,7 @@
 
 mod exchange;
 pub mod local;
+pub mod numbered;
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
