@@ -85,9 +85,9 @@ fn write_result(line: &str) {
     std::fs::rename(&tmp, dir.join(format!("rank-{rank}.json"))).expect("commit result");
 }
 
-/// A block function that fails on one block: every rank must stop with the error.
-fn rank_fail() -> tessera::Result<()> {
-    use std::sync::Arc;
+/// Sums `f` over the blocks of an 80 × 10 array in 10-row blocks, on every rank, and
+/// prints the total.
+fn sum_of_blocks(f: tessera::array::HostBlockFn) -> tessera::Result<()> {
     let x = tessera::RandomState::new(2).uniform(
         0.0,
         1.0,
@@ -95,15 +95,6 @@ fn rank_fail() -> tessera::Result<()> {
         &[10usize, 10][..],
         Some("cpu"),
     )?;
-    let f: tessera::array::HostBlockFn = Arc::new(|b: &[tessera::HostArray]| {
-        if tessera::cluster::rank() == 1 {
-            return Err(tessera::Error::invalid(
-                "block function",
-                "refused on rank 1",
-            ));
-        }
-        Ok(b[0].clone())
-    });
     let total = tessera::Array::map_blocks(&[&x], f, tessera::DType::F64, None)?
         .sum(None, false)?
         .compute_f64()?;
@@ -111,28 +102,28 @@ fn rank_fail() -> tessera::Result<()> {
     Ok(())
 }
 
+/// A block function that fails on rank 1: every rank must stop with the error.
+fn rank_fail() -> tessera::Result<()> {
+    sum_of_blocks(std::sync::Arc::new(|b: &[tessera::HostArray]| {
+        if tessera::cluster::rank() == 1 {
+            return Err(tessera::Error::invalid(
+                "block function",
+                "refused on rank 1",
+            ));
+        }
+        Ok(b[0].clone())
+    }))
+}
+
 /// Rank 1 dies (SIGABRT) inside a task; the others are waiting for its chunks.
 fn rank_kill() -> tessera::Result<()> {
-    use std::sync::Arc;
-    let x = tessera::RandomState::new(2).uniform(
-        0.0,
-        1.0,
-        &[80, 10],
-        &[10usize, 10][..],
-        Some("cpu"),
-    )?;
-    let f: tessera::array::HostBlockFn = Arc::new(|b: &[tessera::HostArray]| {
+    sum_of_blocks(std::sync::Arc::new(|b: &[tessera::HostArray]| {
         if tessera::cluster::rank() == 1 {
             std::thread::sleep(Duration::from_millis(200));
             std::process::abort();
         }
         Ok(b[0].clone())
-    });
-    let total = tessera::Array::map_blocks(&[&x], f, tessera::DType::F64, None)?
-        .sum(None, false)?
-        .compute_f64()?;
-    println!("rank {} total {total}", tessera::cluster::rank());
-    Ok(())
+    }))
 }
 
 /// `mpirun`, or why the test is skipped.
