@@ -220,20 +220,10 @@ impl Run<'_> {
         let b = self.backend;
         match node {
             Node::Partitions { parts, .. } => Ok(self.keep_own(parts.clone())),
-            Node::Scan {
-                source,
-                projection,
-                selected,
-                ..
-            } => {
-                let ids: Vec<usize> = selected
-                    .clone()
-                    .unwrap_or_else(|| (0..source.partitions()).collect());
-                self.own(ids.len(), |i| {
-                    let batch = source.read(ids[i], projection.as_deref())?;
-                    crate::algorithms::note_read(batch.get_array_memory_size() as u64);
-                    b.import_batch(batch)
-                })
+            // The one-process scan's tasks, each run where its partition belongs.
+            Node::Scan { .. } => {
+                let scan = crate::algorithms::pipeline(node, b, &None)?;
+                self.own(scan.n, |i| (scan.task)(i))
             }
             Node::Map { input, program, .. } => {
                 let inner = self.eval(input)?;
