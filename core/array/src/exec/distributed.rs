@@ -31,10 +31,10 @@ use tessera_core::cluster::{Cluster, Exchange};
 use tessera_core::pool::worker_pool;
 
 use super::plan::{Plan, TaskOp};
-use super::scheduler::{run_task, task_kind, Results, RunStats};
+use super::scheduler::{run_caught, task_kind, Results, RunStats};
 use super::slots::Slots;
 use crate::backend::Chunk;
-use crate::error::{catch_panic, Error, Result};
+use crate::error::{Error, Result};
 use crate::stored::Held;
 
 /// Where a task runs.
@@ -94,9 +94,9 @@ pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
 /// bytes per rank, from the tasks' projected output sizes.
 pub(crate) fn projected_traffic(plan: &Plan, size: usize) -> Vec<(u64, u64)> {
     let place = placement(plan, size);
-    let routes = Routes::new(plan, &place, size, Results::Everywhere);
+    let routes = routes(plan, &place, size, Results::Everywhere);
     let mut out = vec![(0u64, 0u64); size];
-    for (i, dests) in routes.dests.iter().enumerate() {
+    for (i, dests) in routes.iter().enumerate() {
         let Place::Rank(from) = place[i] else {
             continue;
         };
@@ -108,48 +108,44 @@ pub(crate) fn projected_traffic(plan: &Plan, size: usize) -> Vec<(u64, u64)> {
     out
 }
 
-/// Who needs each task's chunk.
-struct Routes {
-    /// The ranks (other than its owner) a task's output is sent to.
-    dests: Vec<Vec<usize>>,
-}
-
-impl Routes {
-    fn new(plan: &Plan, place: &[Place], size: usize, results: Results) -> Routes {
-        let mut dests: Vec<Vec<usize>> = vec![Vec::new(); plan.tasks.len()];
-        for (j, t) in plan.tasks.iter().enumerate() {
-            let Place::Rank(to) = place[j] else { continue };
-            for &d in &t.deps {
-                if let Place::Rank(from) = place[d] {
-                    if from != to && !dests[d].contains(&to) {
-                        dests[d].push(to);
-                    }
+/// Per task, the ranks other than its owner that its output is sent to.
+fn routes(plan: &Plan, place: &[Place], size: usize, results: Results) -> Vec<Vec<usize>> {
+    let mut dests: Vec<Vec<usize>> = vec![Vec::new(); plan.tasks.len()];
+    for (j, t) in plan.tasks.iter().enumerate() {
+        let Place::Rank(to) = place[j] else { continue };
+        for &d in &t.deps {
+            if let Place::Rank(from) = place[d] {
+                if from != to && !dests[d].contains(&to) {
+                    dests[d].push(to);
                 }
             }
         }
-        let everywhere = if results == Results::Everywhere {
-            plan.outputs.as_slice()
-        } else {
-            &[]
-        };
-        for &o in everywhere.iter().flatten() {
-            if let Place::Rank(from) = place[o] {
-                for to in (0..size).filter(|&r| r != from) {
-                    if !dests[o].contains(&to) {
-                        dests[o].push(to);
-                    }
-                }
-            }
-        }
-        Routes { dests }
     }
+    let everywhere = if results == Results::Everywhere {
+        plan.outputs.as_slice()
+    } else {
+        &[]
+    };
+    for &o in everywhere.iter().flatten() {
+        if let Place::Rank(from) = place[o] {
+            for to in (0..size).filter(|&r| r != from) {
+                if !dests[o].contains(&to) {
+                    dests[o].push(to);
+                }
+            }
+        }
+    }
+    dests
 }
 
 struct Rank<'a> {
     plan: &'a Plan,
     ex: &'a Exchange<'a>,
     me: usize,
-    routes: Routes,
+    /// Where each task runs.
+    place: Vec<Place>,
+    /// Per task, the other ranks its chunk is sent to.
+    routes: Vec<Vec<usize>>,
     /// Tasks this rank runs.
     local: Vec<bool>,
     /// Chunks held, with the consumers on this rank counted.
@@ -175,7 +171,7 @@ impl<'a> Rank<'a> {
     ) -> Rank<'a> {
         let (me, size) = (ex.rank(), ex.size());
         let place = placement(plan, size);
-        let routes = Routes::new(plan, &place, size, results);
+        let routes = routes(plan, &place, size, results);
         let n = plan.tasks.len();
         let mut keep = vec![false; n];
         for &o in plan.outputs.iter().flatten() {
@@ -218,6 +214,7 @@ impl<'a> Rank<'a> {
             ex,
             me,
             routes,
+            place,
             to_run: AtomicUsize::new(local.iter().filter(|&&l| l).count()),
             to_receive: AtomicUsize::new(receive),
             local,
@@ -279,15 +276,8 @@ impl<'a> Rank<'a> {
                 task.backend.name()
             )
         };
-        let out = catch_panic(
-            || run_task(task, &deps),
-            |message| Error::Panicked {
-                task: what(),
-                message,
-            },
-        )
-        .and_then(|c| {
-            let dests = &self.routes.dests[i];
+        let out = run_caught(i, task, &deps).and_then(|c| {
+            let dests = &self.routes[i];
             if !dests.is_empty() {
                 let host = task.backend.to_host(&c)?;
                 let bytes = crate::codec::encode(&host)?;
@@ -343,7 +333,6 @@ impl<'a> Rank<'a> {
 
     /// The remote chunks still awaited, in words (for the watchdog).
     fn awaited(&self) -> String {
-        let place = placement(self.plan, self.ex.size());
         let waiting: Vec<String> = (0..self.plan.tasks.len())
             .filter(|&i| {
                 !self.local[i]
@@ -351,7 +340,7 @@ impl<'a> Rank<'a> {
                     && (self.slots.is_kept(i) || !self.dependents[i].is_empty())
             })
             .take(4)
-            .map(|i| match place[i] {
+            .map(|i| match self.place[i] {
                 Place::Rank(r) => format!("task {i} from rank {r}"),
                 Place::Everywhere => format!("task {i}"),
             })
@@ -448,7 +437,6 @@ pub(crate) fn run(
         }
     });
     progress.finish();
-    let place = placement(plan, cluster.size());
     if let Some(e) = rank.error.into_inner() {
         return Err(e);
     }
@@ -460,7 +448,7 @@ pub(crate) fn run(
                 .iter()
                 .map(|&t| {
                     let chunk = rank.slots.get(t);
-                    match (results, place[t], chunk) {
+                    match (results, rank.place[t], chunk) {
                         (Results::Placed, Place::Rank(r), chunk)
                             if r == rank.me || chunk.is_none() =>
                         {

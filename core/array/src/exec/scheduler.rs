@@ -27,7 +27,7 @@ use crate::program::{check_packed, BinaryOp};
 use crate::stored::{Held, SpilledChunk};
 use tessera_core::pool::{worker_pool, worker_threads};
 
-pub(super) fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
+fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
     let b = &task.backend;
     match &task.op {
         TaskOp::Program(p) => {
@@ -193,6 +193,33 @@ pub(super) fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
     }
 }
 
+/// Runs task `i` with a panic caught at the task boundary: a user function's panic is
+/// its error ([`Error::UserFunction`]), a reader's or writer's names the region and the
+/// store, any other names the task and its backend.
+pub(super) fn run_caught(i: usize, task: &Task, deps: &[Chunk]) -> Result<Chunk> {
+    catch_panic(
+        || run_task(task, deps),
+        |message| match &task.op {
+            TaskOp::MapBlocks { block, .. } => Error::user_function(
+                "map_blocks",
+                format!("the function panicked on block {block:?}: {message}"),
+            ),
+            TaskOp::Read { source, region } => Error::Panicked {
+                task: format!("reading {region:?} of {}", source.describe()),
+                message,
+            },
+            TaskOp::Write { sink, region } => Error::Panicked {
+                task: format!("writing {region:?} to {}", sink.describe()),
+                message,
+            },
+            _ => Error::Panicked {
+                task: format!("task {i} on backend '{}'", task.backend.name()),
+                message,
+            },
+        },
+    )
+}
+
 /// Concatenates a C-order grid of pieces: innermost axis first.
 fn assemble(
     b: &dyn crate::backend::ArrayBackend,
@@ -342,27 +369,7 @@ impl<'a> State<'a> {
         };
         let started = Instant::now();
         let bytes_in: usize = deps.iter().map(|c| c.nbytes()).sum();
-        let out = catch_panic(
-            || run_task(task, &deps),
-            |message| match &task.op {
-                TaskOp::MapBlocks { block, .. } => Error::user_function(
-                    "map_blocks",
-                    format!("the function panicked on block {block:?}: {message}"),
-                ),
-                TaskOp::Read { source, region } => Error::Panicked {
-                    task: format!("reading {region:?} of {}", source.describe()),
-                    message,
-                },
-                TaskOp::Write { sink, region } => Error::Panicked {
-                    task: format!("writing {region:?} to {}", sink.describe()),
-                    message,
-                },
-                _ => Error::Panicked {
-                    task: format!("task {i} on backend '{}'", task.backend.name()),
-                    message,
-                },
-            },
-        );
+        let out = run_caught(i, task, &deps);
         drop(deps);
         let out = out.and_then(|c| self.keep_or_spill(i, c, started, bytes_in as u64));
         match out {
