@@ -481,18 +481,11 @@ fn join(
         algorithm: JoinAlgorithm::Hash,
         ..spec.clone()
     };
-    let (auto, forced) = (
-        strategy == JoinStrategy::Auto,
-        strategy == JoinStrategy::Broadcast,
-    );
     let (lbytes, rbytes) = (total_bytes(&left), total_bytes(&right));
     let broadcast_max = spill.as_ref().map_or(BROADCAST_BYTES, |b| {
         BROADCAST_BYTES.min(b.task_bytes as usize)
     });
-    let small_right = (auto && rbytes <= broadcast_max || forced)
-        && matches!(spec.how, JoinType::Inner | JoinType::Left);
-    let small_left = (auto && lbytes <= broadcast_max || forced)
-        && matches!(spec.how, JoinType::Inner | JoinType::Right);
+    let side = broadcast_side(spec, strategy, lbytes, rbytes, broadcast_max);
     let fits = spill
         .as_ref()
         .is_none_or(|b| (lbytes + rbytes) as u64 <= b.task_bytes);
@@ -508,7 +501,7 @@ fn join(
             backend, left, right, spec, &lschema, &rschema,
         )?);
     }
-    if small_right && (rbytes <= lbytes || !small_left || forced) {
+    if side == Some(Side::Right) {
         let r = concat_or_empty(backend, &load_all(backend, &right)?, &rschema)?;
         // Build the hash table of the small side once, not once per partition.
         let r = backend.prepare_broadcast(&r, &hash)?;
@@ -521,7 +514,7 @@ fn join(
             )
         });
     }
-    if small_left {
+    if side == Some(Side::Left) {
         let l = concat_or_empty(backend, &load_all(backend, &left)?, &lschema)?;
         let backend = backend.clone();
         return staged("join: broadcast", right.len(), move |j| {
@@ -568,6 +561,43 @@ fn join(
         let r = concat_or_empty(&backend, &r, &rschema)?;
         stash(spill, &backend, backend.join(&l, &r, &hash)?)
     })
+}
+
+/// A side of a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The left side.
+    Left,
+    /// The right side.
+    Right,
+}
+
+/// The side a join broadcasts, if any: one of at most `max` bytes (`Auto`) or any
+/// (`Broadcast`) that the join type allows to be whole (the right side of inner and left
+/// joins, the left side of inner and right joins; outer joins shuffle), the smaller when
+/// both could be.
+pub(crate) fn broadcast_side(
+    spec: &JoinSpec,
+    strategy: JoinStrategy,
+    lbytes: usize,
+    rbytes: usize,
+    max: usize,
+) -> Option<Side> {
+    let (auto, forced) = (
+        strategy == JoinStrategy::Auto,
+        strategy == JoinStrategy::Broadcast,
+    );
+    let small_right =
+        (auto && rbytes <= max || forced) && matches!(spec.how, JoinType::Inner | JoinType::Left);
+    let small_left =
+        (auto && lbytes <= max || forced) && matches!(spec.how, JoinType::Inner | JoinType::Right);
+    if small_right && (rbytes <= lbytes || !small_left || forced) {
+        Some(Side::Right)
+    } else if small_left {
+        Some(Side::Left)
+    } else {
+        None
+    }
 }
 
 /// True when both sides are sorted ascending on their join keys and the backend can merge

@@ -30,8 +30,10 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use tessera_core::cluster::Exchange;
 
-use crate::algorithms::{concat_or_empty, tree_combine, BROADCAST_BYTES, SHUFFLE_ROWS};
-use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, JoinType, Partition, SortKey};
+use crate::algorithms::{
+    broadcast_side, concat_or_empty, tree_combine, Side, BROADCAST_BYTES, SHUFFLE_ROWS,
+};
+use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, Partition, SortKey};
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
@@ -227,7 +229,7 @@ impl Run<'_> {
             }
             Node::Map { input, program, .. } => {
                 let inner = self.eval(input)?;
-                self.map_own(inner, |p| b.evaluate(p, program))
+                self.map_own(&inner, |p| b.evaluate(p, program))
             }
             Node::Aggregate {
                 input,
@@ -252,7 +254,7 @@ impl Run<'_> {
             } => {
                 let inner = self.eval(input)?;
                 let in_schema = input.schema();
-                self.map_own(inner, |p| {
+                self.map_own(&inner, |p| {
                     let one = Node::MapPartitions {
                         input: Arc::new(Node::Partitions {
                             parts: vec![p.clone()],
@@ -292,7 +294,7 @@ impl Run<'_> {
 
     fn map_own(
         &self,
-        inner: Owned,
+        inner: &Owned,
         f: impl Fn(&Partition) -> Result<Partition> + Send + Sync,
     ) -> Result<Owned> {
         let mine: Vec<(usize, &Partition)> = inner.mine().collect();
@@ -313,7 +315,7 @@ impl Run<'_> {
     ) -> Result<Owned> {
         let b = self.backend;
         let inner = self.eval(input)?;
-        let mut partials = self.map_own(inner, |p| b.aggregate_partial(p, keys, aggs))?;
+        let mut partials = self.map_own(&inner, |p| b.aggregate_partial(p, keys, aggs))?;
         if partials.n() == 0 {
             let empty = b.import_batch(empty_batch(&input.schema()))?;
             partials = self.keep_own(vec![b.aggregate_partial(&empty, keys, aggs)?]);
@@ -363,27 +365,23 @@ impl Run<'_> {
             algorithm: JoinAlgorithm::Hash,
             ..spec.clone()
         };
-        let (auto, forced) = (
-            strategy == JoinStrategy::Auto,
-            strategy == JoinStrategy::Broadcast,
-        );
-        let small_right = (auto && rbytes <= BROADCAST_BYTES || forced)
-            && matches!(spec.how, JoinType::Inner | JoinType::Left);
-        let small_left = (auto && lbytes <= BROADCAST_BYTES || forced)
-            && matches!(spec.how, JoinType::Inner | JoinType::Right);
+        let side = broadcast_side(spec, strategy, lbytes, rbytes, BROADCAST_BYTES);
         if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
             let (l, r) = (self.gather(&left)?, self.gather(&right)?);
             let all = crate::algorithms::sorted_merge_join(b, l, r, spec, &lschema, &rschema)?;
             return Ok(self.keep_own(all));
         }
-        if small_right && (rbytes <= lbytes || !small_left || forced) {
-            let r = concat_or_empty(b, &self.gather(&right)?, &rschema)?;
-            let r = b.prepare_broadcast(&r, &hash)?;
-            return self.map_own(left, |l| b.join(l, &r, &hash));
-        }
-        if small_left {
-            let l = concat_or_empty(b, &self.gather(&left)?, &lschema)?;
-            return self.map_own(right, |r| b.join(&l, r, &hash));
+        match side {
+            Some(Side::Right) => {
+                let r = concat_or_empty(b, &self.gather(&right)?, &rschema)?;
+                let r = b.prepare_broadcast(&r, &hash)?;
+                return self.map_own(&left, |l| b.join(l, &r, &hash));
+            }
+            Some(Side::Left) => {
+                let l = concat_or_empty(b, &self.gather(&left)?, &lschema)?;
+                return self.map_own(&right, |r| b.join(&l, r, &hash));
+            }
+            None => {}
         }
         let n = left.n().max(right.n()).max(1);
         // Both sides get `n` buckets; the owner of bucket j joins the two.
@@ -427,17 +425,12 @@ impl Run<'_> {
             )],
         };
         let per_part = 64;
-        let samples = self.map_own(
-            Owned {
-                parts: parts.parts.clone(),
-            },
-            |p| {
-                let rows = p.num_rows();
-                let k = per_part.min(rows);
-                let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
-                b.evaluate(&b.take(p, &idx)?, &key_program)
-            },
-        )?;
+        let samples = self.map_own(&parts, |p| {
+            let rows = p.num_rows();
+            let k = per_part.min(rows);
+            let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
+            b.evaluate(&b.take(p, &idx)?, &key_program)
+        })?;
         let samples: Vec<Partition> = self
             .gather(&samples)?
             .into_iter()

@@ -6,6 +6,7 @@
 //! stash; messages of an earlier epoch (left over from a plan that failed) are dropped.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Cluster, Message};
@@ -103,12 +104,12 @@ impl<'c> Exchange<'c> {
     /// reporting to the other must not wait on each other, nor on a rank that is gone).
     pub fn report_failure(&self, detail: &str) {
         let me = self.rank();
-        let t = tag(self.epoch, Kind::Failure, 0);
-        let sends: Vec<(usize, u64, Vec<u8>)> = (0..self.size())
+        let report = Arc::new(detail.as_bytes().to_vec());
+        let sends = (0..self.size())
             .filter(|&r| r != me)
-            .map(|to| (to, t, detail.as_bytes().to_vec()))
+            .map(|to| (to, report.clone()))
             .collect();
-        drop(self.send_in_background(sends));
+        drop(self.send_in_background(tag(self.epoch, Kind::Failure, 0), sends));
     }
 
     /// The next message of this plan matching `want` (kind, id), waiting at most `wait`.
@@ -194,18 +195,30 @@ impl<'c> Exchange<'c> {
                 parts.len()
             )));
         }
-        let seq = self.collectives.fetch_add(1, Ordering::Relaxed);
-        let t = tag(self.epoch, Kind::Collective, seq);
-        let mut out: Vec<Option<Vec<u8>>> = (0..size).map(|_| None).collect();
-        out[me] = Some(std::mem::take(&mut parts[me]));
+        let own = std::mem::take(&mut parts[me]);
         let sends = parts
             .into_iter()
             .enumerate()
             .filter(|&(to, _)| to != me)
-            .map(|(to, p)| (to, t, p))
+            .map(|(to, p)| (to, Arc::new(p)))
             .collect();
-        let sending = self.send_in_background(sends);
-        self.gather_shares(seq, &mut out, "all-to-all")?;
+        self.collective(own, sends, "all-to-all")
+    }
+
+    /// One collective: sends `sends` (destination, bytes), then receives every other
+    /// rank's share; `own` is this rank's. The shares in rank order.
+    fn collective(
+        &self,
+        own: Vec<u8>,
+        sends: Vec<(usize, Arc<Vec<u8>>)>,
+        what: &str,
+    ) -> Result<Vec<Vec<u8>>> {
+        let seq = self.collectives.fetch_add(1, Ordering::Relaxed);
+        let t = tag(self.epoch, Kind::Collective, seq);
+        let mut out: Vec<Option<Vec<u8>>> = (0..self.size()).map(|_| None).collect();
+        out[self.rank()] = Some(own);
+        let sending = self.send_in_background(t, sends);
+        self.gather_shares(seq, &mut out, what)?;
         self.finish_sends(sending)?;
         Ok(out.into_iter().map(|o| o.unwrap_or_default()).collect())
     }
@@ -213,15 +226,17 @@ impl<'c> Exchange<'c> {
     /// Sends on a thread of their own: a transport's send of a long message may wait for
     /// the receiver to take it, and every rank sends before it receives in a collective,
     /// so sending on the receiving thread would leave every rank waiting on the others.
+    /// A payload going to several ranks is shared, not copied per rank.
     fn send_in_background(
         &self,
-        sends: Vec<(usize, u64, Vec<u8>)>,
+        t: u64,
+        sends: Vec<(usize, Arc<Vec<u8>>)>,
     ) -> std::thread::JoinHandle<Result<u64>> {
         let transport = self.cluster.transport.clone();
         std::thread::spawn(move || {
             let mut bytes = 0;
-            for (to, t, payload) in &sends {
-                transport.send(*to, *t, payload)?;
+            for (to, payload) in &sends {
+                transport.send(*to, t, payload)?;
                 bytes += payload.len() as u64;
             }
             Ok(bytes)
@@ -246,15 +261,17 @@ impl<'c> Exchange<'c> {
     /// # Errors
     /// As [`Exchange::all_to_all`].
     pub fn all_gather(&self, mine: Vec<u8>) -> Result<Vec<Vec<u8>>> {
-        let size = self.size();
-        let mut parts = vec![Vec::new(); size];
-        for (r, p) in parts.iter_mut().enumerate() {
-            if r != self.rank() {
-                p.clone_from(&mine);
-            }
-        }
-        parts[self.rank()] = mine;
-        self.all_to_all(parts)
+        let me = self.rank();
+        let shared = Arc::new(mine);
+        let sends = (0..self.size())
+            .filter(|&r| r != me)
+            .map(|to| (to, shared.clone()))
+            .collect();
+        // Every send has finished when `collective` returns: the bytes are this rank's again.
+        let own = Vec::new();
+        let mut all = self.collective(own, sends, "all-gather")?;
+        all[me] = Arc::try_unwrap(shared).unwrap_or_else(|a| a.as_ref().clone());
+        Ok(all)
     }
 
     /// `root`'s bytes on every rank (`value` is read on the root only). A collective.
@@ -266,12 +283,13 @@ impl<'c> Exchange<'c> {
         let seq = self.collectives.fetch_add(1, Ordering::Relaxed);
         let t = tag(self.epoch, Kind::Collective, seq);
         if me == root {
+            let shared = Arc::new(value);
             let sends = (0..size)
                 .filter(|&r| r != me)
-                .map(|to| (to, t, value.clone()))
+                .map(|to| (to, shared.clone()))
                 .collect();
-            self.finish_sends(self.send_in_background(sends))?;
-            return Ok(value);
+            self.finish_sends(self.send_in_background(t, sends))?;
+            return Ok(Arc::try_unwrap(shared).unwrap_or_else(|a| a.as_ref().clone()));
         }
         let mut out: Vec<Option<Vec<u8>>> = (0..size).map(|r| (r != root).then(Vec::new)).collect();
         self.gather_shares(seq, &mut out, "broadcast")?;
