@@ -1,8 +1,9 @@
 //! The MPI transport: tagged byte messages over a duplicate of `MPI_COMM_WORLD`.
 //!
-//! A message is one MPI message of bytes on tag [`FIRST`]: a 16-byte header (tessera's
-//! 64-bit tag and the total length) and the first [`PIECE`] bytes; longer payloads follow
-//! as pieces on tag [`REST`]. MPI counts are `int`, so no single MPI message may carry
+//! A message starts with one MPI message of bytes on tag [`FIRST`]: a 16-byte header
+//! (tessera's 64-bit tag and the total length), followed there by the payload when it is
+//! at most [`INLINE`] bytes; a longer payload follows in pieces of at most [`PIECE`] bytes
+//! on tag [`REST`], sent from the caller's buffer. MPI counts are `int`, so no single MPI message may carry
 //! 2^31 bytes or more; pieces of 1 GiB keep well inside that. A sender holds a lock per
 //! destination for a whole message, so the pieces on (sender, receiver, [`REST`]) are
 //! always the current message's, in order (MPI does not reorder messages of one sender on
@@ -31,6 +32,8 @@ const REST: i32 = 2;
 /// Bytes per MPI message: well under `i32::MAX`.
 const PIECE: usize = 1 << 30;
 const HEADER: usize = 16;
+/// Payloads up to this many bytes travel in the header's message.
+const INLINE: usize = 64 << 10;
 
 /// The communicator, shared by the threads of one rank.
 struct Comm(SimpleCommunicator);
@@ -153,13 +156,19 @@ impl Transport for MpiTransport {
         })?;
         let _one_at_a_time = lock.lock().unwrap_or_else(|e| e.into_inner());
         let dest = self.comm.0.process_at_rank(to as i32);
-        let first = payload.len().min(PIECE);
-        let mut head = Vec::with_capacity(HEADER + first);
+        // A short payload rides in the header's message; a long one follows in pieces
+        // straight from the caller's buffer, never copied.
+        let inline = if payload.len() <= INLINE {
+            payload.len()
+        } else {
+            0
+        };
+        let mut head = Vec::with_capacity(HEADER + inline);
         head.extend_from_slice(&tag.to_le_bytes());
         head.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        head.extend_from_slice(&payload[..first]);
+        head.extend_from_slice(&payload[..inline]);
         dest.send_with_tag(&head[..], FIRST);
-        for piece in payload[first..].chunks(PIECE) {
+        for piece in payload[inline..].chunks(PIECE) {
             dest.send_with_tag(piece, REST);
         }
         Ok(())
