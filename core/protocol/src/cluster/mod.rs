@@ -14,13 +14,16 @@
 //! - a [`Cluster`] wraps a transport with what every engine needs on top: plan epochs (so
 //!   a message of one plan is never taken for another's), a stash for messages that
 //!   arrive early, collectives built from point-to-point messages (all-gather,
-//!   all-to-all, broadcast), failure reports, a watchdog on every wait, and byte counters.
+//!   all-to-all, broadcast), failure reports, a watchdog on every wait, and byte counters;
+//! - decisions taken once for the job ([`Exchange::on_root`]: a commit, a directory
+//!   listing) or together ([`Exchange::agree`]: every rank's part succeeded).
 //!
 //! Receiving from *any* rank is the design's deadlock argument: a rank's receiving thread
 //! takes whatever arrives, so no send waits on a receive that is posted in a different
 //! order, and the only waits are for data that has not been produced yet — which the
 //! watchdog bounds (`distributed.timeout`).
 
+mod decide;
 mod exchange;
 pub mod local;
 pub mod numbered;
