@@ -10,6 +10,8 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "object-store")]
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::identity::FileIdentity;
@@ -33,6 +35,23 @@ enum Inner {
         size: u64,
         e_tag: Option<String>,
     },
+}
+
+/// What identifies a listed file across the ranks of a job ([`StoredFile::record`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FileRecord {
+    /// The path or URL as listed.
+    pub display: String,
+    /// The local path, for a local file.
+    pub local: Option<PathBuf>,
+    /// The path inside the bucket, for an object.
+    pub object_path: Option<String>,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time (local files).
+    pub modified: Option<std::time::SystemTime>,
+    /// ETag (objects).
+    pub e_tag: Option<String>,
 }
 
 /// True for URLs of object stores (`s3://`, `gs://`, ...): anything with a scheme other
@@ -219,6 +238,96 @@ impl StoredFile {
                 Ok(())
             }
         }
+    }
+
+    /// The file as another rank of a job needs it to take part in the same plan without
+    /// listing or requesting anything (see [`crate::glob::expand`]).
+    pub(crate) fn record(&self) -> FileRecord {
+        match &self.inner {
+            Inner::Local { path, identity } => FileRecord {
+                display: self.display.clone(),
+                local: Some(path.clone()),
+                object_path: None,
+                size: identity.size(),
+                modified: identity.modified(),
+                e_tag: None,
+            },
+            #[cfg(feature = "object-store")]
+            Inner::Object {
+                location,
+                size,
+                e_tag,
+            } => FileRecord {
+                display: self.display.clone(),
+                local: None,
+                object_path: Some(location.path.as_ref().to_string()),
+                size: *size,
+                modified: None,
+                e_tag: e_tag.clone(),
+            },
+        }
+    }
+
+    /// The file of `record` (made by another rank), as this rank sees it: a local file's
+    /// identity is taken here and must match the record's size and modification time, so
+    /// that every rank plans the same file (a rank on a node that does not share the
+    /// filesystem, or that sees another version, is refused); an object is rebuilt from
+    /// the record with `store`, the client for its bucket, without a request.
+    ///
+    /// # Errors
+    /// The local file cannot be stat'ed here or is not the same file.
+    pub(crate) fn from_record(
+        record: &FileRecord,
+        #[cfg(feature = "object-store")] store: &mut dyn FnMut(
+            &str,
+        ) -> Result<
+            Arc<dyn object_store::ObjectStore>,
+        >,
+    ) -> Result<StoredFile> {
+        if let Some(path) = &record.local {
+            let identity = FileIdentity::read(path)?;
+            if identity.size() != record.size || identity.modified() != record.modified {
+                return Err(Error::FileChanged {
+                    path: record.display.clone(),
+                    detail: format!(
+                        "this rank sees {} bytes modified {:?}, rank 0 listed {} bytes modified {:?}: every rank must read the same files (a filesystem they share, not written to while the job plans)",
+                        identity.size(),
+                        identity.modified(),
+                        record.size,
+                        record.modified
+                    ),
+                });
+            }
+            return Ok(StoredFile {
+                inner: Inner::Local {
+                    path: path.clone(),
+                    identity,
+                },
+                display: record.display.clone(),
+            });
+        }
+        #[cfg(feature = "object-store")]
+        if let Some(key) = &record.object_path {
+            let path = object_store::path::Path::parse(key).map_err(|e| {
+                Error::Internal(format!("object path {key:?} of {}: {e}", record.display))
+            })?;
+            return Ok(StoredFile {
+                inner: Inner::Object {
+                    location: crate::object::ObjectLocation {
+                        store: store(&record.display)?,
+                        path,
+                        url: record.display.clone(),
+                    },
+                    size: record.size,
+                    e_tag: record.e_tag.clone(),
+                },
+                display: record.display.clone(),
+            });
+        }
+        Err(Error::Internal(format!(
+            "the listed file {} is neither local nor an object this build reads",
+            record.display
+        )))
     }
 
     /// The first `max` bytes (or the whole file when smaller).

@@ -65,9 +65,18 @@ pub fn wildcard_match(p: &[u8], s: &[u8]) -> bool {
 /// The files `pattern` names: a local path or pattern ([`expand_glob`]), or an object URL
 /// with `*`/`?` in its last segment, listed under its prefix, sorted by name.
 ///
+/// Under `scheduler = "mpi"` rank 0 lists and every rank gets its list (see
+/// [`crate::listing`]): every rank plans the same files.
+///
 /// # Errors
-/// As [`expand_glob`]; for URLs, the listing's errors (naming the URL) or no match.
+/// As [`expand_glob`]; for URLs, the listing's errors (naming the URL) or no match;
+/// under `scheduler = "mpi"`, a rank that does not see the files rank 0 listed.
 pub fn expand(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
+    crate::listing::listed_once(|| expand_here(pattern))
+}
+
+/// [`expand`] in this process.
+pub(crate) fn expand_here(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
     if crate::file::is_object_url(pattern) {
         #[cfg(feature = "object-store")]
         return expand_objects(pattern);
@@ -85,9 +94,18 @@ pub fn expand(pattern: &str) -> Result<Vec<crate::file::StoredFile>> {
 /// `suffix`, at any depth, sorted by path; names starting with `.` or `_` (hidden files,
 /// `_SUCCESS` markers, temporary files) are skipped, as Spark and pyarrow skip them.
 ///
+/// Under `scheduler = "mpi"` rank 0 lists and every rank gets its list, as for
+/// [`expand`].
+///
 /// # Errors
-/// An unreadable directory, a listing error, or no such file.
+/// An unreadable directory, a listing error, or no such file; under `scheduler = "mpi"`,
+/// a rank that does not see the files rank 0 listed.
 pub fn expand_tree(root: &str, suffix: &str) -> Result<Vec<crate::file::StoredFile>> {
+    crate::listing::listed_once(|| expand_tree_here(root, suffix))
+}
+
+/// [`expand_tree`] in this process.
+fn expand_tree_here(root: &str, suffix: &str) -> Result<Vec<crate::file::StoredFile>> {
     let skip = |name: &str| name.starts_with('.') || name.starts_with('_');
     let mut out = Vec::new();
     if crate::file::is_object_url(root) {

@@ -50,6 +50,12 @@ impl FileIdentity {
         Ok(FileIdentity::of(&meta))
     }
 
+    /// The file's modification time when the identity was taken (where the platform
+    /// gives one).
+    pub fn modified(&self) -> Option<SystemTime> {
+        self.modified
+    }
+
     /// The file's size in bytes when the identity was taken.
     pub fn size(&self) -> u64 {
         self.len

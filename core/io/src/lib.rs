@@ -13,7 +13,9 @@
 //!   target once synced), used by every writer;
 //! - [`identity`]: a file's identity recorded when a plan is made and checked before each
 //!   read, so a file that changes under a running plan is an error, never a mix of two
-//!   versions.
+//!   versions;
+//! - `ranks`: the protocol by which every rank of a `scheduler = "mpi"` job writes its
+//!   blocks into one destination that rank 0 commits.
 //!
 //! Formats plug into the array engine through [`tessera_array::BlockSource`] and
 //! [`tessera_array::BlockSink`]: the engine schedules one read or write per block, and a
@@ -23,9 +25,11 @@ pub mod atomic;
 pub mod file;
 pub mod glob;
 pub mod identity;
+mod listing;
 pub mod npy;
 #[cfg(feature = "object-store")]
 pub mod object;
+mod ranks;
 #[cfg(feature = "zarr")]
 pub mod zarr;
 

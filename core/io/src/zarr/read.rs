@@ -21,6 +21,48 @@ use crate::identity::FileIdentity;
 
 type Stored = ZArray<dyn ReadableWritableListableStorageTraits>;
 
+/// Opens the array at `node`. Under `scheduler = "mpi"` rank 0 reads the metadata and
+/// every rank builds the array from rank 0's copy, so every rank plans the same shape,
+/// chunks and codecs even while the store is being rewritten.
+fn open_once(store: &ZarrStore, node: &str, location: &str) -> Result<Stored> {
+    let open = || {
+        ZArray::open(store.storage.clone(), node).map_err(|e| Error::Storage {
+            location: location.to_string(),
+            detail: super::store::explain(format!("cannot open as a Zarr array: {e}")),
+        })
+    };
+    let Some(cluster) = crate::ranks::several()? else {
+        return open();
+    };
+    let mut opened = None;
+    let metadata = crate::ranks::on_root(&cluster, || {
+        let array = open()?;
+        let json = serde_json::to_vec(array.metadata())
+            .map_err(|e| Error::Internal(format!("zarr metadata of {location}: {e}")))?;
+        opened = Some(array);
+        Ok(json)
+    })?;
+    let here = match opened {
+        Some(array) => Ok(array),
+        None => serde_json::from_slice(&metadata)
+            .map_err(|e| Error::Internal(format!("rank 0's zarr metadata of {location}: {e}")))
+            .and_then(|m| {
+                ZArray::new_with_metadata(store.storage.clone(), node, m).map_err(|e| {
+                    Error::Storage {
+                        location: location.to_string(),
+                        detail: format!("rank 0's metadata does not open here: {e}"),
+                    }
+                })
+            }),
+    };
+    match here {
+        Ok(array) => crate::ranks::agree(&cluster, Ok(())).map(|()| array),
+        Err(e) => Err(crate::ranks::agree(&cluster, Err(e))
+            .err()
+            .unwrap_or_else(|| Error::Internal("a failed open agreed as done".into()))),
+    }
+}
+
 /// Opens the Zarr array (v2 or v3) at `path` in `store` as a lazy array on `backend`
 /// (`None`: config `array.backend`).
 ///
@@ -116,10 +158,7 @@ impl ZarrSource {
     pub(crate) fn open(store: &ZarrStore, path: &str) -> Result<ZarrSource> {
         let node = node_path(path);
         let location = store.describe(&node);
-        let array = ZArray::open(store.storage.clone(), &node).map_err(|e| Error::Storage {
-            location: location.clone(),
-            detail: super::store::explain(format!("cannot open as a Zarr array: {e}")),
-        })?;
+        let array = open_once(store, &node, &location)?;
         let dtype = to_dtype(array.data_type()).ok_or_else(|| Error::Storage {
             location: location.clone(),
             detail: format!(

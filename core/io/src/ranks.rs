@@ -1,0 +1,43 @@
+//! Writing one destination from every rank of a job (`scheduler = "mpi"`).
+//!
+//! The writers follow one protocol. Rank 0 prepares the destination (checks that it may
+//! be replaced, creates the temporary file) and every rank learns the outcome; every rank
+//! writes the blocks it computed into that same destination ([`tessera_array::Array::store`]
+//! returns on every rank once every block is written); the ranks agree that their part
+//! is durable; rank 0 commits (renames the file, writes the Zarr metadata) and every rank
+//! learns the outcome. A failure at any step fails the write on every rank, naming the
+//! rank, and rank 0 removes what was written. The destination must be one that every rank
+//! reaches — a filesystem they share, an object store; the first step finds out when it
+//! is not, and says so.
+
+use std::sync::Arc;
+
+use tessera_core::cluster::Cluster;
+
+use crate::error::Result;
+
+/// The job's cluster when this process is one of several ranks.
+///
+/// # Errors
+/// Configuration errors, a transport that cannot open.
+pub(crate) fn several() -> Result<Option<Arc<Cluster>>> {
+    Ok(tessera_core::cluster::current()?.filter(|c| c.size() > 1))
+}
+
+/// Runs `f` on rank 0 only; its outcome on every rank (see
+/// [`tessera_core::cluster::Exchange::on_root`]).
+///
+/// # Errors
+/// `f`'s error, or the exchange's.
+pub(crate) fn on_root(cluster: &Cluster, f: impl FnOnce() -> Result<Vec<u8>>) -> Result<Vec<u8>> {
+    cluster.begin()?.on_root(0, f)
+}
+
+/// `Ok` on every rank only when `mine` is `Ok` on every rank (see
+/// [`tessera_core::cluster::Exchange::agree`]).
+///
+/// # Errors
+/// This rank's error, another rank's (naming it), or the exchange's.
+pub(crate) fn agree(cluster: &Cluster, mine: Result<()>) -> Result<()> {
+    cluster.begin()?.agree(mine)
+}
