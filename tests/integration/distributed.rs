@@ -250,39 +250,216 @@ fn a_shuffle_groupby_moves_about_the_partial_states_once() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The trips of [`crate::common::workloads::write_frame_inputs`] over 5 fares, in
+/// partitions of 48 KiB of CSV (several per rank).
+fn trips_over_five(dir: &std::path::Path) -> tessera::frame::DataFrame {
+    use tessera::frame::{col, read_csv, CsvOptions};
+    read_csv(
+        dir.join("trips.csv").to_str().unwrap(),
+        CsvOptions {
+            partition_bytes: 48 << 10,
+            ..CsvOptions::default()
+        },
+    )
+    .unwrap()
+    .filter(col("fare").gt(5.0))
+    .unwrap()
+}
+
+/// Hidden siblings (staging, set-aside directories, temporary files) left in `dir`.
+fn leftovers(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect()
+}
+
 #[test]
-fn writes_over_ranks_are_refused_before_touching_the_destination() {
-    let dir = std::env::temp_dir().join(format!("tessera-dist-writes-{}", std::process::id()));
+fn frames_written_over_ranks_read_back_as_one_process_wrote_them() {
+    use tessera::frame::read_parquet;
+    let dir = std::env::temp_dir().join(format!("tessera-dist-fwrite-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = local::run(2, |_| {
-        let x = RandomState::new(1)
-            .normal(0.0, 1.0, &[20, 20], 10, Some("cpu"))
+    crate::common::workloads::write_frame_inputs(&dir);
+    let one = dir.join("one-process.csv");
+    trips_over_five(&dir).to_csv(one.to_str().unwrap()).unwrap();
+    let want_csv = std::fs::read(&one).unwrap();
+    let want_rows = crate::common::workloads::frame_rows(&trips_over_five(&dir).compute().unwrap());
+
+    for p in 1..=4 {
+        let out = dir.join(format!("p{p}"));
+        let parts = out.join("parts").join("part-*.parquet");
+        let single = out.join("all.csv");
+        let csv_parts = out.join("csv").join("part-*.csv");
+        let written = local::run(p, |_| {
+            std::fs::create_dir_all(&out).unwrap();
+            let trips = trips_over_five(&dir);
+            (
+                trips.to_parquet(parts.to_str().unwrap()).unwrap(),
+                trips.to_csv(single.to_str().unwrap()).unwrap(),
+                trips.to_csv(csv_parts.to_str().unwrap()).unwrap(),
+            )
+        });
+        for w in &written[1..] {
+            assert_eq!(w, &written[0], "P={p}: every rank returns the same files");
+        }
+        let (parquet_files, csv_file, csv_files) = &written[0];
+        assert_eq!(csv_file, &vec![single.clone()]);
+        assert!(parquet_files.len() >= p, "P={p}: {parquet_files:?}");
+        assert!(parquet_files.iter().all(|f| f.exists()), "P={p}");
+        assert_eq!(csv_files.len(), parquet_files.len());
+
+        // One file gathered to rank 0: byte for byte what one process writes.
+        assert_eq!(std::fs::read(&single).unwrap(), want_csv, "P={p}");
+        // Parts written by their owners: the same rows in the same order.
+        let back = read_parquet(parts.to_str().unwrap())
+            .unwrap()
+            .compute()
             .unwrap();
-        let npy = tessera::io::npy::to_npy(&x, dir.join("x.npy")).unwrap_err();
-        let frame = tessera::frame::DataFrame::from_columns(
-            vec![(
-                "a",
-                std::sync::Arc::new(arrow_array::Int64Array::from(vec![1, 2, 3])) as _,
-            )],
-            2,
-        )
-        .unwrap();
-        let csv = frame
-            .to_csv(dir.join("f.csv").to_str().unwrap())
-            .unwrap_err();
-        (npy.to_string(), csv.to_string())
-    });
-    for (npy, csv) in out {
-        assert!(
-            npy.contains("not supported yet") && npy.contains("2 ranks"),
-            "{npy}"
+        assert_eq!(
+            crate::common::workloads::frame_rows(&back),
+            want_rows,
+            "P={p}"
         );
-        assert!(
-            csv.contains("to_csv") && csv.contains("rank() == 0"),
-            "{csv}"
+        let mut joined = Vec::new();
+        for (k, f) in csv_files.iter().enumerate() {
+            let text = std::fs::read(f).unwrap();
+            let body = if k == 0 {
+                &text[..]
+            } else {
+                &text[text.iter().position(|&b| b == b'\n').unwrap() + 1..]
+            };
+            joined.extend_from_slice(body);
+        }
+        assert_eq!(joined, want_csv, "P={p}: the CSV parts, headers dropped");
+        for d in [&out, &out.join("parts"), &out.join("csv")] {
+            assert!(
+                leftovers(d).is_empty(),
+                "P={p} {}: {:?}",
+                d.display(),
+                leftovers(d)
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_write_that_fails_on_one_rank_fails_on_every_rank_and_keeps_the_old_dataset() {
+    let dir = std::env::temp_dir().join(format!("tessera-dist-fwfail-{}", std::process::id()));
+    let parts = dir.join("out");
+    std::fs::create_dir_all(&parts).unwrap();
+    crate::common::workloads::write_frame_inputs(&dir);
+    std::fs::write(parts.join("part-0.csv"), b"old\n").unwrap();
+    let pattern = parts.join("part-*.csv");
+    let got = local::run(3, |_| {
+        // Trip 15000 is in one partition, owned by one rank: only that rank fails.
+        let failing = trips_over_five(&dir)
+            .map_partitions(|b| {
+                let ids = b
+                    .column_by_name("id")
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<arrow_array::Int64Array>()
+                    .unwrap();
+                if ids.values().contains(&15_000) {
+                    return Err(Error::invalid("test", "trip 15000 is refused"));
+                }
+                Ok(b)
+            })
+            .unwrap();
+        failing.to_csv(pattern.to_str().unwrap()).map(|_| ())
+    });
+    let own: Vec<_> = got
+        .iter()
+        .filter(|g| matches!(g, Err(e) if !matches!(e, Error::Distributed { .. })))
+        .collect();
+    assert_eq!(own.len(), 1, "one rank failed itself: {got:?}");
+    for g in &got {
+        let message = g.as_ref().unwrap_err().to_string();
+        assert!(message.contains("trip 15000 is refused"), "{message}");
+    }
+    let names: Vec<_> = std::fs::read_dir(&parts)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("part-0.csv")],
+        "the old dataset stays"
+    );
+    assert_eq!(std::fs::read(parts.join("part-0.csv")).unwrap(), b"old\n");
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn arrays_written_over_ranks_are_the_files_one_process_writes() {
+    use tessera::io::npy::{from_npy, to_npy};
+    use tessera::io::zarr::{from_zarr, to_zarr, ZarrStore, ZarrWriteOptions};
+    let dir = std::env::temp_dir().join(format!("tessera-dist-awrite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 7 × 5 blocks of an uneven grid: every rank count splits it unevenly.
+    let x = || {
+        let r = RandomState::new(3)
+            .normal(0.0, 1.0, &[130, 47], [20usize, 10].as_slice(), Some("cpu"))
+            .unwrap();
+        (&r + 1.0).unwrap()
+    };
+    to_npy(&x(), dir.join("one.npy")).unwrap();
+    let want = std::fs::read(dir.join("one.npy")).unwrap();
+    let values = crate::common::workloads::f64s(x().compute().unwrap());
+    let store = ZarrStore::open(dir.join("zarr").to_str().unwrap()).unwrap();
+    for p in [2, 3, 4] {
+        let npy = dir.join(format!("p{p}.npy"));
+        let summaries = local::run(p, |_| {
+            let options = ZarrWriteOptions::default();
+            (
+                to_npy(&x(), &npy).unwrap(),
+                to_zarr(&x(), &store, &format!("p{p}"), &options).unwrap(),
+            )
+        });
+        for s in &summaries {
+            assert_eq!(s.0.blocks, 35);
+            assert_eq!(s, &summaries[0], "P={p}: every rank reports the same write");
+        }
+        assert_eq!(std::fs::read(&npy).unwrap(), want, "P={p}: the same bytes");
+        let back = from_npy(&npy, [130usize, 47].as_slice(), None).unwrap();
+        assert_eq!(
+            crate::common::workloads::f64s(back.compute().unwrap()),
+            values
+        );
+        let z = from_zarr(&store, &format!("p{p}"), None, None).unwrap();
+        assert_eq!(
+            crate::common::workloads::f64s(z.compute().unwrap()),
+            values,
+            "P={p}"
         );
     }
-    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+
+    // An array already there without `overwrite`: refused on every rank, before a chunk
+    // is written; a store in one process's memory cannot take blocks from every rank.
+    let refused = local::run(2, |_| {
+        let there = to_zarr(&x(), &store, "p2", &ZarrWriteOptions::default()).unwrap_err();
+        let memory = to_zarr(
+            &x(),
+            &ZarrStore::memory(),
+            "m",
+            &ZarrWriteOptions::default(),
+        )
+        .unwrap_err();
+        (there.to_string(), memory.to_string())
+    });
+    for (rank, (there, memory)) in refused.iter().enumerate() {
+        assert!(there.contains("set `overwrite`"), "rank {rank}: {there}");
+        assert!(
+            memory.contains("belongs to one process"),
+            "rank {rank}: {memory}"
+        );
+    }
+    assert!(refused[1].0.contains("rank 0"), "{}", refused[1].0);
     std::fs::remove_dir_all(&dir).unwrap();
 }

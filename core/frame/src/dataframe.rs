@@ -209,6 +209,11 @@ impl DataFrame {
         self.backend.name()
     }
 
+    /// The backend itself, for the crate's writers.
+    pub(crate) fn backend_ref(&self) -> &FrameBackendRef {
+        &self.backend
+    }
+
     /// Moves the frame to another backend (by Arrow batches, partition by partition),
     /// computing it.
     pub fn to_backend(&self, name: &str) -> Result<DataFrame> {
@@ -976,7 +981,7 @@ impl DataFrame {
     }
 
     /// The plan as it runs: optimized unless `optimize = false`.
-    fn planned(&self) -> Result<Arc<Node>> {
+    pub(crate) fn planned(&self) -> Result<Arc<Node>> {
         if crate::config::optimize()? {
             optimize(&self.node)
         } else {
@@ -1101,6 +1106,27 @@ pub(crate) struct BatchStream {
     pub batch: Arc<dyn Fn(usize) -> Result<RecordBatch> + Send + Sync>,
     /// Keeps the plan's spill budget (and the stashes it accounts) alive while streaming.
     _spill: Spill,
+}
+
+impl BatchStream {
+    /// Partitions already computed, as a stream (what a rank that gathered a frame writes).
+    pub(crate) fn of_partitions(
+        backend: FrameBackendRef,
+        schema: SchemaRef,
+        parts: Vec<Partition>,
+    ) -> BatchStream {
+        BatchStream {
+            n: parts.len(),
+            schema,
+            batch: Arc::new(move |i| {
+                let part = parts.get(i).ok_or_else(|| {
+                    Error::Internal(format!("partition {i} of a stream of {}", parts.len()))
+                })?;
+                backend.export_batch(part)
+            }),
+            _spill: None,
+        }
+    }
 }
 
 /// Where a plan's output goes.

@@ -456,6 +456,79 @@ impl Run<'_> {
     }
 }
 
+/// Runs the planned `node` over the ranks of `ex`'s cluster (this rank's part of it),
+/// reporting a failure here to every rank.
+fn run_here(node: &Node, backend: &Arc<dyn DataFrameBackend>, ex: &Exchange<'_>) -> Result<Owned> {
+    Run { ex, backend }.eval(node).inspect_err(|e| {
+        // Another rank's failure was reported by that rank; report only this one's.
+        if !matches!(e, Error::Distributed { rank, .. } if *rank != ex.rank()) {
+            ex.report_failure(&format!("rank {}: {e}", ex.rank()));
+        }
+    })
+}
+
+/// Runs the planned `node` over the ranks of `ex`'s cluster and leaves the result where
+/// it was computed: the number of partitions, and this rank's own (partition `i` is on
+/// rank `i mod P`) with their numbers. What writers start from: each rank writes its own.
+///
+/// # Errors
+/// As [`partitions`].
+pub(crate) fn owned_partitions(
+    node: &Node,
+    backend: &Arc<dyn DataFrameBackend>,
+    ex: &Exchange<'_>,
+) -> Result<(usize, Vec<(usize, Partition)>)> {
+    let owned = run_here(node, backend, ex)?;
+    let n = owned.n();
+    let mine = owned
+        .parts
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.map(|p| (i, p)))
+        .collect();
+    Ok((n, mine))
+}
+
+/// Every rank's partitions (as [`owned_partitions`] left them) on rank `root`, in order;
+/// `None` on the other ranks. A collective.
+///
+/// # Errors
+/// A partition missing or out of range, the exchange's errors.
+pub(crate) fn gather_to(
+    root: usize,
+    n: usize,
+    mine: &[(usize, Partition)],
+    backend: &Arc<dyn DataFrameBackend>,
+    ex: &Exchange<'_>,
+) -> Result<Option<Vec<Partition>>> {
+    let refs: Vec<(usize, &Partition)> = mine.iter().map(|(i, p)| (*i, p)).collect();
+    let mut messages: Vec<Vec<u8>> = vec![Vec::new(); ex.size()];
+    messages[root] = encode(backend, &refs)?;
+    let shares = ex.all_to_all(messages)?;
+    if ex.rank() != root {
+        return Ok(None);
+    }
+    let mut all: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
+    for (i, p) in mine {
+        all[*i] = Some(p.clone());
+    }
+    for (from, share) in shares.iter().enumerate() {
+        if from == root {
+            continue;
+        }
+        for (i, b) in decode(share)? {
+            *all.get_mut(i).ok_or_else(|| {
+                Error::Internal(format!("partition {i} of {n} gathered from rank {from}"))
+            })? = Some(backend.import_batch(b)?);
+        }
+    }
+    all.into_iter()
+        .enumerate()
+        .map(|(i, p)| p.ok_or_else(|| Error::Internal(format!("partition {i} was not gathered"))))
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
 /// Runs the planned `node` over the ranks of `ex`'s cluster and returns every partition
 /// of the result on every rank, in order.
 ///
@@ -467,12 +540,6 @@ pub(crate) fn partitions(
     backend: &Arc<dyn DataFrameBackend>,
     ex: &Exchange<'_>,
 ) -> Result<Vec<Partition>> {
-    let run = Run { ex, backend };
-    let out = run.eval(node).inspect_err(|e| {
-        // Another rank's failure was reported by that rank; report only this one's.
-        if !matches!(e, Error::Distributed { rank, .. } if *rank != ex.rank()) {
-            ex.report_failure(&format!("rank {}: {e}", ex.rank()));
-        }
-    })?;
-    run.gather(&out)
+    let out = run_here(node, backend, ex)?;
+    Run { ex, backend }.gather(&out)
 }

@@ -13,11 +13,16 @@ use arrow_array::{Array, RecordBatch};
 use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use arrow_schema::{DataType, TimeUnit};
 
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use arrow_schema::SchemaRef;
+
 use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
-use crate::io::dataset::write_dataset;
 use crate::io::parse::format_timestamp_micros;
-use tessera_io::atomic::{write_atomic, write_synced};
+use crate::io::write::{write_frame, FileFormat};
 
 fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
@@ -102,43 +107,47 @@ fn header(batch_schema: &arrow_schema::Schema, delim: u8) -> Vec<u8> {
     out
 }
 
+/// CSV with a header line, as [`FileFormat`].
+struct Csv {
+    delim: u8,
+}
+
+impl FileFormat for Csv {
+    fn op(&self) -> &'static str {
+        "to_csv"
+    }
+
+    fn write_file(
+        &self,
+        w: &mut BufWriter<File>,
+        named: &Path,
+        schema: &SchemaRef,
+        batches: &mut dyn Iterator<Item = Result<RecordBatch>>,
+    ) -> Result<()> {
+        w.write_all(&header(schema, self.delim))
+            .map_err(io(named))?;
+        let mut buf = Vec::with_capacity(1 << 20);
+        for batch in batches {
+            buf.clear();
+            format_rows(&batch?, self.delim, &mut buf)?;
+            w.write_all(&buf).map_err(io(named))?;
+        }
+        Ok(())
+    }
+}
+
 impl DataFrame {
     /// Writes CSV with a header: to `path`, or one file per partition when the file name
-    /// holds a `*` (replaced by the partition number). Each file is written atomically.
+    /// holds a `*` (replaced by the partition number). Each file is written atomically,
+    /// and a set of parts commits as a whole. Under `scheduler = "mpi"` each rank writes
+    /// its own partitions' parts and rank 0 commits once (one file: rank 0 writes it).
     /// Returns the files written.
-    pub fn to_csv(&self, path: &str) -> Result<Vec<std::path::PathBuf>> {
-        tessera_core::cluster::refuse_distributed_write("to_csv")?;
-        if tessera_io::file::is_object_url(path) {
-            return crate::io::write_object("to_csv", path, |local| self.to_csv(local));
-        }
-        // A partition at a time: the frame never has to fit in memory at once.
-        let out = self.batch_stream()?;
-        let delim = b',';
-        let head = header(&out.schema, delim);
-        if !path.contains('*') {
-            let target = std::path::Path::new(path);
-            write_atomic(target, |w| {
-                w.write_all(&head).map_err(io(target))?;
-                let mut buf = Vec::with_capacity(1 << 20);
-                for i in 0..out.n {
-                    buf.clear();
-                    format_rows(&(out.batch)(i)?, delim, &mut buf)?;
-                    w.write_all(&buf).map_err(io(target))?;
-                }
-                Ok(())
-            })?;
-            return Ok(vec![target.to_path_buf()]);
-        }
-        // One file per partition, committed as a whole (see `io::dataset`).
-        write_dataset(path, out.n, |file, i| {
-            let named = std::path::PathBuf::from(path.replace('*', &i.to_string()));
-            let batch = (out.batch)(i)?;
-            write_synced(file, &named, |w| {
-                let mut buf = head.clone();
-                format_rows(&batch, delim, &mut buf)?;
-                w.write_all(&buf).map_err(io(&named))
-            })
-        })
+    ///
+    /// # Errors
+    /// The plan's errors; the filesystem's (naming the path); under `scheduler = "mpi"`,
+    /// a destination some rank cannot see.
+    pub fn to_csv(&self, path: &str) -> Result<Vec<PathBuf>> {
+        write_frame(self, path, &Csv { delim: b',' })
     }
 }
 

@@ -35,36 +35,154 @@ pub(crate) fn write_dataset(
     parts: usize,
     write_part: impl Fn(&Path, usize) -> Result<()> + Send + Sync,
 ) -> Result<Vec<PathBuf>> {
-    let target = Path::new(pattern);
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| Error::invalid("write", format!("{pattern}: no file name")))?;
-    let dir = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let part_name = |i: usize| name.replace('*', &i.to_string());
-    let finals: Vec<PathBuf> = (0..parts).map(|i| dir.join(part_name(i))).collect();
-    let (parent, base) = split_dir(&dir)?;
-    remove_leftovers(&parent, &base);
-    let staging = parent.join(format!(".{base}.tessera-staging-{}", unique()));
-    std::fs::create_dir_all(&staging).map_err(|e| Error::io(&dir, e))?;
-    let written =
-        tessera_core::pool::parallel_map(parts, |i| write_part(&staging.join(part_name(i)), i));
-    if let Err(e) = written.and_then(|_| sync_dir(&staging, &dir)) {
-        let _ = std::fs::remove_dir_all(&staging);
-        return Err(e);
+    let staging = Staging::create(pattern, parts)?;
+    let written = tessera_core::pool::parallel_map(parts, |i| write_part(&staging.part_path(i), i));
+    match written {
+        Ok(_) => staging.commit(),
+        Err(e) => {
+            staging.abandon();
+            Err(e)
+        }
     }
-    let result = if owns_directory(&dir, &name) {
-        swap_in(&staging, &dir, &parent, &base)
-    } else {
-        merge_in(&staging, &dir, &name, &finals)
-    };
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&staging);
+}
+
+/// A dataset being written: its staging directory and where its parts go. Made by one
+/// writer ([`Staging::create`]); under `scheduler = "mpi"` the other ranks open the same
+/// directory by name ([`Staging::join`]), each writes its own parts into it, and the
+/// writer that created it commits once every part is there.
+pub(crate) struct Staging {
+    /// The target directory.
+    dir: PathBuf,
+    /// Its parent and its name, for siblings of it.
+    parent: PathBuf,
+    base: String,
+    /// The file name pattern (one `*`).
+    name: String,
+    /// The staging directory (a hidden sibling of `dir`).
+    staging: PathBuf,
+    /// The parts' final paths.
+    finals: Vec<PathBuf>,
+}
+
+impl Staging {
+    /// Plans the dataset `pattern` of `parts` parts.
+    fn plan(pattern: &str, parts: usize, staging: Option<PathBuf>) -> Result<Staging> {
+        let target = Path::new(pattern);
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| Error::invalid("write", format!("{pattern}: no file name")))?;
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let finals = (0..parts)
+            .map(|i| dir.join(name.replace('*', &i.to_string())))
+            .collect();
+        let (parent, base) = split_dir(&dir)?;
+        let staging =
+            staging.unwrap_or_else(|| parent.join(format!(".{base}.tessera-staging-{}", unique())));
+        Ok(Staging {
+            dir,
+            parent,
+            base,
+            name,
+            staging,
+            finals,
+        })
     }
-    result.map(|()| finals)
+
+    /// Creates the staging directory of the dataset `pattern` of `parts` parts (removing
+    /// what killed writers left beside the target).
+    ///
+    /// # Errors
+    /// A pattern without a file name; the directory cannot be created.
+    pub(crate) fn create(pattern: &str, parts: usize) -> Result<Staging> {
+        let s = Staging::plan(pattern, parts, None)?;
+        remove_leftovers(&s.parent, &s.base);
+        std::fs::create_dir_all(&s.staging).map_err(|e| Error::io(&s.dir, e))?;
+        Ok(s)
+    }
+
+    /// The staging directory another writer created (its [`Staging::staging_dir`]),
+    /// seen from here.
+    ///
+    /// # Errors
+    /// A pattern without a file name; the directory is not there — this writer does not
+    /// share a filesystem with the one that created it (the message says so, naming
+    /// `who`, e.g. "rank 2").
+    pub(crate) fn join(
+        pattern: &str,
+        parts: usize,
+        staging: PathBuf,
+        who: &str,
+    ) -> Result<Staging> {
+        let s = Staging::plan(pattern, parts, Some(staging))?;
+        if !s.staging.is_dir() {
+            return Err(Error::invalid(
+                "write",
+                format!(
+                    "{who} does not see the staging directory {} that rank 0 created for '{pattern}': under scheduler = \"mpi\" a dataset must be written to a filesystem every rank shares (NFS, Lustre, GPFS, a node's disk when all ranks are on that node), not a node-local path such as /tmp on a multi-node job",
+                    s.staging.display()
+                ),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The staging directory.
+    pub(crate) fn staging_dir(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Where part `i` is written before the commit.
+    pub(crate) fn part_path(&self, i: usize) -> PathBuf {
+        self.staging.join(self.name.replace('*', &i.to_string()))
+    }
+
+    /// The parts' final paths.
+    pub(crate) fn finals(&self) -> &[PathBuf] {
+        &self.finals
+    }
+
+    /// Makes the written parts the dataset (see the module docs) and returns their
+    /// paths. On an error the staging directory is removed and the old dataset stays.
+    ///
+    /// # Errors
+    /// A part is missing from the staging directory; syncing or renaming fails.
+    pub(crate) fn commit(self) -> Result<Vec<PathBuf>> {
+        // Every part must be there: a set with a hole is never committed (a writer that
+        // reported success without writing, or a file removed under the staging).
+        let missing = (0..self.finals.len()).find(|&i| !self.part_path(i).is_file());
+        if let Some(i) = missing {
+            let e = Error::Internal(format!(
+                "part {i} of {} was not in the staging directory {} at the commit; nothing was committed",
+                self.finals.len(),
+                self.staging.display()
+            ));
+            self.abandon();
+            return Err(e);
+        }
+        let result = sync_dir(&self.staging, &self.dir).and_then(|()| {
+            if owns_directory(&self.dir, &self.name) {
+                swap_in(&self.staging, &self.dir, &self.parent, &self.base)
+            } else {
+                merge_in(&self.staging, &self.dir, &self.name, &self.finals)
+            }
+        });
+        match result {
+            Ok(()) => Ok(self.finals),
+            Err(e) => {
+                self.abandon();
+                Err(e)
+            }
+        }
+    }
+
+    /// Removes the staging directory and what was written into it.
+    pub(crate) fn abandon(self) {
+        let _ = std::fs::remove_dir_all(&self.staging);
+    }
 }
 
 /// `dir` as (its parent, its name), for siblings of it.

@@ -11,6 +11,7 @@ mod hive;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod parse;
+mod write;
 
 pub use csv_read::{read_csv, CsvOptions};
 #[cfg(feature = "parquet")]

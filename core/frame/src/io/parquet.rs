@@ -24,9 +24,8 @@ use parquet::file::statistics::Statistics;
 use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
-use crate::io::dataset::write_dataset;
+use crate::io::write::{write_frame, FileFormat};
 use crate::plan::{ColumnPredicate, FileSource, Node};
-use tessera_io::atomic::{write_atomic, write_synced};
 use tessera_io::file::StoredFile;
 use tessera_io::glob::{expand, expand_tree};
 
@@ -494,31 +493,36 @@ fn write_batches(
     Ok(())
 }
 
+/// Parquet (Snappy, one row group per batch), as [`FileFormat`].
+struct Parquet;
+
+impl FileFormat for Parquet {
+    fn op(&self) -> &'static str {
+        "to_parquet"
+    }
+
+    fn write_file(
+        &self,
+        w: &mut std::io::BufWriter<File>,
+        named: &Path,
+        schema: &SchemaRef,
+        batches: &mut dyn Iterator<Item = Result<RecordBatch>>,
+    ) -> Result<()> {
+        write_batches(w, named, schema, batches)
+    }
+}
+
 impl DataFrame {
     /// Writes Parquet (Snappy): to `path`, one row group per partition, or one file per
-    /// partition when the file name holds a `*`. Each file is written atomically. Returns
-    /// the files written.
+    /// partition when the file name holds a `*`. Each file is written atomically, and a
+    /// set of parts commits as a whole. Under `scheduler = "mpi"` each rank writes its own
+    /// partitions' parts and rank 0 commits once (one file: rank 0 writes it). Returns the
+    /// files written.
+    ///
+    /// # Errors
+    /// The plan's errors; the encoder's and the filesystem's (naming the path); under
+    /// `scheduler = "mpi"`, a destination some rank cannot see.
     pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
-        tessera_core::cluster::refuse_distributed_write("to_parquet")?;
-        if tessera_io::file::is_object_url(path) {
-            return crate::io::write_object("to_parquet", path, |local| self.to_parquet(local));
-        }
-        // A partition at a time: the frame never has to fit in memory at once.
-        let out = self.batch_stream()?;
-        if !path.contains('*') {
-            let target = PathBuf::from(path);
-            write_atomic(&target, |w| {
-                write_batches(w, &target, &out.schema, (0..out.n).map(|i| (out.batch)(i)))
-            })?;
-            return Ok(vec![target]);
-        }
-        // One file per partition, committed as a whole (see `io::dataset`).
-        write_dataset(path, out.n, |file, i| {
-            let named = PathBuf::from(path.replace('*', &i.to_string()));
-            let batch = (out.batch)(i)?;
-            write_synced(file, &named, |w| {
-                write_batches(w, &named, &out.schema, std::iter::once(Ok(batch)))
-            })
-        })
+        write_frame(self, path, &Parquet)
     }
 }
