@@ -190,3 +190,44 @@ pub fn frame_pipeline(dir: &std::path::Path) -> Vec<Vec<String>> {
         frame_rows(&sorted.compute().unwrap()),
     ]
 }
+
+/// Writes the trips of [`write_frame_inputs`] (over 5 fares) as Parquet parts and an array
+/// as `.npy` under `dir/written`, then reads both back: the rows of the parts grouped by
+/// passengers (sorted as text), and the sum of the array. Under `scheduler = "mpi"` every
+/// rank writes its own partitions and blocks, and rank 0 commits.
+pub fn write_and_read_back(dir: &std::path::Path) -> (Vec<String>, f64) {
+    use tessera::frame::{col, read_csv, read_parquet, AggFunc, CsvOptions};
+    let out = dir.join("written");
+    std::fs::create_dir_all(&out).unwrap();
+    let parts = out.join("trips").join("part-*.parquet");
+    read_csv(
+        dir.join("trips.csv").to_str().unwrap(),
+        CsvOptions {
+            partition_bytes: 48 << 10,
+            ..CsvOptions::default()
+        },
+    )
+    .unwrap()
+    .filter(col("fare").gt(5.0))
+    .unwrap()
+    .to_parquet(parts.to_str().unwrap())
+    .unwrap();
+    let grouped = read_parquet(parts.to_str().unwrap())
+        .unwrap()
+        .groupby(&["passengers"])
+        .unwrap()
+        .agg_named(&[
+            ("fare", AggFunc::Sum, "fares"),
+            ("id", AggFunc::Count, "trips"),
+        ])
+        .unwrap();
+    let mut rows = frame_rows(&grouped.compute().unwrap());
+    rows.sort();
+    let x = RandomState::new(5)
+        .normal(2.0, 1.0, &[300, 70], [45usize, 20].as_slice(), Some("cpu"))
+        .unwrap();
+    tessera::io::npy::to_npy(&x, out.join("x.npy")).unwrap();
+    let back =
+        tessera::io::npy::from_npy(out.join("x.npy"), [100usize, 70].as_slice(), None).unwrap();
+    (rows, back.sum(None, false).unwrap().compute_f64().unwrap())
+}

@@ -1,8 +1,8 @@
 //! `scheduler = "mpi"` under a real `mpirun`: the workloads on 1 to 4 ranks (uneven splits
 //! of every chunk grid) against the single-process answers — the seed headline, mean/std
 //! over axes, `svd`, `svd_compressed`, and a CSV → filter → groupby (tree and shuffle) →
-//! merge (broadcast and shuffle) → sort pipeline, row for row — once with TCP forced between
-//! the ranks; a failing task, a rank killed mid-computation, and launches without a
+//! merge (broadcast and shuffle) → sort pipeline, row for row, and Parquet parts and a
+//! `.npy` written by every rank and read back — once with TCP forced between the ranks; a failing task, a rank killed mid-computation, and launches without a
 //! launcher or with the wrong one.
 //!
 //! The ranks are this test binary itself: a test launches `mpirun -np P <this binary>
@@ -18,7 +18,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::workloads::{
-    close, compressed_svd, frame_pipeline, headline, moments, tall_svd, write_frame_inputs,
+    close, compressed_svd, frame_pipeline, headline, moments, tall_svd, write_and_read_back,
+    write_frame_inputs,
 };
 
 /// What the ranks of a launch run.
@@ -62,6 +63,7 @@ fn rank_workloads() -> tessera::Result<()> {
         "svd": tall_svd(),
         "svd_compressed": compressed_svd(),
         "frames": frame_pipeline(&out_dir_of_launch()),
+        "written": write_and_read_back(&out_dir_of_launch()),
         "sum_sent_bytes": before.sent_bytes,
         "sum_received_bytes": before.received_bytes,
         "sum_tasks": before.tasks,
@@ -284,6 +286,18 @@ fn check_workloads(out: &Output, dir: &std::path::Path, p: usize) {
     );
     let (h, m, s, c) = (headline(), moments(), tall_svd(), compressed_svd());
     let frames = serde_json::to_value(frame_pipeline(dir)).expect("rows as JSON");
+    // The same writes from this process, into a directory of its own.
+    let alone = dir.join("one-process");
+    std::fs::create_dir_all(&alone).expect("a directory for the one-process writes");
+    for name in ["trips.csv", "zones.csv"] {
+        std::fs::copy(dir.join(name), alone.join(name)).expect("copy the inputs");
+    }
+    let (written_rows, written_sum) = write_and_read_back(&alone);
+    let npy = |d: &std::path::Path| std::fs::read(d.join("written").join("x.npy")).expect("x.npy");
+    assert!(
+        npy(dir) == npy(&alone),
+        "the .npy the {p} ranks wrote differs from the one-process file"
+    );
     let lines = rank_lines(out, dir, p);
     for (rank, l) in lines.iter().enumerate() {
         assert_eq!(
@@ -307,6 +321,17 @@ fn check_workloads(out: &Output, dir: &std::path::Path, p: usize) {
         assert_eq!(
             l["frames"], frames,
             "the frame pipeline at P={p}, rank {rank}"
+        );
+        // Written by every rank, committed by rank 0, read back by every rank.
+        assert_eq!(
+            l["written"][0],
+            serde_json::to_value(&written_rows).unwrap(),
+            "Parquet parts written at P={p}, rank {rank}"
+        );
+        close(
+            &[l["written"][1].as_f64().unwrap()],
+            &[written_sum],
+            &format!(".npy written at P={p}"),
         );
         // A sum of 32 MB moves partial sums only: a few hundred bytes per rank.
         let moved =

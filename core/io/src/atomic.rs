@@ -64,7 +64,7 @@ where
 }
 
 /// `dir/.name.tmp-<pid>-<n>`: hidden, in the same directory (so the rename is atomic).
-fn temp_path(path: &Path) -> PathBuf {
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     let name = path

@@ -65,6 +65,17 @@ pub trait BlockSink: Send + Sync {
     /// # Errors
     /// Whatever the storage reports, naming [`describe`](BlockSink::describe).
     fn write(&self, region: &[Range<usize>], data: &HostArray) -> Result<u64>;
+
+    /// Whether every rank of a distributed job (`scheduler = "mpi"`) writes into this very
+    /// destination — a file on a filesystem the ranks share, an object store — so that
+    /// each block can be written by the rank that computes it; the format then commits
+    /// once, from rank 0, after every rank has written (`to_npy` and `to_zarr` do).
+    /// `false` by default: [`Array::store`] refuses such a sink over several ranks,
+    /// because each rank would fill a destination of its own (memory, say) with only its
+    /// own blocks.
+    fn shared_by_ranks(&self) -> bool {
+        false
+    }
 }
 
 /// What [`Array::store`] wrote.
@@ -112,12 +123,19 @@ impl Array {
     /// task that computes it, so no more than the plan's working set is ever in memory.
     /// The blocks are written in no particular order and concurrently.
     ///
+    /// Under `scheduler = "mpi"` each block is written by the rank that computes it, and
+    /// `store` returns on every rank only once every block of every rank is written: a
+    /// format commits after it (from rank 0), as `to_npy` and `to_zarr` do.
+    ///
     /// # Errors
     /// The first error of the plan or of a write (the others are not attempted once one
     /// failed); a sink must therefore treat a failed `store` as an unfinished write and
-    /// not commit it.
+    /// not commit it. Over several ranks, a sink that is not
+    /// [`shared_by_ranks`](BlockSink::shared_by_ranks).
     pub fn store(&self, sink: Arc<dyn BlockSink>) -> Result<StoreSummary> {
-        tessera_core::cluster::refuse_distributed_write(&sink.describe())?;
+        if !sink.shared_by_ranks() {
+            tessera_core::cluster::refuse_distributed_write(&sink.describe())?;
+        }
         let grid = self.chunks().grid();
         let ones: Vec<Vec<usize>> = grid.iter().map(|&n| vec![1; n]).collect();
         let chunks = Chunks::new(&grid, ones).map_err(|e| {

@@ -34,6 +34,9 @@ pub fn to_npy(array: &Array, path: impl AsRef<Path>) -> Result<StoreSummary> {
                 format!("{:?} {} is too large", shape, array.dtype()),
             )
         })?;
+    if let Some(cluster) = crate::ranks::several()? {
+        return to_npy_over_ranks(array, path, &header, data, &cluster);
+    }
     let mut summary = None;
     create_atomic(path, |tmp| {
         let f = OpenOptions::new()
@@ -45,7 +48,8 @@ pub fn to_npy(array: &Array, path: impl AsRef<Path>) -> Result<StoreSummary> {
         f.set_len(data).map_err(|e| Error::io(path, e))?;
         let sink = NpySink {
             path: path.to_path_buf(),
-            file: f,
+            file: Arc::new(f),
+            shared: false,
             shape: shape.to_vec(),
             dtype: array.dtype(),
             data_offset: header.len() as u64,
@@ -56,10 +60,82 @@ pub fn to_npy(array: &Array, path: impl AsRef<Path>) -> Result<StoreSummary> {
     summary.ok_or_else(|| Error::Internal("to_npy committed without writing".into()))
 }
 
+/// [`to_npy`] over the ranks of a job (see [`crate::ranks`]): rank 0 creates the
+/// temporary file, every rank writes its blocks into it and syncs them, rank 0 renames
+/// it over `path`.
+fn to_npy_over_ranks(
+    array: &Array,
+    path: &Path,
+    header: &[u8],
+    data: u64,
+    cluster: &tessera_core::cluster::Cluster,
+) -> Result<StoreSummary> {
+    let root = cluster.rank() == 0;
+    let created = crate::ranks::on_root(cluster, || {
+        let tmp = crate::atomic::temp_path(path);
+        let made = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|f| write_at(&f, header, 0).and_then(|()| f.set_len(data)));
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::io(path, e));
+        }
+        Ok(tmp.to_string_lossy().into_owned().into_bytes())
+    })?;
+    let tmp = PathBuf::from(String::from_utf8_lossy(&created).into_owned());
+    let discard = |e: Error| {
+        if root {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        e
+    };
+    let opened = OpenOptions::new().write(true).open(&tmp).map_err(|e| {
+        Error::invalid(
+            "to_npy",
+            format!(
+                "rank {} cannot open the file {} that rank 0 created for {} ({e}): under scheduler = \"mpi\" write to a filesystem every rank shares, not a node-local path",
+                cluster.rank(),
+                tmp.display(),
+                path.display()
+            ),
+        )
+    });
+    let (file, opened) = match opened {
+        Ok(f) => (Some(Arc::new(f)), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    crate::ranks::agree(cluster, opened).map_err(discard)?;
+    let file = file.ok_or_else(|| Error::Internal("an npy file agreed open is not".into()))?;
+    let sink = NpySink {
+        path: path.to_path_buf(),
+        file: file.clone(),
+        shared: true,
+        shape: array.shape().to_vec(),
+        dtype: array.dtype(),
+        data_offset: header.len() as u64,
+    };
+    let summary = array.store(Arc::new(sink)).map_err(discard)?;
+    // Every block is written; each rank makes its own writes durable before rank 0
+    // renames (on a network filesystem another client's writes are not rank 0's to sync).
+    let synced = file.sync_all().map_err(|e| Error::io(path, e));
+    drop(file);
+    crate::ranks::agree(cluster, synced).map_err(discard)?;
+    crate::ranks::on_root(cluster, || {
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+        Ok(Vec::new())
+    })
+    .map_err(discard)?;
+    Ok(summary)
+}
+
 /// The open temporary file blocks are written into.
 struct NpySink {
     path: PathBuf,
-    file: File,
+    file: Arc<File>,
+    /// Written by every rank of a job (see [`to_npy_over_ranks`]).
+    shared: bool,
     shape: Vec<usize>,
     dtype: DType,
     data_offset: u64,
@@ -68,6 +144,10 @@ struct NpySink {
 impl BlockSink for NpySink {
     fn describe(&self) -> String {
         format!("npy {}", self.path.display())
+    }
+
+    fn shared_by_ranks(&self) -> bool {
+        self.shared
     }
 
     fn write(&self, region: &[Range<usize>], data: &HostArray) -> Result<u64> {

@@ -21,6 +21,9 @@ pub struct ZarrStore {
     pub(crate) location: String,
     /// The root directory, for stores on the local file system.
     pub(crate) root: Option<PathBuf>,
+    /// Whether other processes reach the same data (a directory, a bucket; not memory):
+    /// what lets every rank of a job write into it.
+    pub(crate) shared: bool,
 }
 
 impl std::fmt::Debug for ZarrStore {
@@ -61,6 +64,7 @@ impl ZarrStore {
             storage: Arc::new(store),
             location: path.display().to_string(),
             root: Some(path),
+            shared: true,
         })
     }
 
@@ -86,6 +90,7 @@ impl ZarrStore {
             storage: Arc::new(sync),
             location: url.trim_end_matches('/').to_string(),
             root: None,
+            shared: true,
         })
     }
 
@@ -95,6 +100,7 @@ impl ZarrStore {
             storage: Arc::new(MemoryStore::new()),
             location: "memory:".to_string(),
             root: None,
+            shared: false,
         }
     }
 

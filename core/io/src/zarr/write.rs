@@ -147,14 +147,28 @@ pub fn to_zarr(
         .map_err(|e| Error::Internal(format!("zarr metadata for {location}: {e}")))?;
 
     let storage = store.storage.clone();
-    if holds_node(storage.as_ref(), &node)? {
-        if !options.overwrite {
-            return Err(invalid(
-                "already holds a Zarr array or group; set `overwrite` to replace it".into(),
-            ));
-        }
-        erase(storage.as_ref(), &node, &location)?;
+    // Over the ranks of a job every rank writes its chunks into the one store, and rank 0
+    // alone replaces what is there and writes the metadata (see `crate::ranks`).
+    let ranks = crate::ranks::several()?;
+    if ranks.is_some() && !store.shared {
+        tessera_core::cluster::refuse_distributed_write(&format!("to_zarr {location}"))?;
     }
+    let root = ranks.as_ref().is_none_or(|c| c.rank() == 0);
+    let prepare = || -> Result<Vec<u8>> {
+        if holds_node(storage.as_ref(), &node)? {
+            if !options.overwrite {
+                return Err(invalid(
+                    "already holds a Zarr array or group; set `overwrite` to replace it".into(),
+                ));
+            }
+            erase(storage.as_ref(), &node, &location)?;
+        }
+        Ok(Vec::new())
+    };
+    match &ranks {
+        Some(c) => crate::ranks::on_root(c, prepare)?,
+        None => prepare()?,
+    };
     let zarray = ZArray::new_with_metadata(storage.clone(), &node, metadata).map_err(|e| {
         Error::Storage {
             location: location.clone(),
@@ -174,8 +188,9 @@ pub fn to_zarr(
         location: location.clone(),
         dtype: array.dtype(),
         chunks: chunks.clone(),
+        shared: store.shared,
     };
-    let written = input.store(Arc::new(sink)).and_then(|summary| {
+    let commit = || -> Result<Vec<u8>> {
         let fail = |what: &str, e: String| Error::Storage {
             location: location.clone(),
             detail: super::store::explain(format!("{what}: {e}")),
@@ -188,9 +203,22 @@ pub fn to_zarr(
         let bytes = storage
             .size_prefix(&node_prefix(&node)?)
             .map_err(|e| fail("sizing what was written", e.to_string()))?;
-        Ok(StoreSummary { bytes, ..summary })
+        Ok(bytes.to_le_bytes().to_vec())
+    };
+    let written = input.store(Arc::new(sink)).and_then(|summary| {
+        let bytes = match &ranks {
+            Some(c) => crate::ranks::on_root(c, commit)?,
+            None => commit()?,
+        };
+        let bytes = <[u8; 8]>::try_from(bytes.as_slice()).map_err(|_| {
+            Error::Internal(format!("the size of {location} as {} bytes", bytes.len()))
+        })?;
+        Ok(StoreSummary {
+            bytes: u64::from_le_bytes(bytes),
+            ..summary
+        })
     });
-    if written.is_err() {
+    if written.is_err() && root {
         // Chunks without metadata read as nothing; remove them too.
         let _ = erase(storage.as_ref(), &node, &location);
     }
@@ -418,11 +446,17 @@ struct ZarrSink {
     location: String,
     dtype: DType,
     chunks: Vec<usize>,
+    /// The store is one every rank of a job reaches (not memory).
+    shared: bool,
 }
 
 impl BlockSink for ZarrSink {
     fn describe(&self) -> String {
         format!("zarr {}", self.location)
+    }
+
+    fn shared_by_ranks(&self) -> bool {
+        self.shared
     }
 
     fn write(&self, region: &[Range<usize>], data: &HostArray) -> Result<u64> {

@@ -251,9 +251,10 @@ pub fn with_cluster<T>(cluster: Arc<Cluster>, f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// Refuses a write to storage (`op`) under a distributed scheduler with more than one
-/// rank: every rank would write and commit its own copy of the destination, each holding
-/// only its own blocks. Writers call it before they touch the destination.
+/// Refuses a write to a destination private to each process (`op`: a store in memory)
+/// under a distributed scheduler with more than one rank: every rank would fill its own
+/// copy with only its own blocks. Writers to shared destinations (files, object stores)
+/// write from every rank and commit once instead.
 ///
 /// # Errors
 /// [`Error::Invalid`] naming `op` and what to do instead, under `scheduler = "mpi"` with
@@ -263,7 +264,7 @@ pub fn refuse_distributed_write(op: &str) -> Result<()> {
         Some(c) if c.size() > 1 => Err(Error::invalid(
             op,
             format!(
-                "writing under scheduler = \"mpi\" ({} ranks) is not supported yet: each rank would commit its own copy holding only its own blocks. Compute the result (every rank gets it), then write it from one rank: `if tessera::cluster::rank() == 0` with scheduler = \"threads\" set around the write",
+                "this destination belongs to one process, and under scheduler = \"mpi\" ({} ranks) each rank would hold only its own blocks: write to a file or an object store every rank reaches, or persist() the array (its blocks stay on their ranks)",
                 c.size()
             ),
         )),
