@@ -463,3 +463,43 @@ fn arrays_written_over_ranks_are_the_files_one_process_writes() {
     assert!(refused[1].0.contains("rank 0"), "{}", refused[1].0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_frame_persisted_over_ranks_stays_spread_and_gives_one_process_answers() {
+    use tessera::frame::AggFunc;
+    let dir = std::env::temp_dir().join(format!("tessera-dist-fpersist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::common::workloads::write_frame_inputs(&dir);
+    let by_passengers = |f: &tessera::frame::DataFrame| {
+        let g = f
+            .groupby(&["passengers"])
+            .unwrap()
+            .agg_named(&[("fare", AggFunc::Sum, "fares")])
+            .unwrap();
+        let mut rows = crate::common::workloads::frame_rows(&g.compute().unwrap());
+        rows.sort();
+        rows
+    };
+    let want = by_passengers(&trips_over_five(&dir));
+    let out = local::run(3, |_| {
+        let kept = trips_over_five(&dir).persist().unwrap();
+        let plan = kept.explain().unwrap();
+        // Two plans over the persisted frame: both read the partitions where they stay.
+        (by_passengers(&kept), by_passengers(&kept), plan, kept)
+    });
+    for (rank, (first, second, plan, _)) in out.iter().enumerate() {
+        assert_eq!(first, &want, "rank {rank}");
+        assert_eq!(second, &want, "rank {rank}");
+        assert_eq!(plan, &out[0].2, "every rank plans alike");
+    }
+    // Outside the job a rank's frame lacks the partitions the other ranks hold.
+    for (rank, (_, _, _, kept)) in out.into_iter().enumerate() {
+        let e = kept.compute().unwrap_err().to_string();
+        let other = if rank == 0 { "rank 1" } else { "rank 0" };
+        assert!(
+            e.contains("persisted over the ranks") && e.contains(other),
+            "rank {rank}: {e}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

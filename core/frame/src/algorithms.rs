@@ -166,7 +166,12 @@ pub(crate) fn pipeline(
     spill: &Spill,
 ) -> Result<Pipeline> {
     match node {
-        Node::Partitions { parts, .. } => Ok(Pipeline::ready(parts.clone())),
+        Node::Partitions { parts, .. } => {
+            match parts.iter().find_map(crate::on_rank::held_elsewhere) {
+                Some(e) => Err(e),
+                None => Ok(Pipeline::ready(parts.clone())),
+            }
+        }
         Node::Scan {
             source,
             projection,

@@ -1035,9 +1035,9 @@ impl DataFrame {
     /// limit.
     pub fn persist(&self) -> Result<DataFrame> {
         let node = self.planned()?;
-        if tessera_core::cluster::current()?.is_some() {
+        if let Some(cluster) = tessera_core::cluster::current()? {
             return Ok(self.derive(Node::Partitions {
-                parts: self.partitions()?,
+                parts: crate::on_rank::persist(&node, &self.backend, &self.schema(), &cluster)?,
                 schema: self.schema(),
             }));
         }

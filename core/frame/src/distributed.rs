@@ -147,16 +147,28 @@ impl Run<'_> {
             .collect()
     }
 
-    /// Partitions of the same stage computed everywhere, kept where they belong.
-    fn keep_own(&self, all: Vec<Partition>) -> Owned {
+    /// Partitions of the same stage present everywhere (computed by every rank, or
+    /// persisted over the ranks with stand-ins for the others'), kept where they belong.
+    ///
+    /// # Errors
+    /// A partition this rank should hold is held by another (a frame persisted by a job
+    /// of another size).
+    fn keep_own(&self, all: Vec<Partition>) -> Result<Owned> {
         let (me, size) = (self.me(), self.size());
-        Owned {
-            parts: all
-                .into_iter()
-                .enumerate()
-                .map(|(i, p)| (owner(i, size) == me).then_some(p))
-                .collect(),
-        }
+        let parts = all
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if owner(i, size) != me {
+                    return Ok(None);
+                }
+                match crate::on_rank::held_elsewhere(&p) {
+                    Some(e) => Err(e),
+                    None => Ok(Some(p)),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Owned { parts })
     }
 
     /// Splits this rank's partitions into `n` pieces each with `split`, sends piece `j` to
@@ -221,7 +233,7 @@ impl Run<'_> {
     fn eval(&self, node: &Node) -> Result<Owned> {
         let b = self.backend;
         match node {
-            Node::Partitions { parts, .. } => Ok(self.keep_own(parts.clone())),
+            Node::Partitions { parts, .. } => self.keep_own(parts.clone()),
             // The one-process scan's tasks, each run where its partition belongs.
             Node::Scan { .. } => {
                 let scan = crate::algorithms::pipeline(node, b, &None)?;
@@ -287,7 +299,7 @@ impl Run<'_> {
                     *input = gathered;
                 }
                 let all = crate::algorithms::pipeline(&local, b, &None)?.materialize()?;
-                Ok(self.keep_own(all))
+                self.keep_own(all)
             }
         }
     }
@@ -318,7 +330,7 @@ impl Run<'_> {
         let mut partials = self.map_own(&inner, |p| b.aggregate_partial(p, keys, aggs))?;
         if partials.n() == 0 {
             let empty = b.import_batch(empty_batch(&input.schema()))?;
-            partials = self.keep_own(vec![b.aggregate_partial(&empty, keys, aggs)?]);
+            partials = self.keep_own(vec![b.aggregate_partial(&empty, keys, aggs)?])?;
         }
         let rows: u64 = partials.mine().map(|(_, p)| p.num_rows() as u64).sum();
         let rows = self.total(&[rows])?[0] as usize;
@@ -331,7 +343,7 @@ impl Run<'_> {
             let states = self.gather(&partials)?;
             let state = tree_combine(b, states, keys, aggs)?;
             let out = b.aggregate_finalize(&state, keys, aggs)?;
-            return Ok(self.keep_own(vec![out]));
+            return self.keep_own(vec![out]);
         }
         let n = partials.n();
         let buckets = self.shuffle(&partials, n, |p| b.hash_partition(p, keys, n))?;
@@ -369,7 +381,7 @@ impl Run<'_> {
         if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
             let (l, r) = (self.gather(&left)?, self.gather(&right)?);
             let all = crate::algorithms::sorted_merge_join(b, l, r, spec, &lschema, &rschema)?;
-            return Ok(self.keep_own(all));
+            return self.keep_own(all);
         }
         match side {
             Some(Side::Right) => {
@@ -414,7 +426,7 @@ impl Run<'_> {
         let n = parts.n();
         if n <= 1 {
             let all = concat_or_empty(b, &self.gather(&parts)?, &schema)?;
-            return Ok(self.keep_own(vec![b.sort(&all, by)?]));
+            return self.keep_own(vec![b.sort(&all, by)?]);
         }
         // The samples one process would take, gathered in partition order.
         let key_program = crate::backend::FrameProgram {

@@ -24,6 +24,7 @@ mod dataframe;
 pub mod display;
 mod distributed;
 pub mod io;
+mod on_rank;
 pub mod plan;
 mod spill;
 
