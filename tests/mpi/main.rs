@@ -2,7 +2,8 @@
 //! of every chunk grid) against the single-process answers — the seed headline, mean/std
 //! over axes, `svd`, `svd_compressed`, and a CSV → filter → groupby (tree and shuffle) →
 //! merge (broadcast and shuffle) → sort pipeline, row for row, and Parquet parts and a
-//! `.npy` written by every rank and read back — once with TCP forced between the ranks; a failing task, a rank killed mid-computation, and launches without a
+//! `.npy` written by every rank and read back — once with TCP forced between the ranks; a
+//! message over 2 GiB (MPI's `int` counts) broadcast intact; a failing task, a rank killed mid-computation, and launches without a
 //! launcher or with the wrong one.
 //!
 //! The ranks are this test binary itself: a test launches `mpirun -np P <this binary>
@@ -38,6 +39,7 @@ fn rank_entry_point() {
         "workloads" => rank_workloads(),
         "fail" => rank_fail(),
         "kill" => rank_kill(),
+        "big" => rank_big(),
         other => panic!("unknown {CHILD} = {other}"),
     };
     if let Err(e) = result {
@@ -126,6 +128,66 @@ fn rank_kill() -> tessera::Result<()> {
         }
         Ok(b[0].clone())
     }))
+}
+
+/// Bytes of the message [`rank_big`] broadcasts: over 2^31, past MPI's `int` counts.
+const BIG: usize = (1 << 31) + (1 << 28) + 12_345;
+
+/// The big message in 1 MiB blocks: block `k` is a fixed pattern stamped with `k`, so a
+/// piece delivered out of place or twice differs from what is checked.
+struct BigBlocks {
+    pattern: Vec<u8>,
+}
+
+impl BigBlocks {
+    const MIB: usize = 1 << 20;
+
+    fn new() -> BigBlocks {
+        BigBlocks {
+            pattern: (0..Self::MIB).map(|i| (i * 31 % 251) as u8).collect(),
+        }
+    }
+
+    /// The whole message.
+    fn message(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(BIG);
+        for k in 0..BIG.div_ceil(Self::MIB) {
+            let len = Self::MIB.min(BIG - k * Self::MIB);
+            v.extend_from_slice(&(k as u64).to_le_bytes());
+            v.extend_from_slice(&self.pattern[8..len]);
+        }
+        v
+    }
+
+    /// Whether `got` is the whole message.
+    fn matches(&self, got: &[u8]) -> bool {
+        got.len() == BIG
+            && got.chunks(Self::MIB).enumerate().all(|(k, c)| {
+                c[..8] == (k as u64).to_le_bytes() && c[8..] == self.pattern[8..c.len()]
+            })
+    }
+}
+
+/// Rank 0 broadcasts [`BIG`] bytes; every rank checks every MiB of what it holds.
+fn rank_big() -> tessera::Result<()> {
+    let cluster = tessera::cluster::current()?.expect("a cluster under mpirun");
+    let ex = cluster.begin()?;
+    let blocks = BigBlocks::new();
+    let mine = if cluster.rank() == 0 {
+        blocks.message()
+    } else {
+        Vec::new()
+    };
+    let got = ex.broadcast(0, mine)?;
+    write_result(
+        &serde_json::json!({
+            "rank": cluster.rank(),
+            "len": got.len(),
+            "intact": blocks.matches(&got),
+        })
+        .to_string(),
+    );
+    Ok(())
 }
 
 /// `mpirun`, or why the test is skipped.
@@ -370,6 +432,18 @@ fn workloads_match_with_tcp_forced_between_ranks() {
     let dir = out_dir();
     let (out, _) = launch(&mpirun, 3, "workloads", &tcp, &dir);
     check_workloads(&out, &dir, 3);
+}
+
+#[test]
+fn a_message_over_2_gib_crosses_ranks_intact() {
+    let mpirun = mpirun_or_skip!("mpi::a_message_over_2_gib_crosses_ranks_intact");
+    let dir = out_dir();
+    let (out, _) = launch(&mpirun, 2, "big", &[], &dir);
+    assert!(out.status.success(), "mpirun failed: {}", tail(&out.stderr));
+    for (rank, l) in rank_lines(&out, &dir, 2).iter().enumerate() {
+        assert_eq!(l["len"].as_u64(), Some(BIG as u64), "rank {rank}");
+        assert_eq!(l["intact"].as_bool(), Some(true), "rank {rank}");
+    }
 }
 
 #[test]
