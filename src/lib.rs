@@ -8,7 +8,8 @@
 //! so that `TESSERA_ARRAY_BACKEND` / `array.backend` can pick any of them at run time.
 //!
 //! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`, `zarr`. Off by
-//! default: `object-store` (cloud URLs) and `mpi` (`scheduler = "mpi"`, [`mpi`]); the
+//! default: `object-store` (cloud URLs), `hdf5` and `netcdf` (the system's libhdf5 and
+//! libnetcdf) and `mpi` (`scheduler = "mpi"`, [`mpi`]); the
 //! distributed executor itself is always built, and [`cluster::local`] runs it with ranks
 //! as threads.
 //!
@@ -29,7 +30,8 @@ pub use tessera_array::{array, exec, linalg, Array, Index, RandomState};
 #[cfg(feature = "frame")]
 pub use tessera_frame as frame;
 /// Arrays in storage: `.npy` files and Zarr arrays (feature `zarr`) read and written block
-/// by block, atomic file commits.
+/// by block, HDF5 datasets and NetCDF variables read (features `hdf5`, `netcdf`), atomic
+/// file commits.
 pub use tessera_io as io;
 /// Watching computations run: progress bars and the progress callback.
 pub use tessera_observe as observe;

@@ -205,3 +205,119 @@ fn zarr_interop_with_zarr_python() {
     assert_eq!(f.compute().unwrap().to_f64_vec(), want);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// tessera reads what h5py and netCDF4-python wrote — chunked and compressed, contiguous
+/// big-endian, booleans, a dataset in a group, CF-packed and masked NetCDF-4 variables, a
+/// classic NetCDF-3 file — and gets the values those libraries decode them to. Needs the
+/// `hdf5` and `netcdf` features (the system's libhdf5 and libnetcdf) and a Python that
+/// imports h5py and netCDF4.
+#[test]
+fn hdf5_and_netcdf_interop_with_h5py_and_netcdf4() {
+    const TEST: &str = "hdf5_and_netcdf_interop_with_h5py_and_netcdf4";
+    #[cfg(not(all(feature = "hdf5", feature = "netcdf")))]
+    tessera_conformance::skip::skip(
+        TEST,
+        "built without the `hdf5` and `netcdf` features (cargo test --features hdf5,netcdf; needs libhdf5-dev and libnetcdf-dev)",
+    );
+    #[cfg(all(feature = "hdf5", feature = "netcdf"))]
+    {
+        /// The elements as `f64` with NaN equal to NaN, for comparing decoded arrays.
+        fn same_values(got: &[f64], want: &[f64]) -> bool {
+            got.len() == want.len()
+                && got
+                    .iter()
+                    .zip(want)
+                    .all(|(a, b)| a == b || (a.is_nan() && b.is_nan()))
+        }
+
+        use tessera::io::hdf5::from_hdf5;
+        use tessera::io::netcdf::from_netcdf;
+        let Some(python) = crate::common::python_with(TEST, "h5py, netCDF4") else {
+            return;
+        };
+        let d = dir("hdf5-netcdf");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/scripts/hdf5_netcdf_interop.py"
+        );
+        crate::common::run_python(&python, script, &[d.to_str().unwrap()]);
+        let reference = |name: &str| {
+            let a = from_npy(d.join(format!("{name}.npy")), 1 << 20, None).unwrap();
+            (a.dtype(), a.shape(), a.compute().unwrap().to_f64_vec())
+        };
+        let check = |name: &str, got: &Array| {
+            let (dtype, shape, want) = reference(name);
+            assert_eq!((got.dtype(), got.shape()), (dtype, shape), "{name}");
+            assert!(
+                same_values(&got.compute().unwrap().to_f64_vec(), &want),
+                "{name}: values differ from the Python library's"
+            );
+        };
+        let h5 = d.join("h5py.h5");
+
+        // The stored chunks are the blocks; a slice reads only the blocks it touches.
+        let t2m = from_hdf5(&h5, "t2m", None, None).unwrap();
+        assert_eq!(t2m.chunks().max_block_shape(), vec![10, 7, 12]);
+        check("t2m", &t2m);
+        let plan = from_hdf5(&h5, "t2m", Some([15usize, 20, 12].into()), None)
+            .unwrap()
+            .explain()
+            .unwrap();
+        assert!(plan.contains("cut the stored chunks"), "{plan}");
+        check(
+            "counts",
+            &from_hdf5(&h5, "counts", Some([7usize, 4].into()), None).unwrap(),
+        );
+        check("flags", &from_hdf5(&h5, "flags", None, None).unwrap());
+        check("deep", &from_hdf5(&h5, "/grp/deep", None, None).unwrap());
+        let mean = from_hdf5(&h5, "t2m", None, None)
+            .unwrap()
+            .mean(Some(&[0]), false)
+            .unwrap()
+            .compute()
+            .unwrap()
+            .to_f64_vec();
+        assert_eq!(mean.len(), 20 * 12);
+
+        let nc = d.join("cf.nc");
+        let tas = from_netcdf(&nc, "tas", None, None).unwrap();
+        assert_eq!(
+            tas.chunks().max_block_shape(),
+            vec![4, 9, 5],
+            "stored chunks"
+        );
+        check("tas", &tas);
+        check(
+            "pr",
+            &from_netcdf(&nc, "pr", Some(5usize.into()), None).unwrap(),
+        );
+        check("level", &from_netcdf(&nc, "level", None, None).unwrap());
+        check(
+            "x",
+            &from_netcdf(d.join("classic.nc"), "x", Some(3usize.into()), None).unwrap(),
+        );
+        // A NetCDF-4 variable through HDF5: the stored, packed integers.
+        let raw = from_hdf5(&nc, "tas", None, None).unwrap();
+        assert_eq!(raw.dtype(), DType::I16);
+
+        // Errors that say what is there and what is not.
+        let e = from_hdf5(&h5, "t2", None, None).unwrap_err().to_string();
+        assert!(e.contains("no such dataset") && e.contains("t2m"), "{e}");
+        let e = from_hdf5(&h5, "names", None, None).unwrap_err().to_string();
+        assert!(e.contains("not one tessera holds"), "{e}");
+        let e = from_netcdf(&nc, "ta", None, None).unwrap_err().to_string();
+        assert!(e.contains("no such variable") && e.contains("tas"), "{e}");
+        let e = from_netcdf(h5.with_extension("missing"), "x", None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("h5py.missing"), "{e}");
+
+        // A file rewritten under a planned array is refused, not read as a mix.
+        let moving = d.join("moving.h5");
+        std::fs::copy(&h5, &moving).unwrap();
+        let planned = from_hdf5(&moving, "t2m", None, None).unwrap();
+        std::fs::copy(d.join("cf.nc"), &moving).unwrap();
+        let e = planned.compute().unwrap_err();
+        assert!(matches!(e, tessera::Error::FileChanged { .. }), "{e}");
+    }
+}

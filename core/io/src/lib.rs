@@ -3,6 +3,8 @@
 //! The storage layer under tessera's arrays and frames:
 //!
 //! - [`npy`]: NumPy's `.npy` files as lazy arrays, read and written block by block;
+//! - `hdf5` and `netcdf` (features of the same names, on the system's libhdf5 and
+//!   libnetcdf): HDF5 datasets and NetCDF variables as lazy arrays on their stored chunks;
 //! - `zarr` (feature `zarr`, on by default): Zarr v2 and v3 arrays, read on their stored
 //!   chunking and written chunk by chunk with the metadata last;
 //! - `object` (feature `object-store`): S3, GCS, Azure and HTTP(S) URLs, configured from
@@ -24,8 +26,14 @@
 pub mod atomic;
 pub mod file;
 pub mod glob;
+#[cfg(feature = "hdf5")]
+pub mod hdf5;
 pub mod identity;
+#[cfg(any(feature = "zarr", feature = "hdf5", feature = "netcdf"))]
+mod layout;
 mod listing;
+#[cfg(feature = "netcdf")]
+pub mod netcdf;
 pub mod npy;
 #[cfg(feature = "object-store")]
 pub mod object;

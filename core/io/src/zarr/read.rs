@@ -124,15 +124,7 @@ pub fn from_zarr(
 
 /// A note when `wanted` block boundaries are not all stored chunk boundaries.
 fn cut_note(stored: &Chunks, wanted: &Chunks) -> Option<String> {
-    let cut: Vec<usize> = (0..stored.ndim())
-        .filter(|&ax| {
-            let bounds = stored.offsets(ax);
-            wanted
-                .offsets(ax)
-                .iter()
-                .any(|o| bounds.binary_search(o).is_err())
-        })
-        .collect();
+    let cut = crate::layout::cut_axes(stored, wanted);
     if cut.is_empty() {
         return None;
     }
