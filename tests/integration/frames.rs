@@ -1611,3 +1611,151 @@ fn tail_is_the_last_rows_in_order() {
         );
     }
 }
+
+/// Strings as Polars, pyarrow and DuckDB write them (`Utf8View`, `LargeUtf8`, a
+/// dictionary) are one logical string type: literals, `isin`, string functions and joins
+/// against a plain `Utf8` frame work across them, on every partitioning.
+#[test]
+fn every_arrow_string_type_filters_and_joins_as_text() {
+    use arrow_array::{DictionaryArray, LargeStringArray, StringViewArray};
+    let words = ["apple", "pear", "apple", "fig", "pear", "apple", "kiwi"];
+    let view = Arc::new(StringViewArray::from(words.to_vec())) as ArrayRef;
+    let large = Arc::new(LargeStringArray::from(words.to_vec())) as ArrayRef;
+    let dict: DictionaryArray<arrow_array::types::Int32Type> = words.iter().copied().collect();
+    let v = Arc::new(Int64Array::from((0..7).collect::<Vec<i64>>())) as ArrayRef;
+    let prices = DataFrame::from_columns(
+        vec![
+            (
+                "fruit",
+                Arc::new(StringArray::from(vec!["apple", "fig", "plum"])) as ArrayRef,
+            ),
+            (
+                "price",
+                Arc::new(Float64Array::from(vec![1.5, 4.0, 2.0])) as ArrayRef,
+            ),
+        ],
+        2,
+    )
+    .unwrap();
+    for parts in [1, 3] {
+        let df = DataFrame::from_columns(
+            vec![
+                ("view", view.clone()),
+                ("large", large.clone()),
+                ("dict", Arc::new(dict.clone()) as ArrayRef),
+                ("v", v.clone()),
+            ],
+            parts,
+        )
+        .unwrap();
+        for c in ["view", "large", "dict"] {
+            let rows = |f: DataFrame| -> Vec<i64> {
+                let got = f.compute().unwrap();
+                let mut out: Vec<i64> = values(&got, "v")
+                    .into_iter()
+                    .map(|x| match x {
+                        Value::Int(i) => i,
+                        other => panic!("{other:?}"),
+                    })
+                    .collect();
+                out.sort();
+                out
+            };
+            assert_eq!(
+                rows(df.filter(col(c).eq("apple")).unwrap()),
+                vec![0, 2, 5],
+                "{c} =="
+            );
+            assert_eq!(
+                rows(df.filter(col(c).gt("kiwi")).unwrap()),
+                vec![1, 4],
+                "{c} >"
+            );
+            assert_eq!(
+                rows(df.filter(col(c).is_in(["fig", "kiwi"])).unwrap()),
+                vec![3, 6],
+                "{c} isin"
+            );
+            assert_eq!(
+                rows(df.filter(col(c).starts_with("p")).unwrap()),
+                vec![1, 4],
+                "{c} starts_with"
+            );
+            assert_eq!(
+                rows(df.filter(col(c).eq(col("view"))).unwrap()),
+                (0..7).collect::<Vec<_>>(),
+                "{c} == view"
+            );
+            // A join against a Utf8 frame: 3 apples and a fig have prices.
+            let joined = df
+                .merge_on(
+                    &prices,
+                    &[c],
+                    &["fruit"],
+                    JoinType::Inner,
+                    JoinStrategy::Shuffle,
+                )
+                .unwrap()
+                .compute()
+                .unwrap();
+            let mut paid: Vec<(i64, f64)> = values(&joined, "v")
+                .into_iter()
+                .zip(values(&joined, "price"))
+                .map(|(a, b)| match (a, b) {
+                    (Value::Int(a), Value::Float(b)) => (a, b),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            paid.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            assert_eq!(
+                paid,
+                vec![(0, 1.5), (2, 1.5), (3, 4.0), (5, 1.5)],
+                "{c} join"
+            );
+            let semi = df.semi_join(&prices, &[c], &["fruit"]).unwrap();
+            assert_eq!(rows(semi), vec![0, 2, 3, 5], "{c} semi join");
+        }
+        let upper = df
+            .with_column("u", col("large").upper())
+            .unwrap()
+            .compute()
+            .unwrap();
+        assert_eq!(upper.value("u", 1).unwrap(), Value::Str("PEAR".into()));
+    }
+}
+
+/// Timestamps in named time zones (as pandas and pyarrow write them): the parts are those
+/// of the local time.
+#[test]
+fn timestamps_in_named_time_zones_give_local_parts() {
+    use arrow_array::TimestampMicrosecondArray;
+    // 2024-01-15 23:30 UTC and 2024-07-01 12:00 UTC.
+    let micros = vec![1_705_361_400_000_000i64, 1_719_835_200_000_000];
+    for (tz, hours, days) in [
+        ("UTC", vec![23, 12], vec![15, 1]),
+        // Paris is UTC+1 in January (the 16th has begun) and UTC+2 in July.
+        ("Europe/Paris", vec![0, 14], vec![16, 1]),
+        ("+05:30", vec![5, 17], vec![16, 1]),
+    ] {
+        let ts = TimestampMicrosecondArray::from(micros.clone()).with_timezone(tz);
+        let df = DataFrame::from_columns(vec![("t", Arc::new(ts) as ArrayRef)], 1).unwrap();
+        let got = df
+            .with_column("h", col("t").hour())
+            .unwrap()
+            .with_column("d", col("t").day())
+            .unwrap()
+            .compute()
+            .unwrap();
+        let ints = |c: &str| -> Vec<i64> {
+            values(&got, c)
+                .into_iter()
+                .map(|v| match v {
+                    Value::Int(i) => i,
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(ints("h"), hours, "{tz}");
+        assert_eq!(ints("d"), days, "{tz}");
+    }
+}

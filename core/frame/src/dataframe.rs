@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::{Array as _, ArrayRef, RecordBatch, RecordBatchOptions};
-use arrow_schema::{Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::algorithms::pipeline;
 use crate::backend::{
@@ -20,7 +20,7 @@ use crate::backend::{
 };
 use crate::display::{format_batches, value_at, Value};
 use crate::error::{Error, Result};
-use crate::expr::{col, Expr};
+use crate::expr::{col, is_string, Expr};
 use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
 use crate::spill::{Spill, SpillBudget};
@@ -636,6 +636,7 @@ impl DataFrame {
                 ),
             ));
         }
+        let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
         let spec = JoinSpec {
             left_on: left_on.iter().map(|s| s.to_string()).collect(),
             right_on: right_on.iter().map(|s| s.to_string()).collect(),
@@ -643,14 +644,43 @@ impl DataFrame {
             suffixes: ("_x".to_string(), "_y".to_string()),
             algorithm: JoinAlgorithm::Hash,
         };
-        let schema = spec.output_schema(&self.schema(), &other.schema())?;
+        let schema = spec.output_schema(&left.schema(), &right.schema())?;
         Ok(self.derive(Node::Join {
-            left: self.node.clone(),
-            right: other.node.clone(),
+            left: left.node.clone(),
+            right: right.node.clone(),
             spec,
             strategy,
             schema,
         }))
+    }
+
+    /// This frame and `other` with every pair of join keys that are strings of different
+    /// Arrow types (a CSV frame's `Utf8` against a Parquet frame's `Utf8View` or
+    /// dictionary) cast to `Utf8` on both sides, so that they join as the text they are.
+    /// Other keys are left as they are (mismatches are reported by the join).
+    fn string_keys_as_text(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+    ) -> Result<(DataFrame, DataFrame)> {
+        let (ls, rs) = (self.schema(), other.schema());
+        let (mut left, mut right) = (self.clone(), other.clone());
+        for (l, r) in left_on.iter().zip(right_on) {
+            let (Ok(lf), Ok(rf)) = (ls.field_with_name(l), rs.field_with_name(r)) else {
+                continue;
+            };
+            let (lt, rt) = (lf.data_type(), rf.data_type());
+            if lt != rt && is_string(lt) && is_string(rt) {
+                if *lt != DataType::Utf8 {
+                    left = left.with_column(l, col(*l).cast(DataType::Utf8))?;
+                }
+                if *rt != DataType::Utf8 {
+                    right = right.with_column(r, col(*r).cast(DataType::Utf8))?;
+                }
+            }
+        }
+        Ok((left, right))
     }
 
     /// The rows of this frame whose keys occur in `other` (a left semi join: each row at

@@ -795,7 +795,7 @@ impl Expr {
             }
             Expr::Contains { expr, .. } => {
                 let t = expr.data_type(schema)?;
-                if !matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) {
+                if !is_string(&t) {
                     return Err(Error::invalid(
                         "contains",
                         format!("{self}: needs a string column, got {t}"),
@@ -836,10 +836,7 @@ impl Expr {
             }
             Expr::Str { func, expr } => {
                 let t = expr.data_type(schema)?;
-                if !matches!(
-                    t,
-                    DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
-                ) {
+                if !(is_string(&t) || t == DataType::Null) {
                     return Err(Error::invalid(
                         func.name(),
                         format!("{self}: needs a string column, got {t}"),
@@ -903,6 +900,32 @@ impl Expr {
     }
 }
 
+/// True for the types users see as one logical string type: `Utf8`, `LargeUtf8`,
+/// `Utf8View` (what Polars, pyarrow and DuckDB write for strings), and dictionaries of them
+/// (categoricals). Comparisons, `isin`, joins' keys and string functions accept any of them,
+/// mixed; the values are compared as text.
+pub fn is_string(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, v) => is_string(v),
+        _ => false,
+    }
+}
+
+/// The type two different string types meet at: the column's own when the other side is
+/// a literal and the column is not a dictionary (the literal is cast, the column is not
+/// copied), else `Utf8`.
+fn string_meet(lt: &DataType, left: &Expr, rt: &DataType, right: &Expr) -> DataType {
+    let plain = |t: &DataType| !matches!(t, DataType::Dictionary(_, _));
+    if matches!(right, Expr::Literal(Literal::Str(_))) && plain(lt) {
+        lt.clone()
+    } else if matches!(left, Expr::Literal(Literal::Str(_))) && plain(rt) {
+        rt.clone()
+    } else {
+        DataType::Utf8
+    }
+}
+
 /// The one type `values` share: the columns' type (integers mixed with floats become
 /// Float64, integers of different widths Int64), which number literals adapt to — an
 /// integer literal takes a numeric column's type, a float literal makes an integer type
@@ -926,9 +949,7 @@ pub fn common_type(values: &[&Expr], schema: &Schema) -> Result<DataType> {
             } else {
                 DataType::Int64
             }
-        } else if matches!(a, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
-            && matches!(b, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
-        {
+        } else if is_string(&a) && is_string(&b) {
             DataType::Utf8
         } else {
             return Err(clash(&a, &b));
@@ -952,7 +973,12 @@ pub fn common_type(values: &[&Expr], schema: &Schema) -> Result<DataType> {
             (Some(p), Literal::Int(_)) if p.is_numeric() => p,
             (Some(p), Literal::Float(_)) if p.is_floating() => p,
             (Some(p), Literal::Float(_)) if p.is_numeric() => DataType::Float64,
-            (Some(p), Literal::Str(_)) if p == DataType::Utf8 => p,
+            (Some(p), Literal::Str(_))
+                if matches!(p, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) =>
+            {
+                p
+            }
+            (Some(p), Literal::Str(_)) if is_string(&p) => DataType::Utf8,
             (Some(p), Literal::Str(_))
                 if matches!(p, DataType::Timestamp(_, _) | DataType::Date32) =>
             {
@@ -1088,6 +1114,8 @@ pub fn binary_types(
         }
         let _ = (u1, u2);
         DataType::Timestamp(TimeUnit::Nanosecond, z1.clone())
+    } else if is_string(&lt) && is_string(&rt) {
+        string_meet(&lt, left, &rt, right)
     } else if let Some(t) = numeric_common(&lt, &rt) {
         t
     } else {
@@ -1102,6 +1130,7 @@ pub fn binary_types(
                 operand,
                 DataType::Utf8
                     | DataType::LargeUtf8
+                    | DataType::Utf8View
                     | DataType::Boolean
                     | DataType::Timestamp(_, _)
                     | DataType::Date32
@@ -1267,7 +1296,11 @@ pub fn castable(from: &DataType, to: &DataType) -> bool {
                     | DataType::Utf8View
             )
     }
-    from == to || (scalar(from) && scalar(to))
+    match from {
+        // A categorical casts as its values do.
+        DataType::Dictionary(_, values) => castable(values, to),
+        _ => from == to || (scalar(from) && scalar(to)),
+    }
 }
 
 #[cfg(test)]
