@@ -690,25 +690,59 @@ impl Lowerer {
             level.push((self.block_task(packed, &[b, 0])?, r));
         }
         let fan_in = crate::config::split_every()?.max(2);
-        // Over ranks, each packed block's lower part is cut where the block is, so only
-        // the n × l parts travel to the tree, not the x Ω rows with them.
-        let mut width = if tessera_core::cluster::current()?.is_some_and(|c| c.size() > 1) {
-            1
-        } else {
-            fan_in
-        };
+        let ranks = tessera_core::cluster::current()?.map_or(1, |c| c.size());
+        if ranks == 1 {
+            return self.rows_tree(level, fan_in, n, &backend, bytes);
+        }
+        // Over ranks: each packed block's lower part is cut where the block is, so only
+        // the n × l parts travel, not the x Ω rows with them. Then each rank sums the parts
+        // of its own blocks first — the sketches of consecutive row blocks are consecutive
+        // sources of the owner rule, so block b is on rank (first + b) mod P — and only one
+        // n × l partial per rank meets the others'.
+        let cut = self.rows_level(&level, 1, n, &backend, bytes);
+        let mut partials = Vec::with_capacity(ranks);
+        for first in 0..ranks.min(cut.len()) {
+            let mine: Vec<(usize, usize)> =
+                cut.iter().skip(first).step_by(ranks).copied().collect();
+            partials.push((self.rows_tree(mine, fan_in, n, &backend, bytes)?, 0));
+        }
+        self.rows_tree(partials, fan_in, n, &backend, bytes)
+    }
+
+    /// One level of a sum tree over `level` — (task, rows to skip) pairs — in groups of
+    /// `width`: each group's `n`-row parts summed (a width of 1 only cuts each entry).
+    fn rows_level(
+        &mut self,
+        level: &[(usize, usize)],
+        width: usize,
+        n: usize,
+        backend: &BackendRef,
+        bytes: u64,
+    ) -> Vec<(usize, usize)> {
+        let mut next = Vec::with_capacity(level.len() / width + 1);
+        for g in level.chunks(width) {
+            let op = TaskOp::Rows {
+                skip: g.iter().map(|&(_, s)| s).collect(),
+                len: n,
+            };
+            let deps = g.iter().map(|&(t, _)| t).collect();
+            next.push((self.push(op, deps, backend.clone(), bytes), 0));
+        }
+        next
+    }
+
+    /// The tree of fan-in `fan_in` summing `level` to one `n`-row task; a packed
+    /// block's task freed once its sum has run.
+    fn rows_tree(
+        &mut self,
+        mut level: Vec<(usize, usize)>,
+        fan_in: usize,
+        n: usize,
+        backend: &BackendRef,
+        bytes: u64,
+    ) -> Result<usize> {
         while level.len() > 1 || level.first().is_some_and(|&(_, skip)| skip != 0) {
-            let mut next = Vec::with_capacity(level.len() / width + 1);
-            for g in level.chunks(width) {
-                let op = TaskOp::Rows {
-                    skip: g.iter().map(|&(_, s)| s).collect(),
-                    len: n,
-                };
-                let deps = g.iter().map(|&(t, _)| t).collect();
-                next.push((self.push(op, deps, backend.clone(), bytes), 0));
-            }
-            level = next;
-            width = fan_in;
+            level = self.rows_level(&level, fan_in, n, backend, bytes);
         }
         level
             .pop()
