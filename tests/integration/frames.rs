@@ -1759,3 +1759,89 @@ fn timestamps_in_named_time_zones_give_local_parts() {
         assert_eq!(ints("d"), days, "{tz}");
     }
 }
+
+/// `dropna` and `fillna` as pandas does them (NaN in a float column is missing, like
+/// null), hand-computed, on one and three partitions.
+#[test]
+fn dropna_and_fillna_treat_nan_and_null_as_missing() {
+    use tessera::frame::{DropHow, Literal};
+    let x = Arc::new(Float64Array::from(vec![
+        Some(1.0),
+        Some(f64::NAN),
+        None,
+        Some(4.0),
+        None,
+        Some(6.0),
+    ])) as ArrayRef;
+    let k = Arc::new(Int64Array::from(vec![
+        Some(10),
+        Some(20),
+        None,
+        None,
+        None,
+        Some(60),
+    ])) as ArrayRef;
+    let s = Arc::new(StringArray::from(vec![
+        Some("a"),
+        None,
+        Some("c"),
+        Some("d"),
+        None,
+        Some("f"),
+    ])) as ArrayRef;
+    for parts in [1, 3] {
+        let df = DataFrame::from_columns(
+            vec![("x", x.clone()), ("k", k.clone()), ("s", s.clone())],
+            parts,
+        )
+        .unwrap();
+        let strings = |f: &DataFrame, c: &str| -> Vec<String> {
+            values(&f.compute().unwrap(), c)
+                .into_iter()
+                .map(|v| v.to_string())
+                .collect()
+        };
+        // Rows 0 and 5 have all three.
+        assert_eq!(
+            strings(&df.dropna(&[], DropHow::Any).unwrap(), "s"),
+            ["a", "f"]
+        );
+        // Row 4 has none of the three; row 1's x is NaN, so it has k only.
+        assert_eq!(
+            strings(&df.dropna(&[], DropHow::All).unwrap(), "k").len(),
+            5,
+            "parts={parts}"
+        );
+        assert_eq!(
+            strings(&df.dropna(&["x"], DropHow::Any).unwrap(), "x"),
+            ["1", "4", "6"]
+        );
+        assert_eq!(
+            strings(&df.dropna(&["x", "s"], DropHow::All).unwrap(), "k").len(),
+            4,
+            "rows 0, 2, 3, 5"
+        );
+        let filled = df
+            .fillna(&[
+                ("x", Literal::Float(-1.0)),
+                ("k", Literal::Int(0)),
+                ("s", Literal::Str("?".into())),
+            ])
+            .unwrap();
+        assert_eq!(strings(&filled, "x"), ["1", "-1", "-1", "4", "-1", "6"]);
+        assert_eq!(strings(&filled, "k"), ["10", "20", "0", "0", "0", "60"]);
+        assert_eq!(strings(&filled, "s"), ["a", "?", "c", "d", "?", "f"]);
+        assert_eq!(filled.schema(), df.schema(), "types kept");
+        let e = df.dropna(&["nope"], DropHow::Any).unwrap_err().to_string();
+        assert!(
+            e.contains("no column 'nope'") && e.contains("x, k, s"),
+            "{e}"
+        );
+        let e = df
+            .fillna(&[("k", Literal::Str("zero".into()))])
+            .and_then(|f| f.compute().map(|_| ()))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Int64") && e.contains("Utf8"), "{e}");
+    }
+}

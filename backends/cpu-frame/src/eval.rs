@@ -171,6 +171,7 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 arrow_arith::boolean::is_not_null(a).map_err(|e| Error::arrow("is_not_null", e))?,
             ) as ArrayRef)
         }),
+        Expr::IsNan(x) => eval(x, batch)?.map(|a| Ok(is_nan(a))),
         Expr::FillNull { expr, value } => {
             let t = expr.data_type(&schema)?;
             let rows = batch.num_rows();
@@ -364,6 +365,24 @@ fn string_fn(func: &StrFunc, a: &ArrayRef) -> Result<ArrayRef> {
             Arc::new(arrow_string::substring::substring_by_char(s, *start, *len).map_err(err)?)
         }
     })
+}
+
+/// True where a float is NaN, null where null, false for any other type.
+fn is_nan(a: &ArrayRef) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float16Type, Float32Type, Float64Type};
+    let out: BooleanArray = match a.data_type() {
+        DataType::Float64 => BooleanArray::from_unary(a.as_primitive::<Float64Type>(), f64::is_nan),
+        DataType::Float32 => BooleanArray::from_unary(a.as_primitive::<Float32Type>(), f32::is_nan),
+        DataType::Float16 => {
+            BooleanArray::from_unary(a.as_primitive::<Float16Type>(), |v| v.is_nan())
+        }
+        _ => BooleanArray::new(
+            arrow_buffer::BooleanBuffer::new_unset(a.len()),
+            a.logical_nulls(),
+        ),
+    };
+    Arc::new(out)
 }
 
 /// Floats with `-0.0` made `0.0` and every NaN the same NaN, so that equal values (as

@@ -20,7 +20,7 @@ use crate::backend::{
 };
 use crate::display::{format_batches, value_at, Value};
 use crate::error::{Error, Result};
-use crate::expr::{col, is_string, Expr};
+use crate::expr::{col, is_string, when, Expr, Literal};
 use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
 use crate::spill::{Spill, SpillBudget};
@@ -320,6 +320,84 @@ impl DataFrame {
                 .map(|c| (c.clone(), col(c)))
                 .collect(),
         )
+    }
+
+    /// The names in `subset` checked against the columns (all columns when empty).
+    fn columns_named(&self, op: &str, subset: &[&str]) -> Result<Vec<String>> {
+        let cols = self.columns();
+        if subset.is_empty() {
+            return Ok(cols);
+        }
+        subset
+            .iter()
+            .map(|&c| {
+                if cols.iter().any(|k| k == c) {
+                    Ok(c.to_string())
+                } else {
+                    Err(Error::invalid(
+                        op,
+                        format!("no column '{c}'; columns: {}", cols.join(", ")),
+                    ))
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `c` holds a value: not null, and for a float column not NaN (pandas counts
+    /// NaN as missing).
+    fn present(&self, c: &str) -> Result<Expr> {
+        let t = self
+            .schema()
+            .field_with_name(c)
+            .map(|f| f.data_type().clone());
+        let not_null = col(c).is_not_null();
+        Ok(match t {
+            Ok(t) if t.is_floating() => not_null.and(!col(c).is_nan()),
+            _ => not_null,
+        })
+    }
+
+    /// The rows with a value in every column of `subset` (`how = Any`, pandas' default) or
+    /// in at least one (`how = All` drops the rows missing all of them); `subset` empty
+    /// means every column. As in pandas, NaN in a float column is missing, like null.
+    ///
+    /// # Errors
+    /// A name in `subset` that is not a column.
+    pub fn dropna(&self, subset: &[&str], how: DropHow) -> Result<DataFrame> {
+        let cols = self.columns_named("dropna", subset)?;
+        let mut keep: Option<Expr> = None;
+        for c in &cols {
+            let p = self.present(c)?;
+            keep = Some(match (keep, how) {
+                (None, _) => p,
+                (Some(k), DropHow::Any) => k.and(p),
+                (Some(k), DropHow::All) => k.or(p),
+            });
+        }
+        match keep {
+            Some(k) => self.filter(k),
+            None => Ok(self.clone()),
+        }
+    }
+
+    /// Each named column with its missing values (null, and NaN in a float column)
+    /// replaced by the given value, as pandas' `fillna({"a": 0, "b": "x"})`. The value
+    /// takes the column's type (an integer literal in a float column is that float).
+    ///
+    /// # Errors
+    /// An unknown column; a value of a type the column cannot take (a string for a
+    /// number), reported when the frame's schema is checked.
+    pub fn fillna(&self, values: &[(&str, Literal)]) -> Result<DataFrame> {
+        let names: Vec<&str> = values.iter().map(|(c, _)| *c).collect();
+        self.columns_named("fillna", &names)?;
+        let mut out = self.clone();
+        for (c, v) in values {
+            let filled = when(self.present(c)?)
+                .then(col(*c))
+                .otherwise(Expr::Literal(v.clone()));
+            out = out.with_column(c, filled)?;
+        }
+        Ok(out)
     }
 
     /// Groups by key columns; aggregate with [`GroupBy::agg`].
@@ -1124,6 +1202,16 @@ impl DataFrame {
             batches,
         })
     }
+}
+
+/// Which rows [`DataFrame::dropna`] drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DropHow {
+    /// Rows missing a value in any of the columns (pandas' default).
+    #[default]
+    Any,
+    /// Rows missing a value in all of the columns.
+    All,
 }
 
 /// A plan's output, one partition at a time ([`DataFrame::batch_stream`]).

@@ -35,7 +35,7 @@ pub use backend::{
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     PartitionData, SortKey,
 };
-pub use dataframe::{batch_from_columns, Computed, DataFrame, GroupBy};
+pub use dataframe::{batch_from_columns, Computed, DataFrame, DropHow, GroupBy};
 pub use display::Value;
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 #[cfg(feature = "parquet")]

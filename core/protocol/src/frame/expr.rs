@@ -304,6 +304,8 @@ pub enum Expr {
     IsNull(Box<Expr>),
     /// True where the value is not null.
     IsNotNull(Box<Expr>),
+    /// True where a float is NaN (false for null, and for every value of a non-float type).
+    IsNan(Box<Expr>),
     /// Nulls replaced by `value`.
     FillNull {
         /// The input.
@@ -522,6 +524,11 @@ impl Expr {
     pub fn is_not_null(self) -> Expr {
         Expr::IsNotNull(Box::new(self))
     }
+    /// True where a float is NaN; null where null (Arrow keeps NaN and null apart; pandas
+    /// counts both as missing).
+    pub fn is_nan(self) -> Expr {
+        Expr::IsNan(Box::new(self))
+    }
     /// Nulls replaced by `value`.
     pub fn fill_null(self, value: impl Into<Expr>) -> Expr {
         Expr::FillNull {
@@ -709,6 +716,7 @@ impl Expr {
             | Expr::Negate(e)
             | Expr::IsNull(e)
             | Expr::IsNotNull(e)
+            | Expr::IsNan(e)
             | Expr::Cast { expr: e, .. }
             | Expr::Contains { expr: e, .. }
             | Expr::DatePart { expr: e, .. }
@@ -774,7 +782,7 @@ impl Expr {
                 }
                 Ok(t)
             }
-            Expr::IsNull(e) | Expr::IsNotNull(e) => {
+            Expr::IsNull(e) | Expr::IsNotNull(e) | Expr::IsNan(e) => {
                 e.data_type(schema)?;
                 Ok(DataType::Boolean)
             }
@@ -1174,6 +1182,7 @@ impl fmt::Display for Expr {
             Expr::Negate(e) => write!(f, "-{e}"),
             Expr::IsNull(e) => write!(f, "{e}.is_null()"),
             Expr::IsNotNull(e) => write!(f, "{e}.is_not_null()"),
+            Expr::IsNan(e) => write!(f, "{e}.is_nan()"),
             Expr::FillNull { expr, value } => write!(f, "{expr}.fill_null({value})"),
             Expr::Cast { expr, to } => write!(f, "{expr}.cast({to})"),
             Expr::Contains { expr, pattern } => write!(f, "{expr}.contains({pattern:?})"),

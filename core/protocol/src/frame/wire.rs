@@ -12,7 +12,7 @@
 //! | column | `{"col": "x"}` |
 //! | literal | `{"lit": null}`, `{"lit": true}`, `{"lit": {"int": 3}}`, `{"lit": {"float": 0.5}}` (`"nan"`, `"inf"`, `"-inf"` as strings), `{"lit": {"str": "a"}}` |
 //! | binary | `{"op": "+", "l": .., "r": ..}` (the operator as written: `+ - * / % == != < <= > >= & \|`) |
-//! | unary | `{"not": ..}`, `{"neg": ..}`, `{"is_null": ..}`, `{"is_not_null": ..}` |
+//! | unary | `{"not": ..}`, `{"neg": ..}`, `{"is_null": ..}`, `{"is_not_null": ..}`, `{"is_nan": ..}` |
 //! | others | `{"fill_null": .., "value": ..}`, `{"cast": .., "to": "Int64"}` (Arrow's type syntax), `{"contains": .., "pattern": "a"}`, `{"date_part": .., "part": "year"}`, `{"math": .., "func": "sqrt"}`, `{"is_in": .., "values": [lit, ..]}`, `{"pow": .., "exponent": ..}`, `{"clip": .., "lower": .., "upper": ..}`, `{"coalesce": [..]}`, `{"when": [[cond, value], ..], "otherwise": ..}` |
 //! | strings | `{"str": .., "func": "lower"}`; with `"arg"` for starts_with/ends_with/like, `"from"`/`"to"` for replace, `"start"`/`"len"` (null: the rest) for substring |
 //! | program | `{"steps": [{"filter": expr}, {"project": [["name", expr], ..]}]}` |
@@ -181,6 +181,7 @@ pub fn expr_to(e: &Expr) -> Value {
         Expr::Negate(x) => json!({ "neg": b(x) }),
         Expr::IsNull(x) => json!({ "is_null": b(x) }),
         Expr::IsNotNull(x) => json!({ "is_not_null": b(x) }),
+        Expr::IsNan(x) => json!({ "is_nan": b(x) }),
         Expr::FillNull { expr, value } => json!({ "fill_null": b(expr), "value": b(value) }),
         Expr::Cast { expr, to } => json!({ "cast": b(expr), "to": to.to_string() }),
         Expr::Contains { expr, pattern } => json!({ "contains": b(expr), "pattern": pattern }),
@@ -254,6 +255,7 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
         "neg",
         "is_null",
         "is_not_null",
+        "is_nan",
         "fill_null",
         "cast",
         "contains",
@@ -295,6 +297,7 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
         "neg" => Expr::Negate(sub("neg")?),
         "is_null" => Expr::IsNull(sub("is_null")?),
         "is_not_null" => Expr::IsNotNull(sub("is_not_null")?),
+        "is_nan" => Expr::IsNan(sub("is_nan")?),
         "fill_null" => Expr::FillNull {
             expr: sub("fill_null")?,
             value: sub("value")?,
@@ -651,6 +654,7 @@ mod tests {
         let e = (col("a") + 1).gt(lit(2.5))
             & !col("b").is_null()
             & col("c").is_not_null()
+            & !col("c").is_nan()
             & (-col("d")).lt_eq(lit(f64::NAN))
             & col("e").fill_null(lit(f64::NEG_INFINITY)).eq(0)
             & col("f")
