@@ -506,3 +506,25 @@ fn a_frame_persisted_over_ranks_stays_spread_and_gives_one_process_answers() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn concat_over_ranks_keeps_each_partition_where_it_is_and_matches_one_process() {
+    let dir = std::env::temp_dir().join(format!("tessera-dist-concat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::common::workloads::write_frame_inputs(&dir);
+    let rows = || {
+        let trips = trips_over_five(&dir);
+        let few = trips
+            .filter(tessera::frame::col("passengers").lt(2))
+            .unwrap();
+        let all = tessera::frame::DataFrame::concat(&[few, trips]).unwrap();
+        crate::common::workloads::frame_rows(&all.compute().unwrap())
+    };
+    let want = rows();
+    for p in 2..=3 {
+        for (rank, got) in local::run(p, |_| rows()).into_iter().enumerate() {
+            assert_eq!(got, want, "P={p} rank {rank}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1845,3 +1845,67 @@ fn dropna_and_fillna_treat_nan_and_null_as_missing() {
         assert!(e.contains("Int64") && e.contains("Utf8"), "{e}");
     }
 }
+
+/// `concat` of a CSV frame and frames of other Arrow types: rows in order, types met
+/// (Utf8View and Utf8 as Utf8, Int32 and Float64 as Float64), and refusals that name the
+/// column.
+#[test]
+fn concat_meets_string_and_number_types_and_keeps_row_order() {
+    use arrow_array::{Int32Array, StringViewArray};
+    let dir = std::env::temp_dir().join(format!("tessera-concat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("a.csv");
+    std::fs::write(&csv, "name,n\nada,1\nbob,2\ncy,3\n").unwrap();
+    let a = tessera::frame::read_csv(csv.to_str().unwrap(), Default::default()).unwrap();
+    let b = DataFrame::from_columns(
+        vec![
+            (
+                "n",
+                Arc::new(Float64Array::from(vec![4.5, 5.5])) as ArrayRef,
+            ),
+            (
+                "name",
+                Arc::new(StringViewArray::from(vec!["dee", "eve"])) as ArrayRef,
+            ),
+        ],
+        2,
+    )
+    .unwrap();
+    let c = DataFrame::from_columns(
+        vec![
+            ("name", Arc::new(StringArray::from(vec!["fay"])) as ArrayRef),
+            ("n", Arc::new(Int32Array::from(vec![6])) as ArrayRef),
+        ],
+        1,
+    )
+    .unwrap();
+    let all = DataFrame::concat(&[a.clone(), b.clone(), c.clone()]).unwrap();
+    assert_eq!(all.columns(), vec!["name", "n"]);
+    assert_eq!(all.npartitions(), a.npartitions() + 3);
+    let got = all.compute().unwrap();
+    let names: Vec<String> = values(&got, "name").iter().map(|v| v.to_string()).collect();
+    assert_eq!(names, ["ada", "bob", "cy", "dee", "eve", "fay"]);
+    let ns: Vec<String> = values(&got, "n").iter().map(|v| v.to_string()).collect();
+    assert_eq!(ns, ["1", "2", "3", "4.5", "5.5", "6"]);
+    assert_eq!(
+        got.schema.field_with_name("n").unwrap().data_type(),
+        &arrow_schema::DataType::Float64
+    );
+    // Plans over the concat: a filter and a groupby see every input's rows.
+    let big = all.filter(col("n").gt(2.5)).unwrap().len().unwrap();
+    assert_eq!(big, 4);
+    assert!(all.explain().unwrap().contains("concat of 3 frames"));
+
+    let e = DataFrame::concat(&[a.clone(), a.select(&["name"]).unwrap()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("lacks [\"n\"]"), "{e}");
+    let bad = a.with_column("n", col("name")).unwrap();
+    let e = DataFrame::concat(&[a, bad]).unwrap_err().to_string();
+    assert!(
+        e.contains("column 'n' is Int64 before frame 1 and Utf8"),
+        "{e}"
+    );
+    assert!(DataFrame::concat(&[]).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

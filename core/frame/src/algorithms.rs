@@ -166,6 +166,25 @@ pub(crate) fn pipeline(
     spill: &Spill,
 ) -> Result<Pipeline> {
     match node {
+        Node::Concat { inputs, .. } => {
+            let pipes = inputs
+                .iter()
+                .map(|i| pipeline(i, backend, spill))
+                .collect::<Result<Vec<_>>>()?;
+            // Partition i of the concat: (input, its partition), by the inputs' counts.
+            let mut index = Vec::new();
+            for (k, p) in pipes.iter().enumerate() {
+                index.extend((0..p.n).map(|j| (k, j)));
+            }
+            let index = Arc::new(index);
+            Ok(Pipeline {
+                n: index.len(),
+                task: Arc::new(move |i| {
+                    let (k, j) = index[i];
+                    (pipes[k].task)(j)
+                }),
+            })
+        }
         Node::Partitions { parts, .. } => {
             match parts.iter().find_map(crate::on_rank::held_elsewhere) {
                 Some(e) => Err(e),

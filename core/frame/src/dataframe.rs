@@ -322,6 +322,105 @@ impl DataFrame {
         )
     }
 
+    /// The rows of `frames` one after the other, lazily (pandas' and Polars' `concat`): the
+    /// frames' partitions in order, nothing copied until a plan runs. Columns are matched
+    /// by name, in the first frame's order, and their types must agree logically: the
+    /// same type; strings of any Arrow string type (a CSV frame's `Utf8`, a Parquet
+    /// frame's `Utf8View` or dictionary), which meet as `Utf8`; integers and floats,
+    /// which meet as `Float64` (integers of different widths as `Int64`).
+    ///
+    /// # Errors
+    /// No frames; frames on different backends; a column missing from a frame or extra
+    /// in one (named); a column whose types do not meet (named, with the types).
+    pub fn concat(frames: &[DataFrame]) -> Result<DataFrame> {
+        let Some(first) = frames.first() else {
+            return Err(Error::invalid("concat", "no frames to concatenate"));
+        };
+        let names = first.columns();
+        let mut types: Vec<DataType> = Vec::with_capacity(names.len());
+        for (k, f) in frames.iter().enumerate() {
+            if f.backend.name() != first.backend.name() {
+                return Err(Error::invalid(
+                    "concat",
+                    format!(
+                        "frame {k} is on backend '{}', frame 0 on '{}'; move one with `to_backend`",
+                        f.backend.name(),
+                        first.backend.name()
+                    ),
+                ));
+            }
+            let cols = f.columns();
+            let missing: Vec<&String> = names.iter().filter(|n| !cols.contains(n)).collect();
+            let extra: Vec<&String> = cols.iter().filter(|c| !names.contains(c)).collect();
+            if !missing.is_empty() || !extra.is_empty() {
+                return Err(Error::invalid(
+                    "concat",
+                    format!(
+                        "frame {k} lacks {missing:?} and has {extra:?} beyond frame 0's columns {names:?}; select the same columns in each"
+                    ),
+                ));
+            }
+            let schema = f.schema();
+            for (i, n) in names.iter().enumerate() {
+                let t = schema
+                    .field_with_name(n)
+                    .map_err(|e| Error::arrow("concat", e))?
+                    .data_type()
+                    .clone();
+                if k == 0 {
+                    types.push(t);
+                    continue;
+                }
+                let prev = &types[i];
+                let met = if *prev == t {
+                    t
+                } else if is_string(prev) && is_string(&t) {
+                    DataType::Utf8
+                } else if prev.is_numeric() && t.is_numeric() {
+                    if prev.is_floating() || t.is_floating() {
+                        DataType::Float64
+                    } else {
+                        DataType::Int64
+                    }
+                } else {
+                    return Err(Error::invalid(
+                        "concat",
+                        format!(
+                            "column '{n}' is {prev} before frame {k} and {t} in it; cast one side"
+                        ),
+                    ));
+                };
+                types[i] = met;
+            }
+        }
+        let mut inputs = Vec::with_capacity(frames.len());
+        for f in frames {
+            let schema = f.schema();
+            let exprs = names
+                .iter()
+                .zip(&types)
+                .map(|(n, t)| {
+                    let same = schema.field_with_name(n).is_ok_and(|x| x.data_type() == t);
+                    let e = if same {
+                        col(n.as_str())
+                    } else {
+                        col(n.as_str()).cast(t.clone())
+                    };
+                    (n.clone(), e)
+                })
+                .collect();
+            inputs.push(f.select_exprs(exprs)?.node.clone());
+        }
+        let schema = Arc::new(Schema::new(
+            names
+                .iter()
+                .zip(types)
+                .map(|(n, t)| Field::new(n, t, true))
+                .collect::<Vec<_>>(),
+        ));
+        Ok(first.derive(Node::Concat { inputs, schema }))
+    }
+
     /// The names in `subset` checked against the columns (all columns when empty).
     fn columns_named(&self, op: &str, subset: &[&str]) -> Result<Vec<String>> {
         let cols = self.columns();
@@ -1064,6 +1163,10 @@ impl DataFrame {
                 .derive((**left).clone())
                 .npartitions()
                 .max(self.derive((**right).clone()).npartitions()),
+            Node::Concat { inputs, .. } => inputs
+                .iter()
+                .map(|i| self.derive((**i).clone()).npartitions())
+                .sum(),
         }
     }
 

@@ -279,6 +279,27 @@ impl Run<'_> {
                     (pipe.task)(0)
                 })
             }
+            // The inputs' partitions where they are: each input padded with empty
+            // partitions to a multiple of P, so that its partition j (on rank j mod P)
+            // stays on its rank in the concat. Nothing moves.
+            Node::Concat { inputs, schema } => {
+                let (me, size) = (self.me(), self.size());
+                let mut parts = Vec::new();
+                for (k, input) in inputs.iter().enumerate() {
+                    parts.extend(self.eval(input)?.parts);
+                    if k + 1 < inputs.len() {
+                        while parts.len() % size.max(1) != 0 {
+                            let mine = owner(parts.len(), size) == me;
+                            parts.push(if mine {
+                                Some(b.import_batch(empty_batch(schema))?)
+                            } else {
+                                None
+                            });
+                        }
+                    }
+                }
+                Ok(Owned { parts })
+            }
             // No distributed algorithm yet: the input gathered by every rank, the node
             // run as in one process.
             Node::Repartition { input, .. }

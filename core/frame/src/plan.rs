@@ -188,6 +188,15 @@ pub enum Node {
         /// Rows.
         n: usize,
     },
+    /// The rows of several plans one after the other (`concat`): the inputs' partitions
+    /// in order. The inputs have the same columns, in the same order and of the same
+    /// types (`DataFrame::concat` casts them so).
+    Concat {
+        /// The inputs, in order.
+        inputs: Vec<Arc<Node>>,
+        /// The output schema.
+        schema: SchemaRef,
+    },
     /// The first `n` rows in the order of `by` (what `sort_values(by).head(n)` returns,
     /// ties in input order) without a full sort: each partition keeps its own top `n`,
     /// then one task picks from those (`nlargest`, `nsmallest`, and the optimizer's
@@ -210,7 +219,8 @@ impl Node {
             | Node::Map { schema, .. }
             | Node::MapPartitions { schema, .. }
             | Node::Aggregate { schema, .. }
-            | Node::Join { schema, .. } => schema.clone(),
+            | Node::Join { schema, .. }
+            | Node::Concat { schema, .. } => schema.clone(),
             Node::Scan {
                 source, projection, ..
             } => match projection {
@@ -426,6 +436,16 @@ impl Node {
             Node::Repartition { input, n } => {
                 let _ = writeln!(out, "{pad}repartition into {n}");
                 input.explain_into(out, depth + 1);
+            }
+            Node::Concat { inputs, .. } => {
+                let _ = writeln!(
+                    out,
+                    "{pad}concat of {} frames (their partitions in order)",
+                    inputs.len()
+                );
+                for i in inputs {
+                    i.explain_into(out, depth + 1);
+                }
             }
             Node::Head { input, n } => {
                 let _ = writeln!(
@@ -681,6 +701,28 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             input: prune(input, required)?,
             n: *n,
         }),
+        Node::Concat { inputs, schema } => {
+            // Every input keeps the same columns, so they still line up.
+            let inputs = inputs
+                .iter()
+                .map(|i| prune(i, required))
+                .collect::<Result<Vec<_>>>()?;
+            let schema = inputs.first().map_or_else(
+                || schema.clone(),
+                |i| {
+                    let kept = i.schema();
+                    Arc::new(Schema::new(
+                        schema
+                            .fields()
+                            .iter()
+                            .filter(|f| kept.field_with_name(f.name()).is_ok())
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    ))
+                },
+            );
+            Arc::new(Node::Concat { inputs, schema })
+        }
         Node::TopK { input, by, n } => {
             let need = required.map(|r| {
                 let mut need = r.clone();
@@ -791,6 +833,7 @@ impl Node {
             | Node::TopK { input, .. }
             | Node::Repartition { input, .. } => vec![input],
             Node::Join { left, right, .. } => vec![left, right],
+            Node::Concat { inputs, .. } => inputs.iter().collect(),
         }
     }
 
@@ -906,6 +949,15 @@ impl Node {
                     held: i.held.saturating_add(i.output),
                     output: i.output,
                     largest: i.largest,
+                }
+            }
+            Node::Concat { inputs, .. } => {
+                // The inputs stream one after the other.
+                let all: Vec<MemoryProjection> = inputs.iter().map(|i| i.memory(workers)).collect();
+                MemoryProjection {
+                    held: all.iter().map(|m| m.held).max().unwrap_or(0),
+                    output: all.iter().map(|m| m.output).fold(0u64, u64::saturating_add),
+                    largest: all.iter().map(|m| m.largest).max().unwrap_or(0),
                 }
             }
             Node::Join { left, right, .. } => {
