@@ -196,22 +196,13 @@ pub fn frame_pipeline(dir: &std::path::Path) -> Vec<Vec<String>> {
 /// passengers (sorted as text), and the sum of the array. Under `scheduler = "mpi"` every
 /// rank writes its own partitions and blocks, and rank 0 commits.
 pub fn write_and_read_back(dir: &std::path::Path) -> (Vec<String>, f64) {
-    use tessera::frame::{col, read_csv, read_parquet, AggFunc, CsvOptions};
+    use tessera::frame::{read_parquet, AggFunc};
     let out = dir.join("written");
     std::fs::create_dir_all(&out).unwrap();
     let parts = out.join("trips").join("part-*.parquet");
-    read_csv(
-        dir.join("trips.csv").to_str().unwrap(),
-        CsvOptions {
-            partition_bytes: 48 << 10,
-            ..CsvOptions::default()
-        },
-    )
-    .unwrap()
-    .filter(col("fare").gt(5.0))
-    .unwrap()
-    .to_parquet(parts.to_str().unwrap())
-    .unwrap();
+    trips_over_five(dir)
+        .to_parquet(parts.to_str().unwrap())
+        .unwrap();
     let grouped = read_parquet(parts.to_str().unwrap())
         .unwrap()
         .groupby(&["passengers"])
@@ -230,4 +221,20 @@ pub fn write_and_read_back(dir: &std::path::Path) -> (Vec<String>, f64) {
     let back =
         tessera::io::npy::from_npy(out.join("x.npy"), [100usize, 70].as_slice(), None).unwrap();
     (rows, back.sum(None, false).unwrap().compute_f64().unwrap())
+}
+
+/// The trips of [`write_frame_inputs`] over 5 fares, in partitions of 48 KiB of CSV
+/// (several per rank).
+pub fn trips_over_five(dir: &std::path::Path) -> tessera::frame::DataFrame {
+    use tessera::frame::{col, read_csv, CsvOptions};
+    read_csv(
+        dir.join("trips.csv").to_str().unwrap(),
+        CsvOptions {
+            partition_bytes: 48 << 10,
+            ..CsvOptions::default()
+        },
+    )
+    .unwrap()
+    .filter(col("fare").gt(5.0))
+    .unwrap()
 }

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use crate::common::workloads::{close, compressed_svd, headline, moments, tall_svd};
+use crate::common::workloads::{
+    close, compressed_svd, headline, moments, tall_svd, trips_over_five,
+};
 use tessera::cluster::local;
 use tessera::exec::run_plan_stats;
 use tessera::{Array, DType, Error, HostArray, RandomState};
@@ -251,22 +253,6 @@ fn a_shuffle_groupby_moves_about_the_partial_states_once() {
         assert!(moved.sent_bytes < 2_000_000, "{moved:?}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// The trips of [`crate::common::workloads::write_frame_inputs`] over 5 fares, in
-/// partitions of 48 KiB of CSV (several per rank).
-fn trips_over_five(dir: &std::path::Path) -> tessera::frame::DataFrame {
-    use tessera::frame::{col, read_csv, CsvOptions};
-    read_csv(
-        dir.join("trips.csv").to_str().unwrap(),
-        CsvOptions {
-            partition_bytes: 48 << 10,
-            ..CsvOptions::default()
-        },
-    )
-    .unwrap()
-    .filter(col("fare").gt(5.0))
-    .unwrap()
 }
 
 /// Hidden siblings (staging, set-aside directories, temporary files) left in `dir`.
