@@ -28,6 +28,7 @@ use tessera_core::host::{HostArray, HostElement};
 
 use crate::error::{Error, Result};
 use crate::identity::FileIdentity;
+use crate::layout::located as storage;
 
 /// Opens the dataset `dataset` (a path inside the file: `"temperature"`,
 /// `"/group/data"`) of the HDF5 file `path` as a lazy array on `backend` (`None`: config
@@ -69,13 +70,6 @@ struct Hdf5Source {
     blocks: tessera_core::chunks::Chunks,
     note: Option<String>,
     identity: FileIdentity,
-}
-
-fn storage(path: &Path, name: &str, detail: String) -> Error {
-    Error::Storage {
-        location: format!("{}:{name}", path.display()),
-        detail,
-    }
 }
 
 impl Hdf5Source {

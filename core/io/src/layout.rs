@@ -1,5 +1,6 @@
 //! The blocks of a stored array: its stored chunking, or a requested one checked against
-//! it. Shared by the formats that store arrays in chunks of their own (HDF5, NetCDF-4).
+//! it; and how an array inside a file is named in errors. Shared by the formats that store
+//! arrays in chunks of their own (Zarr, HDF5, NetCDF-4).
 
 #[cfg(any(feature = "hdf5", feature = "netcdf"))]
 use crate::error::Result;
@@ -45,6 +46,15 @@ pub(crate) fn blocks(
         })
     });
     Ok((chunks, note))
+}
+
+/// An error about the array `name` inside the file `path` (`file.h5:t2m`).
+#[cfg(any(feature = "hdf5", feature = "netcdf"))]
+pub(crate) fn located(path: &std::path::Path, name: &str, detail: String) -> crate::error::Error {
+    crate::error::Error::Storage {
+        location: format!("{}:{name}", path.display()),
+        detail,
+    }
 }
 
 /// The axes along which `wanted` has a block boundary that `stored` has not.

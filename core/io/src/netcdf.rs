@@ -35,6 +35,7 @@ use tessera_core::host::{HostArray, HostElement};
 
 use crate::error::{Error, Result};
 use crate::identity::FileIdentity;
+use crate::layout::located as storage;
 
 /// Opens the variable `variable` of the NetCDF file `path` as a lazy array on `backend`
 /// (`None`: config `array.backend`), in blocks of `chunks` (`None`: the stored chunks, or
@@ -86,13 +87,6 @@ struct NetcdfSource {
     blocks: tessera_core::chunks::Chunks,
     note: Option<String>,
     identity: FileIdentity,
-}
-
-fn storage(path: &Path, name: &str, detail: String) -> Error {
-    Error::Storage {
-        location: format!("{}:{name}", path.display()),
-        detail,
-    }
 }
 
 /// The stored type as a tessera dtype, if tessera holds it.
