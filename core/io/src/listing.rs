@@ -27,40 +27,29 @@ use crate::file::{FileRecord, StoredFile};
 pub(crate) fn listed_once(
     list: impl FnOnce() -> Result<Vec<StoredFile>>,
 ) -> Result<Vec<StoredFile>> {
-    let Some(cluster) = crate::ranks::several()? else {
-        return list();
-    };
-    let mut listed = None;
-    let message = crate::ranks::on_root(&cluster, || {
-        let files = list()?;
-        let items: Vec<(usize, Vec<u8>)> = files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (i, encode(&f.record())))
-            .collect();
-        listed = Some(files);
-        Ok(numbered::pack(&items))
-    })?;
-    let here = match listed {
-        Some(files) => Ok(files),
-        None => rebuild(&message),
-    };
-    match here {
-        Ok(files) => crate::ranks::agree(&cluster, Ok(())).map(|()| files),
-        Err(e) => {
-            let e = match e {
+    crate::ranks::decided_by_root(
+        list,
+        |files| {
+            let items: Vec<(usize, Vec<u8>)> = files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (i, encode(&f.record())))
+                .collect();
+            Ok(numbered::pack(&items))
+        },
+        |message| {
+            rebuild(message).map_err(|e| match e {
                 Error::Io { .. } | Error::FileChanged { .. } => Error::invalid(
                     "read",
                     format!(
                         "rank {} does not see the files rank 0 listed: {e}. Under scheduler = \"mpi\" every rank must read the same files: put them on a filesystem every rank shares or in an object store",
-                        cluster.rank()
+                        tessera_core::cluster::rank()
                     ),
                 ),
                 e => e,
-            };
-            crate::ranks::agree(&cluster, Err(e)).map(|()| Vec::new())
-        }
-    }
+            })
+        },
+    )
 }
 
 /// The files of rank 0's message, as this rank sees them.

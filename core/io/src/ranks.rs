@@ -33,6 +33,56 @@ pub(crate) fn on_root(cluster: &Cluster, f: impl FnOnce() -> Result<Vec<u8>>) ->
     cluster.begin()?.on_root(0, f)
 }
 
+/// `f` run once for the job: here outside one of several ranks, else on rank 0 with its
+/// outcome on every rank ([`on_root`]).
+///
+/// # Errors
+/// `f`'s error, or the exchange's.
+#[cfg(feature = "zarr")]
+pub(crate) fn once(
+    cluster: Option<&Cluster>,
+    f: impl FnOnce() -> Result<Vec<u8>>,
+) -> Result<Vec<u8>> {
+    match cluster {
+        Some(c) => on_root(c, f),
+        None => f(),
+    }
+}
+
+/// A value every rank must build alike, decided by rank 0: outside a job of several
+/// ranks `here()`'s value; else rank 0 computes it with `here()` and sends its
+/// `encode`d form, every other rank rebuilds it with `rebuild`, and the ranks agree —
+/// a rank that cannot rebuild it fails the call on every rank, naming itself.
+///
+/// # Errors
+/// `here`'s error (on every rank), a rank's failure to rebuild, the exchanges'.
+pub(crate) fn decided_by_root<T>(
+    here: impl FnOnce() -> Result<T>,
+    encode: impl FnOnce(&T) -> Result<Vec<u8>>,
+    rebuild: impl FnOnce(&[u8]) -> Result<T>,
+) -> Result<T> {
+    let Some(cluster) = several()? else {
+        return here();
+    };
+    let mut made = None;
+    let message = on_root(&cluster, || {
+        let value = here()?;
+        let bytes = encode(&value)?;
+        made = Some(value);
+        Ok(bytes)
+    })?;
+    let value = match made {
+        Some(v) => Ok(v),
+        None => rebuild(&message),
+    };
+    match value {
+        Ok(v) => agree(&cluster, Ok(())).map(|()| v),
+        Err(e) => Err(agree(&cluster, Err(e))
+            .err()
+            .unwrap_or_else(|| tessera_core::Error::Internal("a failure agreed as done".into()))),
+    }
+}
+
 /// `Ok` on every rank only when `mine` is `Ok` on every rank (see
 /// [`tessera_core::cluster::Exchange::agree`]).
 ///

@@ -31,36 +31,22 @@ fn open_once(store: &ZarrStore, node: &str, location: &str) -> Result<Stored> {
             detail: super::store::explain(format!("cannot open as a Zarr array: {e}")),
         })
     };
-    let Some(cluster) = crate::ranks::several()? else {
-        return open();
-    };
-    let mut opened = None;
-    let metadata = crate::ranks::on_root(&cluster, || {
-        let array = open()?;
-        let json = serde_json::to_vec(array.metadata())
-            .map_err(|e| Error::Internal(format!("zarr metadata of {location}: {e}")))?;
-        opened = Some(array);
-        Ok(json)
-    })?;
-    let here = match opened {
-        Some(array) => Ok(array),
-        None => serde_json::from_slice(&metadata)
-            .map_err(|e| Error::Internal(format!("rank 0's zarr metadata of {location}: {e}")))
-            .and_then(|m| {
-                ZArray::new_with_metadata(store.storage.clone(), node, m).map_err(|e| {
-                    Error::Storage {
-                        location: location.to_string(),
-                        detail: format!("rank 0's metadata does not open here: {e}"),
-                    }
-                })
-            }),
-    };
-    match here {
-        Ok(array) => crate::ranks::agree(&cluster, Ok(())).map(|()| array),
-        Err(e) => Err(crate::ranks::agree(&cluster, Err(e))
-            .err()
-            .unwrap_or_else(|| Error::Internal("a failed open agreed as done".into()))),
-    }
+    crate::ranks::decided_by_root(
+        open,
+        |array| {
+            serde_json::to_vec(array.metadata())
+                .map_err(|e| Error::Internal(format!("zarr metadata of {location}: {e}")))
+        },
+        |metadata| {
+            let m = serde_json::from_slice(metadata).map_err(|e| {
+                Error::Internal(format!("rank 0's zarr metadata of {location}: {e}"))
+            })?;
+            ZArray::new_with_metadata(store.storage.clone(), node, m).map_err(|e| Error::Storage {
+                location: location.to_string(),
+                detail: format!("rank 0's metadata does not open here: {e}"),
+            })
+        },
+    )
 }
 
 /// Opens the Zarr array (v2 or v3) at `path` in `store` as a lazy array on `backend`

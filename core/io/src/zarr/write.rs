@@ -165,10 +165,7 @@ pub fn to_zarr(
         }
         Ok(Vec::new())
     };
-    match &ranks {
-        Some(c) => crate::ranks::on_root(c, prepare)?,
-        None => prepare()?,
-    };
+    crate::ranks::once(ranks.as_deref(), prepare)?;
     let zarray = ZArray::new_with_metadata(storage.clone(), &node, metadata).map_err(|e| {
         Error::Storage {
             location: location.clone(),
@@ -206,10 +203,7 @@ pub fn to_zarr(
         Ok(bytes.to_le_bytes().to_vec())
     };
     let written = input.store(Arc::new(sink)).and_then(|summary| {
-        let bytes = match &ranks {
-            Some(c) => crate::ranks::on_root(c, commit)?,
-            None => commit()?,
-        };
+        let bytes = crate::ranks::once(ranks.as_deref(), commit)?;
         let bytes = <[u8; 8]>::try_from(bytes.as_slice()).map_err(|_| {
             Error::Internal(format!("the size of {location} as {} bytes", bytes.len()))
         })?;
