@@ -748,6 +748,56 @@ pub(crate) fn sorted_merge_join(
     })
 }
 
+/// Evenly spaced rows of partition `p` (about 64), its sort keys only: what a sort's range
+/// boundaries are chosen from.
+///
+/// # Errors
+/// The backend's.
+pub(crate) fn sort_sample(
+    backend: &Arc<dyn DataFrameBackend>,
+    p: &Partition,
+    by: &[SortKey],
+) -> Result<Partition> {
+    let key_program = FrameProgram {
+        steps: vec![FrameStep::Project(
+            by.iter()
+                .map(|k| (k.column.clone(), Expr::Column(k.column.clone())))
+                .collect(),
+        )],
+    };
+    let rows = p.num_rows();
+    let k = 64.min(rows);
+    let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
+    backend.evaluate(&backend.take(p, &idx)?, &key_program)
+}
+
+/// The `n - 1` boundaries of a sort into `n` ranges, from the partitions' samples in
+/// partition order ([`sort_sample`]); `None` when every sample is empty.
+///
+/// # Errors
+/// The backend's.
+pub(crate) fn range_bounds(
+    backend: &Arc<dyn DataFrameBackend>,
+    samples: &[Partition],
+    by: &[SortKey],
+    n: usize,
+) -> Result<Option<RecordBatch>> {
+    let samples: Vec<Partition> = samples
+        .iter()
+        .filter(|s| s.num_rows() > 0)
+        .cloned()
+        .collect();
+    if samples.is_empty() {
+        return Ok(None);
+    }
+    let sample = backend.sort(&backend.concat(&samples)?, by)?;
+    let s = sample.num_rows();
+    let idx: Vec<u64> = (1..n).map(|j| (j * s / n).min(s - 1) as u64).collect();
+    backend
+        .export_batch(&backend.take(&sample, &idx)?)
+        .map(Some)
+}
+
 /// Sample sort into as many range partitions as there are input partitions.
 fn sort(
     backend: &Arc<dyn DataFrameBackend>,
@@ -768,32 +818,14 @@ fn sort(
         let all = concat_or_empty(backend, &parts, schema)?;
         return Ok(vec![backend.sort(&all, by)?]);
     }
-    // Evenly spaced samples from every partition: about 64 per output range.
-    let per_part = 64;
-    let key_program = FrameProgram {
-        steps: vec![FrameStep::Project(
-            by.iter()
-                .map(|k| (k.column.clone(), Expr::Column(k.column.clone())))
-                .collect(),
-        )],
-    };
-    let mut samples = Vec::new();
-    for p in &parts {
-        let rows = p.num_rows();
-        if rows == 0 {
-            continue;
-        }
-        let k = per_part.min(rows);
-        let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
-        samples.push(backend.evaluate(&backend.take(p, &idx)?, &key_program)?);
-    }
-    if samples.is_empty() {
+    let samples = parts
+        .iter()
+        .filter(|p| p.num_rows() > 0)
+        .map(|p| sort_sample(backend, p, by))
+        .collect::<Result<Vec<_>>>()?;
+    let Some(bounds) = range_bounds(backend, &samples, by, n)? else {
         return Ok(parts);
-    }
-    let sample = backend.sort(&backend.concat(&samples)?, by)?;
-    let s = sample.num_rows();
-    let idx: Vec<u64> = (1..n).map(|j| (j * s / n).min(s - 1) as u64).collect();
-    let bounds = backend.export_batch(&backend.take(&sample, &idx)?)?;
+    };
     let pieces = {
         let backend = backend.clone();
         let parts = &parts;

@@ -35,7 +35,6 @@ use crate::algorithms::{
 };
 use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, Partition, SortKey};
 use crate::error::{Error, Result};
-use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
 
 /// The rank partition `i` belongs to.
@@ -450,32 +449,11 @@ impl Run<'_> {
             return self.keep_own(vec![b.sort(&all, by)?]);
         }
         // The samples one process would take, gathered in partition order.
-        let key_program = crate::backend::FrameProgram {
-            steps: vec![crate::backend::FrameStep::Project(
-                by.iter()
-                    .map(|k| (k.column.clone(), Expr::Column(k.column.clone())))
-                    .collect(),
-            )],
-        };
-        let per_part = 64;
-        let samples = self.map_own(&parts, |p| {
-            let rows = p.num_rows();
-            let k = per_part.min(rows);
-            let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
-            b.evaluate(&b.take(p, &idx)?, &key_program)
-        })?;
-        let samples: Vec<Partition> = self
-            .gather(&samples)?
-            .into_iter()
-            .filter(|s| s.num_rows() > 0)
-            .collect();
-        if samples.is_empty() {
+        let samples = self.map_own(&parts, |p| crate::algorithms::sort_sample(b, p, by))?;
+        let samples = self.gather(&samples)?;
+        let Some(bounds) = crate::algorithms::range_bounds(b, &samples, by, n)? else {
             return Ok(parts);
-        }
-        let sample = b.sort(&b.concat(&samples)?, by)?;
-        let s = sample.num_rows();
-        let idx: Vec<u64> = (1..n).map(|j| (j * s / n).min(s - 1) as u64).collect();
-        let bounds = b.export_batch(&b.take(&sample, &idx)?)?;
+        };
         let ranges = self.shuffle(&parts, n, |p| b.range_partition(p, by, &bounds))?;
         let sorted = tessera_core::pool::parallel_map(ranges.len(), |k| {
             let all = concat_or_empty(b, &ranges[k].1, &schema)?;
