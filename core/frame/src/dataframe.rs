@@ -305,15 +305,8 @@ impl DataFrame {
 
     /// Drops columns; an unknown name is an error.
     pub fn drop(&self, columns: &[&str]) -> Result<DataFrame> {
+        self.columns_named("drop", columns)?;
         let cols = self.columns();
-        for d in columns {
-            if !cols.iter().any(|c| c == d) {
-                return Err(Error::invalid(
-                    "drop",
-                    format!("no column '{d}'; columns: {}", cols.join(", ")),
-                ));
-            }
-        }
         self.select_exprs(
             cols.into_iter()
                 .filter(|c| !columns.contains(&c.as_str()))
@@ -339,16 +332,7 @@ impl DataFrame {
         let names = first.columns();
         let mut types: Vec<DataType> = Vec::with_capacity(names.len());
         for (k, f) in frames.iter().enumerate() {
-            if f.backend.name() != first.backend.name() {
-                return Err(Error::invalid(
-                    "concat",
-                    format!(
-                        "frame {k} is on backend '{}', frame 0 on '{}'; move one with `to_backend`",
-                        f.backend.name(),
-                        first.backend.name()
-                    ),
-                ));
-            }
+            first.same_backend("concat", &format!("frame {k}"), f)?;
             let cols = f.columns();
             let missing: Vec<&String> = names.iter().filter(|n| !cols.contains(n)).collect();
             let extra: Vec<&String> = cols.iter().filter(|c| !names.contains(c)).collect();
@@ -419,6 +403,21 @@ impl DataFrame {
                 .collect::<Vec<_>>(),
         ));
         Ok(first.derive(Node::Concat { inputs, schema }))
+    }
+
+    /// Refuses `other` (named `what` in the message) on another backend than this frame's.
+    fn same_backend(&self, op: &str, what: &str, other: &DataFrame) -> Result<()> {
+        if other.backend.name() == self.backend.name() {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            op,
+            format!(
+                "{what} is on backend '{}' and this frame on '{}'; move one with `to_backend`",
+                other.backend.name(),
+                self.backend.name()
+            ),
+        ))
     }
 
     /// The names in `subset` checked against the columns (all columns when empty).
@@ -803,16 +802,7 @@ impl DataFrame {
         how: JoinType,
         strategy: JoinStrategy,
     ) -> Result<DataFrame> {
-        if other.backend.name() != self.backend.name() {
-            return Err(Error::invalid(
-                "merge",
-                format!(
-                    "the left frame is on backend '{}' and the right on '{}'; move one with `to_backend`",
-                    self.backend.name(),
-                    other.backend.name()
-                ),
-            ));
-        }
+        self.same_backend("merge", "the right frame", other)?;
         let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
         let spec = JoinSpec {
             left_on: left_on.iter().map(|s| s.to_string()).collect(),
