@@ -1,7 +1,10 @@
 """The linear-algebra workloads of `examples/linalg_bench.rs`, through Dask, for a ratio
 measured in the same session. One JSON line per workload (best of `--repeat` runs).
 
-    python dask_linalg.py tsqr|compressed [--repeat N] [--chunk-rows R]
+    python dask_linalg.py tsqr|compressed [--repeat N] [--chunk-rows R] [--backend cupy]
+
+`--backend cupy` runs it on the GPU the seed's way (Dask's `array.backend = "cupy"`), the
+peer of tessera's `cuda` backend.
 
 BLAS is limited to one thread per worker (as in the issue's reference figures), so Dask's
 threaded scheduler supplies the parallelism.
@@ -44,15 +47,22 @@ def main():
     p.add_argument("workload", choices=["tsqr", "compressed"])
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--chunk-rows", type=int, default=0)
+    p.add_argument("--backend", choices=["numpy", "cupy"], default="numpy")
     a = p.parse_args()
     best = None
     for _ in range(a.repeat):
         t = time.perf_counter()
-        u, s, v = tsqr() if a.workload == "tsqr" else compressed(a.chunk_rows)
+        with dask.config.set({"array.backend": a.backend}):
+            u, s, v = tsqr() if a.workload == "tsqr" else compressed(a.chunk_rows)
+        if a.backend == "cupy":
+            import cupy
+
+            cupy.cuda.Device().synchronize()
         secs = time.perf_counter() - t
         best = secs if best is None else min(best, secs)
     print(json.dumps({
         "engine": "dask",
+        "backend": a.backend,
         "workload": "tsqr_svd" if a.workload == "tsqr" else "svd_compressed",
         "seconds": round(best, 3),
         "s0": float(s[0]),

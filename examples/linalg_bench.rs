@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release --example linalg_bench -- tsqr         # svd of 2,000,000 x 20, chunks 125,000 rows
 //! cargo run --release --example linalg_bench -- compressed   # svd_compressed(200,000 x 5,000, k=10)
+//! TESSERA_ARRAY_BACKEND=cuda cargo run --release --example linalg_bench -- compressed 10000   # on a GPU
 //! ```
 //!
 //! Both inputs are uniform on [0, 1), generated lazily (the compressed SVD regenerates its
@@ -58,7 +59,8 @@ fn compressed(rows: usize) -> Result<()> {
     let vt = d.vt.compute()?;
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "{{\"engine\":\"tessera\",\"workload\":\"svd_compressed\",\"shape\":[200000,5000],\"chunk_rows\":{rows},\"k\":10,\"seconds\":{secs:.3},\"s0\":{:.1},\"u_shape\":{:?},\"vt_shape\":{:?},\"peak_rss_mb\":{:.0}}}",
+        "{{\"engine\":\"tessera\",\"backend\":\"{}\",\"workload\":\"svd_compressed\",\"shape\":[200000,5000],\"chunk_rows\":{rows},\"k\":10,\"seconds\":{secs:.3},\"s0\":{:.1},\"u_shape\":{:?},\"vt_shape\":{:?},\"peak_rss_mb\":{:.0}}}",
+        tessera::config::array_backend()?,
         s[0],
         u.shape(),
         vt.shape(),
