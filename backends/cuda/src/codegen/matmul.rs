@@ -1,14 +1,24 @@
-//! The matrix product as a kernel: one thread per output element, a dot product over the
-//! shared axis in order. Integers wrap in 64 bits and are truncated to their type (NumPy's
-//! overflow, the CPU backend's result); floats accumulate in their own type.
+//! The matrix product as a kernel, `a @ b` or `aᵀ @ b`, tiled through shared memory.
 //!
-//! This is the plain form, correct for every dtype and checked on the host like every
-//! other kernel; a tiled or cuBLAS product is the faster form still to come.
+//! Each block computes 16 × 16 tiles of the output (a grid-stride loop over tiles). For
+//! each step of 16 along the shared axis it stages a tile of `a` and one of `b` in shared
+//! memory, then every output element of the tile folds those 16 products into its
+//! accumulator **in order**, so each element is still the sum over the shared axis taken
+//! from first to last: the same bits as a plain dot product per element (and as the CPU
+//! backend's integer products), whatever the block size. Integers wrap in 64 bits and are
+//! truncated to their type (NumPy's overflow); floats accumulate in their own type.
+//!
+//! `aᵀ @ b` reads `a` (k × m) in place, so `svd_compressed`'s `Xᵀ Y` needs no transposed
+//! copy of the block. The kernel is the product for every dtype; the GPU device uses
+//! cuBLAS for `f32`/`f64` where the library loads, and this kernel otherwise.
 
 use tessera_core::{DType, Error, Result};
 
 use super::emit::{ctype, NAME};
 use super::{Arg, Entry, KernelPlan, Launch};
+
+/// The side of an output tile and the depth of one step along the shared axis.
+pub const TILE: u64 = 16;
 
 /// The kernel for `a (m x k) @ b (k x n)` of `dtype`.
 ///
@@ -16,6 +26,19 @@ use super::{Arg, Entry, KernelPlan, Launch};
 /// [`Error::DType`] for `bool` (NumPy's `matmul` of bools is not a product tessera
 /// defines; cast first).
 pub fn matmul(dtype: DType, m: usize, k: usize, n: usize) -> Result<KernelPlan> {
+    product(dtype, false, m, k, n)
+}
+
+/// The kernel for `aᵀ @ b`, with `a` stored as `k x m` and `b` as `k x n` (the result is
+/// `m x n`).
+///
+/// # Errors
+/// As [`matmul`].
+pub fn matmul_transposed_a(dtype: DType, m: usize, k: usize, n: usize) -> Result<KernelPlan> {
+    product(dtype, true, m, k, n)
+}
+
+fn product(dtype: DType, transpose_a: bool, m: usize, k: usize, n: usize) -> Result<KernelPlan> {
     if dtype == DType::Bool {
         return Err(Error::dtype(
             "matmul",
@@ -24,23 +47,64 @@ pub fn matmul(dtype: DType, m: usize, k: usize, n: usize) -> Result<KernelPlan> 
         ));
     }
     let t = ctype(dtype);
-    let fold = if dtype.is_float() {
-        "acc = acc + a[i * k + l] * b[l * n + j];".to_string()
+    let (acc, fold) = if dtype.is_float() {
+        (t, "acc = acc + as_[r][l] * bs_[l][c];")
     } else {
-        "acc = acc + (u64)a[i * k + l] * (u64)b[l * n + j];".to_string()
+        ("u64", "acc = acc + (u64)as_[r][l] * (u64)bs_[l][c];")
     };
-    let acc = if dtype.is_float() { t } else { "u64" };
+    // Staging `a`'s tile: element (row i0 + r, shared l0 + c). Consecutive threads read
+    // consecutive addresses: along `c` for `a` (m x k), along `r` for `a` stored k x m.
+    let load_a = if transpose_a {
+        "const int r = e % 16, c = e / 16;\n\
+         \x20               const i64 i = i0 + r, l = l0 + c;\n\
+         \x20               as_[r][c] = (i < m && l < k) ? a[l * m + i] : (T)0;"
+    } else {
+        "const int r = e / 16, c = e % 16;\n\
+         \x20               const i64 i = i0 + r, l = l0 + c;\n\
+         \x20               as_[r][c] = (i < m && l < k) ? a[i * k + l] : (T)0;"
+    };
     let body = format!(
         "extern \"C\" __global__ void {NAME}(const u64* __restrict__ P, const {t}* __restrict__ a, const {t}* __restrict__ b, {t}* __restrict__ out) {{\n\
+         \x20   typedef {t} T;\n\
+         \x20   typedef {acc} Acc;\n\
          \x20   const i64 m = (i64)P[0], k = (i64)P[1], n = (i64)P[2];\n\
-         \x20   for (i64 f = (i64)blockIdx.x * blockDim.x + threadIdx.x; f < m * n; f += (i64)gridDim.x * blockDim.x) {{\n\
-         \x20       const i64 i = f / n, j = f % n;\n\
-         \x20       {acc} acc = ({acc})0;\n\
-         \x20       for (i64 l = 0; l < k; ++l) {{ {fold} }}\n\
-         \x20       out[f] = ({t})acc;\n\
+         \x20   __shared__ T as_[16][17];\n\
+         \x20   __shared__ T bs_[16][17];\n\
+         \x20   __shared__ Acc cs_[16][16];\n\
+         \x20   const i64 tn = (n + 15) / 16, tiles = ((m + 15) / 16) * tn;\n\
+         \x20   for (i64 t = (i64)blockIdx.x; t < tiles; t += (i64)gridDim.x) {{\n\
+         \x20       const i64 i0 = (t / tn) * 16, j0 = (t % tn) * 16;\n\
+         \x20       for (int e = (int)threadIdx.x; e < 256; e += (int)blockDim.x) cs_[e / 16][e % 16] = (Acc)0;\n\
+         \x20       for (i64 l0 = 0; l0 < k; l0 += 16) {{\n\
+         \x20           __syncthreads();\n\
+         \x20           for (int e = (int)threadIdx.x; e < 256; e += (int)blockDim.x) {{\n\
+         \x20               {load_a}\n\
+         \x20           }}\n\
+         \x20           for (int e = (int)threadIdx.x; e < 256; e += (int)blockDim.x) {{\n\
+         \x20               const int r = e / 16, c = e % 16;\n\
+         \x20               const i64 l = l0 + r, j = j0 + c;\n\
+         \x20               bs_[r][c] = (l < k && j < n) ? b[l * n + j] : (T)0;\n\
+         \x20           }}\n\
+         \x20           __syncthreads();\n\
+         \x20           const int depth = (k - l0 < 16) ? (int)(k - l0) : 16;\n\
+         \x20           for (int e = (int)threadIdx.x; e < 256; e += (int)blockDim.x) {{\n\
+         \x20               const int r = e / 16, c = e % 16;\n\
+         \x20               Acc acc = cs_[r][c];\n\
+         \x20               for (int l = 0; l < depth; ++l) {{ {fold} }}\n\
+         \x20               cs_[r][c] = acc;\n\
+         \x20           }}\n\
+         \x20       }}\n\
+         \x20       for (int e = (int)threadIdx.x; e < 256; e += (int)blockDim.x) {{\n\
+         \x20           const i64 i = i0 + e / 16, j = j0 + e % 16;\n\
+         \x20           if (i < m && j < n) out[i * n + j] = (T)cs_[e / 16][e % 16];\n\
+         \x20       }}\n\
+         \x20       __syncthreads();\n\
          \x20   }}\n}}\n"
     );
-    let (body, hash, name) = super::named(&body, "tsr_mm");
+    let (body, hash, name) = super::named(&body, if transpose_a { "tsr_mmt" } else { "tsr_mm" });
+    let tiles = (m as u64)
+        .div_ceil(TILE)
+        .saturating_mul((n as u64).div_ceil(TILE));
     Ok(KernelPlan {
         body,
         hash,
@@ -54,8 +118,9 @@ pub fn matmul(dtype: DType, m: usize, k: usize, n: usize) -> Result<KernelPlan> 
             ],
         }],
         params: vec![m as u64, k as u64, n as u64],
+        // One block per tile: the launch asks for `tiles` blocks of threads.
         launch: Launch::Elementwise {
-            n: (m as u64).saturating_mul(n as u64),
+            n: tiles.saturating_mul(u64::from(crate::device::BLOCK)),
         },
         out_dtype: dtype,
     })

@@ -33,7 +33,7 @@ use tessera_core::random::Distribution;
 use tessera_core::{DType, Error, Result};
 
 pub use emit::ctype;
-pub use matmul::matmul;
+pub use matmul::{matmul, matmul_transposed_a};
 
 /// The scalar definitions every kernel starts with (see the module docs).
 pub const PRELUDE: &str = include_str!("prelude.cu");

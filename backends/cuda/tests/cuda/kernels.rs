@@ -32,16 +32,25 @@ pub fn suite_kernels() -> Arc<host_shim::HostKernels> {
                 .flat_map(|p| (0..p.outputs.len()).map(move |o| (p, o)))
                 .map(|(p, o)| generate(p, o, 1).unwrap_or_else(|e| panic!("{e}\n{}", p.describe())))
                 .collect();
-            plans.extend(
-                tessera_core::DType::ALL
-                    .into_iter()
-                    .filter(|&d| d != tessera_core::DType::Bool)
-                    .map(|d| tessera_cuda::codegen::matmul(d, 1, 1, 1).expect("matmul kernel")),
-            );
+            plans.extend(product_kernels());
             let refs: Vec<&KernelPlan> = plans.iter().collect();
             Arc::new(host_shim::build(&refs).unwrap_or_else(|e| panic!("{e}")))
         })
         .clone()
+}
+
+/// The matrix product kernels (`a @ b` and `aᵀ @ b`) of every numeric dtype.
+fn product_kernels() -> Vec<KernelPlan> {
+    tessera_core::DType::ALL
+        .into_iter()
+        .filter(|&d| d != tessera_core::DType::Bool)
+        .flat_map(|d| {
+            [
+                tessera_cuda::codegen::matmul(d, 1, 1, 1).expect("matmul kernel"),
+                tessera_cuda::codegen::matmul_transposed_a(d, 1, 1, 1).expect("matmul kernel"),
+            ]
+        })
+        .collect()
 }
 
 /// One kernel per output of every recorded program; `parts` varies from 1 to 3 so that
@@ -71,11 +80,7 @@ fn conformance_programs_compile_with_nvrtc() {
             unique.entry(plan.hash).or_insert(plan);
         }
     }
-    for d in tessera_core::DType::ALL
-        .into_iter()
-        .filter(|&d| d != tessera_core::DType::Bool)
-    {
-        let plan = tessera_cuda::codegen::matmul(d, 1, 1, 1).expect("matmul kernel");
+    for plan in product_kernels() {
         unique.entry(plan.hash).or_insert(plan);
     }
     let texts: Vec<&KernelPlan> = unique.values().collect();
@@ -272,51 +277,65 @@ fn conformance_programs_give_the_cpu_bits_on_the_host() {
     );
 }
 
-/// The matrix product kernel against the CPU backend's product: integers exactly
-/// (wrapping), floats within the suite's tolerance for a sum of `k` products.
+/// The tiled product kernels (`a @ b`, and `aᵀ @ b` reading `a` in place) against the CPU
+/// backend's product, over shapes that span several tiles with ragged edges and a shared
+/// axis that is not a multiple of the tile: integers exactly (wrapping), floats within
+/// the suite's tolerance for a sum of `k` products.
 #[test]
-fn matmul_kernel_matches_the_cpu_on_the_host() {
+fn matmul_kernels_match_the_cpu_on_the_host() {
     if let Err(reason) = host_shim::compiler() {
-        skip("matmul_kernel_matches_the_cpu_on_the_host", &reason);
+        skip("matmul_kernels_match_the_cpu_on_the_host", &reason);
         return;
     }
     use tessera_core::{DType, Scalar};
     let cpu = tessera_cpu::CpuBackend::new();
-    let (m, k, n) = (7, 33, 5);
     let mut cases = Vec::new();
-    for d in DType::ALL.into_iter().filter(|&d| d != DType::Bool) {
-        // Values over the type's range, so integer products overflow and wrap.
-        let vals = |len: usize, salt: i64| -> Vec<Scalar> {
-            (0..len as i64)
-                .map(|i| {
-                    Scalar::I64((i * 7919 + salt).wrapping_mul(0x9e37_79b9) % 100_003 - 50_000)
-                        .cast(d)
-                })
-                .collect()
-        };
-        let a = HostArray::from_scalars(&[m, k], d, &vals(m * k, 1)).expect("a");
-        let b = HostArray::from_scalars(&[k, n], d, &vals(k * n, 2)).expect("b");
-        let want = cpu
-            .matmul(
-                &cpu.from_host(&a).expect("a"),
-                &cpu.from_host(&b).expect("b"),
-            )
-            .and_then(|c| cpu.to_host(&c))
-            .expect("cpu matmul");
-        let plan = tessera_cuda::codegen::matmul(d, m, k, n).expect("kernel");
-        cases.push((d, a, b, want, plan));
+    for (m, k, n) in [(7, 33, 5), (37, 21, 18), (1, 40, 1)] {
+        for d in DType::ALL.into_iter().filter(|&d| d != DType::Bool) {
+            // Values over the type's range, so integer products overflow and wrap.
+            let vals = |len: usize, salt: i64| -> Vec<Scalar> {
+                (0..len as i64)
+                    .map(|i| {
+                        Scalar::I64((i * 7919 + salt).wrapping_mul(0x9e37_79b9) % 100_003 - 50_000)
+                            .cast(d)
+                    })
+                    .collect()
+            };
+            let a = HostArray::from_scalars(&[m, k], d, &vals(m * k, 1)).expect("a");
+            let b = HostArray::from_scalars(&[k, n], d, &vals(k * n, 2)).expect("b");
+            let on_cpu = |x: &HostArray| cpu.from_host(x).expect("to cpu");
+            let want = cpu
+                .matmul(&on_cpu(&a), &on_cpu(&b))
+                .and_then(|c| cpu.to_host(&c))
+                .expect("cpu matmul");
+            // The same product from `a` stored transposed (k x m).
+            let at = cpu
+                .transpose(&on_cpu(&a), &[1, 0])
+                .and_then(|c| cpu.to_host(&c))
+                .expect("cpu transpose");
+            let plain = tessera_cuda::codegen::matmul(d, m, k, n).expect("kernel");
+            let transposed =
+                tessera_cuda::codegen::matmul_transposed_a(d, m, k, n).expect("kernel");
+            cases.push((d, (m, k, n), a.clone(), b.clone(), want.clone(), plain));
+            cases.push((d, (m, k, n), at, b, want, transposed));
+        }
     }
     assert!(tessera_cuda::codegen::matmul(DType::Bool, 2, 2, 2).is_err());
-    let lib = host_shim::build(&cases.iter().map(|c| &c.4).collect::<Vec<_>>())
+    let lib = host_shim::build(&cases.iter().map(|c| &c.5).collect::<Vec<_>>())
         .unwrap_or_else(|e| panic!("{e}"));
-    for (d, a, b, want, plan) in &cases {
+    for (d, (m, k, n), a, b, want, plan) in &cases {
         let got = lib
-            .run(plan, &[a.clone(), b.clone()], &[m, n])
+            .run(plan, &[a.clone(), b.clone()], &[*m, *n])
             .expect("host run");
         let scale = max_abs(a) * max_abs(b);
-        let tol = Tol::reduction(*d, k, scale);
-        compare(&got, want, tol)
-            .unwrap_or_else(|e| panic!("{d}: {}", e.describe("host kernel", "cpu")));
+        let tol = Tol::reduction(*d, *k, scale);
+        compare(&got, want, tol).unwrap_or_else(|e| {
+            panic!(
+                "{d} {m}x{k}x{n} {}: {}",
+                plan.entries[0].name,
+                e.describe("host kernel", "cpu")
+            )
+        });
     }
 }
 
