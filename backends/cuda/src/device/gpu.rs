@@ -12,6 +12,11 @@
 //!   first allocation, so every buffer records events for the launches and copies that
 //!   read or write it: a chunk made on one worker's stream and read on another's is
 //!   ordered correctly, and its memory is freed only after the last use.
+//! - **Products**: `f32`/`f64` matrix products go to cuBLAS (loaded at run time, one
+//!   handle per thread and device on the thread's stream) when the library is present;
+//!   row-major operands are handed over as their column-major transposes, so
+//!   `C = op(A) B` is computed as `Cᵀ = Bᵀ op(A)ᵀ` with no copies. Without cuBLAS, and for
+//!   every other dtype, the backend launches its tiled kernel.
 //! - **Modules**: a kernel text is compiled once per architecture (NVRTC, cached in memory
 //!   and on disk by [`crate::nvrtc`]) and loaded once per device.
 
@@ -19,10 +24,12 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig,
+    PushKernelArg,
 };
-use tessera_core::{Error, Result};
+use tessera_core::{DType, Error, Result};
 
 use super::memory::{Device, BLOCK};
 use crate::codegen::{Arg, KernelPlan, Launch};
@@ -30,6 +37,25 @@ use crate::codegen::{Arg, KernelPlan, Launch};
 thread_local! {
     /// This thread's stream on each device, by context.
     static STREAMS: RefCell<HashMap<usize, Arc<CudaStream>>> = RefCell::new(HashMap::new());
+    /// This thread's cuBLAS handle on each device (bound to its stream), by context.
+    static BLAS: RefCell<HashMap<usize, Arc<CudaBlas>>> = RefCell::new(HashMap::new());
+}
+
+/// Whether cuBLAS loads in this process: probed once, never panics (cudarc only tries to
+/// open the library), and reported in the log when it does not.
+#[allow(unsafe_code)]
+fn cublas_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    *PRESENT.get_or_init(|| {
+        // SAFETY: `is_culib_present` only tries to dlopen cuBLAS and reports whether it could.
+        let present =
+            std::panic::catch_unwind(|| unsafe { cudarc::cublas::sys::is_culib_present() })
+                .unwrap_or(false);
+        if !present {
+            log::info!("cuda: cuBLAS not found; matrix products run as tessera's tiled kernel");
+        }
+        present
+    })
 }
 
 /// A device error as a tessera error naming the op.
@@ -38,6 +64,71 @@ pub(crate) fn device_err(op: &str, e: impl std::fmt::Display) -> Error {
         backend: "cuda".to_string(),
         op: op.to_string(),
         detail: e.to_string(),
+    }
+}
+
+/// A device buffer, and the uses of it still in flight on streams other than the one that
+/// made it.
+///
+/// cudarc keeps one read event per buffer. When two streams read a buffer, the second
+/// read records that event again, and the buffer's free (stream-ordered, on the stream
+/// that made it) then waits for the second read only: the first may still be queued when
+/// the memory goes back to the pool and is handed to a new buffer. (Seen on an H200: a
+/// block sliced by two workers for a rechunk, read after its free.) So each use on another
+/// stream also leaves an event here, and the buffer's own stream waits for all of them
+/// before the memory is freed. Completed events are dropped as new ones arrive.
+pub struct GpuBuf {
+    slice: CudaSlice<u8>,
+    reads: Mutex<Vec<CudaEvent>>,
+}
+
+impl GpuBuf {
+    fn new(slice: CudaSlice<u8>) -> GpuBuf {
+        GpuBuf {
+            slice,
+            reads: Mutex::default(),
+        }
+    }
+
+    /// Notes a use of the buffer just queued on `stream` (after the launch or copy).
+    ///
+    /// # Errors
+    /// [`Error::Device`] when the event cannot be recorded.
+    fn used_on(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        if Arc::ptr_eq(self.slice.stream(), stream) {
+            return Ok(());
+        }
+        let done = stream
+            .record_event(Some(
+                cudarc::driver::sys::CUevent_flags::CU_EVENT_DISABLE_TIMING,
+            ))
+            .map_err(|e| device_err("record an event", e))?;
+        let mut reads = self
+            .reads
+            .lock()
+            .map_err(|_| Error::Internal("a buffer's event list lock was poisoned".into()))?;
+        reads.retain(|r| !r.is_complete());
+        reads.push(done);
+        Ok(())
+    }
+}
+
+impl Drop for GpuBuf {
+    fn drop(&mut self) {
+        let own = self.slice.stream().clone();
+        let reads = self.reads.get_mut().map(std::mem::take).unwrap_or_default();
+        for done in &reads {
+            // A failed wait stays in the context's error slot, which cudarc reports on its
+            // next call; the free below is still ordered after every wait that succeeded.
+            let _ = own.wait(done);
+        }
+        // `slice` is dropped after this, freed on `own` behind every wait.
+    }
+}
+
+impl std::fmt::Debug for GpuBuf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuBuf({} bytes)", self.slice.len())
     }
 }
 
@@ -62,6 +153,30 @@ pub struct Gpu {
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "cuda:{} ({}, {} SMs)", self.ordinal, self.arch, self.sms)
+    }
+}
+
+/// cuBLAS's arguments for row-major `C (m x n) = op(A) B`: column-major
+/// `Cᵀ (n x m) = Bᵀ op(A)ᵀ`, since cuBLAS reads the row-major buffers of B and A as their
+/// column-major transposes (no copies). `op(A)` is `A` (`m x k`) or, with `transpose_a`,
+/// `Aᵀ` of `A` stored `k x m`. Alpha is one and beta zero, so C is written, never read.
+fn gemm_config<T>(transpose_a: bool, (m, k, n): (i32, i32, i32), one: T, zero: T) -> GemmConfig<T> {
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    GemmConfig {
+        transa: CUBLAS_OP_N,
+        transb: if transpose_a {
+            CUBLAS_OP_T
+        } else {
+            CUBLAS_OP_N
+        },
+        m: n,
+        n: m,
+        k,
+        alpha: one,
+        lda: n,
+        ldb: if transpose_a { m } else { k },
+        beta: zero,
+        ldc: n,
     }
 }
 
@@ -151,13 +266,12 @@ impl Gpu {
         })
     }
 
-    /// A zeroed device buffer of `len` bytes (at least one).
+    /// A device buffer of `len` bytes (at least one) that a kernel, a join or a cuBLAS
+    /// product is about to fill: not zeroed, since each writes every byte of its output (a
+    /// memset would be one more pass over the output).
     ///
     /// # Errors
     /// [`Error::Device`] (out of memory).
-    /// A device buffer of `len` bytes (at least one) that a kernel is about to fill: not
-    /// zeroed, since every kernel writes each element of its output and partials (a
-    /// memset would be one more pass over the output).
     #[allow(unsafe_code)]
     fn for_kernel_output(&self, len: usize) -> Result<CudaSlice<u8>> {
         let s = self.stream()?;
@@ -166,8 +280,39 @@ impl Gpu {
         // every partial `b < kept * parts`, pass two every `out[ko]` for `ko < kept`; the
         // positions buffer of a reduction that is not an arg-reduction is never read; the
         // one byte held for an empty output is at most copied and dropped (downloads
-        // truncate to the output's length, 0). Any byte pattern is a valid `u8`.
+        // truncate to the output's length, 0); a join copies every byte of its result, and
+        // a cuBLAS product with beta = 0 writes every element of C without reading it. Any
+        // byte pattern is a valid `u8`.
         unsafe { s.alloc::<u8>(len.max(1)) }.map_err(|e| device_err("alloc", e))
+    }
+
+    /// This thread's cuBLAS handle on this device, or `None` when cuBLAS is absent or its
+    /// handle cannot be made (logged once; products then run as the tiled kernel).
+    fn blas(&self) -> Result<Option<Arc<CudaBlas>>> {
+        if !cublas_present() {
+            return Ok(None);
+        }
+        let key = Arc::as_ptr(&self.ctx) as usize;
+        if let Some(b) = BLAS.with(|m| m.borrow().get(&key).cloned()) {
+            return Ok(Some(b));
+        }
+        let stream = self.stream()?;
+        match std::panic::catch_unwind(|| CudaBlas::new(stream)) {
+            Ok(Ok(b)) => {
+                let b = Arc::new(b);
+                BLAS.with(|m| m.borrow_mut().insert(key, b.clone()));
+                Ok(Some(b))
+            }
+            Ok(Err(e)) => Err(device_err("create a cuBLAS handle", e)),
+            Err(p) => {
+                log::warn!(
+                    "cuda:{}: cuBLAS loaded but failed ({}); matrix products run as the tiled kernel",
+                    self.ordinal,
+                    tessera_core::error::panic_message(p.as_ref())
+                );
+                Ok(None)
+            }
+        }
     }
 
     fn tables(&self) -> Result<&Tables> {
@@ -215,39 +360,131 @@ impl Gpu {
 }
 
 impl Device for Gpu {
-    type Buf = CudaSlice<u8>;
+    type Buf = GpuBuf;
 
     fn sms(&self) -> u32 {
         self.sms
     }
 
-    fn upload(&self, bytes: &[u8]) -> Result<CudaSlice<u8>> {
+    fn upload(&self, bytes: &[u8]) -> Result<GpuBuf> {
         let s = self.stream()?;
         // A zero-length allocation is refused by some drivers: hold one byte.
-        if bytes.is_empty() {
-            return s.alloc_zeros::<u8>(1).map_err(|e| device_err("alloc", e));
-        }
-        s.clone_htod(bytes)
-            .map_err(|e| device_err("copy to device", e))
+        let slice = if bytes.is_empty() {
+            s.alloc_zeros::<u8>(1).map_err(|e| device_err("alloc", e))?
+        } else {
+            s.clone_htod(bytes)
+                .map_err(|e| device_err("copy to device", e))?
+        };
+        Ok(GpuBuf::new(slice))
     }
 
-    fn download(&self, buf: &CudaSlice<u8>, len: usize) -> Result<Vec<u8>> {
+    fn download(&self, buf: &GpuBuf, len: usize) -> Result<Vec<u8>> {
         let s = self.stream()?;
+        // Synchronous (the stream is synchronised below), so no use stays in flight.
         let mut v = s
-            .clone_dtoh(buf)
+            .clone_dtoh(&buf.slice)
             .map_err(|e| device_err("copy to host", e))?;
         s.synchronize().map_err(|e| device_err("synchronize", e))?;
         v.truncate(len);
         Ok(v)
     }
 
+    fn join(&self, parts: &[(&GpuBuf, usize)]) -> Result<GpuBuf> {
+        let total = parts
+            .iter()
+            .try_fold(0usize, |a, &(_, len)| a.checked_add(len))
+            .ok_or_else(|| device_err("join", "the joined length overflows usize"))?;
+        let s = self.stream()?;
+        let mut out = self.for_kernel_output(total)?;
+        let mut at = 0;
+        for &(buf, len) in parts {
+            if len == 0 {
+                continue;
+            }
+            let src = buf.slice.try_slice(..len).ok_or_else(|| {
+                device_err(
+                    "join",
+                    format!("{len} bytes asked of a buffer of {}", buf.slice.len()),
+                )
+            })?;
+            let mut dst = out.slice_mut(at..at + len);
+            s.memcpy_dtod(&src, &mut dst)
+                .map_err(|e| device_err("copy on the device", e))?;
+            buf.used_on(&s)?;
+            at += len;
+        }
+        Ok(GpuBuf::new(out))
+    }
+
     #[allow(unsafe_code)]
-    fn run(
+    fn blas_product(
         &self,
-        plan: &KernelPlan,
-        inputs: &[&CudaSlice<u8>],
-        out_bytes: usize,
-    ) -> Result<CudaSlice<u8>> {
+        dtype: DType,
+        transpose_a: bool,
+        (m, k, n): (usize, usize, usize),
+        a: &GpuBuf,
+        b: &GpuBuf,
+    ) -> Result<Option<GpuBuf>> {
+        if !matches!(dtype, DType::F32 | DType::F64) || m == 0 || k == 0 || n == 0 {
+            return Ok(None);
+        }
+        let (Ok(mi), Ok(ki), Ok(ni)) = (i32::try_from(m), i32::try_from(k), i32::try_from(n))
+        else {
+            return Ok(None);
+        };
+        let Some(blas) = self.blas()? else {
+            return Ok(None);
+        };
+        let bytes = m
+            .checked_mul(n)
+            .and_then(|e| e.checked_mul(dtype.size()))
+            .ok_or_else(|| device_err("matmul", format!("{m} x {n} overflows usize")))?;
+        let mut out = self.for_kernel_output(bytes)?;
+        let short = || device_err("matmul", "an operand's buffer is shorter than its shape");
+        match dtype {
+            DType::F64 => {
+                // SAFETY: the buffers hold C-order f64 elements written by this backend (any
+                // bit pattern is a valid f64); the views are no longer than the buffers
+                // (`transmute` checks); cuBLAS reads `m k` and `k n` elements and writes
+                // `m n` through leading dimensions that match the row-major shapes; beta = 0
+                // so C is not read before it is written.
+                unsafe {
+                    let av = a.slice.transmute::<f64>(m * k).ok_or_else(short)?;
+                    let bv = b.slice.transmute::<f64>(k * n).ok_or_else(short)?;
+                    let mut ov = out.transmute_mut::<f64>(m * n).ok_or_else(short)?;
+                    blas.gemm(
+                        gemm_config(transpose_a, (mi, ki, ni), 1.0f64, 0.0),
+                        &bv,
+                        &av,
+                        &mut ov,
+                    )
+                }
+                .map_err(|e| device_err("cuBLAS dgemm", e))?;
+            }
+            _ => {
+                // SAFETY: as for f64, with f32 elements.
+                unsafe {
+                    let av = a.slice.transmute::<f32>(m * k).ok_or_else(short)?;
+                    let bv = b.slice.transmute::<f32>(k * n).ok_or_else(short)?;
+                    let mut ov = out.transmute_mut::<f32>(m * n).ok_or_else(short)?;
+                    blas.gemm(
+                        gemm_config(transpose_a, (mi, ki, ni), 1.0f32, 0.0),
+                        &bv,
+                        &av,
+                        &mut ov,
+                    )
+                }
+                .map_err(|e| device_err("cuBLAS sgemm", e))?;
+            }
+        }
+        let s = self.stream()?;
+        a.used_on(&s)?;
+        b.used_on(&s)?;
+        Ok(Some(GpuBuf::new(out)))
+    }
+
+    #[allow(unsafe_code)]
+    fn run(&self, plan: &KernelPlan, inputs: &[&GpuBuf], out_bytes: usize) -> Result<GpuBuf> {
         let s = self.stream()?;
         let mut out = self.for_kernel_output(out_bytes)?;
         let params = if plan.params.is_empty() {
@@ -268,13 +505,13 @@ impl Device for Gpu {
         match plan.launch {
             Launch::Elementwise { n } => {
                 if n == 0 {
-                    return Ok(out);
+                    return Ok(GpuBuf::new(out));
                 }
                 let f = self.function(plan, 0)?;
                 let mut b = s.launch_builder(&f);
                 b.arg(&p);
                 for i in inputs {
-                    b.arg(*i);
+                    b.arg(&i.slice);
                 }
                 b.arg(&mut out);
                 if let Some(t) = tables {
@@ -292,7 +529,7 @@ impl Device for Gpu {
                 kept, parts, acc, ..
             } => {
                 if kept == 0 {
-                    return Ok(out);
+                    return Ok(GpuBuf::new(out));
                 }
                 let np = usize::try_from(kept * parts).map_err(|e| device_err("partials", e))?;
                 let mut part = self.for_kernel_output(np * acc.size())?;
@@ -301,7 +538,7 @@ impl Device for Gpu {
                 let mut b = s.launch_builder(&f);
                 b.arg(&p);
                 for i in inputs {
-                    b.arg(*i);
+                    b.arg(&i.slice);
                 }
                 b.arg(&mut part).arg(&mut idx);
                 if let Some(t) = tables {
@@ -319,13 +556,68 @@ impl Device for Gpu {
                     .map_err(|e| device_err("launch", e))?;
             }
         }
-        Ok(out)
+        // The inputs were read on this stream: their frees must wait for it.
+        for i in inputs {
+            i.used_on(&s)?;
+        }
+        Ok(GpuBuf::new(out))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Column-major `C = op(A) op(B)` as BLAS defines it.
+    fn column_major_gemm(cfg: &GemmConfig<f64>, a: &[f64], b: &[f64]) -> Vec<f64> {
+        use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+        let (m, n, k) = (cfg.m as usize, cfg.n as usize, cfg.k as usize);
+        let (lda, ldb, ldc) = (cfg.lda as usize, cfg.ldb as usize, cfg.ldc as usize);
+        let op_a = |i: usize, l: usize| match cfg.transa {
+            CUBLAS_OP_N => a[i + l * lda],
+            _ => a[l + i * lda],
+        };
+        let op_b = |l: usize, j: usize| match cfg.transb {
+            CUBLAS_OP_N => b[l + j * ldb],
+            _ => b[j + l * ldb],
+        };
+        let mut c = vec![0.0; ldc * n];
+        for j in 0..n {
+            for i in 0..m {
+                c[i + j * ldc] = (0..k).map(|l| op_a(i, l) * op_b(l, j)).sum();
+            }
+        }
+        c
+    }
+
+    /// The arguments handed to cuBLAS give the row-major product, for `a @ b` and for
+    /// `aᵀ @ b` with `a` stored transposed: checked against BLAS's column-major
+    /// definition, since no GPU is needed to get the layouts right.
+    #[test]
+    fn gemm_arguments_give_row_major_products() {
+        let (m, k, n) = (3usize, 4usize, 2usize);
+        let b: Vec<f64> = (0..k * n).map(|v| v as f64 * 0.5 - 1.0).collect();
+        for transpose_a in [false, true] {
+            let a: Vec<f64> = (0..m * k).map(|v| v as f64 + 1.0).collect();
+            let at = |i: usize, l: usize| {
+                if transpose_a {
+                    a[l * m + i]
+                } else {
+                    a[i * k + l]
+                }
+            };
+            let want: Vec<f64> = (0..m * n)
+                .map(|f| (0..k).map(|l| at(f / n, l) * b[l * n + f % n]).sum())
+                .collect();
+            let cfg = gemm_config(transpose_a, (3, 4, 2), 1.0, 0.0);
+            // cuBLAS's A is the right operand's buffer and its B the left's.
+            assert_eq!(
+                column_major_gemm(&cfg, &b, &a),
+                want,
+                "transpose_a {transpose_a}"
+            );
+        }
+    }
 
     #[test]
     fn architectures_are_named_for_nvrtc() {

@@ -4,7 +4,7 @@
 //! the whole backend — placement, parameter packing, partial buffers, reshapes, the
 //! fallbacks — runs the conformance suite on machines without a GPU.
 
-use tessera_core::Result;
+use tessera_core::{DType, Result};
 
 use crate::codegen::KernelPlan;
 
@@ -39,6 +39,34 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// # Errors
     /// [`tessera_core::Error::Device`] for a failed allocation, compile or launch.
     fn run(&self, plan: &KernelPlan, inputs: &[&Self::Buf], out_bytes: usize) -> Result<Self::Buf>;
+
+    /// A new buffer holding the first `len` bytes of each `(buffer, len)` in turn, copied
+    /// on the device (how blocks stacked along their leading axis are joined).
+    ///
+    /// # Errors
+    /// [`tessera_core::Error::Device`] for a failed allocation or copy, or a length past a
+    /// buffer's end.
+    fn join(&self, parts: &[(&Self::Buf, usize)]) -> Result<Self::Buf>;
+
+    /// The product `op(a) @ b` of C-order `dtype` matrices through the device's BLAS
+    /// library, where it has one for `dtype`: `op(a)` is `a` (`m x k`) or, with
+    /// `transpose_a`, `aᵀ` of `a` stored `k x m`; `b` is `k x n`; the result is `m x n`.
+    /// `Ok(None)` when no library serves this product, and the backend launches its own
+    /// kernel instead. Optional: the default is `Ok(None)`.
+    ///
+    /// # Errors
+    /// [`tessera_core::Error::Device`] for a failed allocation or library call.
+    fn blas_product(
+        &self,
+        dtype: DType,
+        transpose_a: bool,
+        (m, k, n): (usize, usize, usize),
+        a: &Self::Buf,
+        b: &Self::Buf,
+    ) -> Result<Option<Self::Buf>> {
+        let _ = (dtype, transpose_a, m, k, n, a, b);
+        Ok(None)
+    }
 }
 
 /// The blocks per output element for a reduction's first pass: enough to keep every SM

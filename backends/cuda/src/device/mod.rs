@@ -11,13 +11,15 @@
 //! each use their own stream on every device.
 //!
 //! **What runs where.** Programs (and through them every elementwise op, cast, strided or
-//! transposed read, broadcast, generator and reduction) run as kernels, and so does
-//! `matmul` (a plain kernel; cuBLAS is still to come). `reshape` relabels a buffer.
-//! `concatenate` joins the blocks on the host, recorded as a fallback and announced by
-//! `explain()`; `qr` and `svd` are declared
-//! unsupported, so linear algebra runs them on the host, saying so. `moments_program`,
-//! `matmul_program` and `sketch_program` take the protocol's defaults, which run programs
-//! here.
+//! transposed read, broadcast, generator and reduction) run as kernels. `matmul` runs
+//! through cuBLAS for `f32`/`f64` where the library loads, and as a tiled kernel
+//! otherwise (every dtype). `reshape` relabels a buffer. `concatenate` copies the blocks on
+//! the device when they meet along their leading axis; along an inner axis it joins them
+//! on the host, recorded as a fallback and announced by `explain()`. `qr` and `svd` are
+//! declared unsupported, so linear algebra runs them on the host, saying so.
+//! `sketch_program` is native (`X Ω` and `Xᵀ (X Ω)` with the block read in place, stacked
+//! on the device); `moments_program` and `matmul_program` take the protocol's defaults,
+//! which run programs here.
 
 mod gpu;
 mod memory;
@@ -30,7 +32,7 @@ use tessera_core::backend::{downcast_chunk, ArrayBackend, Capabilities, Chunk, C
 use tessera_core::program::{primitives, Program};
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
-pub use gpu::Gpu;
+pub use gpu::{Gpu, GpuBuf};
 pub use memory::{parts_for, Device, BLOCK};
 
 use crate::codegen::generate;
@@ -202,6 +204,49 @@ impl<D: Device> CudaBackend<D> {
     }
 }
 
+impl<D: Device> CudaBackend<D> {
+    /// `op(a) @ b` on `a`'s device, `op(a)` being `a` or, with `transpose_a`, `aᵀ` read in
+    /// place: the device's BLAS where it serves the dtype, the tiled kernel otherwise.
+    fn product(
+        &self,
+        a: &DeviceChunk<D::Buf>,
+        b: &DeviceChunk<D::Buf>,
+        transpose_a: bool,
+    ) -> Result<Chunk> {
+        if a.dtype != b.dtype {
+            return Err(Error::dtype(
+                "matmul",
+                b.dtype,
+                format!("primitive operands must share a dtype; left is {}", a.dtype),
+            ));
+        }
+        let left = match (transpose_a, a.shape.as_slice()) {
+            (true, &[k, m]) => vec![m, k],
+            _ => a.shape.clone(),
+        };
+        let (m, k, n) = tessera_core::backend::matmul_dims((a.dtype, &left), (b.dtype, &b.shape))?;
+        let bytes = m
+            .checked_mul(n)
+            .and_then(|e| e.checked_mul(a.dtype.size()))
+            .ok_or_else(|| Error::shape("matmul", format!("{m} x {n} overflows usize")))?;
+        let device = a.device;
+        let gpu = &self.gpus[device];
+        let bufs = [self.on(a, device)?, self.on(b, device)?];
+        let buf = match gpu.blas_product(a.dtype, transpose_a, (m, k, n), &bufs[0], &bufs[1])? {
+            Some(buf) => buf,
+            None => {
+                let plan = if transpose_a {
+                    crate::codegen::matmul_transposed_a(a.dtype, m, k, n)?
+                } else {
+                    crate::codegen::matmul(a.dtype, m, k, n)?
+                };
+                gpu.run(&plan, &[&bufs[0], &bufs[1]], bytes)?
+            }
+        };
+        Ok(self.wrap(buf, a.dtype, vec![m, n], device))
+    }
+}
+
 impl<D: Device> ArrayBackend for CudaBackend<D> {
     fn name(&self) -> &str {
         &self.name
@@ -256,32 +301,61 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
     }
 
     fn concatenate(&self, parts: &[Chunk], axis: usize) -> Result<Chunk> {
-        self.on_host("concatenate", parts, |h| host_concatenate(h, axis))
+        let chunks = parts
+            .iter()
+            .map(|c| self.chunk(c, "concatenate"))
+            .collect::<Result<Vec<_>>>()?;
+        let shapes: Vec<(DType, &[usize])> = chunks
+            .iter()
+            .map(|c| (c.dtype, c.shape.as_slice()))
+            .collect();
+        let shape = tessera_core::backend::concat_shape(&shapes, axis)?;
+        match chunks.first() {
+            // Every axis before `axis` of length one: each block is one run of bytes of
+            // the result, after the one before it, so the device copies them in turn.
+            Some(first) if shape[..axis].iter().all(|&s| s == 1) => {
+                let device = first.device;
+                let bufs = chunks
+                    .iter()
+                    .map(|c| self.on(c, device))
+                    .collect::<Result<Vec<_>>>()?;
+                let runs: Vec<(&D::Buf, usize)> = bufs
+                    .iter()
+                    .zip(&chunks)
+                    .map(|(b, c)| (b.as_ref(), c.nbytes_exact()))
+                    .collect();
+                let buf = self.gpus[device].join(&runs)?;
+                Ok(self.wrap(buf, first.dtype, shape, device))
+            }
+            _ => self.on_host("concatenate", parts, |h| host_concatenate(h, axis)),
+        }
     }
 
     fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        let (ca, cb) = (self.chunk(a, "matmul")?, self.chunk(b, "matmul")?);
-        if ca.dtype != cb.dtype {
-            return Err(Error::dtype(
-                "matmul",
-                cb.dtype,
+        self.product(self.chunk(a, "matmul")?, self.chunk(b, "matmul")?, false)
+    }
+
+    fn sketch_program(&self, program: &Program, inputs: &[Chunk], omega: &Chunk) -> Result<Chunk> {
+        let x = self
+            .execute(program, inputs)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("a sketched block's program has no output".into()))?;
+        let (cx, co) = (self.chunk(&x, "sketch")?, self.chunk(omega, "sketch")?);
+        if cx.shape.len() != 2 || co.shape.len() != 2 || cx.shape[1] != co.shape[0] {
+            return Err(Error::shape(
+                "sketch",
                 format!(
-                    "primitive operands must share a dtype; left is {}",
-                    ca.dtype
+                    "x {:?} and omega {:?}: needs x (rows × n) and omega (n × l)",
+                    cx.shape, co.shape
                 ),
             ));
         }
-        let (m, k, n) =
-            tessera_core::backend::matmul_dims((ca.dtype, &ca.shape), (cb.dtype, &cb.shape))?;
-        let plan = crate::codegen::matmul(ca.dtype, m, k, n)?;
-        let device = ca.device;
-        let bufs = [self.on(ca, device)?, self.on(cb, device)?];
-        let bytes = m
-            .checked_mul(n)
-            .and_then(|e| e.checked_mul(ca.dtype.size()))
-            .ok_or_else(|| Error::shape("matmul", format!("{m} x {n} overflows usize")))?;
-        let buf = self.gpus[device].run(&plan, &[&bufs[0], &bufs[1]], bytes)?;
-        Ok(self.wrap(buf, ca.dtype, vec![m, n], device))
+        // `Xᵀ Y` reads the block in place (no transposed copy), and the two results are
+        // stacked on the device.
+        let y = self.product(cx, co, false)?;
+        let xty = self.product(cx, self.chunk(&y, "sketch")?, true)?;
+        self.concatenate(&[y, xty], 0)
     }
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
@@ -335,8 +409,11 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
     }
 
     fn primitive_note(&self, op: &str) -> Option<String> {
-        (op == "concatenate")
-            .then(|| "cuda joins the blocks on the host (copies both ways)".to_string())
+        (op == "concatenate").then(|| {
+            "cuda joins blocks along an inner axis on the host (copies both ways); along \
+             the leading axis it copies them on the device"
+                .to_string()
+        })
     }
 }
 

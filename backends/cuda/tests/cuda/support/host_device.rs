@@ -1,7 +1,7 @@
 //! A [`Device`] over host memory that runs the generated kernels through the host shim:
 //! the CUDA backend's own code — placement over several devices, parameter packing,
-//! partial buffers, reshapes, the matmul kernel, the concatenate fallback — runs on it
-//! unchanged, minus only the cudarc calls.
+//! partial buffers, reshapes, the matmul kernels, joins on the device and the concatenate
+//! fallback — runs on it unchanged, minus only the cudarc calls.
 
 use std::sync::Arc;
 
@@ -44,6 +44,15 @@ impl Device for HostDevice {
                 op: "download".into(),
                 detail: format!("{len} bytes asked of a buffer of {}", buf.len()),
             })
+    }
+
+    fn join(&self, parts: &[(&Vec<u8>, usize)]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        for &(buf, len) in parts {
+            out.extend_from_slice(&self.download(buf, len)?);
+        }
+        out.resize(out.len().max(1), 0);
+        Ok(out)
     }
 
     fn run(&self, plan: &KernelPlan, inputs: &[&Vec<u8>], out_bytes: usize) -> Result<Vec<u8>> {
