@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release --example linalg_bench -- tsqr         # svd of 2,000,000 x 20, chunks 125,000 rows
 //! cargo run --release --example linalg_bench -- compressed   # svd_compressed(200,000 x 5,000, k=10)
-//! TESSERA_ARRAY_BACKEND=cuda cargo run --release --example linalg_bench -- compressed 10000   # on a GPU
+//! TESSERA_ARRAY_BACKEND=cuda cargo run --release --example linalg_bench -- compressed 10000 3   # on a GPU, best of 3
 //! ```
 //!
 //! Both inputs are uniform on [0, 1), generated lazily (the compressed SVD regenerates its
@@ -49,21 +49,30 @@ fn tsqr_svd() -> Result<()> {
     Ok(())
 }
 
-fn compressed(rows: usize) -> Result<()> {
+fn compressed(rows: usize, repeat: usize) -> Result<()> {
     let shape = [200_000, 5_000];
-    let t = Instant::now();
-    let x = RandomState::new(0).uniform(0.0, 1.0, &shape, chunks(shape, rows)?, None)?;
-    let d = svd_compressed(&x, 10, 0, 10, 1)?;
-    let u = d.u.compute()?;
-    let s = d.s.compute()?.to_f64_vec();
-    let vt = d.vt.compute()?;
-    let secs = t.elapsed().as_secs_f64();
+    let mut runs = Vec::with_capacity(repeat);
+    let mut last = None;
+    for _ in 0..repeat.max(1) {
+        let t = Instant::now();
+        let x = RandomState::new(0).uniform(0.0, 1.0, &shape, chunks(shape, rows)?, None)?;
+        let d = svd_compressed(&x, 10, 0, 10, 1)?;
+        let u = d.u.compute()?;
+        let s = d.s.compute()?.to_f64_vec();
+        let vt = d.vt.compute()?;
+        runs.push(t.elapsed().as_secs_f64());
+        last = Some((u.shape().to_vec(), s[0], vt.shape().to_vec()));
+    }
+    let Some((u_shape, s0, vt_shape)) = last else {
+        return Ok(());
+    };
+    // The best run, as bench/dask_linalg.py reports; the first also pays for opening the
+    // backend (a GPU context, kernel compiles) and is shown apart.
+    let best = runs.iter().copied().fold(f64::INFINITY, f64::min);
     println!(
-        "{{\"engine\":\"tessera\",\"backend\":\"{}\",\"workload\":\"svd_compressed\",\"shape\":[200000,5000],\"chunk_rows\":{rows},\"k\":10,\"seconds\":{secs:.3},\"s0\":{:.1},\"u_shape\":{:?},\"vt_shape\":{:?},\"peak_rss_mb\":{:.0}}}",
+        "{{\"engine\":\"tessera\",\"backend\":\"{}\",\"workload\":\"svd_compressed\",\"shape\":[200000,5000],\"chunk_rows\":{rows},\"k\":10,\"seconds\":{best:.3},\"first\":{:.3},\"runs\":{runs:.3?},\"s0\":{s0:.1},\"u_shape\":{u_shape:?},\"vt_shape\":{vt_shape:?},\"peak_rss_mb\":{:.0}}}",
         tessera::config::array_backend()?,
-        s[0],
-        u.shape(),
-        vt.shape(),
+        runs[0],
         common::peak_rss_mb()
     );
     Ok(())
@@ -75,12 +84,16 @@ fn main() -> std::process::ExitCode {
         .nth(2)
         .and_then(|r| r.parse().ok())
         .unwrap_or(4_000);
+    let repeat: usize = std::env::args()
+        .nth(3)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
     let run = || -> Result<()> {
         if which != "compressed" {
             tsqr_svd()?;
         }
         if which != "tsqr" {
-            compressed(rows)?;
+            compressed(rows, repeat)?;
         }
         Ok(())
     };

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # The GPU checklist in one call, on a GPU machine, with `.gpu/` from build.sh carried:
-# the card and driver, the probe, the conformance suite on `cuda`, the headline's random
-# array bit for bit against the CPU backend, the headline next to CuPy + Dask, and a part
-# of the suite under compute-sanitizer memcheck. Every result lands in $OUT as it comes,
-# so a step cut off by its time limit still leaves what it printed.
-#   SIZES (default "20000,40000"): headline sizes; CHUNK (default 2000).
-#   T_CONF, T_CHECK, T_PEER, T_MEMCHECK: each step's limit in seconds (defaults fit one
-#   call of about six minutes: device time is scarce, so the steps most worth having run first).
+#   1. the card and driver, and NVRTC from the image;
+#   2. the conformance suite on `cuda`, its ops dealt to 12 processes side by side (the
+#      first run compiles some 2,800 kernels with NVRTC, which is CPU-bound: one process
+#      takes minutes, twelve take seconds), then all of it again under compute-sanitizer
+#      memcheck (the kernels now come from the disk cache), and a stress of the ordering
+#      between streams (see the step);
+#   3. the headline's random array bit for bit against the CPU backend, and the headline
+#      next to CuPy + Dask at each size and chunk;
+#   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask.
+# Every result lands in $OUT as it comes, so a step cut off by its limit still leaves
+# what it printed.
+#   SIZES (default "20000,80000"), CHUNKS (default "2000,10000"), SVD_ROWS (default
+#   "10000,20000"); T_CONF, T_CHECK, T_PEER, T_SVD: each step's limit in seconds.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp/tessera-gpu-out}"
 mkdir -p "$out"
-sizes="${SIZES:-20000,40000}"
-chunk="${CHUNK:-2000}"
+sizes="${SIZES:-20000,80000}"
+chunks="${CHUNKS:-2000,10000}"
+svd_rows="${SVD_ROWS:-10000,20000}"
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/tessera-cache}"
 step() { echo "== $1 $(date +%T)" | tee -a "$out/steps.txt"; }
 
@@ -21,28 +28,69 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 nvrtc="$(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so\.13 /{print $NF; exit}')"
 [ -z "$nvrtc" ] && nvrtc="$(timeout 30 find /usr /opt -name 'libnvrtc.so.13' 2>/dev/null | head -n 1)"
 if [ -n "$nvrtc" ]; then
+    # cuBLAS sits beside NVRTC in the CUDA image.
     export TESSERA_NVRTC_DIR="$(dirname "$nvrtc")"
     export LD_LIBRARY_PATH="$TESSERA_NVRTC_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 echo "NVRTC: ${TESSERA_NVRTC_DIR:-not found}" | tee -a "$out/card.txt"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .gpu/whl/*.whl \
-    && export PYTHONPATH=/tmp/site
-bin=.gpu/bin
+    2>/dev/null && export PYTHONPATH=/tmp/site
+bin=/tmp/tessera-bin
+mkdir -p "$bin"
+for f in .gpu/bin/*.gz; do gunzip -c "$f" >"$bin/$(basename "$f" .gz)"; done
+chmod +x "$bin"/*
 
+# The suite's ops in 12 groups, each group one process; `$1` wraps each run (memcheck).
+suite() {
+    local tag="$1"; shift
+    mkdir -p "$out/$tag" && rm -f /tmp/groups.*
+    "$bin/tessera-conformance" --backend cuda --list | cut -d/ -f1 | sort -u \
+        | split -n r/12 - /tmp/groups.
+    for g in /tmp/groups.*; do
+        ( timeout "${T_CONF:-150}" "$@" "$bin/tessera-conformance" --backend cuda \
+            --filter "$(paste -sd, "$g")" --quiet >"$out/$tag/${g##*.}.txt" 2>&1
+          echo "${g##*.} exit $?" >>"$out/$tag/exits.txt" ) &
+    done
+    wait
+    grep -h "cases:" "$out/$tag"/*.txt | tee "$out/$tag/summary.txt"
+    grep -h "ERROR SUMMARY" "$out/$tag"/*.txt | sort | uniq -c
+    sort "$out/$tag/exits.txt" | tr '\n' ' '; echo
+}
 step conformance
-timeout "${T_CONF:-120}" "$bin/tessera-conformance" --backend cuda --json "$out/conformance.json" 2>&1 \
-    | tee "$out/conformance.txt" | tail -n 40
-step gpu_check
-timeout "${T_CHECK:-90}" "$bin/gpu_check" --check-n 4000 --chunk "$chunk" --sizes "$sizes" --repeat 3 2>&1 \
-    | tee -a "$out/headline.jsonl"
-step peer
-for n in ${sizes//,/ }; do
-    timeout "${T_PEER:-60}" python3 bench/gpu/cupy_dask.py "$n" "$chunk" 3 2>&1 | tail -n 5 \
-        | tee -a "$out/headline.jsonl"
-done
+suite conformance
 step memcheck
-timeout "${T_MEMCHECK:-60}" compute-sanitizer --tool memcheck --error-exitcode 3 \
-    "$bin/tessera-conformance" --backend cuda --filter 'sum,argmax,api.var,random' --quiet 2>&1 \
-    | tail -n 30 | tee "$out/memcheck.txt"
-echo "memcheck exit: ${PIPESTATUS[0]}" | tee -a "$out/memcheck.txt"
+suite memcheck compute-sanitizer --tool memcheck --error-exitcode 3
+
+# Ordering between streams: the ops whose blocks are read by several workers at once
+# (rechunk pieces, joins, chunked products), twelve processes side by side under memcheck,
+# which slows kernels enough to expose a free that does not wait for every reader.
+step streams
+mkdir -p "$out/streams"
+for i in $(seq 1 12); do
+    ( timeout "${T_CONF:-150}" compute-sanitizer --tool memcheck "$bin/tessera-conformance" \
+        --backend cuda --filter api.matmul,api.rechunk,api.concatenate,api.stack,api.sketch,api.tensordot \
+        >"$out/streams/$i.txt" 2>&1 ) &
+done
+wait
+grep -h "cases:" "$out/streams"/*.txt | cut -d: -f3 | sort | uniq -c
+grep -h "^\[FAIL\]" "$out/streams"/*.txt | cut -c1-240 | head -n 10
+
+step headline
+for c in ${chunks//,/ }; do
+    timeout "${T_CHECK:-90}" "$bin/gpu_check" --check-n 4000 --chunk "$c" --sizes "$sizes" --repeat 3 2>&1 \
+        | tee -a "$out/headline.jsonl"
+    for n in ${sizes//,/ }; do
+        timeout "${T_PEER:-60}" python3 bench/gpu/cupy_dask.py "$n" "$c" 3 2>&1 | tail -n 3 \
+            | tee -a "$out/headline.jsonl"
+    done
+done
+
+step svd_compressed
+for r in ${svd_rows//,/ }; do
+    # Best of 3 in one process on both sides (the first run also opens the device).
+    TESSERA_ARRAY_BACKEND=cuda timeout "${T_SVD:-60}" "$bin/linalg_bench" compressed "$r" 3 2>&1 \
+        | tee -a "$out/svd.jsonl"
+    timeout "${T_SVD:-60}" python3 bench/dask_linalg.py compressed --backend cupy --chunk-rows "$r" \
+        --repeat 3 2>&1 | tail -n 3 | tee -a "$out/svd.jsonl"
+done
 step done
