@@ -63,6 +63,84 @@ impl parquet::file::reader::ChunkReader for Chunks {
     }
 }
 
+/// The column chunks that one row group's read needs, each fetched with one range read
+/// before decoding, as the parquet crate's byte source for that read.
+///
+/// The crate's synchronous reader asks for a stream from a column chunk's offset
+/// (`get_read`) and reads the chunk's pages from it. Served from the file, that stream
+/// had to hold every byte from the offset to the end of the file: a read per column chunk
+/// of the whole rest of the file, so a 230 MB TPC-H `lineitem` with 53 row groups moved
+/// some 12 GB through the kernel for one scan. Fetched up front, each column chunk is one
+/// read (one request on an object store) and the streams are slices of it.
+#[derive(Clone)]
+struct RowGroupBytes {
+    file: Chunks,
+    /// `(offset in the file, bytes)` of each fetched column chunk, by offset.
+    chunks: Arc<Vec<(u64, bytes::Bytes)>>,
+}
+
+impl RowGroupBytes {
+    /// Fetches the column chunks of row group `group` whose root columns are `roots`.
+    fn fetch(
+        file: &StoredFile,
+        md: &ParquetMetaData,
+        group: usize,
+        roots: &[usize],
+    ) -> Result<Self> {
+        let rg = md.row_group(group);
+        let schema = md.file_metadata().schema_descr();
+        let mut chunks = Vec::new();
+        for leaf in 0..rg.num_columns() {
+            if !roots.contains(&schema.get_column_root_idx(leaf)) {
+                continue;
+            }
+            let (start, len) = rg.column(leaf).byte_range();
+            let bytes = file.read_range(start..start.saturating_add(len))?;
+            chunks.push((start, bytes::Bytes::from(bytes)));
+        }
+        chunks.sort_by_key(|c| c.0);
+        Ok(RowGroupBytes {
+            file: Chunks(file.clone()),
+            chunks: Arc::new(chunks),
+        })
+    }
+
+    /// The fetched bytes from `start` to the end of the column chunk holding it.
+    fn from(&self, start: u64) -> Option<bytes::Bytes> {
+        let i = self
+            .chunks
+            .partition_point(|c| c.0 <= start)
+            .checked_sub(1)?;
+        let (at, bytes) = &self.chunks[i];
+        let skip = usize::try_from(start - at).ok()?;
+        (skip < bytes.len()).then(|| bytes.slice(skip..))
+    }
+}
+
+impl parquet::file::reader::Length for RowGroupBytes {
+    fn len(&self) -> u64 {
+        self.file.0.size()
+    }
+}
+
+impl parquet::file::reader::ChunkReader for RowGroupBytes {
+    type T = std::io::Cursor<bytes::Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        match self.from(start) {
+            Some(b) => Ok(std::io::Cursor::new(b)),
+            None => self.file.get_read(start),
+        }
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        match self.from(start) {
+            Some(b) if b.len() >= length => Ok(b.slice(..length)),
+            _ => self.file.get_bytes(start, length),
+        }
+    }
+}
+
 /// A Parquet scan: files and their row groups.
 #[derive(Debug)]
 pub struct ParquetSource {
@@ -364,9 +442,6 @@ impl ParquetSource {
         path.check()?;
         let meta = ArrowReaderMetadata::try_new(md.clone(), ArrowReaderOptions::new())
             .map_err(|e| perr(path, e))?;
-        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(Chunks(path.clone()), meta)
-            .with_row_groups(vec![g])
-            .with_batch_size(1 << 20);
         // The columns asked for: those stored in the file, then hive partition columns.
         let wanted: Vec<usize> = projection
             .map(<[usize]>::to_vec)
@@ -378,6 +453,10 @@ impl ParquetSource {
             .collect();
         from_file.sort_unstable();
         from_file.dedup();
+        let bytes = RowGroupBytes::fetch(path, md, g, &from_file)?;
+        let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes, meta)
+            .with_row_groups(vec![g])
+            .with_batch_size(1 << 20);
         let at = |e| Error::arrow_in("read_parquet", path.display(), e);
         if from_file.len() != self.file_columns {
             let mask = ProjectionMask::roots(b.parquet_schema(), from_file.iter().copied());
@@ -524,5 +603,75 @@ impl DataFrame {
     /// `scheduler = "mpi"`, a destination some rank cannot see.
     pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
         write_frame(self, path, &Parquet)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use parquet::file::reader::ChunkReader;
+
+    /// A three-column file of 300 rows in row groups of 100.
+    fn three_groups(path: &Path) {
+        let ids: Vec<i64> = (0..300).collect();
+        let names: Vec<String> = (0..300).map(|i| format!("name-{i}")).collect();
+        let batch = RecordBatch::try_from_iter([
+            (
+                "id",
+                Arc::new(Int64Array::from(ids.clone())) as arrow_array::ArrayRef,
+            ),
+            (
+                "name",
+                Arc::new(StringArray::from(names)) as arrow_array::ArrayRef,
+            ),
+            (
+                "twice",
+                Arc::new(Int64Array::from_iter_values(ids.iter().map(|i| 2 * i))) as _,
+            ),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_size(100)
+            .build();
+        let mut w =
+            ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+
+    /// A row group's read fetches exactly its projected column chunks, serves their bytes
+    /// as the file holds them, and decodes from them.
+    #[test]
+    fn a_row_group_read_fetches_each_projected_column_chunk_once() {
+        let dir = std::env::temp_dir().join(format!("tessera-rg-bytes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.parquet");
+        three_groups(&path);
+        let source = ParquetSource::open(path.to_str().unwrap()).unwrap();
+        let (file, md) = &source.files[0];
+        assert_eq!(md.num_row_groups(), 3);
+        let bytes = RowGroupBytes::fetch(file, md, 1, &[0, 2]).unwrap();
+        assert_eq!(bytes.chunks.len(), 2, "columns 0 and 2 only");
+        let on_disk = std::fs::read(&path).unwrap();
+        let rg = md.row_group(1);
+        for leaf in [0, 2] {
+            let (start, len) = rg.column(leaf).byte_range();
+            let got = bytes.get_bytes(start, len as usize).unwrap();
+            assert_eq!(&got[..], &on_disk[start as usize..(start + len) as usize]);
+        }
+        let (name_start, _) = rg.column(1).byte_range();
+        assert!(bytes.from(name_start).is_none(), "column 1 was not fetched");
+        // Decoded through the fetched bytes: row group 1 holds rows 100..200.
+        let batch = source.read_row_group(1, Some(&[2])).unwrap();
+        let twice = batch
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        assert_eq!(twice.len(), 100);
+        assert_eq!(twice.value(0), 200);
+        assert_eq!(twice.value(99), 398);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
