@@ -26,6 +26,7 @@ mod distributed;
 pub mod io;
 mod on_rank;
 pub mod plan;
+mod pushdown;
 mod spill;
 
 pub use tessera_core::frame::{backend, expr};

@@ -479,8 +479,9 @@ impl fmt::Debug for Node {
     }
 }
 
-/// Rewrites a plan: fusion happened at construction; this prunes unused columns down
-/// into scans and pushes predicates into formats that can prune partitions.
+/// Rewrites a plan: fusion happened at construction; this moves filters below inner
+/// joins (`pushdown`), prunes unused columns down into scans and pushes predicates into
+/// formats that can prune partitions.
 pub fn optimize(node: &Arc<Node>) -> Result<Arc<Node>> {
     prune(node, None)
 }
@@ -537,6 +538,13 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             })
         }
         Node::Map { input, program, .. } => {
+            // Filters over an inner join go below it first, where they can.
+            let (input, program) = match crate::pushdown::below_inner_join(input, program)? {
+                Some((join, rest)) if rest.steps.is_empty() => return prune(&join, required),
+                Some((join, rest)) => (join, rest),
+                None => (input.clone(), program.clone()),
+            };
+            let input = &input;
             // Walk the steps backwards, keeping only projected expressions someone reads.
             let mut steps = program.steps.clone();
             let mut need: Option<BTreeSet<String>> = required.cloned();
