@@ -59,6 +59,12 @@ fn join(
     )
 }
 
+/// `from <= column < until` (dates as `YYYY-MM-DD`): the specification's
+/// `>= date 'from' and < date 'from' + interval ...`.
+fn during(column: &str, from: &str, until: &str) -> Expr {
+    col(column).gt_eq(lit(from)).and(col(column).lt(lit(until)))
+}
+
 /// `l_extendedprice * (1 - l_discount)`.
 fn revenue() -> Expr {
     col("l_extendedprice") * (lit(1.0) - col("l_discount"))
@@ -73,6 +79,34 @@ fn scalar(frame: &DataFrame, column: &str) -> Result<f64> {
             format!("{column} of a one-row result is not a number"),
         )
     })
+}
+
+/// The nations of the region `name`.
+fn nations_in(t: &Tables, name: &str) -> Result<DataFrame> {
+    let region = t.get("region")?.filter(col("r_name").eq(lit(name)))?;
+    join(
+        &t.get("nation")?,
+        &region,
+        &["n_regionkey"],
+        &["r_regionkey"],
+    )
+}
+
+/// `partsupp` with the suppliers of `nations` (a filtered nation table): the offers of
+/// Q2 and Q11.
+fn offers_of(t: &Tables, nations: &DataFrame) -> Result<DataFrame> {
+    let suppliers = join(
+        &t.get("supplier")?,
+        nations,
+        &["s_nationkey"],
+        &["n_nationkey"],
+    )?;
+    join(
+        &t.get("partsupp")?,
+        &suppliers,
+        &["ps_suppkey"],
+        &["s_suppkey"],
+    )
 }
 
 fn q1(t: &Tables) -> Result<Computed> {
@@ -98,25 +132,8 @@ fn q1(t: &Tables) -> Result<Computed> {
 }
 
 fn q2(t: &Tables) -> Result<Computed> {
-    let europe = join(
-        &t.get("nation")?,
-        &t.get("region")?.filter(col("r_name").eq(lit("EUROPE")))?,
-        &["n_regionkey"],
-        &["r_regionkey"],
-    )?;
-    let suppliers = join(
-        &t.get("supplier")?,
-        &europe,
-        &["s_nationkey"],
-        &["n_nationkey"],
-    )?;
-    let offers = join(
-        &t.get("partsupp")?,
-        &suppliers,
-        &["ps_suppkey"],
-        &["s_suppkey"],
-    )?
-    .persist()?;
+    let europe = nations_in(t, "EUROPE")?;
+    let offers = offers_of(t, &europe)?.persist()?;
     let cheapest = offers
         .groupby(&["ps_partkey"])?
         .agg_exprs(&[(col("ps_supplycost"), AggFunc::Min, "min_cost")])?
@@ -167,11 +184,9 @@ fn q3(t: &Tables) -> Result<Computed> {
 }
 
 fn q4(t: &Tables) -> Result<Computed> {
-    let orders = t.get("orders")?.filter(
-        col("o_orderdate")
-            .gt_eq(lit("1993-07-01"))
-            .and(col("o_orderdate").lt(lit("1993-10-01"))),
-    )?;
+    let orders = t
+        .get("orders")?
+        .filter(during("o_orderdate", "1993-07-01", "1993-10-01"))?;
     let late = t
         .get("lineitem")?
         .filter(col("l_commitdate").lt(col("l_receiptdate")))?;
@@ -184,17 +199,10 @@ fn q4(t: &Tables) -> Result<Computed> {
 }
 
 fn q5(t: &Tables) -> Result<Computed> {
-    let asia = join(
-        &t.get("nation")?,
-        &t.get("region")?.filter(col("r_name").eq(lit("ASIA")))?,
-        &["n_regionkey"],
-        &["r_regionkey"],
-    )?;
-    let orders = t.get("orders")?.filter(
-        col("o_orderdate")
-            .gt_eq(lit("1994-01-01"))
-            .and(col("o_orderdate").lt(lit("1995-01-01"))),
-    )?;
+    let asia = nations_in(t, "ASIA")?;
+    let orders = t
+        .get("orders")?
+        .filter(during("o_orderdate", "1994-01-01", "1995-01-01"))?;
     let co = join(&t.get("customer")?, &orders, &["c_custkey"], &["o_custkey"])?;
     let col_ = join(&co, &t.get("lineitem")?, &["o_orderkey"], &["l_orderkey"])?;
     let cols = join(
@@ -213,9 +221,7 @@ fn q5(t: &Tables) -> Result<Computed> {
 fn q6(t: &Tables) -> Result<Computed> {
     t.get("lineitem")?
         .filter(
-            col("l_shipdate")
-                .gt_eq(lit("1994-01-01"))
-                .and(col("l_shipdate").lt(lit("1995-01-01")))
+            during("l_shipdate", "1994-01-01", "1995-01-01")
                 .and(col("l_discount").between(lit(0.05), lit(0.07)))
                 .and(col("l_quantity").lt(lit(24.0))),
         )?
@@ -243,11 +249,9 @@ fn nation_as(t: &Tables, prefix: &str) -> Result<DataFrame> {
 }
 
 fn q7(t: &Tables) -> Result<Computed> {
-    let lines = t.get("lineitem")?.filter(
-        col("l_shipdate")
-            .gt_eq(lit("1995-01-01"))
-            .and(col("l_shipdate").lt_eq(lit("1996-12-31"))),
-    )?;
+    let lines = t
+        .get("lineitem")?
+        .filter(col("l_shipdate").between(lit("1995-01-01"), lit("1996-12-31")))?;
     let sl = join(&t.get("supplier")?, &lines, &["s_suppkey"], &["l_suppkey"])?;
     let slo = join(&sl, &t.get("orders")?, &["l_orderkey"], &["o_orderkey"])?;
     let sloc = join(&slo, &t.get("customer")?, &["o_custkey"], &["c_custkey"])?;
@@ -284,11 +288,9 @@ fn q8(t: &Tables) -> Result<Computed> {
     let parts = t
         .get("part")?
         .filter(col("p_type").eq(lit("ECONOMY ANODIZED STEEL")))?;
-    let orders = t.get("orders")?.filter(
-        col("o_orderdate")
-            .gt_eq(lit("1995-01-01"))
-            .and(col("o_orderdate").lt_eq(lit("1996-12-31"))),
-    )?;
+    let orders = t
+        .get("orders")?
+        .filter(col("o_orderdate").between(lit("1995-01-01"), lit("1996-12-31")))?;
     let lp = join(&t.get("lineitem")?, &parts, &["l_partkey"], &["p_partkey"])?;
     let lps = join(&lp, &t.get("supplier")?, &["l_suppkey"], &["s_suppkey"])?;
     let lpso = join(&lps, &orders, &["l_orderkey"], &["o_orderkey"])?;
@@ -348,11 +350,9 @@ fn q9(t: &Tables) -> Result<Computed> {
 }
 
 fn q10(t: &Tables) -> Result<Computed> {
-    let orders = t.get("orders")?.filter(
-        col("o_orderdate")
-            .gt_eq(lit("1993-10-01"))
-            .and(col("o_orderdate").lt(lit("1994-01-01"))),
-    )?;
+    let orders = t
+        .get("orders")?
+        .filter(during("o_orderdate", "1993-10-01", "1994-01-01"))?;
     let returned = t
         .get("lineitem")?
         .filter(col("l_returnflag").eq(lit("R")))?;
@@ -375,20 +375,9 @@ fn q10(t: &Tables) -> Result<Computed> {
 
 fn q11(t: &Tables, sf: f64) -> Result<Computed> {
     let germany = t.get("nation")?.filter(col("n_name").eq(lit("GERMANY")))?;
-    let suppliers = join(
-        &t.get("supplier")?,
-        &germany,
-        &["s_nationkey"],
-        &["n_nationkey"],
-    )?;
-    let stock = join(
-        &t.get("partsupp")?,
-        &suppliers,
-        &["ps_suppkey"],
-        &["s_suppkey"],
-    )?
-    .with_column("value", col("ps_supplycost") * col("ps_availqty"))?
-    .persist()?;
+    let stock = offers_of(t, &germany)?
+        .with_column("value", col("ps_supplycost") * col("ps_availqty"))?
+        .persist()?;
     let threshold = scalar(
         &stock.agg_exprs(&[(col("value"), AggFunc::Sum, "total")])?,
         "total",
@@ -450,11 +439,9 @@ fn q13(t: &Tables) -> Result<Computed> {
 }
 
 fn q14(t: &Tables) -> Result<Computed> {
-    let lines = t.get("lineitem")?.filter(
-        col("l_shipdate")
-            .gt_eq(lit("1995-09-01"))
-            .and(col("l_shipdate").lt(lit("1995-10-01"))),
-    )?;
+    let lines = t
+        .get("lineitem")?
+        .filter(during("l_shipdate", "1995-09-01", "1995-10-01"))?;
     join(&lines, &t.get("part")?, &["l_partkey"], &["p_partkey"])?
         .agg_exprs(&[
             (
@@ -476,11 +463,7 @@ fn q14(t: &Tables) -> Result<Computed> {
 fn q15(t: &Tables) -> Result<Computed> {
     let revenue0 = t
         .get("lineitem")?
-        .filter(
-            col("l_shipdate")
-                .gt_eq(lit("1996-01-01"))
-                .and(col("l_shipdate").lt(lit("1996-04-01"))),
-        )?
+        .filter(during("l_shipdate", "1996-01-01", "1996-04-01"))?
         .groupby(&["l_suppkey"])?
         .agg_exprs(&[(revenue(), AggFunc::Sum, "total_revenue")])?
         .persist()?;
@@ -612,11 +595,7 @@ fn q20(t: &Tables) -> Result<Computed> {
     let forest = t.get("part")?.filter(col("p_name").like("forest%"))?;
     let shipped = t
         .get("lineitem")?
-        .filter(
-            col("l_shipdate")
-                .gt_eq(lit("1994-01-01"))
-                .and(col("l_shipdate").lt(lit("1995-01-01"))),
-        )?
+        .filter(during("l_shipdate", "1994-01-01", "1995-01-01"))?
         .groupby(&["l_partkey", "l_suppkey"])?
         .agg_exprs(&[(col("l_quantity"), AggFunc::Sum, "shipped")])?;
     let offers = t

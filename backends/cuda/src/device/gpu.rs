@@ -180,6 +180,39 @@ fn gemm_config<T>(transpose_a: bool, (m, k, n): (i32, i32, i32), one: T, zero: T
     }
 }
 
+/// `out = op(a) @ b` of `T` elements through cuBLAS (`unit` is `(1, 0)` of `T`: alpha
+/// and beta).
+///
+/// # Errors
+/// A buffer shorter than its shape, or cuBLAS's error, as text.
+#[allow(unsafe_code)]
+fn gemm_into<T>(
+    blas: &CudaBlas,
+    transpose_a: bool,
+    (m, k, n): (usize, usize, usize),
+    (a, b): (&GpuBuf, &GpuBuf),
+    out: &mut CudaSlice<u8>,
+    (one, zero): (T, T),
+) -> std::result::Result<(), String>
+where
+    CudaBlas: Gemm<T>,
+{
+    let int = |v: usize| i32::try_from(v).map_err(|_| format!("{v} exceeds cuBLAS's int"));
+    let cfg = gemm_config(transpose_a, (int(m)?, int(k)?, int(n)?), one, zero);
+    let short = || "an operand's buffer is shorter than its shape".to_string();
+    // SAFETY: the buffers hold C-order elements of `T` written by this backend (any bit
+    // pattern is a valid float); the views are no longer than the buffers (`transmute`
+    // checks); cuBLAS reads `m k` and `k n` elements and writes `m n` through leading
+    // dimensions that match the row-major shapes (`gemm_config`); beta = 0, so C is not
+    // read before it is written.
+    unsafe {
+        let av = a.slice.transmute::<T>(m * k).ok_or_else(short)?;
+        let bv = b.slice.transmute::<T>(k * n).ok_or_else(short)?;
+        let mut ov = out.transmute_mut::<T>(m * n).ok_or_else(short)?;
+        blas.gemm(cfg, &bv, &av, &mut ov).map_err(|e| e.to_string())
+    }
+}
+
 /// `compute_XY` for a compute capability, as NVRTC's `--gpu-architecture` wants it.
 fn arch_name(major: i32, minor: i32) -> &'static str {
     match (major, minor) {
@@ -425,13 +458,11 @@ impl Device for Gpu {
         a: &GpuBuf,
         b: &GpuBuf,
     ) -> Result<Option<GpuBuf>> {
-        if !matches!(dtype, DType::F32 | DType::F64) || m == 0 || k == 0 || n == 0 {
+        // cuBLAS takes f32/f64, non-empty products, and dimensions that fit its `int`.
+        let fits = [m, k, n].iter().all(|&v| v > 0 && i32::try_from(v).is_ok());
+        if !matches!(dtype, DType::F32 | DType::F64) || !fits {
             return Ok(None);
         }
-        let (Ok(mi), Ok(ki), Ok(ni)) = (i32::try_from(m), i32::try_from(k), i32::try_from(n))
-        else {
-            return Ok(None);
-        };
         let Some(blas) = self.blas()? else {
             return Ok(None);
         };
@@ -440,42 +471,12 @@ impl Device for Gpu {
             .and_then(|e| e.checked_mul(dtype.size()))
             .ok_or_else(|| device_err("matmul", format!("{m} x {n} overflows usize")))?;
         let mut out = self.for_kernel_output(bytes)?;
-        let short = || device_err("matmul", "an operand's buffer is shorter than its shape");
+        let dims = (m, k, n);
         match dtype {
-            DType::F64 => {
-                // SAFETY: the buffers hold C-order f64 elements written by this backend (any
-                // bit pattern is a valid f64); the views are no longer than the buffers
-                // (`transmute` checks); cuBLAS reads `m k` and `k n` elements and writes
-                // `m n` through leading dimensions that match the row-major shapes; beta = 0
-                // so C is not read before it is written.
-                unsafe {
-                    let av = a.slice.transmute::<f64>(m * k).ok_or_else(short)?;
-                    let bv = b.slice.transmute::<f64>(k * n).ok_or_else(short)?;
-                    let mut ov = out.transmute_mut::<f64>(m * n).ok_or_else(short)?;
-                    blas.gemm(
-                        gemm_config(transpose_a, (mi, ki, ni), 1.0f64, 0.0),
-                        &bv,
-                        &av,
-                        &mut ov,
-                    )
-                }
-                .map_err(|e| device_err("cuBLAS dgemm", e))?;
-            }
-            _ => {
-                // SAFETY: as for f64, with f32 elements.
-                unsafe {
-                    let av = a.slice.transmute::<f32>(m * k).ok_or_else(short)?;
-                    let bv = b.slice.transmute::<f32>(k * n).ok_or_else(short)?;
-                    let mut ov = out.transmute_mut::<f32>(m * n).ok_or_else(short)?;
-                    blas.gemm(
-                        gemm_config(transpose_a, (mi, ki, ni), 1.0f32, 0.0),
-                        &bv,
-                        &av,
-                        &mut ov,
-                    )
-                }
-                .map_err(|e| device_err("cuBLAS sgemm", e))?;
-            }
+            DType::F64 => gemm_into(&blas, transpose_a, dims, (a, b), &mut out, (1.0f64, 0.0))
+                .map_err(|e| device_err("cuBLAS dgemm", e))?,
+            _ => gemm_into(&blas, transpose_a, dims, (a, b), &mut out, (1.0f32, 0.0))
+                .map_err(|e| device_err("cuBLAS sgemm", e))?,
         }
         let s = self.stream()?;
         a.used_on(&s)?;
