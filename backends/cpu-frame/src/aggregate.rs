@@ -264,18 +264,35 @@ fn value_lists(a: &ArrayRef, g: &Groups, item: &DataType, distinct: bool) -> Res
     let encoded = encode_rows(std::slice::from_ref(a))?;
     let mut seen: HashSet<(u32, &[u8]), ahash::RandomState> =
         HashSet::with_hasher(ahash::RandomState::new());
-    let mut per_group: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // The kept (group, row) pairs, then a counting sort by group: one flat buffer, where
+    // a list per group cost an allocation per group (1.5 million for TPC-H Q21's orders).
+    let mut kept: Vec<(u32, u32)> = Vec::new();
+    let mut lengths = vec![0usize; n];
     for (i, &id) in g.ids.iter().enumerate() {
         if id == NO_GROUP || a.is_null(i) {
             continue;
         }
         if !distinct || seen.insert((id, encoded.row(i).data())) {
-            per_group[id as usize].push(i as u32);
+            lengths[id as usize] += 1;
+            kept.push((id, i as u32));
         }
     }
-    let lengths = per_group.iter().map(|v| v.len());
+    let mut next: Vec<usize> = lengths
+        .iter()
+        .scan(0usize, |at, &len| {
+            let start = *at;
+            *at += len;
+            Some(start)
+        })
+        .collect();
+    let mut rows = vec![0u32; kept.len()];
+    for (id, i) in kept {
+        let slot = &mut next[id as usize];
+        rows[*slot] = i;
+        *slot += 1;
+    }
     let offsets = OffsetBuffer::<i32>::from_lengths(lengths);
-    let flat = UInt32Array::from(per_group.concat());
+    let flat = UInt32Array::from(rows);
     let values =
         arrow_select::take::take(a, &flat, None).map_err(|e| Error::arrow("nunique", e))?;
     let field = Arc::new(Field::new_list_field(item.clone(), true));
