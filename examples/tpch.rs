@@ -133,7 +133,20 @@ fn q1(t: &Tables) -> Result<Computed> {
 
 fn q2(t: &Tables) -> Result<Computed> {
     let europe = nations_in(t, "EUROPE")?;
-    let offers = offers_of(t, &europe)?.persist()?;
+    // Kept in memory, with only the columns used below (a persisted frame keeps what it
+    // is given).
+    let offers = offers_of(t, &europe)?
+        .select(&[
+            "ps_partkey",
+            "ps_supplycost",
+            "s_acctbal",
+            "s_name",
+            "n_name",
+            "s_address",
+            "s_phone",
+            "s_comment",
+        ])?
+        .persist()?;
     let cheapest = offers
         .groupby(&["ps_partkey"])?
         .agg_exprs(&[(col("ps_supplycost"), AggFunc::Min, "min_cost")])?
@@ -376,7 +389,13 @@ fn q10(t: &Tables) -> Result<Computed> {
 fn q11(t: &Tables, sf: f64) -> Result<Computed> {
     let germany = t.get("nation")?.filter(col("n_name").eq(lit("GERMANY")))?;
     let stock = offers_of(t, &germany)?
-        .with_column("value", col("ps_supplycost") * col("ps_availqty"))?
+        .select_exprs(vec![
+            ("ps_partkey".to_string(), col("ps_partkey")),
+            (
+                "value".to_string(),
+                col("ps_supplycost") * col("ps_availqty"),
+            ),
+        ])?
         .persist()?;
     let threshold = scalar(
         &stock.agg_exprs(&[(col("value"), AggFunc::Sum, "total")])?,
@@ -516,7 +535,9 @@ fn q17(t: &Tables) -> Result<Computed> {
             .eq(lit("Brand#23"))
             .and(col("p_container").eq(lit("MED BOX"))),
     )?;
-    let lines = join(&t.get("lineitem")?, &parts, &["l_partkey"], &["p_partkey"])?.persist()?;
+    let lines = join(&t.get("lineitem")?, &parts, &["l_partkey"], &["p_partkey"])?
+        .select(&["l_partkey", "l_quantity", "l_extendedprice"])?
+        .persist()?;
     let average = lines
         .groupby(&["l_partkey"])?
         .agg_exprs(&[(col("l_quantity"), AggFunc::Mean, "avg_quantity")])?
@@ -625,6 +646,7 @@ fn q21(t: &Tables) -> Result<Computed> {
     let lines = t.get("lineitem")?;
     let late = lines
         .filter(col("l_receiptdate").gt(col("l_commitdate")))?
+        .select(&["l_orderkey", "l_suppkey"])?
         .persist()?;
     // EXISTS another supplier on the order, NOT EXISTS another late one: the order has
     // at least two suppliers, and its late lines all come from this one.
@@ -663,6 +685,7 @@ fn q22(t: &Tables) -> Result<Computed> {
         .get("customer")?
         .with_column("cntrycode", col("c_phone").substring(0, Some(2)))?
         .filter(col("cntrycode").is_in(codes))?
+        .select(&["c_custkey", "c_acctbal", "cntrycode"])?
         .persist()?;
     let average = scalar(
         &customers
