@@ -213,13 +213,7 @@ impl<D: Device> CudaBackend<D> {
         b: &DeviceChunk<D::Buf>,
         transpose_a: bool,
     ) -> Result<Chunk> {
-        if a.dtype != b.dtype {
-            return Err(Error::dtype(
-                "matmul",
-                b.dtype,
-                format!("primitive operands must share a dtype; left is {}", a.dtype),
-            ));
-        }
+        // `matmul_dims` refuses two dtypes and shapes that do not fit, as every backend does.
         let left = match (transpose_a, a.shape.as_slice()) {
             (true, &[k, m]) => vec![m, k],
             _ => a.shape.clone(),
