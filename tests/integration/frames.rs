@@ -15,25 +15,25 @@ use tessera::frame::{
 
 use tessera_cpu_frame as _;
 
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
-    fn float(&mut self) -> f64 {
+    pub(crate) fn float(&mut self) -> f64 {
         (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
 /// Splits a batch at random points into `1..=6` partitions (some may be empty).
-fn random_partitions(batch: &RecordBatch, rng: &mut Rng) -> DataFrame {
+pub(crate) fn random_partitions(batch: &RecordBatch, rng: &mut Rng) -> DataFrame {
     let n = batch.num_rows();
     let parts = 1 + rng.below(6) as usize;
     let mut cuts: Vec<usize> = (0..parts - 1)
@@ -49,7 +49,7 @@ fn random_partitions(batch: &RecordBatch, rng: &mut Rng) -> DataFrame {
     DataFrame::from_record_batches(batches, None).unwrap()
 }
 
-fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
+pub(crate) fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
     tessera::frame::batch_from_columns(cols).unwrap()
 }
 
@@ -791,7 +791,7 @@ fn from_arrays_uses_the_array_chunks() {
 }
 
 /// Column `y = e` of `df`, computed into one array.
-fn computed(df: &DataFrame, e: tessera::frame::Expr) -> ArrayRef {
+pub(crate) fn computed(df: &DataFrame, e: tessera::frame::Expr) -> ArrayRef {
     let out = df
         .with_column("y", e)
         .unwrap()
@@ -1153,6 +1153,12 @@ fn math_and_isin_match_pandas() {
         ("s.replace", col("s").replace("a", "ä")),
         ("s.substring", col("s").substring(1, Some(2))),
         ("s.substring_end", col("s").substring(-2, None)),
+        ("s.matches", col("s").matches("(ka|lo)+Ä")),
+        ("s.matches_anchored", col("s").matches(r"^\s+\w")),
+        ("s.extract", col("s").extract(r"(k\w)(\w*)o", 2)),
+        ("s.split", col("s").split("a")),
+        ("s.split_part", col("s").split_part("a", 1)),
+        ("s.split_last", col("s").split_part("a", -1)),
     ];
     for (name, e) in cases {
         let y = &computed(&df, e);
@@ -1165,6 +1171,17 @@ fn math_and_isin_match_pandas() {
                     y.is_valid(k) && y.as_string::<i32>().value(k) == &s[4..]
                 }
                 serde_json::Value::Bool(b) => y.is_valid(k) && y.as_boolean().value(k) == *b,
+                serde_json::Value::Array(pieces) => {
+                    y.is_valid(k) && {
+                        let got = y.as_list::<i32>().value(k);
+                        let got = got.as_string::<i32>();
+                        got.len() == pieces.len()
+                            && pieces
+                                .iter()
+                                .enumerate()
+                                .all(|(j, p)| p.as_str() == Some(&format!("str:{}", got.value(j))))
+                    }
+                }
                 serde_json::Value::String(s) if s == "nan" => {
                     y.is_valid(k) && value_f64(y, k).is_nan()
                 }
@@ -1983,4 +2000,30 @@ fn filters_over_an_inner_join_are_evaluated_below_it() {
             "`{pushed}` should be under the join:\n{plan}"
         );
     }
+}
+
+/// A bad regular expression, a missing capture group or an empty separator is a plan-time
+/// error naming it; a match on a dictionary (categorical) column works as on text.
+#[test]
+fn regex_arguments_are_checked_when_the_plan_is_built() {
+    let s: ArrayRef = Arc::new(StringArray::from(vec![Some("a-1"), None, Some("b-22")]));
+    let df = DataFrame::from_record_batch(batch(vec![("s", s)]), 2, None).unwrap();
+    let err = |e: tessera::frame::Expr| df.with_column("y", e).unwrap_err().to_string();
+    let e = err(col("s").matches("(unclosed"));
+    assert!(e.contains("\"(unclosed\"") && e.contains("invalid"), "{e}");
+    let e = err(col("s").extract(r"(\w)-(\d+)", 3));
+    assert!(
+        e.contains("has 2 capture group(s); group 3 does not exist"),
+        "{e}"
+    );
+    let e = err(col("s").split_part("", 0));
+    assert!(e.contains("separator is empty"), "{e}");
+    let dict: ArrayRef = Arc::new(
+        [Some("a-1"), None, Some("b-22")]
+            .into_iter()
+            .collect::<arrow_array::DictionaryArray<arrow_array::types::Int32Type>>(),
+    );
+    let df = DataFrame::from_record_batch(batch(vec![("s", dict)]), 2, None).unwrap();
+    let y = computed(&df, col("s").extract(r"-(\d+)$", 1).str_len());
+    assert_eq!(primitive_values::<Int64Type>(&y), [Some(1), None, Some(2)]);
 }

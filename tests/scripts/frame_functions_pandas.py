@@ -5,7 +5,8 @@ NaN where empty, i: int64, s: strings, missing where empty), computes every expr
 the test lists with pandas, and prints one JSON object: {name: [value, ...]}. NaN and the
 infinities are printed as the strings "nan", "inf" and "-inf" (JSON has no such
 numbers); the results of string functions as null where missing, strings as "str:"
-followed by the string, and booleans and integers as themselves.
+followed by the string, lists (of `split`) as JSON arrays of those, and booleans and
+integers as themselves.
 
     python tests/scripts/frame_functions_pandas.py INPUT.csv
 """
@@ -50,6 +51,12 @@ strings = {
     "s.replace": s.str.replace("a", "ä", regex=False),
     "s.substring": s.str.slice(1, 3),
     "s.substring_end": s.str.slice(-2),
+    "s.matches": s.str.contains(r"(ka|lo)+Ä", regex=True),
+    "s.matches_anchored": s.str.contains(r"^\s+\w", regex=True),
+    "s.extract": s.str.extract(r"(k\w)(\w*)o", expand=True)[1],
+    "s.split": s.str.split("a", regex=False),
+    "s.split_part": s.str.split("a", regex=False).str[1],
+    "s.split_last": s.str.split("a", regex=False).str[-1],
 }
 
 
@@ -60,6 +67,8 @@ def enc_str(v):
         return bool(v)
     if isinstance(v, str):
         return "str:" + v
+    if isinstance(v, list):
+        return [enc_str(x) for x in v]
     return int(v)
 
 

@@ -11,7 +11,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, TimeUnit};
 use tessera_core::frame::expr::{
-    binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc,
+    binary_types, compile, is_in_operand, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc,
 };
 use tessera_core::{Error, Result};
 
@@ -296,6 +296,19 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             .map_err(|err| Error::arrow("pow", err))?;
             Ok(wrap(both_scalar, Arc::new(out)))
         }
+        Expr::Offset { expr, interval } => {
+            eval(expr, batch)?.map(|a| crate::temporal::offset(a, *interval))
+        }
+        Expr::Truncate { expr, unit } => {
+            eval(expr, batch)?.map(|a| crate::temporal::truncate(a, *unit))
+        }
+        Expr::Elapsed { end, start, unit } => {
+            let (e, s) = (eval(end, batch)?, eval(start, batch)?);
+            let both_scalar = matches!((&e, &s), (Val::Scalar(_), Val::Scalar(_)));
+            let rows = if both_scalar { 1 } else { batch.num_rows() };
+            let out = crate::temporal::elapsed(&e.into_array(rows)?, &s.into_array(rows)?, *unit)?;
+            Ok(wrap(both_scalar, out))
+        }
     }
 }
 
@@ -364,7 +377,58 @@ fn string_fn(func: &StrFunc, a: &ArrayRef) -> Result<ArrayRef> {
         StrFunc::Substring { start, len } => {
             Arc::new(arrow_string::substring::substring_by_char(s, *start, *len).map_err(err)?)
         }
+        StrFunc::Matches(p) => {
+            let re = compile(p).map_err(|why| Error::invalid("matches", why))?;
+            Arc::new(
+                s.iter()
+                    .map(|v| v.map(|v| re.is_match(v)))
+                    .collect::<BooleanArray>(),
+            )
+        }
+        StrFunc::Extract { pattern, group } => {
+            let re = compile(pattern).map_err(|why| Error::invalid("extract", why))?;
+            Arc::new(
+                s.iter()
+                    .map(|v| {
+                        v.and_then(|v| re.captures(v))
+                            .and_then(|c| c.get(*group))
+                            .map(|m| m.as_str().to_string())
+                    })
+                    .collect::<StringArray>(),
+            )
+        }
+        StrFunc::SplitPart { sep, index } => Arc::new(
+            s.iter()
+                .map(|v| v.and_then(|v| split_part(v, sep, *index)))
+                .collect::<StringArray>(),
+        ),
+        StrFunc::Split(sep) => {
+            let mut out =
+                arrow_array::builder::ListBuilder::new(arrow_array::builder::StringBuilder::new());
+            for v in s.iter() {
+                match v {
+                    Some(v) => {
+                        for piece in v.split(sep.as_str()) {
+                            out.values().append_value(piece);
+                        }
+                        out.append(true);
+                    }
+                    None => out.append(false),
+                }
+            }
+            Arc::new(out.finish())
+        }
     })
+}
+
+/// Piece `index` of `v` split by `sep` (negative from the end), if there is one.
+fn split_part(v: &str, sep: &str, index: i64) -> Option<String> {
+    let piece = if index >= 0 {
+        v.split(sep).nth(usize::try_from(index).ok()?)
+    } else {
+        v.rsplit(sep).nth(usize::try_from(-(index + 1)).ok()?)
+    };
+    piece.map(str::to_string)
 }
 
 /// True where a float is NaN, null where null, false for any other type.

@@ -17,6 +17,7 @@ mod eval;
 mod join;
 mod keys;
 mod sort;
+mod temporal;
 
 use std::any::Any;
 use std::sync::Arc;

@@ -10,6 +10,7 @@ use tessera_core::frame::{
     AggFunc, AggSpec, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     SortKey,
 };
+use tessera_core::frame::{DateUnit, Interval};
 use tessera_core::{Error, Result};
 
 use super::data::{batch, column, fresh_key, split, ColType, Draw};
@@ -272,6 +273,10 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("replace", v().replace("o", "00")),
             ("sub", v().substring(1, Some(2))),
             ("sub_end", v().substring(-2, None)),
+            ("matches", v().matches("^(ka|mé)+$")),
+            ("extract", v().extract("(k|l)(a|o)", 2)),
+            ("split", v().split("a")),
+            ("split_part", v().split_part("a", -1)),
             ("coalesce", coalesce([v(), lit("none")])),
             (
                 "when",
@@ -293,6 +298,13 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("weekday", v().weekday()),
             ("quarter", v().quarter()),
             ("day_of_year", v().day_of_year()),
+            ("plus_month", v().offset_by(Interval::new(1, -3, 0))),
+            ("month_start", v().truncate(DateUnit::Month)),
+            ("week_start", v().truncate(DateUnit::Week)),
+            (
+                "days_since",
+                v().elapsed_since(v().truncate(DateUnit::Year), DateUnit::Day),
+            ),
         ],
         ColType::TimestampUs => vec![
             ("year", v().year()),
@@ -301,6 +313,13 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("weekday", v().weekday()),
             ("quarter", v().quarter()),
             ("day_of_year", v().day_of_year()),
+            ("later", v().offset_by(Interval::new(-2, 1, 90_000_000_000))),
+            ("hour_start", v().truncate(DateUnit::Hour)),
+            ("quarter_start", v().truncate(DateUnit::Quarter)),
+            (
+                "minutes_into_day",
+                v().elapsed_since(v().truncate(DateUnit::Day), DateUnit::Minute),
+            ),
         ],
     };
     s.note(format!(

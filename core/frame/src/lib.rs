@@ -29,7 +29,7 @@ pub mod plan;
 mod pushdown;
 mod spill;
 
-pub use tessera_core::frame::{backend, expr};
+pub use tessera_core::frame::{backend, expr, temporal};
 
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
@@ -43,6 +43,7 @@ pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, Math
 pub use io::read_parquet;
 pub use io::{read_csv, CsvOptions};
 pub use plan::{GroupStrategy, JoinStrategy};
+pub use temporal::{DateUnit, Interval};
 
 /// Arrow, as tessera uses it: batches, arrays and schemas of frames.
 pub use arrow_array;

@@ -14,6 +14,7 @@ use std::fmt;
 
 use arrow_schema::{DataType, Schema, TimeUnit};
 
+use super::temporal::{elapsed_type, offset_type, truncate_type, DateUnit, Interval};
 use crate::error::{Error, Result};
 
 /// A literal value in an expression.
@@ -252,6 +253,30 @@ pub enum StrFunc {
         /// Number of characters, or the rest.
         len: Option<u64>,
     },
+    /// Whether the regular expression matches anywhere in the string (Boolean; pandas'
+    /// `str.contains(pattern)`, Polars' `str.contains`). The syntax is Rust's `regex`
+    /// crate's (RE2-like: no look-around or back-references; matching is linear in the
+    /// input, so no pattern can take exponential time).
+    Matches(String),
+    /// Capture group `group` of the pattern's first match (0: the whole match); null where
+    /// the pattern does not match or the group took no part (pandas' `str.extract`).
+    Extract {
+        /// The regular expression.
+        pattern: String,
+        /// Which group.
+        group: usize,
+    },
+    /// The pieces between occurrences of the literal separator (a List of Utf8; pandas'
+    /// `str.split(sep, regex=False)`, Polars' `str.split`).
+    Split(String),
+    /// Piece `index` of the split by the literal separator (0-based, negative counts from
+    /// the end); null where there are fewer pieces (pandas' `str.split(sep).str[index]`).
+    SplitPart {
+        /// The separator.
+        sep: String,
+        /// Which piece.
+        index: i64,
+    },
 }
 
 impl StrFunc {
@@ -267,17 +292,63 @@ impl StrFunc {
             StrFunc::Len => "len",
             StrFunc::Replace { .. } => "replace",
             StrFunc::Substring { .. } => "substring",
+            StrFunc::Matches(_) => "matches",
+            StrFunc::Extract { .. } => "extract",
+            StrFunc::Split(_) => "split",
+            StrFunc::SplitPart { .. } => "split_part",
         }
     }
 
     /// The type of the result.
     pub fn result_type(&self) -> DataType {
         match self {
-            StrFunc::StartsWith(_) | StrFunc::EndsWith(_) | StrFunc::Like(_) => DataType::Boolean,
+            StrFunc::StartsWith(_)
+            | StrFunc::EndsWith(_)
+            | StrFunc::Like(_)
+            | StrFunc::Matches(_) => DataType::Boolean,
             StrFunc::Len => DataType::Int64,
+            StrFunc::Split(_) => DataType::List(std::sync::Arc::new(
+                arrow_schema::Field::new_list_field(DataType::Utf8, true),
+            )),
             _ => DataType::Utf8,
         }
     }
+
+    /// Checks the function's arguments: a regular expression compiles, a group exists,
+    /// a separator is not empty.
+    ///
+    /// # Errors
+    /// A text naming the argument and what is wrong with it.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        match self {
+            StrFunc::Matches(p) => compile(p).map(|_| ()),
+            StrFunc::Extract { pattern, group } => {
+                let re = compile(pattern)?;
+                if *group >= re.captures_len() {
+                    return Err(format!(
+                        "the pattern {pattern:?} has {} capture group(s); group {group} does not exist (0 is the whole match)",
+                        re.captures_len() - 1
+                    ));
+                }
+                Ok(())
+            }
+            StrFunc::Split(sep) | StrFunc::SplitPart { sep, .. } if sep.is_empty() => {
+                Err("the separator is empty; give at least one character".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Compiles a pattern of [`StrFunc::Matches`]/[`StrFunc::Extract`].
+///
+/// # Errors
+/// The pattern and the parser's message.
+pub fn compile(pattern: &str) -> std::result::Result<regex::Regex, String> {
+    regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 24)
+        .build()
+        .map_err(|e| format!("the regular expression {pattern:?} is invalid: {e}"))
 }
 
 /// A column expression, evaluated per partition.
@@ -384,6 +455,31 @@ pub enum Expr {
         base: Box<Expr>,
         /// The exponent.
         exponent: Box<Expr>,
+    },
+    /// A date or timestamp moved by a calendar interval, in the input's type (see
+    /// [`temporal`](super::temporal) for the calendar rules).
+    Offset {
+        /// A date or timestamp input.
+        expr: Box<Expr>,
+        /// How far.
+        interval: Interval,
+    },
+    /// The whole `unit`s from `start` to `end`, rounded toward zero (Int64). Dates count
+    /// as midnight UTC.
+    Elapsed {
+        /// The later instant (the result is negative when it is earlier).
+        end: Box<Expr>,
+        /// The earlier instant.
+        start: Box<Expr>,
+        /// A unit of fixed length: a week or shorter.
+        unit: DateUnit,
+    },
+    /// A date or timestamp truncated to the start of its `unit`, in the input's type.
+    Truncate {
+        /// A date or timestamp input.
+        expr: Box<Expr>,
+        /// The unit.
+        unit: DateUnit,
     },
 }
 
@@ -680,6 +776,28 @@ impl Expr {
     pub fn substring(self, start: i64, len: Option<u64>) -> Expr {
         self.str(StrFunc::Substring { start, len })
     }
+    /// Whether the regular expression `pattern` matches anywhere ([`StrFunc::Matches`]).
+    pub fn matches(self, pattern: impl Into<String>) -> Expr {
+        self.str(StrFunc::Matches(pattern.into()))
+    }
+    /// Capture group `group` of the first match of `pattern` ([`StrFunc::Extract`]).
+    pub fn extract(self, pattern: impl Into<String>, group: usize) -> Expr {
+        self.str(StrFunc::Extract {
+            pattern: pattern.into(),
+            group,
+        })
+    }
+    /// The pieces between occurrences of `sep` ([`StrFunc::Split`]).
+    pub fn split(self, sep: impl Into<String>) -> Expr {
+        self.str(StrFunc::Split(sep.into()))
+    }
+    /// Piece `index` of the split by `sep` ([`StrFunc::SplitPart`]).
+    pub fn split_part(self, sep: impl Into<String>, index: i64) -> Expr {
+        self.str(StrFunc::SplitPart {
+            sep: sep.into(),
+            index,
+        })
+    }
     /// `self ** exponent`, in Float64.
     pub fn pow(self, exponent: impl Into<Expr>) -> Expr {
         Expr::Pow {
@@ -722,7 +840,13 @@ impl Expr {
             | Expr::DatePart { expr: e, .. }
             | Expr::Math { expr: e, .. }
             | Expr::Str { expr: e, .. }
+            | Expr::Offset { expr: e, .. }
+            | Expr::Truncate { expr: e, .. }
             | Expr::IsIn { expr: e, .. } => e.columns_into(out),
+            Expr::Elapsed { end, start, .. } => {
+                end.columns_into(out);
+                start.columns_into(out);
+            }
             Expr::When {
                 branches,
                 otherwise,
@@ -850,6 +974,8 @@ impl Expr {
                         format!("{self}: needs a string column, got {t}"),
                     ));
                 }
+                func.check()
+                    .map_err(|why| Error::invalid(func.name(), format!("{self}: {why}")))?;
                 Ok(func.result_type())
             }
             Expr::When {
@@ -904,6 +1030,14 @@ impl Expr {
                 }
                 Ok(DataType::Float64)
             }
+            Expr::Offset { expr, interval } => offset_type(&expr.data_type(schema)?, interval)
+                .map_err(|why| Error::invalid("offset_by", format!("{self}: {why}"))),
+            Expr::Elapsed { end, start, unit } => {
+                elapsed_type(&end.data_type(schema)?, &start.data_type(schema)?, *unit)
+                    .map_err(|why| Error::invalid("elapsed_since", format!("{self}: {why}")))
+            }
+            Expr::Truncate { expr, unit } => truncate_type(&expr.data_type(schema)?, *unit)
+                .map_err(|why| Error::invalid("truncate", format!("{self}: {why}"))),
         }
     }
 }
@@ -1201,6 +1335,15 @@ impl fmt::Display for Expr {
                     Some(n) => write!(f, "{expr}.substring({start}, {n})"),
                     None => write!(f, "{expr}.substring({start})"),
                 },
+                StrFunc::Matches(p) | StrFunc::Split(p) => {
+                    write!(f, "{expr}.{}({p:?})", func.name())
+                }
+                StrFunc::Extract { pattern, group } => {
+                    write!(f, "{expr}.extract({pattern:?}, {group})")
+                }
+                StrFunc::SplitPart { sep, index } => {
+                    write!(f, "{expr}.split_part({sep:?}, {index})")
+                }
                 _ => write!(f, "{expr}.{}()", func.name()),
             },
             Expr::When {
@@ -1219,6 +1362,11 @@ impl fmt::Display for Expr {
             }
             Expr::Pow { base, exponent } => write!(f, "{base}.pow({exponent})"),
             Expr::Clip { expr, lower, upper } => write!(f, "{expr}.clip({lower}, {upper})"),
+            Expr::Offset { expr, interval } => write!(f, "{expr}.offset_by({interval})"),
+            Expr::Elapsed { end, start, unit } => {
+                write!(f, "{end}.elapsed_since({start}, {})", unit.name())
+            }
+            Expr::Truncate { expr, unit } => write!(f, "{expr}.truncate({})", unit.name()),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! - [`backend`]: the object-safe [`DataFrameBackend`] trait over type-erased partitions,
 //!   and the fused filter/projection [`FrameProgram`] a backend evaluates in one pass;
 //! - [`expr`]: column expressions (`col("tip") / col("fare")`) and their typing rules;
+//! - [`temporal`]: calendar arithmetic in expressions (intervals, elapsed time, truncation);
 //! - [`wire`]: the versioned JSON form of programs and specs that crosses the plugin
 //!   boundary.
 //!
@@ -11,6 +12,7 @@
 
 pub mod backend;
 pub mod expr;
+pub mod temporal;
 pub mod wire;
 
 pub use backend::{
@@ -19,3 +21,4 @@ pub use backend::{
     PartitionData, SortKey,
 };
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
+pub use temporal::{DateUnit, Interval};

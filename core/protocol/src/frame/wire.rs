@@ -14,7 +14,8 @@
 //! | binary | `{"op": "+", "l": .., "r": ..}` (the operator as written: `+ - * / % == != < <= > >= & \|`) |
 //! | unary | `{"not": ..}`, `{"neg": ..}`, `{"is_null": ..}`, `{"is_not_null": ..}`, `{"is_nan": ..}` |
 //! | others | `{"fill_null": .., "value": ..}`, `{"cast": .., "to": "Int64"}` (Arrow's type syntax), `{"contains": .., "pattern": "a"}`, `{"date_part": .., "part": "year"}`, `{"math": .., "func": "sqrt"}`, `{"is_in": .., "values": [lit, ..]}`, `{"pow": .., "exponent": ..}`, `{"clip": .., "lower": .., "upper": ..}`, `{"coalesce": [..]}`, `{"when": [[cond, value], ..], "otherwise": ..}` |
-//! | strings | `{"str": .., "func": "lower"}`; with `"arg"` for starts_with/ends_with/like, `"from"`/`"to"` for replace, `"start"`/`"len"` (null: the rest) for substring |
+//! | strings | `{"str": .., "func": "lower"}`; with `"arg"` for starts_with/ends_with/like/matches/split, `"from"`/`"to"` for replace, `"start"`/`"len"` (null: the rest) for substring, `"pattern"`/`"group"` for extract, `"sep"`/`"index"` for split_part |
+//! | dates | `{"offset_by": .., "months": 1, "days": 0, "nanos": 0}`, `{"elapsed": end, "since": start, "unit": "day"}`, `{"truncate": .., "unit": "month"}` (units: year quarter month week day hour minute second millisecond microsecond nanosecond) |
 //! | program | `{"steps": [{"filter": expr}, {"project": [["name", expr], ..]}]}` |
 
 use std::str::FromStr;
@@ -27,6 +28,7 @@ use super::backend::{
     JoinType, SortKey,
 };
 use super::expr::{BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
+use super::temporal::{DateUnit, Interval};
 use crate::error::{Error, Result};
 
 /// The wire version every message carries as `"wire"`.
@@ -196,8 +198,20 @@ pub fn expr_to(e: &Expr) -> Value {
             m.insert("str".into(), b(expr));
             m.insert("func".into(), Value::from(func.name()));
             match func {
-                StrFunc::StartsWith(x) | StrFunc::EndsWith(x) | StrFunc::Like(x) => {
+                StrFunc::StartsWith(x)
+                | StrFunc::EndsWith(x)
+                | StrFunc::Like(x)
+                | StrFunc::Matches(x)
+                | StrFunc::Split(x) => {
                     m.insert("arg".into(), Value::from(x.as_str()));
+                }
+                StrFunc::Extract { pattern, group } => {
+                    m.insert("pattern".into(), Value::from(pattern.as_str()));
+                    m.insert("group".into(), Value::from(*group));
+                }
+                StrFunc::SplitPart { sep, index } => {
+                    m.insert("sep".into(), Value::from(sep.as_str()));
+                    m.insert("index".into(), Value::from(*index));
                 }
                 StrFunc::Replace { from, to } => {
                     m.insert("from".into(), Value::from(from.as_str()));
@@ -223,7 +237,39 @@ pub fn expr_to(e: &Expr) -> Value {
         Expr::Clip { expr, lower, upper } => {
             json!({ "clip": b(expr), "lower": b(lower), "upper": b(upper) })
         }
+        Expr::Offset { expr, interval } => json!({
+            "offset_by": b(expr),
+            "months": interval.months,
+            "days": interval.days,
+            "nanos": interval.nanos,
+        }),
+        Expr::Elapsed { end, start, unit } => {
+            json!({ "elapsed": b(end), "since": b(start), "unit": unit.name() })
+        }
+        Expr::Truncate { expr, unit } => json!({ "truncate": b(expr), "unit": unit.name() }),
     }
+}
+
+fn unit_of(m: &Map<String, Value>, what: &str) -> Result<DateUnit> {
+    let u = str_of(m, "unit", what)?;
+    DateUnit::ALL
+        .into_iter()
+        .find(|x| x.name() == u)
+        .ok_or_else(|| {
+            bad(
+                "date unit",
+                &m["unit"],
+                "year, quarter, month, week, day, hour, minute, second, millisecond, microsecond or nanosecond",
+            )
+        })
+}
+
+fn int_of(m: &Map<String, Value>, key: &str, what: &str) -> Result<i64> {
+    let v = m
+        .get(key)
+        .ok_or_else(|| Error::invalid("frame wire", format!("{what} has no '{key}'")))?;
+    v.as_i64()
+        .ok_or_else(|| bad(what, v, &format!("an integer at '{key}'")))
 }
 
 fn str_of<'a>(m: &'a Map<String, Value>, key: &str, what: &str) -> Result<&'a str> {
@@ -267,6 +313,9 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
         "coalesce",
         "pow",
         "clip",
+        "offset_by",
+        "elapsed",
+        "truncate",
     ]
     .into_iter()
     .find(|t| m.contains_key(*t))
@@ -275,7 +324,8 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
             "expression",
             v,
             "an object tagged col, lit, op, not, neg, is_null, is_not_null, fill_null, cast, \
-             contains, date_part, math, is_in, str, when, coalesce, pow or clip",
+             contains, date_part, math, is_in, str, when, coalesce, pow, clip, offset_by, \
+             elapsed or truncate",
         )
     })?;
     Ok(match tag {
@@ -368,10 +418,25 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
                         },
                     }
                 }
+                "matches" => StrFunc::Matches(text("arg")?),
+                "split" => StrFunc::Split(text("arg")?),
+                "extract" => StrFunc::Extract {
+                    pattern: text("pattern")?,
+                    group: m
+                        .get("group")
+                        .and_then(Value::as_u64)
+                        .and_then(|g| usize::try_from(g).ok())
+                        .ok_or_else(|| bad("extract", v, "a non-negative integer 'group'"))?,
+                },
+                "split_part" => StrFunc::SplitPart {
+                    sep: text("sep")?,
+                    index: int_of(m, "index", "split_part")?,
+                },
                 _ => return Err(bad(
                     "string function",
                     &m["func"],
-                    "starts_with, ends_with, like, lower, upper, strip, len, replace or substring",
+                    "starts_with, ends_with, like, lower, upper, strip, len, replace, substring, \
+                     matches, extract, split or split_part",
                 )),
             };
             Expr::Str {
@@ -410,6 +475,29 @@ pub fn expr_from(v: &Value) -> Result<Expr> {
             expr: sub("clip")?,
             lower: sub("lower")?,
             upper: sub("upper")?,
+        },
+        "offset_by" => {
+            let part = |k: &str| -> Result<i32> {
+                i32::try_from(int_of(m, k, "offset_by")?)
+                    .map_err(|_| bad("offset_by", &m[k], &format!("'{k}' within 32 bits")))
+            };
+            Expr::Offset {
+                expr: sub("offset_by")?,
+                interval: Interval::new(
+                    part("months")?,
+                    part("days")?,
+                    int_of(m, "nanos", "offset_by")?,
+                ),
+            }
+        }
+        "elapsed" => Expr::Elapsed {
+            end: sub("elapsed")?,
+            start: sub("since")?,
+            unit: unit_of(m, "elapsed")?,
+        },
+        "truncate" => Expr::Truncate {
+            expr: sub("truncate")?,
+            unit: unit_of(m, "truncate")?,
         },
         _ => {
             let values = m
@@ -681,6 +769,17 @@ mod tests {
                 .substring(-3, Some(2))
                 .eq("ab")
             & col("s").substring(1, None).str_len().gt(2)
+            & col("s").matches(r"^\d+[a-z]?$")
+            & col("s")
+                .extract(r"(\w+)@(\w+)", 2)
+                .split_part(".", -1)
+                .eq("com")
+            & col("s").split(",").is_not_null()
+            & col("t")
+                .offset_by(Interval::new(-3, 14, 3_600_000_000_001))
+                .truncate(DateUnit::Quarter)
+                .elapsed_since(col("u").truncate(DateUnit::Week), DateUnit::Microsecond)
+                .gt(0)
             & crate::frame::expr::when(col("a").gt(1))
                 .then(1.5)
                 .when(col("a").lt(0))
