@@ -13,12 +13,12 @@ use crate::frames::{batch, computed, random_partitions, Rng};
 /// Days from 1900-01-01 to 2100-12-31, around the epoch.
 const DAYS: (i64, i64) = (-25_567, 47_846);
 
+/// Dates (days since the epoch) and two timestamp columns (microseconds), nulls as `None`.
+type Columns = (Vec<Option<i32>>, Vec<Option<i64>>, Vec<Option<i64>>);
+
 /// Random dates (month ends and leap days among them) and microsecond timestamps over two
 /// centuries, with missing values; `u` is `t` moved by up to ±400 days.
-fn calendar_frame(
-    rng: &mut Rng,
-    n: usize,
-) -> (Vec<Option<i32>>, Vec<Option<i64>>, Vec<Option<i64>>) {
+fn calendar_frame(rng: &mut Rng, n: usize) -> Columns {
     const MICROS_PER_DAY: i64 = 86_400_000_000;
     let mut d = Vec::with_capacity(n);
     let mut t = Vec::with_capacity(n);

@@ -16,6 +16,7 @@ mod dtypes;
 mod frame_calendar;
 mod frame_io;
 mod frame_plugins;
+mod frame_quantiles;
 mod frames;
 mod linalg;
 mod matmul_streaming;

@@ -18,6 +18,7 @@ use arrow_array::{
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SortOptions};
+use tessera_core::frame::digest::Digest;
 use tessera_core::frame::{AggFunc, AggSpec};
 use tessera_core::{Error, Result};
 
@@ -314,12 +315,64 @@ fn partial_state(a: &ArrayRef, g: &Groups, spec: &AggSpec) -> Result<Vec<ArrayRe
             vec![pick(a, g, spec.func)?]
         }
         AggFunc::NUnique => vec![value_lists(a, g, &t, true)?],
-        AggFunc::Median => {
-            let f =
-                arrow_cast::cast(a, &DataType::Float64).map_err(|e| Error::arrow("median", e))?;
+        AggFunc::Median | AggFunc::Quantile(_) => {
+            let f = cast(a, &DataType::Float64)?;
             vec![value_lists(&f, g, &DataType::Float64, false)?]
         }
+        AggFunc::ApproxQuantile(_) => vec![digests(a, g)?],
     })
+}
+
+/// Per-group t-digests of `a` (as Float64; nulls and NaN skipped) in core's layout.
+fn digests(a: &ArrayRef, g: &Groups) -> Result<ArrayRef> {
+    let f = cast(a, &DataType::Float64)?;
+    let v = f.as_primitive::<Float64Type>();
+    let mut per: Vec<Vec<f64>> = vec![Vec::new(); g.len()];
+    for (i, &id) in g.ids.iter().enumerate() {
+        if id != NO_GROUP && v.is_valid(i) {
+            per[id as usize].push(v.value(i));
+        }
+    }
+    digest_list(per.into_iter().map(|mut xs| Digest::from_values(&mut xs)))
+}
+
+/// A List column of digests (an empty list where there is none).
+fn digest_list(digests: impl Iterator<Item = Option<Digest>>) -> Result<ArrayRef> {
+    let mut flat = Vec::new();
+    let mut lengths = Vec::new();
+    for d in digests {
+        let before = flat.len();
+        if let Some(d) = d {
+            d.encode(&mut flat);
+        }
+        lengths.push(flat.len() - before);
+    }
+    let field = Arc::new(Field::new_list_field(DataType::Float64, true));
+    Ok(Arc::new(
+        ListArray::try_new(
+            field,
+            OffsetBuffer::<i32>::from_lengths(lengths),
+            Arc::new(Float64Array::from(flat)),
+            None,
+        )
+        .map_err(|e| Error::arrow("approx_quantile", e))?,
+    ))
+}
+
+/// The digests of a List column (one per row) merged per group of `g`.
+fn merge_digests(list: &ArrayRef, g: &Groups) -> Result<ArrayRef> {
+    let list = list.as_list::<i32>();
+    let mut per: Vec<Vec<Digest>> = vec![Vec::new(); g.len()];
+    for (row, &id) in g.ids.iter().enumerate() {
+        if id == NO_GROUP || list.is_null(row) {
+            continue;
+        }
+        let v = list.value(row);
+        if let Some(d) = Digest::decode(v.as_primitive::<Float64Type>().values())? {
+            per[id as usize].push(d);
+        }
+    }
+    digest_list(per.into_iter().map(Digest::merge))
 }
 
 fn keyed_output(
@@ -416,7 +469,8 @@ pub(crate) fn combine(
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 columns.push(pick(arrays[0], &g, spec.func)?)
             }
-            AggFunc::NUnique | AggFunc::Median => {
+            AggFunc::ApproxQuantile(_) => columns.push(merge_digests(arrays[0], &g)?),
+            AggFunc::NUnique | AggFunc::Median | AggFunc::Quantile(_) => {
                 let list = arrays[0].as_list::<i32>();
                 let offsets = list.offsets();
                 let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
@@ -458,6 +512,31 @@ fn median(xs: &mut [f64]) -> Option<f64> {
         .copied()
         .fold(f64::NEG_INFINITY, f64::max);
     Some((lo + hi) / 2.0)
+}
+
+/// The `q` quantile of `xs` (reordered), interpolated linearly between the values at
+/// ranks `floor(q(n-1))` and `ceil(q(n-1))` as NumPy's and pandas' default; `None` when
+/// empty.
+fn quantile(xs: &mut [f64], q: f64) -> Option<f64> {
+    let n = xs.len();
+    if n == 0 {
+        return None;
+    }
+    let pos = q * (n - 1) as f64;
+    let lo = (pos.floor() as usize).min(n - 1);
+    let (_, at, above) = xs.select_nth_unstable_by(lo, f64::total_cmp);
+    let lo_v = *at;
+    let frac = pos - lo as f64;
+    if frac == 0.0 || above.is_empty() {
+        return Some(lo_v);
+    }
+    let hi_v = above.iter().copied().fold(f64::INFINITY, f64::min);
+    // NumPy's lerp: exact at both ends.
+    Some(if frac < 0.5 {
+        lo_v + (hi_v - lo_v) * frac
+    } else {
+        hi_v - (hi_v - lo_v) * (1.0 - frac)
+    })
 }
 
 /// Turns a combined state into results, sorted by the keys.
@@ -526,6 +605,29 @@ pub(crate) fn finalize(
                         .collect();
                     median(&mut xs)
                 })))
+            }
+            AggFunc::Quantile(q) => {
+                let list = a[0].as_list::<i32>();
+                Arc::new(Float64Array::from_iter((0..list.len()).map(|r| {
+                    let v = list.value(r);
+                    let mut xs: Vec<f64> = v
+                        .as_primitive::<Float64Type>()
+                        .iter()
+                        .flatten()
+                        .filter(|x| !x.is_nan())
+                        .collect();
+                    quantile(&mut xs, q.value())
+                })))
+            }
+            AggFunc::ApproxQuantile(q) => {
+                let list = a[0].as_list::<i32>();
+                let mut out = Vec::with_capacity(list.len());
+                for r in 0..list.len() {
+                    let v = list.value(r);
+                    let d = Digest::decode(v.as_primitive::<Float64Type>().values())?;
+                    out.push(d.map(|d| d.quantile(q.value())));
+                }
+                Arc::new(Float64Array::from(out))
             }
         };
         fields.push(Field::new(&spec.output, out.data_type().clone(), true));

@@ -240,7 +240,7 @@ fn declared_missing(backend: &dyn DataFrameBackend, need: Need) -> bool {
     let caps = backend.capabilities();
     match need {
         Need::Required => false,
-        Need::Aggregation(f) => caps.missing_aggregations.contains(&f),
+        Need::Aggregation(f) => caps.lacks(f),
         Need::JoinAlgorithm(a) => caps.missing_join_algorithms.contains(&a),
     }
 }

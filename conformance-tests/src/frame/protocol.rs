@@ -8,7 +8,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use tessera_core::frame::expr::{coalesce, col, lit, when, Expr, Literal};
 use tessera_core::frame::{
     AggFunc, AggSpec, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    SortKey,
+    Quantile, SortKey,
 };
 use tessera_core::frame::{DateUnit, Interval};
 use tessera_core::{Error, Result};
@@ -93,7 +93,7 @@ pub fn families() -> Vec<FrameFamily> {
             range_partition,
         ),
     ];
-    for func in AggFunc::ALL {
+    for (func, run) in aggregation_cases() {
         let types: Vec<ColType> = ColType::ALL
             .into_iter()
             .filter(|t| func.accepts(&t.data_type()))
@@ -103,7 +103,7 @@ pub fn families() -> Vec<FrameFamily> {
             group: Group::Protocol,
             types,
             need: Need::Aggregation(func),
-            run: AGGREGATE[func as usize],
+            run,
         });
     }
     let keys = [Int64, Int32, Utf8, Bool, Date32, TimestampUs];
@@ -506,15 +506,30 @@ fn aggregate(
     Ok(vec![Output::exact(s.export(&out)?).with_sums()])
 }
 
-macro_rules! aggregations {
-    ($($f:ident),*) => {
-        /// One run function per aggregation, indexed by `AggFunc as usize`.
-        const AGGREGATE: [super::FrameRun; AggFunc::ALL.len()] = [$(
-            |s, g, t, v| aggregate(s, g, t, v, AggFunc::$f)
-        ),*];
-    };
+/// The level of a quantile case.
+fn level(q: f64) -> Quantile {
+    Quantile::new(q).expect("a level in [0, 1]")
 }
-aggregations!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique, Median);
+
+/// Every aggregation the suite runs, with its run function: the functions without a
+/// parameter, and the quantiles at levels between two values (so that the exact one
+/// interpolates).
+fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
+    macro_rules! plain {
+        ($($f:ident),*) => {
+            vec![$((AggFunc::$f, (|s, g, t, v| aggregate(s, g, t, v, AggFunc::$f)) as super::FrameRun)),*]
+        };
+    }
+    let mut cases = plain!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique, Median);
+    assert_eq!(cases.len(), AggFunc::ALL.len(), "a function without a case");
+    cases.push((AggFunc::Quantile(level(0.3)), |s, g, t, v| {
+        aggregate(s, g, t, v, AggFunc::Quantile(level(0.3)))
+    }));
+    cases.push((AggFunc::ApproxQuantile(level(0.9)), |s, g, t, v| {
+        aggregate(s, g, t, v, AggFunc::ApproxQuantile(level(0.9)))
+    }));
+    cases
+}
 
 /// The join input: keys `k` of `t` on both sides with payloads `a` and `b`; in variants 2
 /// and 3 both sides hold null keys (which never match). The API's merge cases use it too.

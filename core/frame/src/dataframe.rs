@@ -16,7 +16,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::algorithms::pipeline;
 use crate::backend::{
     AggFunc, AggSpec, FrameBackendRef, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    SortKey,
+    Quantile, SortKey,
 };
 use crate::display::{format_batches, value_at, Value};
 use crate::error::{Error, Result};
@@ -594,12 +594,7 @@ impl DataFrame {
                     ),
                 ));
             }
-            if self
-                .backend
-                .capabilities()
-                .missing_aggregations
-                .contains(&a.func)
-            {
+            if self.backend.capabilities().lacks(a.func) {
                 return Err(Error::invalid(
                     "agg",
                     format!(
@@ -682,6 +677,25 @@ impl DataFrame {
         self.numeric_agg(AggFunc::Median)
     }
 
+    /// The `q` quantile of every numeric column (one row): exact, interpolated linearly
+    /// between the nearest values as pandas' `quantile(q)`; NaN and nulls skipped.
+    ///
+    /// # Errors
+    /// `q` outside `[0, 1]`.
+    pub fn quantile(&self, q: f64) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Quantile(Quantile::new(q)?))
+    }
+
+    /// The `q` quantile of every numeric column estimated from a t-digest
+    /// ([`AggFunc::ApproxQuantile`]): constant memory per column, rank error typically
+    /// under 0.5%.
+    ///
+    /// # Errors
+    /// `q` outside `[0, 1]`.
+    pub fn approx_quantile(&self, q: f64) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::ApproxQuantile(Quantile::new(q)?))
+    }
+
     /// Whole-frame aggregations of expressions (see [`GroupBy::agg_exprs`]).
     ///
     /// # Errors
@@ -700,10 +714,40 @@ impl DataFrame {
         self.agg(&[(column, func)])?.compute()?.value(column, 0)
     }
 
-    /// pandas' `describe()` for the numeric columns: count, mean, std, min, max (as
-    /// Float64), one row per statistic. Percentiles are not computed (they need a sort
-    /// of every column; use `sort_values` and `head` for exact ones).
+    /// pandas' `describe()` for the numeric columns: count, mean, std, min, the 25%, 50%
+    /// and 75% percentiles (exact, interpolated linearly as pandas does) and max, as
+    /// Float64, one row per statistic named in the `statistic` column.
+    ///
+    /// ```
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::Float64Array;
+    /// use tessera_frame::{DataFrame, Value};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let df = DataFrame::from_columns(
+    ///     vec![("x", Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0])))],
+    ///     2,
+    /// )?;
+    /// let d = df.describe()?;
+    /// assert_eq!(d.value("statistic", 4)?, Value::Str("25%".into()));
+    /// assert_eq!(d.value("x", 4)?, Value::Float(1.75));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A frame without numeric columns.
     pub fn describe(&self) -> Result<Computed> {
+        self.describe_with(&[0.25, 0.5, 0.75], false)
+    }
+
+    /// `describe()` with these percentiles (levels in `[0, 1]`, named like pandas: `0.9`
+    /// is `90%`), exact or, with `approximate`, estimated from t-digests
+    /// ([`AggFunc::ApproxQuantile`]): a state of a few kilobytes per column where the
+    /// exact percentiles hold every value.
+    ///
+    /// # Errors
+    /// A frame without numeric columns, or a level outside `[0, 1]`.
+    pub fn describe_with(&self, percentiles: &[f64], approximate: bool) -> Result<Computed> {
         let numeric: Vec<String> = self
             .schema()
             .fields()
@@ -717,35 +761,43 @@ impl DataFrame {
                 "the frame has no numeric columns",
             ));
         }
-        let stats = [
-            AggFunc::Count,
-            AggFunc::Mean,
-            AggFunc::Std,
-            AggFunc::Min,
-            AggFunc::Max,
-        ];
+        let mut stats: Vec<(String, AggFunc)> =
+            [AggFunc::Count, AggFunc::Mean, AggFunc::Std, AggFunc::Min]
+                .into_iter()
+                .map(|f| (f.name().to_string(), f))
+                .collect();
+        for &p in percentiles {
+            let q = Quantile::new(p)?;
+            let func = if approximate {
+                AggFunc::ApproxQuantile(q)
+            } else {
+                AggFunc::Quantile(q)
+            };
+            stats.push((format!("{}%", p * 100.0), func));
+        }
+        stats.push(("max".to_string(), AggFunc::Max));
         let specs: Vec<AggSpec> = numeric
             .iter()
             .flat_map(|c| {
                 stats
                     .iter()
-                    .map(move |f| AggSpec::new(c.clone(), *f, format!("{c}\u{1}{}", f.name())))
+                    .map(move |(name, f)| AggSpec::new(c.clone(), *f, format!("{c}\u{1}{name}")))
             })
             .collect();
         let row = self.aggregate(Vec::new(), specs, None)?.compute()?;
         let mut columns: Vec<(String, ArrayRef)> = vec![(
             "statistic".to_string(),
             Arc::new(arrow_array::StringArray::from(
-                stats.iter().map(|f| f.name()).collect::<Vec<_>>(),
+                stats
+                    .iter()
+                    .map(|(name, _)| name.as_str())
+                    .collect::<Vec<_>>(),
             )),
         )];
         for c in &numeric {
             let vals: Vec<Option<f64>> = stats
                 .iter()
-                .map(|f| {
-                    row.value(&format!("{c}\u{1}{}", f.name()), 0)
-                        .map(|v| v.as_f64())
-                })
+                .map(|(name, _)| row.value(&format!("{c}\u{1}{name}"), 0).map(|v| v.as_f64()))
                 .collect::<Result<_>>()?;
             columns.push((c.clone(), Arc::new(arrow_array::Float64Array::from(vals))));
         }
@@ -1517,6 +1569,23 @@ impl GroupBy {
     /// `groupby(keys)[column].median()` (exact).
     pub fn median(&self, column: &str) -> Result<DataFrame> {
         self.agg(&[(column, AggFunc::Median)])
+    }
+
+    /// `groupby(keys)[column].quantile(q)` (exact, linear interpolation).
+    ///
+    /// # Errors
+    /// `q` outside `[0, 1]`, or `column` missing or not numeric.
+    pub fn quantile(&self, column: &str, q: f64) -> Result<DataFrame> {
+        self.agg(&[(column, AggFunc::Quantile(Quantile::new(q)?))])
+    }
+
+    /// The `q` quantile of `column` per group, estimated from t-digests (constant memory
+    /// per group; see [`AggFunc::ApproxQuantile`]).
+    ///
+    /// # Errors
+    /// `q` outside `[0, 1]`, or `column` missing or not numeric.
+    pub fn approx_quantile(&self, column: &str, q: f64) -> Result<DataFrame> {
+        self.agg(&[(column, AggFunc::ApproxQuantile(Quantile::new(q)?))])
     }
     /// `groupby(keys)[column].sum()`.
     pub fn sum(&self, column: &str) -> Result<DataFrame> {

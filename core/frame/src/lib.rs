@@ -34,7 +34,7 @@ pub use tessera_core::frame::{backend, expr, temporal};
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    PartitionData, SortKey,
+    PartitionData, Quantile, SortKey,
 };
 pub use dataframe::{batch_from_columns, Computed, DataFrame, DropHow, GroupBy};
 pub use display::Value;

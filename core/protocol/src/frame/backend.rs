@@ -145,6 +145,61 @@ pub enum AggFunc {
     /// Median of the non-null, non-NaN values (Float64; the mean of the two middle values
     /// of an even count, as in pandas; null when none), exact.
     Median,
+    /// The `q` quantile of the non-null, non-NaN values (Float64; null when none), exact,
+    /// interpolated linearly between the two nearest values as pandas' and NumPy's
+    /// default (`method="linear"`). Its state holds every value of a group.
+    Quantile(Quantile),
+    /// The `q` quantile estimated from a t-digest ([`digest`](super::digest)): a state of
+    /// a few hundred numbers per group whatever the group's size, for quantiles of large
+    /// groups; the rank of the estimate is typically within 0.5% of `q`.
+    ApproxQuantile(Quantile),
+}
+
+/// A quantile level `q` in `[0, 1]`, compared and hashed by its bits so that it can sit in
+/// an [`AggFunc`].
+#[derive(Clone, Copy)]
+pub struct Quantile(f64);
+
+impl Quantile {
+    /// The median's level.
+    pub const MEDIAN: Quantile = Quantile(0.5);
+
+    /// The level `q`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `q` is NaN or outside `[0, 1]`.
+    pub fn new(q: f64) -> Result<Quantile> {
+        if (0.0..=1.0).contains(&q) {
+            Ok(Quantile(q + 0.0))
+        } else {
+            Err(Error::invalid(
+                "quantile",
+                format!("the level {q} is outside [0, 1]; give 0.25 for the 25th percentile"),
+            ))
+        }
+    }
+
+    /// The level.
+    pub fn value(self) -> f64 {
+        self.0
+    }
+}
+
+impl PartialEq for Quantile {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+impl Eq for Quantile {}
+impl std::hash::Hash for Quantile {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.to_bits().hash(state);
+    }
+}
+impl fmt::Debug for Quantile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
 }
 
 impl AggFunc {
@@ -162,10 +217,20 @@ impl AggFunc {
             AggFunc::Last => "last",
             AggFunc::NUnique => "nunique",
             AggFunc::Median => "median",
+            AggFunc::Quantile(_) => "quantile",
+            AggFunc::ApproxQuantile(_) => "approx_quantile",
         }
     }
 
-    /// Every function, for tests and docs.
+    /// The quantile level of `quantile` and `approx_quantile`.
+    pub fn level(self) -> Option<Quantile> {
+        match self {
+            AggFunc::Quantile(q) | AggFunc::ApproxQuantile(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// Every function without a parameter, for tests and docs (the quantiles take a level).
     pub const ALL: [AggFunc; 11] = [
         AggFunc::Sum,
         AggFunc::Mean,
@@ -180,8 +245,33 @@ impl AggFunc {
         AggFunc::Median,
     ];
 
-    /// Parses a pandas-style name.
+    /// Parses a pandas-style name; `quantile` and `approx_quantile` take their level in
+    /// parentheses (`quantile(0.9)`) and default to the median's, as pandas' `quantile()`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the known functions, or a level that is not in `[0, 1]`.
     pub fn parse(name: &str) -> Result<AggFunc> {
+        for (stem, make) in [
+            ("quantile", AggFunc::Quantile as fn(Quantile) -> AggFunc),
+            ("approx_quantile", AggFunc::ApproxQuantile),
+        ] {
+            if name == stem {
+                return Ok(make(Quantile::MEDIAN));
+            }
+            if let Some(arg) = name
+                .strip_prefix(stem)
+                .and_then(|r| r.strip_prefix('('))
+                .and_then(|r| r.strip_suffix(')'))
+            {
+                let q = arg.trim().parse::<f64>().map_err(|_| {
+                    Error::invalid(
+                        "agg",
+                        format!("'{name}': the level '{arg}' is not a number"),
+                    )
+                })?;
+                return Ok(make(Quantile::new(q)?));
+            }
+        }
         AggFunc::ALL
             .into_iter()
             .find(|f| f.name() == name)
@@ -189,11 +279,19 @@ impl AggFunc {
                 Error::invalid(
                     "agg",
                     format!(
-                        "unknown aggregation '{name}'; known: {}",
+                        "unknown aggregation '{name}'; known: {}, quantile(q), approx_quantile(q)",
                         AggFunc::ALL.map(|f| f.name()).join(", ")
                     ),
                 )
             })
+    }
+
+    /// The name with its level, as [`AggFunc::parse`] reads it back: `quantile(0.9)`.
+    pub fn spec(self) -> String {
+        match self.level() {
+            Some(q) => format!("{}({})", self.name(), q.value()),
+            None => self.name().to_string(),
+        }
     }
 
     /// Whether the function accepts an input of type `t`.
@@ -211,9 +309,13 @@ impl AggFunc {
                             | DataType::Date64
                     )
             }
-            AggFunc::Sum | AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median => {
-                t.is_numeric() || *t == DataType::Boolean
-            }
+            AggFunc::Sum
+            | AggFunc::Mean
+            | AggFunc::Std
+            | AggFunc::Var
+            | AggFunc::Median
+            | AggFunc::Quantile(_)
+            | AggFunc::ApproxQuantile(_) => t.is_numeric() || *t == DataType::Boolean,
         }
     }
 
@@ -222,7 +324,12 @@ impl AggFunc {
         match self {
             AggFunc::Sum => sum_type(t),
             AggFunc::Count | AggFunc::NUnique => DataType::Int64,
-            AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median => DataType::Float64,
+            AggFunc::Mean
+            | AggFunc::Std
+            | AggFunc::Var
+            | AggFunc::Median
+            | AggFunc::Quantile(_)
+            | AggFunc::ApproxQuantile(_) => DataType::Float64,
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => t.clone(),
         }
     }
@@ -238,7 +345,8 @@ impl AggFunc {
     /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
     /// | min, max, first, last | `value` (input type, null when none) |
     /// | nunique | `values`: a List of the distinct non-null values |
-    /// | median | `values`: a List (Float64) of the non-null values |
+    /// | median, quantile | `values`: a List (Float64) of the non-null values |
+    /// | approx_quantile | `digest`: a List (Float64): a t-digest in [`digest`](super::digest)'s layout |
     pub fn state_fields(self, output: &str, t: &DataType) -> Vec<Field> {
         let f = |part: &str, dt: DataType| Field::new(format!("{output}#{part}"), dt, true);
         match self {
@@ -257,7 +365,11 @@ impl AggFunc {
                 "values",
                 DataType::List(Arc::new(Field::new_list_field(t.clone(), true))),
             )],
-            AggFunc::Median => vec![f(
+            AggFunc::ApproxQuantile(_) => vec![f(
+                "digest",
+                DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true))),
+            )],
+            AggFunc::Median | AggFunc::Quantile(_) => vec![f(
                 "values",
                 DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true))),
             )],
@@ -441,8 +553,18 @@ pub struct SortKey {
 pub struct FrameCapabilities {
     /// Join algorithms it does *not* implement (core picks another where it can).
     pub missing_join_algorithms: Vec<JoinAlgorithm>,
-    /// Aggregations it does *not* implement.
+    /// Aggregations it does *not* implement (for the quantiles, at any level).
     pub missing_aggregations: Vec<AggFunc>,
+}
+
+impl FrameCapabilities {
+    /// Whether the backend lacks `func`: the quantiles are compared by name, whatever
+    /// their level.
+    pub fn lacks(&self, func: AggFunc) -> bool {
+        self.missing_aggregations
+            .iter()
+            .any(|m| m.name() == func.name())
+    }
 }
 
 /// A dataframe backend: the partition-level primitives of the protocol.

@@ -4,6 +4,8 @@
 //!   and the fused filter/projection [`FrameProgram`] a backend evaluates in one pass;
 //! - [`expr`]: column expressions (`col("tip") / col("fare")`) and their typing rules;
 //! - [`temporal`]: calendar arithmetic in expressions (intervals, elapsed time, truncation);
+//! - [`digest`]: the t-digest behind `approx_quantile`, shared so that every backend's
+//!   states merge the same way;
 //! - [`wire`]: the versioned JSON form of programs and specs that crosses the plugin
 //!   boundary.
 //!
@@ -11,6 +13,7 @@
 //! primitives live in `tessera-frame`; a dataframe backend author needs only this module.
 
 pub mod backend;
+pub mod digest;
 pub mod expr;
 pub mod temporal;
 pub mod wire;
@@ -18,7 +21,7 @@ pub mod wire;
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    PartitionData, SortKey,
+    PartitionData, Quantile, SortKey,
 };
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 pub use temporal::{DateUnit, Interval};

@@ -584,7 +584,7 @@ pub fn names_from(v: &Value) -> Result<Vec<String>> {
 pub fn aggs_to(aggs: &[AggSpec]) -> Value {
     json!(aggs
         .iter()
-        .map(|a| json!({ "column": a.column, "func": a.func.name(), "output": a.output }))
+        .map(|a| json!({ "column": a.column, "func": a.func.spec(), "output": a.output }))
         .collect::<Vec<_>>())
 }
 
@@ -735,6 +735,7 @@ pub fn capabilities_from(v: &Value) -> Result<FrameCapabilities> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frame::backend::Quantile;
     use crate::frame::expr::{col, lit};
 
     #[test]
@@ -810,8 +811,18 @@ mod tests {
         let aggs = vec![
             AggSpec::new("x", AggFunc::NUnique, "n"),
             AggSpec::new("y", AggFunc::Std, "s"),
+            AggSpec::new("z", AggFunc::Quantile(Quantile::new(0.125).unwrap()), "q"),
+            AggSpec::new(
+                "z",
+                AggFunc::ApproxQuantile(Quantile::new(1.0).unwrap()),
+                "a",
+            ),
         ];
         assert_eq!(aggs_from(&aggs_to(&aggs)).unwrap(), aggs);
+        for bad in ["quantile(1.5)", "quantile(x)", "quantiles"] {
+            let v = json!([{ "column": "z", "func": bad, "output": "q" }]);
+            assert!(aggs_from(&v).is_err(), "{bad}");
+        }
         let by = vec![SortKey {
             column: "k".into(),
             descending: true,
@@ -826,11 +837,18 @@ mod tests {
         };
         assert_eq!(join_from(&join_to(&spec)).unwrap(), spec);
         let caps = FrameCapabilities {
-            missing_aggregations: vec![AggFunc::Var, AggFunc::NUnique],
+            missing_aggregations: vec![
+                AggFunc::Var,
+                AggFunc::NUnique,
+                AggFunc::ApproxQuantile(Quantile::MEDIAN),
+            ],
             missing_join_algorithms: vec![JoinAlgorithm::SortedMerge],
         };
         let back = capabilities_from(&capabilities_to(&caps)).unwrap();
         assert_eq!(back.missing_aggregations, caps.missing_aggregations);
+        // A missing quantile is missing at every level, and only that kind.
+        assert!(back.lacks(AggFunc::ApproxQuantile(Quantile::new(0.9).unwrap())));
+        assert!(!back.lacks(AggFunc::Quantile(Quantile::new(0.9).unwrap())));
         assert_eq!(back.missing_join_algorithms, caps.missing_join_algorithms);
     }
 

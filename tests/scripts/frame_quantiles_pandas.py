@@ -1,0 +1,36 @@
+"""pandas' answers for tessera's quantiles: groupby quantile, frame quantile, describe.
+
+Reads the CSV written by `frame_quantiles::quantiles_match_pandas` (columns k: int64 key,
+v: float64 with NaN where empty, w: int64) and prints one JSON object:
+
+    {"groupby": {q: {key: value or null}}, "frame": {column: {q: value}},
+     "describe": {column: {statistic: value}}}
+
+    python tests/scripts/frame_quantiles_pandas.py INPUT.csv
+"""
+import json
+import math
+import sys
+
+import pandas as pd
+
+df = pd.read_csv(sys.argv[1], dtype={"k": "int64", "v": "float64", "w": "int64"})
+LEVELS = [0.0, 0.1, 0.3, 0.5, 0.95, 1.0]
+
+
+def num(x):
+    x = float(x)
+    return None if math.isnan(x) else x
+
+
+out = {
+    "groupby": {
+        str(q): {str(k): num(v) for k, v in df.groupby("k")["v"].quantile(q).items()}
+        for q in LEVELS
+    },
+    "frame": {c: {str(q): num(df[c].quantile(q)) for q in LEVELS} for c in ["v", "w"]},
+    "describe": {
+        c: {stat: num(v) for stat, v in df.describe()[c].items()} for c in ["k", "v", "w"]
+    },
+}
+print(json.dumps(out))
