@@ -414,6 +414,238 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.median/bool", "frame_aggregate_median_bool");
             }
             #[test]
+            fn frame_aggregate_quantile_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.quantile/int64", "frame_aggregate_quantile_int64");
+            }
+            #[test]
+            fn frame_aggregate_quantile_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.quantile/int32", "frame_aggregate_quantile_int32");
+            }
+            #[test]
+            fn frame_aggregate_quantile_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.quantile/float64", "frame_aggregate_quantile_float64");
+            }
+            #[test]
+            fn frame_aggregate_quantile_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.quantile/bool", "frame_aggregate_quantile_bool");
+            }
+            #[test]
+            fn frame_aggregate_approx_quantile_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.approx_quantile/int64", "frame_aggregate_approx_quantile_int64");
+            }
+            #[test]
+            fn frame_aggregate_approx_quantile_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.approx_quantile/int32", "frame_aggregate_approx_quantile_int32");
+            }
+            #[test]
+            fn frame_aggregate_approx_quantile_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.approx_quantile/float64", "frame_aggregate_approx_quantile_float64");
+            }
+            #[test]
+            fn frame_aggregate_approx_quantile_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.approx_quantile/bool", "frame_aggregate_approx_quantile_bool");
+            }
+            #[test]
+            fn frame_window_shift_2_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/int64", "frame_window_shift_2_int64");
+            }
+            #[test]
+            fn frame_window_shift_2_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/int32", "frame_window_shift_2_int32");
+            }
+            #[test]
+            fn frame_window_shift_2_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/float64", "frame_window_shift_2_float64");
+            }
+            #[test]
+            fn frame_window_shift_2_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/utf8", "frame_window_shift_2_utf8");
+            }
+            #[test]
+            fn frame_window_shift_2_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/bool", "frame_window_shift_2_bool");
+            }
+            #[test]
+            fn frame_window_shift_2_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/date32", "frame_window_shift_2_date32");
+            }
+            #[test]
+            fn frame_window_shift_2_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/timestamp[us]", "frame_window_shift_2_timestamp_us");
+            }
+            #[test]
+            fn frame_window_shift_back_1_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/int64", "frame_window_shift_back_1_int64");
+            }
+            #[test]
+            fn frame_window_shift_back_1_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/int32", "frame_window_shift_back_1_int32");
+            }
+            #[test]
+            fn frame_window_shift_back_1_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/float64", "frame_window_shift_back_1_float64");
+            }
+            #[test]
+            fn frame_window_shift_back_1_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/utf8", "frame_window_shift_back_1_utf8");
+            }
+            #[test]
+            fn frame_window_shift_back_1_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/bool", "frame_window_shift_back_1_bool");
+            }
+            #[test]
+            fn frame_window_shift_back_1_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/date32", "frame_window_shift_back_1_date32");
+            }
+            #[test]
+            fn frame_window_shift_back_1_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_back_1/timestamp[us]", "frame_window_shift_back_1_timestamp_us");
+            }
+            #[test]
+            fn frame_window_diff_1_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.diff_1/int64", "frame_window_diff_1_int64");
+            }
+            #[test]
+            fn frame_window_diff_1_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.diff_1/int32", "frame_window_diff_1_int32");
+            }
+            #[test]
+            fn frame_window_diff_1_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.diff_1/float64", "frame_window_diff_1_float64");
+            }
+            #[test]
+            fn frame_window_cumsum_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cumsum/int64", "frame_window_cumsum_int64");
+            }
+            #[test]
+            fn frame_window_cumsum_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cumsum/int32", "frame_window_cumsum_int32");
+            }
+            #[test]
+            fn frame_window_cumsum_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cumsum/float64", "frame_window_cumsum_float64");
+            }
+            #[test]
+            fn frame_window_cumsum_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cumsum/bool", "frame_window_cumsum_bool");
+            }
+            #[test]
+            fn frame_window_cummin_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/int64", "frame_window_cummin_int64");
+            }
+            #[test]
+            fn frame_window_cummin_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/int32", "frame_window_cummin_int32");
+            }
+            #[test]
+            fn frame_window_cummin_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/float64", "frame_window_cummin_float64");
+            }
+            #[test]
+            fn frame_window_cummin_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/utf8", "frame_window_cummin_utf8");
+            }
+            #[test]
+            fn frame_window_cummin_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/bool", "frame_window_cummin_bool");
+            }
+            #[test]
+            fn frame_window_cummin_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/date32", "frame_window_cummin_date32");
+            }
+            #[test]
+            fn frame_window_cummin_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.cummin/timestamp[us]", "frame_window_cummin_timestamp_us");
+            }
+            #[test]
+            fn frame_window_ffill_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/int64", "frame_window_ffill_int64");
+            }
+            #[test]
+            fn frame_window_ffill_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/int32", "frame_window_ffill_int32");
+            }
+            #[test]
+            fn frame_window_ffill_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/float64", "frame_window_ffill_float64");
+            }
+            #[test]
+            fn frame_window_ffill_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/utf8", "frame_window_ffill_utf8");
+            }
+            #[test]
+            fn frame_window_ffill_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/bool", "frame_window_ffill_bool");
+            }
+            #[test]
+            fn frame_window_ffill_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/date32", "frame_window_ffill_date32");
+            }
+            #[test]
+            fn frame_window_ffill_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.ffill/timestamp[us]", "frame_window_ffill_timestamp_us");
+            }
+            #[test]
+            fn frame_window_bfill_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/int64", "frame_window_bfill_int64");
+            }
+            #[test]
+            fn frame_window_bfill_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/int32", "frame_window_bfill_int32");
+            }
+            #[test]
+            fn frame_window_bfill_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/float64", "frame_window_bfill_float64");
+            }
+            #[test]
+            fn frame_window_bfill_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/utf8", "frame_window_bfill_utf8");
+            }
+            #[test]
+            fn frame_window_bfill_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/bool", "frame_window_bfill_bool");
+            }
+            #[test]
+            fn frame_window_bfill_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/date32", "frame_window_bfill_date32");
+            }
+            #[test]
+            fn frame_window_bfill_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.bfill/timestamp[us]", "frame_window_bfill_timestamp_us");
+            }
+            #[test]
+            fn frame_window_rolling_mean_3_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_mean_3/int64", "frame_window_rolling_mean_3_int64");
+            }
+            #[test]
+            fn frame_window_rolling_mean_3_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_mean_3/int32", "frame_window_rolling_mean_3_int32");
+            }
+            #[test]
+            fn frame_window_rolling_mean_3_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_mean_3/float64", "frame_window_rolling_mean_3_float64");
+            }
+            #[test]
+            fn frame_window_rolling_mean_3_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_mean_3/bool", "frame_window_rolling_mean_3_bool");
+            }
+            #[test]
+            fn frame_window_rolling_max_2_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_max_2/int64", "frame_window_rolling_max_2_int64");
+            }
+            #[test]
+            fn frame_window_rolling_max_2_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_max_2/int32", "frame_window_rolling_max_2_int32");
+            }
+            #[test]
+            fn frame_window_rolling_max_2_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_max_2/float64", "frame_window_rolling_max_2_float64");
+            }
+            #[test]
+            fn frame_window_rolling_max_2_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.window.rolling_max_2/bool", "frame_window_rolling_max_2_bool");
+            }
+            #[test]
             fn frame_join_inner_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.join.inner/int64", "frame_join_inner_int64");
             }

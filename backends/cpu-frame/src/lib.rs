@@ -18,6 +18,7 @@ mod join;
 mod keys;
 mod sort;
 mod temporal;
+mod window;
 
 use std::any::Any;
 use std::sync::Arc;
@@ -26,8 +27,8 @@ use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array};
 use arrow_schema::SchemaRef;
 use tessera_core::frame::program_schema;
 use tessera_core::frame::{
-    downcast_partition, AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinSpec, Partition,
-    PartitionData, SortKey,
+    downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, FrameStep,
+    JoinSpec, Partition, PartitionData, SortKey, WindowSpec,
 };
 use tessera_core::{Error, Result};
 
@@ -164,6 +165,13 @@ impl DataFrameBackend for CpuFrameBackend {
         Ok(self.batch(part, "to_record_batch")?.clone())
     }
 
+    fn capabilities(&self) -> FrameCapabilities {
+        FrameCapabilities {
+            windows: true,
+            ..FrameCapabilities::default()
+        }
+    }
+
     fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition> {
         Ok(self.wrap(self.run_program(self.batch(part, "evaluate")?, program)?))
     }
@@ -290,6 +298,20 @@ impl DataFrameBackend for CpuFrameBackend {
         let offset = offset.min(b.num_rows());
         let len = len.min(b.num_rows() - offset);
         Ok(self.wrap(b.slice(offset, len)))
+    }
+
+    fn window(
+        &self,
+        part: &Partition,
+        spec: &WindowSpec,
+        carry: Option<&Partition>,
+    ) -> Result<Partition> {
+        let carry = carry.map(|c| self.batch(c, "window")).transpose()?;
+        Ok(self.wrap(window::window(self.batch(part, "window")?, spec, carry)?))
+    }
+
+    fn window_carry(&self, part: &Partition, spec: &WindowSpec) -> Result<Partition> {
+        Ok(self.wrap(window::carry(self.batch(part, "window")?, spec)?))
     }
 
     fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {

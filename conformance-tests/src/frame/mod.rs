@@ -162,6 +162,8 @@ pub enum Need {
     Aggregation(AggFunc),
     /// A pairwise join algorithm.
     JoinAlgorithm(JoinAlgorithm),
+    /// The window functions ([`FrameCapabilities::windows`](tessera_core::frame::FrameCapabilities)).
+    Windows,
 }
 
 /// A case's body: called once per side with identically seeded generators.
@@ -242,6 +244,7 @@ fn declared_missing(backend: &dyn DataFrameBackend, need: Need) -> bool {
         Need::Required => false,
         Need::Aggregation(f) => caps.lacks(f),
         Need::JoinAlgorithm(a) => caps.missing_join_algorithms.contains(&a),
+        Need::Windows => !caps.windows,
     }
 }
 

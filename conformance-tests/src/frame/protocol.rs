@@ -8,7 +8,7 @@ use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use tessera_core::frame::expr::{coalesce, col, lit, when, Expr, Literal};
 use tessera_core::frame::{
     AggFunc, AggSpec, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    Quantile, SortKey,
+    Quantile, RollingAgg, SortKey, WindowFunc, WindowSpec,
 };
 use tessera_core::frame::{DateUnit, Interval};
 use tessera_core::{Error, Result};
@@ -103,6 +103,19 @@ pub fn families() -> Vec<FrameFamily> {
             group: Group::Protocol,
             types,
             need: Need::Aggregation(func),
+            run,
+        });
+    }
+    for (label, func, run) in window_cases() {
+        let types: Vec<ColType> = ColType::ALL
+            .into_iter()
+            .filter(|t| func.output_type(&t.data_type()).is_ok())
+            .collect();
+        f.push(FrameFamily {
+            op: format!("frame.window.{label}"),
+            group: Group::Protocol,
+            types,
+            need: Need::Windows,
             run,
         });
     }
@@ -529,6 +542,102 @@ fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
         aggregate(s, g, t, v, AggFunc::ApproxQuantile(level(0.9)))
     }));
     cases
+}
+
+/// Every window function the suite runs, with the name of its family (a name the case
+/// filter can take) and its run function.
+fn window_cases() -> Vec<(&'static str, WindowFunc, super::FrameRun)> {
+    macro_rules! cases {
+        ($($label:literal => $f:expr),* $(,)?) => {
+            vec![$(($label, $f, (|s, g, t, v| window(s, g, t, v, $f)) as super::FrameRun)),*]
+        };
+    }
+    cases![
+        "shift_2" => WindowFunc::Shift(2),
+        "shift_back_1" => WindowFunc::Shift(-1),
+        "diff_1" => WindowFunc::Diff(1),
+        "cumsum" => WindowFunc::CumSum,
+        "cummin" => WindowFunc::CumMin,
+        "ffill" => WindowFunc::FillForward,
+        "bfill" => WindowFunc::FillBackward,
+        "rolling_mean_3" => WindowFunc::Rolling {
+            agg: RollingAgg::Mean,
+            window: 3,
+            min_periods: 2
+        },
+        "rolling_max_2" => WindowFunc::Rolling {
+            agg: RollingAgg::Max,
+            window: 2,
+            min_periods: 1
+        },
+    ]
+}
+
+/// A window function over the aggregation input's partitions (per group of `k`, or over
+/// all rows in variant 1) as core runs it: each partition's carry, the carries folded in
+/// partition order, then each partition with its incoming carry.
+fn window(
+    s: &FrameSide,
+    g: &mut Gen,
+    t: ColType,
+    variant: usize,
+    func: WindowFunc,
+) -> Result<Vec<Output>> {
+    let pieces = aggregation_input(g, t, variant);
+    let keys: Vec<String> = if variant == 1 {
+        vec![]
+    } else {
+        vec!["k".into()]
+    };
+    s.note(format!(
+        "k: int64 keys, v: {} values; {} partitions of {:?} rows; keys {keys:?}",
+        t.name(),
+        pieces.len(),
+        pieces.iter().map(|p| p.num_rows()).collect::<Vec<_>>()
+    ));
+    let spec = WindowSpec {
+        keys,
+        func,
+        column: "v".into(),
+        output: "out".into(),
+    };
+    let parts = pieces
+        .into_iter()
+        .map(|p| s.import(p))
+        .collect::<Result<Vec<Partition>>>()?;
+    let own = parts
+        .iter()
+        .map(|p| s.backend.window_carry(p, &spec))
+        .collect::<Result<Vec<Partition>>>()?;
+    let n = parts.len();
+    let order: Vec<usize> = if func.backward() {
+        (0..n).rev().collect()
+    } else {
+        (0..n).collect()
+    };
+    let mut carries: Vec<Option<Partition>> = vec![None; n];
+    let mut running: Option<Partition> = None;
+    for &i in &order {
+        carries[i] = running.clone();
+        running = Some(match running {
+            None => own[i].clone(),
+            Some(r) => {
+                let pair = if func.backward() {
+                    [own[i].clone(), r]
+                } else {
+                    [r, own[i].clone()]
+                };
+                s.backend.window_carry(&s.backend.concat(&pair)?, &spec)?
+            }
+        });
+    }
+    parts
+        .iter()
+        .zip(&carries)
+        .map(|(p, c)| {
+            Ok(Output::exact(s.export(&s.backend.window(p, &spec, c.as_ref())?)?).with_sums())
+        })
+        .collect()
 }
 
 /// The join input: keys `k` of `t` on both sides with payloads `a` and `b`; in variants 2

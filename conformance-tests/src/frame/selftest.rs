@@ -11,6 +11,8 @@
 //! - **a lying capability**: it declares `nunique` missing but computes it anyway instead
 //!   of raising `Unsupported`.
 //!
+//! Everything else, the window functions included, is the CPU backend's.
+//!
 //! [`expected_failures`] says which cases must fail; the crate's tests assert that the
 //! suite reports exactly those.
 
@@ -22,7 +24,7 @@ use arrow_schema::SchemaRef;
 use tessera_core::frame::expr::col;
 use tessera_core::frame::{
     downcast_partition, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef, FrameCapabilities,
-    FrameProgram, FrameStep, JoinSpec, JoinType, Partition, PartitionData, SortKey,
+    FrameProgram, FrameStep, JoinSpec, JoinType, Partition, PartitionData, SortKey, WindowSpec,
 };
 use tessera_core::registry::dataframe_backend;
 use tessera_core::{Error, Result};
@@ -221,6 +223,27 @@ impl DataFrameBackend for BrokenFrameBackend {
     fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {
         Ok(Self::wrap(
             self.inner.take(&self.open(part, "take")?, indices)?,
+        ))
+    }
+
+    fn window(
+        &self,
+        part: &Partition,
+        spec: &WindowSpec,
+        carry: Option<&Partition>,
+    ) -> Result<Partition> {
+        let carry = carry.map(|c| self.open(c, "window")).transpose()?;
+        Ok(Self::wrap(self.inner.window(
+            &self.open(part, "window")?,
+            spec,
+            carry.as_ref(),
+        )?))
+    }
+
+    fn window_carry(&self, part: &Partition, spec: &WindowSpec) -> Result<Partition> {
+        Ok(Self::wrap(
+            self.inner
+                .window_carry(&self.open(part, "window_carry")?, spec)?,
         ))
     }
 }

@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
 use crate::spill::{stash, Spill, Stashed};
+use crate::window::WindowSpec;
 use tessera_core::pool::parallel_map;
 
 /// What a stage's task produced, in bytes, for progress and profiles.
@@ -304,6 +305,16 @@ pub(crate) fn pipeline(
             let sorted = backend.sort(&all, by)?;
             Ok(Pipeline::ready(vec![backend.slice(&sorted, 0, *n)?]))
         }
+        Node::Window { input, spec, .. } => {
+            let parts = pipeline(input, backend, spill)?.materialize()?;
+            let carries = window_carries(backend, &parts, spec)?;
+            let (backend, spec) = (backend.clone(), spec.clone());
+            let parts = Arc::new(parts);
+            Ok(Pipeline {
+                n: parts.len(),
+                task: Arc::new(move |i| backend.window(&parts[i], &spec, carries[i].as_ref())),
+            })
+        }
         Node::Tail { input, n } => Ok(Pipeline::ready(first_rows(
             &pipeline(input, backend, spill)?,
             backend,
@@ -319,6 +330,52 @@ pub(crate) fn pipeline(
             &input.schema(),
         )?)),
     }
+}
+
+/// The carry each partition of a window receives: every partition's own carry in
+/// parallel, then folded in partition order (from the last partition for a backward
+/// function), where the carry of carries is the carry of their concatenation.
+fn window_carries(
+    backend: &Arc<dyn DataFrameBackend>,
+    parts: &[Partition],
+    spec: &WindowSpec,
+) -> Result<Vec<Option<Partition>>> {
+    let own = {
+        let backend = backend.clone();
+        staged("window: carry", parts.len(), move |i| {
+            backend.window_carry(&parts[i], spec)
+        })?
+    };
+    let n = parts.len();
+    let mut carries: Vec<Option<Partition>> = vec![None; n];
+    let order: Vec<usize> = if spec.func.backward() {
+        (0..n).rev().collect()
+    } else {
+        (0..n).collect()
+    };
+    let mut running: Option<Partition> = None;
+    for (step, &i) in order.iter().enumerate() {
+        carries[i] = running.clone();
+        if step + 1 == n {
+            break;
+        }
+        let mine = &own[i];
+        running = Some(match running {
+            None => mine.clone(),
+            Some(r) if mine.num_rows() == 0 => r,
+            Some(r) => {
+                // Earlier rows first: the running carry precedes this partition's going
+                // forward, and follows it going backward.
+                let pair = if spec.func.backward() {
+                    [mine.clone(), r]
+                } else {
+                    [r, mine.clone()]
+                };
+                backend.window_carry(&backend.concat(&pair)?, spec)?
+            }
+        });
+    }
+    Ok(carries)
 }
 
 /// The first `n` rows of `inner` (the last `n` with `from_end`), in order, running only

@@ -24,6 +24,7 @@ use crate::expr::{col, is_string, when, Expr, Literal};
 use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
 use crate::spill::{Spill, SpillBudget};
+use crate::window::{WindowFunc, WindowSpec};
 
 /// A lazy, partitioned dataframe.
 #[derive(Clone)]
@@ -813,6 +814,86 @@ impl DataFrame {
         })
     }
 
+    /// A window function of `column` over the frame's rows in order (`shift`, `diff`,
+    /// `cumsum`, `ffill`, `rolling(..)`; see [`WindowFunc`]), into the column `output`,
+    /// which replaces a column of that name or is added last: pandas'
+    /// `df[output] = df[column].cumsum()`. Partitions are computed in parallel, each
+    /// with the few rows of its neighbours it depends on.
+    ///
+    /// ```
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::Int64Array;
+    /// use tessera_frame::{DataFrame, Value, WindowFunc};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let df = DataFrame::from_columns(
+    ///     vec![("v", Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5])))],
+    ///     3,
+    /// )?;
+    /// let out = df.window("v", WindowFunc::CumSum, "total")?.compute()?;
+    /// assert_eq!(out.value("total", 4)?, Value::Int(15));
+    /// let out = df.window("v", WindowFunc::Shift(2), "before")?.compute()?;
+    /// assert_eq!(out.value("before", 1)?, Value::Null);
+    /// assert_eq!(out.value("before", 2)?, Value::Int(1));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A missing column, a function that does not apply to its type (see
+    /// [`WindowFunc::output_type`]), or a backend without window functions.
+    pub fn window(&self, column: &str, func: WindowFunc, output: &str) -> Result<DataFrame> {
+        self.window_over(Vec::new(), column, func, output)
+    }
+
+    /// Nulls of `columns` replaced by the last non-null value above them (pandas'
+    /// `df.ffill()` on those columns).
+    ///
+    /// # Errors
+    /// A missing column, or a backend without window functions.
+    pub fn ffill(&self, columns: &[&str]) -> Result<DataFrame> {
+        columns.iter().try_fold(self.clone(), |df, c| {
+            df.window(c, WindowFunc::FillForward, c)
+        })
+    }
+
+    /// Nulls of `columns` replaced by the first non-null value below them (pandas'
+    /// `df.bfill()` on those columns).
+    ///
+    /// # Errors
+    /// A missing column, or a backend without window functions.
+    pub fn bfill(&self, columns: &[&str]) -> Result<DataFrame> {
+        columns.iter().try_fold(self.clone(), |df, c| {
+            df.window(c, WindowFunc::FillBackward, c)
+        })
+    }
+
+    fn window_over(
+        &self,
+        keys: Vec<String>,
+        column: &str,
+        func: WindowFunc,
+        output: &str,
+    ) -> Result<DataFrame> {
+        if !self.backend.capabilities().windows {
+            return Err(Error::FrameUnsupported {
+                backend: self.backend.name().to_string(),
+                op: format!("window {}", func.name()),
+            });
+        }
+        let spec = WindowSpec {
+            keys,
+            func,
+            column: column.to_string(),
+            output: output.to_string(),
+        };
+        let schema = spec.output_schema(&self.schema())?;
+        Ok(self.derive(Node::Window {
+            input: self.node.clone(),
+            spec,
+            schema,
+        }))
+    }
+
     /// pandas-style merge on key columns of the same name (strategy chosen at run time:
     /// broadcast, sorted merge, or hash shuffle).
     ///
@@ -1200,6 +1281,7 @@ impl DataFrame {
             Node::Aggregate { .. } | Node::Head { .. } | Node::Tail { .. } | Node::TopK { .. } => 1,
             Node::Map { input, .. }
             | Node::MapPartitions { input, .. }
+            | Node::Window { input, .. }
             | Node::Sort { input, .. } => self.derive((**input).clone()).npartitions(),
             Node::Join { left, right, .. } => self
                 .derive((**left).clone())
@@ -1586,6 +1668,19 @@ impl GroupBy {
     /// `q` outside `[0, 1]`, or `column` missing or not numeric.
     pub fn approx_quantile(&self, column: &str, q: f64) -> Result<DataFrame> {
         self.agg(&[(column, AggFunc::ApproxQuantile(Quantile::new(q)?))])
+    }
+
+    /// A window function of `column` within each group, in the frame's row order, into
+    /// the column `output` of the whole frame (pandas'
+    /// `df[output] = df.groupby(keys)[column].cumsum()`); rows whose key has a null get
+    /// null. See [`DataFrame::window`].
+    ///
+    /// # Errors
+    /// A missing column, a function that does not apply to its type, or a backend without
+    /// window functions.
+    pub fn window(&self, column: &str, func: WindowFunc, output: &str) -> Result<DataFrame> {
+        self.frame
+            .window_over(self.keys.clone(), column, func, output)
     }
     /// `groupby(keys)[column].sum()`.
     pub fn sum(&self, column: &str) -> Result<DataFrame> {

@@ -304,6 +304,7 @@ impl Run<'_> {
             Node::Repartition { input, .. }
             | Node::Head { input, .. }
             | Node::Tail { input, .. }
+            | Node::Window { input, .. }
             | Node::TopK { input, .. } => {
                 let owned = self.eval(input)?;
                 let gathered = Arc::new(Node::Partitions {
@@ -314,6 +315,7 @@ impl Run<'_> {
                 if let Node::Repartition { input, .. }
                 | Node::Head { input, .. }
                 | Node::Tail { input, .. }
+                | Node::Window { input, .. }
                 | Node::TopK { input, .. } = &mut local
                 {
                     *input = gathered;

@@ -29,7 +29,7 @@ pub mod plan;
 mod pushdown;
 mod spill;
 
-pub use tessera_core::frame::{backend, expr, temporal};
+pub use tessera_core::frame::{backend, expr, temporal, window};
 
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
@@ -44,6 +44,7 @@ pub use io::read_parquet;
 pub use io::{read_csv, CsvOptions};
 pub use plan::{GroupStrategy, JoinStrategy};
 pub use temporal::{DateUnit, Interval};
+pub use window::{RollingAgg, WindowFunc, WindowSpec};
 
 /// Arrow, as tessera uses it: batches, arrays and schemas of frames.
 pub use arrow_array;

@@ -26,6 +26,7 @@ use crate::backend::{
 };
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, Literal};
+use crate::window::WindowSpec;
 
 /// A comparison of a column with a literal, the predicates file formats can prune with.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +210,17 @@ pub enum Node {
         /// Rows.
         n: usize,
     },
+    /// A window function over the rows in order (per group of keys): each partition's
+    /// carry in parallel, the carries folded in partition order, then every partition
+    /// with its incoming carry in parallel (see the protocol's `window` module).
+    Window {
+        /// Input.
+        input: Arc<Node>,
+        /// The function, its column, keys and output.
+        spec: WindowSpec,
+        /// Output schema.
+        schema: SchemaRef,
+    },
 }
 
 impl Node {
@@ -220,6 +232,7 @@ impl Node {
             | Node::MapPartitions { schema, .. }
             | Node::Aggregate { schema, .. }
             | Node::Join { schema, .. }
+            | Node::Window { schema, .. }
             | Node::Concat { schema, .. } => schema.clone(),
             Node::Scan {
                 source, projection, ..
@@ -257,6 +270,11 @@ impl Node {
                     })
                 };
                 by.iter().all(keeps).then_some(by)
+            }
+            // Rows keep their order; only the output column changes.
+            Node::Window { input, spec, .. } => {
+                let by = input.sorted_by()?;
+                by.iter().all(|k| k.column != spec.output).then_some(by)
             }
             _ => None,
         }
@@ -466,6 +484,21 @@ impl Node {
                     out,
                     "{pad}top {n} by [{}] (each partition keeps its top {n}, no full sort)",
                     sort_keys(by)
+                );
+                input.explain_into(out, depth + 1);
+            }
+            Node::Window { input, spec, .. } => {
+                let over = if spec.keys.is_empty() {
+                    "all rows".to_string()
+                } else {
+                    format!("each group of [{}]", spec.keys.join(", "))
+                };
+                let _ = writeln!(
+                    out,
+                    "{pad}window {}({}) as {} over {over} in row order (carries between partitions)",
+                    spec.func.name(),
+                    spec.column,
+                    spec.output
                 );
                 input.explain_into(out, depth + 1);
             }
@@ -743,6 +776,22 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                 n: *n,
             })
         }
+        Node::Window { input, spec, .. } => {
+            let need = required.map(|r| {
+                let mut need = r.clone();
+                need.remove(&spec.output);
+                need.extend(spec.keys.iter().cloned());
+                need.insert(spec.column.clone());
+                need
+            });
+            let input = prune(input, need.as_ref())?;
+            let schema = spec.output_schema(&input.schema())?;
+            Arc::new(Node::Window {
+                input,
+                spec: spec.clone(),
+                schema,
+            })
+        }
     })
 }
 
@@ -839,6 +888,7 @@ impl Node {
             | Node::Aggregate { input, .. }
             | Node::Sort { input, .. }
             | Node::TopK { input, .. }
+            | Node::Window { input, .. }
             | Node::Repartition { input, .. } => vec![input],
             Node::Join { left, right, .. } => vec![left, right],
             Node::Concat { inputs, .. } => inputs.iter().collect(),
@@ -849,9 +899,9 @@ impl Node {
     /// no spilling), if there is one.
     pub fn held_whole(&self) -> Option<u64> {
         let own = match self {
-            Node::Sort { input, .. } | Node::Repartition { input, .. } => {
-                Some(input.memory(1).output)
-            }
+            Node::Sort { input, .. }
+            | Node::Repartition { input, .. }
+            | Node::Window { input, .. } => Some(input.memory(1).output),
             _ => None,
         };
         self.inputs()
@@ -876,7 +926,7 @@ impl Node {
     /// function per partition stream (one partition per worker at a time; a program's
     /// output scales with its number of columns); an aggregation
     /// adds its partials (estimated as its largest input partition, and so its output);
-    /// a sort, a repartition and a join materialise their whole inputs. `workers` is the
+    /// a sort, a repartition, a window and a join materialise their whole inputs. `workers` is the
     /// scheduler's thread count. Unknown sizes count as zero.
     pub fn memory(&self, workers: u64) -> MemoryProjection {
         let stream = |input: &MemoryProjection| MemoryProjection {
@@ -951,7 +1001,9 @@ impl Node {
                     largest: i.largest,
                 }
             }
-            Node::Sort { input, .. } | Node::Repartition { input, .. } => {
+            Node::Sort { input, .. }
+            | Node::Repartition { input, .. }
+            | Node::Window { input, .. } => {
                 let i = input.memory(workers);
                 MemoryProjection {
                     held: i.held.saturating_add(i.output),

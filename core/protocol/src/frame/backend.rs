@@ -28,6 +28,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::backend::Availability;
 use crate::error::{Error, Result};
 use crate::frame::expr::Expr;
+use crate::frame::window::WindowSpec;
 
 /// A partition of a dataframe owned by one backend.
 pub trait PartitionData: Any + Send + Sync + fmt::Debug {
@@ -555,6 +556,10 @@ pub struct FrameCapabilities {
     pub missing_join_algorithms: Vec<JoinAlgorithm>,
     /// Aggregations it does *not* implement (for the quantiles, at any level).
     pub missing_aggregations: Vec<AggFunc>,
+    /// Whether it implements the window functions ([`DataFrameBackend::window`] and
+    /// [`DataFrameBackend::window_carry`]); core refuses a window on a backend without
+    /// them when the plan is built.
+    pub windows: bool,
 }
 
 impl FrameCapabilities {
@@ -663,6 +668,35 @@ pub trait DataFrameBackend: Send + Sync {
 
     /// The rows at `indices`, in that order.
     fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition>;
+
+    /// Optional (declare [`FrameCapabilities::windows`]): the partition with the window
+    /// function's column ([`WindowSpec::output_schema`]), where `carry` — rows in
+    /// [`WindowSpec::carry_schema`] — precedes the partition's rows (follows them, for a
+    /// [`backward`](crate::frame::WindowFunc::backward) function). The default reports it unsupported.
+    fn window(
+        &self,
+        part: &Partition,
+        spec: &WindowSpec,
+        carry: Option<&Partition>,
+    ) -> Result<Partition> {
+        let _ = (part, carry);
+        Err(Error::FrameUnsupported {
+            backend: self.name().to_string(),
+            op: format!("window {}", spec.func.name()),
+        })
+    }
+
+    /// Optional (declare [`FrameCapabilities::windows`]): the carry a partition passes on
+    /// ([`window`](super::window)'s table), in [`WindowSpec::carry_schema`]. `part` is a
+    /// partition of the frame or a carry itself (the carry of carries in order is the
+    /// carry of their concatenation). The default reports it unsupported.
+    fn window_carry(&self, part: &Partition, spec: &WindowSpec) -> Result<Partition> {
+        let _ = part;
+        Err(Error::FrameUnsupported {
+            backend: self.name().to_string(),
+            op: format!("window {}", spec.func.name()),
+        })
+    }
 }
 
 /// A shared handle to a dataframe backend.

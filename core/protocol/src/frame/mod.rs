@@ -6,6 +6,8 @@
 //! - [`temporal`]: calendar arithmetic in expressions (intervals, elapsed time, truncation);
 //! - [`digest`]: the t-digest behind `approx_quantile`, shared so that every backend's
 //!   states merge the same way;
+//! - [`window`]: window functions (`shift`, `cumsum`, `ffill`, `rolling`) and the carry
+//!   that takes them across partitions;
 //! - [`wire`]: the versioned JSON form of programs and specs that crosses the plugin
 //!   boundary.
 //!
@@ -16,6 +18,7 @@ pub mod backend;
 pub mod digest;
 pub mod expr;
 pub mod temporal;
+pub mod window;
 pub mod wire;
 
 pub use backend::{
@@ -25,3 +28,4 @@ pub use backend::{
 };
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 pub use temporal::{DateUnit, Interval};
+pub use window::{RollingAgg, WindowFunc, WindowSpec};

@@ -729,6 +729,9 @@ pub fn capabilities_from(v: &Value) -> Result<FrameCapabilities> {
             .iter()
             .map(algorithm_from)
             .collect::<Result<_>>()?,
+        // Window specs have no wire form yet, so a plugin's windows cannot be called
+        // whatever it declares: core refuses them by name when the plan is built.
+        windows: false,
     })
 }
 
@@ -843,8 +846,11 @@ mod tests {
                 AggFunc::ApproxQuantile(Quantile::MEDIAN),
             ],
             missing_join_algorithms: vec![JoinAlgorithm::SortedMerge],
+            windows: true,
         };
         let back = capabilities_from(&capabilities_to(&caps)).unwrap();
+        // Windows have no wire form: a plugin never offers them.
+        assert!(!back.windows);
         assert_eq!(back.missing_aggregations, caps.missing_aggregations);
         // A missing quantile is missing at every level, and only that kind.
         assert!(back.lacks(AggFunc::ApproxQuantile(Quantile::new(0.9).unwrap())));
