@@ -17,6 +17,7 @@ mod frame_calendar;
 mod frame_io;
 mod frame_plugins;
 mod frame_quantiles;
+mod frame_relational;
 mod frame_windows;
 mod frames;
 mod linalg;

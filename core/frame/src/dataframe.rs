@@ -407,7 +407,7 @@ impl DataFrame {
     }
 
     /// Refuses `other` (named `what` in the message) on another backend than this frame's.
-    fn same_backend(&self, op: &str, what: &str, other: &DataFrame) -> Result<()> {
+    pub(crate) fn same_backend(&self, op: &str, what: &str, other: &DataFrame) -> Result<()> {
         if other.backend.name() == self.backend.name() {
             return Ok(());
         }
@@ -546,6 +546,7 @@ impl DataFrame {
             frame: self.clone(),
             keys: keys.iter().map(|k| k.to_string()).collect(),
             strategy: None,
+            dropna: true,
         })
     }
 
@@ -555,7 +556,7 @@ impl DataFrame {
         self.aggregate(Vec::new(), named_aggs(aggs), None)
     }
 
-    fn aggregate(
+    pub(crate) fn aggregate(
         &self,
         keys: Vec<String>,
         aggs: Vec<AggSpec>,
@@ -706,6 +707,7 @@ impl DataFrame {
             frame: self.clone(),
             keys: Vec::new(),
             strategy: None,
+            dropna: true,
         }
         .agg_exprs(aggs)
     }
@@ -867,7 +869,7 @@ impl DataFrame {
         })
     }
 
-    fn window_over(
+    pub(crate) fn window_over(
         &self,
         keys: Vec<String>,
         column: &str,
@@ -937,17 +939,30 @@ impl DataFrame {
     ) -> Result<DataFrame> {
         self.same_backend("merge", "the right frame", other)?;
         let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
+        left.join_node(&right, left_on, right_on, how, ("_x", "_y"), strategy)
+    }
+
+    /// The join of this frame and `other` as a plan node, keys as given (no casts).
+    pub(crate) fn join_node(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: JoinType,
+        suffixes: (&str, &str),
+        strategy: JoinStrategy,
+    ) -> Result<DataFrame> {
         let spec = JoinSpec {
             left_on: left_on.iter().map(|s| s.to_string()).collect(),
             right_on: right_on.iter().map(|s| s.to_string()).collect(),
             how,
-            suffixes: ("_x".to_string(), "_y".to_string()),
+            suffixes: (suffixes.0.to_string(), suffixes.1.to_string()),
             algorithm: JoinAlgorithm::Hash,
         };
-        let schema = spec.output_schema(&left.schema(), &right.schema())?;
+        let schema = spec.output_schema(&self.schema(), &other.schema())?;
         Ok(self.derive(Node::Join {
-            left: left.node.clone(),
-            right: right.node.clone(),
+            left: self.node.clone(),
+            right: other.node.clone(),
             spec,
             strategy,
             schema,
@@ -958,7 +973,7 @@ impl DataFrame {
     /// Arrow types (a CSV frame's `Utf8` against a Parquet frame's `Utf8View` or
     /// dictionary) cast to `Utf8` on both sides, so that they join as the text they are.
     /// Other keys are left as they are (mismatches are reported by the join).
-    fn string_keys_as_text(
+    pub(crate) fn string_keys_as_text(
         &self,
         other: &DataFrame,
         left_on: &[&str],
@@ -1590,9 +1605,10 @@ pub fn batch_from_columns(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch>
 /// A grouped frame; [`agg`](GroupBy::agg) makes it a frame again.
 #[derive(Debug, Clone)]
 pub struct GroupBy {
-    frame: DataFrame,
-    keys: Vec<String>,
-    strategy: Option<GroupStrategy>,
+    pub(crate) frame: DataFrame,
+    pub(crate) keys: Vec<String>,
+    pub(crate) strategy: Option<GroupStrategy>,
+    pub(crate) dropna: bool,
 }
 
 impl GroupBy {
@@ -1602,22 +1618,38 @@ impl GroupBy {
         self
     }
 
+    /// pandas' `groupby(..., dropna=False)` with `false`: rows whose key has a null form
+    /// groups of their own (sorted after the others) instead of being dropped, in
+    /// aggregations and windows. The default is `true`, pandas' default.
+    pub fn dropna(mut self, dropna: bool) -> GroupBy {
+        self.dropna = dropna;
+        self
+    }
+
+    /// The aggregation of `frame` (this group's frame, perhaps with computed columns) by
+    /// the keys, keeping null keys when asked.
+    fn run(&self, frame: DataFrame, specs: Vec<AggSpec>) -> Result<DataFrame> {
+        if self.dropna {
+            frame.aggregate(self.keys.clone(), specs, self.strategy)
+        } else {
+            crate::null_keys::aggregate_keeping_nulls(&frame, &self.keys, specs, self.strategy)
+        }
+    }
+
     /// Aggregations `(column, func)`: output columns named `column`, or `column_func` when
     /// a column is aggregated more than once. Result: keys, then aggregations, sorted
     /// by the keys within each output partition.
     pub fn agg(&self, aggs: &[(&str, AggFunc)]) -> Result<DataFrame> {
-        self.frame
-            .aggregate(self.keys.clone(), named_aggs(aggs), self.strategy)
+        self.run(self.frame.clone(), named_aggs(aggs))
     }
 
     /// Aggregations with explicit output names.
     pub fn agg_named(&self, aggs: &[(&str, AggFunc, &str)]) -> Result<DataFrame> {
-        self.frame.aggregate(
-            self.keys.clone(),
+        self.run(
+            self.frame.clone(),
             aggs.iter()
                 .map(|(c, f, o)| AggSpec::new(*c, *f, *o))
                 .collect(),
-            self.strategy,
         )
     }
 
@@ -1641,7 +1673,7 @@ impl GroupBy {
             with = with.with_column(&tmp, e.clone())?;
             specs.push(AggSpec::new(tmp, *func, *output));
         }
-        with.aggregate(self.keys.clone(), specs, self.strategy)
+        self.run(with, specs)
     }
 
     /// `groupby(keys)[column].mean()`.
@@ -1679,8 +1711,12 @@ impl GroupBy {
     /// A missing column, a function that does not apply to its type, or a backend without
     /// window functions.
     pub fn window(&self, column: &str, func: WindowFunc, output: &str) -> Result<DataFrame> {
-        self.frame
-            .window_over(self.keys.clone(), column, func, output)
+        if self.dropna {
+            self.frame
+                .window_over(self.keys.clone(), column, func, output)
+        } else {
+            crate::null_keys::window_keeping_nulls(&self.frame, &self.keys, column, func, output)
+        }
     }
     /// `groupby(keys)[column].sum()`.
     pub fn sum(&self, column: &str) -> Result<DataFrame> {

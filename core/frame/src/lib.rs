@@ -24,6 +24,8 @@ mod dataframe;
 pub mod display;
 mod distributed;
 pub mod io;
+mod merge;
+mod null_keys;
 mod on_rank;
 pub mod plan;
 mod pushdown;
@@ -42,6 +44,8 @@ pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, Math
 #[cfg(feature = "parquet")]
 pub use io::read_parquet;
 pub use io::{read_csv, CsvOptions};
+pub use merge::MergeOptions;
+pub use null_keys::Keep;
 pub use plan::{GroupStrategy, JoinStrategy};
 pub use temporal::{DateUnit, Interval};
 pub use window::{RollingAgg, WindowFunc, WindowSpec};

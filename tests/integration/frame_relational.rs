@@ -1,0 +1,244 @@
+//! Merge options (suffixes, indicator, null keys matching), `groupby(dropna=False)` and
+//! `drop_duplicates` against pandas, on random partitionings.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
+use tessera::frame::{AggFunc, Computed, DataFrame, JoinType, Keep, MergeOptions, Value};
+
+use crate::frames::{batch, random_partitions, Rng};
+
+/// A computed frame's rows as canonical strings (numbers with six decimals, "null").
+fn rows(c: &Computed) -> Vec<Vec<String>> {
+    let names: Vec<String> = c.schema.fields().iter().map(|f| f.name().clone()).collect();
+    (0..c.num_rows())
+        .map(|r| {
+            names
+                .iter()
+                .map(|n| match c.value(n, r).unwrap() {
+                    Value::Null => "null".to_string(),
+                    Value::Str(s) => s,
+                    v => match v.as_f64() {
+                        Some(x) if x.is_nan() => "null".to_string(),
+                        Some(x) => format!("{x:.6}"),
+                        None => format!("{v:?}"),
+                    },
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn json_rows(v: &serde_json::Value) -> Vec<Vec<String>> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// `merge_with` (every join type, suffixes, indicator, null keys matching as pandas
+/// matches them), `groupby(..).dropna(false)` and `drop_duplicates` (keep first, last,
+/// none) against pandas through `tests/scripts/frame_relational_pandas.py`. Runs when
+/// `python3` (or `$PYTHON`) can import pandas; otherwise it says it was skipped.
+#[test]
+fn relational_options_match_pandas() {
+    let Some(python) = crate::common::python_with("relational_options_match_pandas", "pandas")
+    else {
+        return;
+    };
+    let mut rng = Rng(77);
+    let (nl, nr) = (300, 40);
+    let key = |rng: &mut Rng, j: usize| (j % 9 != 5).then(|| rng.below(25) as i64);
+    let lk: Vec<Option<i64>> = (0..nl).map(|j| key(&mut rng, j)).collect();
+    let la: Vec<String> = (0..nl).map(|_| format!("a{}", rng.below(3))).collect();
+    let lv: Vec<Option<f64>> = (0..nl)
+        .map(|j| (j % 11 != 3).then(|| rng.below(100) as f64 / 4.0))
+        .collect();
+    let rk: Vec<Option<i64>> = (0..nr).map(|j| key(&mut rng, j + 1)).collect();
+    let rb: Vec<String> = (0..nr).map(|j| format!("b{j}")).collect();
+    let rv: Vec<f64> = (0..nr).map(|j| j as f64 * 1.5).collect();
+    let dir = std::env::temp_dir().join(format!("tessera-pandas-rel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let show = |x: Option<String>| x.unwrap_or_default();
+    let mut left_csv = String::from("r,k,a,v\n");
+    for j in 0..nl {
+        left_csv.push_str(&format!(
+            "{j},{},{},{}\n",
+            show(lk[j].map(|x| x.to_string())),
+            la[j],
+            show(lv[j].map(|x| format!("{x:?}")))
+        ));
+    }
+    let mut right_csv = String::from("k,b,v\n");
+    for j in 0..nr {
+        right_csv.push_str(&format!(
+            "{},{},{:?}\n",
+            show(rk[j].map(|x| x.to_string())),
+            rb[j],
+            rv[j]
+        ));
+    }
+    let (lp, rp) = (dir.join("left.csv"), dir.join("right.csv"));
+    std::fs::write(&lp, left_csv).unwrap();
+    std::fs::write(&rp, right_csv).unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/scripts/frame_relational_pandas.py"
+    );
+    let out = crate::common::run_python(
+        &python,
+        script,
+        &[lp.to_str().unwrap(), rp.to_str().unwrap()],
+    );
+    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let left_batch = batch(vec![
+        (
+            "r",
+            Arc::new(Int64Array::from_iter_values(0..nl as i64)) as ArrayRef,
+        ),
+        ("k", Arc::new(Int64Array::from(lk))),
+        ("a", Arc::new(StringArray::from(la))),
+        ("v", Arc::new(Float64Array::from(lv))),
+    ]);
+    let right_batch = batch(vec![
+        ("k", Arc::new(Int64Array::from(rk)) as ArrayRef),
+        ("b", Arc::new(StringArray::from(rb))),
+        ("v", Arc::new(Float64Array::from(rv))),
+    ]);
+    for round in 0..2 {
+        let left = random_partitions(&left_batch, &mut rng);
+        let right = random_partitions(&right_batch, &mut rng);
+        for how in [
+            JoinType::Inner,
+            JoinType::Left,
+            JoinType::Right,
+            JoinType::Outer,
+        ] {
+            let options = MergeOptions::new(how)
+                .suffixes("_l", "_r")
+                .indicator("_merge")
+                .nulls_equal(true);
+            let merged = left.merge_with(&right, &["k"], &["k"], options).unwrap();
+            assert_eq!(
+                merged.columns(),
+                ["r", "k", "a", "v_l", "b", "v_r", "_merge"],
+                "{}",
+                how.name()
+            );
+            let mut got = rows(&merged.compute().unwrap());
+            let mut expected = json_rows(&want[format!("merge.{}", how.name())]);
+            got.sort();
+            expected.sort();
+            assert_eq!(
+                got.len(),
+                expected.len(),
+                "round {round}: {} join rows",
+                how.name()
+            );
+            assert_eq!(got, expected, "round {round}: {} join", how.name());
+        }
+        let g = left
+            .groupby(&["k"])
+            .unwrap()
+            .dropna(false)
+            .agg_named(&[
+                ("v", AggFunc::Sum, "s"),
+                ("v", AggFunc::Count, "n"),
+                ("v", AggFunc::Mean, "m"),
+            ])
+            .unwrap();
+        assert_eq!(
+            rows(&g.compute().unwrap()),
+            json_rows(&want["groupby"]),
+            "round {round}"
+        );
+        for (keep, name) in [
+            (Keep::First, "first"),
+            (Keep::Last, "last"),
+            (Keep::None, "false"),
+        ] {
+            let kept = left
+                .drop_duplicates(&["k", "a"], keep)
+                .unwrap()
+                .compute()
+                .unwrap();
+            let got: Vec<i64> = (0..kept.num_rows())
+                .map(|r| match kept.value("r", r).unwrap() {
+                    Value::Int(x) => x,
+                    v => panic!("row id {v:?}"),
+                })
+                .collect();
+            let expected: Vec<i64> = want[format!("dedup.{name}")]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_i64().unwrap())
+                .collect();
+            assert_eq!(got, expected, "round {round}: drop_duplicates keep={name}");
+        }
+    }
+}
+
+/// Without `nulls_equal`, null keys match nothing (SQL's rule); `unique` keeps first
+/// occurrences of whole rows.
+#[test]
+fn null_keys_match_only_when_asked_and_unique_keeps_first_rows() {
+    let l = batch(vec![(
+        "k",
+        Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef,
+    )]);
+    let r = batch(vec![
+        (
+            "k",
+            Arc::new(Int64Array::from(vec![Some(1), None])) as ArrayRef,
+        ),
+        ("x", Arc::new(Int64Array::from(vec![10, 20]))),
+    ]);
+    let left = DataFrame::from_record_batch(l, 1, None).unwrap();
+    let right = DataFrame::from_record_batch(r, 2, None).unwrap();
+    let inner = |nulls| {
+        left.merge_with(
+            &right,
+            &["k"],
+            &["k"],
+            MergeOptions::new(JoinType::Inner).nulls_equal(nulls),
+        )
+        .unwrap()
+        .len()
+        .unwrap()
+    };
+    assert_eq!((inner(false), inner(true)), (1, 2));
+    let d = batch(vec![
+        (
+            "a",
+            Arc::new(Int64Array::from(vec![1, 1, 2, 1])) as ArrayRef,
+        ),
+        (
+            "b",
+            Arc::new(StringArray::from(vec![
+                Some("x"),
+                Some("x"),
+                None,
+                Some("y"),
+            ])),
+        ),
+    ]);
+    let df = DataFrame::from_record_batch(d, 3, None).unwrap();
+    let u = df.unique().unwrap().compute().unwrap();
+    assert_eq!(u.num_rows(), 3);
+    assert_eq!(u.value("b", 2).unwrap(), Value::Str("y".into()));
+    let e = df
+        .drop_duplicates(&["zz"], Keep::First)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no column 'zz'"), "{e}");
+}
