@@ -18,6 +18,7 @@ mod frame_io;
 mod frame_plugins;
 mod frame_quantiles;
 mod frame_relational;
+mod frame_reshape;
 mod frame_windows;
 mod frames;
 mod linalg;

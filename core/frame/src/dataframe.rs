@@ -1274,6 +1274,15 @@ impl DataFrame {
         .compute()
     }
 
+    /// The first `n` rows as a lazy frame (SQL `LIMIT`; `head` computes them). After a
+    /// sort it is a top-k: no full sort.
+    pub fn limit(&self, n: usize) -> DataFrame {
+        self.derive(Node::Head {
+            input: self.node.clone(),
+            n,
+        })
+    }
+
     /// Number of rows. A scan reads no column for it.
     pub fn len(&self) -> Result<usize> {
         let counted = self.select_exprs(Vec::new())?;

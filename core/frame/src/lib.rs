@@ -29,6 +29,7 @@ mod null_keys;
 mod on_rank;
 pub mod plan;
 mod pushdown;
+mod reshape;
 mod spill;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
@@ -47,6 +48,7 @@ pub use io::{read_csv, CsvOptions};
 pub use merge::MergeOptions;
 pub use null_keys::Keep;
 pub use plan::{GroupStrategy, JoinStrategy};
+pub use reshape::RankMethod;
 pub use temporal::{DateUnit, Interval};
 pub use window::{RollingAgg, WindowFunc, WindowSpec};
 
