@@ -30,6 +30,7 @@ mod on_rank;
 pub mod plan;
 mod pushdown;
 mod reshape;
+mod sample;
 mod spill;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
