@@ -301,13 +301,20 @@ impl AggFunc {
             AggFunc::Count | AggFunc::NUnique | AggFunc::First | AggFunc::Last => true,
             AggFunc::Min | AggFunc::Max => {
                 t.is_numeric()
+                    || crate::frame::expr::is_string(t)
                     || matches!(
                         t,
-                        DataType::Utf8
-                            | DataType::Boolean
+                        DataType::Boolean
                             | DataType::Timestamp(_, _)
                             | DataType::Date32
                             | DataType::Date64
+                            | DataType::Time32(_)
+                            | DataType::Time64(_)
+                            | DataType::Duration(_)
+                            | DataType::Binary
+                            | DataType::LargeBinary
+                            | DataType::BinaryView
+                            | DataType::FixedSizeBinary(_)
                     )
             }
             AggFunc::Sum
