@@ -12,7 +12,9 @@
 //! (`BRASS`, `BUILDING`, `1995-03-15`, ...). Date arithmetic in the SQL (`date '1998-12-01'
 //! - interval '90' day`) is written as the date it evaluates to; subqueries become joins,
 //! semi and anti joins, or a scalar computed first (Q11, Q15, Q22), as a user of a
-//! dataframe library writes them. Decimal columns are read as `float64`.
+//! dataframe library writes them. Decimal columns stay exact decimals, as in DuckDB:
+//! `l_extendedprice * (1 - l_discount)` is a decimal of scale 4 and its sum is exact;
+//! arithmetic with a float literal (`0.2 * avg`) is Float64.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -67,7 +69,7 @@ fn during(column: &str, from: &str, until: &str) -> Expr {
 
 /// `l_extendedprice * (1 - l_discount)`.
 fn revenue() -> Expr {
-    col("l_extendedprice") * (lit(1.0) - col("l_discount"))
+    col("l_extendedprice") * (lit(1) - col("l_discount"))
 }
 
 /// The value of a one-row result's column as f64.
@@ -118,7 +120,7 @@ fn q1(t: &Tables) -> Result<Computed> {
             (col("l_extendedprice"), AggFunc::Sum, "sum_base_price"),
             (revenue(), AggFunc::Sum, "sum_disc_price"),
             (
-                revenue() * (lit(1.0) + col("l_tax")),
+                revenue() * (lit(1) + col("l_tax")),
                 AggFunc::Sum,
                 "sum_charge",
             ),
@@ -778,6 +780,8 @@ fn json_value(v: &Value) -> String {
         Value::Str(s) => json_str(s),
         Value::Date(d) => json_str(&iso_date(*d)),
         Value::TimestampMicros(us) => us.to_string(),
+        // The exact digits, a JSON number.
+        Value::Decimal { .. } => v.to_string(),
     }
 }
 

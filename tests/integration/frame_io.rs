@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray,
 };
-use tessera::frame::{col, read_csv, read_parquet, AggFunc, CsvOptions, DataFrame, Value};
+use tessera::frame::{col, lit, read_csv, read_parquet, AggFunc, CsvOptions, DataFrame, Value};
 
 use tessera_cpu_frame as _;
 
@@ -719,41 +719,99 @@ fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
     }
 }
 
-/// Decimal columns are read as Float64 (an explicit choice, documented in
-/// `io/parquet.rs`): a decimal(15,2) column's statistics are compared scaled, so
-/// pushdown keeps the right row groups, and sums keep the fraction.
+/// Decimal columns stay exact decimals: a decimal(15,2) column's statistics are compared
+/// scaled, so pushdown keeps the right row groups; sums are Decimal128(38, 2) with every
+/// digit; arithmetic types as DuckDB's (`+` one more digit, `*` adds scales), `/` and
+/// floats compute in Float64; means are one division of the exact sum.
 #[test]
-fn parquet_decimals_are_read_as_float64_with_scaled_statistics() {
+fn parquet_decimals_stay_exact_with_scaled_statistics() {
     use arrow_array::Decimal128Array;
+    use arrow_schema::DataType;
     let d = dir("decimal");
     let path = p(&d, "lineitem.parquet");
-    // l_quantity = 0.00, 0.50, ..., 49.50 as decimal(15,2), in 4 row groups.
+    // l_quantity = 0.00, 0.50, ..., 49.50 and l_discount = 0.00 .. 0.09, as decimal(15,2),
+    // in 4 row groups.
     let q = Decimal128Array::from((0..100i128).map(|i| i * 50).collect::<Vec<_>>())
         .with_precision_and_scale(15, 2)
         .unwrap();
-    DataFrame::from_columns(vec![("l_quantity", Arc::new(q))], 4)
-        .unwrap()
-        .to_parquet(&path)
+    let disc = Decimal128Array::from((0..100i128).map(|i| i % 10).collect::<Vec<_>>())
+        .with_precision_and_scale(15, 2)
         .unwrap();
+    DataFrame::from_columns(
+        vec![("l_quantity", Arc::new(q)), ("l_discount", Arc::new(disc))],
+        4,
+    )
+    .unwrap()
+    .to_parquet(&path)
+    .unwrap();
     let df = read_parquet(&path).unwrap();
-    let field = df.schema();
     assert_eq!(
-        field.field(0).data_type(),
-        &arrow_schema::DataType::Float64,
-        "decimals are read as float64"
+        df.schema().field(0).data_type(),
+        &DataType::Decimal128(15, 2)
     );
     let small = df.filter(col("l_quantity").lt(24)).unwrap();
+    assert!(small.explain().unwrap().contains("2 of 4 partitions"));
     assert_eq!(small.len().unwrap(), 48);
+    let dec = |unscaled, scale| Value::Decimal { unscaled, scale };
     assert_eq!(
         small.reduce("l_quantity", AggFunc::Sum).unwrap(),
-        Value::Float(564.0)
+        dec(56400, 2)
     );
     assert_eq!(
         df.reduce("l_quantity", AggFunc::Sum).unwrap(),
-        Value::Float(2475.0)
+        dec(247500, 2)
+    );
+    assert_eq!(
+        df.reduce("l_quantity", AggFunc::Mean).unwrap(),
+        Value::Float(24.75)
     );
     let big = df.filter(col("l_quantity").gt_eq(49.5)).unwrap();
     assert_eq!(big.len().unwrap(), 1);
+    // Revenue as TPC-H writes it: decimal(15,2) * (1 - decimal(15,2)) has scale 4, and
+    // its sum is exact: sum over i of 0.5 i (1 - (i mod 10) / 100).
+    let revenue = df
+        .with_column("r", col("l_quantity") * (lit(1) - col("l_discount")))
+        .unwrap();
+    assert_eq!(
+        revenue.schema().field_with_name("r").unwrap().data_type(),
+        &DataType::Decimal128(31, 4)
+    );
+    let want: i128 = (0..100i128).map(|i| i * 50 * (100 - i % 10)).sum();
+    assert_eq!(revenue.reduce("r", AggFunc::Sum).unwrap(), dec(want, 4));
+    assert_eq!(dec(want, 4).to_string(), "2359.5000");
+    // `+` of different scales meets at the larger one; `/` is Float64.
+    let mixed = df
+        .with_column(
+            "s",
+            col("l_quantity") + col("l_discount").cast(DataType::Decimal128(6, 3)),
+        )
+        .unwrap()
+        .with_column("d", col("l_quantity") / col("l_discount"))
+        .unwrap();
+    let schema = mixed.schema();
+    assert_eq!(
+        schema.field_with_name("s").unwrap().data_type(),
+        &DataType::Decimal128(17, 3)
+    );
+    assert_eq!(
+        schema.field_with_name("d").unwrap().data_type(),
+        &DataType::Float64
+    );
+    let row = mixed
+        .filter(col("l_quantity").eq(lit(12.5)))
+        .unwrap()
+        .compute()
+        .unwrap();
+    assert_eq!(row.value("s", 0).unwrap(), dec(12550, 3));
+    assert_eq!(row.value("d", 0).unwrap(), Value::Float(12.5 / 0.05));
+    // A running sum across the row groups stays exact too.
+    let running = df
+        .window("l_quantity", tessera::frame::WindowFunc::CumSum, "run")
+        .unwrap()
+        .compute()
+        .unwrap();
+    assert_eq!(running.value("run", 99).unwrap(), dec(247500, 2));
+    assert_eq!(running.value("run", 3).unwrap(), dec(300, 2));
     let _ = std::fs::remove_dir_all(&d);
 }
 

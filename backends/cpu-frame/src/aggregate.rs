@@ -11,10 +11,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::types::{Decimal128Type, Float64Type, Int64Type, UInt64Type};
 use arrow_array::{
-    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Float64Array, Int64Array, ListArray,
-    RecordBatch, UInt32Array, UInt64Array,
+    Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Decimal128Array, Float64Array,
+    Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
 };
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SortOptions};
@@ -39,7 +39,8 @@ fn cast(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     }
 }
 
-/// Per-group sums of `a` (cast to `t`: Int64 wrapping, UInt64 wrapping or Float64).
+/// Per-group sums of `a` (cast to `t`: Int64 wrapping, UInt64 wrapping, Float64, or
+/// Decimal128 checked: a sum past its precision is an error).
 fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
     let a = cast(a, t)?;
     let n = g.len();
@@ -73,6 +74,30 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
             }
             Arc::new(UInt64Array::from(acc))
         }
+        DataType::Decimal128(p, scale) => {
+            let v = a.as_primitive::<Decimal128Type>().values();
+            let mut acc = vec![0i128; n];
+            let mut overflow = false;
+            for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
+                if id != NO_GROUP && valid(i) {
+                    let slot = &mut acc[id as usize];
+                    match slot.checked_add(x) {
+                        Some(y) => *slot = y,
+                        None => overflow = true,
+                    }
+                }
+            }
+            let out = Decimal128Array::from(acc)
+                .with_precision_and_scale(*p, *scale)
+                .map_err(|e| Error::arrow("sum", e))?;
+            if overflow || out.validate_decimal_precision(*p).is_err() {
+                return Err(Error::invalid(
+                    "sum",
+                    format!("a decimal sum does not fit {t}; cast the column to Float64 first"),
+                ));
+            }
+            Arc::new(out)
+        }
         _ => {
             let v = a.as_primitive::<Int64Type>().values();
             let mut acc = vec![0i64; n];
@@ -84,6 +109,14 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
             Arc::new(Int64Array::from(acc))
         }
     })
+}
+
+/// The type a mean sums in: exact for a Decimal128 ([`AggFunc::state_fields`]).
+fn mean_sum_type(t: &DataType) -> DataType {
+    match t {
+        DataType::Decimal128(_, s) => DataType::Decimal128(38, *s),
+        _ => DataType::Float64,
+    }
 }
 
 /// Per-group counts of non-null values.
@@ -309,7 +342,7 @@ fn partial_state(a: &ArrayRef, g: &Groups, spec: &AggSpec) -> Result<Vec<ArrayRe
     Ok(match spec.func {
         AggFunc::Sum => vec![sum(a, g, &sum_t)?],
         AggFunc::Count => vec![count(a, g)],
-        AggFunc::Mean => vec![sum(a, g, &DataType::Float64)?, count(a, g)],
+        AggFunc::Mean => vec![sum(a, g, &mean_sum_type(&t))?, count(a, g)],
         AggFunc::Std | AggFunc::Var => moments(a, g)?,
         AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
             vec![pick(a, g, spec.func)?]
@@ -558,7 +591,8 @@ pub(crate) fn finalize(
         let out: ArrayRef = match spec.func {
             AggFunc::Sum | AggFunc::Count => a[0].clone(),
             AggFunc::Mean => {
-                let s = a[0].as_primitive::<Float64Type>().values();
+                let s = cast(a[0], &DataType::Float64)?;
+                let s = s.as_primitive::<Float64Type>().values();
                 let c = a[1].as_primitive::<Int64Type>().values();
                 Arc::new(Float64Array::from_iter(
                     s.iter()

@@ -11,7 +11,8 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, TimeUnit};
 use tessera_core::frame::expr::{
-    binary_types, compile, is_in_operand, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc,
+    binary_types, compile, decimal_types, is_in_operand, BinaryOp, DatePart, Expr, Literal,
+    MathFunc, StrFunc,
 };
 use tessera_core::{Error, Result};
 
@@ -95,6 +96,16 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
         Expr::Binary { op, left, right } => {
             let lt = left.data_type(&schema)?;
             let rt = right.data_type(&schema)?;
+            if let Some(Ok(plan)) = decimal_types(*op, left, &lt, right, &rt) {
+                if let DataType::Decimal128(p, scale) = plan.result {
+                    let l = eval(left, batch)?.map(|a| cast_to(a, &plan.left))?;
+                    let r = eval(right, batch)?.map(|a| cast_to(a, &plan.right))?;
+                    let both_scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
+                    let rows = if both_scalar { 1 } else { batch.num_rows() };
+                    let (l, r) = (l.into_array(rows)?, r.into_array(rows)?);
+                    return Ok(wrap(both_scalar, decimal_arith(*op, &l, &r, p, scale, e)?));
+                }
+            }
             let (operand, _) = binary_types(*op, left, &lt, right, &rt)
                 .map_err(|why| Error::invalid("expression", format!("{e}: {why}")))?;
             let l = eval(left, batch)?.map(|a| cast_to(a, &operand))?;
@@ -310,6 +321,51 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             Ok(wrap(both_scalar, out))
         }
     }
+}
+
+/// Exact decimal `+`, `-` or `*` of two Decimal128 columns (already cast as
+/// [`decimal_types`] plans: to the result type for `+`/`-`, each its own for `*`), into
+/// Decimal128(`p`, `scale`); a value past the precision is an error naming the expression.
+fn decimal_arith(
+    op: BinaryOp,
+    l: &ArrayRef,
+    r: &ArrayRef,
+    p: u8,
+    scale: i8,
+    e: &Expr,
+) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Decimal128Type;
+    let overflow = || {
+        Error::invalid(
+            "expression",
+            format!(
+                "{e}: a value does not fit Decimal128({p}, {scale}); cast an operand to Float64"
+            ),
+        )
+    };
+    let f: fn(i128, i128) -> Option<i128> = match op {
+        BinaryOp::Add => i128::checked_add,
+        BinaryOp::Sub => i128::checked_sub,
+        BinaryOp::Mul => i128::checked_mul,
+        _ => {
+            return Err(Error::invalid(
+                "expression",
+                format!("{e}: `{}` is not exact decimal arithmetic", op.symbol()),
+            ))
+        }
+    };
+    let out: arrow_array::PrimitiveArray<Decimal128Type> = arrow_arith::arity::try_binary(
+        l.as_primitive::<Decimal128Type>(),
+        r.as_primitive::<Decimal128Type>(),
+        |a, b| f(a, b).ok_or_else(|| arrow_schema::ArrowError::ComputeError(String::new())),
+    )
+    .map_err(|_| overflow())?;
+    let out = out
+        .with_precision_and_scale(p, scale)
+        .map_err(|err| Error::arrow("expression", err))?;
+    out.validate_decimal_precision(p).map_err(|_| overflow())?;
+    Ok(Arc::new(out))
 }
 
 /// `x` clipped to `[lo, hi]` row by row with IEEE comparisons, so NaN stays NaN (arrow's

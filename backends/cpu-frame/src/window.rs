@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float64Type, Int64Type, UInt64Type};
+use arrow_array::types::{Decimal128Type, Float64Type, Int64Type, UInt64Type};
 use arrow_array::{
     new_empty_array, Array, ArrayRef, ArrowPrimitiveType, Float64Array, PrimitiveArray,
     RecordBatch, UInt32Array,
@@ -213,6 +213,27 @@ fn totals(
         DataType::Int64 => run!(Int64Type, i64::wrapping_add, i64::wrapping_mul),
         DataType::UInt64 => run!(UInt64Type, u64::wrapping_add, u64::wrapping_mul),
         DataType::Float64 => run!(Float64Type, |a: f64, b: f64| a + b, |a: f64, b: f64| a * b),
+        DataType::Decimal128(p, s) => {
+            let (out, acc) = cumulative::<Decimal128Type>(v, g, i128::wrapping_add);
+            let acc = PrimitiveArray::<Decimal128Type>::from(acc);
+            let fit = |a: PrimitiveArray<Decimal128Type>| -> Result<ArrayRef> {
+                let a = a
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(arrow_err(spec))?;
+                a.validate_decimal_precision(*p).map_err(|_| {
+                    Error::invalid(
+                        "window",
+                        format!(
+                            "{}: a running total does not fit {}; cast the column to Float64 first",
+                            spec.func.name(),
+                            v.data_type()
+                        ),
+                    )
+                })?;
+                Ok(Arc::new(a))
+            };
+            (fit(out)?, fit(acc)?)
+        }
         t => {
             return Err(Error::invalid(
                 "window",

@@ -5,8 +5,8 @@ use std::fmt;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
-    Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
     TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow_array::{Array, RecordBatch};
@@ -32,6 +32,13 @@ pub enum Value {
     TimestampMicros(i64),
     /// Date as days since the epoch.
     Date(i32),
+    /// An exact decimal: `unscaled / 10^scale`.
+    Decimal {
+        /// The digits as an integer.
+        unscaled: i128,
+        /// Digits after the point.
+        scale: i8,
+    },
 }
 
 impl Value {
@@ -44,6 +51,9 @@ impl Value {
             Value::Bool(b) => Some(f64::from(u8::from(*b))),
             Value::TimestampMicros(t) => Some(*t as f64),
             Value::Date(d) => Some(f64::from(*d)),
+            Value::Decimal { unscaled, scale } => {
+                Some(*unscaled as f64 / 10f64.powi(i32::from(*scale)))
+            }
             Value::Null | Value::Str(_) => None,
         }
     }
@@ -70,6 +80,18 @@ impl fmt::Display for Value {
             Value::Str(s) => f.write_str(s),
             Value::TimestampMicros(t) => write!(f, "{t}us"),
             Value::Date(d) => write!(f, "{d}d"),
+            Value::Decimal { unscaled, scale } => {
+                if *scale <= 0 {
+                    let zeros = "0".repeat(usize::from(scale.unsigned_abs()));
+                    return write!(f, "{unscaled}{}", if *unscaled == 0 { "" } else { &zeros });
+                }
+                let digits = unscaled.unsigned_abs().to_string();
+                let scale = usize::from(scale.unsigned_abs());
+                let padded = format!("{digits:0>width$}", width = scale + 1);
+                let (whole, frac) = padded.split_at(padded.len() - scale);
+                let sign = if *unscaled < 0 { "-" } else { "" };
+                write!(f, "{sign}{whole}.{frac}")
+            }
         }
     }
 }
@@ -94,6 +116,10 @@ pub fn value_at(array: &dyn Array, row: usize) -> Value {
         DataType::Utf8 => Value::Str(array.as_string::<i32>().value(row).to_string()),
         DataType::LargeUtf8 => Value::Str(array.as_string::<i64>().value(row).to_string()),
         DataType::Date32 => Value::Date(array.as_primitive::<Date32Type>().value(row)),
+        DataType::Decimal128(_, scale) => Value::Decimal {
+            unscaled: array.as_primitive::<Decimal128Type>().value(row),
+            scale: *scale,
+        },
         DataType::Timestamp(unit, _) => Value::TimestampMicros(match unit {
             TimeUnit::Second => array.as_primitive::<TimestampSecondType>().value(row) * 1_000_000,
             TimeUnit::Millisecond => {
@@ -187,6 +213,24 @@ pub fn format_batches(schema: &SchemaRef, batches: &[RecordBatch], max_rows: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimals_print_every_digit() {
+        let d = |unscaled, scale| Value::Decimal { unscaled, scale }.to_string();
+        assert_eq!(d(12345, 2), "123.45");
+        assert_eq!(d(-5, 2), "-0.05");
+        assert_eq!(d(0, 3), "0.000");
+        assert_eq!(d(7, 0), "7");
+        assert_eq!(d(7, -2), "700");
+        assert_eq!(
+            Value::Decimal {
+                unscaled: -250,
+                scale: 2
+            }
+            .as_f64(),
+            Some(-2.5)
+        );
+    }
     use arrow_array::{Float64Array, Int64Array, StringArray};
     use std::sync::Arc;
 

@@ -264,6 +264,16 @@ fn equals(column: &str, v: &Value) -> Result<Expr> {
             ))
             .cast(DataType::Int64)
             .eq(lit(*t)),
+        Value::Decimal { unscaled, scale } => {
+            let digits = unscaled
+                .unsigned_abs()
+                .checked_ilog10()
+                .map_or(1, |d| d as u8 + 1)
+                .max(scale.unsigned_abs() + 1)
+                .min(38);
+            c.cast(DataType::Decimal128(38, *scale))
+                .eq(lit(v.to_string()).cast(DataType::Decimal128(digits.max(1), *scale)))
+        }
         Value::Null => c.is_null(),
     })
 }

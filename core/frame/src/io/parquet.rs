@@ -148,7 +148,7 @@ pub struct ParquetSource {
     files: Vec<(StoredFile, Arc<ParquetMetaData>)>,
     /// (file, row group) per partition.
     groups: Vec<(usize, usize)>,
-    /// The frame's schema: the files' Arrow schema with decimal columns as Float64.
+    /// The frame's schema: the files' Arrow schema (hive partition columns after).
     schema: SchemaRef,
     /// The scale of each column that is a decimal in the files (by name).
     decimal_scales: Vec<(String, i8)>,
@@ -159,30 +159,19 @@ pub struct ParquetSource {
     display: String,
 }
 
-/// Decimal columns are read as `Float64`: tessera's expressions and aggregations compute
-/// in binary floating point, and a decimal typed one way in the plan and computed another
-/// gave wrong answers (a `decimal(15,2)` sum typed as Int64, statistics compared
-/// unscaled). Float64 holds every decimal of up to 15 significant digits exactly — TPC-H's
-/// `decimal(15,2)` included — and rounds longer ones to the nearest double. Returns the
-/// schema with decimals replaced, and each decimal column's scale.
-fn decimals_as_float64(schema: &SchemaRef) -> (SchemaRef, Vec<(String, i8)>) {
-    use arrow_schema::{DataType, Field, Schema};
-    let mut scales = Vec::new();
-    let fields: Vec<Field> = schema
+/// The scale of each decimal column, for reading its statistics (stored unscaled).
+/// Decimal columns stay decimals: `Decimal128` computes exactly (see
+/// `tessera_core::frame::expr::decimal_types`), `Decimal256` in Float64.
+fn decimal_scales(schema: &SchemaRef) -> Vec<(String, i8)> {
+    use arrow_schema::DataType;
+    schema
         .fields()
         .iter()
-        .map(|f| match f.data_type() {
-            DataType::Decimal128(_, s) | DataType::Decimal256(_, s) => {
-                scales.push((f.name().clone(), *s));
-                Field::new(f.name(), DataType::Float64, f.is_nullable())
-            }
-            _ => f.as_ref().clone(),
+        .filter_map(|f| match f.data_type() {
+            DataType::Decimal128(_, s) | DataType::Decimal256(_, s) => Some((f.name().clone(), *s)),
+            _ => None,
         })
-        .collect();
-    (
-        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
-        scales,
-    )
+        .collect()
 }
 
 impl ParquetSource {
@@ -234,7 +223,7 @@ impl ParquetSource {
             files.push((file, md));
         }
         let schema = schema.ok_or_else(|| Error::invalid("read_parquet", "no files"))?;
-        let (schema, decimal_scales) = decimals_as_float64(&schema);
+        let decimal_scales = decimal_scales(&schema);
         let file_columns = schema.fields().len();
         let schema = if hive.is_empty() {
             schema
@@ -476,7 +465,8 @@ impl ParquetSource {
             )
             .map_err(at)?
         } else {
-            // Decimal columns arrive as decimals; the frame types them Float64.
+            // Columns arrive in the files' types; a file whose type differs from the
+            // first file's (a narrower integer, another string type) is cast.
             let batches = batches
                 .into_iter()
                 .map(|b| {

@@ -123,7 +123,8 @@ pub fn program_schema(input: &SchemaRef, program: &FrameProgram) -> Result<Schem
 /// An aggregation function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AggFunc {
-    /// Sum of non-null values (Int64 for integers, Float64 for floats; 0 when empty).
+    /// Sum of non-null values (Int64 for integers, Float64 for floats, Decimal128(38, s) for
+    /// a decimal of scale s; 0 when empty).
     Sum,
     /// Mean of non-null values (Float64; null when empty).
     Mean,
@@ -347,9 +348,9 @@ impl AggFunc {
     ///
     /// | function | state |
     /// |---|---|
-    /// | sum | `sum` (Int64 / UInt64 / Float64) |
+    /// | sum | `sum` (Int64 / UInt64 / Float64 / Decimal128(38, s)) |
     /// | count | `count` (Int64) |
-    /// | mean | `sum` (Float64), `count` |
+    /// | mean | `sum` (Float64; Decimal128(38, s) for a decimal), `count` |
     /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
     /// | min, max, first, last | `value` (input type, null when none) |
     /// | nunique | `values`: a List of the distinct non-null values |
@@ -360,7 +361,7 @@ impl AggFunc {
         match self {
             AggFunc::Sum => vec![f("sum", sum_type(t))],
             AggFunc::Count => vec![f("count", DataType::Int64)],
-            AggFunc::Mean => vec![f("sum", DataType::Float64), f("count", DataType::Int64)],
+            AggFunc::Mean => vec![f("sum", mean_sum_type(t)), f("count", DataType::Int64)],
             AggFunc::Std | AggFunc::Var => vec![
                 f("count", DataType::Int64),
                 f("mean", DataType::Float64),
@@ -386,12 +387,24 @@ impl AggFunc {
 }
 
 fn sum_type(t: &DataType) -> DataType {
-    if t.is_floating() {
+    if let DataType::Decimal128(_, s) = t {
+        // DuckDB's SUM(DECIMAL(p, s)) is DECIMAL(38, s): exact, overflow an error.
+        DataType::Decimal128(crate::frame::expr::DECIMAL128_MAX_PRECISION, *s)
+    } else if matches!(t, DataType::Decimal256(_, _)) || t.is_floating() {
         DataType::Float64
     } else if t.is_unsigned_integer() {
         DataType::UInt64
     } else {
         DataType::Int64
+    }
+}
+
+/// The type of a mean's running sum: exact for a Decimal128 (the mean is then one
+/// division, as DuckDB computes it), Float64 otherwise.
+fn mean_sum_type(t: &DataType) -> DataType {
+    match t {
+        DataType::Decimal128(_, _) => sum_type(t),
+        _ => DataType::Float64,
     }
 }
 

@@ -171,6 +171,8 @@ impl MathFunc {
     pub fn result_type(self, t: &DataType) -> Option<DataType> {
         match t {
             DataType::Float32 | DataType::Float64 => Some(t.clone()),
+            // Decimals compute in Float64.
+            DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => Some(DataType::Float64),
             t if is_int(t) => Some(match self {
                 MathFunc::Sqrt | MathFunc::Exp | MathFunc::Ln => DataType::Float64,
                 _ => t.clone(),
@@ -1085,8 +1087,10 @@ pub fn common_type(values: &[&Expr], schema: &Schema) -> Result<DataType> {
     let widen = |a: DataType, b: DataType| -> Result<DataType> {
         Ok(if a == b {
             a
+        } else if let (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) = (&a, &b) {
+            DataType::Decimal128(DECIMAL128_MAX_PRECISION, *s1.max(s2))
         } else if a.is_numeric() && b.is_numeric() {
-            if a.is_floating() || b.is_floating() {
+            if a.is_floating() || b.is_floating() || is_decimal(&a) || is_decimal(&b) {
                 DataType::Float64
             } else {
                 DataType::Int64
@@ -1215,6 +1219,121 @@ fn numeric_common(l: &DataType, r: &DataType) -> Option<DataType> {
     Some(DataType::Float64)
 }
 
+/// How a binary operation with a decimal operand computes: each side's cast, the type
+/// both meet in ([`binary_types`]' operand), and the result.
+///
+/// Exact decimal arithmetic follows DuckDB's typing (and SQL Server's): `+` and `-` give
+/// the larger scale and one more integer digit; `*` adds the scales and precisions;
+/// precision stops at 38 (values that then overflow are an error, not a wrap). An
+/// integer operand is a decimal of scale 0. `/` and `%`, and anything with a float or a
+/// 256-bit decimal, compute in Float64 (DuckDB's `/` of decimals is a DOUBLE too).
+/// Comparisons meet at precision 38 and the larger scale, exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecimalPlan {
+    /// The left operand's cast.
+    pub left: DataType,
+    /// The right operand's cast.
+    pub right: DataType,
+    /// The type both meet in (for comparisons and `+`/`-`: both are cast to it).
+    pub operand: DataType,
+    /// The result.
+    pub result: DataType,
+}
+
+/// The most digits a Decimal128 holds.
+pub const DECIMAL128_MAX_PRECISION: u8 = 38;
+
+/// `(precision, scale)` of an operand as an exact decimal: a Decimal128, an integer
+/// column (scale 0, its type's digits) or an integer literal (its own digits).
+fn as_decimal(e: &Expr, t: &DataType) -> Option<(u8, i8)> {
+    match (e, t) {
+        (_, DataType::Decimal128(p, s)) => Some((*p, *s)),
+        (Expr::Literal(Literal::Int(v)), _) => Some((
+            v.unsigned_abs().checked_ilog10().map_or(1, |d| d as u8 + 1),
+            0,
+        )),
+        (_, DataType::Int8 | DataType::UInt8) => Some((3, 0)),
+        (_, DataType::Int16 | DataType::UInt16) => Some((5, 0)),
+        (_, DataType::Int32 | DataType::UInt32) => Some((10, 0)),
+        (_, DataType::Int64) => Some((19, 0)),
+        (_, DataType::UInt64) => Some((20, 0)),
+        _ => None,
+    }
+}
+
+fn is_decimal(t: &DataType) -> bool {
+    matches!(t, DataType::Decimal128(_, _) | DataType::Decimal256(_, _))
+}
+
+/// The plan of `left op right` when one side is a decimal (`None` otherwise, or when the
+/// other side is not a number: the general rules then report it).
+pub fn decimal_types(
+    op: BinaryOp,
+    left: &Expr,
+    lt: &DataType,
+    right: &Expr,
+    rt: &DataType,
+) -> Option<std::result::Result<DecimalPlan, String>> {
+    if !(is_decimal(lt) || is_decimal(rt)) || matches!(op, BinaryOp::And | BinaryOp::Or) {
+        return None;
+    }
+    let float_lit = |e: &Expr| matches!(e, Expr::Literal(Literal::Float(_)));
+    let numeric = |e: &Expr, t: &DataType| t.is_numeric() || float_lit(e);
+    if !(numeric(left, lt) && numeric(right, rt)) {
+        return None;
+    }
+    let result = if op.is_comparison() {
+        DataType::Boolean
+    } else {
+        DataType::Float64
+    };
+    let floats = DecimalPlan {
+        left: DataType::Float64,
+        right: DataType::Float64,
+        operand: DataType::Float64,
+        result: result.clone(),
+    };
+    let (Some((p1, s1)), Some((p2, s2))) = (as_decimal(left, lt), as_decimal(right, rt)) else {
+        return Some(Ok(floats));
+    };
+    let max = DECIMAL128_MAX_PRECISION;
+    let same = |t: DataType| DecimalPlan {
+        left: t.clone(),
+        right: t.clone(),
+        operand: t.clone(),
+        result: if op.is_comparison() {
+            DataType::Boolean
+        } else {
+            t
+        },
+    };
+    Some(Ok(match op {
+        _ if op.is_comparison() => same(DataType::Decimal128(max, s1.max(s2))),
+        BinaryOp::Add | BinaryOp::Sub => {
+            let s = s1.max(s2);
+            let whole = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
+            let p = (whole + s as i16 + 1).clamp(1, max as i16) as u8;
+            same(DataType::Decimal128(p, s))
+        }
+        BinaryOp::Mul => {
+            let s = s1 as i16 + s2 as i16;
+            if s > max as i16 {
+                return Some(Err(format!(
+                    "the product of decimals of scales {s1} and {s2} has scale {s}, more than {max} digits; cast a side to Float64"
+                )));
+            }
+            let p = (p1 as u16 + p2 as u16).min(max as u16) as u8;
+            DecimalPlan {
+                left: DataType::Decimal128(p1, s1),
+                right: DataType::Decimal128(p2, s2),
+                operand: DataType::Decimal128(p, s as i8),
+                result: DataType::Decimal128(p, s as i8),
+            }
+        }
+        _ => floats,
+    }))
+}
+
 /// The type both operands of `op` are cast to, and the result type. A numeric literal
 /// takes the other side's numeric type (a float literal against an integer column widens
 /// to Float64). Errors say which types met.
@@ -1237,6 +1356,10 @@ pub fn binary_types(
         (l, DataType::Null) => (l.clone(), l.clone()),
         (l, r) => (l.clone(), r.clone()),
     };
+    if let Some(plan) = decimal_types(op, left, &lt, right, &rt) {
+        let plan = plan?;
+        return Ok((plan.operand, plan.result));
+    }
     let operand = if lt == rt || (is_lit(right) && lit_fits(right, &lt)) {
         lt.clone()
     } else if is_lit(left) && lit_fits(left, &rt) {
@@ -1511,6 +1634,39 @@ mod tests {
             (col("b") & col("f").gt(1)).data_type(&s).unwrap(),
             DataType::Boolean
         );
+    }
+
+    #[test]
+    fn decimals_type_as_duckdb_does() {
+        let schema = Schema::new(vec![
+            arrow_schema::Field::new("p", DataType::Decimal128(15, 2), true),
+            arrow_schema::Field::new("t", DataType::Decimal128(10, 4), true),
+            arrow_schema::Field::new("i", DataType::Int32, true),
+            arrow_schema::Field::new("f", DataType::Float64, true),
+            arrow_schema::Field::new("w", DataType::Decimal128(38, 20), true),
+        ]);
+        let t = |e: Expr| e.data_type(&schema);
+        assert_eq!(t(col("p") + col("t")).unwrap(), DataType::Decimal128(18, 4));
+        assert_eq!(t(lit(1) - col("p")).unwrap(), DataType::Decimal128(16, 2));
+        assert_eq!(t(col("p") * col("t")).unwrap(), DataType::Decimal128(25, 6));
+        assert_eq!(t(col("p") * col("i")).unwrap(), DataType::Decimal128(25, 2));
+        assert_eq!(t(col("p") / col("t")).unwrap(), DataType::Float64);
+        assert_eq!(t(col("p") * lit(0.5)).unwrap(), DataType::Float64);
+        assert_eq!(t(col("p") + col("f")).unwrap(), DataType::Float64);
+        assert_eq!(t(col("p").gt(col("t"))).unwrap(), DataType::Boolean);
+        let plan = decimal_types(
+            BinaryOp::Lt,
+            &col("p"),
+            &DataType::Decimal128(15, 2),
+            &lit(3),
+            &DataType::Int64,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(plan.operand, DataType::Decimal128(38, 2));
+        let e = t(col("w") * col("w")).unwrap_err().to_string();
+        assert!(e.contains("scale 40") && e.contains("Float64"), "{e}");
+        assert_eq!(t(col("p").sqrt()).unwrap(), DataType::Float64);
     }
 
     #[test]

@@ -65,11 +65,12 @@ pub enum WindowFunc {
     /// (pandas' `shift(n)`, SQL `LAG`/`LEAD`). Any type.
     Shift(i64),
     /// The value minus the one `n` rows earlier (`n < 0`: later); numeric, Int64 for
-    /// integers and Float64 for floats.
+    /// integers, Float64 for floats, Decimal128(38, s) for decimals.
     Diff(i64),
-    /// Running sum (Int64, UInt64 or Float64, as `sum`).
+    /// Running sum (Int64, UInt64, Float64, or Decimal128(38, s) as `sum`).
     CumSum,
-    /// Running product (Int64, UInt64 or Float64; integers wrap on overflow as in NumPy).
+    /// Running product (Int64, UInt64 or Float64 — decimals too; integers wrap on
+    /// overflow as in NumPy).
     CumProd,
     /// Running minimum, in the input's type (any orderable type).
     CumMin,
@@ -169,21 +170,29 @@ impl WindowFunc {
                 if n == 0 {
                     return Err("diff(0) is zero everywhere; give a non-zero lag".into());
                 }
-                Ok(if t.is_floating() {
-                    DataType::Float64
-                } else {
-                    DataType::Int64
+                Ok(match t {
+                    DataType::Decimal128(_, s) => DataType::Decimal128(38, *s),
+                    t if t.is_floating() || matches!(t, DataType::Decimal256(_, _)) => {
+                        DataType::Float64
+                    }
+                    _ => DataType::Int64,
                 })
             }
             WindowFunc::CumSum | WindowFunc::CumProd => {
                 need(numeric, "a numeric or boolean column")?;
-                Ok(if t.is_floating() {
-                    DataType::Float64
-                } else if t.is_unsigned_integer() {
-                    DataType::UInt64
-                } else {
-                    DataType::Int64
-                })
+                Ok(
+                    if let (WindowFunc::CumSum, DataType::Decimal128(_, s)) = (self, t) {
+                        DataType::Decimal128(38, *s)
+                    } else if t.is_floating()
+                        || matches!(t, DataType::Decimal128(_, _) | DataType::Decimal256(_, _))
+                    {
+                        DataType::Float64
+                    } else if t.is_unsigned_integer() {
+                        DataType::UInt64
+                    } else {
+                        DataType::Int64
+                    },
+                )
             }
             WindowFunc::CumMin | WindowFunc::CumMax => {
                 need(orderable, "an orderable column (numbers, strings, dates)")?;
