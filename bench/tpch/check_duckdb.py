@@ -6,9 +6,10 @@ DATA holds the tables (`bench/tpch/generate.sh`), ANSWERS the `qNN.jsonl` files 
 example wrote with `--out`. Each query runs in DuckDB as the specification's SQL with its
 validation parameters; the answers must have the same columns (by name), the same number
 of rows and, row by row (in the query's order, or failing that in one canonical order
-for rows tied on the ORDER BY keys), equal values: text and
-dates exactly, numbers within 1e-9 relative (tessera reads decimals as float64, DuckDB
-keeps them exact). Exits 1 on any difference, printing the first one of each query.
+for rows tied on the ORDER BY keys), equal values: text and dates exactly, numbers
+within 1e-9 relative (averages and any arithmetic with a float literal are floating point
+in every engine; the peers' scripts cast decimals to float64). Exits 1 on any
+difference, printing the first one of each query.
 With `--time`, also prints one JSON line per query with DuckDB's seconds (best of 3).
 """
 

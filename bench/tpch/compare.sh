@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# TPC-H side by side in one run: tessera (examples/tpch.rs, release), Polars lazy and
-# DuckDB on the same Parquet files, best of 3 per query each, then a table with the ratios
-# and geometric means. Every engine's answers are checked against DuckDB first.
+# TPC-H side by side in one run: tessera (examples/tpch.rs, release), Polars lazy, DuckDB
+# and Dask (threaded) on the same Parquet files, best of 3 per query each (Dask: one run,
+# its queries take seconds), then a table with the ratios and geometric means. Every
+# engine's answers are checked against DuckDB.
 #   bench/tpch/compare.sh [SF]            (default 1; data in $TMPDIR/tpch-sfSF)
 #   DASK_VENV=/path/to/venv bench/tpch/compare.sh 1
 # The peers live in a virtual environment outside the repository, created on first use.
@@ -11,9 +12,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$(dirname "$HERE")")
 VENV=${DASK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-venv}
 DATA=${TMPDIR:-/tmp}/tpch-sf$SF
-if ! "$VENV/bin/python" -c "import polars, duckdb" 2>/dev/null; then
+if ! "$VENV/bin/python" -c "import polars, duckdb, dask.dataframe, pyarrow" 2>/dev/null; then
   [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet polars duckdb
+  "$VENV/bin/pip" install --quiet polars duckdb "dask[dataframe]" pyarrow
 fi
 bash "$HERE/generate.sh" "$SF" "$DATA" >/dev/null
 (cd "$ROOT" && cargo build --release --quiet --example tpch)
@@ -23,6 +24,9 @@ trap 'rm -rf "$OUT"' EXIT
 "$VENV/bin/python" "$HERE/polars_queries.py" "$DATA" --sf "$SF" --repeat 3 --out "$OUT/polars" | tee -a "$OUT/times.jsonl"
 "$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/polars" --sf "$SF" >/dev/null \
   || echo "warning: Polars' answers differ from DuckDB's" >&2
+"$VENV/bin/python" "$HERE/dask_queries.py" "$DATA" --sf "$SF" --repeat 1 --out "$OUT/dask" | tee -a "$OUT/times.jsonl"
+"$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/dask" --sf "$SF" >/dev/null \
+  || echo "warning: Dask's answers differ from DuckDB's" >&2
 "$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/tessera" --sf "$SF" --time | tee "$OUT/check.txt" \
   | grep '^{' >>"$OUT/times.jsonl"
 grep -v '^{' "$OUT/check.txt" | grep -v ': ok' || echo "tessera: all answers agree with DuckDB"
@@ -33,7 +37,7 @@ for line in open(sys.argv[1]):
     if line.startswith("{"):
         r = json.loads(line)
         t.setdefault(r["engine"], {})[r["query"]] = r["seconds"]
-engines = ["tessera", "polars-lazy", "duckdb"]
+engines = ["tessera", "polars-lazy", "duckdb", "dask"]
 print("| query | " + " | ".join(engines) + " | tessera / fastest peer |")
 print("| --- | " + " | ".join("---" for _ in engines) + " | --- |")
 for q in range(1, 23):

@@ -3,8 +3,10 @@
     python bench/tpch/polars_queries.py DATA [--sf 1] [--queries 1,2] [--repeat 3] [--out DIR]
 
 One JSON line per query (best of `--repeat`, each run scanning the Parquet files again, as
-tessera's does). Decimal columns are cast to float64 at the scan, as tessera reads them. With `--out`, each answer as JSON lines in the form the DuckDB check
-reads, so `bench/tpch/check_duckdb.py DATA DIR` checks this peer's answers too.
+tessera's does). Decimal columns are cast to float64 at the scan (Polars' decimal
+arithmetic rounds each product to the column's scale, which DuckDB's and tessera's do not).
+With `--out`, each answer as JSON lines in the form the DuckDB check reads, so
+`bench/tpch/check_duckdb.py DATA DIR` checks this peer's answers too.
 """
 
 import argparse
@@ -19,8 +21,8 @@ DATA = "."
 
 
 def t(name):
-    """A table, its decimal columns as float64 (as tessera reads them: Polars' decimal
-    arithmetic rounds each product to the column's scale, which DuckDB's does not)."""
+    """A table, its decimal columns as float64 (Polars' decimal arithmetic rounds each
+    product to the column's scale, which DuckDB's does not)."""
     folder = os.path.join(DATA, name)
     lf = pl.scan_parquet(os.path.join(folder, "*.parquet") if os.path.isdir(folder)
                          else f"{folder}.parquet")
