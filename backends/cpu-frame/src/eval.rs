@@ -100,10 +100,7 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 if let DataType::Decimal128(p, scale) = plan.result {
                     let l = eval(left, batch)?.map(|a| cast_to(a, &plan.left))?;
                     let r = eval(right, batch)?.map(|a| cast_to(a, &plan.right))?;
-                    let both_scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
-                    let rows = if both_scalar { 1 } else { batch.num_rows() };
-                    let (l, r) = (l.into_array(rows)?, r.into_array(rows)?);
-                    return Ok(wrap(both_scalar, decimal_arith(*op, &l, &r, p, scale, e)?));
+                    return decimal_arith(*op, l, r, p, scale, e);
                 }
             }
             let (operand, _) = binary_types(*op, left, &lt, right, &rt)
@@ -323,19 +320,14 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
     }
 }
 
-/// Exact decimal `+`, `-` or `*` of two Decimal128 columns (already cast as
+/// Exact decimal `+`, `-` or `*` of two Decimal128 operands (already cast as
 /// [`decimal_types`] plans: to the result type for `+`/`-`, each its own for `*`), into
 /// Decimal128(`p`, `scale`); a value past the precision is an error naming the expression.
-fn decimal_arith(
-    op: BinaryOp,
-    l: &ArrayRef,
-    r: &ArrayRef,
-    p: u8,
-    scale: i8,
-    e: &Expr,
-) -> Result<ArrayRef> {
+/// A literal operand stays one value (no column of copies).
+fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Result<Val> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Decimal128Type;
+    use arrow_array::PrimitiveArray;
     let overflow = || {
         Error::invalid(
             "expression",
@@ -355,17 +347,32 @@ fn decimal_arith(
             ))
         }
     };
-    let out: arrow_array::PrimitiveArray<Decimal128Type> = arrow_arith::arity::try_binary(
-        l.as_primitive::<Decimal128Type>(),
-        r.as_primitive::<Decimal128Type>(),
-        |a, b| f(a, b).ok_or_else(|| arrow_schema::ArrowError::ComputeError(String::new())),
-    )
-    .map_err(|_| overflow())?;
+    let bad = || arrow_schema::ArrowError::ComputeError(String::new());
+    let values = |a: &ArrayRef| a.as_primitive::<Decimal128Type>().clone();
+    let one = |a: &ArrayRef| -> Option<i128> {
+        let a = a.as_primitive::<Decimal128Type>();
+        a.is_valid(0).then(|| a.value(0))
+    };
+    let scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
+    let computed = match (&l, &r) {
+        (Val::Array(a), Val::Scalar(b)) => match one(b) {
+            Some(b) => values(a).try_unary(|x| f(x, b).ok_or_else(bad)),
+            None => Ok(PrimitiveArray::new_null(a.len())),
+        },
+        (Val::Scalar(a), Val::Array(b)) => match one(a) {
+            Some(a) => values(b).try_unary(|y| f(a, y).ok_or_else(bad)),
+            None => Ok(PrimitiveArray::new_null(b.len())),
+        },
+        (Val::Array(a), Val::Array(b)) | (Val::Scalar(a), Val::Scalar(b)) => {
+            arrow_arith::arity::try_binary(&values(a), &values(b), |x, y| f(x, y).ok_or_else(bad))
+        }
+    };
+    let out: PrimitiveArray<Decimal128Type> = computed.map_err(|_| overflow())?;
     let out = out
         .with_precision_and_scale(p, scale)
         .map_err(|err| Error::arrow("expression", err))?;
     out.validate_decimal_precision(p).map_err(|_| overflow())?;
-    Ok(Arc::new(out))
+    Ok(wrap(scalar, Arc::new(out)))
 }
 
 /// `x` clipped to `[lo, hi]` row by row with IEEE comparisons, so NaN stays NaN (arrow's
