@@ -74,7 +74,7 @@ fn ranks_and_pivots_match_pandas() {
         (RankMethod::First, "first"),
         (RankMethod::Dense, "dense"),
     ];
-    for over in ["all", "group"] {
+    for over in ["all", "group", "groupnull"] {
         for column in ["v", "i"] {
             for (method, name) in methods {
                 for descending in [false, true] {
@@ -83,6 +83,7 @@ fn ranks_and_pivots_match_pandas() {
                     } else {
                         df.groupby(&["k"])
                             .unwrap()
+                            .dropna(over == "group")
                             .rank(column, method, descending, "r")
                     }
                     .unwrap();

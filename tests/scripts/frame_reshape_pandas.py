@@ -27,11 +27,14 @@ def num(x):
 
 
 out = {}
-for over in ["all", "group"]:
+for over in ["all", "group", "groupnull"]:
     for column in ["v", "i"]:
         for method in ["average", "min", "max", "first", "dense"]:
             for asc in [True, False]:
-                s = df[column] if over == "all" else df.groupby("k")[column]
+                if over == "all":
+                    s = df[column]
+                else:
+                    s = df.groupby("k", dropna=(over == "group"))[column]
                 r = s.rank(method=method, ascending=asc)
                 key = f"rank.{over}.{column}.{method}.{'asc' if asc else 'desc'}"
                 out[key] = [num(x) for x in r.tolist()]

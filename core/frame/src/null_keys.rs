@@ -28,7 +28,7 @@ pub enum Keep {
 }
 
 /// The two never-null columns standing for key `k`: its null flag and its filled value.
-struct SafeKey {
+pub(crate) struct SafeKey {
     flag: String,
     value: String,
 }
@@ -77,7 +77,10 @@ fn filler(t: &DataType, key: &str) -> Result<Expr> {
 }
 
 /// `frame` with the null-safe columns of `keys` added, and their names in key order.
-fn with_safe_keys(frame: &DataFrame, keys: &[String]) -> Result<(DataFrame, Vec<SafeKey>)> {
+pub(crate) fn with_safe_keys(
+    frame: &DataFrame,
+    keys: &[String],
+) -> Result<(DataFrame, Vec<SafeKey>)> {
     let safe = safe_names(&[frame], keys.len());
     Ok((add_safe_keys(frame, keys, &safe)?, safe))
 }
@@ -128,7 +131,8 @@ pub(crate) fn join_keeping_nulls(
     l.join_node(&r, &on, &on, how, suffixes, strategy)
 }
 
-fn names(safe: &[SafeKey]) -> Vec<String> {
+/// The null-safe columns' names, flag then value for each key.
+pub(crate) fn names(safe: &[SafeKey]) -> Vec<String> {
     safe.iter()
         .flat_map(|s| [s.flag.clone(), s.value.clone()])
         .collect()

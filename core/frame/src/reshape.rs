@@ -119,19 +119,9 @@ impl GroupBy {
             rank(&self.frame, &keys, column, method, descending, output)
         } else {
             // Null keys rank among themselves: rank on the keys' null-safe stand-ins.
-            let mut with = self.frame.clone();
-            let mut safe = Vec::new();
-            for (i, k) in keys.iter().enumerate() {
-                let name = fresh_in(&[&with], &format!("key{i}"));
-                with = with.with_column(
-                    &name,
-                    col(*k).cast(DataType::Utf8).fill_null(lit("\u{1}null")),
-                )?;
-                let flag = fresh_in(&[&with], &format!("keynull{i}"));
-                with = with.with_column(&flag, col(*k).is_null())?;
-                safe.push(name);
-                safe.push(flag);
-            }
+            let owned: Vec<String> = self.keys.clone();
+            let (with, safe) = crate::null_keys::with_safe_keys(&self.frame, &owned)?;
+            let safe = crate::null_keys::names(&safe);
             let names: Vec<&str> = safe.iter().map(String::as_str).collect();
             let ranked = rank(&with, &names, column, method, descending, output)?;
             ranked.drop(&names)
