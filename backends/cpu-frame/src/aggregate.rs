@@ -42,7 +42,12 @@ fn cast(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
 /// Per-group sums of `a` (cast to `t`: Int64 wrapping, UInt64 wrapping, Float64, or
 /// Decimal128 checked: a sum past its precision is an error).
 fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
-    let a = cast(a, t)?;
+    // A decimal of the sum's scale is summed as it is: its unscaled values are the same
+    // whatever its precision (no copy to widen it).
+    let a = match (a.data_type(), t) {
+        (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) if s1 == s2 => a.clone(),
+        _ => cast(a, t)?,
+    };
     let n = g.len();
     let valid = |i: usize| a.is_valid(i);
     Ok(match t {
@@ -78,12 +83,26 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
             let v = a.as_primitive::<Decimal128Type>().values();
             let mut acc = vec![0i128; n];
             let mut overflow = false;
-            for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
-                if id != NO_GROUP && valid(i) {
-                    let slot = &mut acc[id as usize];
-                    match slot.checked_add(x) {
-                        Some(y) => *slot = y,
-                        None => overflow = true,
+            let mut add = |id: u32, x: i128| {
+                let slot = &mut acc[id as usize];
+                match slot.checked_add(x) {
+                    Some(y) => *slot = y,
+                    None => overflow = true,
+                }
+            };
+            match a.nulls() {
+                None => {
+                    for (&id, &x) in g.ids.iter().zip(v.iter()) {
+                        if id != NO_GROUP {
+                            add(id, x);
+                        }
+                    }
+                }
+                Some(nulls) => {
+                    for ((&id, &x), valid) in g.ids.iter().zip(v.iter()).zip(nulls.iter()) {
+                        if id != NO_GROUP && valid {
+                            add(id, x);
+                        }
                     }
                 }
             }
@@ -122,9 +141,20 @@ fn mean_sum_type(t: &DataType) -> DataType {
 /// Per-group counts of non-null values.
 fn count(a: &ArrayRef, g: &Groups) -> ArrayRef {
     let mut acc = vec![0i64; g.len()];
-    for (i, &id) in g.ids.iter().enumerate() {
-        if id != NO_GROUP && a.is_valid(i) {
-            acc[id as usize] += 1;
+    match a.logical_nulls() {
+        None => {
+            for &id in &g.ids {
+                if id != NO_GROUP {
+                    acc[id as usize] += 1;
+                }
+            }
+        }
+        Some(nulls) => {
+            for (&id, valid) in g.ids.iter().zip(nulls.iter()) {
+                if id != NO_GROUP && valid {
+                    acc[id as usize] += 1;
+                }
+            }
         }
     }
     Arc::new(Int64Array::from(acc))

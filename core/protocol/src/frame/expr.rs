@@ -1244,14 +1244,26 @@ pub struct DecimalPlan {
 pub const DECIMAL128_MAX_PRECISION: u8 = 38;
 
 /// `(precision, scale)` of an operand as an exact decimal: a Decimal128, an integer
-/// column (scale 0, its type's digits) or an integer literal (its own digits).
+/// column (scale 0, its type's digits), an integer literal (its own digits), or a float
+/// literal as the decimal it is written as (`0.05` is 5 at scale 2: DuckDB's reading of
+/// `0.05`, so `discount <= 0.07` compares exactly).
 fn as_decimal(e: &Expr, t: &DataType) -> Option<(u8, i8)> {
+    let digits = |v: u128| v.checked_ilog10().map_or(1, |d| d as u8 + 1);
     match (e, t) {
         (_, DataType::Decimal128(p, s)) => Some((*p, *s)),
-        (Expr::Literal(Literal::Int(v)), _) => Some((
-            v.unsigned_abs().checked_ilog10().map_or(1, |d| d as u8 + 1),
-            0,
-        )),
+        (Expr::Literal(Literal::Int(v)), _) => Some((digits(u128::from(v.unsigned_abs())), 0)),
+        (Expr::Literal(Literal::Float(v)), _) => {
+            if !v.is_finite() {
+                return None;
+            }
+            // Rust prints the shortest text that reads back as `v`, never in exponent form.
+            let text = format!("{}", v.abs());
+            let (whole, frac) = text.split_once('.').unwrap_or((&text, ""));
+            let unscaled: u128 = format!("{whole}{frac}").parse().ok()?;
+            let scale = u8::try_from(frac.len()).ok()?;
+            let p = digits(unscaled).max(scale);
+            (p <= DECIMAL128_MAX_PRECISION).then_some((p, scale as i8))
+        }
         (_, DataType::Int8 | DataType::UInt8) => Some((3, 0)),
         (_, DataType::Int16 | DataType::UInt16) => Some((5, 0)),
         (_, DataType::Int32 | DataType::UInt32) => Some((10, 0)),
@@ -1259,6 +1271,13 @@ fn as_decimal(e: &Expr, t: &DataType) -> Option<(u8, i8)> {
         (_, DataType::UInt64) => Some((20, 0)),
         _ => None,
     }
+}
+
+/// Decimal(p, s) brought to scale `to` (>= s) without losing a digit: its precision grows
+/// by the digits added (up to 38).
+fn rescaled(p: u8, s: i8, to: i8) -> DataType {
+    let p = (i16::from(p) + i16::from(to) - i16::from(s)).clamp(1, 38) as u8;
+    DataType::Decimal128(p, to)
 }
 
 fn is_decimal(t: &DataType) -> bool {
@@ -1297,23 +1316,35 @@ pub fn decimal_types(
         return Some(Ok(floats));
     };
     let max = DECIMAL128_MAX_PRECISION;
-    let same = |t: DataType| DecimalPlan {
-        left: t.clone(),
-        right: t.clone(),
-        operand: t.clone(),
-        result: if op.is_comparison() {
-            DataType::Boolean
-        } else {
-            t
-        },
-    };
     Some(Ok(match op {
-        _ if op.is_comparison() => same(DataType::Decimal128(max, s1.max(s2))),
+        // Both sides at the larger scale; a side already there is not cast (a column
+        // compared with a literal stays as it is, the literal is cast).
+        _ if op.is_comparison() => {
+            let s = s1.max(s2);
+            let (l, r) = (rescaled(p1, s1, s), rescaled(p2, s2, s));
+            let wide = |t: &DataType| match t {
+                DataType::Decimal128(p, _) => *p,
+                _ => max,
+            };
+            let operand = DataType::Decimal128(wide(&l).max(wide(&r)), s);
+            DecimalPlan {
+                left: operand.clone(),
+                right: operand.clone(),
+                operand,
+                result: DataType::Boolean,
+            }
+        }
         BinaryOp::Add | BinaryOp::Sub => {
             let s = s1.max(s2);
             let whole = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
             let p = (whole + s as i16 + 1).clamp(1, max as i16) as u8;
-            same(DataType::Decimal128(p, s))
+            let result = DataType::Decimal128(p, s);
+            DecimalPlan {
+                left: rescaled(p1, s1, s),
+                right: rescaled(p2, s2, s),
+                operand: result.clone(),
+                result,
+            }
         }
         BinaryOp::Mul => {
             let s = s1 as i16 + s2 as i16;
@@ -1651,7 +1682,9 @@ mod tests {
         assert_eq!(t(col("p") * col("t")).unwrap(), DataType::Decimal128(25, 6));
         assert_eq!(t(col("p") * col("i")).unwrap(), DataType::Decimal128(25, 2));
         assert_eq!(t(col("p") / col("t")).unwrap(), DataType::Float64);
-        assert_eq!(t(col("p") * lit(0.5)).unwrap(), DataType::Float64);
+        // A float literal is the decimal it is written as (DuckDB reads `0.5` so).
+        assert_eq!(t(col("p") * lit(0.5)).unwrap(), DataType::Decimal128(16, 3));
+        assert_eq!(t(col("p") * lit(1e-300)).unwrap(), DataType::Float64);
         assert_eq!(t(col("p") + col("f")).unwrap(), DataType::Float64);
         assert_eq!(t(col("p").gt(col("t"))).unwrap(), DataType::Boolean);
         let plan = decimal_types(
@@ -1663,7 +1696,18 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        assert_eq!(plan.operand, DataType::Decimal128(38, 2));
+        // The column is compared as it is; the literal is cast to it.
+        assert_eq!(plan.operand, DataType::Decimal128(15, 2));
+        let plan = decimal_types(
+            BinaryOp::LtEq,
+            &col("p"),
+            &DataType::Decimal128(15, 2),
+            &lit(0.055),
+            &DataType::Float64,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(plan.operand, DataType::Decimal128(16, 3));
         let e = t(col("w") * col("w")).unwrap_err().to_string();
         assert!(e.contains("scale 40") && e.contains("Float64"), "{e}");
         assert_eq!(t(col("p").sqrt()).unwrap(), DataType::Float64);
