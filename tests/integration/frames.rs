@@ -1153,6 +1153,11 @@ fn math_and_isin_match_pandas() {
         ("s.replace", col("s").replace("a", "ä")),
         ("s.substring", col("s").substring(1, Some(2))),
         ("s.substring_end", col("s").substring(-2, None)),
+        (
+            "s.isin",
+            col("s").is_in(["ka", "loÄ", "mé", "Zu", "a", "b", "c", "d", "e"]),
+        ),
+        ("s.isin_few", col("s").is_in(["ka", "lo"])),
         ("s.matches", col("s").matches("(ka|lo)+Ä")),
         ("s.matches_anchored", col("s").matches(r"^\s+\w")),
         ("s.extract", col("s").extract(r"(k\w)(\w*)o", 2)),
@@ -2026,4 +2031,18 @@ fn regex_arguments_are_checked_when_the_plan_is_built() {
     let df = DataFrame::from_record_batch(batch(vec![("s", dict)]), 2, None).unwrap();
     let y = computed(&df, col("s").extract(r"-(\d+)$", 1).str_len());
     assert_eq!(primitive_values::<Int64Type>(&y), [Some(1), None, Some(2)]);
+    // Membership on a dictionary is decided on its values; a null key matches only a
+    // null among the values.
+    let y = computed(&df, col("s").is_in(["b-22", "x"]));
+    let got: Vec<bool> = (0..3).map(|k| y.as_boolean().value(k)).collect();
+    assert_eq!(got, [false, false, true]);
+    let y = computed(
+        &df,
+        col("s").is_in([
+            tessera::frame::Literal::Null,
+            tessera::frame::Literal::Str("a-1".into()),
+        ]),
+    );
+    let got: Vec<bool> = (0..3).map(|k| y.as_boolean().value(k)).collect();
+    assert_eq!(got, [true, true, false]);
 }

@@ -51,6 +51,8 @@ strings = {
     "s.replace": s.str.replace("a", "ä", regex=False),
     "s.substring": s.str.slice(1, 3),
     "s.substring_end": s.str.slice(-2),
+    "s.isin": s.isin(["ka", "loÄ", "mé", "Zu", "a", "b", "c", "d", "e"]),
+    "s.isin_few": s.isin(["ka", "lo"]),
     "s.matches": s.str.contains(r"(ka|lo)+Ä", regex=True),
     "s.matches_anchored": s.str.contains(r"^\s+\w", regex=True),
     "s.extract": s.str.extract(r"(k\w)(\w*)o", expand=True)[1],

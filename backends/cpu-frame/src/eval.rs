@@ -371,7 +371,11 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
     let out = out
         .with_precision_and_scale(p, scale)
         .map_err(|err| Error::arrow("expression", err))?;
-    out.validate_decimal_precision(p).map_err(|_| overflow())?;
+    // The typing gives every result digit room unless it had to stop at 38 digits; only
+    // then can a value exceed the precision (past i128 the checked ops already failed).
+    if p == 38 {
+        out.validate_decimal_precision(p).map_err(|_| overflow())?;
+    }
     Ok(wrap(scalar, Arc::new(out)))
 }
 
@@ -535,6 +539,9 @@ fn canonical(a: ArrayRef) -> ArrayRef {
 /// fit the operand type (300 for a `UInt8` column) matches nothing.
 fn is_in(a: &ArrayRef, operand: &DataType, values: &[Literal]) -> Result<ArrayRef> {
     use arrow_row::{RowConverter, SortField};
+    if let Some(out) = is_in_direct(a, values)? {
+        return Ok(out);
+    }
     let x = canonical(cast_to(a, operand)?);
     let wanted = values
         .iter()
@@ -571,6 +578,106 @@ fn is_in(a: &ArrayRef, operand: &DataType, values: &[Literal]) -> Result<ArrayRe
         })
         .collect();
     Ok(Arc::new(out))
+}
+
+/// Membership in a set of `T`: a scan of a few values, or a hash set of many.
+enum Wanted<T> {
+    Few(Vec<T>),
+    Many(std::collections::HashSet<T, ahash::RandomState>),
+}
+
+impl<T: PartialEq + Eq + std::hash::Hash> Wanted<T> {
+    fn new(values: Vec<T>) -> Wanted<T> {
+        if values.len() <= 8 {
+            Wanted::Few(values)
+        } else {
+            let mut set = std::collections::HashSet::with_hasher(ahash::RandomState::new());
+            set.extend(values);
+            Wanted::Many(set)
+        }
+    }
+
+    fn contains(&self, v: &T) -> bool {
+        match self {
+            Wanted::Few(all) => all.contains(v),
+            Wanted::Many(set) => set.contains(v),
+        }
+    }
+}
+
+/// `is_in` without encoding rows, for the common cases: a string column (any string type,
+/// dictionaries by their values) with string values, or an integer column with integer
+/// values. `None` for anything else (the general path handles it).
+fn is_in_direct(a: &ArrayRef, values: &[Literal]) -> Result<Option<ArrayRef>> {
+    use arrow_array::cast::AsArray;
+    let null_matches = values.contains(&Literal::Null);
+    let given = values.iter().filter(|v| **v != Literal::Null);
+    let out: BooleanArray = match a.data_type() {
+        DataType::Dictionary(_, inner) if is_text(inner) => {
+            let dict = a.as_any_dictionary();
+            let Some(hits) = is_in_direct(dict.values(), values)? else {
+                return Ok(None);
+            };
+            let hits = hits.as_boolean();
+            let keys = dict.normalized_keys();
+            let key_nulls = dict.keys().logical_nulls();
+            (0..a.len())
+                .map(|i| {
+                    let valid = key_nulls.as_ref().is_none_or(|n| n.is_valid(i));
+                    Some(if valid {
+                        hits.value(keys[i])
+                    } else {
+                        null_matches
+                    })
+                })
+                .collect()
+        }
+        t if is_text(t) => {
+            let Some(wanted) = given
+                .map(|v| match v {
+                    Literal::Str(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect::<Option<Vec<&str>>>()
+            else {
+                return Ok(None);
+            };
+            let wanted = Wanted::new(wanted);
+            let test = |v: Option<&str>| Some(v.map_or(null_matches, |v| wanted.contains(&v)));
+            match t {
+                DataType::Utf8 => a.as_string::<i32>().iter().map(test).collect(),
+                DataType::LargeUtf8 => a.as_string::<i64>().iter().map(test).collect(),
+                _ => a.as_string_view().iter().map(test).collect(),
+            }
+        }
+        t if t.is_integer() => {
+            let Some(wanted) = given
+                .map(|v| match v {
+                    Literal::Int(i) => Some(*i),
+                    _ => None,
+                })
+                .collect::<Option<Vec<i64>>>()
+            else {
+                return Ok(None);
+            };
+            if *t == DataType::UInt64 {
+                return Ok(None);
+            }
+            let wanted = Wanted::new(wanted);
+            let x = cast_to(a, &DataType::Int64)?;
+            x.as_primitive::<arrow_array::types::Int64Type>()
+                .iter()
+                .map(|v| Some(v.map_or(null_matches, |v| wanted.contains(&v))))
+                .collect()
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Arc::new(out)))
+}
+
+/// The plain string types (not dictionaries).
+fn is_text(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
 /// `func` over a numeric column, with the result type `MathFunc::result_type` gives.
