@@ -66,6 +66,14 @@ const ROW: u32 = HAS_NEXT - 1;
 /// to the next row with the same key (or, for encoded keys, the same hash). Entries are
 /// rows with the [`HAS_NEXT`] flag; build sides are limited to 2^31 rows.
 pub(crate) enum BuildTable {
+    /// One integer-like key whose values span a range not much larger than the rows (the
+    /// surrogate keys of most schemas, TPC-H's included): the head of each chain is found
+    /// by indexing an array with `key - lo`, no hashing.
+    Dense {
+        lo: i64,
+        head: Vec<u32>,
+        next: Vec<u32>,
+    },
     /// One integer-like key.
     Int {
         head: HashMap<i64, u32, ahash::RandomState>,
@@ -83,6 +91,7 @@ pub(crate) enum BuildTable {
 impl std::fmt::Debug for BuildTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            BuildTable::Dense { .. } => "BuildTable::Dense",
             BuildTable::Int { .. } => "BuildTable::Int",
             BuildTable::Rows { .. } => "BuildTable::Rows",
         })
@@ -103,6 +112,31 @@ impl BuildTable {
         let mut next = vec![MISSING; rn];
         if let Some(r) = int_key(rk)? {
             let rv = r.as_primitive::<Int64Type>().values();
+            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+            for (j, &v) in rv.iter().enumerate() {
+                if rvalid(j) {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+            }
+            let span = hi.checked_sub(lo).and_then(|s| usize::try_from(s).ok());
+            // A direct table of at most twice the rows (and at least 64 Ki entries), so
+            // its memory stays within a small multiple of the hash map's.
+            if let Some(span) = span.filter(|&s| s < (2 * rn).max(1 << 16)) {
+                let mut head = vec![MISSING; span + 1];
+                for j in (0..rn).rev() {
+                    if rvalid(j) {
+                        let slot = &mut head[(rv[j] - lo) as usize];
+                        if *slot != MISSING {
+                            next[j] = *slot;
+                            *slot = j as u32 | HAS_NEXT;
+                        } else {
+                            *slot = j as u32;
+                        }
+                    }
+                }
+                return Ok(BuildTable::Dense { lo, head, next });
+            }
             let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
             // Inserting in reverse makes every chain run in right-row order.
             for j in (0..rn).rev() {
@@ -166,6 +200,34 @@ fn hash_pairs(
     };
     let mut pairs = Pairs::with_capacity(ln);
     match table {
+        BuildTable::Dense { lo, head, next } => {
+            let l = int_key(lk)?.ok_or_else(|| {
+                Error::Internal("join: integer build table for non-integer probe keys".into())
+            })?;
+            let lv = l.as_primitive::<Int64Type>().values();
+            for (i, &key) in lv.iter().enumerate() {
+                let slot = key
+                    .checked_sub(*lo)
+                    .and_then(|d| usize::try_from(d).ok())
+                    .and_then(|d| head.get(d))
+                    .copied()
+                    .filter(|&v| v != MISSING && lvalid(i));
+                let mut r = slot;
+                let hit = r.is_some();
+                while let Some(v) = r {
+                    let j = v & ROW;
+                    pairs.left.push(i as u32);
+                    pairs.right.push(j);
+                    if keep_right {
+                        matched[j as usize] = true;
+                    }
+                    r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
+                }
+                if !hit && keep_left {
+                    pairs.push(Some(i as u32), None);
+                }
+            }
+        }
         BuildTable::Int { head, next } => {
             let l = int_key(lk)?.ok_or_else(|| {
                 Error::Internal("join: integer build table for non-integer probe keys".into())
@@ -389,4 +451,61 @@ pub(crate) fn join(
         &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
     )
     .map_err(|e| Error::arrow("merge", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Int64Array;
+    use std::sync::Arc;
+
+    /// The (left, right) pairs of `left ⋈ right` on one integer key, and which table
+    /// the build chose.
+    fn pairs(
+        left: Vec<Option<i64>>,
+        right: Vec<Option<i64>>,
+        how: JoinType,
+    ) -> (Vec<(u32, u32)>, &'static str) {
+        let (ln, rn) = (left.len(), right.len());
+        let lk: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(left))];
+        let rk: Vec<ArrayRef> = vec![Arc::new(Int64Array::from(right))];
+        let table = BuildTable::build(&rk, rn).unwrap();
+        let kind = match table {
+            BuildTable::Dense { .. } => "dense",
+            BuildTable::Int { .. } => "hash",
+            BuildTable::Rows { .. } => "rows",
+        };
+        let p = hash_pairs(&lk, &table, ln, rn, how).unwrap();
+        (p.left.into_iter().zip(p.right).collect(), kind)
+    }
+
+    #[test]
+    fn dense_and_hashed_tables_give_the_same_pairs() {
+        const M: u32 = MISSING;
+        let left = vec![Some(5), Some(9), None, Some(-2), Some(3), Some(i64::MIN)];
+        let dense = vec![Some(5), Some(3), Some(5), None, Some(-2)];
+        // The same keys with one far away: a hash table.
+        let mut sparse = dense.clone();
+        sparse.push(Some(1 << 40));
+        let (d, kind) = pairs(left.clone(), dense.clone(), JoinType::Outer);
+        assert_eq!(kind, "dense");
+        // Matches in left order, duplicates in right order, then unmatched right rows.
+        assert_eq!(
+            d,
+            [
+                (0, 0),
+                (0, 2),
+                (1, M),
+                (2, M),
+                (3, 4),
+                (4, 1),
+                (5, M),
+                (M, 3)
+            ]
+        );
+        let (h, kind) = pairs(left, sparse, JoinType::Outer);
+        assert_eq!(kind, "hash");
+        assert_eq!(h[..7], d[..7]);
+        assert_eq!(h[7..], [(M, 3), (M, 5)]);
+    }
 }
