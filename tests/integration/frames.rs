@@ -2046,3 +2046,33 @@ fn regex_arguments_are_checked_when_the_plan_is_built() {
     let got: Vec<bool> = (0..3).map(|k| y.as_boolean().value(k)).collect();
     assert_eq!(got, [true, true, false]);
 }
+
+/// `nunique` of integer and date columns per group over several partitions (the distinct
+/// values are told apart by value, without row encoding), with nulls skipped.
+#[test]
+fn nunique_of_integers_and_dates_per_group() {
+    let k: ArrayRef = Arc::new(Int64Array::from(vec![1, 1, 2, 1, 2, 2, 1]));
+    let v: ArrayRef = Arc::new(Int64Array::from(vec![
+        Some(7),
+        Some(7),
+        Some(-3),
+        None,
+        Some(4),
+        Some(-3),
+        Some(8),
+    ]));
+    let d: ArrayRef = Arc::new(arrow_array::Date32Array::from(vec![0, 1, 0, 1, 0, 0, 2]));
+    let df =
+        DataFrame::from_record_batch(batch(vec![("k", k), ("v", v), ("d", d)]), 3, None).unwrap();
+    let g = df
+        .groupby(&["k"])
+        .unwrap()
+        .agg(&[("v", AggFunc::NUnique), ("d", AggFunc::NUnique)])
+        .unwrap()
+        .compute()
+        .unwrap();
+    assert_eq!(g.value("v", 0).unwrap(), Value::Int(2));
+    assert_eq!(g.value("v", 1).unwrap(), Value::Int(2));
+    assert_eq!(g.value("d", 0).unwrap(), Value::Int(3));
+    assert_eq!(g.value("d", 1).unwrap(), Value::Int(1));
+}

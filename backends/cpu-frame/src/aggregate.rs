@@ -325,20 +325,41 @@ fn pick_dyn(a: &ArrayRef, g: &Groups, func: AggFunc, best: &mut [Option<u32>]) -
 /// every value. `g` assigns each element of `a`.
 fn value_lists(a: &ArrayRef, g: &Groups, item: &DataType, distinct: bool) -> Result<ArrayRef> {
     let n = g.len();
-    let encoded = encode_rows(std::slice::from_ref(a))?;
-    let mut seen: HashSet<(u32, &[u8]), ahash::RandomState> =
-        HashSet::with_hasher(ahash::RandomState::new());
     // The kept (group, row) pairs, then a counting sort by group: one flat buffer, where
     // a list per group cost an allocation per group (1.5 million for TPC-H Q21's orders).
     let mut kept: Vec<(u32, u32)> = Vec::new();
     let mut lengths = vec![0usize; n];
-    for (i, &id) in g.ids.iter().enumerate() {
-        if id == NO_GROUP || a.is_null(i) {
-            continue;
-        }
-        if !distinct || seen.insert((id, encoded.row(i).data())) {
+    let nulls = a.logical_nulls();
+    let rows = g
+        .ids
+        .iter()
+        .enumerate()
+        .filter(|&(i, &id)| id != NO_GROUP && nulls.as_ref().is_none_or(|b| b.is_valid(i)));
+    if !distinct {
+        for (i, &id) in rows {
             lengths[id as usize] += 1;
             kept.push((id, i as u32));
+        }
+    } else if let Some(ints) = super::keys::int_key(std::slice::from_ref(a))? {
+        // Integers are told apart by value: no row encoding.
+        let v = ints.as_primitive::<Int64Type>().values();
+        let mut seen: HashSet<(u32, i64), ahash::RandomState> =
+            HashSet::with_hasher(ahash::RandomState::new());
+        for (i, &id) in rows {
+            if seen.insert((id, v[i])) {
+                lengths[id as usize] += 1;
+                kept.push((id, i as u32));
+            }
+        }
+    } else {
+        let encoded = encode_rows(std::slice::from_ref(a))?;
+        let mut seen: HashSet<(u32, &[u8]), ahash::RandomState> =
+            HashSet::with_hasher(ahash::RandomState::new());
+        for (i, &id) in rows {
+            if seen.insert((id, encoded.row(i).data())) {
+                lengths[id as usize] += 1;
+                kept.push((id, i as u32));
+            }
         }
     }
     let mut next: Vec<usize> = lengths
