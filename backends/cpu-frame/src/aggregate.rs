@@ -280,15 +280,22 @@ fn pick_primitive<T: ArrowPrimitiveType>(
     } else {
         std::cmp::Ordering::Greater
     };
+    // Each group's best value is kept beside its row, so a comparison reads the small
+    // per-group array instead of the column at a random row.
+    let mut values: Vec<T::Native> = vec![T::Native::default(); best.len()];
+    let nulls = arr.nulls();
     for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
-        if id == NO_GROUP || arr.is_null(i) {
+        if id == NO_GROUP || nulls.is_some_and(|n| n.is_null(i)) {
             continue;
         }
-        let slot = &mut best[id as usize];
-        match slot {
-            None => *slot = Some(i as u32),
-            Some(b) if x.compare(v[*b as usize]) == want => *slot = Some(i as u32),
-            _ => {}
+        let k = id as usize;
+        let better = match best[k] {
+            None => true,
+            Some(_) => x.compare(values[k]) == want,
+        };
+        if better {
+            best[k] = Some(i as u32);
+            values[k] = x;
         }
     }
 }
