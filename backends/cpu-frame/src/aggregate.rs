@@ -350,8 +350,10 @@ fn value_lists(a: &ArrayRef, g: &Groups, item: &DataType, distinct: bool) -> Res
     } else if let Some(ints) = super::keys::int_key(std::slice::from_ref(a))? {
         // Integers are told apart by value: no row encoding.
         let v = ints.as_primitive::<Int64Type>().values();
+        // Sized for every row distinct (the common case of a count of distinct values
+        // per group): no rehashing as it fills.
         let mut seen: HashSet<(u32, i64), ahash::RandomState> =
-            HashSet::with_hasher(ahash::RandomState::new());
+            HashSet::with_capacity_and_hasher(g.ids.len(), ahash::RandomState::new());
         for (i, &id) in rows {
             if seen.insert((id, v[i])) {
                 lengths[id as usize] += 1;
