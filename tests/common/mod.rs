@@ -107,3 +107,28 @@ pub fn run_python(python: &str, script: &str, args: &[&str]) -> Vec<u8> {
     );
     out.stdout
 }
+
+/// Writes `files` (name and text) into a fresh temporary folder named after `tag`, runs
+/// `python script` with their paths as arguments, removes the folder, and returns the
+/// JSON the script printed: the reference answers a test compares with.
+pub fn python_json(
+    python: &str,
+    script: &str,
+    tag: &str,
+    files: &[(&str, String)],
+) -> serde_json::Value {
+    let dir = std::env::temp_dir().join(format!("tessera-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths: Vec<String> = files
+        .iter()
+        .map(|(name, text)| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p.to_string_lossy().into_owned()
+        })
+        .collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let out = run_python(python, script, &args);
+    std::fs::remove_dir_all(&dir).unwrap();
+    serde_json::from_slice(&out).unwrap()
+}

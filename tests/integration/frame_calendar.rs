@@ -54,9 +54,6 @@ fn calendar_functions_match_pandas() {
     let mut rng = Rng(1970);
     let n = 600;
     let (d, t, u) = calendar_frame(&mut rng, n);
-    let dir = std::env::temp_dir().join(format!("tessera-pandas-dates-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let csv = dir.join("in.csv");
     let show = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
     let mut text = String::from("d,t,u\n");
     for k in 0..n {
@@ -67,14 +64,11 @@ fn calendar_functions_match_pandas() {
             show(u[k])
         ));
     }
-    std::fs::write(&csv, text).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_dates_pandas.py"
     );
-    let out = crate::common::run_python(&python, script, &[csv.to_str().unwrap()]);
-    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let want = crate::common::python_json(&python, script, "pandas-dates", &[("in.csv", text)]);
 
     let da: ArrayRef = Arc::new(Date32Array::from(d.clone()));
     let ta: ArrayRef = Arc::new(TimestampMicrosecondArray::from(t.clone()));

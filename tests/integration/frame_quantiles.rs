@@ -38,9 +38,6 @@ fn quantiles_match_pandas() {
         });
         w.push(rng.below(1000) as i64 - 300);
     }
-    let dir = std::env::temp_dir().join(format!("tessera-pandas-quantiles-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let csv = dir.join("in.csv");
     let mut text = String::from("k,v,w\n");
     for i in 0..n {
         let x = if v[i].is_nan() {
@@ -50,14 +47,11 @@ fn quantiles_match_pandas() {
         };
         text.push_str(&format!("{},{x},{}\n", k[i], w[i]));
     }
-    std::fs::write(&csv, text).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_quantiles_pandas.py"
     );
-    let out = crate::common::run_python(&python, script, &[csv.to_str().unwrap()]);
-    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let want = crate::common::python_json(&python, script, "pandas-quantiles", &[("in.csv", text)]);
 
     let cols: Vec<(&str, ArrayRef)> = vec![
         ("k", Arc::new(Int64Array::from(k))),

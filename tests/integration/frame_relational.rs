@@ -64,8 +64,6 @@ fn relational_options_match_pandas() {
     let rk: Vec<Option<i64>> = (0..nr).map(|j| key(&mut rng, j + 1)).collect();
     let rb: Vec<String> = (0..nr).map(|j| format!("b{j}")).collect();
     let rv: Vec<f64> = (0..nr).map(|j| j as f64 * 1.5).collect();
-    let dir = std::env::temp_dir().join(format!("tessera-pandas-rel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let show = |x: Option<String>| x.unwrap_or_default();
     let mut left_csv = String::from("r,k,a,v\n");
     for j in 0..nl {
@@ -85,20 +83,16 @@ fn relational_options_match_pandas() {
             rv[j]
         ));
     }
-    let (lp, rp) = (dir.join("left.csv"), dir.join("right.csv"));
-    std::fs::write(&lp, left_csv).unwrap();
-    std::fs::write(&rp, right_csv).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_relational_pandas.py"
     );
-    let out = crate::common::run_python(
+    let want = crate::common::python_json(
         &python,
         script,
-        &[lp.to_str().unwrap(), rp.to_str().unwrap()],
+        "pandas-relational",
+        &[("left.csv", left_csv), ("right.csv", right_csv)],
     );
-    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
 
     let left_batch = batch(vec![
         (

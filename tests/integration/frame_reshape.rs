@@ -37,9 +37,6 @@ fn ranks_and_pivots_match_pandas() {
         .map(|j| (j % 10 != 3).then(|| rng.below(12) as f64 / 2.0))
         .collect();
     let i: Vec<i64> = (0..n).map(|_| rng.below(30) as i64 - 10).collect();
-    let dir = std::env::temp_dir().join(format!("tessera-pandas-reshape-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let csv = dir.join("in.csv");
     let show = |x: Option<String>| x.unwrap_or_default();
     let mut text = String::from("k,c,v,i\n");
     for j in 0..n {
@@ -51,14 +48,11 @@ fn ranks_and_pivots_match_pandas() {
             i[j]
         ));
     }
-    std::fs::write(&csv, text).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_reshape_pandas.py"
     );
-    let out = crate::common::run_python(&python, script, &[csv.to_str().unwrap()]);
-    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let want = crate::common::python_json(&python, script, "pandas-reshape", &[("in.csv", text)]);
 
     let b = batch(vec![
         ("k", Arc::new(Int64Array::from(k)) as ArrayRef),

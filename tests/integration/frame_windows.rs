@@ -59,9 +59,6 @@ fn windows_match_pandas() {
     let s: Vec<Option<String>> = (0..n)
         .map(|j| (j % 3 != 1).then(|| format!("w{}", rng.below(50))))
         .collect();
-    let dir = std::env::temp_dir().join(format!("tessera-pandas-windows-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let csv = dir.join("in.csv");
     let mut text = String::from("k,v,i,s\n");
     for j in 0..n {
         let show = |x: Option<String>| x.unwrap_or_default();
@@ -73,14 +70,11 @@ fn windows_match_pandas() {
             show(s[j].clone())
         ));
     }
-    std::fs::write(&csv, text).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_windows_pandas.py"
     );
-    let out = crate::common::run_python(&python, script, &[csv.to_str().unwrap()]);
-    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let want = crate::common::python_json(&python, script, "pandas-windows", &[("in.csv", text)]);
 
     let b = batch(vec![
         ("k", Arc::new(Int64Array::from(k)) as ArrayRef),

@@ -1084,9 +1084,6 @@ fn math_and_isin_match_pandas() {
             })
         })
         .collect();
-    let dir = std::env::temp_dir().join(format!("tessera-pandas-fns-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let csv = dir.join("in.csv");
     let mut text = String::from("f,i,s\n");
     for ((f, i), s) in fs.iter().zip(&is).zip(&ss) {
         let f = if f.is_nan() {
@@ -1096,14 +1093,11 @@ fn math_and_isin_match_pandas() {
         };
         text.push_str(&format!("{f},{i},{}\n", s.as_deref().unwrap_or("")));
     }
-    std::fs::write(&csv, text).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/scripts/frame_functions_pandas.py"
     );
-    let out = crate::common::run_python(&python, script, &[csv.to_str().unwrap()]);
-    let want: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    let want = crate::common::python_json(&python, script, "pandas-fns", &[("in.csv", text)]);
 
     let f: ArrayRef = Arc::new(Float64Array::from(fs.clone()));
     let i: ArrayRef = Arc::new(Int64Array::from(is.clone()));

@@ -687,7 +687,7 @@ pub(crate) fn finalize(
                     .collect();
                 Arc::new(Int64Array::new(ScalarBuffer::from(lens), None))
             }
-            AggFunc::Median => {
+            AggFunc::Median | AggFunc::Quantile(_) => {
                 let list = a[0].as_list::<i32>();
                 Arc::new(Float64Array::from_iter((0..list.len()).map(|r| {
                     let v = list.value(r);
@@ -697,20 +697,10 @@ pub(crate) fn finalize(
                         .flatten()
                         .filter(|x| !x.is_nan())
                         .collect();
-                    median(&mut xs)
-                })))
-            }
-            AggFunc::Quantile(q) => {
-                let list = a[0].as_list::<i32>();
-                Arc::new(Float64Array::from_iter((0..list.len()).map(|r| {
-                    let v = list.value(r);
-                    let mut xs: Vec<f64> = v
-                        .as_primitive::<Float64Type>()
-                        .iter()
-                        .flatten()
-                        .filter(|x| !x.is_nan())
-                        .collect();
-                    quantile(&mut xs, q.value())
+                    match spec.func {
+                        AggFunc::Quantile(q) => quantile(&mut xs, q.value()),
+                        _ => median(&mut xs),
+                    }
                 })))
             }
             AggFunc::ApproxQuantile(q) => {

@@ -181,6 +181,41 @@ fn chain<K: std::hash::Hash + Eq>(
     }
 }
 
+/// Probes an integer-keyed table (`lookup` gives a key's chain head): every match of
+/// each valid left row in chain order, or the row alone for a left/outer join; marks the
+/// matched right rows when `matched` is kept (right and outer joins).
+fn probe_ints(
+    lk: &[ArrayRef],
+    lookup: impl Fn(i64) -> Option<u32>,
+    next: &[u32],
+    lvalid: &dyn Fn(usize) -> bool,
+    keep_left: bool,
+    matched: &mut [bool],
+    pairs: &mut Pairs,
+) -> Result<()> {
+    let l = int_key(lk)?.ok_or_else(|| {
+        Error::Internal("join: integer build table for non-integer probe keys".into())
+    })?;
+    let keep_right = !matched.is_empty();
+    for (i, &key) in l.as_primitive::<Int64Type>().values().iter().enumerate() {
+        let mut r = if lvalid(i) { lookup(key) } else { None };
+        let hit = r.is_some();
+        while let Some(v) = r {
+            let j = v & ROW;
+            pairs.left.push(i as u32);
+            pairs.right.push(j);
+            if keep_right {
+                matched[j as usize] = true;
+            }
+            r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
+        }
+        if !hit && keep_left {
+            pairs.push(Some(i as u32), None);
+        }
+    }
+    Ok(())
+}
+
 /// Hash join pairs, in left order (then unmatched right rows).
 fn hash_pairs(
     lk: &[ArrayRef],
@@ -201,58 +236,34 @@ fn hash_pairs(
     let mut pairs = Pairs::with_capacity(ln);
     match table {
         BuildTable::Dense { lo, head, next } => {
-            let l = int_key(lk)?.ok_or_else(|| {
-                Error::Internal("join: integer build table for non-integer probe keys".into())
-            })?;
-            let lv = l.as_primitive::<Int64Type>().values();
-            for (i, &key) in lv.iter().enumerate() {
-                let slot = key
-                    .checked_sub(*lo)
+            let lookup = |key: i64| {
+                key.checked_sub(*lo)
                     .and_then(|d| usize::try_from(d).ok())
                     .and_then(|d| head.get(d))
                     .copied()
-                    .filter(|&v| v != MISSING && lvalid(i));
-                let mut r = slot;
-                let hit = r.is_some();
-                while let Some(v) = r {
-                    let j = v & ROW;
-                    pairs.left.push(i as u32);
-                    pairs.right.push(j);
-                    if keep_right {
-                        matched[j as usize] = true;
-                    }
-                    r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
-                }
-                if !hit && keep_left {
-                    pairs.push(Some(i as u32), None);
-                }
-            }
+                    .filter(|&v| v != MISSING)
+            };
+            probe_ints(
+                lk,
+                lookup,
+                next,
+                &lvalid,
+                keep_left,
+                &mut matched,
+                &mut pairs,
+            )?;
         }
         BuildTable::Int { head, next } => {
-            let l = int_key(lk)?.ok_or_else(|| {
-                Error::Internal("join: integer build table for non-integer probe keys".into())
-            })?;
-            let lv = l.as_primitive::<Int64Type>().values();
-            for (i, key) in lv.iter().enumerate() {
-                let mut r = if lvalid(i) {
-                    head.get(key).copied()
-                } else {
-                    None
-                };
-                let hit = r.is_some();
-                while let Some(v) = r {
-                    let j = v & ROW;
-                    pairs.left.push(i as u32);
-                    pairs.right.push(j);
-                    if keep_right {
-                        matched[j as usize] = true;
-                    }
-                    r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
-                }
-                if !hit && keep_left {
-                    pairs.push(Some(i as u32), None);
-                }
-            }
+            let lookup = |key: i64| head.get(&key).copied();
+            probe_ints(
+                lk,
+                lookup,
+                next,
+                &lvalid,
+                keep_left,
+                &mut matched,
+                &mut pairs,
+            )?;
         }
         BuildTable::Rows {
             rows,

@@ -489,15 +489,15 @@ fn aggregation_input(g: &mut Gen, t: ColType, variant: usize) -> Vec<RecordBatch
     pieces
 }
 
-fn aggregate(
+/// The aggregation input and its keys (`k`; none in variant 1, which covers the whole
+/// frame), noted for the report.
+fn keyed_input(
     s: &FrameSide,
     g: &mut Gen,
     t: ColType,
     variant: usize,
-    func: AggFunc,
-) -> Result<Vec<Output>> {
+) -> (Vec<RecordBatch>, Vec<String>) {
     let pieces = aggregation_input(g, t, variant);
-    // Variant 1 reduces the whole frame (no keys): one row out.
     let keys: Vec<String> = if variant == 1 {
         vec![]
     } else {
@@ -509,6 +509,18 @@ fn aggregate(
         pieces.len(),
         pieces.iter().map(|p| p.num_rows()).collect::<Vec<_>>()
     ));
+    (pieces, keys)
+}
+
+fn aggregate(
+    s: &FrameSide,
+    g: &mut Gen,
+    t: ColType,
+    variant: usize,
+    func: AggFunc,
+) -> Result<Vec<Output>> {
+    // Variant 1 reduces the whole frame (no keys): one row out.
+    let (pieces, keys) = keyed_input(s, g, t, variant);
     let specs = vec![AggSpec::new("v", func, "out")];
     let partials = pieces
         .into_iter()
@@ -583,18 +595,7 @@ fn window(
     variant: usize,
     func: WindowFunc,
 ) -> Result<Vec<Output>> {
-    let pieces = aggregation_input(g, t, variant);
-    let keys: Vec<String> = if variant == 1 {
-        vec![]
-    } else {
-        vec!["k".into()]
-    };
-    s.note(format!(
-        "k: int64 keys, v: {} values; {} partitions of {:?} rows; keys {keys:?}",
-        t.name(),
-        pieces.len(),
-        pieces.iter().map(|p| p.num_rows()).collect::<Vec<_>>()
-    ));
+    let (pieces, keys) = keyed_input(s, g, t, variant);
     let spec = WindowSpec {
         keys,
         func,
