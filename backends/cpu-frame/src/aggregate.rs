@@ -130,14 +130,6 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
     })
 }
 
-/// The type a mean sums in: exact for a Decimal128 ([`AggFunc::state_fields`]).
-fn mean_sum_type(t: &DataType) -> DataType {
-    match t {
-        DataType::Decimal128(_, s) => DataType::Decimal128(38, *s),
-        _ => DataType::Float64,
-    }
-}
-
 /// Per-group counts of non-null values.
 fn count(a: &ArrayRef, g: &Groups) -> ArrayRef {
     let mut acc = vec![0i64; g.len()];
@@ -402,7 +394,11 @@ fn partial_state(a: &ArrayRef, g: &Groups, spec: &AggSpec) -> Result<Vec<ArrayRe
     Ok(match spec.func {
         AggFunc::Sum => vec![sum(a, g, &sum_t)?],
         AggFunc::Count => vec![count(a, g)],
-        AggFunc::Mean => vec![sum(a, g, &mean_sum_type(&t))?, count(a, g)],
+        AggFunc::Mean => {
+            // The running sum's type is the state layout's (exact for a decimal).
+            let fields = spec.func.state_fields(&spec.output, &t);
+            vec![sum(a, g, fields[0].data_type())?, count(a, g)]
+        }
         AggFunc::Std | AggFunc::Var => moments(a, g)?,
         AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
             vec![pick(a, g, spec.func)?]

@@ -27,7 +27,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::backend::Availability;
 use crate::error::{Error, Result};
-use crate::frame::expr::Expr;
+use crate::frame::expr::{sum_type, Expr};
 use crate::frame::window::WindowSpec;
 
 /// A partition of a dataframe owned by one backend.
@@ -383,19 +383,6 @@ impl AggFunc {
                 DataType::List(Arc::new(Field::new_list_field(DataType::Float64, true))),
             )],
         }
-    }
-}
-
-fn sum_type(t: &DataType) -> DataType {
-    if let DataType::Decimal128(_, s) = t {
-        // DuckDB's SUM(DECIMAL(p, s)) is DECIMAL(38, s): exact, overflow an error.
-        DataType::Decimal128(crate::frame::expr::DECIMAL128_MAX_PRECISION, *s)
-    } else if matches!(t, DataType::Decimal256(_, _)) || t.is_floating() {
-        DataType::Float64
-    } else if t.is_unsigned_integer() {
-        DataType::UInt64
-    } else {
-        DataType::Int64
     }
 }
 

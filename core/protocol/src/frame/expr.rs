@@ -1243,6 +1243,22 @@ pub struct DecimalPlan {
 /// The most digits a Decimal128 holds.
 pub const DECIMAL128_MAX_PRECISION: u8 = 38;
 
+/// The type of a sum of values of type `t` (the `sum` aggregation's, a running sum's):
+/// Int64 for signed integers and booleans, UInt64 for unsigned ones, Float64 for floats
+/// and 256-bit decimals, and Decimal128(38, s) for a Decimal128 of scale s — DuckDB's
+/// `SUM(DECIMAL(p, s))`, exact, an overflow an error.
+pub fn sum_type(t: &DataType) -> DataType {
+    if let DataType::Decimal128(_, s) = t {
+        DataType::Decimal128(DECIMAL128_MAX_PRECISION, *s)
+    } else if matches!(t, DataType::Decimal256(_, _)) || t.is_floating() {
+        DataType::Float64
+    } else if t.is_unsigned_integer() {
+        DataType::UInt64
+    } else {
+        DataType::Int64
+    }
+}
+
 /// `(precision, scale)` of an operand as an exact decimal: a Decimal128, an integer
 /// column (scale 0, its type's digits), an integer literal (its own digits), or a float
 /// literal as the decimal it is written as (`0.05` is 5 at scale 2: DuckDB's reading of

@@ -32,6 +32,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
+use crate::frame::expr::sum_type;
 
 /// An aggregate over a rolling window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -180,19 +181,18 @@ impl WindowFunc {
             }
             WindowFunc::CumSum | WindowFunc::CumProd => {
                 need(numeric, "a numeric or boolean column")?;
-                Ok(
-                    if let (WindowFunc::CumSum, DataType::Decimal128(_, s)) = (self, t) {
-                        DataType::Decimal128(38, *s)
-                    } else if t.is_floating()
-                        || matches!(t, DataType::Decimal128(_, _) | DataType::Decimal256(_, _))
-                    {
-                        DataType::Float64
-                    } else if t.is_unsigned_integer() {
-                        DataType::UInt64
-                    } else {
-                        DataType::Int64
-                    },
-                )
+                Ok(if self == WindowFunc::CumSum {
+                    // A running sum has the type of the sum.
+                    sum_type(t)
+                } else if t.is_floating()
+                    || matches!(t, DataType::Decimal128(_, _) | DataType::Decimal256(_, _))
+                {
+                    DataType::Float64
+                } else if t.is_unsigned_integer() {
+                    DataType::UInt64
+                } else {
+                    DataType::Int64
+                })
             }
             WindowFunc::CumMin | WindowFunc::CumMax => {
                 need(orderable, "an orderable column (numbers, strings, dates)")?;
