@@ -64,12 +64,14 @@ fn visit(rows: usize, backward: bool) -> Box<dyn Iterator<Item = usize>> {
     }
 }
 
-/// Whether row `i` of `v` is missing for the cumulative and rolling functions: null, or
-/// NaN (pandas' missing value) for floats.
-fn missing(v: &ArrayRef, i: usize) -> bool {
-    v.is_null(i)
-        || (*v.data_type() == DataType::Float64
-            && v.as_primitive::<Float64Type>().value(i).is_nan())
+/// Whether a row of `v` is missing for the cumulative and rolling functions: null, or
+/// NaN (pandas' missing value) for floats. The type is looked at once, not per row.
+fn missing_rows(v: &ArrayRef) -> impl Fn(usize) -> bool + '_ {
+    let floats = (*v.data_type() == DataType::Float64).then(|| v.as_primitive::<Float64Type>());
+    let nulls = v.logical_nulls();
+    move |i| {
+        nulls.as_ref().is_some_and(|n| n.is_null(i)) || floats.is_some_and(|f| f.value(i).is_nan())
+    }
 }
 
 /// The row each output row takes its value from (`None`: null), for the functions that
@@ -125,11 +127,12 @@ fn source_rows(
                 std::cmp::Ordering::Greater
             };
             let mut best: Vec<Option<u32>> = vec![None; g.len()];
+            let missing = missing_rows(v);
             for (i, (&id, o)) in g.ids.iter().zip(out.iter_mut()).enumerate() {
                 if id == NO_GROUP {
                     continue;
                 }
-                if missing(v, i) {
+                if missing(i) {
                     // A missing value stays missing (null, or NaN itself).
                     *o = Some(i as u32);
                     continue;
@@ -165,6 +168,7 @@ fn cumulative<T: ArrowPrimitiveType>(
     op: impl Fn(T::Native, T::Native) -> T::Native,
 ) -> (PrimitiveArray<T>, Vec<Option<T::Native>>) {
     let x = v.as_primitive::<T>();
+    let missing = missing_rows(v);
     let mut acc: Vec<Option<T::Native>> = vec![None; g.len()];
     let out: PrimitiveArray<T> = (0..x.len())
         .map(|i| {
@@ -172,7 +176,7 @@ fn cumulative<T: ArrowPrimitiveType>(
             if id == NO_GROUP || x.is_null(i) {
                 return None;
             }
-            if missing(v, i) {
+            if missing(i) {
                 return Some(x.value(i));
             }
             let a = &mut acc[id as usize];
@@ -322,6 +326,7 @@ fn rolling(
     let f = cast(v, &DataType::Float64, spec)?;
     let x = f.as_primitive::<Float64Type>();
     let mut state: Vec<Rolling> = vec![Rolling::default(); g.len()];
+    let missing = missing_rows(&f);
     let out: Float64Array = (0..x.len())
         .map(|i| {
             let id = g.ids[i];
@@ -329,7 +334,7 @@ fn rolling(
                 return None;
             }
             let s = &mut state[id as usize];
-            let value = (!missing(&f, i)).then(|| x.value(i));
+            let value = (!missing(i)).then(|| x.value(i));
             s.push(value, agg, window);
             s.value(agg, min_periods)
         })
@@ -459,10 +464,11 @@ pub(crate) fn carry(part: &RecordBatch, spec: &WindowSpec) -> Result<RecordBatch
             // running extreme (cummin/cummax, where a NaN row is skipped) of each group.
             let fill = !matches!(spec.func, WindowFunc::CumMin | WindowFunc::CumMax);
             let sources = source_rows(spec.func, &v, &g, spec)?;
+            let missing = missing_rows(&v);
             let mut last: Vec<Option<u32>> = vec![None; g.len()];
             for i in visit(rows, backward) {
                 let id = g.ids[i];
-                let counts = if fill { v.is_valid(i) } else { !missing(&v, i) };
+                let counts = if fill { v.is_valid(i) } else { !missing(i) };
                 if id != NO_GROUP && counts {
                     last[id as usize] = sources[i];
                 }
