@@ -586,8 +586,8 @@ fn window_cases() -> Vec<(&'static str, WindowFunc, super::FrameRun)> {
 }
 
 /// A window function over the aggregation input's partitions (per group of `k`, or over
-/// all rows in variant 1) as core runs it: each partition's carry, the carries folded in
-/// partition order, then each partition with its incoming carry.
+/// all rows in variant 1) as core runs it: the carries from core's own fold
+/// (`window_carries`), then each partition with its incoming carry.
 fn window(
     s: &FrameSide,
     g: &mut Gen,
@@ -606,32 +606,7 @@ fn window(
         .into_iter()
         .map(|p| s.import(p))
         .collect::<Result<Vec<Partition>>>()?;
-    let own = parts
-        .iter()
-        .map(|p| s.backend.window_carry(p, &spec))
-        .collect::<Result<Vec<Partition>>>()?;
-    let n = parts.len();
-    let order: Vec<usize> = if func.backward() {
-        (0..n).rev().collect()
-    } else {
-        (0..n).collect()
-    };
-    let mut carries: Vec<Option<Partition>> = vec![None; n];
-    let mut running: Option<Partition> = None;
-    for &i in &order {
-        carries[i] = running.clone();
-        running = Some(match running {
-            None => own[i].clone(),
-            Some(r) => {
-                let pair = if func.backward() {
-                    [own[i].clone(), r]
-                } else {
-                    [r, own[i].clone()]
-                };
-                s.backend.window_carry(&s.backend.concat(&pair)?, &spec)?
-            }
-        });
-    }
+    let carries = tessera_frame::algorithms::window_carries(&s.backend, &parts, &spec)?;
     parts
         .iter()
         .zip(&carries)

@@ -334,8 +334,12 @@ pub(crate) fn pipeline(
 
 /// The carry each partition of a window receives: every partition's own carry in
 /// parallel, then folded in partition order (from the last partition for a backward
-/// function), where the carry of carries is the carry of their concatenation.
-fn window_carries(
+/// function), where the carry of carries is the carry of their concatenation. The
+/// conformance suite runs backends through this same fold.
+///
+/// # Errors
+/// What the backend's `window_carry` or `concat` returns.
+pub fn window_carries(
     backend: &Arc<dyn DataFrameBackend>,
     parts: &[Partition],
     spec: &WindowSpec,
