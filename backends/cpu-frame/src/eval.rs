@@ -9,6 +9,7 @@ use arrow_array::{
     new_null_array, Array, ArrayRef, BooleanArray, Datum, Float64Array, Int64Array, RecordBatch,
     Scalar, StringArray, UInt32Array,
 };
+use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, TimeUnit};
 use tessera_core::frame::expr::{
     binary_types, compile, decimal_types, is_in_operand, BinaryOp, DatePart, Expr, Literal,
@@ -30,6 +31,13 @@ impl Val {
             Val::Array(a) => Val::Array(f(&a)?),
             Val::Scalar(a) => Val::Scalar(f(&a)?),
         })
+    }
+
+    /// The array behind the value (one row for a scalar).
+    fn array(&self) -> &ArrayRef {
+        match self {
+            Val::Array(a) | Val::Scalar(a) => a,
+        }
     }
 
     /// The full column of `rows` rows.
@@ -324,6 +332,12 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
 /// [`decimal_types`] plans: to the result type for `+`/`-`, each its own for `*`), into
 /// Decimal128(`p`, `scale`); a value past the precision is an error naming the expression.
 /// A literal operand stays one value (no column of copies).
+///
+/// The kernel runs without a branch on overflow: every slot is computed with the
+/// overflowing form of the operation and the overflow flags are or-ed (over valid slots
+/// only), so the loop stays tight; the error is raised after it. A product of two values
+/// that fit `i64` (every decimal of up to 18 digits) is one 64x64→128-bit multiply, which
+/// cannot overflow.
 fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Result<Val> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Decimal128Type;
@@ -336,10 +350,15 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
             ),
         )
     };
-    let f: fn(i128, i128) -> Option<i128> = match op {
-        BinaryOp::Add => i128::checked_add,
-        BinaryOp::Sub => i128::checked_sub,
-        BinaryOp::Mul => i128::checked_mul,
+    let scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
+    let (la, ra) = (
+        l.array().as_primitive::<Decimal128Type>(),
+        r.array().as_primitive::<Decimal128Type>(),
+    );
+    let computed = match op {
+        BinaryOp::Add => decimal_kernel(i128::overflowing_add, la, &l, ra, &r),
+        BinaryOp::Sub => decimal_kernel(i128::overflowing_sub, la, &l, ra, &r),
+        BinaryOp::Mul => decimal_kernel(decimal_mul, la, &l, ra, &r),
         _ => {
             return Err(Error::invalid(
                 "expression",
@@ -347,36 +366,83 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
             ))
         }
     };
-    let bad = || arrow_schema::ArrowError::ComputeError(String::new());
-    let values = |a: &ArrayRef| a.as_primitive::<Decimal128Type>().clone();
-    let one = |a: &ArrayRef| -> Option<i128> {
-        let a = a.as_primitive::<Decimal128Type>();
-        a.is_valid(0).then(|| a.value(0))
+    let Some((values, nulls)) = computed else {
+        return Err(overflow());
     };
-    let scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
-    let computed = match (&l, &r) {
-        (Val::Array(a), Val::Scalar(b)) => match one(b) {
-            Some(b) => values(a).try_unary(|x| f(x, b).ok_or_else(bad)),
-            None => Ok(PrimitiveArray::new_null(a.len())),
-        },
-        (Val::Scalar(a), Val::Array(b)) => match one(a) {
-            Some(a) => values(b).try_unary(|y| f(a, y).ok_or_else(bad)),
-            None => Ok(PrimitiveArray::new_null(b.len())),
-        },
-        (Val::Array(a), Val::Array(b)) | (Val::Scalar(a), Val::Scalar(b)) => {
-            arrow_arith::arity::try_binary(&values(a), &values(b), |x, y| f(x, y).ok_or_else(bad))
-        }
-    };
-    let out: PrimitiveArray<Decimal128Type> = computed.map_err(|_| overflow())?;
-    let out = out
+    let out = PrimitiveArray::<Decimal128Type>::new(values.into(), nulls)
         .with_precision_and_scale(p, scale)
         .map_err(|err| Error::arrow("expression", err))?;
     // The typing gives every result digit room unless it had to stop at 38 digits; only
-    // then can a value exceed the precision (past i128 the checked ops already failed).
+    // then can a value exceed the precision (past i128 the overflow flags caught it).
     if p == 38 {
         out.validate_decimal_precision(p).map_err(|_| overflow())?;
     }
     Ok(wrap(scalar, Arc::new(out)))
+}
+
+/// The values and validity of `l op r` for [`decimal_arith`], `None` when a valid slot
+/// overflows. Generic over the operation so that it is inlined into the loop.
+fn decimal_kernel<F: Fn(i128, i128) -> (i128, bool)>(
+    f: F,
+    la: &arrow_array::PrimitiveArray<arrow_array::types::Decimal128Type>,
+    l: &Val,
+    ra: &arrow_array::PrimitiveArray<arrow_array::types::Decimal128Type>,
+    r: &Val,
+) -> Option<(Vec<i128>, Option<NullBuffer>)> {
+    // A literal side is one value; a null literal makes every row null.
+    let one = |a: &arrow_array::PrimitiveArray<_>| a.is_valid(0).then(|| a.value(0));
+    let column_and_literal = match (l, r) {
+        (Val::Array(_), Val::Scalar(_)) => Some((la, one(ra), false)),
+        (Val::Scalar(_), Val::Array(_)) => Some((ra, one(la), true)),
+        _ => None,
+    };
+    if let Some((col, lit, lit_left)) = column_and_literal {
+        let x = col.values();
+        let Some(b) = lit else {
+            return Some((vec![0; x.len()], Some(NullBuffer::new_null(x.len()))));
+        };
+        let g = |y: i128| if lit_left { f(b, y) } else { f(y, b) };
+        let mut over = false;
+        let v: Vec<i128> = x
+            .iter()
+            .map(|&y| {
+                let (v, o) = g(y);
+                over |= o;
+                v
+            })
+            .collect();
+        let valid = |i: usize| col.nulls().is_none_or(|n| n.is_valid(i));
+        if over && (0..x.len()).any(|i| valid(i) && g(x[i]).1) {
+            return None;
+        }
+        return Some((v, col.nulls().cloned()));
+    }
+    let (x, y) = (la.values(), ra.values());
+    let nulls = NullBuffer::union(la.nulls(), ra.nulls());
+    let mut over = false;
+    let v: Vec<i128> = x
+        .iter()
+        .zip(y.iter())
+        .map(|(&a, &b)| {
+            let (v, o) = f(a, b);
+            over |= o;
+            v
+        })
+        .collect();
+    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+    if over && (0..v.len()).any(|i| valid(i) && f(x[i], y[i]).1) {
+        return None;
+    }
+    Some((v, nulls))
+}
+
+/// `a * b` with its overflow flag; two values that fit `i64` take one widening multiply.
+#[inline]
+fn decimal_mul(a: i128, b: i128) -> (i128, bool) {
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(a), Ok(b)) => (i128::from(a) * i128::from(b), false),
+        _ => a.overflowing_mul(b),
+    }
 }
 
 /// `x` clipped to `[lo, hi]` row by row with IEEE comparisons, so NaN stays NaN (arrow's
@@ -744,4 +810,117 @@ fn fast_time_part(a: &ArrayRef, part: DatePart) -> Option<ArrayRef> {
     let out: arrow_array::Int32Array =
         ts.unary::<_, arrow_array::types::Int32Type>(|v| (v.div_euclid(div) % modulo) as i32);
     Some(Arc::new(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Decimal128Type;
+    use arrow_array::Decimal128Array;
+    use arrow_buffer::ScalarBuffer;
+    use tessera_core::frame::expr::col;
+
+    fn dec(values: Vec<i128>, nulls: Option<Vec<bool>>, p: u8, s: i8) -> ArrayRef {
+        let a = Decimal128Array::new(ScalarBuffer::from(values), nulls.map(NullBuffer::from));
+        Arc::new(a.with_precision_and_scale(p, s).unwrap())
+    }
+
+    fn run(op: BinaryOp, l: Val, r: Val, p: u8, s: i8) -> Result<Vec<Option<i128>>> {
+        let e = col("a") * col("b");
+        let out = decimal_arith(op, l, r, p, s, &e)?;
+        Ok(out
+            .array()
+            .as_primitive::<Decimal128Type>()
+            .iter()
+            .collect())
+    }
+
+    #[test]
+    fn decimal_products_past_i64_are_exact_and_past_i128_are_errors() {
+        let big = 10i128.pow(20);
+        let a = dec(vec![big, -3, 7], None, 25, 2);
+        let b = dec(vec![10i128.pow(10) + 1, 5, -9], None, 12, 2);
+        let got = run(BinaryOp::Mul, Val::Array(a), Val::Array(b), 37, 4).unwrap();
+        assert_eq!(
+            got,
+            vec![Some(big * (10i128.pow(10) + 1)), Some(-15), Some(-63)]
+        );
+        // 10^30 * 10^30 is past i128: an error that names the expression and the type.
+        let huge = dec(vec![1, 10i128.pow(30)], None, 38, 0);
+        let e = run(
+            BinaryOp::Mul,
+            Val::Array(huge.clone()),
+            Val::Array(huge),
+            38,
+            0,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("does not fit Decimal128(38, 0)"), "{e}");
+        assert!(e.contains("a * b"), "{e}");
+    }
+
+    #[test]
+    fn a_null_slot_never_overflows_and_stays_null() {
+        // The null slot holds i128::MAX; doubling it would overflow, but it is null.
+        let a = dec(vec![i128::MAX, 4], Some(vec![false, true]), 38, 0);
+        let two = dec(vec![2], None, 1, 0);
+        for (l, r) in [
+            (Val::Array(a.clone()), Val::Scalar(two.clone())),
+            (Val::Scalar(two.clone()), Val::Array(a.clone())),
+        ] {
+            assert_eq!(
+                run(BinaryOp::Mul, l, r, 38, 0).unwrap(),
+                vec![None, Some(8)]
+            );
+        }
+        let twos = dec(vec![2, 2], None, 1, 0);
+        assert_eq!(
+            run(
+                BinaryOp::Add,
+                Val::Array(a.clone()),
+                Val::Array(twos),
+                38,
+                0
+            )
+            .unwrap(),
+            vec![None, Some(6)]
+        );
+        // A valid slot that overflows is still found when a null one precedes it.
+        let b = dec(vec![i128::MAX, i128::MAX], Some(vec![false, true]), 38, 0);
+        assert!(run(BinaryOp::Mul, Val::Array(b), Val::Scalar(two), 38, 0).is_err());
+        // A null literal makes every row null.
+        let null = dec(vec![0], Some(vec![false]), 1, 0);
+        assert_eq!(
+            run(BinaryOp::Sub, Val::Scalar(null), Val::Array(a), 38, 0).unwrap(),
+            vec![None, None]
+        );
+    }
+
+    #[test]
+    fn literal_sides_keep_their_order_and_38_digits_are_checked() {
+        let x = dec(vec![5, 100, -20], None, 15, 2);
+        let one = dec(vec![100], None, 3, 2);
+        // 1 - x and x - 1 at scale 2.
+        assert_eq!(
+            run(
+                BinaryOp::Sub,
+                Val::Scalar(one.clone()),
+                Val::Array(x.clone()),
+                16,
+                2
+            )
+            .unwrap(),
+            vec![Some(95), Some(0), Some(120)]
+        );
+        assert_eq!(
+            run(BinaryOp::Sub, Val::Array(x), Val::Scalar(one), 16, 2).unwrap(),
+            vec![Some(-95), Some(0), Some(-120)]
+        );
+        // Two 38-digit values whose sum fits i128 but has 39 digits.
+        let nines = 10i128.pow(38) - 1;
+        let a = dec(vec![nines], None, 38, 0);
+        assert!(run(BinaryOp::Add, Val::Array(a.clone()), Val::Array(a), 38, 0).is_err());
+    }
 }
