@@ -2,7 +2,8 @@
 //!
 //! One integer-like key (the common `groupby("passenger_count")` or join on an id) takes
 //! a fast path: a dense lookup table when the key range is small, else a hash map on the
-//! `i64` value. Any other key set goes through `arrow-row`, which encodes the keys of a
+//! `i64` value. Several keys, or string keys, are numbered column by column and the codes
+//! combined ([`super::key_codes`]). Any other key set goes through `arrow-row`, which encodes the keys of a
 //! row as comparable bytes, and a hash map on those bytes.
 
 use std::collections::HashMap;
@@ -94,9 +95,9 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
     }
     let nulls = key_nulls(keys);
     let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
-    let mut ids = vec![NO_GROUP; rows];
-    let mut first_rows = Vec::new();
     if let Some(k) = int_key(keys)? {
+        let mut ids = vec![NO_GROUP; rows];
+        let mut first_rows = Vec::new();
         let v = k.as_primitive::<Int64Type>().values();
         let (mut lo, mut hi) = (i64::MAX, i64::MIN);
         for (i, &x) in v.iter().enumerate() {
@@ -140,6 +141,11 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
         }
         return Ok(Groups { ids, first_rows });
     }
+    if let Some(g) = super::key_codes::group_by_codes(keys, rows, valid)? {
+        return Ok(g);
+    }
+    let mut ids = vec![NO_GROUP; rows];
+    let mut first_rows = Vec::new();
     let encoded = encode_rows(keys)?;
     let mut map: HashMap<&[u8], u32, ahash::RandomState> =
         HashMap::with_hasher(ahash::RandomState::new());

@@ -15,6 +15,7 @@
 mod aggregate;
 mod eval;
 mod join;
+mod key_codes;
 mod keys;
 mod sort;
 mod temporal;
