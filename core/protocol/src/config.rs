@@ -76,6 +76,12 @@ pub const KEYS: &[Key] = &[
         doc: "worker threads of the threaded scheduler; 0 = one per core",
     },
     Key {
+        name: "tune-allocator",
+        env: "TESSERA_TUNE_ALLOCATOR",
+        default: "true",
+        doc: "on Linux with glibc, keep freed column buffers in the process for reuse (malloc's mmap threshold fixed at 32 MiB, trimming past 256 MiB), set when the first worker pool starts; `false` leaves malloc as the program set it",
+    },
+    Key {
         name: "array.chunk-size",
         env: "TESSERA_ARRAY_CHUNK_SIZE",
         default: "128MiB",
@@ -253,7 +259,11 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         {
             "an http:// or https:// URL, or nothing"
         }
-        "optimize" | "allow-project-plugins" | "plugins-allow-writable" | "storage.allow-http"
+        "optimize"
+        | "tune-allocator"
+        | "allow-project-plugins"
+        | "plugins-allow-writable"
+        | "storage.allow-http"
             if parse_bool(value).is_none() =>
         {
             "`true` or `false`"
@@ -284,9 +294,11 @@ fn toml_type_ok(name: &str, v: &toml::Value) -> Option<&'static str> {
     use toml::Value::*;
     let (ok, expected) = match name {
         "num-threads" | "array.split-every" => (matches!(v, Integer(_)), "an integer"),
-        "optimize" | "allow-project-plugins" | "plugins-allow-writable" | "storage.allow-http" => {
-            (matches!(v, Boolean(_)), "a boolean (true or false)")
-        }
+        "optimize"
+        | "tune-allocator"
+        | "allow-project-plugins"
+        | "plugins-allow-writable"
+        | "storage.allow-http" => (matches!(v, Boolean(_)), "a boolean (true or false)"),
         "storage.retries" => (matches!(v, Integer(_)), "an integer"),
         "array.chunk-size" | "memory-limit" => (
             matches!(v, String(_) | Integer(_)),
@@ -690,6 +702,12 @@ fn parse_bool(v: &str) -> Option<bool> {
 pub fn optimize() -> Result<bool> {
     let (v, _) = get("optimize")?;
     parse_bool(&v).ok_or_else(|| Error::Config(format!("bad optimize '{v}'")))
+}
+
+/// `tune-allocator`: whether the first worker pool tunes glibc's malloc ([`crate::allocator`]).
+pub fn tune_allocator() -> Result<bool> {
+    let (v, _) = get("tune-allocator")?;
+    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad tune-allocator '{v}'")))
 }
 
 /// `allow-project-plugins`: whether a project-local `tessera.toml` may name plugins.

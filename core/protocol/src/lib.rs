@@ -14,6 +14,7 @@
 //! no arrow compute kernels, no parquet, no libloading. Backends (`tessera-cpu`, ...) depend
 //! on it and register themselves; the `tessera` facade links the default ones.
 
+pub mod allocator;
 pub mod backend;
 pub mod chunks;
 pub mod cluster;

@@ -21,6 +21,7 @@ static POOLS: LazyLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> =
 /// # Errors
 /// [`Error::Internal`] when the operating system refuses to start the threads.
 pub fn worker_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
+    crate::allocator::tune();
     let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = pools.get(&threads) {
         return Ok(p.clone());
@@ -63,7 +64,10 @@ where
 {
     use rayon::prelude::*;
     match crate::config::scheduler()? {
-        SchedulerKind::SingleThreaded => (0..n).map(|i| guarded(&f, i)).collect(),
+        SchedulerKind::SingleThreaded => {
+            crate::allocator::tune();
+            (0..n).map(|i| guarded(&f, i)).collect()
+        }
         SchedulerKind::Threads | SchedulerKind::Mpi => {
             let pool = worker_pool(worker_threads()?)?;
             pool.install(|| (0..n).into_par_iter().map(|i| guarded(&f, i)).collect())
