@@ -90,8 +90,8 @@ fn side_of(e: &Expr, left: &SchemaRef, right: &SchemaRef) -> Option<Side> {
     }
 }
 
-/// For a disjunction over both sides, the disjunction of each arm's conjuncts on `side`:
-/// implied by `e`, so true wherever `e` is. `None` when some arm has none (nothing is
+/// For a disjunction over both sides, the disjunction of each arm's conjuncts on `side`
+/// (with what all arms share factored out): implied by `e`, so true wherever `e` is. `None` when some arm has none (nothing is
 /// implied) or `e` is not a disjunction.
 fn implied_on(e: &Expr, side: Side, left: &SchemaRef, right: &SchemaRef) -> Option<Expr> {
     let mut arms = Vec::new();
@@ -107,9 +107,45 @@ fn implied_on(e: &Expr, side: Side, left: &SchemaRef, right: &SchemaRef) -> Opti
             .into_iter()
             .filter(|p| side_of(p, left, right) == Some(side))
             .collect();
-        implied.push(fold(mine, BinaryOp::And)?);
+        if mine.is_empty() {
+            return None;
+        }
+        implied.push(mine);
     }
-    fold(implied, BinaryOp::Or)
+    factor_disjunction(implied)
+}
+
+/// `(c and r1) or (c and r2) or ...` as `c and (r1 or r2 or ...)`, from each arm's
+/// conjuncts: a conjunct every arm has is evaluated once instead of once per arm (Q19's ship
+/// mode and instruction tests, common to its three arms). Distribution and absorption hold
+/// in SQL's three-valued logic too, so the rows kept are the same; an arm left with nothing
+/// makes the disjunction true, leaving the common conjuncts alone.
+/// `None` when there are no arms.
+fn factor_disjunction(arms: Vec<Vec<Expr>>) -> Option<Expr> {
+    let common: Vec<Expr> = arms
+        .first()?
+        .iter()
+        .filter(|c| arms[1..].iter().all(|arm| arm.contains(c)))
+        .cloned()
+        .collect();
+    let rests: Vec<Vec<Expr>> = arms
+        .into_iter()
+        .map(|arm| arm.into_iter().filter(|c| !common.contains(c)).collect())
+        .collect();
+    let any_of = if rests.iter().any(Vec::is_empty) {
+        None
+    } else {
+        fold(
+            rests
+                .into_iter()
+                .filter_map(|r| fold(r, BinaryOp::And))
+                .collect(),
+            BinaryOp::Or,
+        )
+    };
+    let mut all = common;
+    all.extend(any_of);
+    fold(all, BinaryOp::And)
 }
 
 /// When `input` is an inner join and `program` starts with filters, the join with what
@@ -235,5 +271,40 @@ mod tests {
         assert!(implied_on(&partial, Side::Left, &l, &r).is_none());
         assert!(implied_on(&partial, Side::Right, &l, &r).is_some());
         assert!(implied_on(&col("a").eq(lit(1)), Side::Left, &l, &r).is_none());
+    }
+
+    #[test]
+    fn what_every_arm_shares_is_tested_once() {
+        let (l, r) = (schema(&["q", "mode", "kind"]), schema(&["b"]));
+        let shared = || col("mode").eq(lit(1)).and(col("kind").gt(lit(0)));
+        let arm = |i: i64| {
+            col("q")
+                .between(lit(i), lit(i + 10))
+                .and(shared())
+                .and(col("b").eq(lit(i)))
+        };
+        let e = arm(1).or(arm(10)).or(arm(20));
+        assert_eq!(
+            implied_on(&e, Side::Left, &l, &r).unwrap(),
+            col("mode").eq(lit(1)).and(col("kind").gt(lit(0))).and(
+                col("q")
+                    .between(lit(1), lit(11))
+                    .or(col("q").between(lit(10), lit(20)))
+                    .or(col("q").between(lit(20), lit(30)))
+            )
+        );
+        // An arm that is only the shared part absorbs the others.
+        let bare = shared().and(col("b").eq(lit(0)));
+        assert_eq!(
+            implied_on(&arm(1).or(bare), Side::Left, &l, &r).unwrap(),
+            shared()
+        );
+        // Nothing shared: the plain disjunction.
+        let (x, y) = (col("q").eq(lit(1)), col("q").eq(lit(2)));
+        let e = x
+            .clone()
+            .and(col("b").eq(lit(1)))
+            .or(y.clone().and(col("b").eq(lit(2))));
+        assert_eq!(implied_on(&e, Side::Left, &l, &r).unwrap(), x.or(y));
     }
 }
