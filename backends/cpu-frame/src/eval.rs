@@ -708,12 +708,18 @@ fn is_in_direct(a: &ArrayRef, values: &[Literal]) -> Result<Option<ArrayRef>> {
             else {
                 return Ok(None);
             };
+            if *t == DataType::Utf8View {
+                return Ok(Some(Arc::new(view_is_in(
+                    a.as_string_view(),
+                    &wanted,
+                    null_matches,
+                ))));
+            }
             let wanted = Wanted::new(wanted);
             let test = |v: Option<&str>| Some(v.map_or(null_matches, |v| wanted.contains(&v)));
             match t {
                 DataType::Utf8 => a.as_string::<i32>().iter().map(test).collect(),
-                DataType::LargeUtf8 => a.as_string::<i64>().iter().map(test).collect(),
-                _ => a.as_string_view().iter().map(test).collect(),
+                _ => a.as_string::<i64>().iter().map(test).collect(),
             }
         }
         t if t.is_integer() => {
@@ -739,6 +745,43 @@ fn is_in_direct(a: &ArrayRef, values: &[Literal]) -> Result<Option<ArrayRef>> {
         _ => return Ok(None),
     };
     Ok(Some(Arc::new(out)))
+}
+
+/// `is_in` over a string view column by its views: a string of at most 12 bytes is all in
+/// its 16-byte view (length, bytes, zero padding), so it matches exactly when the view
+/// equals a wanted string's view; a longer one is compared byte by byte only when its
+/// length and 4-byte prefix (the view's first 8 bytes) are a wanted string's.
+fn view_is_in(
+    a: &arrow_array::StringViewArray,
+    wanted: &[&str],
+    null_matches: bool,
+) -> BooleanArray {
+    let view_of = |s: &str| {
+        let b = s.as_bytes();
+        let mut v = [0u8; 16];
+        v[..4].copy_from_slice(&(b.len() as u32).to_le_bytes());
+        let n = b.len().min(12);
+        v[4..4 + n].copy_from_slice(&b[..n]);
+        u128::from_le_bytes(v)
+    };
+    let (short, long): (Vec<&str>, Vec<&str>) = wanted.iter().partition(|s| s.len() <= 12);
+    let short = Wanted::new(short.iter().map(|s| view_of(s)).collect());
+    let heads = Wanted::new(long.iter().map(|s| view_of(s) as u64).collect());
+    let long = Wanted::new(long);
+    let views = a.views();
+    let nulls = a.nulls();
+    let hits = arrow_buffer::BooleanBuffer::collect_bool(a.len(), |i| {
+        if nulls.is_some_and(|n| n.is_null(i)) {
+            return null_matches;
+        }
+        let v = views[i];
+        if (v as u32) <= 12 {
+            short.contains(&v)
+        } else {
+            heads.contains(&(v as u64)) && long.contains(&a.value(i))
+        }
+    });
+    BooleanArray::new(hits, None)
 }
 
 /// The plain string types (not dictionaries).
@@ -922,5 +965,44 @@ mod tests {
         let nines = 10i128.pow(38) - 1;
         let a = dec(vec![nines], None, 38, 0);
         assert!(run(BinaryOp::Add, Val::Array(a.clone()), Val::Array(a), 38, 0).is_err());
+    }
+
+    #[test]
+    fn is_in_on_string_views_matches_string_equality() {
+        use arrow_array::StringViewArray;
+        let words = [
+            "",
+            "AIR",
+            "AIR REG",
+            "TRUCK",
+            "twelve bytes",
+            "thirteen byte",
+            "DELIVER IN PERSON",
+            "DELIVER IN PERSONS",
+            "DELI",
+            "a",
+            "a\0",
+        ];
+        let column: Vec<Option<&str>> = (0..200)
+            .map(|i: usize| (i % 7 != 3).then(|| words[(i * 31 + i / 5) % words.len()]))
+            .collect();
+        let a = StringViewArray::from(column.clone());
+        let many: Vec<&str> = words.to_vec();
+        for wanted in [
+            vec!["AIR", "AIR REG"],
+            vec!["DELIVER IN PERSON", "", "twelve bytes"],
+            vec!["thirteen byte", "a"],
+            vec![],
+            many,
+        ] {
+            for null_matches in [false, true] {
+                let got = view_is_in(&a, &wanted, null_matches);
+                assert_eq!(got.null_count(), 0);
+                for (i, v) in column.iter().enumerate() {
+                    let want = v.map_or(null_matches, |v| wanted.contains(&v));
+                    assert_eq!(got.value(i), want, "row {i} ({v:?}) in {wanted:?}");
+                }
+            }
+        }
     }
 }
