@@ -802,7 +802,7 @@ mod tests {
                 _ => NO_GROUP,
             })
             .collect();
-        let values: Vec<Option<i32>> = (0..n as i32)
+        let values: Vec<Option<i32>> = (0..n)
             .map(|i| match i % 10 {
                 7 | 8 => Some(i % 3),
                 9 => None,
