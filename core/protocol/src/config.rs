@@ -79,7 +79,7 @@ pub const KEYS: &[Key] = &[
         name: "tune-allocator",
         env: "TESSERA_TUNE_ALLOCATOR",
         default: "true",
-        doc: "on Linux with glibc, keep freed column buffers in the process for reuse (malloc's mmap threshold fixed at 32 MiB, trimming past 256 MiB), set when the first worker pool starts; `false` leaves malloc as the program set it",
+        doc: "on Linux with glibc, keep freed column buffers in the process for reuse (malloc's mmap threshold fixed at 64 MiB, trimming past 256 MiB), set when the first worker pool starts; `false` leaves malloc as the program set it",
     },
     Key {
         name: "array.chunk-size",
