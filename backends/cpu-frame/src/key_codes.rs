@@ -11,13 +11,15 @@
 //!
 //! This replaces `arrow-row`'s encoding of every row into bytes and the hash map over those
 //! bytes, which costs a copy of each key and a byte-slice hash and comparison per row.
-//! Key sets this does not cover (floats, decimals, nested types, or more combinations than
-//! a `u64` counts) return `None` and take the row-encoding path.
+//! When the combinations of the keys so far would pass a `u64`, the combined codes are
+//! renumbered densely (there are at most as many as rows) before the next key joins them,
+//! so any number of keys takes this path. Key types it does not cover (nested types,
+//! Decimal256, dictionaries) return `None` and take the row-encoding path.
 
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
+use arrow_array::types::{Decimal128Type, Float32Type, Float64Type, Int64Type};
 use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
@@ -78,6 +80,34 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
         }
         DataType::Utf8 => strings(k.as_string::<i32>()),
         DataType::LargeUtf8 => strings(k.as_string::<i64>()),
+        DataType::Binary => {
+            let a = k.as_binary::<i32>();
+            number((0..rows).map(|i| a.value(i)), rows)
+        }
+        DataType::LargeBinary => {
+            let a = k.as_binary::<i64>();
+            number((0..rows).map(|i| a.value(i)), rows)
+        }
+        DataType::Decimal128(_, _) => number(
+            k.as_primitive::<Decimal128Type>().values().iter().copied(),
+            rows,
+        ),
+        // By bit pattern, as arrow-row tells floats apart: -0.0 and 0.0 are two keys, and
+        // NaNs with different payloads too.
+        DataType::Float64 => number(
+            k.as_primitive::<Float64Type>()
+                .values()
+                .iter()
+                .map(|x| x.to_bits()),
+            rows,
+        ),
+        DataType::Float32 => number(
+            k.as_primitive::<Float32Type>()
+                .values()
+                .iter()
+                .map(|x| x.to_bits()),
+            rows,
+        ),
         DataType::Boolean => {
             let a = k.as_boolean();
             Codes {
@@ -129,22 +159,27 @@ pub(crate) fn group_by_codes(
     rows: usize,
     valid: impl Fn(usize) -> bool,
 ) -> Result<Option<Groups>> {
-    let mut columns = Vec::with_capacity(keys.len());
+    // Row i's combined code: ((c0 * n1) + c1) * n2 + c2 ...; when the next product would
+    // pass a u64, the codes so far are renumbered densely first (at most one per row), so
+    // any number of keys fits.
+    let mut combined: Vec<u64> = Vec::new();
     let mut combinations: u64 = 1;
     for k in keys {
         let Some(c) = column_codes(k)? else {
             return Ok(None);
         };
-        combinations = match combinations.checked_mul(c.cardinality.max(1)) {
-            Some(n) => n,
-            None => return Ok(None),
-        };
-        columns.push(c);
-    }
-    // Row i's combined code: c0 + n0 * (c1 + n1 * (c2 + ...)).
-    let mut combined = vec![0u64; rows];
-    for c in columns.iter().rev() {
         let n = c.cardinality.max(1);
+        if combined.is_empty() {
+            combined = c.codes.iter().map(|&x| u64::from(x)).collect();
+            combinations = n;
+            continue;
+        }
+        if combinations.checked_mul(n).is_none() {
+            let dense = number(combined.iter().copied(), rows);
+            combined = dense.codes.iter().map(|&x| u64::from(x)).collect();
+            combinations = dense.cardinality.max(1);
+        }
+        combinations *= n;
         for (x, &code) in combined.iter_mut().zip(&c.codes) {
             *x = *x * n + u64::from(code);
         }
@@ -279,14 +314,59 @@ mod tests {
     }
 
     #[test]
-    fn keys_outside_the_path_say_so() {
-        let floats: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![1.0, 2.0]));
-        assert!(group_by_codes(&[floats], 2, |_| true).unwrap().is_none());
-        // Five columns of 2^16 distinct values each overflow a u64 of combinations.
-        let wide: ArrayRef = Arc::new(Int64Array::from_iter_values(
-            (0..1i64 << 16).map(|i| i * 1_000_003),
+    fn many_wide_keys_floats_decimals_and_bytes_group_as_row_encoding_does() {
+        // Five columns of 2^16 distinct values each: past a u64 of combinations, so the
+        // codes are renumbered on the way.
+        let n = 1usize << 16;
+        let wide: Vec<ArrayRef> = (0..5i64)
+            .map(|k| {
+                Arc::new(Int64Array::from_iter_values(
+                    (0..n as i64).map(|i| ((i * (2 * k + 1)) % n as i64) * 1_000_003),
+                )) as ArrayRef
+            })
+            .collect();
+        let floats: ArrayRef = Arc::new(arrow_array::Float64Array::from_iter((0..n).map(
+            |i| match i % 6 {
+                0 => Some(0.0),
+                1 => Some(-0.0),
+                2 => Some(f64::NAN),
+                3 => None,
+                _ => Some((i % 4) as f64 / 3.0),
+            },
+        )));
+        let decimals: ArrayRef = Arc::new(
+            arrow_array::Decimal128Array::from_iter(
+                (0..n).map(|i| (i % 9 != 0).then_some((i as i128 % 7) * 10i128.pow(30))),
+            )
+            .with_precision_and_scale(38, 2)
+            .unwrap(),
+        );
+        let bytes: ArrayRef = Arc::new(arrow_array::BinaryArray::from_iter(
+            (0..n).map(|i| (i % 5 != 0).then(|| vec![0u8; i % 3])),
         ));
-        let keys = vec![wide; 5];
-        assert!(group_by_codes(&keys, 1 << 16, |_| true).unwrap().is_none());
+        let mut many = wide.clone();
+        many.push(floats.clone());
+        for keys in [
+            many,
+            vec![floats, decimals.clone(), bytes.clone()],
+            vec![wide[0].clone(), decimals, wide[1].clone(), bytes],
+        ] {
+            let nulls = super::super::keys::key_nulls(&keys);
+            let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
+            let g = group_by_codes(&keys, n, valid)
+                .unwrap()
+                .expect("codes path");
+            assert_eq!(sets(&g.ids), by_rows(&keys, &valid), "{} keys", keys.len());
+        }
+    }
+
+    #[test]
+    fn keys_outside_the_path_say_so() {
+        let dict: ArrayRef = Arc::new(
+            vec!["a", "b", "a"]
+                .into_iter()
+                .collect::<arrow_array::DictionaryArray<arrow_array::types::Int32Type>>(),
+        );
+        assert!(group_by_codes(&[dict], 3, |_| true).unwrap().is_none());
     }
 }
