@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, Int64Array};
+use arrow_array::{ArrayRef, Float64Array, Int64Array, TimestampMicrosecondArray};
 use tessera::frame::{AggFunc, Quantile, Value};
 
 use crate::frames::{batch, random_partitions, Rng};
@@ -22,6 +22,8 @@ fn quantiles_match_pandas() {
     let mut k = Vec::with_capacity(n);
     let mut v = Vec::with_capacity(n);
     let mut w = Vec::with_capacity(n);
+    // Instants over two centuries (seconds since the epoch), some missing.
+    let mut t: Vec<Option<i64>> = Vec::with_capacity(n);
     for i in 0..n {
         // Key 0 holds one value, key 1 only NaN; the rest are drawn from 2..40.
         let key = match i {
@@ -37,15 +39,17 @@ fn quantiles_match_pandas() {
             (rng.below(81) as f64 - 40.0) / 2.0 + if i % 5 == 0 { rng.float() } else { 0.0 }
         });
         w.push(rng.below(1000) as i64 - 300);
+        t.push((i % 11 != 7).then(|| rng.below(6_000_000_000) as i64 - 2_000_000_000));
     }
-    let mut text = String::from("k,v,w\n");
+    let mut text = String::from("k,v,w,t\n");
     for i in 0..n {
         let x = if v[i].is_nan() {
             String::new()
         } else {
             format!("{:?}", v[i])
         };
-        text.push_str(&format!("{},{x},{}\n", k[i], w[i]));
+        let ti = t[i].map_or(String::new(), |s| s.to_string());
+        text.push_str(&format!("{},{x},{},{ti}\n", k[i], w[i]));
     }
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -65,6 +69,14 @@ fn quantiles_match_pandas() {
             )),
         ),
         ("w", Arc::new(Int64Array::from(w))),
+        (
+            "t",
+            Arc::new(TimestampMicrosecondArray::from(
+                t.iter()
+                    .map(|s| s.map(|s| s * 1_000_000))
+                    .collect::<Vec<_>>(),
+            )),
+        ),
     ];
     let b = batch(cols);
     let same = |got: Option<f64>, want: &serde_json::Value, what: &str| match (got, want.as_f64()) {
@@ -118,11 +130,157 @@ fn quantiles_match_pandas() {
                 let Value::Str(stat) = d.value("statistic", row).unwrap() else {
                     panic!("statistic not a string")
                 };
+                let what = format!("describe {column} {stat}");
+                if column == "t" {
+                    same_instant(&d.value(column, row).unwrap(), &stats[&stat], &what);
+                    continue;
+                }
                 let g = d.value(column, row).unwrap().as_f64();
-                same(g, &stats[&stat], &format!("describe {column} {stat}"));
+                same(g, &stats[&stat], &what);
             }
         }
     }
+}
+
+/// A statistic of a datetime column as `describe` writes it (`2024-01-23 12:00:00.25`, the
+/// count as a number) against pandas' (nanoseconds since the epoch, or the count), within
+/// a microsecond: the column's unit.
+fn same_instant(got: &Value, want: &serde_json::Value, what: &str) {
+    let text = match got {
+        Value::Null => {
+            assert!(want.is_null(), "{what}: pandas {want}, tessera null");
+            return;
+        }
+        Value::Str(s) => s,
+        other => panic!("{what}: not text: {other:?}"),
+    };
+    if what.ends_with("count") {
+        assert_eq!(text.parse::<i64>().ok(), want.as_i64(), "{what}");
+        return;
+    }
+    let ns = instant_ns(text).unwrap_or_else(|| panic!("{what}: cannot read '{text}'"));
+    let want = want
+        .as_i64()
+        .unwrap_or_else(|| panic!("{what}: pandas {want}")) as i128;
+    assert!(
+        (ns - want).abs() <= 1_000,
+        "{what}: pandas {want} ns, tessera '{text}' = {ns} ns"
+    );
+}
+
+/// `YYYY-MM-DD HH:MM:SS[.fraction]` (a proleptic Gregorian date, UTC) as nanoseconds since
+/// the epoch.
+fn instant_ns(s: &str) -> Option<i128> {
+    let (date, time) = s.split_once(' ')?;
+    let mut d = date.rsplitn(3, '-');
+    let (day, month) = (
+        d.next()?.parse::<i64>().ok()?,
+        d.next()?.parse::<i64>().ok()?,
+    );
+    let year: i64 = d.next()?.parse().ok()?;
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let mut p = hms.split(':').map(|x| x.parse::<i64>());
+    let secs = p.next()?.ok()? * 3600 + p.next()?.ok()? * 60 + p.next()?.ok()?;
+    let nanos: i128 = if frac.is_empty() {
+        0
+    } else {
+        format!("{frac:0<9}")[..9].parse().ok()?
+    };
+    Some((i128::from(days) * 86_400 + i128::from(secs)) * 1_000_000_000 + nanos)
+}
+
+#[test]
+fn instants_are_read_back() {
+    assert_eq!(instant_ns("1970-01-01 00:00:00"), Some(0));
+    assert_eq!(
+        instant_ns("1970-01-02 00:00:01.5"),
+        Some(86_401_500_000_000)
+    );
+    assert_eq!(instant_ns("1969-12-31 23:59:59"), Some(-1_000_000_000));
+    assert_eq!(
+        instant_ns("2024-02-29 12:00:00"),
+        Some(1_709_208_000 * 1_000_000_000)
+    );
+}
+
+/// A datetime column's `describe`, by hand: pandas 3.1 gives these for
+/// `[2024-01-01, 2024-03-01, NaT, 2024-02-15]`; dates and zoned instants are described too.
+#[test]
+fn describe_writes_datetime_statistics_as_instants() {
+    use arrow_array::{Date32Array, TimestampSecondArray};
+    let day = 86_400i64;
+    let (jan1, feb15, mar1) = (19_723i64, 19_768i64, 19_783i64);
+    let cols: Vec<(&str, ArrayRef)> = vec![
+        (
+            "t",
+            Arc::new(TimestampSecondArray::from(vec![
+                Some(jan1 * day),
+                Some(mar1 * day),
+                None,
+                Some(feb15 * day),
+            ])),
+        ),
+        (
+            "d",
+            Arc::new(Date32Array::from(vec![
+                Some(jan1 as i32),
+                Some(mar1 as i32),
+                None,
+                Some(feb15 as i32),
+            ])),
+        ),
+        (
+            "z",
+            Arc::new(
+                TimestampSecondArray::from(vec![Some(jan1 * day), None, None, None])
+                    .with_timezone("Europe/Berlin"),
+            ),
+        ),
+    ];
+    let df = tessera::frame::DataFrame::from_columns(cols, 2).unwrap();
+    let d = df.describe().unwrap();
+    let column =
+        |c: &str| -> Vec<Value> { (0..d.num_rows()).map(|r| d.value(c, r).unwrap()).collect() };
+    let s = |x: &str| Value::Str(x.to_string());
+    let want = vec![
+        s("3"),
+        s("2024-02-05 00:00:00"),
+        Value::Null,
+        s("2024-01-01 00:00:00"),
+        s("2024-01-23 12:00:00"),
+        s("2024-02-15 00:00:00"),
+        s("2024-02-22 12:00:00"),
+        s("2024-03-01 00:00:00"),
+    ];
+    assert_eq!(column("t"), want);
+    assert_eq!(
+        column("d"),
+        want,
+        "a date column reads as midnight instants"
+    );
+    let z = column("z");
+    assert_eq!(z[0], s("1"));
+    assert_eq!(z[3], s("2024-01-01 01:00:00+01:00"), "in the column's zone");
+    let only_text = tessera::frame::DataFrame::from_columns(
+        vec![(
+            "name",
+            Arc::new(arrow_array::StringArray::from(vec!["a"])) as ArrayRef,
+        )],
+        1,
+    )
+    .unwrap();
+    let e = only_text.describe().unwrap_err().to_string();
+    assert!(
+        e.contains("no numeric, date or timestamp columns (columns: name)"),
+        "{e}"
+    );
 }
 
 /// The t-digest estimates of `approx_quantile` over 300,000 skewed values in random

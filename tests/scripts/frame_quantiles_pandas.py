@@ -1,10 +1,14 @@
 """pandas' answers for tessera's quantiles: groupby quantile, frame quantile, describe.
 
 Reads the CSV written by `frame_quantiles::quantiles_match_pandas` (columns k: int64 key,
-v: float64 with NaN where empty, w: int64) and prints one JSON object:
+v: float64 with NaN where empty, w: int64, t: seconds since the epoch, read as datetime64,
+empty where missing) and prints one JSON object:
 
     {"groupby": {q: {key: value or null}}, "frame": {column: {q: value}},
      "describe": {column: {statistic: value}}}
+
+`describe`'s statistics of `t` are instants as nanoseconds since the epoch (its count a
+number, its std null).
 
     python tests/scripts/frame_quantiles_pandas.py INPUT.csv
 """
@@ -14,7 +18,8 @@ import sys
 
 import pandas as pd
 
-df = pd.read_csv(sys.argv[1], dtype={"k": "int64", "v": "float64", "w": "int64"})
+df = pd.read_csv(sys.argv[1], dtype={"k": "int64", "v": "float64", "w": "int64", "t": "float64"})
+df["t"] = pd.to_datetime(df["t"], unit="s")
 LEVELS = [0.0, 0.1, 0.3, 0.5, 0.95, 1.0]
 
 
@@ -33,4 +38,13 @@ out = {
         c: {stat: num(v) for stat, v in df.describe()[c].items()} for c in ["k", "v", "w"]
     },
 }
+
+
+def instant(x):
+    if isinstance(x, pd.Timestamp):
+        return x.value
+    return None if pd.isna(x) else int(x)
+
+
+out["describe"]["t"] = {stat: instant(v) for stat, v in df.describe()["t"].items()}
 print(json.dumps(out))

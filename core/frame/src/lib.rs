@@ -21,6 +21,7 @@
 
 pub mod algorithms;
 mod dataframe;
+mod describe;
 pub mod display;
 mod distributed;
 pub mod io;
