@@ -990,6 +990,26 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.api.merge/timestamp[us]", "frame_api_merge_timestamp_us");
             }
             #[test]
+            fn frame_api_semi_anti_join_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.semi_anti_join/int64", "frame_api_semi_anti_join_int64");
+            }
+            #[test]
+            fn frame_api_semi_anti_join_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.semi_anti_join/int32", "frame_api_semi_anti_join_int32");
+            }
+            #[test]
+            fn frame_api_semi_anti_join_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.semi_anti_join/utf8", "frame_api_semi_anti_join_utf8");
+            }
+            #[test]
+            fn frame_api_semi_anti_join_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.semi_anti_join/date32", "frame_api_semi_anti_join_date32");
+            }
+            #[test]
+            fn frame_api_semi_anti_join_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.api.semi_anti_join/timestamp[us]", "frame_api_semi_anti_join_timestamp_us");
+            }
+            #[test]
             fn frame_api_sort_values_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.api.sort_values/int64", "frame_api_sort_values_int64");
             }

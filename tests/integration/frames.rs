@@ -1424,9 +1424,11 @@ fn value_counts_by_hand() {
 
 /// Semi and anti joins against a nested-loop reference on random keys with nulls and
 /// duplicates on both sides, differently named keys, and a right key named like a left
-/// column.
+/// column: integer keys of a small range (a dense table) and of a wide one (a hash map),
+/// string keys (encoded rows), under every join strategy.
 #[test]
 fn semi_and_anti_joins_match_a_nested_loop() {
+    use tessera::frame::{JoinStrategy, JoinType};
     let mut rng = Rng(3);
     let n = 120;
     let lk: Vec<Option<i64>> = (0..n)
@@ -1435,50 +1437,83 @@ fn semi_and_anti_joins_match_a_nested_loop() {
     let rk: Vec<Option<i64>> = (0..40)
         .map(|i| (i % 9 != 0).then(|| rng.below(30) as i64))
         .collect();
-    let left = batch(vec![
-        ("a", Arc::new(Int64Array::from(lk.clone())) as ArrayRef),
-        (
-            "b",
-            Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef,
-        ),
-    ]);
-    let right = batch(vec![
-        ("b", Arc::new(Int64Array::from(rk.clone())) as ArrayRef),
-        (
-            "z",
-            Arc::new(Float64Array::from_iter_values((0..40).map(f64::from))) as ArrayRef,
-        ),
-    ]);
-    for parts in [1, 5] {
-        let l = DataFrame::from_record_batch(left.clone(), parts, None).unwrap();
-        let r = DataFrame::from_record_batch(right.clone(), parts, None).unwrap();
-        let rows = |df: DataFrame| -> Vec<i64> {
-            let out = df.compute().unwrap().concat().unwrap();
-            assert_eq!(out.schema(), left.schema(), "only the left columns");
-            let mut ids = out.column(1).as_primitive::<Int64Type>().values().to_vec();
-            ids.sort_unstable();
-            ids
-        };
-        let matches = |k: &Option<i64>| k.is_some() && rk.contains(k);
-        let want_semi: Vec<i64> = (0..n as i64)
-            .filter(|&i| matches(&lk[i as usize]))
-            .collect();
-        let want_anti: Vec<i64> = (0..n as i64)
-            .filter(|&i| !matches(&lk[i as usize]))
-            .collect();
-        assert_eq!(
-            rows(l.semi_join(&r, &["a"], &["b"]).unwrap()),
-            want_semi,
-            "{parts} partitions"
-        );
-        assert_eq!(
-            rows(l.anti_join(&r, &["a"], &["b"]).unwrap()),
-            want_anti,
-            "{parts} partitions"
-        );
+    let matches = |k: &Option<i64>| k.is_some() && rk.contains(k);
+    let want_semi: Vec<i64> = (0..n as i64)
+        .filter(|&i| matches(&lk[i as usize]))
+        .collect();
+    let want_anti: Vec<i64> = (0..n as i64)
+        .filter(|&i| !matches(&lk[i as usize]))
+        .collect();
+    let keyed = |keys: &[Option<i64>], how: usize| -> ArrayRef {
+        match how {
+            0 => Arc::new(Int64Array::from(keys.to_vec())),
+            1 => Arc::new(Int64Array::from(
+                keys.iter().map(|k| k.map(|k| k << 40)).collect::<Vec<_>>(),
+            )),
+            _ => Arc::new(StringArray::from(
+                keys.iter()
+                    .map(|k| k.map(|k| format!("key {k}")))
+                    .collect::<Vec<_>>(),
+            )),
+        }
+    };
+    for kind in 0..3 {
+        let left = batch(vec![
+            ("a", keyed(&lk, kind)),
+            (
+                "b",
+                Arc::new(Int64Array::from_iter_values(0..n as i64)) as ArrayRef,
+            ),
+        ]);
+        let right = batch(vec![
+            ("b", keyed(&rk, kind)),
+            (
+                "z",
+                Arc::new(Float64Array::from_iter_values((0..40).map(f64::from))) as ArrayRef,
+            ),
+        ]);
+        for parts in [1, 5] {
+            let l = DataFrame::from_record_batch(left.clone(), parts, None).unwrap();
+            let r = DataFrame::from_record_batch(right.clone(), parts, None).unwrap();
+            let rows = |df: DataFrame| -> Vec<i64> {
+                let out = df.compute().unwrap().concat().unwrap();
+                assert_eq!(out.schema().fields().len(), 2, "only the left columns");
+                assert_eq!(out.schema().field(1).name(), "b");
+                let mut ids = out.column(1).as_primitive::<Int64Type>().values().to_vec();
+                ids.sort_unstable();
+                ids
+            };
+            let what = format!("key kind {kind}, {parts} partitions");
+            assert_eq!(
+                rows(l.semi_join(&r, &["a"], &["b"]).unwrap()),
+                want_semi,
+                "{what}"
+            );
+            assert_eq!(
+                rows(l.anti_join(&r, &["a"], &["b"]).unwrap()),
+                want_anti,
+                "{what}"
+            );
+            // Sorted on the keys, so that `SortedMerge` merges aligned ranges.
+            let (ls, rs) = (
+                l.sort_values(&["a"], &[true]).unwrap(),
+                r.sort_values(&["b"], &[true]).unwrap(),
+            );
+            for strategy in [
+                JoinStrategy::Broadcast,
+                JoinStrategy::Shuffle,
+                JoinStrategy::SortedMerge,
+            ] {
+                for (how, want) in [(JoinType::Semi, &want_semi), (JoinType::Anti, &want_anti)] {
+                    let got = ls.merge_on(&rs, &["a"], &["b"], how, strategy).unwrap();
+                    assert_eq!(&rows(got), want, "{what}, {how:?}, {strategy:?}");
+                }
+            }
+        }
     }
+    let left = batch(vec![("a", keyed(&lk, 0))]);
     let l = DataFrame::from_record_batch(left, 2, None).unwrap();
-    let e = l.semi_join(&l, &["a", "b"], &["a"]).unwrap_err();
+    let e = l.semi_join(&l, &["a", "a"], &["a"]).unwrap_err();
     assert!(e.to_string().contains("same positive number"), "{e}");
 }
 

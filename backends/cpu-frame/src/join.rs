@@ -1,6 +1,7 @@
 //! Joining two batches: a hash join (build on the right, probe with the left) and a
 //! sorted merge join, both producing pairs of row indices; the output is assembled by
-//! `take` on both sides, with shared keys coalesced for right and outer joins.
+//! `take` on both sides, with shared keys coalesced for right and outer joins. Semi and
+//! anti joins only ask of each left row whether the right side's table holds its key.
 
 use std::collections::HashMap;
 
@@ -306,6 +307,69 @@ fn hash_pairs(
     Ok(pairs)
 }
 
+/// Whether each left row's key occurs in `table` (a null key never does).
+fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>> {
+    let lnull = key_nulls(lk);
+    let lvalid = |i: usize| lnull.as_ref().is_none_or(|n| n.is_valid(i));
+    let ints = || -> Result<ArrayRef> {
+        int_key(lk)?.ok_or_else(|| {
+            Error::Internal("join: integer build table for non-integer probe keys".into())
+        })
+    };
+    Ok(match table {
+        BuildTable::Dense { lo, head, .. } => {
+            let l = ints()?;
+            l.as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .enumerate()
+                .map(|(i, &key)| {
+                    lvalid(i)
+                        && key
+                            .checked_sub(*lo)
+                            .and_then(|d| usize::try_from(d).ok())
+                            .and_then(|d| head.get(d))
+                            .is_some_and(|&v| v != MISSING)
+                })
+                .collect()
+        }
+        BuildTable::Int { head, .. } => {
+            let l = ints()?;
+            l.as_primitive::<Int64Type>()
+                .values()
+                .iter()
+                .enumerate()
+                .map(|(i, key)| lvalid(i) && head.contains_key(key))
+                .collect()
+        }
+        BuildTable::Rows {
+            rows,
+            head,
+            next,
+            state,
+        } => {
+            let lr = encode_rows(lk)?;
+            (0..ln)
+                .map(|i| {
+                    if !lvalid(i) {
+                        return false;
+                    }
+                    let row = lr.row(i);
+                    let mut r = head.get(&state.hash_one(row.data())).copied();
+                    while let Some(v) = r {
+                        let j = v & ROW;
+                        if rows.row(j as usize) == row {
+                            return true;
+                        }
+                        r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
+                    }
+                    false
+                })
+                .collect()
+        }
+    })
+}
+
 /// Merge join pairs of two key-sorted inputs (ascending, nulls last).
 fn merge_pairs(
     lk: &[ArrayRef],
@@ -401,6 +465,34 @@ pub(crate) fn join(
     schema: SchemaRef,
 ) -> Result<RecordBatch> {
     let lk = keys(left, &spec.left_on)?;
+    if matches!(spec.how, JoinType::Semi | JoinType::Anti) {
+        // Whatever the algorithm asked for, a probe of the right side's table: one look-up
+        // per left row answers "has a match" without producing the pairs.
+        let own;
+        let table = match table {
+            Some(t) => t,
+            None => {
+                own = build(right, spec)?;
+                &own
+            }
+        };
+        let hits = has_match(&lk, table, left.num_rows())?;
+        let keep = spec.how == JoinType::Semi;
+        let rows: UInt32Array = (0..left.num_rows() as u32)
+            .filter(|&i| hits[i as usize] == keep)
+            .collect();
+        let columns = left
+            .columns()
+            .iter()
+            .map(|c| arrow_select::take::take(c, &rows, None).map_err(|e| Error::arrow("merge", e)))
+            .collect::<Result<Vec<_>>>()?;
+        return RecordBatch::try_new_with_options(
+            schema,
+            columns,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len())),
+        )
+        .map_err(|e| Error::arrow("merge", e));
+    }
     let pairs = match spec.algorithm {
         JoinAlgorithm::Hash => {
             let own;
@@ -488,6 +580,54 @@ mod tests {
         };
         let p = hash_pairs(&lk, &table, ln, rn, how).unwrap();
         (p.left.into_iter().zip(p.right).collect(), kind)
+    }
+
+    #[test]
+    fn semi_and_anti_keep_left_rows_once_whatever_the_algorithm() {
+        let left = RecordBatch::try_from_iter([(
+            "k",
+            Arc::new(Int64Array::from(vec![
+                Some(5),
+                Some(9),
+                None,
+                Some(-2),
+                Some(5),
+                Some(i64::MIN),
+            ])) as ArrayRef,
+        )])
+        .unwrap();
+        // Right keys repeat (5 three times): a semi join still keeps each left row once.
+        let right = RecordBatch::try_from_iter([(
+            "r",
+            Arc::new(Int64Array::from(vec![
+                Some(5),
+                Some(5),
+                None,
+                Some(-2),
+                Some(5),
+            ])) as ArrayRef,
+        )])
+        .unwrap();
+        for algorithm in [JoinAlgorithm::Hash, JoinAlgorithm::SortedMerge] {
+            for (how, want) in [
+                (JoinType::Semi, vec![Some(5), Some(-2), Some(5)]),
+                (JoinType::Anti, vec![Some(9), None, Some(i64::MIN)]),
+            ] {
+                let spec = JoinSpec {
+                    left_on: vec!["k".into()],
+                    right_on: vec!["r".into()],
+                    how,
+                    suffixes: ("_x".into(), "_y".into()),
+                    algorithm,
+                };
+                let schema = spec.output_schema(&left.schema(), &right.schema()).unwrap();
+                let out = join(&left, &right, None, &spec, schema).unwrap();
+                assert_eq!(out.num_columns(), 1, "left columns only");
+                let got: Vec<Option<i64>> =
+                    out.column(0).as_primitive::<Int64Type>().iter().collect();
+                assert_eq!(got, want, "{how:?} {algorithm:?}");
+            }
+        }
     }
 
     #[test]

@@ -169,6 +169,7 @@ impl DataFrameBackend for CpuFrameBackend {
     fn capabilities(&self) -> FrameCapabilities {
         FrameCapabilities {
             windows: true,
+            filter_joins: true,
             ..FrameCapabilities::default()
         }
     }

@@ -35,6 +35,7 @@ pub fn families() -> Vec<FrameFamily> {
     vec![
         f("frame.api.groupby", &keys, groupby),
         f("frame.api.merge", &keys, merge),
+        f("frame.api.semi_anti_join", &keys, semi_anti_join),
         f("frame.api.sort_values", &all, sort_values),
         f("frame.api.filter", &all, filter),
         f("frame.api.nlargest", &all, nlargest),
@@ -102,6 +103,25 @@ fn merge(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<O
     let (ldf, rdf) = (frame(s, g, l, count)?, frame(s, g, r, count)?);
     let out = ldf.merge(&rdf, &["k"], how)?;
     Ok(vec![Output::unordered(computed(&out)?)])
+}
+
+/// `semi_join` and `anti_join`: native on a backend with
+/// [`filter_joins`](tessera_core::frame::FrameCapabilities::filter_joins), composed from
+/// distinct keys and an inner or left join on one without.
+fn semi_anti_join(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let (l, r) = join_input(g, t, variant);
+    let count = parts(g, variant);
+    s.note(format!(
+        "k: {} keys; {} x {} rows in {count} partitions each; semi and anti joins",
+        t.name(),
+        l.num_rows(),
+        r.num_rows(),
+    ));
+    let (ldf, rdf) = (frame(s, g, l, count)?, frame(s, g, r, count)?);
+    Ok(vec![
+        Output::unordered(computed(&ldf.semi_join(&rdf, &["k"], &["k"])?)?),
+        Output::unordered(computed(&ldf.anti_join(&rdf, &["k"], &["k"])?)?),
+    ])
 }
 
 fn sort_values(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {

@@ -658,8 +658,8 @@ pub(crate) enum Side {
 }
 
 /// The side a join broadcasts, if any: one of at most `max` bytes (`Auto`) or any
-/// (`Broadcast`) that the join type allows to be whole (the right side of inner and left
-/// joins, the left side of inner and right joins; outer joins shuffle), the smaller when
+/// (`Broadcast`) that the join type allows to be whole (the right side of inner, left, semi
+/// and anti joins, the left side of inner and right joins; outer joins shuffle), the smaller when
 /// both could be.
 pub(crate) fn broadcast_side(
     spec: &JoinSpec,
@@ -672,8 +672,11 @@ pub(crate) fn broadcast_side(
         strategy == JoinStrategy::Auto,
         strategy == JoinStrategy::Broadcast,
     );
-    let small_right =
-        (auto && rbytes <= max || forced) && matches!(spec.how, JoinType::Inner | JoinType::Left);
+    let small_right = (auto && rbytes <= max || forced)
+        && matches!(
+            spec.how,
+            JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
+        );
     let small_left =
         (auto && lbytes <= max || forced) && matches!(spec.how, JoinType::Inner | JoinType::Right);
     if small_right && (rbytes <= lbytes || !small_left || forced) {

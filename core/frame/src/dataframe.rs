@@ -839,6 +839,9 @@ impl DataFrame {
         strategy: JoinStrategy,
     ) -> Result<DataFrame> {
         self.same_backend("merge", "the right frame", other)?;
+        if matches!(how, JoinType::Semi | JoinType::Anti) {
+            return self.filter_join(other, left_on, right_on, how == JoinType::Semi, strategy);
+        }
         let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
         left.join_node(&right, left_on, right_on, how, ("_x", "_y"), strategy)
     }
@@ -910,7 +913,7 @@ impl DataFrame {
         left_on: &[&str],
         right_on: &[&str],
     ) -> Result<DataFrame> {
-        self.filter_join(other, left_on, right_on, true)
+        self.filter_join(other, left_on, right_on, true, JoinStrategy::Auto)
     }
 
     /// The rows of this frame whose keys do not occur in `other` (a left anti join; rows
@@ -924,18 +927,21 @@ impl DataFrame {
         left_on: &[&str],
         right_on: &[&str],
     ) -> Result<DataFrame> {
-        self.filter_join(other, left_on, right_on, false)
+        self.filter_join(other, left_on, right_on, false, JoinStrategy::Auto)
     }
 
-    /// Semi (`keep`) or anti join: `other`'s distinct keys, renamed apart from this
-    /// frame's columns and marked, joined to this frame (inner for semi, left for anti,
-    /// keeping the unmarked rows), then this frame's columns.
+    /// Semi (`keep`) or anti join. A backend that implements them
+    /// ([`FrameCapabilities::filter_joins`](crate::backend::FrameCapabilities)) joins with
+    /// `other`'s key columns directly. For another, `other`'s distinct keys, renamed apart
+    /// from this frame's columns and marked, are joined to this frame (inner for semi, left
+    /// for anti, keeping the unmarked rows), then this frame's columns are kept.
     fn filter_join(
         &self,
         other: &DataFrame,
         left_on: &[&str],
         right_on: &[&str],
         keep: bool,
+        strategy: JoinStrategy,
     ) -> Result<DataFrame> {
         let op = if keep { "semi_join" } else { "anti_join" };
         if left_on.len() != right_on.len() || left_on.is_empty() {
@@ -947,6 +953,19 @@ impl DataFrame {
                     right_on.len()
                 ),
             ));
+        }
+        self.same_backend(op, "the other frame", other)?;
+        if self.backend.capabilities().filter_joins {
+            let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
+            let how = if keep { JoinType::Semi } else { JoinType::Anti };
+            return left.join_node(
+                &right.select(right_on)?,
+                left_on,
+                right_on,
+                how,
+                ("_x", "_y"),
+                strategy,
+            );
         }
         let mine = self.columns();
         let fresh = |base: &str| {
@@ -977,7 +996,7 @@ impl DataFrame {
         } else {
             JoinType::Left
         };
-        let joined = self.merge_on(&distinct, left_on, &key_refs, how, JoinStrategy::Auto)?;
+        let joined = self.merge_on(&distinct, left_on, &key_refs, how, strategy)?;
         let kept = if keep {
             joined
         } else {

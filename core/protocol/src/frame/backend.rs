@@ -429,6 +429,13 @@ pub enum JoinType {
     Right,
     /// Every row of both sides.
     Outer,
+    /// The left rows with a match, each once, with only the left columns (a left semi
+    /// join; SQL's `EXISTS`). Optional: see [`FrameCapabilities::filter_joins`].
+    Semi,
+    /// The left rows without a match (a null key matches nothing, so its row is kept),
+    /// with only the left columns (a left anti join; SQL's `NOT EXISTS`). Optional: see
+    /// [`FrameCapabilities::filter_joins`].
+    Anti,
 }
 
 impl JoinType {
@@ -439,6 +446,8 @@ impl JoinType {
             JoinType::Left => "left",
             JoinType::Right => "right",
             JoinType::Outer => "outer",
+            JoinType::Semi => "semi",
+            JoinType::Anti => "anti",
         }
     }
 }
@@ -454,8 +463,8 @@ pub enum JoinAlgorithm {
 
 /// A join of two partitions.
 ///
-/// The output holds the left columns, then the right columns that are not join keys of
-/// the same name. A key that has the same name on both sides appears once (coalesced for
+/// The output holds the left columns, then (except for semi and anti joins, which give
+/// the left columns only) the right columns that are not join keys of the same name. A key that has the same name on both sides appears once (coalesced for
 /// right and outer joins); other clashing names get `suffixes`. Null keys never match, as
 /// in pandas and SQL.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -507,6 +516,14 @@ impl JoinSpec {
                     ),
                 ));
             }
+        }
+        if matches!(self.how, JoinType::Semi | JoinType::Anti) {
+            return Ok(Arc::new(arrow_schema::Schema::new(
+                left.fields()
+                    .iter()
+                    .map(|f| Field::new(f.name(), f.data_type().clone(), true))
+                    .collect::<Vec<_>>(),
+            )));
         }
         let shared = |r: &str| {
             self.left_on
@@ -567,6 +584,10 @@ pub struct FrameCapabilities {
     /// [`DataFrameBackend::window_carry`]); core refuses a window on a backend without
     /// them when the plan is built.
     pub windows: bool,
+    /// Whether [`DataFrameBackend::join`] implements [`JoinType::Semi`] and
+    /// [`JoinType::Anti`]; without them core composes `semi_join`/`anti_join` from the
+    /// other side's distinct keys and an inner or left join.
+    pub filter_joins: bool,
 }
 
 impl FrameCapabilities {

@@ -681,7 +681,15 @@ pub fn join_from(v: &Value) -> Result<JoinSpec> {
         "left" => JoinType::Left,
         "right" => JoinType::Right,
         "outer" => JoinType::Outer,
-        _ => return Err(bad("join type", &m["how"], "inner, left, right or outer")),
+        "semi" => JoinType::Semi,
+        "anti" => JoinType::Anti,
+        _ => {
+            return Err(bad(
+                "join type",
+                &m["how"],
+                "inner, left, right, outer, semi or anti",
+            ))
+        }
     };
     let suffixes = strings_from(m.get("suffixes").unwrap_or(&Value::Null), "suffixes")?;
     let [l, r] = suffixes.as_slice() else {
@@ -701,6 +709,7 @@ pub fn capabilities_to(c: &FrameCapabilities) -> Value {
     json!({
         "missing_aggregations": c.missing_aggregations.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "missing_join_algorithms": c.missing_join_algorithms.iter().map(|a| algorithm_name(*a)).collect::<Vec<_>>(),
+        "filter_joins": c.filter_joins,
     })
 }
 
@@ -732,6 +741,13 @@ pub fn capabilities_from(v: &Value) -> Result<FrameCapabilities> {
         // Window specs have no wire form yet, so a plugin's windows cannot be called
         // whatever it declares: core refuses them by name when the plan is built.
         windows: false,
+        // Absent (an older plugin): core composes semi and anti joins itself.
+        filter_joins: match m.get("filter_joins") {
+            None => false,
+            Some(b) => b
+                .as_bool()
+                .ok_or_else(|| bad("filter_joins", b, "true or false"))?,
+        },
     })
 }
 
@@ -839,6 +855,13 @@ mod tests {
             algorithm: JoinAlgorithm::SortedMerge,
         };
         assert_eq!(join_from(&join_to(&spec)).unwrap(), spec);
+        for how in [JoinType::Semi, JoinType::Anti] {
+            let spec = JoinSpec {
+                how,
+                ..spec.clone()
+            };
+            assert_eq!(join_from(&join_to(&spec)).unwrap(), spec);
+        }
         let caps = FrameCapabilities {
             missing_aggregations: vec![
                 AggFunc::Var,
@@ -847,10 +870,14 @@ mod tests {
             ],
             missing_join_algorithms: vec![JoinAlgorithm::SortedMerge],
             windows: true,
+            filter_joins: true,
         };
         let back = capabilities_from(&capabilities_to(&caps)).unwrap();
         // Windows have no wire form: a plugin never offers them.
         assert!(!back.windows);
+        assert!(back.filter_joins);
+        let older = json!({"missing_aggregations": [], "missing_join_algorithms": []});
+        assert!(!capabilities_from(&older).unwrap().filter_joins);
         assert_eq!(back.missing_aggregations, caps.missing_aggregations);
         // A missing quantile is missing at every level, and only that kind.
         assert!(back.lacks(AggFunc::ApproxQuantile(Quantile::new(0.9).unwrap())));
