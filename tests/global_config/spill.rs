@@ -265,29 +265,40 @@ const FRAME_LIMIT: u64 = 32 << 20;
 /// Environment variable passing the test data directory to a child process.
 const DATA: &str = "TESSERA_TEST_SPILL_DATA";
 
-/// Where the dataframe scenarios' data lives: the parent's, in a child.
+/// Where the dataframe scenarios' data lives: one directory in the system temp dir shared
+/// by every test process (and passed to the children), so that repeated runs reuse it
+/// instead of each leaving its own hundred megabytes behind. Bump the version when a
+/// dataset's contents change.
 fn data_dir() -> PathBuf {
     std::env::var_os(DATA)
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            std::env::temp_dir().join(format!("tessera-spill-data-{}", std::process::id()))
-        })
+        .unwrap_or_else(|| std::env::temp_dir().join("tessera-spill-test-data-v1"))
 }
 
 /// A Parquet dataset of `rows` rows of `k` (i64) and `v` (f64) under the test data
-/// directory, one file per 64Ki rows; written once per test process.
+/// directory, one file per 64Ki rows. It is written once into a directory of this
+/// process's own and renamed into place whole, so a concurrent run never reads half of
+/// one; a run that loses the race uses the winner's.
 fn dataset(name: &str, rows: usize, k: impl Fn(i64) -> i64, v: impl Fn(i64) -> f64) -> String {
-    let dir = data_dir();
+    let dir = data_dir().join(format!("{name}-{rows}"));
     let pattern = dir.join(format!("{name}-*.parquet"));
     let pattern = pattern.to_str().unwrap().to_string();
-    if dir.join(format!("{name}-0.parquet")).exists() {
+    if dir.exists() {
         return pattern;
     }
-    std::fs::create_dir_all(&dir).unwrap();
+    let partial = data_dir().join(format!("{name}-{rows}.partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(&partial).unwrap();
     let ks: ArrayRef = Arc::new(Int64Array::from_iter_values((0..rows as i64).map(k)));
     let vs: ArrayRef = Arc::new(Float64Array::from_iter_values((0..rows as i64).map(v)));
     let df = DataFrame::from_columns(vec![("k", ks), ("v", vs)], rows.div_ceil(1 << 16)).unwrap();
-    df.to_parquet(&pattern).unwrap();
+    df.to_parquet(partial.join(format!("{name}-*.parquet")).to_str().unwrap())
+        .unwrap();
+    if std::fs::rename(&partial, &dir).is_err() {
+        // Another run put the same dataset in place first.
+        assert!(dir.exists(), "cannot move {partial:?} to {dir:?}");
+        let _ = std::fs::remove_dir_all(&partial);
+    }
     pattern
 }
 
