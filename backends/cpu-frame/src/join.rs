@@ -182,6 +182,37 @@ fn chain<K: std::hash::Hash + Eq>(
     }
 }
 
+/// The chain head of `key` in a dense table starting at `lo`, if the key is there.
+fn dense_head(lo: i64, head: &[u32], key: i64) -> Option<u32> {
+    key.checked_sub(lo)
+        .and_then(|d| usize::try_from(d).ok())
+        .and_then(|d| head.get(d))
+        .copied()
+        .filter(|&v| v != MISSING)
+}
+
+/// The right rows whose encoded keys equal `row`, in chain order: the rows of `row`'s
+/// hash chain, checked for equality (hashes collide).
+fn encoded_matches<'a>(
+    rows: &'a arrow_row::Rows,
+    head: &HashMap<u64, u32, ahash::RandomState>,
+    next: &'a [u32],
+    state: &ahash::RandomState,
+    row: arrow_row::Row<'a>,
+) -> impl Iterator<Item = u32> + 'a {
+    let mut r = head.get(&state.hash_one(row.data())).copied();
+    std::iter::from_fn(move || {
+        while let Some(v) = r {
+            let j = v & ROW;
+            r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
+            if rows.row(j as usize) == row {
+                return Some(j);
+            }
+        }
+        None
+    })
+}
+
 /// Probes an integer-keyed table (`lookup` gives a key's chain head): every match of
 /// each valid left row in chain order, or the row alone for a left/outer join; marks the
 /// matched right rows when `matched` is kept (right and outer joins).
@@ -237,13 +268,7 @@ fn hash_pairs(
     let mut pairs = Pairs::with_capacity(ln);
     match table {
         BuildTable::Dense { lo, head, next } => {
-            let lookup = |key: i64| {
-                key.checked_sub(*lo)
-                    .and_then(|d| usize::try_from(d).ok())
-                    .and_then(|d| head.get(d))
-                    .copied()
-                    .filter(|&v| v != MISSING)
-            };
+            let lookup = |key: i64| dense_head(*lo, head, key);
             probe_ints(
                 lk,
                 lookup,
@@ -276,19 +301,13 @@ fn hash_pairs(
             for i in 0..ln {
                 let mut hit = false;
                 if lvalid(i) {
-                    let row = lr.row(i);
-                    let mut r = head.get(&state.hash_one(row.data())).copied();
-                    while let Some(v) = r {
-                        let j = v & ROW;
-                        if rows.row(j as usize) == row {
-                            pairs.left.push(i as u32);
-                            pairs.right.push(j);
-                            if keep_right {
-                                matched[j as usize] = true;
-                            }
-                            hit = true;
+                    for j in encoded_matches(rows, head, next, state, lr.row(i)) {
+                        pairs.left.push(i as u32);
+                        pairs.right.push(j);
+                        if keep_right {
+                            matched[j as usize] = true;
                         }
-                        r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
+                        hit = true;
                     }
                 }
                 if !hit && keep_left {
@@ -323,14 +342,7 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
                 .values()
                 .iter()
                 .enumerate()
-                .map(|(i, &key)| {
-                    lvalid(i)
-                        && key
-                            .checked_sub(*lo)
-                            .and_then(|d| usize::try_from(d).ok())
-                            .and_then(|d| head.get(d))
-                            .is_some_and(|&v| v != MISSING)
-                })
+                .map(|(i, &key)| lvalid(i) && dense_head(*lo, head, key).is_some())
                 .collect()
         }
         BuildTable::Int { head, .. } => {
@@ -351,19 +363,10 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
             let lr = encode_rows(lk)?;
             (0..ln)
                 .map(|i| {
-                    if !lvalid(i) {
-                        return false;
-                    }
-                    let row = lr.row(i);
-                    let mut r = head.get(&state.hash_one(row.data())).copied();
-                    while let Some(v) = r {
-                        let j = v & ROW;
-                        if rows.row(j as usize) == row {
-                            return true;
-                        }
-                        r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
-                    }
-                    false
+                    lvalid(i)
+                        && encoded_matches(rows, head, next, state, lr.row(i))
+                            .next()
+                            .is_some()
                 })
                 .collect()
         }
