@@ -487,7 +487,11 @@ pub(crate) fn join(
         let columns = left
             .columns()
             .iter()
-            .map(|c| arrow_select::take::take(c, &rows, None).map_err(|e| Error::arrow("merge", e)))
+            .map(|c| {
+                arrow_select::take::take(c, &rows, None)
+                    .map(|t| super::views::compact(&t))
+                    .map_err(|e| Error::arrow("merge", e))
+            })
             .collect::<Result<Vec<_>>>()?;
         return RecordBatch::try_new_with_options(
             schema,
@@ -550,6 +554,10 @@ pub(crate) fn join(
         }
         columns.push(arrow_select::take::take(c, &ri, None).map_err(|e| Error::arrow("merge", e))?);
     }
+    let columns = columns
+        .iter()
+        .map(super::views::compact)
+        .collect::<Vec<_>>();
     let rows = li.len();
     RecordBatch::try_new_with_options(
         schema,

@@ -19,6 +19,7 @@ mod key_codes;
 mod keys;
 mod sort;
 mod temporal;
+mod views;
 mod window;
 
 use std::any::Any;
@@ -110,7 +111,7 @@ impl CpuFrameBackend {
             .map(|rows| {
                 let out = arrow_select::take::take_record_batch(batch, &UInt32Array::from(rows))
                     .map_err(|e| Error::arrow("partition", e))?;
-                Ok(self.wrap(out))
+                Ok(self.wrap(views::compact_batch(out)?))
             })
             .collect()
     }
@@ -125,8 +126,10 @@ impl CpuFrameBackend {
                         .as_any()
                         .downcast_ref::<arrow_array::BooleanArray>()
                         .ok_or_else(|| Error::invalid("filter", format!("{e} is not Boolean")))?;
-                    arrow_select::filter::filter_record_batch(&cur, mask)
-                        .map_err(|e| Error::arrow("filter", e))?
+                    views::compact_batch(
+                        arrow_select::filter::filter_record_batch(&cur, mask)
+                            .map_err(|e| Error::arrow("filter", e))?,
+                    )?
                 }
                 FrameStep::Project(list) => {
                     let schema = program_schema(
