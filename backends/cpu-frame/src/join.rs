@@ -12,7 +12,7 @@ use arrow_schema::SchemaRef;
 use tessera_core::frame::{JoinAlgorithm, JoinSpec, JoinType};
 use tessera_core::{Error, Result};
 
-use super::keys::{encode_rows, int_key, key_nulls};
+use super::keys::{encode_rows, int_key, key_nulls, valid_range};
 
 fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
     names
@@ -113,18 +113,11 @@ impl BuildTable {
         let mut next = vec![MISSING; rn];
         if let Some(r) = int_key(rk)? {
             let rv = r.as_primitive::<Int64Type>().values();
-            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-            for (j, &v) in rv.iter().enumerate() {
-                if rvalid(j) {
-                    lo = lo.min(v);
-                    hi = hi.max(v);
-                }
-            }
-            let span = hi.checked_sub(lo).and_then(|s| usize::try_from(s).ok());
             // A direct table of at most twice the rows (and at least 64 Ki entries), so
             // its memory stays within a small multiple of the hash map's.
-            if let Some(span) = span.filter(|&s| s < (2 * rn).max(1 << 16)) {
-                let mut head = vec![MISSING; span + 1];
+            let limit = (2 * rn).max(1 << 16) as u64;
+            if let Some((lo, span)) = valid_range(rv, rvalid).filter(|&(_, s)| s < limit) {
+                let mut head = vec![MISSING; span as usize + 1];
                 for j in (0..rn).rev() {
                     if rvalid(j) {
                         let slot = &mut head[(rv[j] - lo) as usize];

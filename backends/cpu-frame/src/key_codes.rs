@@ -24,17 +24,12 @@ use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
 
-use super::keys::{Groups, NO_GROUP};
+use super::keys::{dense_limit, valid_range, Groups, NO_GROUP};
 
 /// A key column as codes in `0..cardinality` (a null row's code is arbitrary).
 struct Codes {
     codes: Vec<u32>,
     cardinality: u64,
-}
-
-/// The largest code range numbered by offset rather than by a hash map.
-fn dense_limit(rows: usize) -> u64 {
-    (1u64 << 16).max(rows.min(1 << 24) as u64)
 }
 
 /// Numbers the values `keys` yields in order of first appearance.
@@ -126,15 +121,8 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             };
             let v = wide.as_primitive::<Int64Type>();
             let valid = |i: usize| v.is_valid(i);
-            let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-            for (i, &x) in v.values().iter().enumerate() {
-                if valid(i) {
-                    lo = lo.min(x);
-                    hi = hi.max(x);
-                }
-            }
-            match hi.checked_sub(lo).and_then(|s| u64::try_from(s).ok()) {
-                Some(span) if span < dense_limit(rows) => Codes {
+            match valid_range(v.values(), valid) {
+                Some((lo, span)) if span < dense_limit(rows) => Codes {
                     codes: v
                         .values()
                         .iter()

@@ -57,6 +57,26 @@ pub(crate) fn int_key(keys: &[ArrayRef]) -> Result<Option<ArrayRef>> {
     })
 }
 
+/// The smallest valid value of `v` and the distance to the largest, or `None` when no
+/// value is valid (or the distance passes `u64`, which it cannot for `i64`s).
+pub(crate) fn valid_range(v: &[i64], valid: impl Fn(usize) -> bool) -> Option<(i64, u64)> {
+    let (mut lo, mut hi) = (i64::MAX, i64::MIN);
+    for (i, &x) in v.iter().enumerate() {
+        if valid(i) {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    }
+    let span = i128::from(hi) - i128::from(lo);
+    Some((lo, u64::try_from(span).ok()?))
+}
+
+/// The largest key range numbered by its offset from the minimum (a dense table) rather
+/// than hashed, for `rows` rows: small next to the rows, or tiny.
+pub(crate) fn dense_limit(rows: usize) -> u64 {
+    (1u64 << 16).max(rows.min(1 << 24) as u64)
+}
+
 /// The validity of a row's key set: valid only where every key is.
 pub(crate) fn key_nulls(keys: &[ArrayRef]) -> Option<NullBuffer> {
     keys.iter().fold(None, |acc: Option<NullBuffer>, k| {
@@ -99,18 +119,9 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
         let mut ids = vec![NO_GROUP; rows];
         let mut first_rows = Vec::new();
         let v = k.as_primitive::<Int64Type>().values();
-        let (mut lo, mut hi) = (i64::MAX, i64::MIN);
-        for (i, &x) in v.iter().enumerate() {
-            if valid(i) {
-                lo = lo.min(x);
-                hi = hi.max(x);
-            }
-        }
-        let span = hi.checked_sub(lo).and_then(|s| usize::try_from(s).ok());
-        match span {
-            // A dense table when the key range is small next to the rows (or tiny).
-            Some(span) if span < (1 << 16).max(rows.min(1 << 24)) => {
-                let mut table = vec![NO_GROUP; span + 1];
+        match valid_range(v, valid) {
+            Some((lo, span)) if span < dense_limit(rows) => {
+                let mut table = vec![NO_GROUP; span as usize + 1];
                 for (i, &x) in v.iter().enumerate() {
                     if !valid(i) {
                         continue;
