@@ -391,49 +391,47 @@ fn decimal_kernel<F: Fn(i128, i128) -> (i128, bool)>(
 ) -> Option<(Vec<i128>, Option<NullBuffer>)> {
     // A literal side is one value; a null literal makes every row null.
     let one = |a: &arrow_array::PrimitiveArray<_>| a.is_valid(0).then(|| a.value(0));
-    let column_and_literal = match (l, r) {
-        (Val::Array(_), Val::Scalar(_)) => Some((la, one(ra), false)),
-        (Val::Scalar(_), Val::Array(_)) => Some((ra, one(la), true)),
-        _ => None,
+    let (n, nulls) = match (l, r) {
+        (Val::Array(_), Val::Scalar(_)) => (la.len(), la.nulls().cloned()),
+        (Val::Scalar(_), Val::Array(_)) => (ra.len(), ra.nulls().cloned()),
+        _ => (la.len(), NullBuffer::union(la.nulls(), ra.nulls())),
     };
-    if let Some((col, lit, lit_left)) = column_and_literal {
-        let x = col.values();
-        let Some(b) = lit else {
-            return Some((vec![0; x.len()], Some(NullBuffer::new_null(x.len()))));
-        };
-        let g = |y: i128| if lit_left { f(b, y) } else { f(y, b) };
-        let mut over = false;
-        let v: Vec<i128> = x
-            .iter()
-            .map(|&y| {
-                let (v, o) = g(y);
-                over |= o;
-                v
-            })
-            .collect();
-        let valid = |i: usize| col.nulls().is_none_or(|n| n.is_valid(i));
-        if over && (0..x.len()).any(|i| valid(i) && g(x[i]).1) {
-            return None;
-        }
-        return Some((v, col.nulls().cloned()));
-    }
     let (x, y) = (la.values(), ra.values());
-    let nulls = NullBuffer::union(la.nulls(), ra.nulls());
+    let values = match (l, r) {
+        (Val::Array(_), Val::Scalar(_)) => match one(ra) {
+            Some(b) => overflowing_map(n, nulls.as_ref(), |i| f(x[i], b)),
+            None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
+        },
+        (Val::Scalar(_), Val::Array(_)) => match one(la) {
+            Some(a) => overflowing_map(n, nulls.as_ref(), |i| f(a, y[i])),
+            None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
+        },
+        _ => overflowing_map(n, nulls.as_ref(), |i| f(x[i], y[i])),
+    }?;
+    Some((values, nulls))
+}
+
+/// `op(i)` for every slot `0..n`, or `None` when a valid slot overflowed. The flags are
+/// or-ed without a branch in the loop; only when one is set are the slots checked again,
+/// skipping the null ones (whose values are arbitrary).
+fn overflowing_map(
+    n: usize,
+    nulls: Option<&NullBuffer>,
+    op: impl Fn(usize) -> (i128, bool),
+) -> Option<Vec<i128>> {
     let mut over = false;
-    let v: Vec<i128> = x
-        .iter()
-        .zip(y.iter())
-        .map(|(&a, &b)| {
-            let (v, o) = f(a, b);
+    let values: Vec<i128> = (0..n)
+        .map(|i| {
+            let (v, o) = op(i);
             over |= o;
             v
         })
         .collect();
-    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
-    if over && (0..v.len()).any(|i| valid(i) && f(x[i], y[i]).1) {
+    let valid = |i: usize| nulls.is_none_or(|m| m.is_valid(i));
+    if over && (0..n).any(|i| valid(i) && op(i).1) {
         return None;
     }
-    Some((v, nulls))
+    Some(values)
 }
 
 /// `a * b` with its overflow flag; two values that fit `i64` take one widening multiply.
