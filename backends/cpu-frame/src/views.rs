@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::types::ByteViewType;
+use arrow_array::{Array, ArrayRef, GenericByteViewArray, RecordBatch};
 use arrow_schema::DataType;
 use tessera_core::{Error, Result};
 
@@ -21,23 +22,17 @@ const SLACK: usize = 64 << 10;
 /// `a` with its view data compacted when it holds more than twice what its rows use.
 pub(crate) fn compact(a: &ArrayRef) -> ArrayRef {
     match a.data_type() {
-        DataType::Utf8View => {
-            let v = a.as_string_view();
-            let held: usize = v.data_buffers().iter().map(|b| b.len()).sum();
-            if held > 2 * v.total_buffer_bytes_used() + SLACK {
-                return Arc::new(v.gc());
-            }
-        }
-        DataType::BinaryView => {
-            let v = a.as_binary_view();
-            let held: usize = v.data_buffers().iter().map(|b| b.len()).sum();
-            if held > 2 * v.total_buffer_bytes_used() + SLACK {
-                return Arc::new(v.gc());
-            }
-        }
-        _ => {}
+        DataType::Utf8View => compact_views(a.as_string_view()),
+        DataType::BinaryView => compact_views(a.as_binary_view()),
+        _ => None,
     }
-    a.clone()
+    .unwrap_or_else(|| a.clone())
+}
+
+/// The compacted copy of `v`, or `None` when it uses most of what it holds.
+fn compact_views<T: ByteViewType + ?Sized>(v: &GenericByteViewArray<T>) -> Option<ArrayRef> {
+    let held: usize = v.data_buffers().iter().map(|b| b.len()).sum();
+    (held > 2 * v.total_buffer_bytes_used() + SLACK).then(|| Arc::new(v.gc()) as ArrayRef)
 }
 
 /// `batch` with every view column compacted where it pays ([`compact`]).
