@@ -24,7 +24,7 @@ use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
 
-use super::keys::{dense_limit, valid_range, Groups, NO_GROUP};
+use super::keys::{dense_limit, groups_of, valid_range, Groups};
 
 /// A key column as codes in `0..cardinality` (a null row's code is arbitrary).
 struct Codes {
@@ -172,41 +172,14 @@ pub(crate) fn group_by_codes(
             *x = *x * n + u64::from(code);
         }
     }
-    let mut ids = vec![NO_GROUP; rows];
-    let mut first_rows = Vec::new();
-    if combinations <= dense_limit(rows) {
-        let mut table = vec![NO_GROUP; combinations as usize];
-        for (i, &x) in combined.iter().enumerate() {
-            if !valid(i) {
-                continue;
-            }
-            let slot = &mut table[x as usize];
-            if *slot == NO_GROUP {
-                *slot = first_rows.len() as u32;
-                first_rows.push(i as u32);
-            }
-            ids[i] = *slot;
-        }
-    } else {
-        let mut map: HashMap<u64, u32, ahash::RandomState> =
-            HashMap::with_hasher(ahash::RandomState::new());
-        for (i, &x) in combined.iter().enumerate() {
-            if !valid(i) {
-                continue;
-            }
-            let next = first_rows.len() as u32;
-            ids[i] = *map.entry(x).or_insert_with(|| {
-                first_rows.push(i as u32);
-                next
-            });
-        }
-    }
-    Ok(Some(Groups { ids, first_rows }))
+    let dense = (combinations <= dense_limit(rows)).then_some(combinations);
+    Ok(Some(groups_of(rows, |i| combined[i], dense, valid)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::NO_GROUP;
     use arrow_array::{BooleanArray, Int32Array, Int64Array, StringArray, StringViewArray};
     use std::sync::Arc;
 

@@ -116,41 +116,18 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
     let nulls = key_nulls(keys);
     let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
     if let Some(k) = int_key(keys)? {
-        let mut ids = vec![NO_GROUP; rows];
-        let mut first_rows = Vec::new();
         let v = k.as_primitive::<Int64Type>().values();
-        match valid_range(v, valid) {
-            Some((lo, span)) if span < dense_limit(rows) => {
-                let mut table = vec![NO_GROUP; span as usize + 1];
-                for (i, &x) in v.iter().enumerate() {
-                    if !valid(i) {
-                        continue;
-                    }
-                    let slot = &mut table[(x - lo) as usize];
-                    if *slot == NO_GROUP {
-                        *slot = first_rows.len() as u32;
-                        first_rows.push(i as u32);
-                    }
-                    ids[i] = *slot;
-                }
-            }
-            _ => {
-                let mut map: HashMap<i64, u32, ahash::RandomState> =
-                    HashMap::with_hasher(ahash::RandomState::new());
-                for (i, &x) in v.iter().enumerate() {
-                    if !valid(i) {
-                        continue;
-                    }
-                    let next = first_rows.len() as u32;
-                    let g = *map.entry(x).or_insert_with(|| {
-                        first_rows.push(i as u32);
-                        next
-                    });
-                    ids[i] = g;
-                }
-            }
-        }
-        return Ok(Groups { ids, first_rows });
+        // The offset from the minimum: a bijection of i64s (wrapping), small when the
+        // range is.
+        return Ok(match valid_range(v, valid) {
+            Some((lo, span)) if span < dense_limit(rows) => groups_of(
+                rows,
+                |i| v[i].wrapping_sub(lo) as u64,
+                Some(span + 1),
+                valid,
+            ),
+            _ => groups_of(rows, |i| v[i] as u64, None, valid),
+        });
     }
     if let Some(g) = super::key_codes::group_by_codes(keys, rows, valid)? {
         return Ok(g);
@@ -171,6 +148,47 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
         });
     }
     Ok(Groups { ids, first_rows })
+}
+
+/// Rows grouped by an integer code per row (`code(i)`), group ids in order of first
+/// appearance: a table indexed by the code when all codes are below `dense` (the common
+/// small key range), else a hash map. Rows where `valid` is false get [`NO_GROUP`].
+pub(crate) fn groups_of(
+    rows: usize,
+    code: impl Fn(usize) -> u64,
+    dense: Option<u64>,
+    valid: impl Fn(usize) -> bool,
+) -> Groups {
+    let mut ids = vec![NO_GROUP; rows];
+    let mut first_rows = Vec::new();
+    if let Some(n) = dense {
+        let mut table = vec![NO_GROUP; n as usize];
+        for (i, id) in ids.iter_mut().enumerate() {
+            if !valid(i) {
+                continue;
+            }
+            let slot = &mut table[code(i) as usize];
+            if *slot == NO_GROUP {
+                *slot = first_rows.len() as u32;
+                first_rows.push(i as u32);
+            }
+            *id = *slot;
+        }
+    } else {
+        let mut map: HashMap<u64, u32, ahash::RandomState> =
+            HashMap::with_hasher(ahash::RandomState::new());
+        for (i, id) in ids.iter_mut().enumerate() {
+            if !valid(i) {
+                continue;
+            }
+            let next = first_rows.len() as u32;
+            *id = *map.entry(code(i)).or_insert_with(|| {
+                first_rows.push(i as u32);
+                next
+            });
+        }
+    }
+    Groups { ids, first_rows }
 }
 
 /// A hash of every row's keys, the same for equal keys of the same types in any batch.
