@@ -132,22 +132,8 @@ pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
     if let Some(g) = super::key_codes::group_by_codes(keys, rows, valid)? {
         return Ok(g);
     }
-    let mut ids = vec![NO_GROUP; rows];
-    let mut first_rows = Vec::new();
     let encoded = encode_rows(keys)?;
-    let mut map: HashMap<&[u8], u32, ahash::RandomState> =
-        HashMap::with_hasher(ahash::RandomState::new());
-    for (i, id) in ids.iter_mut().enumerate() {
-        if !valid(i) {
-            continue;
-        }
-        let next = first_rows.len() as u32;
-        *id = *map.entry(encoded.row(i).data()).or_insert_with(|| {
-            first_rows.push(i as u32);
-            next
-        });
-    }
-    Ok(Groups { ids, first_rows })
+    Ok(hashed_groups(rows, |i| encoded.row(i).data(), valid))
 }
 
 /// Rows grouped by an integer code per row (`code(i)`), group ids in order of first
@@ -159,34 +145,46 @@ pub(crate) fn groups_of(
     dense: Option<u64>,
     valid: impl Fn(usize) -> bool,
 ) -> Groups {
+    let Some(n) = dense else {
+        return hashed_groups(rows, code, valid);
+    };
     let mut ids = vec![NO_GROUP; rows];
     let mut first_rows = Vec::new();
-    if let Some(n) = dense {
-        let mut table = vec![NO_GROUP; n as usize];
-        for (i, id) in ids.iter_mut().enumerate() {
-            if !valid(i) {
-                continue;
-            }
-            let slot = &mut table[code(i) as usize];
-            if *slot == NO_GROUP {
-                *slot = first_rows.len() as u32;
-                first_rows.push(i as u32);
-            }
-            *id = *slot;
+    let mut table = vec![NO_GROUP; n as usize];
+    for (i, id) in ids.iter_mut().enumerate() {
+        if !valid(i) {
+            continue;
         }
-    } else {
-        let mut map: HashMap<u64, u32, ahash::RandomState> =
-            HashMap::with_hasher(ahash::RandomState::new());
-        for (i, id) in ids.iter_mut().enumerate() {
-            if !valid(i) {
-                continue;
-            }
-            let next = first_rows.len() as u32;
-            *id = *map.entry(code(i)).or_insert_with(|| {
-                first_rows.push(i as u32);
-                next
-            });
+        let slot = &mut table[code(i) as usize];
+        if *slot == NO_GROUP {
+            *slot = first_rows.len() as u32;
+            first_rows.push(i as u32);
         }
+        *id = *slot;
+    }
+    Groups { ids, first_rows }
+}
+
+/// Rows grouped by a hashable key per row (`key(i)`), ids in order of first appearance;
+/// rows where `valid` is false get [`NO_GROUP`].
+fn hashed_groups<K: std::hash::Hash + Eq>(
+    rows: usize,
+    key: impl Fn(usize) -> K,
+    valid: impl Fn(usize) -> bool,
+) -> Groups {
+    let mut ids = vec![NO_GROUP; rows];
+    let mut first_rows = Vec::new();
+    let mut map: HashMap<K, u32, ahash::RandomState> =
+        HashMap::with_hasher(ahash::RandomState::new());
+    for (i, id) in ids.iter_mut().enumerate() {
+        if !valid(i) {
+            continue;
+        }
+        let next = first_rows.len() as u32;
+        *id = *map.entry(key(i)).or_insert_with(|| {
+            first_rows.push(i as u32);
+            next
+        });
     }
     Groups { ids, first_rows }
 }
