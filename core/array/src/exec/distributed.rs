@@ -11,7 +11,13 @@
 //! - a task with no such input — a generator, a file read, a block multiplied by an
 //!   operand many blocks read (Ω of a sketch) — goes to rank `k mod P`, `k` its position
 //!   among such tasks: the chunks of an array are dealt block-cyclically over the ranks in
-//!   the chunk grid's C order.
+//!   the chunk grid's C order;
+//! - the last fold of a reduction over ranks ([`Task::replicated`]: lowering folds each
+//!   rank's partials on that rank first, `super::lower::by_rank`), and a task reading
+//!   only such folds and chunks every rank holds, runs on every rank that needs it: each
+//!   rank's partial is sent to those ranks, which fold the partials in rank order. For a
+//!   result every rank receives, that is an all-reduce in one round, and every rank holds
+//!   the same bits.
 //!
 //! A rank runs its tasks on its own worker pool (the threaded scheduler's dependency
 //! counting and early release). When a task finishes, its chunk is sent — host bytes,
@@ -30,7 +36,7 @@ use std::time::{Duration, Instant};
 use tessera_core::cluster::{Cluster, Exchange};
 use tessera_core::pool::worker_pool;
 
-use super::plan::{Plan, TaskOp};
+use super::plan::{Plan, Task, TaskOp};
 use super::scheduler::{run_caught, task_kind, Results, RunStats};
 use super::slots::Slots;
 use crate::backend::Chunk;
@@ -58,43 +64,129 @@ pub(crate) fn placement(plan: &Plan, size: usize) -> Vec<Place> {
             readers[d] += 1;
         }
     }
-    let mut place = Vec::with_capacity(plan.tasks.len());
-    let mut sources = 0usize;
-    for t in &plan.tasks {
-        let p = if let TaskOp::Stored(Held::Placed { rank, .. }) = &t.op {
-            Place::Rank(*rank)
-        } else if matches!(t.op, TaskOp::Stored(_)) && t.deps.is_empty() {
-            Place::Everywhere
-        } else {
-            // Follow the input the fewest tasks read (the first of those): a chain, a
-            // tree's partials, a block read by itself and its mirror. An input many tasks
-            // read (Ω of a sketch, a broadcast operand) is sent to them instead of pulling
-            // them all onto its rank.
-            let inherited = t
-                .deps
-                .iter()
-                .filter_map(|&d| match place[d] {
-                    Place::Rank(r) => Some((readers[d], r)),
-                    Place::Everywhere => None,
-                })
-                .min_by_key(|&(n, _)| n)
-                .filter(|&(n, _)| n <= FOLLOW_READERS)
-                .map(|(_, r)| r);
-            Place::Rank(inherited.unwrap_or_else(|| {
-                sources += 1;
-                (sources - 1) % size.max(1)
-            }))
-        };
-        place.push(p);
+    let mut placer = Placer::new(size);
+    placer.extend(&plan.tasks, &readers);
+    placer.place
+}
+
+/// The owner rule applied one task at a time, in plan order. [`placement`] runs it over a
+/// whole plan; lowering runs it over the tasks made so far, to group a reduction's
+/// partials by the rank they will be on (a task's place can still change when later
+/// tasks read its inputs, which only costs traffic, never correctness).
+#[derive(Debug, Clone)]
+pub(crate) struct Placer {
+    size: usize,
+    /// Per placed task, where it runs.
+    place: Vec<Place>,
+    /// Per placed task, the number of tasks dealt round the ranks before it.
+    sources_before: Vec<usize>,
+    /// Per placed task: computed on every rank that needs it (an all-reduce's fold, or a
+    /// task reading only such tasks and chunks every rank holds).
+    replicated: Vec<bool>,
+    sources: usize,
+}
+
+impl Placer {
+    /// A placer for `size` ranks.
+    pub(crate) fn new(size: usize) -> Placer {
+        Placer {
+            size: size.max(1),
+            place: Vec::new(),
+            sources_before: Vec::new(),
+            replicated: Vec::new(),
+            sources: 0,
+        }
     }
-    place
+
+    /// Places `tasks[self.len()..]`, `readers[d]` the number of tasks reading task `d`.
+    pub(crate) fn extend(&mut self, tasks: &[Task], readers: &[usize]) {
+        for t in &tasks[self.place.len().min(tasks.len())..] {
+            self.sources_before.push(self.sources);
+            let computed_here = t.replicated
+                || (!t.deps.is_empty()
+                    && t.deps.iter().all(|&d| self.place[d] == Place::Everywhere)
+                    && t.deps.iter().any(|&d| self.replicated[d]));
+            self.replicated.push(computed_here);
+            let p = if computed_here {
+                Place::Everywhere
+            } else if let TaskOp::Stored(Held::Placed { rank, .. }) = &t.op {
+                Place::Rank(*rank)
+            } else if matches!(t.op, TaskOp::Stored(_)) && t.deps.is_empty() {
+                Place::Everywhere
+            } else {
+                // Follow the input the fewest tasks read (the first of those): a chain, a
+                // tree's partials, a block read by itself and its mirror. An input many
+                // tasks read (Ω of a sketch, a broadcast operand) is sent to them instead
+                // of pulling them all onto its rank.
+                let inherited = t
+                    .deps
+                    .iter()
+                    .filter_map(|&d| match self.place[d] {
+                        Place::Rank(r) => Some((readers[d], r)),
+                        Place::Everywhere => None,
+                    })
+                    .min_by_key(|&(n, _)| n)
+                    .filter(|&(n, _)| n <= FOLLOW_READERS)
+                    .map(|(_, r)| r);
+                Place::Rank(inherited.unwrap_or_else(|| {
+                    self.sources += 1;
+                    (self.sources - 1) % self.size
+                }))
+            };
+            self.place.push(p);
+        }
+    }
+
+    /// Forgets the places of tasks `len..` (lowering took the newest task back).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        if len < self.place.len() {
+            self.sources = self.sources_before[len];
+            self.place.truncate(len);
+            self.sources_before.truncate(len);
+            self.replicated.truncate(len);
+        }
+    }
+
+    /// Where the placed tasks run.
+    pub(crate) fn places(&self) -> &[Place] {
+        &self.place
+    }
+}
+
+/// Per task placed [`Place::Everywhere`], the ranks that compute it: those running a task
+/// that reads it, and every rank for a requested result. Empty for tasks on one rank.
+fn runners(plan: &Plan, place: &[Place], size: usize) -> Vec<Vec<usize>> {
+    let n = plan.tasks.len();
+    let mut runs: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &o in plan.outputs.iter().flatten() {
+        if place[o] == Place::Everywhere {
+            runs[o] = (0..size).collect();
+        }
+    }
+    for j in (0..n).rev() {
+        let on = match place[j] {
+            Place::Rank(r) => vec![r],
+            Place::Everywhere => runs[j].clone(),
+        };
+        for &d in &plan.tasks[j].deps {
+            if place[d] == Place::Everywhere {
+                for &r in &on {
+                    if !runs[d].contains(&r) {
+                        runs[d].push(r);
+                    }
+                }
+            }
+        }
+    }
+    runs
 }
 
 /// What each rank sends and receives for a plan, by the owner rule: `(sent, received)`
 /// bytes per rank, from the tasks' projected output sizes.
 pub(crate) fn projected_traffic(plan: &Plan, size: usize) -> Vec<(u64, u64)> {
     let place = placement(plan, size);
-    let routes = routes(plan, &place, size, Results::Everywhere);
+    let runs = runners(plan, &place, size);
+    let routes = routes(plan, &place, &runs, size, Results::Everywhere);
     let mut out = vec![(0u64, 0u64); size];
     for (i, dests) in routes.iter().enumerate() {
         let Place::Rank(from) = place[i] else {
@@ -108,15 +200,28 @@ pub(crate) fn projected_traffic(plan: &Plan, size: usize) -> Vec<(u64, u64)> {
     out
 }
 
-/// Per task, the ranks other than its owner that its output is sent to.
-fn routes(plan: &Plan, place: &[Place], size: usize, results: Results) -> Vec<Vec<usize>> {
+/// Per task, the ranks other than its owner that its output is sent to: the ranks running
+/// its readers (`runs` from [`runners`]), and every rank for a result under
+/// [`Results::Everywhere`].
+fn routes(
+    plan: &Plan,
+    place: &[Place],
+    runs: &[Vec<usize>],
+    size: usize,
+    results: Results,
+) -> Vec<Vec<usize>> {
     let mut dests: Vec<Vec<usize>> = vec![Vec::new(); plan.tasks.len()];
     for (j, t) in plan.tasks.iter().enumerate() {
-        let Place::Rank(to) = place[j] else { continue };
+        let readers_at: &[usize] = match &place[j] {
+            Place::Rank(to) => std::slice::from_ref(to),
+            Place::Everywhere => &runs[j],
+        };
         for &d in &t.deps {
             if let Place::Rank(from) = place[d] {
-                if from != to && !dests[d].contains(&to) {
-                    dests[d].push(to);
+                for &to in readers_at {
+                    if from != to && !dests[d].contains(&to) {
+                        dests[d].push(to);
+                    }
                 }
             }
         }
@@ -171,34 +276,35 @@ impl<'a> Rank<'a> {
     ) -> Rank<'a> {
         let (me, size) = (ex.rank(), ex.size());
         let place = placement(plan, size);
-        let routes = routes(plan, &place, size, results);
+        let runs = runners(plan, &place, size);
+        let routes = routes(plan, &place, &runs, size, results);
         let n = plan.tasks.len();
         let mut keep = vec![false; n];
         for &o in plan.outputs.iter().flatten() {
             keep[o] = true;
         }
-        let mut local = vec![false; n];
-        // Outputs are needed here when they go everywhere; placed ones only where they
-        // are computed (and chunks every rank holds, wherever they are asked for).
+        // A task runs here when it is placed here, or placed everywhere and needed here
+        // (read by a task here, or a result: `runners`).
+        let local: Vec<bool> = (0..n)
+            .map(|i| match place[i] {
+                Place::Rank(r) => r == me,
+                Place::Everywhere => runs[i].contains(&me),
+            })
+            .collect();
+        // Outputs placed on one rank are needed here when results go everywhere.
         let mut needed_here: Vec<bool> = (0..n)
-            .map(|i| keep[i] && (results == Results::Everywhere || place[i] == Place::Everywhere))
+            .map(|i| keep[i] && results == Results::Everywhere)
             .collect();
         for (j, t) in plan.tasks.iter().enumerate() {
-            if place[j] == Place::Rank(me) {
-                local[j] = true;
+            if local[j] {
                 for &d in &t.deps {
                     needed_here[d] = true;
                 }
             }
         }
-        let mut receive = 0;
-        for i in 0..n {
-            match place[i] {
-                Place::Everywhere if needed_here[i] => local[i] = true,
-                Place::Rank(r) if r != me && needed_here[i] => receive += 1,
-                _ => {}
-            }
-        }
+        let receive = (0..n)
+            .filter(|&i| matches!(place[i], Place::Rank(r) if r != me) && needed_here[i])
+            .count();
         let mut dependents = vec![Vec::new(); n];
         let mut consumers = vec![0usize; n];
         for (j, t) in plan.tasks.iter().enumerate() {

@@ -51,6 +51,12 @@ impl Plan {
                 fmt(*received)
             ));
         }
+        let all_reduced = self.tasks.iter().filter(|t| t.replicated).count();
+        if all_reduced > 0 {
+            s.push_str(&format!(
+                "  all-reduce: {all_reduced} reduction block(s) folded on each rank first, then each rank's partial sent to every rank that needs the result\n"
+            ));
+        }
         s
     }
 

@@ -1,5 +1,7 @@
 //! Lowering: lazy array graph -> fused task graph (one function per graph op family).
 
+mod by_rank;
+
 use super::fxhash::FxHashMap;
 use super::plan::{Plan, Task, TaskOp};
 
@@ -30,6 +32,11 @@ struct Lowerer {
     mirrors: FxHashMap<u64, Option<(usize, usize)>>,
     /// Block reductions given their mirror block's task.
     mirrored: usize,
+    /// Per task, the tasks made so far that read it.
+    readers: Vec<usize>,
+    /// Under a distributed scheduler with several ranks, the owner rule over the tasks
+    /// made so far ([`by_rank`]).
+    placer: Option<super::distributed::Placer>,
 }
 
 /// Lowers arrays into a plan.
@@ -41,6 +48,11 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
         depth: 0,
         mirrors: FxHashMap::default(),
         mirrored: 0,
+        readers: Vec::new(),
+        placer: match tessera_core::cluster::current()? {
+            Some(c) if c.size() > 1 => Some(super::distributed::Placer::new(c.size())),
+            _ => None,
+        },
     };
     let mut outputs = Vec::new();
     for a in arrays {
@@ -132,11 +144,16 @@ struct Target<'a> {
 
 impl Lowerer {
     fn push(&mut self, op: TaskOp, deps: Vec<usize>, backend: BackendRef, out_bytes: u64) -> usize {
+        for &d in &deps {
+            self.readers[d] += 1;
+        }
+        self.readers.push(0);
         self.tasks.push(Task {
             op,
             deps,
             backend,
             out_bytes,
+            replicated: false,
         });
         self.tasks.len() - 1
     }
@@ -219,6 +236,13 @@ impl Lowerer {
             return None;
         }
         let task = self.tasks.pop()?;
+        self.readers.pop();
+        for &d in &task.deps {
+            self.readers[d] -= 1;
+        }
+        if let Some(placer) = &mut self.placer {
+            placer.truncate(self.tasks.len());
+        }
         match task.op {
             TaskOp::Program(p) => Some((p, task.deps)),
             _ => None,
@@ -422,6 +446,11 @@ impl Lowerer {
         split: &[usize],
         fold: &Fold,
     ) -> Result<usize> {
+        if let (Some(_), Fold::Binary(op)) = (&self.placer, fold) {
+            if self.optimize && axes.iter().all(|&ax| t.a.chunks().axis(ax).len() == 1) {
+                return self.combine_by_rank(t, &inputs[0], axes, *op);
+            }
+        }
         let Target {
             block,
             shape,
@@ -690,20 +719,17 @@ impl Lowerer {
             level.push((self.block_task(packed, &[b, 0])?, r));
         }
         let fan_in = crate::config::split_every()?.max(2);
-        let ranks = tessera_core::cluster::current()?.map_or(1, |c| c.size());
-        if ranks == 1 {
+        if self.placer.is_none() {
             return self.rows_tree(level, fan_in, n, &backend, bytes);
         }
         // Over ranks: each packed block's lower part is cut where the block is, so only
         // the n × l parts travel, not the x Ω rows with them. Then each rank sums the parts
-        // of its own blocks first — the sketches of consecutive row blocks are consecutive
-        // sources of the owner rule, so block b is on rank (first + b) mod P — and only one
-        // n × l partial per rank meets the others'.
+        // of its own blocks first (by the owner rule, run over the tasks made so far), and
+        // only one n × l partial per rank meets the others'.
         let cut = self.rows_level(&level, 1, n, &backend, bytes);
-        let mut partials = Vec::with_capacity(ranks);
-        for first in 0..ranks.min(cut.len()) {
-            let mine: Vec<(usize, usize)> =
-                cut.iter().skip(first).step_by(ranks).copied().collect();
+        let mut partials = Vec::new();
+        for (_, mine) in self.group_by_rank(&cut.iter().map(|&(t, _)| t).collect::<Vec<_>>())? {
+            let mine = mine.into_iter().map(|t| (t, 0)).collect();
             partials.push((self.rows_tree(mine, fan_in, n, &backend, bytes)?, 0));
         }
         self.rows_tree(partials, fan_in, n, &backend, bytes)

@@ -92,6 +92,10 @@ pub(crate) struct Task {
     pub backend: BackendRef,
     /// Bytes of the chunk it produces.
     pub out_bytes: u64,
+    /// The last fold of an all-reduce: under a distributed scheduler it runs on every rank
+    /// that needs its result, from the per-rank partials sent there, instead of on one
+    /// rank that then sends the result on (see `super::distributed`).
+    pub replicated: bool,
 }
 
 /// A lowered plan.
