@@ -71,6 +71,54 @@ fn a_reduction_moves_partial_sums_not_the_data() {
 }
 
 #[test]
+fn an_axis_reduction_folds_each_ranks_partials_before_any_cross_the_network() {
+    // 2000 × 300 in 20 × 20 blocks: 100 row blocks per column of blocks, dealt over the
+    // ranks. Summing over axis 0, each rank folds its own blocks of a column first; then
+    // every rank receives the other ranks' one partial per column (an all-reduce), so
+    // what moves is P × (P - 1) partials per column, whatever the number of row blocks.
+    let x = || {
+        RandomState::new(3)
+            .normal(0.0, 1.0, &[2000, 300], 20, Some("cpu"))
+            .unwrap()
+    };
+    let want = x()
+        .sum(Some(&[0]), false)
+        .unwrap()
+        .compute()
+        .unwrap()
+        .to_f64_vec();
+    for p in [2usize, 3, 4] {
+        let out = local::run(p, |_| {
+            let s = x().sum(Some(&[0]), false).unwrap();
+            let stats = run_plan_stats(&s).unwrap();
+            let cluster = tessera::cluster::current().unwrap().unwrap();
+            let before = cluster.traffic();
+            let got = s.compute().unwrap().to_f64_vec();
+            (got, stats, cluster.traffic().since(&before))
+        });
+        let mut first: Option<Vec<f64>> = None;
+        for (rank, (got, stats, traffic)) in out.into_iter().enumerate() {
+            close(&got, &want, &format!("P={p} rank {rank}"));
+            match &first {
+                // The last fold runs on every rank, in rank order: the same bits.
+                Some(f) => assert_eq!(&got, f, "P={p}: rank {rank} differs from rank 0"),
+                None => first = Some(got),
+            }
+            // 15 columns of blocks, each one partial of 20 float64 per other rank.
+            let partials = 15 * (p as u64 - 1);
+            assert!(
+                traffic.sent_messages <= partials,
+                "P={p} rank {rank}: {traffic:?}, {partials} partials expected"
+            );
+            assert!(
+                stats.sent_bytes <= partials * (20 * 8 + 256),
+                "P={p} rank {rank}: {stats:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn explain_gives_each_rank_its_projected_traffic() {
     let out = local::run(2, |_| {
         let x = RandomState::new(1)
@@ -87,6 +135,8 @@ fn explain_gives_each_rank_its_projected_traffic() {
             plan.contains("rank 0: sends") && plan.contains("rank 1: sends"),
             "{plan}"
         );
+        // Four columns of blocks, each summed over its four row blocks.
+        assert!(plan.contains("all-reduce: 4 reduction block(s)"), "{plan}");
     }
 }
 
