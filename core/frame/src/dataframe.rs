@@ -1239,7 +1239,11 @@ impl DataFrame {
     }
 
     /// The optimized plan in words: fused stages, pushed-down projections and predicates,
-    /// the algorithms of blocking nodes.
+    /// the algorithms of blocking nodes, and under `scheduler = "mpi"` the bytes each rank
+    /// is projected to send and receive (see the `traffic` module for the model).
+    ///
+    /// # Errors
+    /// A plan the optimizer rejects, or a cluster that cannot open.
     pub fn explain(&self) -> Result<String> {
         let node = optimize(&self.node)?;
         let memory = match check_memory(&node, Output::InMemory) {
@@ -1252,10 +1256,49 @@ impl DataFrame {
             ),
             Err(e) => format!("over memory-limit, refused before running: {e}\n"),
         };
+        let traffic = match tessera_core::cluster::current()? {
+            Some(cluster) => {
+                let p = crate::traffic::project(&node, &self.backend, cluster.size());
+                let fmt = tessera_core::chunks::format_bytes;
+                let mut s = format!(
+                    "distributed over {}: partition i on rank i mod {}; projected traffic per rank (sizes from the memory model: filters keep every row, groupby states are as large as their input):\n",
+                    cluster.describe(),
+                    cluster.size()
+                );
+                for step in &p.steps {
+                    s.push_str(&format!("  {step}\n"));
+                }
+                for (r, (sent, received)) in p.per_rank.iter().enumerate() {
+                    s.push_str(&format!(
+                        "  rank {r}: sends {}, receives {}\n",
+                        fmt(*sent),
+                        fmt(*received)
+                    ));
+                }
+                s
+            }
+            None => String::new(),
+        };
         Ok(format!(
-            "dataframe on backend '{}'\n{}{memory}",
+            "dataframe on backend '{}'\n{}{memory}{traffic}",
             self.backend.name(),
             node.explain()
+        ))
+    }
+
+    /// Under `scheduler = "mpi"`, the bytes each rank is projected to send and receive to
+    /// compute this frame on every rank, `(sent, received)` per rank, by the model
+    /// `explain()` prints; `None` outside a distributed run.
+    ///
+    /// # Errors
+    /// A plan the optimizer rejects, or a cluster that cannot open.
+    pub fn projected_traffic(&self) -> Result<Option<Vec<(u64, u64)>>> {
+        let Some(cluster) = tessera_core::cluster::current()? else {
+            return Ok(None);
+        };
+        let node = optimize(&self.node)?;
+        Ok(Some(
+            crate::traffic::project(&node, &self.backend, cluster.size()).per_rank,
         ))
     }
 

@@ -33,6 +33,7 @@ mod pushdown;
 mod reshape;
 mod sample;
 mod spill;
+mod traffic;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
 
