@@ -290,12 +290,31 @@ fn a_shuffle_groupby_moves_about_the_partial_states_once() {
             .strategy(GroupStrategy::Shuffle)
             .agg_named(&[("fare", AggFunc::Sum, "fare")])
             .unwrap();
+        let projected = g.projected_traffic().unwrap().unwrap();
+        let plan = g.explain().unwrap();
         let cluster = tessera::cluster::current().unwrap().unwrap();
         let before = cluster.traffic();
         let rows = g.compute().unwrap().num_rows();
-        (rows, cluster.traffic().since(&before))
+        (rows, cluster.traffic().since(&before), projected, plan)
     });
-    for (rows, moved) in &out {
+    for (rank, (rows, moved, projected, plan)) in out.iter().enumerate() {
+        // explain() projects what the run moves: the shuffle of the states and the
+        // gather of the result, from the scan's estimated sizes (within a factor of 2 of
+        // the bytes counted, which include Arrow IPC framing).
+        assert!(
+            plan.contains("partial states (shuffle): all-to-all")
+                && plan.contains("the result, gathered by every rank"),
+            "{plan}"
+        );
+        let (sent, received) = projected[rank];
+        assert!(
+            sent * 2 > moved.sent_bytes && sent < moved.sent_bytes * 2,
+            "rank {rank}: projected {sent} B sent, moved {moved:?}"
+        );
+        assert!(
+            received * 2 > moved.received_bytes && received < moved.received_bytes * 2,
+            "rank {rank}: projected {received} B received, moved {moved:?}"
+        );
         assert_eq!(*rows, 20_000);
         // 20,000 groups of (id, fare sum state): about half the states change rank in the
         // shuffle, then the results are gathered by both ranks.
@@ -306,6 +325,87 @@ fn a_shuffle_groupby_moves_about_the_partial_states_once() {
 }
 
 /// Hidden siblings (staging, set-aside directories, temporary files) left in `dir`.
+#[test]
+fn frame_explain_projects_every_exchange_and_bounds_what_moves() {
+    let dir = std::env::temp_dir().join(format!("tessera-dist-explain-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::common::workloads::write_frame_inputs(&dir);
+    let out = local::run(3, |_| {
+        use tessera::frame::{read_csv, AggFunc, CsvOptions, JoinStrategy, JoinType};
+        let options = || CsvOptions {
+            partition_bytes: 48 << 10,
+            ..CsvOptions::default()
+        };
+        let trips = crate::common::workloads::trips_over_five(&dir);
+        let zones = read_csv(dir.join("zones.csv").to_str().unwrap(), options()).unwrap();
+        let frames = [
+            trips
+                .merge_on(
+                    &zones,
+                    &["zone"],
+                    &["zone"],
+                    JoinType::Left,
+                    JoinStrategy::Shuffle,
+                )
+                .unwrap()
+                .groupby(&["borough"])
+                .unwrap()
+                .agg_named(&[("fare", AggFunc::Sum, "fares")])
+                .unwrap(),
+            trips
+                .merge_on(
+                    &zones,
+                    &["zone"],
+                    &["zone"],
+                    JoinType::Inner,
+                    JoinStrategy::Broadcast,
+                )
+                .unwrap()
+                .sort_values(&["fare", "id"], &[false, true])
+                .unwrap(),
+        ];
+        let cluster = tessera::cluster::current().unwrap().unwrap();
+        frames
+            .iter()
+            .map(|f| {
+                let plan = f.explain().unwrap();
+                let projected = f.projected_traffic().unwrap().unwrap();
+                let before = cluster.traffic();
+                f.compute().unwrap();
+                (plan, projected, cluster.traffic().since(&before))
+            })
+            .collect::<Vec<_>>()
+    });
+    for (rank, runs) in out.iter().enumerate() {
+        let (shuffled, sorted) = (&runs[0].0, &runs[1].0);
+        for step in [
+            "left side (shuffle)",
+            "right side (shuffle)",
+            "groupby [borough]",
+        ] {
+            assert!(shuffled.contains(step), "{step}: {shuffled}");
+        }
+        for step in ["right side (broadcast)", "sort: ranges (sample sort)"] {
+            assert!(sorted.contains(step), "{step}: {sorted}");
+        }
+        // Filters are projected to keep every row, so the projection bounds what moves
+        // (Arrow IPC framing aside).
+        for (plan, projected, moved) in runs {
+            let (sent, received) = projected[rank];
+            assert!(
+                sent * 2 >= moved.sent_bytes,
+                "rank {rank}: {sent} < {moved:?}\n{plan}"
+            );
+            assert!(
+                received * 2 >= moved.received_bytes,
+                "rank {rank}: {received} < {moved:?}\n{plan}"
+            );
+            assert!(moved.sent_bytes > 0, "rank {rank} sent nothing\n{plan}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn leftovers(dir: &std::path::Path) -> Vec<String> {
     std::fs::read_dir(dir)
         .unwrap()
