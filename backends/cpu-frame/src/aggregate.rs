@@ -16,13 +16,13 @@ use arrow_array::{
     Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Decimal128Array, Float64Array,
     Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
 };
-use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SortOptions};
 use tessera_core::frame::digest::Digest;
 use tessera_core::frame::{AggFunc, AggSpec};
 use tessera_core::{Error, Result};
 
-use super::keys::{encode_rows, group_rows, Groups, NO_GROUP};
+use super::keys::{encode_rows, group_rows, group_selected_rows, Groups, NO_GROUP};
 
 fn column(batch: &RecordBatch, name: &str, op: &'static str) -> Result<ArrayRef> {
     batch
@@ -534,7 +534,18 @@ pub(crate) fn partial(
     keys: &[String],
     aggs: &[AggSpec],
 ) -> Result<RecordBatch> {
-    let g = group_rows(&key_columns(batch, keys)?, batch.num_rows())?;
+    partial_of_selected(batch, None, keys, aggs)
+}
+
+/// [`partial`] of the rows of `batch` that `selected` marks valid (all when `None`), as if
+/// the others had been filtered out.
+pub(crate) fn partial_of_selected(
+    batch: &RecordBatch,
+    selected: Option<&NullBuffer>,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<RecordBatch> {
+    let g = group_selected_rows(&key_columns(batch, keys)?, batch.num_rows(), selected)?;
     let mut fields = Vec::new();
     let mut columns = Vec::new();
     for spec in aggs {

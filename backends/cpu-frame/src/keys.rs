@@ -107,13 +107,29 @@ pub(crate) fn encode_rows(keys: &[ArrayRef]) -> Result<Rows> {
 /// Assigns every row of `rows` rows to a group by its keys; no keys = one group of
 /// everything (present even with no rows).
 pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
+    group_selected_rows(keys, rows, None)
+}
+
+/// [`group_rows`] of the rows `selected` marks valid (all when `None`): the others get
+/// [`NO_GROUP`], and a key seen only on them makes no group.
+pub(crate) fn group_selected_rows(
+    keys: &[ArrayRef],
+    rows: usize,
+    selected: Option<&NullBuffer>,
+) -> Result<Groups> {
     if keys.is_empty() {
+        let ids = match selected {
+            Some(s) => (0..rows)
+                .map(|i| if s.is_valid(i) { 0 } else { NO_GROUP })
+                .collect(),
+            None => vec![0; rows],
+        };
         return Ok(Groups {
-            ids: vec![0; rows],
+            ids,
             first_rows: vec![0],
         });
     }
-    let nulls = key_nulls(keys);
+    let nulls = NullBuffer::union(key_nulls(keys).as_ref(), selected);
     let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
     if let Some(k) = int_key(keys)? {
         let v = k.as_primitive::<Int64Type>().values();

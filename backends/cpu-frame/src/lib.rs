@@ -17,6 +17,7 @@ mod eval;
 mod join;
 mod key_codes;
 mod keys;
+mod selection;
 mod sort;
 mod temporal;
 mod views;
@@ -220,6 +221,22 @@ impl DataFrameBackend for CpuFrameBackend {
     ) -> Result<Partition> {
         Ok(self.wrap(aggregate::partial(
             self.batch(part, "aggregate")?,
+            keys,
+            aggs,
+        )?))
+    }
+
+    fn aggregate_partial_of(
+        &self,
+        part: &Partition,
+        program: &FrameProgram,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        Ok(self.wrap(selection::partial_of(
+            self,
+            self.batch(part, "aggregate")?,
+            program,
             keys,
             aggs,
         )?))

@@ -433,16 +433,26 @@ fn aggregate(
     aggs: &[AggSpec],
     strategy: Option<GroupStrategy>,
 ) -> Result<Vec<Stashed>> {
-    let inner = pipeline(input, backend, spill)?;
+    // A fused program under the groupby goes to the backend with the aggregation, which
+    // may aggregate what the program's filter keeps without materialising it.
+    let (inner, program) = match input {
+        Node::Map {
+            input: below,
+            program,
+            ..
+        } => (pipeline(below, backend, spill)?, Some(program)),
+        _ => (pipeline(input, backend, spill)?, None),
+    };
     let task = inner.task.clone();
     let mut partials = {
         let backend = backend.clone();
         staged("aggregate: partial", inner.n, move |i| {
-            stash(
-                spill,
-                &backend,
-                backend.aggregate_partial(&task(i)?, keys, aggs)?,
-            )
+            let part = task(i)?;
+            let state = match program {
+                Some(program) => backend.aggregate_partial_of(&part, program, keys, aggs)?,
+                None => backend.aggregate_partial(&part, keys, aggs)?,
+            };
+            stash(spill, &backend, state)
         })?
     };
     if partials.is_empty() {

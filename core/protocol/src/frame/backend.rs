@@ -654,6 +654,25 @@ pub trait DataFrameBackend: Send + Sync {
         aggs: &[AggSpec],
     ) -> Result<Partition>;
 
+    /// [`Self::aggregate_partial`] of [`Self::evaluate`]`(part, program)`: the partial
+    /// aggregation of a filtered and projected partition, which the engine asks for when
+    /// a groupby reads a fused program. Provided: evaluates, then aggregates. A backend
+    /// may fuse the two — the CPU backend aggregates the rows a program's last filter keeps
+    /// without copying them out first — as long as the result equals the provided one.
+    ///
+    /// # Errors
+    /// As `evaluate` and `aggregate_partial`.
+    fn aggregate_partial_of(
+        &self,
+        part: &Partition,
+        program: &FrameProgram,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        let evaluated = self.evaluate(part, program)?;
+        self.aggregate_partial(&evaluated, keys, aggs)
+    }
+
     /// Merges states (outputs of `aggregate_partial` or of this method) into one state
     /// partition with one row per group. Order matters for `first`/`last`: `parts` are in
     /// partition order.
