@@ -348,8 +348,21 @@ impl Run<'_> {
         strategy: Option<GroupStrategy>,
     ) -> Result<Owned> {
         let b = self.backend;
-        let inner = self.eval(input)?;
-        let mut partials = self.map_own(&inner, |p| b.aggregate_partial(p, keys, aggs))?;
+        // As in one process: a fused program under the groupby goes with the aggregation.
+        let mut partials = match input {
+            Node::Map {
+                input: below,
+                program,
+                ..
+            } => {
+                let inner = self.eval(below)?;
+                self.map_own(&inner, |p| b.aggregate_partial_of(p, program, keys, aggs))?
+            }
+            _ => {
+                let inner = self.eval(input)?;
+                self.map_own(&inner, |p| b.aggregate_partial(p, keys, aggs))?
+            }
+        };
         if partials.n() == 0 {
             let empty = b.import_batch(empty_batch(&input.schema()))?;
             partials = self.keep_own(vec![b.aggregate_partial(&empty, keys, aggs)?])?;
