@@ -32,18 +32,41 @@ struct Codes {
     cardinality: u64,
 }
 
-/// Numbers the values `keys` yields in order of first appearance.
-fn number<K: std::hash::Hash + Eq>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
-    let mut map: HashMap<K, u32, ahash::RandomState> =
-        HashMap::with_hasher(ahash::RandomState::new());
+/// Distinct keys a column may have for [`number`] to find them by scanning a list.
+const FEW: usize = 8;
+
+/// Numbers the values `keys` yields in order of first appearance. A column of a few
+/// distinct values (flags, statuses, modes: TPC-H Q1 groups by two of them) is numbered
+/// by a scan of the values seen so far, which costs less than hashing every row; from the
+/// `FEW + 1`-th distinct value on, a hash map takes over.
+fn number<K: std::hash::Hash + Eq + Copy>(mut keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut codes = Vec::with_capacity(rows);
-    for k in keys {
-        let next = map.len() as u32;
-        codes.push(*map.entry(k).or_insert(next));
+    let mut few: Vec<K> = Vec::with_capacity(FEW);
+    while let Some(k) = keys.next() {
+        if let Some(c) = few.iter().position(|s| *s == k) {
+            codes.push(c as u32);
+            continue;
+        }
+        if few.len() < FEW {
+            codes.push(few.len() as u32);
+            few.push(k);
+            continue;
+        }
+        let mut map: HashMap<K, u32, ahash::RandomState> =
+            HashMap::with_hasher(ahash::RandomState::new());
+        map.extend(few.iter().enumerate().map(|(c, &s)| (s, c as u32)));
+        for k in std::iter::once(k).chain(keys) {
+            let next = map.len() as u32;
+            codes.push(*map.entry(k).or_insert(next));
+        }
+        return Codes {
+            codes,
+            cardinality: map.len() as u64,
+        };
     }
     Codes {
         codes,
-        cardinality: map.len() as u64,
+        cardinality: few.len() as u64,
     }
 }
 
@@ -182,6 +205,27 @@ mod tests {
     use crate::keys::NO_GROUP;
     use arrow_array::{BooleanArray, Int32Array, Int64Array, StringArray, StringViewArray};
     use std::sync::Arc;
+
+    #[test]
+    fn number_gives_first_appearance_codes_below_and_past_the_short_list() {
+        // 3, FEW, FEW + 1 and 50 distinct values, in a repeating but shuffled order.
+        for distinct in [3u64, FEW as u64, FEW as u64 + 1, 50] {
+            let keys: Vec<u64> = (0..1000u64)
+                .map(|i| (i * 7919 + i / 3) % distinct)
+                .collect();
+            let got = number(keys.iter().copied(), keys.len());
+            let mut seen: HashMap<u64, u32> = HashMap::new();
+            let want: Vec<u32> = keys
+                .iter()
+                .map(|k| {
+                    let next = seen.len() as u32;
+                    *seen.entry(*k).or_insert(next)
+                })
+                .collect();
+            assert_eq!(got.codes, want, "{distinct} distinct");
+            assert_eq!(got.cardinality, distinct, "{distinct} distinct");
+        }
+    }
 
     /// Groups as sets of rows, independent of numbering.
     fn sets(ids: &[u32]) -> Vec<Vec<usize>> {
