@@ -60,20 +60,21 @@ pub(crate) fn partial_of(
     // A null predicate drops the row, as `filter` does.
     let selected = selection(mask);
     let kept = rows - selected.null_count();
-    let finish = |b: &RecordBatch| {
-        let step = FrameProgram {
-            steps: program.steps[last..].to_vec(),
-        };
-        crate::aggregate::partial(&backend.run_program(b, &step)?, keys, aggs)
+    // Filtering first, with the mask already computed.
+    let filtered = || {
+        let kept = arrow_select::filter::filter_record_batch(&cur, mask)
+            .map_err(|e| Error::arrow("filter", e))?;
+        let kept = crate::views::compact_batch(kept)?;
+        crate::aggregate::partial(&backend.run_program(&kept, &after)?, keys, aggs)
     };
     if !on_selection(kept, rows) {
-        return finish(&cur);
+        return filtered();
     }
     match backend.run_program(&cur, &after) {
         Ok(projected) => {
             crate::aggregate::partial_of_selected(&projected, Some(&selected), keys, aggs)
         }
-        Err(_) => finish(&cur),
+        Err(_) => filtered(),
     }
 }
 
