@@ -921,6 +921,28 @@ impl Node {
             .unwrap_or(0)
     }
 
+    /// For a scan, the bytes each partition it reads is estimated to take in memory: what
+    /// the format reports for all columns, scaled by the columns read (unknown: 0). Empty
+    /// for any other node.
+    pub(crate) fn scan_partition_bytes(&self) -> Vec<u64> {
+        let Node::Scan {
+            source,
+            projection,
+            selected,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        let all: Vec<usize> = (0..source.partitions()).collect();
+        let ids = selected.as_deref().unwrap_or(&all);
+        let cols = source.schema().fields().len().max(1) as u64;
+        let read = projection.as_ref().map_or(cols, |p| p.len() as u64);
+        ids.iter()
+            .map(|&i| source.partition_bytes(i).unwrap_or(0).saturating_mul(read) / cols)
+            .collect()
+    }
+
     /// What computing this node holds in memory, by a simple and documented model:
     /// partitions already in memory count whole; a scan, a fused program and a user
     /// function per partition stream (one partition per worker at a time; a program's
@@ -944,20 +966,8 @@ impl Node {
                     largest: sizes.max().unwrap_or(0),
                 }
             }
-            Node::Scan {
-                source,
-                projection,
-                selected,
-                ..
-            } => {
-                let all: Vec<usize> = (0..source.partitions()).collect();
-                let ids = selected.as_deref().unwrap_or(&all);
-                let cols = source.schema().fields().len().max(1) as u64;
-                let read = projection.as_ref().map_or(cols, |p| p.len() as u64);
-                let sizes: Vec<u64> = ids
-                    .iter()
-                    .map(|&i| source.partition_bytes(i).unwrap_or(0).saturating_mul(read) / cols)
-                    .collect();
+            Node::Scan { .. } => {
+                let sizes = self.scan_partition_bytes();
                 let largest = sizes.iter().copied().max().unwrap_or(0);
                 MemoryProjection {
                     held: largest.saturating_mul(workers),

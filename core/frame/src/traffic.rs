@@ -93,22 +93,7 @@ impl Projector<'_> {
     fn stage(&mut self, node: &Node) -> Vec<u64> {
         match node {
             Node::Partitions { parts, .. } => parts.iter().map(|p| p.nbytes() as u64).collect(),
-            Node::Scan {
-                source,
-                projection,
-                selected,
-                ..
-            } => {
-                let all: Vec<usize> = (0..source.partitions()).collect();
-                let ids = selected.as_deref().unwrap_or(&all);
-                let cols = source.schema().fields().len();
-                let read = projection.as_ref().map_or(cols, |p| p.len());
-                let sizes: Vec<u64> = ids
-                    .iter()
-                    .map(|&i| source.partition_bytes(i).unwrap_or(0))
-                    .collect();
-                scaled(&sizes, read, cols)
-            }
+            Node::Scan { .. } => node.scan_partition_bytes(),
             Node::Map { input, schema, .. } => {
                 let i = self.stage(input);
                 scaled(&i, schema.fields().len(), input.schema().fields().len())
