@@ -34,14 +34,17 @@ pub(crate) fn partial_of(
     aggs: &[AggSpec],
 ) -> Result<RecordBatch> {
     let exact = || crate::aggregate::partial(&backend.run_program(batch, program)?, keys, aggs);
-    let Some(last) = program
-        .steps
-        .iter()
-        .rposition(|s| matches!(s, FrameStep::Filter(_)))
+    let Some((last, predicate)) =
+        program
+            .steps
+            .iter()
+            .enumerate()
+            .rev()
+            .find_map(|(i, s)| match s {
+                FrameStep::Filter(e) => Some((i, e)),
+                FrameStep::Project(_) => None,
+            })
     else {
-        return exact();
-    };
-    let FrameStep::Filter(predicate) = &program.steps[last] else {
         return exact();
     };
     let before = FrameProgram {

@@ -32,7 +32,7 @@ struct Lowerer {
     mirrors: FxHashMap<u64, Option<(usize, usize)>>,
     /// Block reductions given their mirror block's task.
     mirrored: usize,
-    /// Per task, the tasks made so far that read it.
+    /// Per task, the tasks made so far that read it (kept only with a `placer`).
     readers: Vec<usize>,
     /// Under a distributed scheduler with several ranks, the owner rule over the tasks
     /// made so far ([`by_rank`]).
@@ -144,10 +144,13 @@ struct Target<'a> {
 
 impl Lowerer {
     fn push(&mut self, op: TaskOp, deps: Vec<usize>, backend: BackendRef, out_bytes: u64) -> usize {
-        for &d in &deps {
-            self.readers[d] += 1;
+        // Readers are counted only for the owner rule over ranks.
+        if self.placer.is_some() {
+            for &d in &deps {
+                self.readers[d] += 1;
+            }
+            self.readers.push(0);
         }
-        self.readers.push(0);
         self.tasks.push(Task {
             op,
             deps,
@@ -236,11 +239,11 @@ impl Lowerer {
             return None;
         }
         let task = self.tasks.pop()?;
-        self.readers.pop();
-        for &d in &task.deps {
-            self.readers[d] -= 1;
-        }
         if let Some(placer) = &mut self.placer {
+            self.readers.pop();
+            for &d in &task.deps {
+                self.readers[d] -= 1;
+            }
             placer.truncate(self.tasks.len());
         }
         match task.op {
