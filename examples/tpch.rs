@@ -616,14 +616,22 @@ fn q19(t: &Tables) -> Result<Computed> {
 
 fn q20(t: &Tables) -> Result<Computed> {
     let forest = t.get("part")?.filter(col("p_name").like("forest%"))?;
+    let offers = t
+        .get("partsupp")?
+        .semi_join(&forest, &["ps_partkey"], &["p_partkey"])?
+        .persist()?;
+    // The subquery is correlated on the offer's part and supplier: only the lines of
+    // those pairs are summed.
     let shipped = t
         .get("lineitem")?
         .filter(during("l_shipdate", "1994-01-01", "1995-01-01"))?
+        .semi_join(
+            &offers,
+            &["l_partkey", "l_suppkey"],
+            &["ps_partkey", "ps_suppkey"],
+        )?
         .groupby(&["l_partkey", "l_suppkey"])?
         .agg_exprs(&[(col("l_quantity"), AggFunc::Sum, "shipped")])?;
-    let offers = t
-        .get("partsupp")?
-        .semi_join(&forest, &["ps_partkey"], &["p_partkey"])?;
     let excess = join(
         &offers,
         &shipped,
@@ -650,16 +658,6 @@ fn q21(t: &Tables) -> Result<Computed> {
         .filter(col("l_receiptdate").gt(col("l_commitdate")))?
         .select(&["l_orderkey", "l_suppkey"])?
         .persist()?;
-    // EXISTS another supplier on the order, NOT EXISTS another late one: the order has
-    // at least two suppliers, and its late lines all come from this one.
-    let suppliers = lines
-        .groupby(&["l_orderkey"])?
-        .agg_exprs(&[(col("l_suppkey"), AggFunc::NUnique, "n_supp")])?
-        .rename(&[("l_orderkey", "ns_orderkey")])?;
-    let late_suppliers = late
-        .groupby(&["l_orderkey"])?
-        .agg_exprs(&[(col("l_suppkey"), AggFunc::NUnique, "n_late")])?
-        .rename(&[("l_orderkey", "nl_orderkey")])?;
     let saudi = t
         .get("nation")?
         .filter(col("n_name").eq(lit("SAUDI ARABIA")))?;
@@ -671,7 +669,22 @@ fn q21(t: &Tables) -> Result<Computed> {
     )?;
     let failed = t.get("orders")?.filter(col("o_orderstatus").eq(lit("F")))?;
     let l1 = join(&late, &sn, &["l_suppkey"], &["s_suppkey"])?;
-    let l1 = join(&l1, &failed, &["l_orderkey"], &["o_orderkey"])?;
+    let l1 = join(&l1, &failed, &["l_orderkey"], &["o_orderkey"])?
+        .select(&["l_orderkey", "s_name"])?
+        .persist()?;
+    // EXISTS another supplier on the order, NOT EXISTS another late one: the order has
+    // at least two suppliers, and its late lines all come from this one. Both subqueries
+    // are correlated on the order, so only the lines of l1's orders are grouped.
+    let suppliers = lines
+        .semi_join(&l1, &["l_orderkey"], &["l_orderkey"])?
+        .groupby(&["l_orderkey"])?
+        .agg_exprs(&[(col("l_suppkey"), AggFunc::NUnique, "n_supp")])?
+        .rename(&[("l_orderkey", "ns_orderkey")])?;
+    let late_suppliers = late
+        .semi_join(&l1, &["l_orderkey"], &["l_orderkey"])?
+        .groupby(&["l_orderkey"])?
+        .agg_exprs(&[(col("l_suppkey"), AggFunc::NUnique, "n_late")])?
+        .rename(&[("l_orderkey", "nl_orderkey")])?;
     let l1 = join(&l1, &suppliers, &["l_orderkey"], &["ns_orderkey"])?;
     join(&l1, &late_suppliers, &["l_orderkey"], &["nl_orderkey"])?
         .filter(col("n_supp").gt(lit(1i64)).and(col("n_late").eq(lit(1i64))))?

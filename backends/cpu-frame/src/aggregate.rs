@@ -39,6 +39,34 @@ fn cast(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     }
 }
 
+/// Folds each valid value of `values` into its group's accumulator (`add(slot, x)`),
+/// reading the null buffer, when there is one, alongside the values instead of asking the
+/// array row by row.
+fn fold_valid<T: Copy, A>(
+    values: &[T],
+    nulls: Option<&NullBuffer>,
+    g: &Groups,
+    acc: &mut [A],
+    mut add: impl FnMut(&mut A, T),
+) {
+    match nulls {
+        None => {
+            for (&id, &x) in g.ids.iter().zip(values) {
+                if id != NO_GROUP {
+                    add(&mut acc[id as usize], x);
+                }
+            }
+        }
+        Some(nulls) => {
+            for ((&id, &x), valid) in g.ids.iter().zip(values).zip(nulls.iter()) {
+                if id != NO_GROUP && valid {
+                    add(&mut acc[id as usize], x);
+                }
+            }
+        }
+    }
+}
+
 /// Per-group sums of `a` (cast to `t`: Int64 wrapping, UInt64 wrapping, Float64, or
 /// Decimal128 checked: a sum past its precision is an error).
 fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
@@ -49,63 +77,28 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
         _ => cast(a, t)?,
     };
     let n = g.len();
-    let valid = |i: usize| a.is_valid(i);
+    let nulls = a.nulls();
     Ok(match t {
         DataType::Float64 => {
-            let v = a.as_primitive::<Float64Type>().values();
             let mut acc = vec![0.0f64; n];
-            if a.null_count() == 0 {
-                for (&id, &x) in g.ids.iter().zip(v.iter()) {
-                    if id != NO_GROUP {
-                        acc[id as usize] += x;
-                    }
-                }
-            } else {
-                for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
-                    if id != NO_GROUP && valid(i) {
-                        acc[id as usize] += x;
-                    }
-                }
-            }
+            let v = a.as_primitive::<Float64Type>().values();
+            fold_valid(v, nulls, g, &mut acc, |s, x| *s += x);
             Arc::new(Float64Array::from(acc))
         }
         DataType::UInt64 => {
-            let v = a.as_primitive::<UInt64Type>().values();
             let mut acc = vec![0u64; n];
-            for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
-                if id != NO_GROUP && valid(i) {
-                    acc[id as usize] = acc[id as usize].wrapping_add(x);
-                }
-            }
+            let v = a.as_primitive::<UInt64Type>().values();
+            fold_valid(v, nulls, g, &mut acc, |s, x| *s = s.wrapping_add(x));
             Arc::new(UInt64Array::from(acc))
         }
         DataType::Decimal128(p, scale) => {
-            let v = a.as_primitive::<Decimal128Type>().values();
             let mut acc = vec![0i128; n];
             let mut overflow = false;
-            let mut add = |id: u32, x: i128| {
-                let slot = &mut acc[id as usize];
-                match slot.checked_add(x) {
-                    Some(y) => *slot = y,
-                    None => overflow = true,
-                }
-            };
-            match a.nulls() {
-                None => {
-                    for (&id, &x) in g.ids.iter().zip(v.iter()) {
-                        if id != NO_GROUP {
-                            add(id, x);
-                        }
-                    }
-                }
-                Some(nulls) => {
-                    for ((&id, &x), valid) in g.ids.iter().zip(v.iter()).zip(nulls.iter()) {
-                        if id != NO_GROUP && valid {
-                            add(id, x);
-                        }
-                    }
-                }
-            }
+            let v = a.as_primitive::<Decimal128Type>().values();
+            fold_valid(v, nulls, g, &mut acc, |s, x| match s.checked_add(x) {
+                Some(y) => *s = y,
+                None => overflow = true,
+            });
             let out = Decimal128Array::from(acc)
                 .with_precision_and_scale(*p, *scale)
                 .map_err(|e| Error::arrow("sum", e))?;
@@ -118,13 +111,9 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
             Arc::new(out)
         }
         _ => {
-            let v = a.as_primitive::<Int64Type>().values();
             let mut acc = vec![0i64; n];
-            for (i, (&id, &x)) in g.ids.iter().zip(v.iter()).enumerate() {
-                if id != NO_GROUP && valid(i) {
-                    acc[id as usize] = acc[id as usize].wrapping_add(x);
-                }
-            }
+            let v = a.as_primitive::<Int64Type>().values();
+            fold_valid(v, nulls, g, &mut acc, |s, x| *s = s.wrapping_add(x));
             Arc::new(Int64Array::from(acc))
         }
     })
