@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, StringArray};
-use tessera::frame::{AggFunc, Computed, DataFrame, JoinType, Keep, MergeOptions, Value};
+use tessera::frame::{
+    AggFunc, Computed, DataFrame, JoinStrategy, JoinType, Keep, MergeOptions, Value,
+};
 
 use crate::frames::{batch, random_partitions, Rng};
 
@@ -235,4 +237,105 @@ fn null_keys_match_only_when_asked_and_unique_keeps_first_rows() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("no column 'zz'"), "{e}");
+}
+
+/// A join whose left side is the small one: the run hashes it once and streams the large
+/// right side through it (the join turned around, its columns put back in the written
+/// order). Inner and right joins, with a shared key, clashing names and differently named
+/// keys, on random partitionings: the same rows as a hash shuffle of both sides, the
+/// columns in the written order, and as many rows as counted by hand.
+#[test]
+fn a_small_left_side_streams_the_large_right_through_it() {
+    let mut rng = Rng(2024);
+    for round in 0..6 {
+        let nl = 12;
+        let nr = 2000;
+        let lk: Vec<i64> = (0..nl).map(|_| rng.below(10) as i64).collect();
+        let rk: Vec<Option<i64>> = (0..nr)
+            .map(|j| (j % 97 != 3).then(|| rng.below(15) as i64))
+            .collect();
+        let small = batch(vec![
+            ("k", Arc::new(Int64Array::from(lk.clone())) as ArrayRef),
+            (
+                "v",
+                Arc::new(Int64Array::from((0..nl as i64).collect::<Vec<_>>())),
+            ),
+            (
+                "name",
+                Arc::new(StringArray::from(
+                    (0..nl).map(|i| format!("n{i}")).collect::<Vec<_>>(),
+                )),
+            ),
+        ]);
+        let large = batch(vec![
+            ("k", Arc::new(Int64Array::from(rk.clone())) as ArrayRef),
+            (
+                "v",
+                Arc::new(Float64Array::from(
+                    (0..nr).map(|_| rng.float()).collect::<Vec<_>>(),
+                )),
+            ),
+            (
+                "w",
+                Arc::new(Int64Array::from((0..nr as i64).collect::<Vec<_>>())),
+            ),
+        ]);
+        let left = random_partitions(&small, &mut rng);
+        let right = random_partitions(&large, &mut rng);
+        let matches: usize = rk
+            .iter()
+            .map(|k| k.map_or(0, |k| lk.iter().filter(|&&l| l == k).count()))
+            .sum();
+        let unmatched = rk
+            .iter()
+            .filter(|k| k.is_none_or(|k| !lk.contains(&k)))
+            .count();
+        for (how, expected) in [
+            (JoinType::Inner, matches),
+            (JoinType::Right, matches + unmatched),
+        ] {
+            let run = |on: (&str, &str), strategy| {
+                let (l, r) = if on.0 == "k" {
+                    (left.clone(), right.clone())
+                } else {
+                    (
+                        left.rename(&[("k", on.0)]).unwrap(),
+                        right.rename(&[("k", on.1)]).unwrap(),
+                    )
+                };
+                l.merge_with(
+                    &r,
+                    &[on.0],
+                    &[on.1],
+                    MergeOptions::new(how).strategy(strategy),
+                )
+                .unwrap()
+                .compute()
+                .unwrap()
+            };
+            for (on, names) in [
+                (("k", "k"), vec!["k", "v_x", "name", "v_y", "w"]),
+                (("lk", "rk"), vec!["lk", "v_x", "name", "rk", "v_y", "w"]),
+            ] {
+                let streamed = run(on, JoinStrategy::Auto);
+                let shuffled = run(on, JoinStrategy::Shuffle);
+                let got: Vec<&str> = streamed
+                    .schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect();
+                assert_eq!(got, names, "round {round} {how:?} on {on:?}");
+                assert_eq!(
+                    streamed.num_rows(),
+                    expected,
+                    "round {round} {how:?} on {on:?}"
+                );
+                let (mut a, mut b) = (rows(&streamed), rows(&shuffled));
+                a.sort();
+                b.sort();
+                assert_eq!(a, b, "round {round} {how:?} on {on:?}");
+            }
+        }
+    }
 }

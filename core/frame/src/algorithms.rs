@@ -12,9 +12,10 @@
 //!   shuffle of the partial results into one bucket per input partition when they are large
 //!   (many groups) — the choice is made on the measured size of the partial results unless
 //!   the user forces one;
-//! - **join**: broadcast the small side (the whole of it joined against each partition of
-//!   the other), a sorted merge of aligned ranges when both sides are sorted on the keys,
-//!   else a hash shuffle of both sides into matching buckets;
+//! - **join**: broadcast the small side (its hash table built once, the other side's
+//!   pipeline streamed through it partition by partition, so a broadcast join is as
+//!   blockwise as a filter), a sorted merge of aligned ranges when both sides are sorted
+//!   on the keys, else a hash shuffle of both sides into matching buckets;
 //! - **sort**: sample sort — evenly spaced samples give range boundaries, every partition is
 //!   split by them, each range is sorted;
 //! - **head** runs partitions in order until it has enough rows.
@@ -109,6 +110,13 @@ pub const SHUFFLE_ROWS: usize = 1 << 20;
 
 /// A side of a join at most this many bytes is broadcast to every partition of the other.
 pub const BROADCAST_BYTES: usize = 256 << 20;
+
+/// A join side computed first (the one the memory model expects smaller) is broadcast
+/// while the other side streams only when it measures at most this many bytes. The model
+/// counts every row a filter might keep, so its guess can be the larger side: past this
+/// size the other side is computed too and the smaller of the two measured is broadcast,
+/// which bounds what a wrong guess costs to hashing this much.
+pub const STREAMED_BROADCAST_BYTES: usize = 64 << 20;
 
 /// A lazily computed sequence of partitions: `task(i)` produces partition `i`.
 pub(crate) struct Pipeline {
@@ -277,10 +285,7 @@ pub(crate) fn pipeline(
             spec,
             strategy,
             ..
-        } => Ok(Pipeline::stashed(
-            join(backend, spill, left, right, spec, *strategy)?,
-            backend,
-        )),
+        } => join(backend, spill, left, right, spec, *strategy),
         Node::Sort { input, by } => {
             let parts = pipeline(input, backend, spill)?.materialize()?;
             Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
@@ -560,6 +565,13 @@ pub(crate) fn concat_or_empty(
 /// Broadcast, sorted-merge or shuffle join. Over a spill budget a side is broadcast only
 /// when it fits one worker's share, both sides are kept (and spilled) as partitions, and
 /// the shuffle makes buckets small enough for a worker to join one (a grace hash join).
+///
+/// A broadcast join streams: the side the plan's memory model expects to be smaller (of
+/// those the join type lets be whole) is computed first, and when it is small enough its
+/// hash table is built once and the other side's pipeline runs through it partition by
+/// partition — a scan, filter, probe and whatever follows the join run as one task, and
+/// the large side is never held whole. Only when that side turns out too large is the
+/// other one computed too, and the choice made on both measured sizes.
 fn join(
     backend: &Arc<dyn DataFrameBackend>,
     spill: &Spill,
@@ -567,28 +579,99 @@ fn join(
     right_node: &Node,
     spec: &JoinSpec,
     strategy: JoinStrategy,
-) -> Result<Vec<Stashed>> {
+) -> Result<Pipeline> {
     let both_sorted = sorted_on_keys(backend, left_node, right_node, spec);
-    let left = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
-    let right = pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
     let (lschema, rschema) = (left_node.schema(), right_node.schema());
     let hash = JoinSpec {
         algorithm: JoinAlgorithm::Hash,
         ..spec.clone()
     };
-    let (lbytes, rbytes) = (total_bytes(&left), total_bytes(&right));
     let broadcast_max = spill.as_ref().map_or(BROADCAST_BYTES, |b| {
         BROADCAST_BYTES.min(b.task_bytes as usize)
     });
+    let stream_max = broadcast_max.min(STREAMED_BROADCAST_BYTES);
+    let may_stream =
+        !both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::Broadcast);
+    let (mut left, mut right) = (None, None);
+    if may_stream {
+        let (lguess, rguess) = (
+            crate::join_guess::expected_bytes(left_node),
+            crate::join_guess::expected_bytes(right_node),
+        );
+        let can_left = matches!(spec.how, JoinType::Inner | JoinType::Right);
+        let can_right = matches!(
+            spec.how,
+            JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
+        );
+        let first = match (can_left, can_right) {
+            (true, true) if lguess < rguess => Some(Side::Left),
+            (_, true) => Some(Side::Right),
+            (true, false) => Some(Side::Left),
+            (false, false) => None,
+        };
+        match first {
+            Some(Side::Right) => {
+                let r =
+                    pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
+                if strategy == JoinStrategy::Broadcast || total_bytes(&r) <= stream_max {
+                    let r = concat_or_empty(backend, &load_all(backend, &r)?, &rschema)?;
+                    // Build the hash table of the small side once, not once per partition.
+                    let r = backend.prepare_broadcast(&r, &hash)?;
+                    let probe = pipeline(left_node, backend, spill)?;
+                    let (task, backend) = (probe.task.clone(), backend.clone());
+                    return Ok(Pipeline {
+                        n: probe.n,
+                        task: Arc::new(move |i| backend.join(&task(i)?, &r, &hash)),
+                    });
+                }
+                right = Some(r);
+            }
+            Some(Side::Left) => {
+                let l = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
+                if strategy == JoinStrategy::Broadcast || total_bytes(&l) <= stream_max {
+                    let l = concat_or_empty(backend, &load_all(backend, &l)?, &lschema)?;
+                    let probe = pipeline(right_node, backend, spill)?;
+                    let (task, backend) = (probe.task.clone(), backend.clone());
+                    if let Some(turned) = crate::swap_join::swapped(&hash, &lschema, &rschema) {
+                        // Hash the small left side once and stream the right through it.
+                        let l = backend.prepare_broadcast(&l, &turned.spec)?;
+                        return Ok(Pipeline {
+                            n: probe.n,
+                            task: Arc::new(move |j| {
+                                let joined = backend.join(&task(j)?, &l, &turned.spec)?;
+                                backend.evaluate(&joined, &turned.restore)
+                            }),
+                        });
+                    }
+                    return Ok(Pipeline {
+                        n: probe.n,
+                        task: Arc::new(move |j| backend.join(&l, &task(j)?, &hash)),
+                    });
+                }
+                left = Some(l);
+            }
+            None => {}
+        }
+    }
+    let left = match left {
+        Some(l) => l,
+        None => pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?,
+    };
+    let right = match right {
+        Some(r) => r,
+        None => pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?,
+    };
+    let (lbytes, rbytes) = (total_bytes(&left), total_bytes(&right));
     let side = broadcast_side(spec, strategy, lbytes, rbytes, broadcast_max);
     let fits = spill
         .as_ref()
         .is_none_or(|b| (lbytes + rbytes) as u64 <= b.task_bytes);
-    let keep = |parts: Vec<Partition>| -> Result<Vec<Stashed>> {
-        parts
+    let keep = |parts: Vec<Partition>| -> Result<Pipeline> {
+        let parts = parts
             .into_iter()
             .map(|p| stash(spill, backend, p))
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Pipeline::stashed(parts, backend))
     };
     if both_sorted && fits && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
         let (left, right) = (load_all(backend, &left)?, load_all(backend, &right)?);
@@ -596,29 +679,23 @@ fn join(
             backend, left, right, spec, &lschema, &rschema,
         )?);
     }
+    // A side measured small enough after all (the estimate picked the other one first).
     if side == Some(Side::Right) {
         let r = concat_or_empty(backend, &load_all(backend, &right)?, &rschema)?;
-        // Build the hash table of the small side once, not once per partition.
         let r = backend.prepare_broadcast(&r, &hash)?;
-        let backend = backend.clone();
+        let b = backend.clone();
         return staged("join: broadcast", left.len(), move |i| {
-            stash(
-                spill,
-                &backend,
-                backend.join(&left[i].load(&backend)?, &r, &hash)?,
-            )
-        });
+            stash(spill, &b, b.join(&left[i].load(&b)?, &r, &hash)?)
+        })
+        .map(|parts| Pipeline::stashed(parts, backend));
     }
     if side == Some(Side::Left) {
         let l = concat_or_empty(backend, &load_all(backend, &left)?, &lschema)?;
-        let backend = backend.clone();
+        let b = backend.clone();
         return staged("join: broadcast", right.len(), move |j| {
-            stash(
-                spill,
-                &backend,
-                backend.join(&l, &right[j].load(&backend)?, &hash)?,
-            )
-        });
+            stash(spill, &b, b.join(&l, &right[j].load(&b)?, &hash)?)
+        })
+        .map(|parts| Pipeline::stashed(parts, backend));
     }
     let at_least = left.len().max(right.len()).max(1);
     let n = spill
@@ -642,20 +719,21 @@ fn join(
         n,
     )?;
     drop(right);
-    let backend = backend.clone();
+    let b = backend.clone();
     staged("join: hash", n, move |j| {
         let l = lb
             .iter()
-            .map(|b| b[j].load(&backend))
+            .map(|bucket| bucket[j].load(&b))
             .collect::<Result<Vec<_>>>()?;
         let r = rb
             .iter()
-            .map(|b| b[j].load(&backend))
+            .map(|bucket| bucket[j].load(&b))
             .collect::<Result<Vec<_>>>()?;
-        let l = concat_or_empty(&backend, &l, &lschema)?;
-        let r = concat_or_empty(&backend, &r, &rschema)?;
-        stash(spill, &backend, backend.join(&l, &r, &hash)?)
+        let l = concat_or_empty(&b, &l, &lschema)?;
+        let r = concat_or_empty(&b, &r, &rschema)?;
+        stash(spill, &b, b.join(&l, &r, &hash)?)
     })
+    .map(|parts| Pipeline::stashed(parts, backend))
 }
 
 /// A side of a join.

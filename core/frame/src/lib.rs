@@ -25,6 +25,7 @@ mod describe;
 pub mod display;
 mod distributed;
 pub mod io;
+mod join_guess;
 mod merge;
 mod null_keys;
 mod on_rank;
@@ -33,6 +34,7 @@ mod pushdown;
 mod reshape;
 mod sample;
 mod spill;
+mod swap_join;
 mod traffic;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
