@@ -834,6 +834,58 @@ mod tests {
     }
 
     #[test]
+    fn shared_sums_and_counts_keep_each_columns_own_nulls() {
+        // x has no nulls, y has two; the groups are k.
+        let batch = RecordBatch::try_from_iter(vec![
+            (
+                "k",
+                Arc::new(Int64Array::from(vec![1, 1, 2, 2, 2])) as ArrayRef,
+            ),
+            (
+                "x",
+                Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5])) as ArrayRef,
+            ),
+            (
+                "y",
+                Arc::new(Int64Array::from(vec![
+                    Some(10),
+                    None,
+                    None,
+                    Some(7),
+                    Some(1),
+                ])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let specs = [
+            AggSpec::new("x", AggFunc::Sum, "sx"),
+            AggSpec::new("x", AggFunc::Mean, "mx"),
+            AggSpec::new("x", AggFunc::Count, "cx"),
+            AggSpec::new("y", AggFunc::Count, "cy"),
+            AggSpec::new("y", AggFunc::Mean, "my"),
+            AggSpec::new("y", AggFunc::Sum, "sy"),
+        ];
+        let state = partial(&batch, &["k".to_string()], &specs).unwrap();
+        let out = finalize(&state, &["k".to_string()], &specs).unwrap();
+        let ints = |name: &str| -> Vec<i64> {
+            let c = out.column_by_name(name).unwrap();
+            let c = arrow_cast::cast(c, &DataType::Int64).unwrap();
+            c.as_primitive::<Int64Type>().values().to_vec()
+        };
+        let floats = |name: &str| -> Vec<f64> {
+            let c = out.column_by_name(name).unwrap();
+            let c = arrow_cast::cast(c, &DataType::Float64).unwrap();
+            c.as_primitive::<Float64Type>().values().to_vec()
+        };
+        assert_eq!(ints("sx"), vec![3, 12]);
+        assert_eq!(floats("mx"), vec![1.5, 4.0]);
+        assert_eq!(ints("cx"), vec![2, 3]);
+        assert_eq!(ints("cy"), vec![1, 2]);
+        assert_eq!(floats("my"), vec![10.0, 4.0]);
+        assert_eq!(ints("sy"), vec![10, 8]);
+    }
+
+    #[test]
     fn distinct_value_lists_hold_each_value_once_per_group() {
         // Group 0 is large (sorted path), group 1 small (pairwise path), group 2 all null,
         // and rows of no group are left out.
