@@ -26,6 +26,7 @@ pub mod display;
 mod distributed;
 pub mod io;
 mod join_guess;
+mod join_order;
 mod merge;
 mod null_keys;
 mod on_rank;

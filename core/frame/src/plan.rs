@@ -513,7 +513,8 @@ impl fmt::Debug for Node {
 }
 
 /// Rewrites a plan: fusion happened at construction; this moves filters below inner
-/// joins (`pushdown`), prunes unused columns down into scans and pushes predicates into
+/// joins (`pushdown`), small tables below the joins that hold their keys (`join_order`),
+/// prunes unused columns down into scans and pushes predicates into
 /// formats that can prune partitions.
 pub fn optimize(node: &Arc<Node>) -> Result<Arc<Node>> {
     prune(node, None)
@@ -528,6 +529,9 @@ fn sort_keys(by: &[SortKey]) -> String {
 }
 
 fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<Node>> {
+    if let Some(moved) = crate::join_order::small_table_first(node)? {
+        return prune(&moved, required);
+    }
     Ok(match &**node {
         Node::Partitions { schema, .. } => match required {
             // Drop unused in-memory columns before a blocking node copies them.
