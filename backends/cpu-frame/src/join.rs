@@ -712,7 +712,10 @@ mod tests {
             assert_eq!(hits, want, "{kind}");
             // Only semi and anti joins take the key set; pairs refuse it.
             if kind == "set" {
-                assert!(hash_pairs(&[left.clone()], &table, 8, rn, JoinType::Inner).is_err());
+                assert!(
+                    hash_pairs(std::slice::from_ref(&left), &table, 8, rn, JoinType::Inner)
+                        .is_err()
+                );
             }
         }
     }
