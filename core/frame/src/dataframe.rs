@@ -1635,17 +1635,19 @@ impl GroupBy {
     /// its type (as [`GroupBy::agg`]).
     pub fn agg_exprs(&self, aggs: &[(Expr, AggFunc, &str)]) -> Result<DataFrame> {
         let mine = self.frame.columns();
-        let mut with = self.frame.clone();
+        // One projection with every expression, so that arithmetic they share is computed
+        // once (the optimizer's `cse` looks within a projection).
+        let mut list: Vec<(String, Expr)> = mine.iter().map(|c| (c.clone(), col(c))).collect();
         let mut specs = Vec::with_capacity(aggs.len());
         for (i, (e, func, output)) in aggs.iter().enumerate() {
             let mut tmp = format!("__tessera_agg{i}");
             while mine.contains(&tmp) {
                 tmp.push('_');
             }
-            with = with.with_column(&tmp, e.clone())?;
+            list.push((tmp.clone(), e.clone()));
             specs.push(AggSpec::new(tmp, *func, *output));
         }
-        self.run(with, specs)
+        self.run(self.frame.select_exprs(list)?, specs)
     }
 
     /// `groupby(keys)[column].mean()`.

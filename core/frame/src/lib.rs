@@ -20,6 +20,7 @@
 //! in config (`TESSERA_DATAFRAME_BACKEND`, `tessera.toml`, or a scoped override).
 
 pub mod algorithms;
+mod cse;
 mod dataframe;
 mod describe;
 pub mod display;

@@ -514,7 +514,7 @@ impl fmt::Debug for Node {
 
 /// Rewrites a plan: fusion happened at construction; this moves filters below inner
 /// joins (`pushdown`), small tables below the joins that hold their keys (`join_order`),
-/// prunes unused columns down into scans and pushes predicates into
+/// computes arithmetic a projection repeats once (`cse`), prunes unused columns down into scans and pushes predicates into
 /// formats that can prune partitions.
 pub fn optimize(node: &Arc<Node>) -> Result<Arc<Node>> {
     prune(node, None)
@@ -636,6 +636,7 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                     }
                 }
             }
+            let program = crate::cse::hoist_shared(&program, &input.schema())?;
             let schema = program_schema(&input.schema(), &program)?;
             Arc::new(Node::Map {
                 input,
