@@ -559,13 +559,7 @@ pub(crate) fn join(
     };
     let li = indices(pairs.left);
     let ri = indices(pairs.right);
-    let shared: Vec<&String> = spec
-        .left_on
-        .iter()
-        .zip(&spec.right_on)
-        .filter(|(a, b)| a == b)
-        .map(|(a, _)| a)
-        .collect();
+    let shared = spec.shared_keys();
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     let lschema = left.schema();
     for (c, f) in left.columns().iter().zip(lschema.fields()) {

@@ -38,13 +38,7 @@ pub(crate) fn swapped(spec: &JoinSpec, left: &Schema, right: &Schema) -> Option<
         JoinType::Right => JoinType::Left,
         _ => return None,
     };
-    let shared: Vec<&String> = spec
-        .left_on
-        .iter()
-        .zip(&spec.right_on)
-        .filter(|(a, b)| a == b)
-        .map(|(a, _)| a)
-        .collect();
+    let shared = spec.shared_keys();
     let float =
         |t: &DataType| matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64);
     if shared.iter().any(|k| {

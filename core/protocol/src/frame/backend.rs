@@ -482,6 +482,17 @@ pub struct JoinSpec {
 }
 
 impl JoinSpec {
+    /// The key columns with the same name on both sides: the output keeps each once (from
+    /// the left, or from either side for right and outer joins).
+    pub fn shared_keys(&self) -> Vec<&String> {
+        self.left_on
+            .iter()
+            .zip(&self.right_on)
+            .filter(|(a, b)| a == b)
+            .map(|(a, _)| a)
+            .collect()
+    }
+
     /// The output schema of this join over the two input schemas, or an error naming a
     /// missing key or mismatched key types.
     pub fn output_schema(
