@@ -111,9 +111,9 @@ pub const SHUFFLE_ROWS: usize = 1 << 20;
 /// A side of a join at most this many bytes is broadcast to every partition of the other.
 pub const BROADCAST_BYTES: usize = 256 << 20;
 
-/// A join side computed first (the one the memory model expects smaller) is broadcast
-/// while the other side streams only when it measures at most this many bytes. The model
-/// counts every row a filter might keep, so its guess can be the larger side: past this
+/// A join side computed first (the one `join_guess` expects smaller) is broadcast while
+/// the other side streams only when it measures at most this many bytes. The guess knows
+/// no statistics, so it can pick the larger side: past this
 /// size the other side is computed too and the smaller of the two measured is broadcast,
 /// which bounds what a wrong guess costs to hashing this much.
 pub const STREAMED_BROADCAST_BYTES: usize = 64 << 20;
@@ -566,8 +566,9 @@ pub(crate) fn concat_or_empty(
 /// when it fits one worker's share, both sides are kept (and spilled) as partitions, and
 /// the shuffle makes buckets small enough for a worker to join one (a grace hash join).
 ///
-/// A broadcast join streams: the side the plan's memory model expects to be smaller (of
-/// those the join type lets be whole) is computed first, and when it is small enough its
+/// A broadcast join streams: the side guessed smaller (`join_guess`; of those the join
+/// type lets be whole, and the right one when the user forces a broadcast of an inner
+/// join, as [`JoinStrategy::Broadcast`] says) is computed first, and when it is small enough its
 /// hash table is built once and the other side's pipeline runs through it partition by
 /// partition — a scan, filter, probe and whatever follows the join run as one task, and
 /// the large side is never held whole. Only when that side turns out too large is the
@@ -603,8 +604,9 @@ fn join(
             spec.how,
             JoinType::Inner | JoinType::Left | JoinType::Semi | JoinType::Anti
         );
+        let forced = strategy == JoinStrategy::Broadcast;
         let first = match (can_left, can_right) {
-            (true, true) if lguess < rguess => Some(Side::Left),
+            (true, true) if lguess < rguess && !forced => Some(Side::Left),
             (_, true) => Some(Side::Right),
             (true, false) => Some(Side::Left),
             (false, false) => None,
@@ -613,7 +615,7 @@ fn join(
             Some(Side::Right) => {
                 let r =
                     pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
-                if strategy == JoinStrategy::Broadcast || total_bytes(&r) <= stream_max {
+                if forced || total_bytes(&r) <= stream_max {
                     let r = concat_or_empty(backend, &load_all(backend, &r)?, &rschema)?;
                     // Build the hash table of the small side once, not once per partition.
                     let r = backend.prepare_broadcast(&r, &hash)?;
@@ -628,7 +630,7 @@ fn join(
             }
             Some(Side::Left) => {
                 let l = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
-                if strategy == JoinStrategy::Broadcast || total_bytes(&l) <= stream_max {
+                if forced || total_bytes(&l) <= stream_max {
                     let l = concat_or_empty(backend, &load_all(backend, &l)?, &lschema)?;
                     let probe = pipeline(right_node, backend, spill)?;
                     let (task, backend) = (probe.task.clone(), backend.clone());
