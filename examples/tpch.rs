@@ -12,7 +12,9 @@
 //! (`BRASS`, `BUILDING`, `1995-03-15`, ...). Date arithmetic in the SQL (`date '1998-12-01'
 //! - interval '90' day`) is written as the date it evaluates to; subqueries become joins,
 //! semi and anti joins, or a scalar computed first (Q11, Q15, Q22), as a user of a
-//! dataframe library writes them. Decimal columns stay exact decimals, as in DuckDB:
+//! dataframe library writes them; a correlated subquery that aggregates (Q17, Q20, Q21)
+//! aggregates only the rows of the outer query's keys, semi-joined first, as a
+//! decorrelated plan does. Decimal columns stay exact decimals, as in DuckDB:
 //! `l_extendedprice * (1 - l_discount)` is a decimal of scale 4 and its sum is exact;
 //! arithmetic with a float literal (`0.2 * avg`) is Float64.
 
