@@ -12,9 +12,8 @@
 //!   `read_parquet`, `to_parquet`;
 //! - [`DataFrame`]: the user API.
 //!
-//! A dataframe backend author implements
-//! [`DataFrameBackend`](tessera_core::frame::DataFrameBackend) from `tessera-core` and needs
-//! nothing from this crate.
+//! A dataframe backend author implements [`DataFrameBackend`] from `tessera-core` and
+//! needs nothing from this crate.
 //!
 //! The backend is chosen like the array one: an explicit name, else `dataframe.backend`
 //! in config (`TESSERA_DATAFRAME_BACKEND`, `tessera.toml`, or a scoped override).
