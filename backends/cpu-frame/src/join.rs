@@ -118,12 +118,14 @@ impl BuildTable {
         }
         let rnull = key_nulls(rk);
         let rvalid = |i: usize| rnull.as_ref().is_none_or(|n| n.is_valid(i));
-        let int = int_key(rk)?;
-        if let (Some(r), true) = (&int, keys_only) {
+        if let Some(r) = int_key(rk)? {
             let rv = r.as_primitive::<Int64Type>().values();
-            // At most 16 bytes per row, what a hash map entry takes.
-            let limit = 64 * (2 * rn).max(1 << 16) as u64;
-            if let Some((lo, span)) = valid_range(rv, rvalid).filter(|&(_, s)| s < limit) {
+            let range = valid_range(rv, rvalid);
+            // A direct table of at most twice the rows (and at least 64 Ki entries), so
+            // its memory stays within a small multiple of the hash map's; a key set may
+            // span 64 times that (a bit per value: at most 16 bytes per row).
+            let limit = (2 * rn).max(1 << 16) as u64;
+            if let Some((lo, span)) = range.filter(|&(_, s)| keys_only && s < 64 * limit) {
                 let mut bits = vec![0u64; (span as usize) / 64 + 1];
                 for (j, &key) in rv.iter().enumerate() {
                     if rvalid(j) {
@@ -133,14 +135,8 @@ impl BuildTable {
                 }
                 return Ok(BuildTable::DenseSet { lo, bits });
             }
-        }
-        let mut next = vec![MISSING; rn];
-        if let Some(r) = int {
-            let rv = r.as_primitive::<Int64Type>().values();
-            // A direct table of at most twice the rows (and at least 64 Ki entries), so
-            // its memory stays within a small multiple of the hash map's.
-            let limit = (2 * rn).max(1 << 16) as u64;
-            if let Some((lo, span)) = valid_range(rv, rvalid).filter(|&(_, s)| s < limit) {
+            let mut next = vec![MISSING; rn];
+            if let Some((lo, span)) = range.filter(|&(_, s)| s < limit) {
                 let mut head = vec![MISSING; span as usize + 1];
                 for j in (0..rn).rev() {
                     if rvalid(j) {
@@ -164,6 +160,7 @@ impl BuildTable {
             }
             return Ok(BuildTable::Int { head, next });
         }
+        let mut next = vec![MISSING; rn];
         let rows = encode_rows(rk)?;
         let state = ahash::RandomState::new();
         let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
