@@ -616,39 +616,16 @@ fn join(
                 let r =
                     pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
                 if forced || total_bytes(&r) <= stream_max {
-                    let r = concat_or_empty(backend, &load_all(backend, &r)?, &rschema)?;
-                    // Build the hash table of the small side once, not once per partition.
-                    let r = backend.prepare_broadcast(&r, &hash)?;
                     let probe = pipeline(left_node, backend, spill)?;
-                    let (task, backend) = (probe.task.clone(), backend.clone());
-                    return Ok(Pipeline {
-                        n: probe.n,
-                        task: Arc::new(move |i| backend.join(&task(i)?, &r, &hash)),
-                    });
+                    return broadcast(backend, &r, Side::Right, probe, hash, &lschema, &rschema);
                 }
                 right = Some(r);
             }
             Some(Side::Left) => {
                 let l = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
                 if forced || total_bytes(&l) <= stream_max {
-                    let l = concat_or_empty(backend, &load_all(backend, &l)?, &lschema)?;
                     let probe = pipeline(right_node, backend, spill)?;
-                    let (task, backend) = (probe.task.clone(), backend.clone());
-                    if let Some(turned) = crate::swap_join::swapped(&hash, &lschema, &rschema) {
-                        // Hash the small left side once and stream the right through it.
-                        let l = backend.prepare_broadcast(&l, &turned.spec)?;
-                        return Ok(Pipeline {
-                            n: probe.n,
-                            task: Arc::new(move |j| {
-                                let joined = backend.join(&task(j)?, &l, &turned.spec)?;
-                                backend.evaluate(&joined, &turned.restore)
-                            }),
-                        });
-                    }
-                    return Ok(Pipeline {
-                        n: probe.n,
-                        task: Arc::new(move |j| backend.join(&l, &task(j)?, &hash)),
-                    });
+                    return broadcast(backend, &l, Side::Left, probe, hash, &lschema, &rschema);
                 }
                 left = Some(l);
             }
@@ -681,23 +658,25 @@ fn join(
             backend, left, right, spec, &lschema, &rschema,
         )?);
     }
-    // A side measured small enough after all (the estimate picked the other one first).
-    if side == Some(Side::Right) {
-        let r = concat_or_empty(backend, &load_all(backend, &right)?, &rschema)?;
-        let r = backend.prepare_broadcast(&r, &hash)?;
-        let b = backend.clone();
-        return staged("join: broadcast", left.len(), move |i| {
-            stash(spill, &b, b.join(&left[i].load(&b)?, &r, &hash)?)
-        })
-        .map(|parts| Pipeline::stashed(parts, backend));
-    }
-    if side == Some(Side::Left) {
-        let l = concat_or_empty(backend, &load_all(backend, &left)?, &lschema)?;
-        let b = backend.clone();
-        return staged("join: broadcast", right.len(), move |j| {
-            stash(spill, &b, b.join(&l, &right[j].load(&b)?, &hash)?)
-        })
-        .map(|parts| Pipeline::stashed(parts, backend));
+    // A side measured small enough after all (the guess picked the other one first).
+    match side {
+        Some(Side::Right) => {
+            let probe = Pipeline::stashed(left, backend);
+            return broadcast(
+                backend,
+                &right,
+                Side::Right,
+                probe,
+                hash,
+                &lschema,
+                &rschema,
+            );
+        }
+        Some(Side::Left) => {
+            let probe = Pipeline::stashed(right, backend);
+            return broadcast(backend, &left, Side::Left, probe, hash, &lschema, &rschema);
+        }
+        None => {}
     }
     let at_least = left.len().max(right.len()).max(1);
     let n = spill
@@ -736,6 +715,45 @@ fn join(
         stash(spill, &b, b.join(&l, &r, &hash)?)
     })
     .map(|parts| Pipeline::stashed(parts, backend))
+}
+
+/// `probe`'s partitions each joined with the whole `small` side (the join's `side`), whose
+/// hash table is built once: as written for a small right side, turned around
+/// (`swap_join`) for a small left one where the join allows, else the small left side
+/// joined whole with each right partition.
+fn broadcast(
+    backend: &Arc<dyn DataFrameBackend>,
+    small: &[Stashed],
+    side: Side,
+    probe: Pipeline,
+    hash: JoinSpec,
+    lschema: &arrow_schema::SchemaRef,
+    rschema: &arrow_schema::SchemaRef,
+) -> Result<Pipeline> {
+    let schema = if side == Side::Right {
+        rschema
+    } else {
+        lschema
+    };
+    let small = concat_or_empty(backend, &load_all(backend, small)?, schema)?;
+    let (task, b) = (probe.task.clone(), backend.clone());
+    let task: Arc<dyn Fn(usize) -> Result<Partition> + Send + Sync> = match side {
+        Side::Right => {
+            let r = backend.prepare_broadcast(&small, &hash)?;
+            Arc::new(move |i| b.join(&task(i)?, &r, &hash))
+        }
+        Side::Left => match crate::swap_join::swapped(&hash, lschema, rschema) {
+            Some(turned) => {
+                let l = backend.prepare_broadcast(&small, &turned.spec)?;
+                Arc::new(move |j| {
+                    let joined = b.join(&task(j)?, &l, &turned.spec)?;
+                    b.evaluate(&joined, &turned.restore)
+                })
+            }
+            None => Arc::new(move |j| b.join(&small, &task(j)?, &hash)),
+        },
+    };
+    Ok(Pipeline { n: probe.n, task })
 }
 
 /// A side of a join.
