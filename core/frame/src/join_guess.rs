@@ -11,8 +11,7 @@
 //! only costs time: the side computed first is measured, and past a bound the other one
 //! is computed too and the smaller measured one is hashed.
 
-use crate::backend::{FrameStep, JoinType};
-use crate::expr::{BinaryOp, Expr};
+use crate::backend::{FrameProgram, FrameStep, JoinType};
 use crate::plan::Node;
 
 /// The smallest fraction of its input a filter is guessed to keep.
@@ -28,15 +27,7 @@ pub(crate) fn expected_bytes(node: &Node) -> u64 {
         } => {
             let from = input.schema().fields().len().max(1) as f64;
             let to = schema.fields().len() as f64;
-            let kept: f64 = program
-                .steps
-                .iter()
-                .map(|step| match step {
-                    FrameStep::Filter(e) => 0.5f64.powi(conjuncts(e) as i32),
-                    FrameStep::Project(_) => 1.0,
-                })
-                .product();
-            (expected_bytes(input) as f64 * kept.max(MIN_SELECTIVITY) * to / from) as u64
+            (expected_bytes(input) as f64 * kept(program) * to / from) as u64
         }
         Node::Join {
             left, right, spec, ..
@@ -52,35 +43,39 @@ pub(crate) fn expected_bytes(node: &Node) -> u64 {
     }
 }
 
-/// The number of terms of a conjunction (`a & b & c` is three; anything else one).
-fn conjuncts(e: &Expr) -> usize {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => conjuncts(left) + conjuncts(right),
-        _ => 1,
-    }
+/// The guessed fraction of its input's rows that `program` keeps: half per conjunct of
+/// each filter, at least [`MIN_SELECTIVITY`].
+fn kept(program: &FrameProgram) -> f64 {
+    let kept: f64 = program
+        .steps
+        .iter()
+        .map(|step| match step {
+            FrameStep::Filter(e) => 0.5f64.powi(e.conjuncts().len() as i32),
+            FrameStep::Project(_) => 1.0,
+        })
+        .product();
+    kept.max(MIN_SELECTIVITY)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::{col, lit};
+    use crate::expr::{col, lit, Expr};
 
     #[test]
-    fn conjunctions_count_their_terms() {
-        assert_eq!(conjuncts(&col("a").gt(lit(1))), 1);
+    fn each_conjunct_of_each_filter_halves_the_rows_down_to_a_floor() {
+        let filter = |e: Expr| FrameStep::Filter(e);
+        let program = |steps| FrameProgram { steps };
+        assert_eq!(kept(&program(vec![])), 1.0);
         assert_eq!(
-            conjuncts(
-                &col("a")
-                    .gt(lit(1))
-                    .and(col("b").lt(lit(2)))
-                    .and(col("c").eq(lit(3)))
-            ),
-            3
+            kept(&program(vec![
+                filter(col("a").gt(lit(1)).and(col("b").lt(lit(2)))),
+                FrameStep::Project(vec![("a".into(), col("a"))]),
+                filter(col("c").eq(lit(3)).or(col("d").eq(lit(4)))),
+            ])),
+            0.125
         );
-        assert_eq!(conjuncts(&col("a").gt(lit(1)).or(col("b").lt(lit(2)))), 1);
+        let many = (0..10).fold(col("a").gt(lit(0)), |e, i| e.and(col("a").gt(lit(i))));
+        assert_eq!(kept(&program(vec![filter(many)])), MIN_SELECTIVITY);
     }
 }

@@ -30,21 +30,6 @@ enum Side {
     Right,
 }
 
-/// The conjuncts of `e` (`a and (b and c)` gives `a, b, c`).
-fn conjuncts(e: &Expr, out: &mut Vec<Expr>) {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::And,
-            left,
-            right,
-        } => {
-            conjuncts(left, out);
-            conjuncts(right, out);
-        }
-        other => out.push(other.clone()),
-    }
-}
-
 /// The arms of a disjunction (`a or (b or c)` gives `a, b, c`).
 fn disjuncts(e: &Expr, out: &mut Vec<Expr>) {
     match e {
@@ -101,11 +86,11 @@ fn implied_on(e: &Expr, side: Side, left: &SchemaRef, right: &SchemaRef) -> Opti
     }
     let mut implied = Vec::with_capacity(arms.len());
     for arm in &arms {
-        let mut parts = Vec::new();
-        conjuncts(arm, &mut parts);
-        let mine: Vec<Expr> = parts
+        let mine: Vec<Expr> = arm
+            .conjuncts()
             .into_iter()
             .filter(|p| side_of(p, left, right) == Some(side))
+            .cloned()
             .collect();
         if mine.is_empty() {
             return None;
@@ -180,7 +165,7 @@ pub(crate) fn below_inner_join(
     let mut all = Vec::new();
     for step in &program.steps[..lead] {
         if let FrameStep::Filter(e) = step {
-            conjuncts(e, &mut all);
+            all.extend(e.conjuncts().into_iter().cloned());
         }
     }
     let (ls, rs) = (left.schema(), right.schema());

@@ -614,6 +614,36 @@ binary_methods! {
 }
 
 impl Expr {
+    /// The terms of a conjunction, left to right (`a & (b & c)` gives `a, b, c`; anything
+    /// that is not an `and` is its own only term). A row passes the conjunction exactly
+    /// when it passes every term, so a filter can be split, moved or evaluated a term at a
+    /// time.
+    ///
+    /// ```
+    /// use tessera_core::frame::{col, lit};
+    /// let e = col("a").gt(lit(1)).and(col("b").lt(lit(2)).and(col("c").eq(lit(3))));
+    /// assert_eq!(e.conjuncts().len(), 3);
+    /// assert_eq!(col("a").gt(lit(1)).or(col("b").lt(lit(2))).conjuncts().len(), 1);
+    /// ```
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+            match e {
+                Expr::Binary {
+                    op: BinaryOp::And,
+                    left,
+                    right,
+                } => {
+                    walk(left, out);
+                    walk(right, out);
+                }
+                other => out.push(other),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
     /// True where null.
     pub fn is_null(self) -> Expr {
         Expr::IsNull(Box::new(self))
