@@ -14,6 +14,7 @@
 
 mod aggregate;
 mod eval;
+mod filter;
 mod join;
 mod key_codes;
 mod keys;
@@ -121,17 +122,7 @@ impl CpuFrameBackend {
         let mut cur = b.clone();
         for step in &program.steps {
             cur = match step {
-                FrameStep::Filter(e) => {
-                    let mask = eval::eval(e, &cur)?.into_array(cur.num_rows())?;
-                    let mask = mask
-                        .as_any()
-                        .downcast_ref::<arrow_array::BooleanArray>()
-                        .ok_or_else(|| Error::invalid("filter", format!("{e} is not Boolean")))?;
-                    views::compact_batch(
-                        arrow_select::filter::filter_record_batch(&cur, mask)
-                            .map_err(|e| Error::arrow("filter", e))?,
-                    )?
-                }
+                FrameStep::Filter(e) => filter::filter(&cur, e)?,
                 FrameStep::Project(list) => {
                     let schema = program_schema(
                         &cur.schema(),
