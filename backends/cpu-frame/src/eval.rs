@@ -9,7 +9,7 @@ use arrow_array::{
     new_null_array, Array, ArrayRef, BooleanArray, Datum, Float64Array, Int64Array, RecordBatch,
     Scalar, StringArray, UInt32Array,
 };
-use arrow_buffer::NullBuffer;
+use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, TimeUnit};
 use tessera_core::frame::expr::{
     binary_types, compile, decimal_types, is_in_operand, BinaryOp, DatePart, Expr, Literal,
@@ -115,6 +115,9 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
                 .map_err(|why| Error::invalid("expression", format!("{e}: {why}")))?;
             let l = eval(left, batch)?.map(|a| cast_to(a, &operand))?;
             let r = eval(right, batch)?.map(|a| cast_to(a, &operand))?;
+            if let Some(out) = view_compare(*op, &l, &r) {
+                return Ok(Val::Array(out));
+            }
             let both_scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
             let (ld, rd) = (datum(&l), datum(&r));
             let (ld, rd) = (ld.as_ref(), rd.as_ref());
@@ -798,41 +801,95 @@ fn is_in_direct(a: &ArrayRef, values: &[Literal]) -> Result<Option<ArrayRef>> {
     Ok(Some(Arc::new(out)))
 }
 
-/// `is_in` over a string view column by its views: a string of at most 12 bytes is all in
-/// its 16-byte view (length, bytes, zero padding), so it matches exactly when the view
-/// equals a wanted string's view; a longer one is compared byte by byte only when its
-/// length and 4-byte prefix (the view's first 8 bytes) are a wanted string's.
+/// Strings looked for in a string view column, matched by the columns' views: a string of
+/// at most 12 bytes is all in its 16-byte view (length, bytes, zero padding), so it
+/// matches exactly when the view equals a wanted string's view; a longer one is compared
+/// byte by byte only when its length and 4-byte prefix (the view's first 8 bytes) are a
+/// wanted string's, and not again when its view is the one just compared: a column
+/// decoded from a Parquet dictionary repeats the same view (same buffer and offset) for
+/// every row of a value.
+struct ViewSet<'a> {
+    short: Wanted<u128>,
+    heads: Wanted<u64>,
+    long: Wanted<&'a str>,
+}
+
+impl<'a> ViewSet<'a> {
+    fn new(wanted: &[&'a str]) -> ViewSet<'a> {
+        let view_of = |s: &str| {
+            let b = s.as_bytes();
+            let mut v = [0u8; 16];
+            v[..4].copy_from_slice(&(b.len() as u32).to_le_bytes());
+            let n = b.len().min(12);
+            v[4..4 + n].copy_from_slice(&b[..n]);
+            u128::from_le_bytes(v)
+        };
+        let (short, long): (Vec<&str>, Vec<&str>) = wanted.iter().partition(|s| s.len() <= 12);
+        ViewSet {
+            short: Wanted::new(short.iter().map(|s| view_of(s)).collect()),
+            heads: Wanted::new(long.iter().map(|s| view_of(s) as u64).collect()),
+            long: Wanted::new(long),
+        }
+    }
+
+    /// Per row of `a`, whether its string is wanted; a null row gets `null_matches`.
+    fn hits(&self, a: &arrow_array::StringViewArray, null_matches: bool) -> BooleanBuffer {
+        let views = a.views();
+        let nulls = a.nulls();
+        // The last long view compared byte by byte (never 0: its length is over 12), and
+        // whether it matched.
+        let mut last = (0u128, false);
+        BooleanBuffer::collect_bool(a.len(), |i| {
+            if nulls.is_some_and(|n| n.is_null(i)) {
+                return null_matches;
+            }
+            let v = views[i];
+            if (v as u32) <= 12 {
+                self.short.contains(&v)
+            } else if !self.heads.contains(&(v as u64)) {
+                false
+            } else if v == last.0 {
+                last.1
+            } else {
+                let hit = self.long.contains(&a.value(i));
+                last = (v, hit);
+                hit
+            }
+        })
+    }
+}
+
+/// `is_in` over a string view column, by its views ([`ViewSet`]); no nulls in the answer.
 fn view_is_in(
     a: &arrow_array::StringViewArray,
     wanted: &[&str],
     null_matches: bool,
 ) -> BooleanArray {
-    let view_of = |s: &str| {
-        let b = s.as_bytes();
-        let mut v = [0u8; 16];
-        v[..4].copy_from_slice(&(b.len() as u32).to_le_bytes());
-        let n = b.len().min(12);
-        v[4..4 + n].copy_from_slice(&b[..n]);
-        u128::from_le_bytes(v)
+    BooleanArray::new(ViewSet::new(wanted).hits(a, null_matches), None)
+}
+
+/// `a == s` (or `a != s` when `negate`) over a string view column, by its views
+/// ([`ViewSet`]); null where `a` is null.
+fn view_eq(a: &arrow_array::StringViewArray, s: &str, negate: bool) -> BooleanArray {
+    let hits = ViewSet::new(&[s]).hits(a, false);
+    BooleanArray::new(if negate { !&hits } else { hits }, a.nulls().cloned())
+}
+
+/// `left op right` by [`view_eq`] when `op` is `==` or `!=` between a string view column
+/// and a non-null string scalar (in either order); `None` otherwise.
+fn view_compare(op: BinaryOp, left: &Val, right: &Val) -> Option<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    if !matches!(op, BinaryOp::Eq | BinaryOp::NotEq) {
+        return None;
+    }
+    let ((Val::Array(a), Val::Scalar(s)) | (Val::Scalar(s), Val::Array(a))) = (left, right) else {
+        return None;
     };
-    let (short, long): (Vec<&str>, Vec<&str>) = wanted.iter().partition(|s| s.len() <= 12);
-    let short = Wanted::new(short.iter().map(|s| view_of(s)).collect());
-    let heads = Wanted::new(long.iter().map(|s| view_of(s) as u64).collect());
-    let long = Wanted::new(long);
-    let views = a.views();
-    let nulls = a.nulls();
-    let hits = arrow_buffer::BooleanBuffer::collect_bool(a.len(), |i| {
-        if nulls.is_some_and(|n| n.is_null(i)) {
-            return null_matches;
-        }
-        let v = views[i];
-        if (v as u32) <= 12 {
-            short.contains(&v)
-        } else {
-            heads.contains(&(v as u64)) && long.contains(&a.value(i))
-        }
-    });
-    BooleanArray::new(hits, None)
+    let (a, s) = (a.as_string_view_opt()?, s.as_string_view_opt()?);
+    if s.len() != 1 || s.is_null(0) {
+        return None;
+    }
+    Some(Arc::new(view_eq(a, s.value(0), op == BinaryOp::NotEq)))
 }
 
 /// The plain string types (not dictionaries).
@@ -1079,6 +1136,53 @@ mod tests {
         let nines = 10i128.pow(38) - 1;
         let a = dec(vec![nines], None, 38, 0);
         assert!(run(BinaryOp::Add, Val::Array(a.clone()), Val::Array(a), 38, 0).is_err());
+    }
+
+    #[test]
+    fn string_view_equality_by_views_matches_arrows_comparison() {
+        use arrow_array::builder::StringViewBuilder;
+        use arrow_array::StringViewArray;
+        let words = [
+            "",
+            "AIR",
+            "twelve bytes",
+            "thirteen byte",
+            "DELIVER IN PERSON",
+            "DELIVER IN PERSONS",
+            "DELIVER IN PERSOM",
+            "TAKE BACK RETURN",
+        ];
+        let column: Vec<Option<&str>> = (0..300)
+            .map(|i: usize| (i % 11 != 4).then(|| words[(i * 7 + i / 3) % words.len()]))
+            .collect();
+        // Each long string stored again per row, and stored once with every row's view
+        // pointing at it (as a column decoded from a Parquet dictionary is).
+        let plain = StringViewArray::from(column.clone());
+        let mut shared = StringViewBuilder::new().with_deduplicate_strings();
+        shared.extend(column.iter().copied());
+        let shared = shared.finish();
+        for a in [&plain, &shared] {
+            let array = Val::Array(Arc::new(a.clone()));
+            for w in words.iter().chain(&["DELIVER", "TAKE BACK RETURNS"]) {
+                let scalar = Val::Scalar(Arc::new(StringViewArray::from(vec![*w])));
+                let s = Scalar::new(StringViewArray::from(vec![*w]));
+                for (op, want) in [
+                    (BinaryOp::Eq, arrow_ord::cmp::eq(a, &s).unwrap()),
+                    (BinaryOp::NotEq, arrow_ord::cmp::neq(a, &s).unwrap()),
+                ] {
+                    for (l, r) in [(&array, &scalar), (&scalar, &array)] {
+                        let got = view_compare(op, l, r).expect("a view comparison");
+                        assert_eq!(got.as_boolean(), &want, "{op:?} {w:?}");
+                    }
+                }
+            }
+        }
+        // Not for an ordering, nor a null scalar.
+        let array = Val::Array(Arc::new(plain.clone()));
+        let scalar = Val::Scalar(Arc::new(StringViewArray::from(vec!["AIR"])));
+        assert!(view_compare(BinaryOp::Lt, &array, &scalar).is_none());
+        let null = Val::Scalar(Arc::new(StringViewArray::from(vec![None::<&str>])));
+        assert!(view_compare(BinaryOp::Eq, &array, &null).is_none());
     }
 
     #[test]
