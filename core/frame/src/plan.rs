@@ -636,8 +636,23 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                     }
                 }
             }
-            let program = crate::cse::hoist_shared(&program, &input.schema())?;
-            let schema = program_schema(&input.schema(), &program)?;
+            let mut program = crate::cse::hoist_shared(&program, &input.schema())?;
+            let mut schema = program_schema(&input.schema(), &program)?;
+            // A filter passes on every column it read: those only its predicate needed
+            // (TPC-H Q13's `o_comment`) are dropped right after it, not carried into the
+            // join or shuffle above.
+            if let Some(r) = required {
+                if schema.fields().iter().any(|f| !r.contains(f.name())) {
+                    let keep = schema
+                        .fields()
+                        .iter()
+                        .filter(|f| r.contains(f.name()))
+                        .map(|f| (f.name().clone(), Expr::Column(f.name().clone())))
+                        .collect();
+                    program.steps.push(FrameStep::Project(keep));
+                    schema = program_schema(&input.schema(), &program)?;
+                }
+            }
             Arc::new(Node::Map {
                 input,
                 program,
