@@ -13,6 +13,7 @@ use tessera_core::frame::{JoinAlgorithm, JoinSpec, JoinType};
 use tessera_core::{Error, Result};
 
 use super::keys::{encode_rows, int_key, key_nulls, valid_range};
+use super::packed_keys::Packing;
 
 fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
     names
@@ -85,6 +86,12 @@ pub(crate) enum BuildTable {
         head: HashMap<i64, u32, ahash::RandomState>,
         next: Vec<u32>,
     },
+    /// Several integer keys packed into one `i64` ([`Packing`]), and the table of the
+    /// packed key (one of the integer tables above).
+    Packed {
+        packing: Packing,
+        table: Box<BuildTable>,
+    },
     /// Any keys, encoded with `arrow-row`; chains are by hash and checked for equality.
     Rows {
         rows: arrow_row::Rows,
@@ -100,6 +107,7 @@ impl std::fmt::Debug for BuildTable {
             BuildTable::Dense { .. } => "BuildTable::Dense",
             BuildTable::DenseSet { .. } => "BuildTable::DenseSet",
             BuildTable::Int { .. } => "BuildTable::Int",
+            BuildTable::Packed { .. } => "BuildTable::Packed",
             BuildTable::Rows { .. } => "BuildTable::Rows",
         })
     }
@@ -159,6 +167,13 @@ impl BuildTable {
                 }
             }
             return Ok(BuildTable::Int { head, next });
+        }
+        if let Some(packing) = Packing::of(rk)? {
+            let table = BuildTable::build(&[packing.pack(rk)?], rn, keys_only)?;
+            return Ok(BuildTable::Packed {
+                packing,
+                table: Box::new(table),
+            });
         }
         let mut next = vec![MISSING; rn];
         let rows = encode_rows(rk)?;
@@ -287,6 +302,9 @@ fn hash_pairs(
     } else {
         Vec::new()
     };
+    if let BuildTable::Packed { packing, table } = table {
+        return hash_pairs(&[packing.pack(lk)?], table, ln, rn, how);
+    }
     let mut pairs = Pairs::with_capacity(ln);
     match table {
         BuildTable::DenseSet { .. } => {
@@ -305,6 +323,11 @@ fn hash_pairs(
                 &mut matched,
                 &mut pairs,
             )?;
+        }
+        BuildTable::Packed { .. } => {
+            return Err(Error::Internal(
+                "join: packed keys reached the probe of unpacked ones".into(),
+            ))
         }
         BuildTable::Int { head, next } => {
             let lookup = |key: i64| head.get(&key).copied();
@@ -355,6 +378,9 @@ fn hash_pairs(
 
 /// Whether each left row's key occurs in `table` (a null key never does).
 fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>> {
+    if let BuildTable::Packed { packing, table } = table {
+        return has_match(&[packing.pack(lk)?], table, ln);
+    }
     let lnull = key_nulls(lk);
     let lvalid = |i: usize| lnull.as_ref().is_none_or(|n| n.is_valid(i));
     let ints = || -> Result<ArrayRef> {
@@ -389,6 +415,11 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
                 .enumerate()
                 .map(|(i, key)| lvalid(i) && head.contains_key(key))
                 .collect()
+        }
+        BuildTable::Packed { .. } => {
+            return Err(Error::Internal(
+                "join: packed keys reached the probe of unpacked ones".into(),
+            ))
         }
         BuildTable::Rows {
             rows,
@@ -619,6 +650,7 @@ mod tests {
             BuildTable::Dense { .. } => "dense",
             BuildTable::DenseSet { .. } => "set",
             BuildTable::Int { .. } => "hash",
+            BuildTable::Packed { .. } => "packed",
             BuildTable::Rows { .. } => "rows",
         };
         let p = hash_pairs(&lk, &table, ln, rn, how).unwrap();
@@ -739,5 +771,82 @@ mod tests {
         assert_eq!(kind, "hash");
         assert_eq!(h[..7], d[..7]);
         assert_eq!(h[7..], [(M, 3), (M, 5)]);
+    }
+
+    #[test]
+    fn packed_keys_give_the_pairs_and_matches_of_encoded_ones() {
+        const M: u32 = MISSING;
+        // Two keys; a string copy of the second forces the encoded (`arrow-row`) table.
+        let key2 = |v: &[Option<i64>]| -> Vec<ArrayRef> {
+            vec![
+                Arc::new(Int64Array::from(
+                    v.iter().map(|x| x.map(|x| x / 10)).collect::<Vec<_>>(),
+                )),
+                Arc::new(Int64Array::from(
+                    v.iter().map(|x| x.map(|x| x % 10)).collect::<Vec<_>>(),
+                )),
+            ]
+        };
+        let as_text = |k: &[ArrayRef]| -> Vec<ArrayRef> {
+            vec![
+                k[0].clone(),
+                arrow_cast::cast(&k[1], &arrow_schema::DataType::Utf8).unwrap(),
+            ]
+        };
+        let left = [
+            Some(53),
+            Some(97),
+            None,
+            Some(-21),
+            Some(53),
+            Some(400),
+            Some(-999),
+            Some(31),
+        ];
+        let right = [Some(53), Some(31), Some(53), None, Some(-21), Some(12)];
+        let (lk, rk) = (key2(&left), key2(&right));
+        let packed = BuildTable::build(&rk, right.len(), false).unwrap();
+        assert!(matches!(packed, BuildTable::Packed { .. }), "{packed:?}");
+        let rows = BuildTable::build(&as_text(&rk), right.len(), false).unwrap();
+        assert!(matches!(rows, BuildTable::Rows { .. }), "{rows:?}");
+        for how in [
+            JoinType::Inner,
+            JoinType::Left,
+            JoinType::Right,
+            JoinType::Outer,
+        ] {
+            let p = hash_pairs(&lk, &packed, left.len(), right.len(), how).unwrap();
+            let r = hash_pairs(&as_text(&lk), &rows, left.len(), right.len(), how).unwrap();
+            assert_eq!((&p.left, &p.right), (&r.left, &r.right), "{how:?}");
+        }
+        // By hand for the outer join: 53 twice on each side, -21 and 31 once.
+        let p = hash_pairs(&lk, &packed, left.len(), right.len(), JoinType::Outer).unwrap();
+        let got: Vec<(u32, u32)> = p.left.into_iter().zip(p.right).collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0),
+                (0, 2),
+                (1, M),
+                (2, M),
+                (3, 4),
+                (4, 0),
+                (4, 2),
+                (5, M),
+                (6, M),
+                (7, 1),
+                (M, 3),
+                (M, 5)
+            ]
+        );
+        let set = BuildTable::build(&rk, right.len(), true).unwrap();
+        assert_eq!(
+            has_match(&lk, &set, left.len()).unwrap(),
+            has_match(&as_text(&lk), &rows, left.len()).unwrap()
+        );
+        assert_eq!(
+            has_match(&lk, &set, left.len()).unwrap(),
+            [true, false, false, true, true, false, false, true]
+        );
     }
 }

@@ -18,6 +18,7 @@ mod filter;
 mod join;
 mod key_codes;
 mod keys;
+mod packed_keys;
 mod selection;
 mod sort;
 mod temporal;
