@@ -13,7 +13,9 @@
 //! bytes, which costs a copy of each key and a byte-slice hash and comparison per row.
 //! When the combinations of the keys so far would pass a `u64`, the combined codes are
 //! renumbered densely (there are at most as many as rows) before the next key joins them,
-//! so any number of keys takes this path. Key types it does not cover (nested types,
+//! so any number of keys takes this path. A key that is the same on every row of each of
+//! the first key's values (a customer's name after its key) is not numbered at all: it
+//! adds no groups. Key types it does not cover (nested types,
 //! Decimal256, dictionaries) return `None` and take the row-encoding path.
 
 use std::collections::HashMap;
@@ -162,6 +164,55 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
     }))
 }
 
+/// True when `k` has the same value (or is null) on every row of each code of `codes`,
+/// `rep[code]` being the code's first row: grouping by the codes and `k` then gives the
+/// groups of the codes alone. TPC-H Q10 groups by a customer's key and six of its
+/// attributes (name, address, comment...): checking that each row's attributes are its
+/// key's first row's (the same view, after a join's take) costs less than numbering long
+/// strings by a hash map. Types not handled here answer `false` and are numbered.
+fn determined(k: &ArrayRef, codes: &[u32], rep: &[u32]) -> bool {
+    let same = |eq: &dyn Fn(usize, usize) -> bool| {
+        let nulls = k.logical_nulls();
+        codes.iter().enumerate().all(|(i, &c)| {
+            let j = rep[c as usize] as usize;
+            match &nulls {
+                Some(n) if n.is_null(i) || n.is_null(j) => n.is_null(i) == n.is_null(j),
+                _ => eq(i, j),
+            }
+        })
+    };
+    match k.data_type() {
+        DataType::Utf8View => {
+            let a = k.as_string_view();
+            let views = a.views();
+            same(&|i, j| {
+                let (v, w) = (views[i], views[j]);
+                // Equal views are equal strings (short ones inline, long ones the same
+                // bytes); a long string elsewhere is compared by its bytes.
+                v == w || (v as u64 == w as u64 && v as u32 > 12 && a.value(i) == a.value(j))
+            })
+        }
+        DataType::Utf8 => {
+            let a = k.as_string::<i32>();
+            same(&|i, j| a.value(i) == a.value(j))
+        }
+        DataType::Int64 => {
+            let v = k.as_primitive::<Int64Type>().values();
+            same(&|i, j| v[i] == v[j])
+        }
+        DataType::Decimal128(_, _) => {
+            let v = k.as_primitive::<Decimal128Type>().values();
+            same(&|i, j| v[i] == v[j])
+        }
+        DataType::Float64 => {
+            // By bit pattern, as the codes tell floats apart.
+            let v = k.as_primitive::<Float64Type>().values();
+            same(&|i, j| v[i].to_bits() == v[j].to_bits())
+        }
+        _ => false,
+    }
+}
+
 /// Groups rows by `keys` through per-column codes, or `None` when a key's type, or the
 /// number of combinations, is outside this path. `valid(i)` says whether row `i` has no
 /// null key. Group ids are in order of first appearance, as the other paths give them.
@@ -175,7 +226,15 @@ pub(crate) fn group_by_codes(
     // any number of keys fits.
     let mut combined: Vec<u64> = Vec::new();
     let mut combinations: u64 = 1;
+    // The first key's codes and the first row of each: a later key that is the same on
+    // every row of a code is a function of the first key and adds no groups.
+    let mut first: Option<(Codes, Vec<u32>)> = None;
     for k in keys {
+        if let Some((c0, rep)) = &first {
+            if determined(k, &c0.codes, rep) {
+                continue;
+            }
+        }
         let Some(c) = column_codes(k)? else {
             return Ok(None);
         };
@@ -183,6 +242,14 @@ pub(crate) fn group_by_codes(
         if combined.is_empty() {
             combined = c.codes.iter().map(|&x| u64::from(x)).collect();
             combinations = n;
+            if keys.len() > 1 {
+                let size = c.codes.iter().max().map_or(0, |&m| m as usize + 1);
+                let mut rep = vec![u32::MAX; size];
+                for (i, &code) in c.codes.iter().enumerate().rev() {
+                    rep[code as usize] = i as u32;
+                }
+                first = Some((c, rep));
+            }
             continue;
         }
         if combinations.checked_mul(n).is_none() {
@@ -252,6 +319,80 @@ mod tests {
         let mut v: Vec<_> = by.into_values().collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn attributes_of_the_first_key_add_no_groups_and_others_still_split() {
+        // A customer table (key, long comment, name, balance with a null) taken by an
+        // order column, as a join's output is: each attribute is a function of the key.
+        let customers = 40u32;
+        let key: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            (0..customers as i64).map(|c| 1000 + 7 * c),
+        ));
+        let comment: ArrayRef = Arc::new(StringViewArray::from_iter_values(
+            (0..customers).map(|c| format!("customer {c}'s comment, longer than a view")),
+        ));
+        let name: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..customers).map(|c| format!("C{c}")),
+        ));
+        let balance: ArrayRef = Arc::new(Int64Array::from_iter(
+            (0..customers).map(|c| (c != 3).then_some(i64::from(c % 5))),
+        ));
+        let mut s: u64 = 0x2545_f491;
+        let picks: arrow_array::UInt32Array = (0..3000)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s % u64::from(customers)) as u32
+            })
+            .collect();
+        let take = |a: &ArrayRef| arrow_select::take::take(a, &picks, None).unwrap();
+        let n = picks.len();
+        let (key, comment, name, balance) =
+            (take(&key), take(&comment), take(&name), take(&balance));
+        let codes = column_codes(&key).unwrap().unwrap();
+        let mut rep = vec![u32::MAX; codes.codes.iter().max().map_or(0, |&m| m as usize + 1)];
+        for (i, &c) in codes.codes.iter().enumerate().rev() {
+            rep[c as usize] = i as u32;
+        }
+        for attribute in [&comment, &name, &balance] {
+            assert!(determined(attribute, &codes.codes, &rep));
+        }
+        // The same comment strings stored once per row (other views, same bytes).
+        let copied: ArrayRef =
+            Arc::new(StringViewArray::from_iter(comment.as_string_view().iter()));
+        assert!(determined(&copied, &codes.codes, &rep));
+        // One row of customer 5 with another comment, or another balance: not determined.
+        let row = picks.values().iter().position(|&c| c == 5).unwrap();
+        let mut texts: Vec<Option<String>> = comment
+            .as_string_view()
+            .iter()
+            .map(|v| v.map(String::from))
+            .collect();
+        texts[row] = Some("customer 5's other comment, longer than a view".into());
+        let changed: ArrayRef = Arc::new(StringViewArray::from_iter(
+            texts.iter().map(|t| t.as_deref()),
+        ));
+        assert!(!determined(&changed, &codes.codes, &rep));
+        let mut b: Vec<Option<i64>> = balance.as_primitive::<Int64Type>().iter().collect();
+        b[row] = None;
+        let nulled: ArrayRef = Arc::new(Int64Array::from(b));
+        assert!(!determined(&nulled, &codes.codes, &rep));
+        // Grouped: the rows of each customer, and the changed row apart from its customer.
+        for keys in [
+            vec![key.clone(), comment.clone(), name.clone(), balance.clone()],
+            vec![key.clone(), changed.clone(), name.clone()],
+            vec![key.clone(), name.clone(), nulled.clone()],
+            vec![name.clone(), key.clone(), copied.clone()],
+        ] {
+            let nulls = super::super::keys::key_nulls(&keys);
+            let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
+            let g = group_by_codes(&keys, n, valid)
+                .unwrap()
+                .expect("codes path");
+            assert_eq!(sets(&g.ids), by_rows(&keys, &valid));
+        }
     }
 
     #[test]
