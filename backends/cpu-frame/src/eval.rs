@@ -717,9 +717,17 @@ impl<T: PartialEq + Eq + std::hash::Hash> Wanted<T> {
         }
     }
 
+    fn is_empty(&self) -> bool {
+        match self {
+            Wanted::Few(all) => all.is_empty(),
+            Wanted::Many(set) => set.is_empty(),
+        }
+    }
+
     fn contains(&self, v: &T) -> bool {
         match self {
-            Wanted::Few(all) => all.contains(v),
+            // Without an early exit: a branch per value mispredicts on mixed columns.
+            Wanted::Few(all) => all.iter().fold(false, |hit, w| hit | (w == v)),
             Wanted::Many(set) => set.contains(v),
         }
     }
@@ -835,27 +843,36 @@ impl<'a> ViewSet<'a> {
     /// Per row of `a`, whether its string is wanted; a null row gets `null_matches`.
     fn hits(&self, a: &arrow_array::StringViewArray, null_matches: bool) -> BooleanBuffer {
         let views = a.views();
-        let nulls = a.nulls();
-        // The last long view compared byte by byte (never 0: its length is over 12), and
-        // whether it matched.
-        let mut last = (0u128, false);
-        BooleanBuffer::collect_bool(a.len(), |i| {
-            if nulls.is_some_and(|n| n.is_null(i)) {
-                return null_matches;
-            }
-            let v = views[i];
-            if (v as u32) <= 12 {
-                self.short.contains(&v)
-            } else if !self.heads.contains(&(v as u64)) {
-                false
-            } else if v == last.0 {
-                last.1
-            } else {
-                let hit = self.long.contains(&a.value(i));
-                last = (v, hit);
-                hit
-            }
-        })
+        let nulls = a.nulls().filter(|n| n.null_count() > 0);
+        let found = if self.long.is_empty() {
+            // Every wanted string is in its view: one comparison of 16 bytes per wanted
+            // string and row, whatever the row's length (a null row is fixed below).
+            BooleanBuffer::collect_bool(a.len(), |i| self.short.contains(&views[i]))
+        } else {
+            // The last long view compared byte by byte (never 0: its length is over 12),
+            // and whether it matched.
+            let mut last = (0u128, false);
+            BooleanBuffer::collect_bool(a.len(), |i| {
+                let v = views[i];
+                if (v as u32) <= 12 {
+                    self.short.contains(&v)
+                } else if !self.heads.contains(&(v as u64)) || nulls.is_some_and(|n| n.is_null(i)) {
+                    // A null row's view is unspecified: its bytes are not read.
+                    false
+                } else if v == last.0 {
+                    last.1
+                } else {
+                    let hit = self.long.contains(&a.value(i));
+                    last = (v, hit);
+                    hit
+                }
+            })
+        };
+        match nulls {
+            Some(n) if null_matches => &found | &!n.inner(),
+            Some(n) => &found & n.inner(),
+            None => found,
+        }
     }
 }
 
