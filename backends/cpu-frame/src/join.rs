@@ -137,7 +137,7 @@ impl BuildTable {
         let rvalid = |i: usize| rnull.as_ref().is_none_or(|n| n.is_valid(i));
         if let Some(r) = int_key(rk)? {
             let rv = r.as_primitive::<Int64Type>().values();
-            let range = valid_range(rv, rvalid);
+            let range = valid_range(rv, rnull.as_ref());
             // A direct table of at most twice the rows (and at least 64 Ki entries), so
             // its memory stays within a small multiple of the hash map's; a key set may
             // span 64 times that (a bit per value: at most 16 bytes per row).

@@ -146,7 +146,7 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             };
             let v = wide.as_primitive::<Int64Type>();
             let valid = |i: usize| v.is_valid(i);
-            match valid_range(v.values(), valid) {
+            match valid_range(v.values(), v.nulls()) {
                 Some((lo, span)) if span < dense_limit(rows) => Codes {
                     codes: v
                         .values()

@@ -44,7 +44,6 @@ impl Packing {
             return Ok(None);
         }
         let nulls = key_nulls(keys);
-        let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
         let mut fields = Vec::with_capacity(keys.len());
         let mut shift = 0u32;
         for k in keys {
@@ -52,8 +51,8 @@ impl Packing {
                 return Ok(None);
             };
             // No valid row: every key packs to null on both sides.
-            let (lo, span) =
-                valid_range(ints.as_primitive::<Int64Type>().values(), valid).unwrap_or((0, 0));
+            let (lo, span) = valid_range(ints.as_primitive::<Int64Type>().values(), nulls.as_ref())
+                .unwrap_or((0, 0));
             let bits = u64::BITS - span.leading_zeros();
             if shift + bits > MAX_BITS {
                 return Ok(None);
