@@ -121,9 +121,22 @@ impl CpuFrameBackend {
 
     fn run_program(&self, b: &RecordBatch, program: &FrameProgram) -> Result<RecordBatch> {
         let mut cur = b.clone();
-        for step in &program.steps {
+        for (i, step) in program.steps.iter().enumerate() {
             cur = match step {
-                FrameStep::Filter(e) => filter::filter(&cur, e)?,
+                FrameStep::Filter(e) => {
+                    // A projection next reads only some columns: the others are not copied.
+                    let read = match program.steps.get(i + 1) {
+                        Some(FrameStep::Project(list)) => {
+                            let mut read = std::collections::BTreeSet::new();
+                            for (_, e) in list {
+                                e.columns_into(&mut read);
+                            }
+                            Some(read)
+                        }
+                        _ => None,
+                    };
+                    filter::filter(&cur, e, read.as_ref())?
+                }
                 FrameStep::Project(list) => {
                     let schema = program_schema(
                         &cur.schema(),
