@@ -295,6 +295,10 @@ impl DataFrameBackend for CpuFrameBackend {
         Ok(self.wrap(sort::sort_batch(self.batch(part, "sort")?, by)?))
     }
 
+    fn sort_limit(&self, part: &Partition, by: &[SortKey], n: usize) -> Result<Partition> {
+        Ok(self.wrap(sort::sort_limit_batch(self.batch(part, "sort")?, by, n)?))
+    }
+
     fn concat(&self, parts: &[Partition]) -> Result<Partition> {
         let batches = parts
             .iter()

@@ -300,15 +300,13 @@ pub(crate) fn pipeline(
             let tops = {
                 let backend = backend.clone();
                 staged("top-k", inner.n, move |i| {
-                    let sorted = backend.sort(&task(i)?, by)?;
-                    backend.slice(&sorted, 0, *n)
+                    backend.sort_limit(&task(i)?, by, *n)
                 })?
             };
-            // A stable sort of the partitions' winners in partition order: ties keep the
+            // A stable top-k of the partitions' winners in partition order: ties keep the
             // order a full sort would give them.
             let all = concat_or_empty(backend, &tops, &input.schema())?;
-            let sorted = backend.sort(&all, by)?;
-            Ok(Pipeline::ready(vec![backend.slice(&sorted, 0, *n)?]))
+            Ok(Pipeline::ready(vec![backend.sort_limit(&all, by, *n)?]))
         }
         Node::Window { input, spec, .. } => {
             let parts = pipeline(input, backend, spill)?.materialize()?;

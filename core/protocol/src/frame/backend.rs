@@ -718,6 +718,13 @@ pub trait DataFrameBackend: Send + Sync {
     /// Sorts a partition (stable; nulls last).
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition>;
 
+    /// Optional: the first `n` rows of the partition in [`sort`](Self::sort)'s order (a
+    /// top-k). The default sorts the whole partition and slices it; a backend may select
+    /// the `n` first rows without ordering the rest.
+    fn sort_limit(&self, part: &Partition, by: &[SortKey], n: usize) -> Result<Partition> {
+        self.slice(&self.sort(part, by)?, 0, n)
+    }
+
     /// Concatenates partitions of the same schema.
     fn concat(&self, parts: &[Partition]) -> Result<Partition>;
 
