@@ -866,6 +866,34 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.sort/timestamp[us]", "frame_sort_timestamp_us");
             }
             #[test]
+            fn frame_sort_limit_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/int64", "frame_sort_limit_int64");
+            }
+            #[test]
+            fn frame_sort_limit_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/int32", "frame_sort_limit_int32");
+            }
+            #[test]
+            fn frame_sort_limit_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/float64", "frame_sort_limit_float64");
+            }
+            #[test]
+            fn frame_sort_limit_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/utf8", "frame_sort_limit_utf8");
+            }
+            #[test]
+            fn frame_sort_limit_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/bool", "frame_sort_limit_bool");
+            }
+            #[test]
+            fn frame_sort_limit_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/date32", "frame_sort_limit_date32");
+            }
+            #[test]
+            fn frame_sort_limit_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.sort_limit/timestamp[us]", "frame_sort_limit_timestamp_us");
+            }
+            #[test]
             fn frame_concat_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.concat/int64", "frame_concat_int64");
             }

@@ -143,6 +143,13 @@ pub fn families() -> Vec<FrameFamily> {
     }
     f.extend([
         family("frame.sort", Group::Protocol, all, Need::Required, sort),
+        family(
+            "frame.sort_limit",
+            Group::Protocol,
+            all,
+            Need::Required,
+            sort_limit,
+        ),
         family("frame.concat", Group::Protocol, all, Need::Required, concat),
         family("frame.slice", Group::Protocol, all, Need::Required, slice),
         family("frame.take", Group::Protocol, all, Need::Required, take),
@@ -689,7 +696,9 @@ macro_rules! joins {
 joins!(JOIN_HASH, Hash);
 joins!(JOIN_SORTED, SortedMerge);
 
-fn sort(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+/// A sort case's input (`v` of type `t`, an `Int64` tie-breaker `k`, row ids `i`) and keys:
+/// `v` ascending or descending by variant, then `k` from variant 2 on.
+fn sort_input(g: &mut Gen, t: ColType, variant: usize) -> (RecordBatch, Vec<SortKey>) {
     let n = rows(g, variant);
     let b = batch(vec![
         ("v", column(g, t, n, Draw::keys(n))),
@@ -706,12 +715,32 @@ fn sort(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Ou
             descending: g.chance(0.5),
         });
     }
+    (b, by)
+}
+
+fn sort(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let (b, by) = sort_input(g, t, variant);
     s.note(format!(
-        "v: {} x {n} rows; by {by:?} (stable: ties keep row order)",
-        t.name()
+        "v: {} x {} rows; by {by:?} (stable: ties keep row order)",
+        t.name(),
+        b.num_rows()
     ));
     let p = s.import(b)?;
     Ok(vec![Output::exact(s.export(&s.backend.sort(&p, &by)?)?)])
+}
+
+fn sort_limit(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
+    let (b, by) = sort_input(g, t, variant);
+    let n = g.below(b.num_rows() + 3);
+    s.note(format!(
+        "v: {} x {} rows; first {n} by {by:?} (the head of the stable sort)",
+        t.name(),
+        b.num_rows()
+    ));
+    let p = s.import(b)?;
+    Ok(vec![Output::exact(
+        s.export(&s.backend.sort_limit(&p, &by, n)?)?,
+    )])
 }
 
 fn concat(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Output>> {
