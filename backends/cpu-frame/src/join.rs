@@ -142,7 +142,8 @@ impl BuildTable {
             // its memory stays within a small multiple of the hash map's; a key set may
             // span 64 times that (a bit per value: at most 16 bytes per row).
             let limit = (2 * rn).max(1 << 16) as u64;
-            if let Some((lo, span)) = range.filter(|&(_, s)| keys_only && s < 64 * limit) {
+            // A bit per value of the range `lo..=lo + span`, set for the valid keys.
+            let bits_of = |lo: i64, span: u64| {
                 let mut bits = vec![0u64; (span as usize) / 64 + 1];
                 for (j, &key) in rv.iter().enumerate() {
                     if rvalid(j) {
@@ -150,7 +151,13 @@ impl BuildTable {
                         bits[d / 64] |= 1 << (d % 64);
                     }
                 }
-                return Ok(BuildTable::DenseSet { lo, bits });
+                bits
+            };
+            if let Some((lo, span)) = range.filter(|&(_, s)| keys_only && s < 64 * limit) {
+                return Ok(BuildTable::DenseSet {
+                    lo,
+                    bits: bits_of(lo, span),
+                });
             }
             let mut next = vec![MISSING; rn];
             if let Some((lo, span)) = range.filter(|&(_, s)| s < limit) {
@@ -175,16 +182,9 @@ impl BuildTable {
                     chain(&mut head, rv[j], j, &mut next);
                 }
             }
-            let present = range.filter(|&(_, s)| s < PRESENT_SPAN).map(|(lo, span)| {
-                let mut bits = vec![0u64; (span as usize) / 64 + 1];
-                for (j, &key) in rv.iter().enumerate() {
-                    if rvalid(j) {
-                        let d = (key - lo) as usize;
-                        bits[d / 64] |= 1 << (d % 64);
-                    }
-                }
-                (lo, bits)
-            });
+            let present = range
+                .filter(|&(_, s)| s < PRESENT_SPAN)
+                .map(|(lo, span)| (lo, bits_of(lo, span)));
             return Ok(BuildTable::Int {
                 head,
                 next,

@@ -528,6 +528,16 @@ fn sort_keys(by: &[SortKey]) -> String {
         .join(", ")
 }
 
+/// A projection of the columns of `schema` named in `keep`, in `schema`'s order.
+fn columns_in(schema: &SchemaRef, keep: &BTreeSet<String>) -> Vec<(String, Expr)> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| keep.contains(f.name()))
+        .map(|f| (f.name().clone(), Expr::Column(f.name().clone())))
+        .collect()
+}
+
 fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<Node>> {
     if let Some(moved) = crate::join_order::small_table_first(node)? {
         return prune(&moved, required);
@@ -535,15 +545,10 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
     Ok(match &**node {
         Node::Partitions { schema, .. } => match required {
             // Drop unused in-memory columns before a blocking node copies them.
-            Some(r) if r.len() < schema.fields().len() => {
-                let keep = schema
-                    .fields()
-                    .iter()
-                    .filter(|f| r.contains(f.name()))
-                    .map(|f| (f.name().clone(), Expr::Column(f.name().clone())))
-                    .collect();
-                Arc::new(Node::map(node.clone(), FrameStep::Project(keep))?)
-            }
+            Some(r) if r.len() < schema.fields().len() => Arc::new(Node::map(
+                node.clone(),
+                FrameStep::Project(columns_in(schema, r)),
+            )?),
             _ => node.clone(),
         },
         Node::Scan {
@@ -643,13 +648,9 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             // join or shuffle above.
             if let Some(r) = required {
                 if schema.fields().iter().any(|f| !r.contains(f.name())) {
-                    let keep = schema
-                        .fields()
-                        .iter()
-                        .filter(|f| r.contains(f.name()))
-                        .map(|f| (f.name().clone(), Expr::Column(f.name().clone())))
-                        .collect();
-                    program.steps.push(FrameStep::Project(keep));
+                    program
+                        .steps
+                        .push(FrameStep::Project(columns_in(&schema, r)));
                     schema = program_schema(&input.schema(), &program)?;
                 }
             }
