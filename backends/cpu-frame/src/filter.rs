@@ -80,11 +80,7 @@ pub(crate) fn filter(
                 Some(p) => {
                     let p = arrow_select::filter::filter(&p, &mask)
                         .map_err(|e| Error::arrow("filter", e))?;
-                    arrow_select::take::take_record_batch(
-                        &kept_columns()?,
-                        p.as_primitive::<UInt32Type>(),
-                    )
-                    .map_err(|e| Error::arrow("filter", e))?
+                    take_batch(&kept_columns()?, p.as_primitive::<UInt32Type>())?
                 }
             };
             return crate::views::compact_batch(out);
@@ -118,9 +114,31 @@ pub(crate) fn filter(
     kept_columns()
 }
 
-/// `batch` filtered by `mask`.
+/// `batch` filtered by `mask`. A batch without columns (a count, or a step after the
+/// filter that reads none) keeps its row count, which Arrow's filter cannot give it.
 fn filter_batch(batch: &RecordBatch, mask: &BooleanArray) -> Result<RecordBatch> {
+    if batch.num_columns() == 0 {
+        return rows_only(batch, kept(mask));
+    }
     arrow_select::filter::filter_record_batch(batch, mask).map_err(|e| Error::arrow("filter", e))
+}
+
+/// The rows of `batch` at `positions`; a batch without columns keeps the count.
+fn take_batch(batch: &RecordBatch, positions: &UInt32Array) -> Result<RecordBatch> {
+    if batch.num_columns() == 0 {
+        return rows_only(batch, positions.len());
+    }
+    arrow_select::take::take_record_batch(batch, positions).map_err(|e| Error::arrow("filter", e))
+}
+
+/// A batch of `batch`'s (empty) schema with `rows` rows.
+fn rows_only(batch: &RecordBatch, rows: usize) -> Result<RecordBatch> {
+    RecordBatch::try_new_with_options(
+        batch.schema(),
+        vec![],
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+    )
+    .map_err(|e| Error::arrow("filter", e))
 }
 
 /// True when `term` compares columns or literals of fixed-width types (numbers, dates,
@@ -292,6 +310,32 @@ mod tests {
             assert_eq!(names, ["a", "s"], "{e}");
             assert_eq!(a_values(&got), a_values(&at_once(&b, &e)), "{e}");
         }
+    }
+
+    #[test]
+    fn a_step_that_reads_no_column_gets_the_kept_row_count() {
+        let b = batch();
+        let none = BTreeSet::new();
+        for (e, want) in [
+            // Filtered once at the end.
+            (col("a").lt(lit(100)), 100),
+            // Filtered early (the later terms read `b` and `s` only), then taken.
+            (
+                col("s")
+                    .eq(lit("DELIVER IN PERSON"))
+                    .and(col("b").eq(lit(3)).or(col("b").eq(lit(4)))),
+                (0..1000)
+                    .filter(|a| a % 4 == 1 && a % 10 != 0 && matches!(a % 7, 3 | 4))
+                    .count(),
+            ),
+        ] {
+            let got = filter(&b, &e, Some(&none)).unwrap();
+            assert_eq!((got.num_columns(), got.num_rows()), (0, want), "{e}");
+        }
+        // Terms that read no column, on a batch without columns.
+        let empty = b.project(&[]).unwrap();
+        let always = lit(1).lt(lit(2)).and(lit(true).or(lit(false)));
+        assert_eq!(filter(&empty, &always, None).unwrap().num_rows(), 1000);
     }
 
     #[test]
