@@ -32,7 +32,7 @@ use crate::backend::{
 };
 use crate::error::{Error, Result};
 use crate::expr::Expr;
-use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
+use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node, ScanFilter};
 use crate::spill::{stash, Spill, Stashed};
 use crate::window::WindowSpec;
 use tessera_core::pool::parallel_map;
@@ -170,6 +170,65 @@ impl Pipeline {
     }
 }
 
+/// The conjunction of the filters `program` starts with (`None` when it starts with a
+/// projection).
+fn leading_filter(program: &FrameProgram) -> Option<Expr> {
+    program
+        .steps
+        .iter()
+        .map_while(|s| match s {
+            FrameStep::Filter(e) => Some(e.clone()),
+            FrameStep::Project(_) => None,
+        })
+        .reduce(|a, b| a.and(b))
+}
+
+/// The pipeline of a scan node: a task per selected partition reads it (through
+/// [`crate::plan::FileSource::read_filtered`] when `filter` follows the scan) and hands it
+/// to `backend`.
+fn scan(node: &Node, backend: &Arc<dyn DataFrameBackend>, filter: Option<Expr>) -> Pipeline {
+    let Node::Scan {
+        source,
+        projection,
+        selected,
+        ..
+    } = node
+    else {
+        unreachable!("scan() is called on scan nodes")
+    };
+    let ids: Vec<usize> = selected
+        .clone()
+        .unwrap_or_else(|| (0..source.partitions()).collect());
+    let source = source.clone();
+    let projection = projection.clone();
+    let backend = backend.clone();
+    Pipeline {
+        n: ids.len(),
+        task: Arc::new(move |i| {
+            let batch = match &filter {
+                None => source.read(ids[i], projection.as_deref())?,
+                Some(predicate) => {
+                    let evaluate = |batch: &RecordBatch, e: &Expr| {
+                        let part = backend.import_batch(batch.clone())?;
+                        let program = FrameProgram {
+                            steps: vec![FrameStep::Project(vec![("value".into(), e.clone())])],
+                        };
+                        let out = backend.export_batch(&backend.evaluate(&part, &program)?)?;
+                        Ok(out.column(0).clone())
+                    };
+                    let filter = ScanFilter {
+                        predicate,
+                        evaluate: &evaluate,
+                    };
+                    source.read_filtered(ids[i], projection.as_deref(), &filter)?
+                }
+            };
+            note_read(batch.get_array_memory_size() as u64);
+            backend.import_batch(batch)
+        }),
+    }
+}
+
 /// Builds the pipeline of `node` on `backend`, running blocking nodes below it; what they
 /// keep between stages goes through `spill`'s budget.
 pub(crate) fn pipeline(
@@ -203,29 +262,14 @@ pub(crate) fn pipeline(
                 None => Ok(Pipeline::ready(parts.clone())),
             }
         }
-        Node::Scan {
-            source,
-            projection,
-            selected,
-            ..
-        } => {
-            let ids: Vec<usize> = selected
-                .clone()
-                .unwrap_or_else(|| (0..source.partitions()).collect());
-            let source = source.clone();
-            let projection = projection.clone();
-            let backend = backend.clone();
-            Ok(Pipeline {
-                n: ids.len(),
-                task: Arc::new(move |i| {
-                    let batch = source.read(ids[i], projection.as_deref())?;
-                    note_read(batch.get_array_memory_size() as u64);
-                    backend.import_batch(batch)
-                }),
-            })
-        }
+        Node::Scan { .. } => Ok(scan(node, backend, None)),
         Node::Map { input, program, .. } => {
-            let inner = pipeline(input, backend, spill)?;
+            // The filters a program over a scan starts with go to the reader too, which
+            // may drop rows early; the program still runs whole.
+            let inner = match (&**input, leading_filter(program)) {
+                (Node::Scan { .. }, Some(filter)) => scan(input, backend, Some(filter)),
+                _ => pipeline(input, backend, spill)?,
+            };
             let program = program.clone();
             let backend = backend.clone();
             let task = inner.task.clone();

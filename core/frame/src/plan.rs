@@ -50,6 +50,24 @@ pub trait FileSource: Send + Sync + fmt::Debug {
     /// Reads one partition, only the columns at `projection` (all when `None`). An empty
     /// projection yields a batch with no columns and the right row count.
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch>;
+    /// Reads one partition as [`FileSource::read`] does, knowing the filter its rows go
+    /// through next: rows for which `filter.predicate` is false or null may be left out
+    /// (a row for which it is true never is), and the schema is the same. A format that
+    /// can test part of the predicate more cheaply while decoding than after does so
+    /// (Parquet tests a dictionary-encoded string column once per distinct value); the
+    /// default reads everything.
+    ///
+    /// # Errors
+    /// As [`FileSource::read`].
+    fn read_filtered(
+        &self,
+        partition: usize,
+        projection: Option<&[usize]>,
+        filter: &ScanFilter<'_>,
+    ) -> Result<RecordBatch> {
+        let _ = filter;
+        self.read(partition, projection)
+    }
     /// The partitions that may hold rows matching every predicate; `None` when the
     /// format keeps no statistics.
     fn prune(&self, predicates: &[ColumnPredicate]) -> Option<Vec<usize>> {
@@ -63,6 +81,23 @@ pub trait FileSource: Send + Sync + fmt::Debug {
     fn partition_bytes(&self, partition: usize) -> Option<u64> {
         let _ = partition;
         None
+    }
+}
+
+/// The filter over a scan, handed to its reader ([`FileSource::read_filtered`]).
+pub struct ScanFilter<'a> {
+    /// The predicate the rows are filtered with after the read (null counts as false).
+    pub predicate: &'a Expr,
+    /// The frame backend's evaluator: the values of an expression on each row of a batch
+    /// (the reader asks it about small batches, such as a dictionary's distinct values).
+    pub evaluate: &'a (dyn Fn(&RecordBatch, &Expr) -> Result<arrow_array::ArrayRef> + Send + Sync),
+}
+
+impl fmt::Debug for ScanFilter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScanFilter")
+            .field("predicate", self.predicate)
+            .finish_non_exhaustive()
     }
 }
 

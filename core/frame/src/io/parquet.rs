@@ -25,10 +25,11 @@ use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
 use crate::io::write::{write_frame, FileFormat};
-use crate::plan::{ColumnPredicate, FileSource, Node};
+use crate::plan::{ColumnPredicate, FileSource, Node, ScanFilter};
 use tessera_io::file::StoredFile;
 use tessera_io::glob::{expand, expand_tree};
 
+use super::dictionary_filter::DictionaryTests;
 use super::hive::HivePartitions;
 
 fn perr(file: &StoredFile, e: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -402,11 +403,38 @@ impl FileSource for ParquetSource {
     }
 
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
+        self.read_caught(partition, projection, None)
+    }
+
+    fn read_filtered(
+        &self,
+        partition: usize,
+        projection: Option<&[usize]>,
+        filter: &ScanFilter<'_>,
+    ) -> Result<RecordBatch> {
+        self.read_caught(partition, projection, Some(filter))
+    }
+}
+
+impl ParquetSource {
+    /// The footer of file `file` (tests look at its column chunks).
+    #[cfg(test)]
+    pub(crate) fn file_metadata(&self, file: usize) -> &ParquetMetaData {
+        &self.files[file].1
+    }
+
+    /// [`ParquetSource::read_row_group`] behind a panic boundary.
+    fn read_caught(
+        &self,
+        partition: usize,
+        projection: Option<&[usize]>,
+        filter: Option<&ScanFilter<'_>>,
+    ) -> Result<RecordBatch> {
         // The parquet crate panics on some corrupt pages (an index out of bounds): the
         // panic stops at this boundary as an error naming the file and row group.
         let (f, g) = self.groups[partition];
         tessera_core::error::catch_panic(
-            || self.read_row_group(partition, projection),
+            || self.read_row_group(partition, projection, filter),
             |m| {
                 perr(
                     &self.files[f].0,
@@ -418,11 +446,14 @@ impl FileSource for ParquetSource {
 }
 
 impl ParquetSource {
-    /// Reads one row group (partition), projected.
+    /// Reads one row group (partition), projected; with the filter over the scan, the
+    /// conjuncts it can test on dictionary-encoded string columns drop rows early
+    /// ([`DictionaryTests`]).
     fn read_row_group(
         &self,
         partition: usize,
         projection: Option<&[usize]>,
+        filter: Option<&ScanFilter<'_>>,
     ) -> Result<RecordBatch> {
         let (f, g) = self.groups[partition];
         let (path, md) = &self.files[f];
@@ -442,6 +473,17 @@ impl ParquetSource {
             .collect();
         from_file.sort_unstable();
         from_file.dedup();
+        let tests = filter
+            .map(|f| DictionaryTests::plan(f.predicate, meta.schema(), md, g, &from_file))
+            .filter(|t| !t.is_empty());
+        let meta = match &tests {
+            Some(t) => ArrowReaderMetadata::try_new(
+                md.clone(),
+                ArrowReaderOptions::new().with_schema(t.read_schema(meta.schema())),
+            )
+            .map_err(|e| perr(path, e))?,
+            None => meta,
+        };
         let bytes = RowGroupBytes::fetch(path, md, g, &from_file)?;
         let mut b = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes, meta)
             .with_row_groups(vec![g])
@@ -452,7 +494,7 @@ impl ParquetSource {
             b = b.with_projection(mask);
         }
         let schema = Arc::new(self.schema.project(&from_file).map_err(at)?);
-        let rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
+        let group_rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
         let reader = b.build().map_err(|e| perr(path, e))?;
         let batches = reader
             .collect::<std::result::Result<Vec<_>, _>>()
@@ -461,7 +503,7 @@ impl ParquetSource {
             RecordBatch::try_new_with_options(
                 schema,
                 vec![],
-                &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+                &arrow_array::RecordBatchOptions::new().with_row_count(Some(group_rows)),
             )
             .map_err(at)?
         } else {
@@ -470,8 +512,11 @@ impl ParquetSource {
             let batches = batches
                 .into_iter()
                 .map(|b| {
-                    let cols = b
-                        .columns()
+                    let (cols, rows) = match (&tests, filter) {
+                        (Some(t), Some(f)) => t.apply(&b, &from_file, &schema, f)?,
+                        _ => (b.columns().to_vec(), b.num_rows()),
+                    };
+                    let cols = cols
                         .iter()
                         .zip(schema.fields())
                         .map(|(c, f)| {
@@ -483,7 +528,12 @@ impl ParquetSource {
                         })
                         .collect::<std::result::Result<Vec<_>, _>>()
                         .map_err(at)?;
-                    RecordBatch::try_new(schema.clone(), cols).map_err(at)
+                    RecordBatch::try_new_with_options(
+                        schema.clone(),
+                        cols,
+                        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows)),
+                    )
+                    .map_err(at)
                 })
                 .collect::<Result<Vec<_>>>()?;
             arrow_select::concat::concat_batches(&schema, &batches).map_err(at)?
@@ -491,6 +541,8 @@ impl ParquetSource {
         if wanted == from_file {
             return Ok(stored);
         }
+        // Hive partition columns are as long as what the filter kept.
+        let rows = stored.num_rows();
         let out = Arc::new(self.schema.project(&wanted).map_err(at)?);
         let cols = wanted
             .iter()
@@ -653,7 +705,7 @@ mod tests {
         let (name_start, _) = rg.column(1).byte_range();
         assert!(bytes.from(name_start).is_none(), "column 1 was not fetched");
         // Decoded through the fetched bytes: row group 1 holds rows 100..200.
-        let batch = source.read_row_group(1, Some(&[2])).unwrap();
+        let batch = source.read_row_group(1, Some(&[2]), None).unwrap();
         let twice = batch
             .column(0)
             .as_any()
