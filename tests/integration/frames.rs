@@ -1425,16 +1425,30 @@ fn value_counts_by_hand() {
 /// Semi and anti joins against a nested-loop reference on random keys with nulls and
 /// duplicates on both sides, differently named keys, and a right key named like a left
 /// column: integer keys of a small range (a dense table) and of a wide one (a hash map),
-/// string keys (encoded rows), under every join strategy.
+/// string keys (encoded rows), under every join strategy; a left side larger than the
+/// right, and one smaller (whose keys are hashed and looked up by the right side's rows).
 #[test]
 fn semi_and_anti_joins_match_a_nested_loop() {
+    for (n, m) in [(120, 40), (30, 400)] {
+        semi_and_anti_joins_of_sizes(n, m);
+    }
+    let left = batch(vec![(
+        "a",
+        Arc::new(Int64Array::from(vec![Some(1), None, Some(2)])) as ArrayRef,
+    )]);
+    let l = DataFrame::from_record_batch(left, 2, None).unwrap();
+    let e = l.semi_join(&l, &["a", "a"], &["a"]).unwrap_err();
+    assert!(e.to_string().contains("same positive number"), "{e}");
+}
+
+/// [`semi_and_anti_joins_match_a_nested_loop`] with `n` left rows and `m` right ones.
+fn semi_and_anti_joins_of_sizes(n: usize, m: usize) {
     use tessera::frame::{JoinStrategy, JoinType};
     let mut rng = Rng(3);
-    let n = 120;
     let lk: Vec<Option<i64>> = (0..n)
         .map(|i| (i % 13 != 0).then(|| rng.below(30) as i64))
         .collect();
-    let rk: Vec<Option<i64>> = (0..40)
+    let rk: Vec<Option<i64>> = (0..m)
         .map(|i| (i % 9 != 0).then(|| rng.below(30) as i64))
         .collect();
     let matches = |k: &Option<i64>| k.is_some() && rk.contains(k);
@@ -1469,7 +1483,7 @@ fn semi_and_anti_joins_match_a_nested_loop() {
             ("b", keyed(&rk, kind)),
             (
                 "z",
-                Arc::new(Float64Array::from_iter_values((0..40).map(f64::from))) as ArrayRef,
+                Arc::new(Float64Array::from_iter_values((0..m as i32).map(f64::from))) as ArrayRef,
             ),
         ]);
         for parts in [1, 5] {
@@ -1483,7 +1497,7 @@ fn semi_and_anti_joins_match_a_nested_loop() {
                 ids.sort_unstable();
                 ids
             };
-            let what = format!("key kind {kind}, {parts} partitions");
+            let what = format!("{n} x {m} rows, key kind {kind}, {parts} partitions");
             assert_eq!(
                 rows(l.semi_join(&r, &["a"], &["b"]).unwrap()),
                 want_semi,
@@ -1511,10 +1525,6 @@ fn semi_and_anti_joins_match_a_nested_loop() {
             }
         }
     }
-    let left = batch(vec![("a", keyed(&lk, 0))]);
-    let l = DataFrame::from_record_batch(left, 2, None).unwrap();
-    let e = l.semi_join(&l, &["a", "a"], &["a"]).unwrap_err();
-    assert!(e.to_string().contains("same positive number"), "{e}");
 }
 
 /// `quarter` and `day_of_year` of dates and timestamps, by hand: leap days, year ends.
