@@ -138,10 +138,14 @@ impl BuildTable {
         if let Some(r) = int_key(rk)? {
             let rv = r.as_primitive::<Int64Type>().values();
             let range = valid_range(rv, rnull.as_ref());
-            // A direct table of at most twice the rows (and at least 64 Ki entries), so
-            // its memory stays within a small multiple of the hash map's; a key set may
-            // span 64 times that (a bit per value: at most 16 bytes per row).
-            let limit = (2 * rn).max(1 << 16) as u64;
+            // A direct table of at most eight entries per row (and at least 64 Ki
+            // entries): 32 bytes of chain heads per row at most, about what the hash
+            // map takes (16-byte buckets at a load of 7/8 or less, rounded up to a power
+            // of two), and a look-up is one index, not a hash and a probe. TPC-H's order
+            // keys use a quarter of their range (15 million of 60 million at scale 10).
+            // A key set may span 64 times that (a bit per value: at most 64 bytes per
+            // row).
+            let limit = (8 * rn).max(1 << 16) as u64;
             // A bit per value of the range `lo..=lo + span`, set for the valid keys.
             let bits_of = |lo: i64, span: u64| {
                 let mut bits = vec![0u64; (span as usize) / 64 + 1];
