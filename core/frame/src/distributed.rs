@@ -30,12 +30,14 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use tessera_core::cluster::Exchange;
 
-use crate::algorithms::{
-    broadcast_side, concat_or_empty, tree_combine, Side, BROADCAST_BYTES, SHUFFLE_ROWS,
-};
+use crate::algorithms::{broadcast_side, concat_or_empty, tree_combine, Side, SHUFFLE_ROWS};
 use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, Partition, SortKey};
 use crate::error::{Error, Result};
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
+
+/// Across the ranks of a job, a side of a join at most this many bytes is broadcast: sent
+/// whole to every rank, where a shuffle sends each rank its share of both sides.
+pub(crate) const RANK_BROADCAST_BYTES: usize = 256 << 20;
 
 /// The rank partition `i` belongs to.
 fn owner(i: usize, size: usize) -> usize {
@@ -412,7 +414,7 @@ impl Run<'_> {
             algorithm: JoinAlgorithm::Hash,
             ..spec.clone()
         };
-        let side = broadcast_side(spec, strategy, lbytes, rbytes, BROADCAST_BYTES);
+        let side = broadcast_side(spec, strategy, lbytes, rbytes, RANK_BROADCAST_BYTES);
         if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
             let (l, r) = (self.gather(&left)?, self.gather(&right)?);
             let all = crate::algorithms::sorted_merge_join(b, l, r, spec, &lschema, &rschema)?;

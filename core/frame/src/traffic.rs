@@ -18,7 +18,7 @@
 //! output is as large as its two sides. Strategies are chosen as the run chooses them, from
 //! these sizes: a groupby shuffles when its states would be over
 //! [`SHUFFLE_ROWS`](crate::algorithms::SHUFFLE_ROWS) rows, a join broadcasts a side under
-//! [`BROADCAST_BYTES`](crate::algorithms::BROADCAST_BYTES). Where the run measures sizes
+//! [`RANK_BROADCAST_BYTES`](crate::distributed::RANK_BROADCAST_BYTES). Where the run measures sizes
 //! that differ, it may choose otherwise; the real figures are in `RunStats`-like counters
 //! (`Cluster::traffic`) after a run.
 
@@ -26,8 +26,9 @@ use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
-use crate::algorithms::{broadcast_side, sorted_on_keys, Side, BROADCAST_BYTES, SHUFFLE_ROWS};
+use crate::algorithms::{broadcast_side, sorted_on_keys, Side, SHUFFLE_ROWS};
 use crate::backend::DataFrameBackend;
+use crate::distributed::RANK_BROADCAST_BYTES;
 use crate::plan::{GroupStrategy, JoinStrategy, Node};
 
 /// A plan's projected traffic.
@@ -162,7 +163,7 @@ impl Projector<'_> {
                     *strategy,
                     usize::try_from(lt).unwrap_or(usize::MAX),
                     usize::try_from(rt).unwrap_or(usize::MAX),
-                    BROADCAST_BYTES,
+                    RANK_BROADCAST_BYTES,
                 );
                 if merge {
                     self.gather(&format!("join on [{on}]: left side (sorted merge)"), &l);
