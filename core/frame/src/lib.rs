@@ -19,6 +19,7 @@
 //! in config (`TESSERA_DATAFRAME_BACKEND`, `tessera.toml`, or a scoped override).
 
 pub mod algorithms;
+mod count_rows;
 mod cse;
 mod dataframe;
 mod describe;

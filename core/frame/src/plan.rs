@@ -712,12 +712,13 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             strategy,
             schema,
         } => {
+            let aggs = crate::count_rows::counts_on_read_columns(&input.schema(), keys, aggs);
             let mut need: BTreeSet<String> = keys.iter().cloned().collect();
             need.extend(aggs.iter().map(|a| a.column.clone()));
             Arc::new(Node::Aggregate {
                 input: prune(input, Some(&need))?,
                 keys: keys.clone(),
-                aggs: aggs.clone(),
+                aggs,
                 strategy: *strategy,
                 schema: schema.clone(),
             })
