@@ -5,9 +5,13 @@
 # engine's answers are checked against DuckDB.
 #   bench/tpch/compare.sh [SF]            (default 1; data in $TMPDIR/tpch-sfSF)
 #   DASK_VENV=/path/to/venv bench/tpch/compare.sh 1
+#   REPEAT=1 DASK=0 bench/tpch/compare.sh 10   (scale 10: one run each, without Dask,
+#                                               whose queries would take over an hour)
 # The peers live in a virtual environment outside the repository, created on first use.
 set -euo pipefail
 SF=${1:-1}
+REPEAT=${REPEAT:-3}
+DASK=${DASK:-1}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$(dirname "$HERE")")
 VENV=${DASK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-venv}
@@ -20,13 +24,15 @@ bash "$HERE/generate.sh" "$SF" "$DATA" >/dev/null
 (cd "$ROOT" && cargo build --release --quiet --example tpch)
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
-"$ROOT/target/release/examples/tpch" --data "$DATA" --sf "$SF" --repeat 3 --out "$OUT/tessera" | tee "$OUT/times.jsonl"
-"$VENV/bin/python" "$HERE/polars_queries.py" "$DATA" --sf "$SF" --repeat 3 --out "$OUT/polars" | tee -a "$OUT/times.jsonl"
+"$ROOT/target/release/examples/tpch" --data "$DATA" --sf "$SF" --repeat "$REPEAT" --out "$OUT/tessera" | tee "$OUT/times.jsonl"
+"$VENV/bin/python" "$HERE/polars_queries.py" "$DATA" --sf "$SF" --repeat "$REPEAT" --out "$OUT/polars" | tee -a "$OUT/times.jsonl"
 "$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/polars" --sf "$SF" >/dev/null \
   || echo "warning: Polars' answers differ from DuckDB's" >&2
-"$VENV/bin/python" "$HERE/dask_queries.py" "$DATA" --sf "$SF" --repeat 1 --out "$OUT/dask" | tee -a "$OUT/times.jsonl"
-"$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/dask" --sf "$SF" >/dev/null \
-  || echo "warning: Dask's answers differ from DuckDB's" >&2
+if [ "$DASK" != 0 ]; then
+  "$VENV/bin/python" "$HERE/dask_queries.py" "$DATA" --sf "$SF" --repeat 1 --out "$OUT/dask" | tee -a "$OUT/times.jsonl"
+  "$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/dask" --sf "$SF" >/dev/null \
+    || echo "warning: Dask's answers differ from DuckDB's" >&2
+fi
 "$VENV/bin/python" "$HERE/check_duckdb.py" "$DATA" "$OUT/tessera" --sf "$SF" --time | tee "$OUT/check.txt" \
   | grep '^{' >>"$OUT/times.jsonl"
 grep -v '^{' "$OUT/check.txt" | grep -v ': ok' || echo "tessera: all answers agree with DuckDB"
