@@ -657,12 +657,15 @@ fn join(
         );
         let forced = strategy == JoinStrategy::Broadcast;
         // A semi or anti join of a small left side with a large right one: the left keys
-        // are hashed, not the right side's.
+        // are hashed, not the right side's. Not under a memory budget, where the keys
+        // found (as many as the right side's rows, at worst) could pass it: there the
+        // right side is measured and kept within the budget as before.
         let distinct =
             |keys: &[String]| keys.iter().enumerate().all(|(i, k)| !keys[..i].contains(k));
         if matches!(spec.how, JoinType::Semi | JoinType::Anti)
             && lguess < rguess
             && !forced
+            && spill.is_none()
             && distinct(&spec.left_on)
             && distinct(&spec.right_on)
         {
