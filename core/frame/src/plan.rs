@@ -118,8 +118,8 @@ pub enum GroupStrategy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum JoinStrategy {
     /// Broadcast a side under [`crate::algorithms::BROADCAST_BYTES`] (256 MiB across the
-    /// ranks of a job), else a sorted merge
-    /// when both sides are sorted on the keys, else a hash shuffle.
+    /// ranks of a job), else a sorted merge when both sides are sorted on the keys, else a
+    /// hash shuffle.
     #[default]
     Auto,
     /// Join every partition of one side with the whole other side (the right side for

@@ -227,7 +227,8 @@ fn all_pages_dictionary(col: &ColumnChunkMetaData) -> bool {
         return false;
     }
     if let Some(mask) = col.page_encoding_stats_mask() {
-        return mask.encodings().all(dictionary);
+        let mut data = mask.encodings().peekable();
+        return data.peek().is_some() && data.all(dictionary);
     }
     col.page_encoding_stats().is_some_and(|stats| {
         let mut data = stats
