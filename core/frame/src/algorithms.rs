@@ -845,17 +845,18 @@ fn semi_by_matched_keys(
     lschema: &arrow_schema::SchemaRef,
     rschema: &arrow_schema::SchemaRef,
 ) -> Result<Pipeline> {
-    let columns = |keys: &[String]| FrameProgram {
-        steps: vec![FrameStep::Project(
-            keys.iter()
-                .map(|k| (k.clone(), Expr::Column(k.clone())))
-                .collect(),
-        )],
-    };
     let left = load_all(backend, small)?;
-    let whole = concat_or_empty(backend, &left, lschema)?;
-    let left_keys = backend.evaluate(&whole, &columns(&hash.left_on))?;
-    drop(whole);
+    // Only the key columns are copied into the table's side.
+    let key_program = column_program(&hash.left_on);
+    let left_keys = left
+        .iter()
+        .map(|p| backend.evaluate(p, &key_program))
+        .collect::<Result<Vec<_>>>()?;
+    let left_keys = concat_or_empty(
+        backend,
+        &left_keys,
+        &key_schema(lschema, &hash.left_on, "join")?,
+    )?;
     let find = JoinSpec {
         left_on: hash.right_on.clone(),
         right_on: hash.left_on.clone(),
@@ -864,30 +865,49 @@ fn semi_by_matched_keys(
         algorithm: JoinAlgorithm::Hash,
     };
     let table = backend.prepare_broadcast(&left_keys, &find)?;
-    let right_keys = columns(&hash.right_on);
+    let right_keys = column_program(&hash.right_on);
     let (task, b) = (probe.task.clone(), backend.clone());
     let matched = staged("join: match keys", probe.n, move |i| {
         b.evaluate(&b.join(&task(i)?, &table, &find)?, &right_keys)
     })?;
-    let key_schema = Arc::new(
-        rschema
-            .project(
-                &hash
-                    .right_on
-                    .iter()
-                    .map(|k| rschema.index_of(k))
-                    .collect::<std::result::Result<Vec<_>, _>>()
-                    .map_err(|e| Error::arrow("join", e))?,
-            )
-            .map_err(|e| Error::arrow("join", e))?,
-    );
-    let matched = concat_or_empty(backend, &matched, &key_schema)?;
+    let matched = concat_or_empty(
+        backend,
+        &matched,
+        &key_schema(rschema, &hash.right_on, "join")?,
+    )?;
     let matched = backend.prepare_broadcast(&matched, &hash)?;
     let b = backend.clone();
     Ok(Pipeline {
         n: left.len(),
         task: Arc::new(move |i| b.join(&left[i], &matched, &hash)),
     })
+}
+
+/// A program that keeps the columns `names`, in that order.
+fn column_program(names: &[String]) -> FrameProgram {
+    FrameProgram {
+        steps: vec![FrameStep::Project(
+            names
+                .iter()
+                .map(|k| (k.clone(), Expr::Column(k.clone())))
+                .collect(),
+        )],
+    }
+}
+
+/// `schema` projected onto the key columns `keys` (errors name `op`).
+fn key_schema(
+    schema: &arrow_schema::SchemaRef,
+    keys: &[String],
+    op: &str,
+) -> Result<arrow_schema::SchemaRef> {
+    let at = |e| Error::arrow(op, e);
+    let indices = keys
+        .iter()
+        .map(|k| schema.index_of(k))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(at)?;
+    Ok(Arc::new(schema.project(&indices).map_err(at)?))
 }
 
 /// A side of a join.
@@ -1014,19 +1034,7 @@ pub(crate) fn sorted_merge_join(
         })
         .collect();
     let bounds = if last_rows.is_empty() {
-        let keys_schema = Arc::new(
-            rschema
-                .project(
-                    &spec
-                        .right_on
-                        .iter()
-                        .map(|c| rschema.index_of(c))
-                        .collect::<std::result::Result<Vec<_>, _>>()
-                        .map_err(|e| Error::arrow("merge", e))?,
-                )
-                .map_err(|e| Error::arrow("merge", e))?,
-        );
-        RecordBatch::new_empty(keys_schema)
+        RecordBatch::new_empty(key_schema(rschema, &spec.right_on, "merge")?)
     } else {
         arrow_select::concat::concat_batches(&last_rows[0].schema(), &last_rows)
             .map_err(|e| Error::arrow_in("merge", "join bounds", e))?
@@ -1064,13 +1072,8 @@ pub(crate) fn sort_sample(
     p: &Partition,
     by: &[SortKey],
 ) -> Result<Partition> {
-    let key_program = FrameProgram {
-        steps: vec![FrameStep::Project(
-            by.iter()
-                .map(|k| (k.column.clone(), Expr::Column(k.column.clone())))
-                .collect(),
-        )],
-    };
+    let columns: Vec<String> = by.iter().map(|k| k.column.clone()).collect();
+    let key_program = column_program(&columns);
     let rows = p.num_rows();
     let k = 64.min(rows);
     let idx: Vec<u64> = (0..k).map(|i| (i * rows / k) as u64).collect();
