@@ -32,6 +32,8 @@ use super::keys::{dense_limit, groups_of, valid_range, Groups};
 struct Codes {
     codes: Vec<u32>,
     cardinality: u64,
+    /// The first row of each code, when the numbering saw it (`first[c]` for code `c`).
+    first: Option<Vec<u32>>,
 }
 
 /// Distinct keys a column may have for [`number`] to find them by scanning a list.
@@ -44,12 +46,14 @@ const FEW: usize = 8;
 fn number<K: std::hash::Hash + Eq + Copy>(mut keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut codes = Vec::with_capacity(rows);
     let mut few: Vec<K> = Vec::with_capacity(FEW);
+    let mut first = Vec::new();
     while let Some(k) = keys.next() {
         if let Some(c) = few.iter().position(|s| *s == k) {
             codes.push(c as u32);
             continue;
         }
         if few.len() < FEW {
+            first.push(codes.len() as u32);
             codes.push(few.len() as u32);
             few.push(k);
             continue;
@@ -59,16 +63,114 @@ fn number<K: std::hash::Hash + Eq + Copy>(mut keys: impl Iterator<Item = K>, row
         map.extend(few.iter().enumerate().map(|(c, &s)| (s, c as u32)));
         for k in std::iter::once(k).chain(keys) {
             let next = map.len() as u32;
-            codes.push(*map.entry(k).or_insert(next));
+            let code = *map.entry(k).or_insert(next);
+            if code == next {
+                first.push(codes.len() as u32);
+            }
+            codes.push(code);
         }
         return Codes {
             codes,
             cardinality: map.len() as u64,
+            first: Some(first),
         };
     }
     Codes {
         codes,
         cardinality: few.len() as u64,
+        first: Some(first),
+    }
+}
+
+/// A fixed-width key [`number_cached`] can place in its direct-mapped cache.
+trait Slot: Copy + Eq + std::hash::Hash {
+    /// The key's slot in a cache of `1 << CACHE_BITS` entries: a multiplicative hash.
+    fn slot(self) -> usize;
+}
+
+/// Slots in [`number_cached`]'s cache, as a power of two.
+const CACHE_BITS: u32 = 8;
+
+/// The top `CACHE_BITS` bits of `x` times the golden ratio (Fibonacci hashing).
+fn fib_slot(x: u64) -> usize {
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_BITS)) as usize
+}
+
+impl Slot for u64 {
+    fn slot(self) -> usize {
+        fib_slot(self)
+    }
+}
+impl Slot for u32 {
+    fn slot(self) -> usize {
+        fib_slot(u64::from(self))
+    }
+}
+impl Slot for i64 {
+    fn slot(self) -> usize {
+        fib_slot(self as u64)
+    }
+}
+impl Slot for u128 {
+    fn slot(self) -> usize {
+        fib_slot((self as u64) ^ ((self >> 64) as u64).rotate_left(29))
+    }
+}
+impl Slot for i128 {
+    fn slot(self) -> usize {
+        (self as u128).slot()
+    }
+}
+
+/// Rows [`number_cached`] looks at before it judges its cache.
+const CACHE_TRIAL: usize = 4096;
+
+/// [`number`] for fixed-width keys: codes in order of first appearance, found through a
+/// direct-mapped cache of the last key seen in each of 256 slots before the hash map. A
+/// column of a few distinct values (TPC-H Q1's return flag and line status, as 16-byte
+/// string views) then costs one well-predicted comparison per row; a scan of the values
+/// seen so far mispredicts its exit on most rows when they come in no order. When the
+/// cache misses on more than half of the first [`CACHE_TRIAL`] rows (many distinct keys),
+/// the rest go straight to the map.
+fn number_cached<K: Slot>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
+    let mut codes = Vec::with_capacity(rows);
+    let mut map: HashMap<K, u32, ahash::RandomState> =
+        HashMap::with_hasher(ahash::RandomState::new());
+    let mut cache: Vec<Option<(K, u32)>> = vec![None; 1 << CACHE_BITS];
+    let mut first = Vec::new();
+    let mut misses = 0usize;
+    let mut keys = keys.enumerate();
+    for (i, k) in keys.by_ref() {
+        let slot = &mut cache[k.slot()];
+        match *slot {
+            Some((seen, code)) if seen == k => codes.push(code),
+            _ => {
+                misses += 1;
+                let next = map.len() as u32;
+                let code = *map.entry(k).or_insert(next);
+                if code == next {
+                    first.push(i as u32);
+                }
+                *slot = Some((k, code));
+                codes.push(code);
+            }
+        }
+        if i + 1 == CACHE_TRIAL && misses * 2 > CACHE_TRIAL {
+            break;
+        }
+    }
+    for (i, k) in keys {
+        let next = map.len() as u32;
+        let code = *map.entry(k).or_insert(next);
+        if code == next {
+            first.push(i as u32);
+        }
+        codes.push(code);
+    }
+    Codes {
+        codes,
+        cardinality: map.len() as u64,
+        first: Some(first),
     }
 }
 
@@ -88,14 +190,26 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             // A view of a string of at most 12 bytes holds its length and all its bytes
             // (zero-padded), so equal views are equal strings.
             // A null slot's view is unspecified: it reads as the empty string.
-            let valid = |i: usize| a.is_valid(i);
-            if (0..rows).all(|i| !valid(i) || (views[i] as u32) <= 12) {
-                number((0..rows).map(|i| if valid(i) { views[i] } else { 0 }), rows)
-            } else {
-                number(
-                    (0..rows).map(|i| if valid(i) { a.value(i).as_bytes() } else { &[] }),
+            match a.nulls() {
+                None if views.iter().all(|&v| (v as u32) <= 12) => {
+                    number_cached(views.iter().copied(), rows)
+                }
+                Some(n) if (0..rows).all(|i| n.is_null(i) || (views[i] as u32) <= 12) => {
+                    number_cached(
+                        n.iter().zip(views).map(|(ok, &v)| if ok { v } else { 0 }),
+                        rows,
+                    )
+                }
+                _ => number(
+                    (0..rows).map(|i| {
+                        if a.is_valid(i) {
+                            a.value(i).as_bytes()
+                        } else {
+                            &[]
+                        }
+                    }),
                     rows,
-                )
+                ),
             }
         }
         DataType::Utf8 => strings(k.as_string::<i32>()),
@@ -108,20 +222,20 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             let a = k.as_binary::<i64>();
             number((0..rows).map(|i| a.value(i)), rows)
         }
-        DataType::Decimal128(_, _) => number(
+        DataType::Decimal128(_, _) => number_cached(
             k.as_primitive::<Decimal128Type>().values().iter().copied(),
             rows,
         ),
         // By bit pattern, as arrow-row tells floats apart: -0.0 and 0.0 are two keys, and
         // NaNs with different payloads too.
-        DataType::Float64 => number(
+        DataType::Float64 => number_cached(
             k.as_primitive::<Float64Type>()
                 .values()
                 .iter()
                 .map(|x| x.to_bits()),
             rows,
         ),
-        DataType::Float32 => number(
+        DataType::Float32 => number_cached(
             k.as_primitive::<Float32Type>()
                 .values()
                 .iter()
@@ -133,6 +247,7 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             Codes {
                 codes: (0..rows).map(|i| u32::from(a.value(i))).collect(),
                 cardinality: 2,
+                first: None,
             }
         }
         t if t.is_integer()
@@ -155,9 +270,10 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                         .map(|(i, &x)| if valid(i) { (x - lo) as u32 } else { 0 })
                         .collect(),
                     cardinality: span + 1,
+                    first: None,
                 },
                 // All null (no range) or a wide range: number the values.
-                _ => number(v.values().iter().copied(), rows),
+                _ => number_cached(v.values().iter().copied(), rows),
             }
         }
         _ => return Ok(None),
@@ -221,16 +337,17 @@ pub(crate) fn group_by_codes(
     rows: usize,
     valid: impl Fn(usize) -> bool,
 ) -> Result<Option<Groups>> {
-    // Row i's combined code: ((c0 * n1) + c1) * n2 + c2 ...; when the next product would
-    // pass a u64, the codes so far are renumbered densely first (at most one per row), so
-    // any number of keys fits.
-    let mut combined: Vec<u64> = Vec::new();
+    // Row i's combined code: ((c0 * n1) + c1) * n2 + c2 ..., computed as the rows are
+    // grouped (no combined column is written); when the next product would pass a u64,
+    // the keys so far are renumbered densely into one (at most one code per row) first,
+    // so any number of keys fits.
+    let mut numbered: Vec<Codes> = Vec::new();
     let mut combinations: u64 = 1;
-    // The first key's codes and the first row of each: a later key that is the same on
-    // every row of a code is a function of the first key and adds no groups.
-    let mut first: Option<(Codes, Vec<u32>)> = None;
+    // The first key's first row of each code: a later key that is the same on every row
+    // of a code is a function of the first key and adds no groups.
+    let mut rep: Option<Vec<u32>> = None;
     for k in keys {
-        if let Some((c0, rep)) = &first {
+        if let (Some(rep), Some(c0)) = (&rep, numbered.first()) {
             if determined(k, &c0.codes, rep) {
                 continue;
             }
@@ -239,31 +356,56 @@ pub(crate) fn group_by_codes(
             return Ok(None);
         };
         let n = c.cardinality.max(1);
-        if combined.is_empty() {
-            combined = c.codes.iter().map(|&x| u64::from(x)).collect();
-            combinations = n;
-            if keys.len() > 1 {
-                let size = c.codes.iter().max().map_or(0, |&m| m as usize + 1);
-                let mut rep = vec![u32::MAX; size];
-                for (i, &code) in c.codes.iter().enumerate().rev() {
-                    rep[code as usize] = i as u32;
-                }
-                first = Some((c, rep));
+        if numbered.is_empty() && keys.len() > 1 {
+            rep = Some(match &c.first {
+                Some(first) => first.clone(),
+                None => first_rows(&c.codes),
+            });
+        }
+        match combinations.checked_mul(n) {
+            Some(m) => combinations = m,
+            None => {
+                let dense = number_cached((0..rows).map(|i| combined(&numbered, i)), rows);
+                combinations = dense.cardinality.max(1) * n;
+                // The first key is no longer its own column of codes: later keys are
+                // numbered (`determined` compares against the first key's codes).
+                rep = None;
+                numbered = vec![dense];
             }
-            continue;
         }
-        if combinations.checked_mul(n).is_none() {
-            let dense = number(combined.iter().copied(), rows);
-            combined = dense.codes.iter().map(|&x| u64::from(x)).collect();
-            combinations = dense.cardinality.max(1);
-        }
-        combinations *= n;
-        for (x, &code) in combined.iter_mut().zip(&c.codes) {
-            *x = *x * n + u64::from(code);
-        }
+        numbered.push(c);
     }
     let dense = (combinations <= dense_limit(rows)).then_some(combinations);
-    Ok(Some(groups_of(rows, |i| combined[i], dense, valid)))
+    Ok(Some(match numbered.as_slice() {
+        [] => groups_of(rows, |_| 0, dense, valid),
+        [a] => groups_of(rows, |i| u64::from(a.codes[i]), dense, valid),
+        [a, b] => {
+            let nb = b.cardinality.max(1);
+            groups_of(
+                rows,
+                |i| u64::from(a.codes[i]) * nb + u64::from(b.codes[i]),
+                dense,
+                valid,
+            )
+        }
+        more => groups_of(rows, |i| combined(more, i), dense, valid),
+    }))
+}
+
+/// Row `i`'s combined code over `keys`: ((c0 * n1) + c1) * n2 + c2 ...
+fn combined(keys: &[Codes], i: usize) -> u64 {
+    keys.iter()
+        .fold(0, |x, c| x * c.cardinality.max(1) + u64::from(c.codes[i]))
+}
+
+/// The first row of each code of `codes`.
+fn first_rows(codes: &[u32]) -> Vec<u32> {
+    let size = codes.iter().max().map_or(0, |&m| m as usize + 1);
+    let mut rep = vec![u32::MAX; size];
+    for (i, &code) in codes.iter().enumerate().rev() {
+        rep[code as usize] = i as u32;
+    }
+    rep
 }
 
 #[cfg(test)]
@@ -291,6 +433,44 @@ mod tests {
                 .collect();
             assert_eq!(got.codes, want, "{distinct} distinct");
             assert_eq!(got.cardinality, distinct, "{distinct} distinct");
+        }
+    }
+
+    /// The cached numbering agrees with a plain map, codes, cardinality and first rows,
+    /// for few keys, keys that share cache slots, and more distinct keys than the trial
+    /// lets through the cache.
+    #[test]
+    fn cached_numbering_matches_a_map_and_records_first_rows() {
+        // Keys 256 * j share slot patterns less than distinct ones; the hash is
+        // multiplicative, so find two keys with the same slot to be sure.
+        let a = 1u64;
+        let b = (2..u64::MAX).find(|&k| k.slot() == a.slot()).unwrap();
+        let cases: Vec<Vec<u64>> = vec![
+            (0..5000u64)
+                .map(|i| [a, b, 7][(i * 7919 % 3) as usize])
+                .collect(),
+            (0..1000u64).map(|i| (i * 7919 + i / 3) % 50).collect(),
+            (0..20_000u64).map(|i| i * 2_654_435_761 % 9_973).collect(),
+            Vec::new(),
+        ];
+        for keys in cases {
+            let got = number_cached(keys.iter().copied(), keys.len());
+            let mut seen: HashMap<u64, u32> = HashMap::new();
+            let mut first = Vec::new();
+            let want: Vec<u32> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let next = seen.len() as u32;
+                    *seen.entry(*k).or_insert_with(|| {
+                        first.push(i as u32);
+                        next
+                    })
+                })
+                .collect();
+            assert_eq!(got.codes, want);
+            assert_eq!(got.cardinality, seen.len() as u64);
+            assert_eq!(got.first, Some(first));
         }
     }
 
