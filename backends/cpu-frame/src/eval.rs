@@ -416,45 +416,42 @@ fn decimal_kernel<F: Fn(i128, i128) -> (i128, bool)>(
         _ => (la.len(), NullBuffer::union(la.nulls(), ra.nulls())),
     };
     let (x, y) = (la.values(), ra.values());
-    let values = match (l, r) {
+    // Slice iterators of known length, so the loops collect without bounds checks and
+    // `f` is inlined into them.
+    let mut over = false;
+    let mut flagged = |(v, o): (i128, bool)| {
+        over |= o;
+        v
+    };
+    let values: Vec<i128> = match (l, r) {
         (Val::Array(_), Val::Scalar(_)) => match one(ra) {
-            Some(b) => overflowing_map(n, nulls.as_ref(), |i| f(x[i], b)),
+            Some(b) => x.iter().map(|&a| flagged(f(a, b))).collect(),
             None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
         },
         (Val::Scalar(_), Val::Array(_)) => match one(la) {
-            Some(a) => overflowing_map(n, nulls.as_ref(), |i| f(a, y[i])),
+            Some(a) => y.iter().map(|&b| flagged(f(a, b))).collect(),
             None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
         },
-        _ => overflowing_map(n, nulls.as_ref(), |i| f(x[i], y[i])),
-    }?;
+        _ => x.iter().zip(y).map(|(&a, &b)| flagged(f(a, b))).collect(),
+    };
+    // Only when a flag is set are the slots checked again, skipping the null ones (whose
+    // values are arbitrary).
+    if over {
+        let at = |i: usize| match (l, r) {
+            (Val::Array(_), Val::Scalar(_)) => f(x[i], y[0]).1,
+            (Val::Scalar(_), Val::Array(_)) => f(x[0], y[i]).1,
+            _ => f(x[i], y[i]).1,
+        };
+        let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
+        if (0..n).any(|i| valid(i) && at(i)) {
+            return None;
+        }
+    }
     Some((values, nulls))
 }
 
-/// `op(i)` for every slot `0..n`, or `None` when a valid slot overflowed. The flags are
-/// or-ed without a branch in the loop; only when one is set are the slots checked again,
-/// skipping the null ones (whose values are arbitrary).
-fn overflowing_map(
-    n: usize,
-    nulls: Option<&NullBuffer>,
-    op: impl Fn(usize) -> (i128, bool),
-) -> Option<Vec<i128>> {
-    let mut over = false;
-    let values: Vec<i128> = (0..n)
-        .map(|i| {
-            let (v, o) = op(i);
-            over |= o;
-            v
-        })
-        .collect();
-    let valid = |i: usize| nulls.is_none_or(|m| m.is_valid(i));
-    if over && (0..n).any(|i| valid(i) && op(i).1) {
-        return None;
-    }
-    Some(values)
-}
-
 /// `a * b` with its overflow flag; two values that fit `i64` take one widening multiply.
-#[inline]
+#[inline(always)]
 fn decimal_mul(a: i128, b: i128) -> (i128, bool) {
     match (i64::try_from(a), i64::try_from(b)) {
         (Ok(a), Ok(b)) => (i128::from(a) * i128::from(b), false),
