@@ -13,6 +13,7 @@
 //! Stores are local directories (`/data/x.zarr`, `file:///data/x.zarr`) and memory
 //! ([`ZarrStore`]).
 
+mod direct;
 mod dtype;
 mod read;
 mod store;

@@ -15,6 +15,7 @@ use tessera_core::host::{HostArray, HostElement};
 use zarrs::array::{Array as ZArray, ArraySubset, CodecOptions};
 use zarrs::storage::ReadableWritableListableStorageTraits;
 
+use super::direct::Compressor;
 use super::dtype::to_dtype;
 use super::store::{node_path, ZarrStore};
 use crate::identity::FileIdentity;
@@ -130,6 +131,9 @@ pub(crate) struct ZarrSource {
     note: Option<String>,
     /// The metadata file and its identity, for stores on the local file system.
     metadata: Option<(PathBuf, FileIdentity)>,
+    /// The compressor whole chunks are decoded with here rather than by zarrs
+    /// ([`super::direct`]), when the codec chain is one it takes.
+    direct: Option<Compressor>,
 }
 
 impl ZarrSource {
@@ -159,6 +163,7 @@ impl ZarrSource {
             }
             None => None,
         };
+        let direct = super::direct::plan(&array.codecs());
         Ok(ZarrSource {
             array,
             location,
@@ -166,6 +171,7 @@ impl ZarrSource {
             chunks,
             note: None,
             metadata,
+            direct,
         })
     }
 }
@@ -253,6 +259,22 @@ impl BlockSource for ZarrSource {
             detail: super::store::explain(format!("reading {region:?}: {e}")),
         };
         let whole = self.whole_chunk(region);
+        if let (Some(index), Some(compressor)) = (&whole, self.direct) {
+            // A chunk never written is the fill value: zarrs fills it below.
+            if let Some(encoded) = self
+                .array
+                .retrieve_encoded_chunk(index)
+                .map_err(|e| fail(zarrs::array::ArrayError::StorageError(e)))?
+            {
+                if let Some(block) = super::direct::decode(compressor, &encoded, self.dtype, &shape)
+                {
+                    return block.map_err(|detail| Error::Storage {
+                        location: self.location.clone(),
+                        detail: format!("reading {region:?}: {detail}"),
+                    });
+                }
+            }
+        }
         dispatch_dtype!(self.dtype, T => {
             let values: Vec<T> = match &whole {
                 Some(index) => self.array.retrieve_chunk_opt(index, &one_thread()).map_err(fail)?,
