@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Decimal128Type, Float32Type, Float64Type, Int64Type};
+use arrow_array::types::{Decimal128Type, Float32Type, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
@@ -214,6 +214,29 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
         }
         DataType::Utf8 => strings(k.as_string::<i32>()),
         DataType::LargeUtf8 => strings(k.as_string::<i64>()),
+        // A dictionary's keys, through the codes of its values (a value may repeat in a
+        // dictionary; equal values get one code). A null row's key is arbitrary.
+        DataType::Dictionary(key, _) if **key == DataType::Int32 => {
+            let d = k.as_dictionary::<Int32Type>();
+            let Some(values) = column_codes(d.values())? else {
+                return Ok(None);
+            };
+            Codes {
+                codes: d
+                    .keys()
+                    .values()
+                    .iter()
+                    .map(|&key| {
+                        usize::try_from(key)
+                            .ok()
+                            .and_then(|key| values.codes.get(key).copied())
+                            .unwrap_or(0)
+                    })
+                    .collect(),
+                cardinality: values.cardinality,
+                first: None,
+            }
+        }
         DataType::Binary => {
             let a = k.as_binary::<i32>();
             number((0..rows).map(|i| a.value(i)), rows)

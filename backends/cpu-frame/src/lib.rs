@@ -231,6 +231,10 @@ impl DataFrameBackend for CpuFrameBackend {
         )?))
     }
 
+    fn groups_dictionary_keys(&self) -> bool {
+        true
+    }
+
     fn aggregate_partial_of(
         &self,
         part: &Partition,

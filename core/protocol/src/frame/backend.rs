@@ -665,6 +665,17 @@ pub trait DataFrameBackend: Send + Sync {
         aggs: &[AggSpec],
     ) -> Result<Partition>;
 
+    /// Whether [`Self::aggregate_partial_of`] takes group key columns typed
+    /// `Dictionary(Int32, Utf8 | LargeUtf8)` in place of the string columns a plan gives
+    /// them (its key columns in the result may stay dictionaries: the engine casts them
+    /// back to the plan's type). A scan that stores those strings dictionary-encoded
+    /// (Parquet) then hands over the dictionary's keys, and the backend groups by the
+    /// keys without reading a string per row. Provided: `false`, every key arrives in
+    /// the plan's type.
+    fn groups_dictionary_keys(&self) -> bool {
+        false
+    }
+
     /// [`Self::aggregate_partial`] of [`Self::evaluate`]`(part, program)`: the partial
     /// aggregation of a filtered and projected partition, which the engine asks for when
     /// a groupby reads a fused program. Provided: evaluates, then aggregates. A backend
