@@ -25,13 +25,14 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_schema::DataType;
 
 use crate::backend::{
     AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType,
     Partition, SortKey,
 };
 use crate::error::{Error, Result};
-use crate::expr::Expr;
+use crate::expr::{col, Expr};
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node, ScanFilter};
 use crate::spill::{stash, Spill, Stashed};
 use crate::window::WindowSpec;
@@ -190,9 +191,15 @@ fn leading_filter(program: &FrameProgram) -> Option<Expr> {
 }
 
 /// The pipeline of a scan node: a task per selected partition reads it (through
-/// [`crate::plan::FileSource::read_filtered`] when `filter` follows the scan) and hands it
-/// to `backend`.
-fn scan(node: &Node, backend: &Arc<dyn DataFrameBackend>, filter: Option<Expr>) -> Pipeline {
+/// [`crate::plan::FileSource::read_filtered`] when `filter` follows the scan, through
+/// [`crate::plan::FileSource::read_coded`] when `coded` names group keys to read as
+/// dictionaries) and hands it to `backend`.
+fn scan(
+    node: &Node,
+    backend: &Arc<dyn DataFrameBackend>,
+    filter: Option<Expr>,
+    coded: Vec<usize>,
+) -> Pipeline {
     let Node::Scan {
         source,
         projection,
@@ -212,6 +219,9 @@ fn scan(node: &Node, backend: &Arc<dyn DataFrameBackend>, filter: Option<Expr>) 
         n: ids.len(),
         task: Arc::new(move |i| {
             let batch = match &filter {
+                None if !coded.is_empty() => {
+                    source.read_coded(ids[i], projection.as_deref(), &coded)?
+                }
                 None => source.read(ids[i], projection.as_deref())?,
                 Some(predicate) => {
                     let evaluate = |batch: &RecordBatch, e: &Expr| {
@@ -268,12 +278,12 @@ pub(crate) fn pipeline(
                 None => Ok(Pipeline::ready(parts.clone())),
             }
         }
-        Node::Scan { .. } => Ok(scan(node, backend, None)),
+        Node::Scan { .. } => Ok(scan(node, backend, None, Vec::new())),
         Node::Map { input, program, .. } => {
             // The filters a program over a scan starts with go to the reader too, which
             // may drop rows early; the program still runs whole.
             let inner = match (&**input, leading_filter(program)) {
-                (Node::Scan { .. }, Some(filter)) => scan(input, backend, Some(filter)),
+                (Node::Scan { .. }, Some(filter)) => scan(input, backend, Some(filter), Vec::new()),
                 _ => pipeline(input, backend, spill)?,
             };
             let program = program.clone();
@@ -478,6 +488,103 @@ fn first_rows(
     Ok(out)
 }
 
+/// The string group keys of a groupby over a scan (or over a program over a scan) that
+/// the scan may read as dictionaries, as indices into the scan's file schema: when the
+/// backend groups dictionary keys by their codes, and only keys the program passes
+/// through unchanged under their own name and no aggregation or other expression reads
+/// (the backend then sees a dictionary only where it groups).
+fn coded_keys(
+    backend: &dyn DataFrameBackend,
+    below: &Node,
+    program: Option<&FrameProgram>,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Vec<usize> {
+    let Node::Scan {
+        source, projection, ..
+    } = below
+    else {
+        return Vec::new();
+    };
+    if !backend.groups_dictionary_keys() {
+        return Vec::new();
+    }
+    let schema = source.schema();
+    let passed_through = |k: &str| {
+        program.is_none_or(|p| {
+            p.steps.iter().all(|step| match step {
+                FrameStep::Filter(e) => !reads(e, k),
+                FrameStep::Project(list) => {
+                    list.iter()
+                        .filter(|(name, e)| name == k || reads(e, k))
+                        .map(|(name, e)| name == k && *e == col(k))
+                        .collect::<Vec<_>>()
+                        == [true]
+                }
+            })
+        })
+    };
+    keys.iter()
+        .filter(|k| aggs.iter().all(|a| a.column != **k) && passed_through(k))
+        .filter_map(|k| schema.index_of(k).ok())
+        .filter(|i| projection.as_ref().is_none_or(|p| p.contains(i)))
+        .filter(|&i| {
+            matches!(
+                schema.field(i).data_type(),
+                DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+            )
+        })
+        .collect()
+}
+
+/// Whether `e` reads column `k`.
+fn reads(e: &Expr, k: &str) -> bool {
+    let mut read = std::collections::BTreeSet::new();
+    e.columns_into(&mut read);
+    read.contains(k)
+}
+
+/// `state` with each key column that came as a dictionary cast back to its type in
+/// `planned` (a few rows: one per group).
+fn planned_key_types(
+    backend: &Arc<dyn DataFrameBackend>,
+    state: Partition,
+    keys: &[String],
+    planned: &arrow_schema::SchemaRef,
+) -> Result<Partition> {
+    let batch = backend.export_batch(&state)?;
+    let schema = batch.schema();
+    let mut changed = false;
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (f, c) in schema.fields().iter().zip(batch.columns()) {
+        let want = keys
+            .iter()
+            .any(|k| k == f.name())
+            .then(|| planned.field_with_name(f.name()).ok())
+            .flatten()
+            .map(|p| p.data_type())
+            .filter(|t| *t != c.data_type() && matches!(c.data_type(), DataType::Dictionary(..)));
+        match want {
+            Some(t) => {
+                changed = true;
+                columns.push(arrow_cast::cast(c, t).map_err(|e| Error::arrow("groupby", e))?);
+                fields.push(Arc::new(f.as_ref().clone().with_data_type(t.clone())));
+            }
+            None => {
+                columns.push(c.clone());
+                fields.push(f.clone());
+            }
+        }
+    }
+    if !changed {
+        return Ok(state);
+    }
+    let batch = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns)
+        .map_err(|e| Error::arrow("groupby", e))?;
+    backend.import_batch(batch)
+}
+
 /// Partial aggregation fused with the input pipeline, then a tree or shuffle combine.
 /// Over a spill budget, states that do not fit it are spilled and combined by shuffle into
 /// buckets sized for one worker each.
@@ -491,14 +598,21 @@ fn aggregate(
 ) -> Result<Vec<Stashed>> {
     // A fused program under the groupby goes to the backend with the aggregation, which
     // may aggregate what the program's filter keeps without materialising it.
-    let (inner, program) = match input {
+    let (below, program) = match input {
         Node::Map {
             input: below,
             program,
             ..
-        } => (pipeline(below, backend, spill)?, Some(program)),
-        _ => (pipeline(input, backend, spill)?, None),
+        } => (&**below, Some(program)),
+        _ => (input, None),
     };
+    // String keys a scan may hand over as dictionary keys (see `coded_keys`).
+    let coded = coded_keys(backend.as_ref(), below, program, keys, aggs);
+    let inner = match below {
+        Node::Scan { .. } if !coded.is_empty() => scan(below, backend, None, coded.clone()),
+        _ => pipeline(below, backend, spill)?,
+    };
+    let planned = input.schema();
     let task = inner.task.clone();
     let mut partials = {
         let backend = backend.clone();
@@ -507,6 +621,11 @@ fn aggregate(
             let state = match program {
                 Some(program) => backend.aggregate_partial_of(&part, program, keys, aggs)?,
                 None => backend.aggregate_partial(&part, keys, aggs)?,
+            };
+            let state = if coded.is_empty() {
+                state
+            } else {
+                planned_key_types(&backend, state, keys, &planned)?
             };
             stash(spill, &backend, state)
         })?

@@ -68,6 +68,24 @@ pub trait FileSource: Send + Sync + fmt::Debug {
         let _ = filter;
         self.read(partition, projection)
     }
+    /// Reads one partition as [`FileSource::read`] does, except that the string columns
+    /// at `coded` (indices into [`FileSource::schema`]) may come as
+    /// `Dictionary(Int32, Utf8 | LargeUtf8)` when the format stores them
+    /// dictionary-encoded: the engine asks for this for group keys that a backend groups
+    /// by their codes ([`tessera_core::frame::DataFrameBackend::groups_dictionary_keys`]).
+    /// The default reads everything in the schema's types.
+    ///
+    /// # Errors
+    /// As [`FileSource::read`].
+    fn read_coded(
+        &self,
+        partition: usize,
+        projection: Option<&[usize]>,
+        coded: &[usize],
+    ) -> Result<RecordBatch> {
+        let _ = coded;
+        self.read(partition, projection)
+    }
     /// The partitions that may hold rows matching every predicate; `None` when the
     /// format keeps no statistics.
     fn prune(&self, predicates: &[ColumnPredicate]) -> Option<Vec<usize>> {

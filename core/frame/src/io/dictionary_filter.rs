@@ -30,12 +30,14 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_buffer::BooleanBuffer;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::basic::{Encoding, PageType, Type as PhysicalType};
-use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
+use parquet::basic::Type as PhysicalType;
+use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::plan::ScanFilter;
+
+use super::dictionary_columns::{all_pages_dictionary, dictionary_value_type};
 
 /// The dictionary-encoded string columns of one row group's read that the filter tests,
 /// each with the conjunction of the filter's conjuncts that read it alone.
@@ -207,36 +209,6 @@ impl DictionaryTests {
             .collect::<Result<Vec<ArrayRef>>>()?;
         Ok((columns, batch.num_rows()))
     }
-}
-
-/// The value type a string column of type `t` is read into as a dictionary.
-fn dictionary_value_type(t: &DataType) -> Option<DataType> {
-    match t {
-        DataType::Utf8 | DataType::Utf8View => Some(DataType::Utf8),
-        DataType::LargeUtf8 => Some(DataType::LargeUtf8),
-        _ => None,
-    }
-}
-
-/// Whether every data page of a column chunk is dictionary-encoded, as the chunk's page
-/// encoding statistics record (false when it has none).
-fn all_pages_dictionary(col: &ColumnChunkMetaData) -> bool {
-    let dictionary =
-        |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
-    if col.dictionary_page_offset().is_none() {
-        return false;
-    }
-    if let Some(mask) = col.page_encoding_stats_mask() {
-        let mut data = mask.encodings().peekable();
-        return data.peek().is_some() && data.all(dictionary);
-    }
-    col.page_encoding_stats().is_some_and(|stats| {
-        let mut data = stats
-            .iter()
-            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
-            .peekable();
-        data.peek().is_some() && data.all(|s| dictionary(s.encoding))
-    })
 }
 
 /// The rows of `dict` for which `test` is true, by evaluating it once per distinct value

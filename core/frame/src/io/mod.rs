@@ -7,6 +7,8 @@ pub mod csv_read;
 mod csv_write;
 pub(crate) mod dataset;
 #[cfg(feature = "parquet")]
+mod dictionary_columns;
+#[cfg(feature = "parquet")]
 mod dictionary_filter;
 #[cfg(feature = "parquet")]
 mod hive;

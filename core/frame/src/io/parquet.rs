@@ -29,6 +29,7 @@ use crate::plan::{ColumnPredicate, FileSource, Node, ScanFilter};
 use tessera_io::file::StoredFile;
 use tessera_io::glob::{expand, expand_tree};
 
+use super::dictionary_columns::{dictionary_encoded_strings, dictionary_schema};
 use super::dictionary_filter::DictionaryTests;
 use super::hive::HivePartitions;
 
@@ -403,7 +404,7 @@ impl FileSource for ParquetSource {
     }
 
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, None)
+        self.read_caught(partition, projection, None, &[])
     }
 
     fn read_filtered(
@@ -412,7 +413,16 @@ impl FileSource for ParquetSource {
         projection: Option<&[usize]>,
         filter: &ScanFilter<'_>,
     ) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, Some(filter))
+        self.read_caught(partition, projection, Some(filter), &[])
+    }
+
+    fn read_coded(
+        &self,
+        partition: usize,
+        projection: Option<&[usize]>,
+        coded: &[usize],
+    ) -> Result<RecordBatch> {
+        self.read_caught(partition, projection, None, coded)
     }
 }
 
@@ -429,12 +439,13 @@ impl ParquetSource {
         partition: usize,
         projection: Option<&[usize]>,
         filter: Option<&ScanFilter<'_>>,
+        coded: &[usize],
     ) -> Result<RecordBatch> {
         // The parquet crate panics on some corrupt pages (an index out of bounds): the
         // panic stops at this boundary as an error naming the file and row group.
         let (f, g) = self.groups[partition];
         tessera_core::error::catch_panic(
-            || self.read_row_group(partition, projection, filter),
+            || self.read_row_group(partition, projection, filter, coded),
             |m| {
                 perr(
                     &self.files[f].0,
@@ -454,6 +465,7 @@ impl ParquetSource {
         partition: usize,
         projection: Option<&[usize]>,
         filter: Option<&ScanFilter<'_>>,
+        coded: &[usize],
     ) -> Result<RecordBatch> {
         let (f, g) = self.groups[partition];
         let (path, md) = &self.files[f];
@@ -476,10 +488,25 @@ impl ParquetSource {
         let tests = filter
             .map(|f| DictionaryTests::plan(f.predicate, meta.schema(), md, g, &from_file))
             .filter(|t| !t.is_empty());
+        // Group keys asked for as dictionaries, where this row group stores them so.
+        let coded: Vec<usize> = match &tests {
+            Some(_) => Vec::new(),
+            None => coded
+                .iter()
+                .copied()
+                .filter(|c| from_file.binary_search(c).is_ok())
+                .filter(|&c| dictionary_encoded_strings(meta.schema(), md, g, c))
+                .collect(),
+        };
         let meta = match &tests {
             Some(t) => ArrowReaderMetadata::try_new(
                 md.clone(),
                 ArrowReaderOptions::new().with_schema(t.read_schema(meta.schema())),
+            )
+            .map_err(|e| perr(path, e))?,
+            None if !coded.is_empty() => ArrowReaderMetadata::try_new(
+                md.clone(),
+                ArrowReaderOptions::new().with_schema(dictionary_schema(meta.schema(), &coded)),
             )
             .map_err(|e| perr(path, e))?,
             None => meta,
@@ -493,7 +520,13 @@ impl ParquetSource {
             let mask = ProjectionMask::roots(b.parquet_schema(), from_file.iter().copied());
             b = b.with_projection(mask);
         }
-        let schema = Arc::new(self.schema.project(&from_file).map_err(at)?);
+        let schema = dictionary_schema(&self.schema.project(&from_file).map_err(at)?, &{
+            // The coded columns' places among the columns read.
+            coded
+                .iter()
+                .filter_map(|c| from_file.binary_search(c).ok())
+                .collect::<Vec<_>>()
+        });
         let group_rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
         let reader = b.build().map_err(|e| perr(path, e))?;
         let batches = reader
@@ -543,7 +576,14 @@ impl ParquetSource {
         }
         // Hive partition columns are as long as what the filter kept.
         let rows = stored.num_rows();
-        let out = Arc::new(self.schema.project(&wanted).map_err(at)?);
+        let out = dictionary_schema(&self.schema.project(&wanted).map_err(at)?, &{
+            wanted
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| coded.contains(w))
+                .map(|(k, _)| k)
+                .collect::<Vec<_>>()
+        });
         let cols = wanted
             .iter()
             .map(|&i| match from_file.binary_search(&i) {
@@ -682,6 +722,68 @@ mod tests {
         w.close().unwrap();
     }
 
+    /// `read_coded` gives a dictionary for a string column whose chunk is all
+    /// dictionary pages, the schema's type for one written as plain pages and for columns
+    /// not asked for, and the same strings either way.
+    #[test]
+    fn coded_reads_give_dictionaries_only_for_dictionary_encoded_strings() {
+        use arrow_array::cast::AsArray;
+        use arrow_schema::DataType;
+        let dir = std::env::temp_dir().join(format!("tessera-coded-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("c.parquet");
+        let few: StringArray = (0..400)
+            .map(|i| ["x", "yy", "zzz"][i % 3])
+            .map(Some)
+            .collect();
+        let many: StringArray = (0..400).map(|i| Some(format!("s{i}"))).collect();
+        let batch = RecordBatch::try_from_iter([
+            ("few", Arc::new(few) as arrow_array::ArrayRef),
+            ("many", Arc::new(many) as arrow_array::ArrayRef),
+            ("few2", batch_column_copy()),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_column_dictionary_enabled("many".into(), false)
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props))
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let source = ParquetSource::open(path.to_str().unwrap()).unwrap();
+        let plain = source.read(0, None).unwrap();
+        let coded = source.read_coded(0, None, &[0, 1]).unwrap();
+        assert!(matches!(
+            coded.column(0).data_type(),
+            DataType::Dictionary(..)
+        ));
+        assert_eq!(coded.column(1).data_type(), plain.column(1).data_type());
+        assert_eq!(coded.column(2).data_type(), plain.column(2).data_type());
+        assert_eq!(
+            coded.schema().field(0).data_type(),
+            coded.column(0).data_type()
+        );
+        let back = arrow_cast::cast(coded.column(0), plain.column(0).data_type()).unwrap();
+        assert_eq!(&back, plain.column(0));
+        assert_eq!(coded.column(1), plain.column(1));
+        // With a projection, the coded column is found among the columns read.
+        let coded = source.read_coded(0, Some(&[1, 2]), &[2]).unwrap();
+        assert!(matches!(
+            coded.column(1).data_type(),
+            DataType::Dictionary(..)
+        ));
+        assert_eq!(coded.column(1).as_any_dictionary().keys().len(), 400);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn batch_column_copy() -> arrow_array::ArrayRef {
+        Arc::new(
+            (0..400)
+                .map(|i| Some(["p", "q"][i % 2]))
+                .collect::<StringArray>(),
+        )
+    }
+
     /// A row group's read fetches exactly its projected column chunks, serves their bytes
     /// as the file holds them, and decodes from them.
     #[test]
@@ -705,7 +807,7 @@ mod tests {
         let (name_start, _) = rg.column(1).byte_range();
         assert!(bytes.from(name_start).is_none(), "column 1 was not fetched");
         // Decoded through the fetched bytes: row group 1 holds rows 100..200.
-        let batch = source.read_row_group(1, Some(&[2]), None).unwrap();
+        let batch = source.read_row_group(1, Some(&[2]), None, &[]).unwrap();
         let twice = batch
             .column(0)
             .as_any()
