@@ -115,8 +115,9 @@ fn parquet_round_trip_and_row_group_partitions() {
 
 /// String group keys a Parquet scan hands over as dictionary keys (the cpu backend groups
 /// them by their codes) give the groups, nulls and key types that grouping the same rows
-/// held in memory gives: keys alone, keys after a filter on another column, a key that a
-/// filter also reads (read as strings), and a key that is aggregated too.
+/// held in memory gives: keys alone (a count of a required column taken on the required
+/// key), keys after a filter on another column, a key that a filter also reads (read as
+/// strings), and a key that is aggregated otherwise.
 #[test]
 fn string_keys_read_as_dictionaries_group_as_strings() {
     let d = dir("pq-coded-keys");
@@ -133,17 +134,25 @@ fn string_keys_read_as_dictionaries_group_as_strings() {
         .map(|i| Some(if i % 3 == 0 { "O" } else { "F" }))
         .collect();
     let x: Float64Array = (0..n).map(|i| Some(i as f64 * 0.25 - 100.0)).collect();
-    let df = DataFrame::from_columns(
-        vec![
-            ("flag", Arc::new(flag) as ArrayRef),
-            ("status", Arc::new(status)),
-            ("x", Arc::new(x)),
-        ],
-        3,
+    // `status` and `x` are required columns: the plan counts `x` on the key `status`.
+    let schema = Arc::new(arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("flag", arrow_schema::DataType::Utf8, true),
+        arrow_schema::Field::new("status", arrow_schema::DataType::Utf8, false),
+        arrow_schema::Field::new("x", arrow_schema::DataType::Float64, false),
+    ]));
+    let batch = arrow_array::RecordBatch::try_new(
+        schema,
+        vec![Arc::new(flag) as ArrayRef, Arc::new(status), Arc::new(x)],
     )
     .unwrap();
+    let df = DataFrame::from_record_batch(batch, 3, None).unwrap();
     df.to_parquet(&p(&d, "k.parquet")).unwrap();
     let scanned = read_parquet(&p(&d, "k.parquet")).unwrap();
+    assert!(!scanned
+        .schema()
+        .field_with_name("status")
+        .unwrap()
+        .is_nullable());
     // The same rows in memory: no scan under the groupby, so no dictionaries.
     let held = scanned.persist().unwrap();
     type Query = fn(&DataFrame) -> DataFrame;

@@ -28,7 +28,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 
 use crate::backend::{
-    AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType,
+    AggFunc, AggSpec, DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType,
     Partition, SortKey,
 };
 use crate::error::{Error, Result};
@@ -491,8 +491,8 @@ fn first_rows(
 /// The string group keys of a groupby over a scan (or over a program over a scan) that
 /// the scan may read as dictionaries, as indices into the scan's file schema: when the
 /// backend groups dictionary keys by their codes, and only keys the program passes
-/// through unchanged under their own name and no aggregation or other expression reads
-/// (the backend then sees a dictionary only where it groups).
+/// through unchanged under their own name and no aggregation but a count or other
+/// expression reads (the backend then sees a dictionary only where it groups or counts).
 fn coded_keys(
     backend: &dyn DataFrameBackend,
     below: &Node,
@@ -525,7 +525,13 @@ fn coded_keys(
         })
     };
     keys.iter()
-        .filter(|k| aggs.iter().all(|a| a.column != **k) && passed_through(k))
+        // A count reads only a column's nulls, which a dictionary keeps (the plan counts
+        // rows on a non-nullable key column).
+        .filter(|k| {
+            aggs.iter()
+                .all(|a| a.column != **k || a.func == AggFunc::Count)
+                && passed_through(k)
+        })
         .filter_map(|k| schema.index_of(k).ok())
         .filter(|i| projection.as_ref().is_none_or(|p| p.contains(i)))
         .filter(|&i| {
