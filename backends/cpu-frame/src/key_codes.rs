@@ -303,6 +303,18 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
     }))
 }
 
+/// Whether [`determined`] checks a key of type `t` (other types are numbered).
+fn determinable(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Utf8View
+            | DataType::Utf8
+            | DataType::Int64
+            | DataType::Decimal128(_, _)
+            | DataType::Float64
+    )
+}
+
 /// True when `k` has the same value (or is null) on every row of each code of `codes`,
 /// `rep[code]` being the code's first row: grouping by the codes and `k` then gives the
 /// groups of the codes alone. TPC-H Q10 groups by a customer's key and six of its
@@ -310,6 +322,9 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
 /// key's first row's (the same view, after a join's take) costs less than numbering long
 /// strings by a hash map. Types not handled here answer `false` and are numbered.
 fn determined(k: &ArrayRef, codes: &[u32], rep: &[u32]) -> bool {
+    if !determinable(k.data_type()) {
+        return false;
+    }
     let same = |eq: &dyn Fn(usize, usize) -> bool| {
         let nulls = k.logical_nulls();
         codes.iter().enumerate().all(|(i, &c)| {
@@ -369,8 +384,15 @@ pub(crate) fn group_by_codes(
     // The first key's first row of each code: a later key that is the same on every row
     // of a code is a function of the first key and adds no groups.
     let mut rep: Option<Vec<u32>> = None;
+    // Whether `numbered[0]` is still the first key's codes (not a renumbering).
+    let mut first_key = true;
     for k in keys {
-        if let (Some(rep), Some(c0)) = (&rep, numbered.first()) {
+        if let (true, Some(c0)) = (first_key && determinable(k.data_type()), numbered.first()) {
+            // Built on the first key that may be checked (a dictionary never is).
+            let rep = rep.get_or_insert_with(|| match &c0.first {
+                Some(first) => first.clone(),
+                None => first_rows(&c0.codes),
+            });
             if determined(k, &c0.codes, rep) {
                 continue;
             }
@@ -379,12 +401,6 @@ pub(crate) fn group_by_codes(
             return Ok(None);
         };
         let n = c.cardinality.max(1);
-        if numbered.is_empty() && keys.len() > 1 {
-            rep = Some(match &c.first {
-                Some(first) => first.clone(),
-                None => first_rows(&c.codes),
-            });
-        }
         match combinations.checked_mul(n) {
             Some(m) => combinations = m,
             None => {
@@ -392,7 +408,7 @@ pub(crate) fn group_by_codes(
                 combinations = dense.cardinality.max(1) * n;
                 // The first key is no longer its own column of codes: later keys are
                 // numbered (`determined` compares against the first key's codes).
-                rep = None;
+                first_key = false;
                 numbered = vec![dense];
             }
         }
@@ -714,8 +730,34 @@ mod tests {
         let dict: ArrayRef = Arc::new(
             vec!["a", "b", "a"]
                 .into_iter()
-                .collect::<arrow_array::DictionaryArray<arrow_array::types::Int32Type>>(),
+                .collect::<arrow_array::DictionaryArray<arrow_array::types::Int8Type>>(),
         );
         assert!(group_by_codes(&[dict], 3, |_| true).unwrap().is_none());
+    }
+
+    /// Int32 dictionaries of strings (a Parquet scan's group keys) group as their strings
+    /// do, with a value repeated in the dictionary, null keys, and next to a second key.
+    #[test]
+    fn string_dictionaries_group_as_their_strings() {
+        use arrow_array::types::Int32Type;
+        use arrow_array::{DictionaryArray, Int32Array};
+        let values: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "x", "zz"]));
+        let keys = Int32Array::from(
+            (0..60)
+                .map(|i| (i % 7 != 3).then_some((i * 5 % 4) as i32))
+                .collect::<Vec<_>>(),
+        );
+        let dict: ArrayRef = Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap());
+        let other: ArrayRef = Arc::new(Int64Array::from_iter_values((0..60).map(|i| i % 2)));
+        for ks in [
+            vec![dict.clone()],
+            vec![dict.clone(), other.clone()],
+            vec![other, dict],
+        ] {
+            let nulls = super::super::keys::key_nulls(&ks);
+            let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+            let g = group_by_codes(&ks, 60, valid).unwrap().unwrap();
+            assert_eq!(sets(&g.ids), by_rows(&ks, &valid));
+        }
     }
 }
