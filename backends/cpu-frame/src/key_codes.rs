@@ -744,7 +744,7 @@ mod tests {
         let values: ArrayRef = Arc::new(StringArray::from(vec!["x", "y", "x", "zz"]));
         let keys = Int32Array::from(
             (0..60)
-                .map(|i| (i % 7 != 3).then_some((i * 5 % 4) as i32))
+                .map(|i: i32| (i % 7 != 3).then_some(i * 5 % 4))
                 .collect::<Vec<_>>(),
         );
         let dict: ArrayRef = Arc::new(DictionaryArray::<Int32Type>::try_new(keys, values).unwrap());
