@@ -5,9 +5,14 @@
 //! integer column and any string column is numbered by a hash map over its values, and a
 //! string view column whose strings all fit in the view (12 bytes or fewer: flags, status
 //! codes, ship modes) is numbered by the 16-byte view itself, never touching string bytes.
-//! A row's codes then combine into one integer (mixed radix), and rows are grouped by that
-//! integer: a dense table when the combined range is small (TPC-H Q1's return flag and line
-//! status: 3 x 2), else a hash map on a `u64` (Q20's part and supplier keys).
+//! Fixed-width values are looked up in a small direct-mapped cache before the hash map, so
+//! a column of a few distinct values costs one well-predicted comparison per row. A
+//! dictionary of strings (a Parquet scan's keys, see
+//! `DataFrameBackend::groups_dictionary_keys`) is numbered through its keys: its values
+//! once, then each row by its key. A row's codes then combine into one integer (mixed
+//! radix) as the rows are grouped: a dense table when the combined range is small (TPC-H
+//! Q1's return flag and line status: 3 x 2), else a hash map on a `u64` (Q20's part and
+//! supplier keys).
 //!
 //! This replaces `arrow-row`'s encoding of every row into bytes and the hash map over those
 //! bytes, which costs a copy of each key and a byte-slice hash and comparison per row.
@@ -15,8 +20,8 @@
 //! renumbered densely (there are at most as many as rows) before the next key joins them,
 //! so any number of keys takes this path. A key that is the same on every row of each of
 //! the first key's values (a customer's name after its key) is not numbered at all: it
-//! adds no groups. Key types it does not cover (nested types,
-//! Decimal256, dictionaries) return `None` and take the row-encoding path.
+//! adds no groups. Key types it does not cover (nested types, Decimal256, dictionaries
+//! with other key or value types) return `None` and take the row-encoding path.
 
 use std::collections::HashMap;
 
