@@ -9,7 +9,7 @@
 //!
 //! Features (all on by default): `frame`, `parquet`, `plugins`, `cuda`, `zarr`. Off by
 //! default: `object-store` (cloud URLs), `hdf5` and `netcdf` (the system's libhdf5 and
-//! libnetcdf) and `mpi` (`scheduler = "mpi"`, [`mpi`]); the
+//! libnetcdf) and `mpi` (`scheduler = "mpi"`, the `mpi` module); the
 //! distributed executor itself is always built, and [`cluster::local`] runs it with ranks
 //! as threads.
 //!

@@ -2,12 +2,12 @@
 //!
 //! The CUDA backend: it builds and registers on every machine, with or without CUDA.
 //! `cudarc` is compiled with `dynamic-loading`, so neither the toolkit nor the driver is
-//! needed to build; at run time [`probe`] looks for the driver library *before* any other
+//! needed to build; at run time [`probe()`] looks for the driver library *before* any other
 //! cudarc call (the others panic when it is missing), then asks the driver for its version
 //! and its devices, and never panics.
 //!
 //! What is here:
-//! - [`probe`]: driver, driver version and device count, or the reason there are none;
+//! - [`mod@probe`]: driver, driver version and device count, or the reason there are none;
 //! - [`codegen`]: one CUDA C kernel per fused program output — elementwise ops, casts,
 //!   strided and transposed reads, counter-based random numbers (Philox and the ziggurat,
 //!   transcribed from tessera-core's one definition) and two-pass reductions — written so

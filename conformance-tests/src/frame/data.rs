@@ -169,7 +169,7 @@ pub fn column(g: &mut Gen, t: ColType, rows: usize, d: Draw) -> ArrayRef {
     }
 }
 
-/// One value of `t` that [`column`] never draws (its domains stay far below 10,000): a
+/// One value of `t` that [`fn@column`] never draws (its domains stay far below 10,000): a
 /// group or key no generated row has.
 pub fn fresh_key(t: ColType) -> Option<ArrayRef> {
     Some(match t {

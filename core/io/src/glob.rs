@@ -66,7 +66,7 @@ pub fn wildcard_match(p: &[u8], s: &[u8]) -> bool {
 /// with `*`/`?` in its last segment, listed under its prefix, sorted by name.
 ///
 /// Under `scheduler = "mpi"` rank 0 lists and every rank gets its list (see
-/// [`crate::listing`]): every rank plans the same files.
+/// the crate's `listing` module): every rank plans the same files.
 ///
 /// # Errors
 /// As [`expand_glob`]; for URLs, the listing's errors (naming the URL) or no match;

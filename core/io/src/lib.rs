@@ -9,7 +9,7 @@
 //!   chunking and written chunk by chunk with the metadata last;
 //! - `object` (feature `object-store`): S3, GCS, Azure and HTTP(S) URLs, configured from
 //!   the environment and `storage.*`, with retries;
-//! - [`file`] and [`glob`]: files that readers read by byte range, local or objects, with
+//! - [`mod@file`] and [`glob`]: files that readers read by byte range, local or objects, with
 //!   their identity checked on every read, and the patterns that list them;
 //! - [`atomic`]: files that appear whole or not at all (a temporary file renamed over the
 //!   target once synced), used by every writer;

@@ -23,7 +23,7 @@
 
 //!
 //! The registry knows nothing of this crate: linking it submits a
-//! [`PluginLoader`](tessera_core::registry::PluginLoader) that every registry lookup runs
+//! [`tessera_core::registry::PluginLoader`] that every registry lookup runs
 //! first (the `tessera` facade links it with its `plugins` feature, on by default).
 
 #![allow(unsafe_code)] // the FFI boundary: every block below carries its SAFETY argument

@@ -29,7 +29,7 @@ use crate::host::HostArray;
 use crate::registry::resolve_array_backend;
 
 /// A stored array that tessera can read region by region (a file, a Zarr array, a
-/// dataset variable). Implemented by storage formats; see the [module docs](self).
+/// dataset variable). Implemented by storage formats; see the docs of this module.
 pub trait BlockSource: Send + Sync {
     /// What the array is, for plans and errors: the format and where it lives
     /// (`"npy /data/x.npy"`, `"zarr s3://bucket/store.zarr/temperature"`).
@@ -53,7 +53,7 @@ pub trait BlockSource: Send + Sync {
 }
 
 /// A destination tessera writes block by block. Implemented by storage formats; see the
-/// [module docs](self).
+/// docs of this module.
 pub trait BlockSink: Send + Sync {
     /// What the destination is, for plans and errors.
     fn describe(&self) -> String;

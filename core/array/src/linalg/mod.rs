@@ -2,7 +2,7 @@
 //! randomized `svd_compressed` for arrays large in both dimensions, least squares, norms.
 //!
 //! The block kernels — reduced QR and thin SVD of one chunk — are backend primitives
-//! ([`ArrayBackend::qr`](tessera_core::ArrayBackend::qr), [`ArrayBackend::svd`](tessera_core::ArrayBackend::svd));
+//! ([`tessera_core::ArrayBackend::qr`], [`tessera_core::ArrayBackend::svd`]);
 //! this module arranges them over chunks, as in Dask and the seed's story:
 //!
 //! * **TSQR** (Demmel et al., Benson et al.): QR of every row block in parallel, the R

@@ -1,4 +1,4 @@
-//! One spilled value on disk: an LZ4 frame in a segment file ([`super::segment`]),
+//! One spilled value on disk: an LZ4 frame in a segment file (the `segment` module),
 //! released when its handle drops.
 
 use std::fs::File;

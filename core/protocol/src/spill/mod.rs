@@ -12,7 +12,7 @@
 //! - **how**: each spilled value one LZ4 frame (the codec runs at several GB/s, so
 //!   spilling is bound by the disk, not the CPU), appended to a segment file that one
 //!   writer at a time fills up to 256 MiB, so a shuffle's thousands of small pieces are not
-//!   thousands of file creations ([`file`]);
+//!   thousands of file creations ([`mod@file`]);
 //! - **how long**: a [`SpillFile`] releases its value when dropped — after the plan that
 //!   read it back, when the plan fails, and while a panic unwinds; a segment file goes with
 //!   its last value and the directory with its last segment. A process that is killed leaves its directory behind; the next
