@@ -459,7 +459,7 @@ impl ParquetSource {
 impl ParquetSource {
     /// Reads one row group (partition), projected; with the filter over the scan, the
     /// conjuncts it can test on dictionary-encoded string columns drop rows early
-    /// ([`DictionaryTests`]). Without a filter, the string columns at `coded` (schema
+    /// ([`DictionaryTests`]). Without such tests, the string columns at `coded` (schema
     /// indices) that this row group stores dictionary-encoded come as dictionaries
     /// ([`FileSource::read_coded`]).
     fn read_row_group(
