@@ -37,8 +37,6 @@ use super::keys::{dense_limit, groups_of, valid_range, Groups};
 struct Codes {
     codes: Vec<u32>,
     cardinality: u64,
-    /// The first row of each code, when the numbering saw it (`first[c]` for code `c`).
-    first: Option<Vec<u32>>,
 }
 
 /// Distinct keys a column may have for [`number`] to find them by scanning a list.
@@ -51,14 +49,12 @@ const FEW: usize = 8;
 fn number<K: std::hash::Hash + Eq + Copy>(mut keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut codes = Vec::with_capacity(rows);
     let mut few: Vec<K> = Vec::with_capacity(FEW);
-    let mut first = Vec::new();
     while let Some(k) = keys.next() {
         if let Some(c) = few.iter().position(|s| *s == k) {
             codes.push(c as u32);
             continue;
         }
         if few.len() < FEW {
-            first.push(codes.len() as u32);
             codes.push(few.len() as u32);
             few.push(k);
             continue;
@@ -68,22 +64,16 @@ fn number<K: std::hash::Hash + Eq + Copy>(mut keys: impl Iterator<Item = K>, row
         map.extend(few.iter().enumerate().map(|(c, &s)| (s, c as u32)));
         for k in std::iter::once(k).chain(keys) {
             let next = map.len() as u32;
-            let code = *map.entry(k).or_insert(next);
-            if code == next {
-                first.push(codes.len() as u32);
-            }
-            codes.push(code);
+            codes.push(*map.entry(k).or_insert(next));
         }
         return Codes {
             codes,
             cardinality: map.len() as u64,
-            first: Some(first),
         };
     }
     Codes {
         codes,
         cardinality: few.len() as u64,
-        first: Some(first),
     }
 }
 
@@ -142,7 +132,6 @@ fn number_cached<K: Slot>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut map: HashMap<K, u32, ahash::RandomState> =
         HashMap::with_hasher(ahash::RandomState::new());
     let mut cache: Vec<Option<(K, u32)>> = vec![None; 1 << CACHE_BITS];
-    let mut first = Vec::new();
     let mut misses = 0usize;
     let mut keys = keys.enumerate();
     for (i, k) in keys.by_ref() {
@@ -153,9 +142,6 @@ fn number_cached<K: Slot>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
                 misses += 1;
                 let next = map.len() as u32;
                 let code = *map.entry(k).or_insert(next);
-                if code == next {
-                    first.push(i as u32);
-                }
                 *slot = Some((k, code));
                 codes.push(code);
             }
@@ -164,18 +150,13 @@ fn number_cached<K: Slot>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
             break;
         }
     }
-    for (i, k) in keys {
+    for (_, k) in keys {
         let next = map.len() as u32;
-        let code = *map.entry(k).or_insert(next);
-        if code == next {
-            first.push(i as u32);
-        }
-        codes.push(code);
+        codes.push(*map.entry(k).or_insert(next));
     }
     Codes {
         codes,
         cardinality: map.len() as u64,
-        first: Some(first),
     }
 }
 
@@ -239,7 +220,6 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                     })
                     .collect(),
                 cardinality: values.cardinality,
-                first: None,
             }
         }
         DataType::Binary => {
@@ -275,7 +255,6 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             Codes {
                 codes: (0..rows).map(|i| u32::from(a.value(i))).collect(),
                 cardinality: 2,
-                first: None,
             }
         }
         t if t.is_integer()
@@ -298,7 +277,6 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                         .map(|(i, &x)| if valid(i) { (x - lo) as u32 } else { 0 })
                         .collect(),
                     cardinality: span + 1,
-                    first: None,
                 },
                 // All null (no range) or a wide range: number the values.
                 _ => number_cached(v.values().iter().copied(), rows),
@@ -394,10 +372,7 @@ pub(crate) fn group_by_codes(
     for k in keys {
         if let (true, Some(c0)) = (first_key && determinable(k.data_type()), numbered.first()) {
             // Built on the first key that may be checked (a dictionary never is).
-            let rep = rep.get_or_insert_with(|| match &c0.first {
-                Some(first) => first.clone(),
-                None => first_rows(&c0.codes),
-            });
+            let rep = rep.get_or_insert_with(|| first_rows(&c0.codes));
             if determined(k, &c0.codes, rep) {
                 continue;
             }
@@ -480,11 +455,12 @@ mod tests {
         }
     }
 
-    /// The cached numbering agrees with a plain map, codes, cardinality and first rows,
-    /// for few keys, keys that share cache slots, and more distinct keys than the trial
-    /// lets through the cache.
+    /// The cached numbering agrees with a plain map (codes in order of first appearance,
+    /// so each code's first row is where the map first saw its key; cardinality), for few
+    /// keys, keys that share cache slots, and more distinct keys than the trial lets
+    /// through the cache.
     #[test]
-    fn cached_numbering_matches_a_map_and_records_first_rows() {
+    fn cached_numbering_matches_a_map_in_order_of_first_appearance() {
         // Keys 256 * j share slot patterns less than distinct ones; the hash is
         // multiplicative, so find two keys with the same slot to be sure.
         let a = 1u64;
@@ -514,7 +490,7 @@ mod tests {
                 .collect();
             assert_eq!(got.codes, want);
             assert_eq!(got.cardinality, seen.len() as u64);
-            assert_eq!(got.first, Some(first));
+            assert_eq!(first_rows(&got.codes), first);
         }
     }
 
