@@ -26,9 +26,14 @@ pub(crate) enum Compressor {
 }
 
 /// The compressor when `codecs` is `bytes` (little-endian or without an endianness, on a
-/// little-endian machine) followed by exactly one Blosc or zstd codec and nothing else.
-pub(crate) fn plan(codecs: &CodecChain) -> Option<Compressor> {
-    if cfg!(target_endian = "big") || !codecs.array_to_array_codecs().is_empty() {
+/// little-endian machine) followed by exactly one Blosc or zstd codec and nothing else,
+/// and `dtype` is not `bool` (not every byte is a valid `bool`: zarrs decodes and checks
+/// those).
+pub(crate) fn plan(codecs: &CodecChain, dtype: DType) -> Option<Compressor> {
+    if cfg!(target_endian = "big")
+        || dtype == DType::Bool
+        || !codecs.array_to_array_codecs().is_empty()
+    {
         return None;
     }
     let bytes = codecs.array_to_bytes_codec();
@@ -63,21 +68,20 @@ impl Plain for f32 {}
 impl Plain for f64 {}
 
 /// `encoded` (one whole stored chunk) decompressed into an array of `dtype` and `shape`
-/// (the chunk's, in C order); `None` for `bool`, which zarrs decodes (and checks).
+/// (the chunk's, in C order).
 ///
 /// # Errors
 /// A chunk that is not valid for its compressor, or that does not decompress to exactly
-/// the values of `shape`, is an error naming what was found.
+/// the values of `shape`, is an error naming what was found; so is `bool`, which [`plan`]
+/// never sends here.
 pub(crate) fn decode(
     compressor: Compressor,
     encoded: &[u8],
     dtype: DType,
     shape: &[usize],
-) -> Option<Result<HostArray, String>> {
+) -> Result<HostArray, String> {
     let Some(elements) = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)) else {
-        return Some(Err(format!(
-            "a chunk of shape {shape:?} does not fit in memory"
-        )));
+        return Err(format!("a chunk of shape {shape:?} does not fit in memory"));
     };
     macro_rules! plain {
         ($($d:ident => $t:ty),*) => {
@@ -88,14 +92,12 @@ pub(crate) fn decode(
                             .expect("the vector holds the shape's elements"),
                     )
                 }),)*
-                DType::Bool => return None,
+                DType::Bool => Err("bool chunks are decoded by zarrs".to_string()),
             }
         };
     }
-    Some(
-        plain!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16,
-        U32 => u32, U64 => u64, F32 => f32, F64 => f64),
-    )
+    plain!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16,
+        U32 => u32, U64 => u64, F32 => f32, F64 => f64)
 }
 
 /// The decompressed values, written into a new vector's capacity (never zeroed).
@@ -219,14 +221,12 @@ mod tests {
             (Compressor::Blosc, blosc(&raw)),
             (Compressor::Zstd, zstd::bulk::compress(&raw, 3).unwrap()),
         ] {
-            let got = decode(c, &enc, DType::F64, &[100, 100]).unwrap().unwrap();
+            let got = decode(c, &enc, DType::F64, &[100, 100]).unwrap();
             assert_eq!(got.shape(), &[100, 100]);
             assert_eq!(got.to_f64_vec(), v, "{c:?}");
-            let f32s = decode(c, &enc, DType::F32, &[2 * v.len()])
-                .unwrap()
-                .unwrap();
+            let f32s = decode(c, &enc, DType::F32, &[2 * v.len()]).unwrap();
             assert_eq!(f32s.len(), 2 * v.len());
-            assert!(decode(c, &enc, DType::Bool, &[raw.len()]).is_none());
+            assert!(decode(c, &enc, DType::Bool, &[raw.len()]).is_err());
         }
     }
 
@@ -239,22 +239,17 @@ mod tests {
             // The wrong number of elements: the header (Blosc) or the frame (zstd) says
             // otherwise.
             for n in [4095, 4097] {
-                let e = decode(c, enc, DType::F64, &[n]).unwrap().unwrap_err();
+                let e = decode(c, enc, DType::F64, &[n]).unwrap_err();
                 assert!(
                     e.contains("bytes") || e.contains("too small"),
                     "{c:?} {n}: {e}"
                 );
             }
             // Cut short, and garbage.
-            let e = decode(c, &enc[..enc.len() / 2], DType::F64, &[4096])
-                .unwrap()
-                .unwrap_err();
+            let e = decode(c, &enc[..enc.len() / 2], DType::F64, &[4096]).unwrap_err();
             assert!(!e.is_empty());
             let junk: Vec<u8> = (0..enc.len()).map(|i| (i * 131 % 251) as u8).collect();
-            assert!(
-                decode(c, &junk, DType::F64, &[4096]).unwrap().is_err(),
-                "{c:?}"
-            );
+            assert!(decode(c, &junk, DType::F64, &[4096]).is_err(), "{c:?}");
         }
     }
 }

@@ -163,7 +163,7 @@ impl ZarrSource {
             }
             None => None,
         };
-        let direct = super::direct::plan(&array.codecs());
+        let direct = super::direct::plan(&array.codecs(), dtype);
         Ok(ZarrSource {
             array,
             location,
@@ -266,13 +266,12 @@ impl BlockSource for ZarrSource {
                 .retrieve_encoded_chunk(index)
                 .map_err(|e| fail(zarrs::array::ArrayError::StorageError(e)))?
             {
-                if let Some(block) = super::direct::decode(compressor, &encoded, self.dtype, &shape)
-                {
-                    return block.map_err(|detail| Error::Storage {
+                return super::direct::decode(compressor, &encoded, self.dtype, &shape).map_err(
+                    |detail| Error::Storage {
                         location: self.location.clone(),
                         detail: format!("reading {region:?}: {detail}"),
-                    });
-                }
+                    },
+                );
             }
         }
         dispatch_dtype!(self.dtype, T => {
