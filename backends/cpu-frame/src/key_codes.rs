@@ -286,29 +286,16 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
     }))
 }
 
-/// Whether [`determined`] checks a key of type `t` (other types are numbered).
-fn determinable(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Utf8View
-            | DataType::Utf8
-            | DataType::Int64
-            | DataType::Decimal128(_, _)
-            | DataType::Float64
-    )
-}
-
 /// True when `k` has the same value (or is null) on every row of each code of `codes`,
-/// `rep[code]` being the code's first row: grouping by the codes and `k` then gives the
+/// `rep[code]` being the code's first row (built from `codes` on the first check that
+/// needs it, and kept for the next key): grouping by the codes and `k` then gives the
 /// groups of the codes alone. TPC-H Q10 groups by a customer's key and six of its
 /// attributes (name, address, comment...): checking that each row's attributes are its
 /// key's first row's (the same view, after a join's take) costs less than numbering long
 /// strings by a hash map. Types not handled here answer `false` and are numbered.
-fn determined(k: &ArrayRef, codes: &[u32], rep: &[u32]) -> bool {
-    if !determinable(k.data_type()) {
-        return false;
-    }
-    let same = |eq: &dyn Fn(usize, usize) -> bool| {
+fn determined(k: &ArrayRef, codes: &[u32], rep: &mut Option<Vec<u32>>) -> bool {
+    let mut same = |eq: &dyn Fn(usize, usize) -> bool| {
+        let rep = rep.get_or_insert_with(|| first_rows(codes));
         let nulls = k.logical_nulls();
         codes.iter().enumerate().all(|(i, &c)| {
             let j = rep[c as usize] as usize;
@@ -370,10 +357,8 @@ pub(crate) fn group_by_codes(
     // Whether `numbered[0]` is still the first key's codes (not a renumbering).
     let mut first_key = true;
     for k in keys {
-        if let (true, Some(c0)) = (first_key && determinable(k.data_type()), numbered.first()) {
-            // Built on the first key that may be checked (a dictionary never is).
-            let rep = rep.get_or_insert_with(|| first_rows(&c0.codes));
-            if determined(k, &c0.codes, rep) {
+        if let (true, Some(c0)) = (first_key, numbered.first()) {
+            if determined(k, &c0.codes, &mut rep) {
                 continue;
             }
         }
@@ -552,17 +537,15 @@ mod tests {
         let (key, comment, name, balance) =
             (take(&key), take(&comment), take(&name), take(&balance));
         let codes = column_codes(&key).unwrap().unwrap();
-        let mut rep = vec![u32::MAX; codes.codes.iter().max().map_or(0, |&m| m as usize + 1)];
-        for (i, &c) in codes.codes.iter().enumerate().rev() {
-            rep[c as usize] = i as u32;
-        }
+        // Built by the first check, kept for the others.
+        let mut rep = None;
         for attribute in [&comment, &name, &balance] {
-            assert!(determined(attribute, &codes.codes, &rep));
+            assert!(determined(attribute, &codes.codes, &mut rep));
         }
         // The same comment strings stored once per row (other views, same bytes).
         let copied: ArrayRef =
             Arc::new(StringViewArray::from_iter(comment.as_string_view().iter()));
-        assert!(determined(&copied, &codes.codes, &rep));
+        assert!(determined(&copied, &codes.codes, &mut rep));
         // One row of customer 5 with another comment, or another balance: not determined.
         let row = picks.values().iter().position(|&c| c == 5).unwrap();
         let mut texts: Vec<Option<String>> = comment
@@ -574,11 +557,11 @@ mod tests {
         let changed: ArrayRef = Arc::new(StringViewArray::from_iter(
             texts.iter().map(|t| t.as_deref()),
         ));
-        assert!(!determined(&changed, &codes.codes, &rep));
+        assert!(!determined(&changed, &codes.codes, &mut rep));
         let mut b: Vec<Option<i64>> = balance.as_primitive::<Int64Type>().iter().collect();
         b[row] = None;
         let nulled: ArrayRef = Arc::new(Int64Array::from(b));
-        assert!(!determined(&nulled, &codes.codes, &rep));
+        assert!(!determined(&nulled, &codes.codes, &mut rep));
         // Grouped: the rows of each customer, and the changed row apart from its customer.
         for keys in [
             vec![key.clone(), comment.clone(), name.clone(), balance.clone()],
