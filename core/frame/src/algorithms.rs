@@ -564,13 +564,11 @@ fn planned_key_types(
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
     for (f, c) in schema.fields().iter().zip(batch.columns()) {
-        let want = keys
-            .iter()
-            .any(|k| k == f.name())
-            .then(|| planned.field_with_name(f.name()).ok())
-            .flatten()
-            .map(|p| p.data_type())
-            .filter(|t| *t != c.data_type() && matches!(c.data_type(), DataType::Dictionary(..)));
+        // A key that came as a dictionary, and the plan's type for it.
+        let want = match (c.data_type(), planned.field_with_name(f.name())) {
+            (DataType::Dictionary(..), Ok(p)) if keys.contains(f.name()) => Some(p.data_type()),
+            _ => None,
+        };
         match want {
             Some(t) => {
                 changed = true;
