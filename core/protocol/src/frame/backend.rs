@@ -390,7 +390,7 @@ impl AggFunc {
 /// division, as DuckDB computes it), Float64 otherwise.
 fn mean_sum_type(t: &DataType) -> DataType {
     match t {
-        DataType::Decimal128(_, _) => sum_type(t),
+        DataType::Decimal64(_, _) | DataType::Decimal128(_, _) => sum_type(t),
         _ => DataType::Float64,
     }
 }
@@ -673,6 +673,19 @@ pub trait DataFrameBackend: Send + Sync {
     /// keys without reading a string per row. Provided: `false`, every key arrives in
     /// the plan's type.
     fn groups_dictionary_keys(&self) -> bool {
+        false
+    }
+
+    /// Whether [`Self::aggregate_partial_of`] takes `Decimal64(p, s)` columns (a decimal
+    /// of at most 18 digits in 64 bits, as Parquet stores it in `INT64`) in place of the
+    /// plan's `Decimal128(p, s)`, for columns that the program reads only as operands of
+    /// `+`, `-` and `*` or passes through unchanged, and that no aggregation but `sum`,
+    /// `mean` and `count` reads. Such a backend gives the same types as for the
+    /// `Decimal128` column: the arithmetic's results and the sums' states are
+    /// `Decimal128` ([`sum_type`]). A scan then hands over the stored 64-bit values
+    /// without widening each to 128 bits, and the sums read half the bytes. Provided:
+    /// `false`, every decimal arrives in the plan's type.
+    fn reads_narrow_decimals(&self) -> bool {
         false
     }
 

@@ -172,7 +172,9 @@ impl MathFunc {
         match t {
             DataType::Float32 | DataType::Float64 => Some(t.clone()),
             // Decimals compute in Float64.
-            DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => Some(DataType::Float64),
+            DataType::Decimal64(_, _) | DataType::Decimal128(_, _) | DataType::Decimal256(_, _) => {
+                Some(DataType::Float64)
+            }
             t if is_int(t) => Some(match self {
                 MathFunc::Sqrt | MathFunc::Exp | MathFunc::Ln => DataType::Float64,
                 _ => t.clone(),
@@ -1275,10 +1277,11 @@ pub const DECIMAL128_MAX_PRECISION: u8 = 38;
 
 /// The type of a sum of values of type `t` (the `sum` aggregation's, a running sum's):
 /// Int64 for signed integers and booleans, UInt64 for unsigned ones, Float64 for floats
-/// and 256-bit decimals, and Decimal128(38, s) for a Decimal128 of scale s — DuckDB's
+/// and 256-bit decimals, and Decimal128(38, s) for a Decimal128 (or a Decimal64, the
+/// 64-bit form of a decimal of up to 18 digits) of scale s — DuckDB's
 /// `SUM(DECIMAL(p, s))`, exact, an overflow an error.
 pub fn sum_type(t: &DataType) -> DataType {
-    if let DataType::Decimal128(_, s) = t {
+    if let DataType::Decimal128(_, s) | DataType::Decimal64(_, s) = t {
         DataType::Decimal128(DECIMAL128_MAX_PRECISION, *s)
     } else if matches!(t, DataType::Decimal256(_, _)) || t.is_floating() {
         DataType::Float64
@@ -1296,7 +1299,7 @@ pub fn sum_type(t: &DataType) -> DataType {
 fn as_decimal(e: &Expr, t: &DataType) -> Option<(u8, i8)> {
     let digits = |v: u128| v.checked_ilog10().map_or(1, |d| d as u8 + 1);
     match (e, t) {
-        (_, DataType::Decimal128(p, s)) => Some((*p, *s)),
+        (_, DataType::Decimal128(p, s) | DataType::Decimal64(p, s)) => Some((*p, *s)),
         (Expr::Literal(Literal::Int(v)), _) => Some((digits(u128::from(v.unsigned_abs())), 0)),
         (Expr::Literal(Literal::Float(v)), _) => {
             if !v.is_finite() {
@@ -1327,7 +1330,10 @@ fn rescaled(p: u8, s: i8, to: i8) -> DataType {
 }
 
 fn is_decimal(t: &DataType) -> bool {
-    matches!(t, DataType::Decimal128(_, _) | DataType::Decimal256(_, _))
+    matches!(
+        t,
+        DataType::Decimal64(_, _) | DataType::Decimal128(_, _) | DataType::Decimal256(_, _)
+    )
 }
 
 /// The plan of `left op right` when one side is a decimal (`None` otherwise, or when the
