@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Decimal128Type, Float64Type, Int64Type, UInt64Type};
+use arrow_array::types::{Decimal128Type, Decimal64Type, Float64Type, Int64Type, UInt64Type};
 use arrow_array::{
     Array, ArrayRef, ArrowNativeTypeOp, ArrowPrimitiveType, Decimal128Array, Float64Array,
     Int64Array, ListArray, RecordBatch, UInt32Array, UInt64Array,
@@ -80,14 +80,14 @@ const LANE_GROUPS: usize = 256;
 /// for the previous row's sum to be stored before loading it. Integer sums are the same
 /// in any order; an overflow of any partial sum is reported (with values of at most 38
 /// digits, a partial sum can only pass `i128` when the sums of far fewer rows do too).
-fn sum_i128_in_lanes(values: &[i128], g: &Groups) -> (Vec<i128>, bool) {
+fn sum_i128_in_lanes<T: Copy + Into<i128>>(values: &[T], g: &Groups) -> (Vec<i128>, bool) {
     let n = g.len();
     let mut acc = vec![0i128; LANES * n];
     let mut over = false;
-    let mut add = |lane: usize, id: u32, x: i128| {
+    let mut add = |lane: usize, id: u32, x: T| {
         if id != NO_GROUP {
             let a = &mut acc[lane * n + id as usize];
-            let (s, o) = a.overflowing_add(x);
+            let (s, o) = a.overflowing_add(x.into());
             *a = s;
             over |= o;
         }
@@ -114,13 +114,41 @@ fn sum_i128_in_lanes(values: &[i128], g: &Groups) -> (Vec<i128>, bool) {
     (sums, over)
 }
 
+/// Per-group decimal sums of `values` (64- or 128-bit unscaled values, widened as they are
+/// read) and whether one overflowed `i128`.
+fn decimal_sums<T: Copy + Into<i128>>(
+    values: &[T],
+    nulls: Option<&NullBuffer>,
+    g: &Groups,
+) -> (Vec<i128>, bool) {
+    let n = g.len();
+    match nulls {
+        None if n <= LANE_GROUPS => sum_i128_in_lanes(values, g),
+        _ => {
+            let mut acc = vec![0i128; n];
+            let mut overflow = false;
+            fold_valid(values, nulls, g, &mut acc, |s, x| {
+                match s.checked_add(x.into()) {
+                    Some(y) => *s = y,
+                    None => overflow = true,
+                }
+            });
+            (acc, overflow)
+        }
+    }
+}
+
 /// Per-group sums of `a` (cast to `t`: Int64 wrapping, UInt64 wrapping, Float64, or
 /// Decimal128 checked: a sum past its precision is an error).
 fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
     // A decimal of the sum's scale is summed as it is: its unscaled values are the same
-    // whatever its precision (no copy to widen it).
+    // whatever its precision or width (no copy to widen it).
     let a = match (a.data_type(), t) {
-        (DataType::Decimal128(_, s1), DataType::Decimal128(_, s2)) if s1 == s2 => a.clone(),
+        (DataType::Decimal128(_, s1) | DataType::Decimal64(_, s1), DataType::Decimal128(_, s2))
+            if s1 == s2 =>
+        {
+            a.clone()
+        }
         _ => cast(a, t)?,
     };
     let n = g.len();
@@ -139,18 +167,11 @@ fn sum(a: &ArrayRef, g: &Groups, t: &DataType) -> Result<ArrayRef> {
             Arc::new(UInt64Array::from(acc))
         }
         DataType::Decimal128(p, scale) => {
-            let v = a.as_primitive::<Decimal128Type>().values();
-            let (acc, overflow) = match nulls {
-                None if n <= LANE_GROUPS => sum_i128_in_lanes(v, g),
-                _ => {
-                    let mut acc = vec![0i128; n];
-                    let mut overflow = false;
-                    fold_valid(v, nulls, g, &mut acc, |s, x| match s.checked_add(x) {
-                        Some(y) => *s = y,
-                        None => overflow = true,
-                    });
-                    (acc, overflow)
+            let (acc, overflow) = match a.data_type() {
+                DataType::Decimal64(_, _) => {
+                    decimal_sums(a.as_primitive::<Decimal64Type>().values(), nulls, g)
                 }
+                _ => decimal_sums(a.as_primitive::<Decimal128Type>().values(), nulls, g),
             };
             let out = Decimal128Array::from(acc)
                 .with_precision_and_scale(*p, *scale)
@@ -866,6 +887,47 @@ pub(crate) fn finalize(
 mod tests {
     use super::*;
     use arrow_array::{Int32Array, StringArray};
+
+    /// Sums and means of a Decimal64 column (the 64-bit form a scan may hand over) equal
+    /// those of its Decimal128 cast, in the same state types: with few groups (summed in
+    /// lanes) and many, with and without nulls.
+    #[test]
+    fn decimal64_sums_equal_their_decimal128_casts() {
+        let aggs = [
+            AggSpec::new("v", AggFunc::Sum, "s"),
+            AggSpec::new("v", AggFunc::Mean, "m"),
+            AggSpec::new("v", AggFunc::Count, "c"),
+        ];
+        for (groups, nulls) in [(3, false), (3, true), (1000, false), (1000, true)] {
+            let n = 5000i64;
+            let k: ArrayRef = Arc::new(Int64Array::from_iter_values(
+                (0..n).map(|i| (i * 7919) % groups),
+            ));
+            let v: arrow_array::Decimal64Array = (0..n)
+                .map(|i| (!nulls || i % 5 != 2).then(|| (i - 2500) * 999_999_999_937))
+                .collect();
+            let v: ArrayRef = Arc::new(v.with_precision_and_scale(18, 3).unwrap());
+            let wide = arrow_cast::cast(&v, &DataType::Decimal128(18, 3)).unwrap();
+            let keys = ["k".to_string()];
+            let got = partial(
+                &RecordBatch::try_from_iter([("k", k.clone()), ("v", v)]).unwrap(),
+                &keys,
+                &aggs,
+            )
+            .unwrap();
+            let want = partial(
+                &RecordBatch::try_from_iter([("k", k), ("v", wide)]).unwrap(),
+                &keys,
+                &aggs,
+            )
+            .unwrap();
+            assert_eq!(got, want, "{groups} groups, nulls {nulls}");
+            assert_eq!(
+                got.schema().field(1).data_type(),
+                &DataType::Decimal128(38, 3)
+            );
+        }
+    }
 
     /// Each group's list as a sorted vector of its values.
     fn lists(a: &ArrayRef) -> Vec<Vec<String>> {

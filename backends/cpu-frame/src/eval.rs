@@ -106,8 +106,8 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             let rt = right.data_type(&schema)?;
             if let Some(Ok(plan)) = decimal_types(*op, left, &lt, right, &rt) {
                 if let DataType::Decimal128(p, scale) = plan.result {
-                    let l = eval(left, batch)?.map(|a| cast_to(a, &plan.left))?;
-                    let r = eval(right, batch)?.map(|a| cast_to(a, &plan.right))?;
+                    let l = eval(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
+                    let r = eval(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
                     return decimal_arith(*op, l, r, p, scale, e);
                 }
             }
@@ -331,10 +331,21 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
     }
 }
 
-/// Exact decimal `+`, `-` or `*` of two Decimal128 operands (already cast as
-/// [`decimal_types`] plans: to the result type for `+`/`-`, each its own for `*`), into
-/// Decimal128(`p`, `scale`); a value past the precision is an error naming the expression.
-/// A literal operand stays one value (no column of copies).
+/// An operand of exact decimal arithmetic in the type [`decimal_types`] planned for it
+/// (`want`, a Decimal128), except that a Decimal64 of the planned scale stays as it is:
+/// its unscaled values are the planned ones, and [`decimal_arith`] reads them in 64 bits.
+fn decimal_operand(a: &ArrayRef, want: &DataType) -> Result<ArrayRef> {
+    match (a.data_type(), want) {
+        (DataType::Decimal64(_, s), DataType::Decimal128(_, to)) if s == to => Ok(a.clone()),
+        _ => cast_to(a, want),
+    }
+}
+
+/// Exact decimal `+`, `-` or `*` of two operands, each a Decimal128 or a Decimal64
+/// (brought by [`decimal_operand`] to the scales [`decimal_types`] plans: the result's for
+/// `+`/`-`, each its own for `*`), into Decimal128(`p`, `scale`); a value past the
+/// precision is an error naming the expression. A literal operand stays one value (no
+/// column of copies).
 ///
 /// The kernel runs without a branch on overflow: every slot is computed with the
 /// overflowing form of the operation and the overflow flags are or-ed (over valid slots
@@ -343,7 +354,7 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
 /// cannot overflow.
 fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Result<Val> {
     use arrow_array::cast::AsArray;
-    use arrow_array::types::Decimal128Type;
+    use arrow_array::types::{Decimal128Type, Decimal64Type};
     use arrow_array::PrimitiveArray;
     let overflow = || {
         Error::invalid(
@@ -354,14 +365,47 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
         )
     };
     let scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
-    let (la, ra) = (
-        l.array().as_primitive::<Decimal128Type>(),
-        r.array().as_primitive::<Decimal128Type>(),
-    );
+    let narrow = |v: &Val| matches!(v.array().data_type(), DataType::Decimal64(_, _));
+    // One instance of the kernel per operation and pair of operand widths.
+    macro_rules! on_widths {
+        ($f:expr) => {{
+            let (la, ra) = (l.array(), r.array());
+            match (narrow(&l), narrow(&r)) {
+                (true, true) => decimal_kernel(
+                    $f,
+                    la.as_primitive::<Decimal64Type>(),
+                    &l,
+                    ra.as_primitive::<Decimal64Type>(),
+                    &r,
+                ),
+                (true, false) => decimal_kernel(
+                    $f,
+                    la.as_primitive::<Decimal64Type>(),
+                    &l,
+                    ra.as_primitive::<Decimal128Type>(),
+                    &r,
+                ),
+                (false, true) => decimal_kernel(
+                    $f,
+                    la.as_primitive::<Decimal128Type>(),
+                    &l,
+                    ra.as_primitive::<Decimal64Type>(),
+                    &r,
+                ),
+                (false, false) => decimal_kernel(
+                    $f,
+                    la.as_primitive::<Decimal128Type>(),
+                    &l,
+                    ra.as_primitive::<Decimal128Type>(),
+                    &r,
+                ),
+            }
+        }};
+    }
     let computed = match op {
-        BinaryOp::Add => decimal_kernel(i128::overflowing_add, la, &l, ra, &r),
-        BinaryOp::Sub => decimal_kernel(i128::overflowing_sub, la, &l, ra, &r),
-        BinaryOp::Mul => decimal_kernel(decimal_mul, la, &l, ra, &r),
+        BinaryOp::Add => on_widths!(i128::overflowing_add),
+        BinaryOp::Sub => on_widths!(i128::overflowing_sub),
+        BinaryOp::Mul => on_widths!(decimal_mul),
         _ => {
             return Err(Error::invalid(
                 "expression",
@@ -400,16 +444,22 @@ fn fits_precision(values: &[i128], nulls: Option<&NullBuffer>, p: u8) -> bool {
 }
 
 /// The values and validity of `l op r` for [`decimal_arith`], `None` when a valid slot
-/// overflows. Generic over the operation so that it is inlined into the loop.
-fn decimal_kernel<F: Fn(i128, i128) -> (i128, bool)>(
+/// overflows. Generic over the operation, so that it is inlined into the loop, and over
+/// the operands' widths (64 or 128 bits), each widened to `i128` as it is read.
+fn decimal_kernel<A, B, F>(
     f: F,
-    la: &arrow_array::PrimitiveArray<arrow_array::types::Decimal128Type>,
+    la: &arrow_array::PrimitiveArray<A>,
     l: &Val,
-    ra: &arrow_array::PrimitiveArray<arrow_array::types::Decimal128Type>,
+    ra: &arrow_array::PrimitiveArray<B>,
     r: &Val,
-) -> Option<(Vec<i128>, Option<NullBuffer>)> {
-    // A literal side is one value; a null literal makes every row null.
-    let one = |a: &arrow_array::PrimitiveArray<_>| a.is_valid(0).then(|| a.value(0));
+) -> Option<(Vec<i128>, Option<NullBuffer>)>
+where
+    A: arrow_array::ArrowPrimitiveType,
+    B: arrow_array::ArrowPrimitiveType,
+    A::Native: Into<i128>,
+    B::Native: Into<i128>,
+    F: Fn(i128, i128) -> (i128, bool),
+{
     let (n, nulls) = match (l, r) {
         (Val::Array(_), Val::Scalar(_)) => (la.len(), la.nulls().cloned()),
         (Val::Scalar(_), Val::Array(_)) => (ra.len(), ra.nulls().cloned()),
@@ -423,24 +473,29 @@ fn decimal_kernel<F: Fn(i128, i128) -> (i128, bool)>(
         over |= o;
         v
     };
+    // A literal side is one value; a null literal makes every row null.
     let values: Vec<i128> = match (l, r) {
-        (Val::Array(_), Val::Scalar(_)) => match one(ra) {
-            Some(b) => x.iter().map(|&a| flagged(f(a, b))).collect(),
+        (Val::Array(_), Val::Scalar(_)) => match ra.is_valid(0).then(|| ra.value(0).into()) {
+            Some(b) => x.iter().map(|&a| flagged(f(a.into(), b))).collect(),
             None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
         },
-        (Val::Scalar(_), Val::Array(_)) => match one(la) {
-            Some(a) => y.iter().map(|&b| flagged(f(a, b))).collect(),
+        (Val::Scalar(_), Val::Array(_)) => match la.is_valid(0).then(|| la.value(0).into()) {
+            Some(a) => y.iter().map(|&b| flagged(f(a, b.into()))).collect(),
             None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
         },
-        _ => x.iter().zip(y).map(|(&a, &b)| flagged(f(a, b))).collect(),
+        _ => x
+            .iter()
+            .zip(y.iter())
+            .map(|(&a, &b)| flagged(f(a.into(), b.into())))
+            .collect(),
     };
     // Only when a flag is set are the slots checked again, skipping the null ones (whose
     // values are arbitrary).
     if over {
         let at = |i: usize| match (l, r) {
-            (Val::Array(_), Val::Scalar(_)) => f(x[i], y[0]).1,
-            (Val::Scalar(_), Val::Array(_)) => f(x[0], y[i]).1,
-            _ => f(x[i], y[i]).1,
+            (Val::Array(_), Val::Scalar(_)) => f(x[i].into(), y[0].into()).1,
+            (Val::Scalar(_), Val::Array(_)) => f(x[0].into(), y[i].into()).1,
+            _ => f(x[i].into(), y[i].into()).1,
         };
         let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
         if (0..n).any(|i| valid(i) && at(i)) {
@@ -1087,6 +1142,70 @@ mod tests {
         .to_string();
         assert!(e.contains("does not fit Decimal128(38, 0)"), "{e}");
         assert!(e.contains("a * b"), "{e}");
+    }
+
+    /// Decimal64 operands (the 64-bit form a scan may hand over) give the values, nulls
+    /// and types that their Decimal128 casts give, column with column and with literals,
+    /// and the same overflow error.
+    #[test]
+    fn decimal64_operands_compute_as_their_decimal128_casts() {
+        use tessera_core::frame::expr::lit;
+        let d64 = |values: Vec<Option<i64>>, p: u8| -> ArrayRef {
+            let a: arrow_array::Decimal64Array = values.into_iter().collect();
+            Arc::new(a.with_precision_and_scale(p, 2).unwrap())
+        };
+        let price = d64(
+            vec![
+                Some(123_456_789_012_345),
+                None,
+                Some(-5),
+                Some(0),
+                Some(999_999_999_999_999),
+            ],
+            15,
+        );
+        let rate = d64(vec![Some(7), Some(10), None, Some(0), Some(3)], 4);
+        let wide = dec(
+            vec![10i128.pow(30), 1, 2, 3, -(10i128.pow(35))],
+            Some(vec![true, true, true, false, true]),
+            38,
+            2,
+        );
+        let narrow = RecordBatch::try_from_iter([("p", price), ("r", rate), ("w", wide)]).unwrap();
+        let widened =
+            RecordBatch::try_from_iter(narrow.schema().fields().iter().zip(narrow.columns()).map(
+                |(f, c)| {
+                    let t = match f.data_type() {
+                        DataType::Decimal64(p, s) => DataType::Decimal128(*p, *s),
+                        t => t.clone(),
+                    };
+                    (f.name().clone(), arrow_cast::cast(c, &t).unwrap())
+                },
+            ))
+            .unwrap();
+        let discounted = col("p") * (lit(1) - col("r"));
+        for e in [
+            discounted.clone(),
+            discounted * (lit(1) + col("r")),
+            col("p") - col("r"),
+            col("r") + col("p"),
+            col("p") * col("r"),
+            col("p") * lit(0.5),
+            lit(3) - col("p"),
+            col("p") + col("w"),
+            col("w") - col("r"),
+        ] {
+            let got = eval(&e, &narrow).unwrap().into_array(5).unwrap();
+            let want = eval(&e, &widened).unwrap().into_array(5).unwrap();
+            assert_eq!(got.data_type(), want.data_type(), "{e}");
+            assert_eq!(&got, &want, "{e}");
+        }
+        // p * w passes i128 on the first row, whatever p's width.
+        let e = col("p") * col("w");
+        let got = eval(&e, &narrow).map(|_| ()).unwrap_err().to_string();
+        let want = eval(&e, &widened).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(got, want);
+        assert!(got.contains("does not fit"), "{got}");
     }
 
     #[test]

@@ -235,6 +235,10 @@ impl DataFrameBackend for CpuFrameBackend {
         true
     }
 
+    fn reads_narrow_decimals(&self) -> bool {
+        true
+    }
+
     fn aggregate_partial_of(
         &self,
         part: &Partition,
