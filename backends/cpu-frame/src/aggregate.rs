@@ -80,16 +80,24 @@ const LANE_GROUPS: usize = 256;
 /// for the previous row's sum to be stored before loading it. Integer sums are the same
 /// in any order; an overflow of any partial sum is reported (with values of at most 38
 /// digits, a partial sum can only pass `i128` when the sums of far fewer rows do too).
+/// Each lane keeps its own overflow flag, so that the lanes share no chain of
+/// dependencies; values of at most 64 bits need none (fewer than 2^64 of them cannot
+/// pass `i128`).
 fn sum_i128_in_lanes<T: Copy + Into<i128>>(values: &[T], g: &Groups) -> (Vec<i128>, bool) {
     let n = g.len();
+    let narrow = std::mem::size_of::<T>() <= 8;
     let mut acc = vec![0i128; LANES * n];
-    let mut over = false;
+    let mut over = [false; LANES];
     let mut add = |lane: usize, id: u32, x: T| {
         if id != NO_GROUP {
             let a = &mut acc[lane * n + id as usize];
-            let (s, o) = a.overflowing_add(x.into());
-            *a = s;
-            over |= o;
+            if narrow {
+                *a = a.wrapping_add(x.into());
+            } else {
+                let (s, o) = a.overflowing_add(x.into());
+                *a = s;
+                over[lane] |= o;
+            }
         }
     };
     let ids = g.ids.chunks_exact(LANES);
@@ -103,6 +111,7 @@ fn sum_i128_in_lanes<T: Copy + Into<i128>>(values: &[T], g: &Groups) -> (Vec<i12
     for (&id, &x) in id_tail.iter().zip(x_tail) {
         add(0, id, x);
     }
+    let mut over = over.contains(&true);
     let mut sums = vec![0i128; n];
     for lane in acc.chunks_exact(n.max(1)) {
         for (s, &x) in sums.iter_mut().zip(lane) {
