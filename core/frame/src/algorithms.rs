@@ -32,7 +32,7 @@ use crate::backend::{
     Partition, SortKey,
 };
 use crate::error::{Error, Result};
-use crate::expr::{col, Expr};
+use crate::expr::{col, BinaryOp, Expr};
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node, ScanFilter};
 use crate::spill::{stash, Spill, Stashed};
 use crate::window::WindowSpec;
@@ -488,12 +488,17 @@ fn first_rows(
     Ok(out)
 }
 
-/// The string group keys of a groupby over a scan (or over a program over a scan) that
-/// the scan may read as dictionaries, as indices into the scan's file schema: when the
-/// backend groups dictionary keys by their codes, and only keys the program passes
-/// through unchanged under their own name and no aggregation but a count or other
-/// expression reads (the backend then sees a dictionary only where it groups or counts).
-fn coded_keys(
+/// The columns a scan under a groupby may read in their stored forms
+/// ([`crate::plan::FileSource::read_coded`]), as indices into the scan's file schema:
+///
+/// - string group keys, when the backend groups dictionary keys by their codes, and only
+///   keys the program passes through unchanged under their own name and no aggregation
+///   but a count or other expression reads (the backend then sees a dictionary only where
+///   it groups or counts);
+/// - decimals of at most 18 digits, when the backend reads them in 64 bits, and only
+///   columns whose values reach nothing but arithmetic and sums ([`summed_only`]):
+///   everything the backend computes from them is then in the plan's types.
+fn coded_columns(
     backend: &dyn DataFrameBackend,
     below: &Node,
     program: Option<&FrameProgram>,
@@ -506,9 +511,6 @@ fn coded_keys(
     else {
         return Vec::new();
     };
-    if !backend.groups_dictionary_keys() {
-        return Vec::new();
-    }
     let schema = source.schema();
     let passed_through = |k: &str| {
         program.is_none_or(|p| {
@@ -524,7 +526,10 @@ fn coded_keys(
             })
         })
     };
-    keys.iter()
+    let in_scan = |i: &usize| projection.as_ref().is_none_or(|p| p.contains(i));
+    let strings = keys
+        .iter()
+        .filter(|_| backend.groups_dictionary_keys())
         // A count reads only a column's nulls, which a dictionary keeps (the plan counts
         // rows on a non-nullable key column).
         .filter(|k| {
@@ -533,14 +538,72 @@ fn coded_keys(
                 && passed_through(k)
         })
         .filter_map(|k| schema.index_of(k).ok())
-        .filter(|i| projection.as_ref().is_none_or(|p| p.contains(i)))
-        .filter(|&i| {
+        .filter(|i| {
             matches!(
-                schema.field(i).data_type(),
+                schema.field(*i).data_type(),
                 DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
             )
-        })
-        .collect()
+        });
+    let decimals = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|_| backend.reads_narrow_decimals())
+        .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(p, _) if *p <= 18))
+        .filter(|(_, f)| summed_only(f.name(), program, keys, aggs))
+        .map(|(i, _)| i);
+    strings.chain(decimals).filter(in_scan).collect()
+}
+
+/// Whether the values of column `k` reach only arithmetic and sums: through the program
+/// (under `k` or under names a projection gives them unchanged), no filter reads them and
+/// every other expression reads them only as operands of `+`, `-` or `*`
+/// ([`read_as_operand`]); no group key is one of those names, and no aggregation but
+/// `sum`, `mean` and `count` reads one.
+fn summed_only(k: &str, program: Option<&FrameProgram>, keys: &[String], aggs: &[AggSpec]) -> bool {
+    // The names holding `k`'s values after each step.
+    let mut names = vec![k.to_string()];
+    for step in program.map_or(&[][..], |p| &p.steps[..]) {
+        match step {
+            FrameStep::Filter(e) => {
+                if names.iter().any(|n| reads(e, n)) {
+                    return false;
+                }
+            }
+            FrameStep::Project(list) => {
+                let mut next = Vec::new();
+                for (name, e) in list {
+                    match e {
+                        Expr::Column(c) if names.contains(c) => next.push(name.clone()),
+                        _ if names.iter().all(|n| read_as_operand(e, n)) => {}
+                        _ => return false,
+                    }
+                }
+                names = next;
+            }
+        }
+    }
+    let summed = [AggFunc::Sum, AggFunc::Mean, AggFunc::Count];
+    names.iter().all(|n| !keys.contains(n))
+        && aggs
+            .iter()
+            .all(|a| !names.contains(&a.column) || summed.contains(&a.func))
+}
+
+/// Whether every read of column `k` in `e` is an operand of `+`, `-` or `*` (whose
+/// result is a new column: a backend computes it in the plan's type whatever the width
+/// of the decimal it reads).
+fn read_as_operand(e: &Expr, k: &str) -> bool {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul,
+            left,
+            right,
+        } => [left, right]
+            .into_iter()
+            .all(|side| matches!(&**side, Expr::Column(c) if c == k) || read_as_operand(side, k)),
+        _ => !reads(e, k),
+    }
 }
 
 /// Whether `e` reads column `k`.
@@ -610,8 +673,8 @@ fn aggregate(
         } => (&**below, Some(program)),
         _ => (input, None),
     };
-    // String keys a scan may hand over as dictionary keys (see `coded_keys`).
-    let coded = coded_keys(backend.as_ref(), below, program, keys, aggs);
+    // Columns a scan may hand over in their stored forms (see `coded_columns`).
+    let coded = coded_columns(backend.as_ref(), below, program, keys, aggs);
     let inner = match below {
         Node::Scan { .. } if !coded.is_empty() => scan(below, backend, None, coded.clone()),
         _ => pipeline(below, backend, spill)?,
@@ -1311,4 +1374,79 @@ fn repartition(
         }
         concat_or_empty(&backend, &pieces, &schema)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::lit;
+
+    fn project(list: &[(&str, Expr)]) -> FrameStep {
+        FrameStep::Project(
+            list.iter()
+                .map(|(n, e)| (n.to_string(), e.clone()))
+                .collect(),
+        )
+    }
+
+    fn sum(column: &str) -> AggSpec {
+        AggSpec::new(column, AggFunc::Sum, "out")
+    }
+
+    /// A decimal whose values reach only arithmetic and sums, under its name or under
+    /// names projections give it, may come in 64 bits; a filter, a comparison, a key or a
+    /// `min` reading those values rules it out.
+    #[test]
+    fn decimals_are_narrowed_only_where_their_values_reach_arithmetic_and_sums() {
+        let keys = ["k".to_string()];
+        let program = |steps: Vec<FrameStep>| FrameProgram { steps };
+        let q1 = program(vec![
+            FrameStep::Filter(col("date").lt_eq(lit("1998-09-02"))),
+            project(&[
+                ("k", col("k")),
+                ("p", col("p")),
+                ("d", col("p") * (lit(1) - col("r"))),
+            ]),
+            project(&[("a0", col("p")), ("a1", col("d") * (lit(1) + col("r")))]),
+        ]);
+        let ok = |k: &str, p: &FrameProgram, aggs: &[AggSpec]| summed_only(k, Some(p), &keys, aggs);
+        assert!(ok("p", &q1, &[sum("a0"), sum("a1")]));
+        assert!(ok("r", &q1, &[sum("a0"), sum("a1")]));
+        // The alias `a0` holds p's values: a mean or count may read it, a min may not.
+        assert!(ok("p", &q1, &[AggSpec::new("a0", AggFunc::Mean, "m")]));
+        assert!(ok("p", &q1, &[AggSpec::new("a0", AggFunc::Count, "c")]));
+        assert!(!ok("p", &q1, &[AggSpec::new("a0", AggFunc::Min, "m")]));
+        // `a1` is computed: any aggregation reads a Decimal128.
+        assert!(ok("r", &q1, &[AggSpec::new("a1", AggFunc::Max, "m")]));
+        // Read by a filter, a comparison, a function, or as a key.
+        let filtered = program(vec![FrameStep::Filter(col("p").gt(lit(3)))]);
+        assert!(!ok("p", &filtered, &[sum("p")]));
+        let compared = program(vec![project(&[("b", col("p").gt(lit(3)))])]);
+        assert!(!ok("p", &compared, &[]));
+        let inside = program(vec![project(&[("b", col("p").abs() * lit(2))])]);
+        assert!(!ok("p", &inside, &[]));
+        // Arithmetic is followed through arithmetic only: under a function the rule stays
+        // on the safe side.
+        let nested = program(vec![project(&[("b", (col("p") * lit(2)).abs())])]);
+        assert!(!ok("p", &nested, &[]));
+        let deep = program(vec![project(&[(
+            "b",
+            (col("p") * lit(2) + lit(1)) * col("r"),
+        )])]);
+        assert!(ok("p", &deep, &[]));
+        let keyed = program(vec![project(&[("k", col("p"))])]);
+        assert!(!ok("p", &keyed, &[]));
+        // A name given a computed value no longer holds the column's values.
+        let replaced = program(vec![project(&[("p", col("p") * lit(2))])]);
+        assert!(ok("p", &replaced, &[AggSpec::new("p", AggFunc::Min, "m")]));
+        // Without a program, the aggregations read the column itself.
+        assert!(summed_only("p", None, &keys, &[sum("p")]));
+        assert!(!summed_only(
+            "p",
+            None,
+            &keys,
+            &[AggSpec::new("p", AggFunc::First, "f")]
+        ));
+        assert!(!summed_only("k", None, &keys, &[]));
+    }
 }

@@ -68,12 +68,16 @@ pub trait FileSource: Send + Sync + fmt::Debug {
         let _ = filter;
         self.read(partition, projection)
     }
-    /// Reads one partition as [`FileSource::read`] does, except that the string columns
-    /// at `coded` (indices into [`FileSource::schema`]) may come as
-    /// `Dictionary(Int32, Utf8 | LargeUtf8)` when the format stores them
-    /// dictionary-encoded: the engine asks for this for group keys that a backend groups
-    /// by their codes ([`tessera_core::frame::DataFrameBackend::groups_dictionary_keys`]).
-    /// The default reads everything in the schema's types.
+    /// Reads one partition as [`FileSource::read`] does, except that the columns at
+    /// `coded` (indices into [`FileSource::schema`]) may come in the form the format stores
+    /// them in: a string column as `Dictionary(Int32, Utf8 | LargeUtf8)` when it is stored
+    /// dictionary-encoded, a `Decimal128(p, s)` of at most 18 digits as `Decimal64(p, s)`
+    /// when it is stored in 64 bits. The engine asks for this for group keys that a
+    /// backend groups by their codes
+    /// ([`tessera_core::frame::DataFrameBackend::groups_dictionary_keys`]) and for decimals
+    /// that it sums in 64 bits
+    /// ([`tessera_core::frame::DataFrameBackend::reads_narrow_decimals`]). The default
+    /// reads everything in the schema's types.
     ///
     /// # Errors
     /// As [`FileSource::read`].

@@ -30,14 +30,15 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_buffer::BooleanBuffer;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::basic::Type as PhysicalType;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::error::{Error, Result};
 use crate::expr::Expr;
 use crate::plan::ScanFilter;
 
-use super::dictionary_columns::{all_pages_dictionary, dictionary_value_type};
+use super::coded_columns::{
+    all_pages_dictionary, coded_schema, dictionary_value_type, int64_decimal,
+};
 
 /// The dictionary-encoded string columns of one row group's read that the filter tests,
 /// each with the conjunction of the filter's conjuncts that read it alone.
@@ -99,18 +100,7 @@ impl DictionaryTests {
             roots
                 .iter()
                 .copied()
-                .filter(|&root| {
-                    let Some(f) = file_schema.fields().get(root) else {
-                        return false;
-                    };
-                    let mut leaves =
-                        (0..rg.num_columns()).filter(|&l| descr.get_column_root_idx(l) == root);
-                    matches!(f.data_type(), DataType::Decimal128(p, _) if *p <= 18)
-                        && matches!(
-                            (leaves.next(), leaves.next()),
-                            (Some(leaf), None) if descr.column(leaf).physical_type() == PhysicalType::INT64
-                        )
-                })
+                .filter(|&root| int64_decimal(file_schema, md, root))
                 .collect()
         };
         DictionaryTests { columns, narrowed }
@@ -121,37 +111,16 @@ impl DictionaryTests {
         self.columns.is_empty()
     }
 
-    /// `file_schema` with each tested column read as a dictionary of its strings, for the
-    /// reader's schema hint.
+    /// `file_schema` with each tested column read as a dictionary of its strings and each
+    /// narrowed decimal as `Decimal64`, for the reader's schema hint.
     pub(crate) fn read_schema(&self, file_schema: &Schema) -> SchemaRef {
-        let fields: Vec<Field> = file_schema
-            .fields()
+        let at: Vec<usize> = self
+            .columns
             .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let dict = self
-                    .columns
-                    .iter()
-                    .any(|(r, _)| *r == i)
-                    .then(|| dictionary_value_type(f.data_type()))
-                    .flatten();
-                match (dict, f.data_type()) {
-                    (Some(value), _) => f.as_ref().clone().with_data_type(DataType::Dictionary(
-                        Box::new(DataType::Int32),
-                        Box::new(value),
-                    )),
-                    (None, DataType::Decimal128(p, s)) if self.narrowed.contains(&i) => f
-                        .as_ref()
-                        .clone()
-                        .with_data_type(DataType::Decimal64(*p, *s)),
-                    (None, _) => f.as_ref().clone(),
-                }
-            })
+            .map(|(r, _)| *r)
+            .chain(self.narrowed.iter().copied())
             .collect();
-        Arc::new(Schema::new_with_metadata(
-            fields,
-            file_schema.metadata().clone(),
-        ))
+        coded_schema(file_schema, &at)
     }
 
     /// Applies the tests to `batch`, the read of root columns `roots` (in that order),

@@ -3,11 +3,11 @@
 //! on the host that the frame's backend then takes over; a backend with its own reader
 //! (a GPU CSV parser) can plug in as another [`crate::plan::FileSource`].
 
+#[cfg(feature = "parquet")]
+mod coded_columns;
 pub mod csv_read;
 mod csv_write;
 pub(crate) mod dataset;
-#[cfg(feature = "parquet")]
-mod dictionary_columns;
 #[cfg(feature = "parquet")]
 mod dictionary_filter;
 #[cfg(feature = "parquet")]

@@ -29,7 +29,7 @@ use crate::plan::{ColumnPredicate, FileSource, Node, ScanFilter};
 use tessera_io::file::StoredFile;
 use tessera_io::glob::{expand, expand_tree};
 
-use super::dictionary_columns::{dictionary_encoded_strings, dictionary_schema};
+use super::coded_columns::{coded_schema, dictionary_encoded_strings, int64_decimal};
 use super::dictionary_filter::DictionaryTests;
 use super::hive::HivePartitions;
 
@@ -459,9 +459,9 @@ impl ParquetSource {
 impl ParquetSource {
     /// Reads one row group (partition), projected; with the filter over the scan, the
     /// conjuncts it can test on dictionary-encoded string columns drop rows early
-    /// ([`DictionaryTests`]). Without such tests, the string columns at `coded` (schema
-    /// indices) that this row group stores dictionary-encoded come as dictionaries
-    /// ([`FileSource::read_coded`]).
+    /// ([`DictionaryTests`]). Without such tests, the columns at `coded` (schema indices)
+    /// come in their stored forms where this row group has them ([`FileSource::read_coded`]):
+    /// dictionary-encoded strings as dictionaries, `INT64` decimals as `Decimal64`.
     fn read_row_group(
         &self,
         partition: usize,
@@ -490,14 +490,17 @@ impl ParquetSource {
         let tests = filter
             .map(|f| DictionaryTests::plan(f.predicate, meta.schema(), md, g, &from_file))
             .filter(|t| !t.is_empty());
-        // Group keys asked for as dictionaries, where this row group stores them so.
+        // Columns asked for in their stored forms, where this row group stores them so.
         let coded: Vec<usize> = match &tests {
             Some(_) => Vec::new(),
             None => coded
                 .iter()
                 .copied()
                 .filter(|c| from_file.binary_search(c).is_ok())
-                .filter(|&c| dictionary_encoded_strings(meta.schema(), md, g, c))
+                .filter(|&c| {
+                    dictionary_encoded_strings(meta.schema(), md, g, c)
+                        || int64_decimal(meta.schema(), md, c)
+                })
                 .collect(),
         };
         let meta = match &tests {
@@ -508,7 +511,7 @@ impl ParquetSource {
             .map_err(|e| perr(path, e))?,
             None if !coded.is_empty() => ArrowReaderMetadata::try_new(
                 md.clone(),
-                ArrowReaderOptions::new().with_schema(dictionary_schema(meta.schema(), &coded)),
+                ArrowReaderOptions::new().with_schema(coded_schema(meta.schema(), &coded)),
             )
             .map_err(|e| perr(path, e))?,
             None => meta,
@@ -522,7 +525,7 @@ impl ParquetSource {
             let mask = ProjectionMask::roots(b.parquet_schema(), from_file.iter().copied());
             b = b.with_projection(mask);
         }
-        let schema = dictionary_schema(&self.schema.project(&from_file).map_err(at)?, &{
+        let schema = coded_schema(&self.schema.project(&from_file).map_err(at)?, &{
             // The coded columns' places among the columns read.
             coded
                 .iter()
@@ -578,7 +581,7 @@ impl ParquetSource {
         }
         // Hive partition columns are as long as what the filter kept.
         let rows = stored.num_rows();
-        let out = dictionary_schema(&self.schema.project(&wanted).map_err(at)?, &{
+        let out = coded_schema(&self.schema.project(&wanted).map_err(at)?, &{
             wanted
                 .iter()
                 .enumerate()
@@ -775,6 +778,56 @@ mod tests {
             DataType::Dictionary(..)
         ));
         assert_eq!(coded.column(1).as_any_dictionary().keys().len(), 400);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `read_coded` gives a decimal of at most 18 digits stored in `INT64` as `Decimal64`
+    /// with the same unscaled values and nulls; one stored in `INT32` (9 digits), one of
+    /// more digits, and one not asked for keep the schema's Decimal128.
+    #[test]
+    fn coded_reads_give_int64_decimals_as_decimal64() {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{Decimal128Type, Decimal64Type};
+        use arrow_array::{Array, Decimal128Array};
+        use arrow_schema::DataType;
+        let dir = std::env::temp_dir().join(format!("tessera-coded-dec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("d.parquet");
+        let dec = |p: u8, f: fn(i128) -> i128| -> arrow_array::ArrayRef {
+            let a: Decimal128Array = (0..300i128).map(|i| (i % 7 != 3).then(|| f(i))).collect();
+            Arc::new(a.with_precision_and_scale(p, 2).unwrap())
+        };
+        let batch = RecordBatch::try_from_iter([
+            ("price", dec(15, |i| i * 1_000_003 - 90_000_000)),
+            ("rate", dec(4, |i| i % 11)),
+            ("wide", dec(30, |i| i * 10i128.pow(20))),
+            ("other", dec(18, |i| -i)),
+        ])
+        .unwrap();
+        let mut w =
+            ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let source = ParquetSource::open(path.to_str().unwrap()).unwrap();
+        let plain = source.read(0, None).unwrap();
+        let coded = source.read_coded(0, None, &[0, 1, 2]).unwrap();
+        assert_eq!(coded.column(0).data_type(), &DataType::Decimal64(15, 2));
+        assert_eq!(
+            coded.schema().field(0).data_type(),
+            &DataType::Decimal64(15, 2)
+        );
+        let (narrow, wide) = (
+            coded.column(0).as_primitive::<Decimal64Type>(),
+            plain.column(0).as_primitive::<Decimal128Type>(),
+        );
+        assert_eq!(narrow.nulls(), wide.nulls());
+        assert!(narrow
+            .iter()
+            .zip(wide.iter())
+            .all(|(a, b)| a.map(i128::from) == b));
+        for i in 1..4 {
+            assert_eq!(coded.column(i), plain.column(i), "column {i}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
