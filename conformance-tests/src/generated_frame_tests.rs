@@ -978,6 +978,18 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.take/timestamp[us]", "frame_take_timestamp_us");
             }
             #[test]
+            fn frame_aggregate_of_dictionary_keys_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate_of.dictionary_keys/utf8", "frame_aggregate_of_dictionary_keys_utf8");
+            }
+            #[test]
+            fn frame_aggregate_of_decimal64_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate_of.decimal64/int64", "frame_aggregate_of_decimal64_int64");
+            }
+            #[test]
+            fn frame_aggregate_of_decimal64_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate_of.decimal64/utf8", "frame_aggregate_of_decimal64_utf8");
+            }
+            #[test]
             fn frame_api_groupby_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.api.groupby/int64", "frame_api_groupby_int64");
             }

@@ -29,6 +29,7 @@ pub mod compare;
 pub mod data;
 pub mod protocol;
 pub mod selftest;
+pub mod stored_forms;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Mutex;
@@ -164,6 +165,9 @@ pub enum Need {
     JoinAlgorithm(JoinAlgorithm),
     /// The window functions ([`FrameCapabilities::windows`](tessera_core::frame::FrameCapabilities)).
     Windows,
+    /// Columns in a stored form in place of the plan's type
+    /// ([`stored_forms::StoredForm::declared`]).
+    StoredForm(stored_forms::StoredForm),
 }
 
 /// A case's body: called once per side with identically seeded generators.
@@ -200,6 +204,7 @@ pub struct FrameCase {
 /// Every frame family: the protocol's, then the API's.
 pub fn frame_families() -> Vec<FrameFamily> {
     let mut f = protocol::families();
+    f.extend(stored_forms::families());
     f.extend(api::families());
     f
 }
@@ -245,6 +250,7 @@ fn declared_missing(backend: &dyn DataFrameBackend, need: Need) -> bool {
         Need::Aggregation(f) => caps.lacks(f),
         Need::JoinAlgorithm(a) => caps.missing_join_algorithms.contains(&a),
         Need::Windows => !caps.windows,
+        Need::StoredForm(form) => !form.declared(backend),
     }
 }
 
