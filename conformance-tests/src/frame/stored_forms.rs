@@ -8,8 +8,6 @@
 
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int32Type;
 use arrow_array::{ArrayRef, Decimal128Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use tessera_core::frame::expr::{col, lit};
@@ -124,10 +122,9 @@ fn keys_back(b: RecordBatch) -> Result<RecordBatch> {
     if !matches!(b.column(i).data_type(), DataType::Dictionary(..)) {
         return Ok(b);
     }
-    // The keys must index the dictionary (a cast would reject them anyway).
-    let keys = b.column(i).as_dictionary::<Int32Type>();
-    let utf8 =
-        arrow_cast::cast(keys, &DataType::Utf8).map_err(|e| Error::arrow("stored form", e))?;
+    // A cast takes any key type and rejects keys outside the dictionary.
+    let utf8 = arrow_cast::cast(b.column(i), &DataType::Utf8)
+        .map_err(|e| Error::arrow("stored form", e))?;
     let mut columns = b.columns().to_vec();
     columns[i] = utf8;
     let mut fields: Vec<Field> = b
