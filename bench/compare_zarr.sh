@@ -42,19 +42,4 @@ for l in sys.stdin:
 done
 unset GLIBC_TUNABLES
 
-python3 - "$OUT" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-by = {}
-for r in rows:
-    if r["workload"] != "write":
-        by.setdefault((r["malloc"], r["workload"], r["codec"]), {})[r["engine"]] = r
-print(f"{'malloc':<8} {'workload':<12} {'codec':<6} {'tessera s':>10} {'dask s':>8} {'dask/tessera':>13} {'tessera MiB':>12} {'dask MiB':>9} {'answers agree':>14}")
-for (m, w, c), e in sorted(by.items()):
-    t, d = e.get("tessera"), e.get("dask")
-    if not (t and d):
-        continue
-    agree = abs(t["answer"] - d["answer"]) <= 1e-9 * max(1.0, abs(d["answer"])) * 1e3
-    print(f"{m:<8} {w:<12} {c:<6} {t['seconds']:>10.3f} {d['seconds']:>8.3f} {d['seconds'] / t['seconds']:>13.2f} "
-          f"{t['peak_rss_bytes'] / 2**20:>12.0f} {d['peak_rss_bytes'] / 2**20:>9.0f} {str(agree):>14}")
-PY
+python3 "$HERE/zarr_table.py" "$OUT"

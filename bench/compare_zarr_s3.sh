@@ -82,21 +82,4 @@ for engine in tessera dask; do
   echo "{\"server_cpu_seconds\": $(python3 -c "print(round($(server_cpu) - $before, 2))"), \"engine_wall_seconds\": $(python3 -c "print(round($(date +%s.%N) - $start, 2))"), \"during\": \"$engine\"}" | tee -a "$OUT"
 done
 
-python3 - "$OUT" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-by = {}
-for r in rows:
-    if "server_cpu_seconds" in r:
-        print(f"while {r['during']} ran ({r['engine_wall_seconds']} s, every workload and repeat), the server used {r['server_cpu_seconds']} s of CPU")
-    elif r["workload"] != "write":
-        by.setdefault((r["workload"], r["codec"]), {})[r["engine"]] = r
-print(f"{'workload':<12} {'codec':<6} {'tessera s':>10} {'dask s':>8} {'dask/tessera':>13} {'tessera MiB':>12} {'dask MiB':>9} {'answers agree':>14}")
-for (w, c), e in sorted(by.items()):
-    t, d = e.get("tessera"), e.get("dask")
-    if not (t and d):
-        continue
-    agree = abs(t["answer"] - d["answer"]) <= 1e-9 * max(1.0, abs(d["answer"])) * 1e3
-    print(f"{w:<12} {c:<6} {t['seconds']:>10.3f} {d['seconds']:>8.3f} {d['seconds'] / t['seconds']:>13.2f} "
-          f"{t['peak_rss_bytes'] / 2**20:>12.0f} {d['peak_rss_bytes'] / 2**20:>9.0f} {str(agree):>14}")
-PY
+python3 "$HERE/zarr_table.py" "$OUT"
