@@ -113,6 +113,22 @@ fn parquet_round_trip_and_row_group_partitions() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A query over a frame, for [`same_answers`].
+type Query = fn(&DataFrame) -> DataFrame;
+
+/// Each query gives the same batch (schema included) over `scanned`, a Parquet scan, as
+/// over `held`, the same rows in memory (no scan under the query), with at least
+/// `min_rows` rows.
+fn same_answers(queries: &[Query], scanned: &DataFrame, held: &DataFrame, min_rows: usize) {
+    for (i, q) in queries.iter().enumerate() {
+        let got = q(scanned).compute().unwrap().concat().unwrap();
+        let want = q(held).compute().unwrap().concat().unwrap();
+        assert_eq!(got.schema(), want.schema(), "query {i}");
+        assert_eq!(got, want, "query {i}");
+        assert!(got.num_rows() >= min_rows, "query {i}: {got:?}");
+    }
+}
+
 /// String group keys a Parquet scan hands over as dictionary keys (the cpu backend groups
 /// them by their codes) give the groups, nulls and key types that grouping the same rows
 /// held in memory gives: keys alone (a count of a required column taken on the required
@@ -155,7 +171,6 @@ fn string_keys_read_as_dictionaries_group_as_strings() {
         .is_nullable());
     // The same rows in memory: no scan under the groupby, so no dictionaries.
     let held = scanned.persist().unwrap();
-    type Query = fn(&DataFrame) -> DataFrame;
     let queries: [Query; 4] = [
         |f| {
             f.groupby(&["flag", "status"])
@@ -186,13 +201,7 @@ fn string_keys_read_as_dictionaries_group_as_strings() {
                 .unwrap()
         },
     ];
-    for (i, q) in queries.iter().enumerate() {
-        let got = q(&scanned).compute().unwrap().concat().unwrap();
-        let want = q(&held).compute().unwrap().concat().unwrap();
-        assert_eq!(got.schema(), want.schema(), "query {i}");
-        assert_eq!(got, want, "query {i}");
-        assert!(got.num_rows() >= 3, "query {i}: {got:?}");
-    }
+    same_answers(&queries, &scanned, &held, 3);
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -233,7 +242,6 @@ fn decimals_read_in_64_bits_sum_as_their_decimal128_values() {
     // The same rows in memory: no scan under the groupby, so every decimal in 128 bits.
     let held = scanned.persist().unwrap();
     let revenue = || col("price") * (lit(1) - col("discount"));
-    type Query = fn(&DataFrame) -> DataFrame;
     let queries: [Query; 4] = [
         |f| {
             let revenue = col("price") * (lit(1) - col("discount"));
@@ -270,13 +278,7 @@ fn decimals_read_in_64_bits_sum_as_their_decimal128_values() {
                 .unwrap()
         },
     ];
-    for (i, q) in queries.iter().enumerate() {
-        let got = q(&scanned).compute().unwrap().concat().unwrap();
-        let want = q(&held).compute().unwrap().concat().unwrap();
-        assert_eq!(got.schema(), want.schema(), "query {i}");
-        assert_eq!(got, want, "query {i}");
-        assert!(got.num_rows() >= 1, "query {i}: {got:?}");
-    }
+    same_answers(&queries, &scanned, &held, 1);
     // A sum checked by hand: the whole price column, at the revenue's scale (4).
     let total: i128 = (0..n)
         .filter(|i| i % 13 != 5)
