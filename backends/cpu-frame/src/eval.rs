@@ -370,35 +370,16 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
     macro_rules! on_widths {
         ($f:expr) => {{
             let (la, ra) = (l.array(), r.array());
+            macro_rules! with {
+                ($a:ty, $b:ty) => {
+                    decimal_kernel($f, la.as_primitive::<$a>(), &l, ra.as_primitive::<$b>(), &r)
+                };
+            }
             match (narrow(&l), narrow(&r)) {
-                (true, true) => decimal_kernel(
-                    $f,
-                    la.as_primitive::<Decimal64Type>(),
-                    &l,
-                    ra.as_primitive::<Decimal64Type>(),
-                    &r,
-                ),
-                (true, false) => decimal_kernel(
-                    $f,
-                    la.as_primitive::<Decimal64Type>(),
-                    &l,
-                    ra.as_primitive::<Decimal128Type>(),
-                    &r,
-                ),
-                (false, true) => decimal_kernel(
-                    $f,
-                    la.as_primitive::<Decimal128Type>(),
-                    &l,
-                    ra.as_primitive::<Decimal64Type>(),
-                    &r,
-                ),
-                (false, false) => decimal_kernel(
-                    $f,
-                    la.as_primitive::<Decimal128Type>(),
-                    &l,
-                    ra.as_primitive::<Decimal128Type>(),
-                    &r,
-                ),
+                (true, true) => with!(Decimal64Type, Decimal64Type),
+                (true, false) => with!(Decimal64Type, Decimal128Type),
+                (false, true) => with!(Decimal128Type, Decimal64Type),
+                (false, false) => with!(Decimal128Type, Decimal128Type),
             }
         }};
     }
