@@ -13,7 +13,7 @@ use arrow_buffer::{BooleanBuffer, NullBuffer};
 use arrow_schema::{DataType, TimeUnit};
 use tessera_core::frame::expr::{
     binary_types, compile, decimal_types, is_in_operand, BinaryOp, DatePart, Expr, Literal,
-    MathFunc, StrFunc,
+    MathFunc, StrFunc, DECIMAL128_MAX_PRECISION,
 };
 use tessera_core::{Error, Result};
 
@@ -106,9 +106,10 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             let rt = right.data_type(&schema)?;
             if let Some(Ok(plan)) = decimal_types(*op, left, &lt, right, &rt) {
                 if let DataType::Decimal128(p, scale) = plan.result {
-                    let l = eval(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
-                    let r = eval(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
-                    return decimal_arith(*op, l, r, p, scale, e);
+                    let l = decimal_input(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
+                    let r =
+                        decimal_input(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
+                    return decimal_arith(*op, l, r, p, scale, e, false);
                 }
             }
             let (operand, _) = binary_types(*op, left, &lt, right, &rt)
@@ -331,6 +332,28 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
     }
 }
 
+/// `e`, an operand of exact decimal arithmetic: as [`eval`] gives it, except that decimal
+/// arithmetic whose result has at most 18 digits comes as Decimal64 (its type says it
+/// fits; the arithmetic it feeds reads 8 bytes a value instead of 16, and a product of two
+/// such values is one 64x64-bit multiply). Only the arithmetic that reads it sees it.
+fn decimal_input(e: &Expr, batch: &RecordBatch) -> Result<Val> {
+    if let Expr::Binary { op, left, right } = e {
+        let schema = batch.schema();
+        let (lt, rt) = (left.data_type(&schema)?, right.data_type(&schema)?);
+        if let Some(Ok(plan)) = decimal_types(*op, left, &lt, right, &rt) {
+            if let DataType::Decimal128(p, scale) = plan.result {
+                if p <= 18 {
+                    let l = decimal_input(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
+                    let r =
+                        decimal_input(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
+                    return decimal_arith(*op, l, r, p, scale, e, true);
+                }
+            }
+        }
+    }
+    eval(e, batch)
+}
+
 /// An operand of exact decimal arithmetic in the type [`decimal_types`] planned for it
 /// (`want`, a Decimal128), except that a Decimal64 of the planned scale stays as it is:
 /// its unscaled values are the planned ones, and [`decimal_arith`] reads them in 64 bits.
@@ -343,16 +366,27 @@ fn decimal_operand(a: &ArrayRef, want: &DataType) -> Result<ArrayRef> {
 
 /// Exact decimal `+`, `-` or `*` of two operands, each a Decimal128 or a Decimal64
 /// (brought by [`decimal_operand`] to the scales [`decimal_types`] plans: the result's for
-/// `+`/`-`, each its own for `*`), into Decimal128(`p`, `scale`); a value past the
+/// `+`/`-`, each its own for `*`), into Decimal128(`p`, `scale`), or into Decimal64 when
+/// `narrow` (for `p <= 18` only: every value of the type fits 64 bits); a value past the
 /// precision is an error naming the expression. A literal operand stays one value (no
 /// column of copies).
 ///
 /// The kernel runs without a branch on overflow: every slot is computed with the
 /// overflowing form of the operation and the overflow flags are or-ed (over valid slots
-/// only), so the loop stays tight; the error is raised after it. A product of two values
-/// that fit `i64` (every decimal of up to 18 digits) is one 64x64→128-bit multiply, which
-/// cannot overflow.
-fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Result<Val> {
+/// only), so the loop stays tight; the error is raised after it. The typing gives every
+/// result digit room unless it had to stop at 38 digits: only then is each value also
+/// checked against the precision, in the same loop ([`fits_digits`]). A product of two
+/// values that fit `i64` (every decimal of up to 18 digits) is one 64x64→128-bit
+/// multiply, which cannot overflow.
+fn decimal_arith(
+    op: BinaryOp,
+    l: Val,
+    r: Val,
+    p: u8,
+    scale: i8,
+    e: &Expr,
+    narrow: bool,
+) -> Result<Val> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Decimal128Type, Decimal64Type};
     use arrow_array::PrimitiveArray;
@@ -365,17 +399,26 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
         )
     };
     let scalar = matches!((&l, &r), (Val::Scalar(_), Val::Scalar(_)));
-    let narrow = |v: &Val| matches!(v.array().data_type(), DataType::Decimal64(_, _));
-    // One instance of the kernel per operation and pair of operand widths.
+    let is64 = |v: &Val| matches!(v.array().data_type(), DataType::Decimal64(_, _));
+    let narrow = narrow && p <= 18;
+    let capped = p >= DECIMAL128_MAX_PRECISION;
+    // One instance of the kernel per operation, pair of operand widths and output width.
     macro_rules! on_widths {
-        ($f:expr) => {{
+        ($f:expr, $to:expr) => {{
             let (la, ra) = (l.array(), r.array());
             macro_rules! with {
                 ($a:ty, $b:ty) => {
-                    decimal_kernel($f, la.as_primitive::<$a>(), &l, ra.as_primitive::<$b>(), &r)
+                    decimal_kernel(
+                        $f,
+                        $to,
+                        la.as_primitive::<$a>(),
+                        &l,
+                        ra.as_primitive::<$b>(),
+                        &r,
+                    )
                 };
             }
-            match (narrow(&l), narrow(&r)) {
+            match (is64(&l), is64(&r)) {
                 (true, true) => with!(Decimal64Type, Decimal64Type),
                 (true, false) => with!(Decimal64Type, Decimal128Type),
                 (false, true) => with!(Decimal128Type, Decimal64Type),
@@ -383,10 +426,45 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
             }
         }};
     }
+    // The output: 64-bit values (the type has room for every one), 128-bit values checked
+    // against 38 digits, or 128-bit values whose type has room for every one.
+    macro_rules! on_output {
+        ($f:expr) => {{
+            if narrow {
+                // The typing says every value fits; a column holding values past its own
+                // precision (Arrow does not check) is caught as an overflow, not cut.
+                let f = |a: i128, b: i128| {
+                    let (v, o) = $f(a, b);
+                    (v, o | (v != i128::from(v as i64)))
+                };
+                on_widths!(f, |v: i128| v as i64).map(|(v, n)| {
+                    let a = PrimitiveArray::<Decimal64Type>::new(v.into(), n);
+                    a.with_precision_and_scale(p, scale)
+                        .map(|a| Arc::new(a) as ArrayRef)
+                })
+            } else if capped {
+                let f = |a: i128, b: i128| {
+                    let (v, o) = $f(a, b);
+                    (v, o | !fits_digits(v))
+                };
+                on_widths!(f, |v: i128| v).map(|(v, n)| {
+                    let a = PrimitiveArray::<Decimal128Type>::new(v.into(), n);
+                    a.with_precision_and_scale(p, scale)
+                        .map(|a| Arc::new(a) as ArrayRef)
+                })
+            } else {
+                on_widths!($f, |v: i128| v).map(|(v, n)| {
+                    let a = PrimitiveArray::<Decimal128Type>::new(v.into(), n);
+                    a.with_precision_and_scale(p, scale)
+                        .map(|a| Arc::new(a) as ArrayRef)
+                })
+            }
+        }};
+    }
     let computed = match op {
-        BinaryOp::Add => on_widths!(i128::overflowing_add),
-        BinaryOp::Sub => on_widths!(i128::overflowing_sub),
-        BinaryOp::Mul => on_widths!(decimal_mul),
+        BinaryOp::Add => on_output!(i128::overflowing_add),
+        BinaryOp::Sub => on_output!(i128::overflowing_sub),
+        BinaryOp::Mul => on_output!(decimal_mul),
         _ => {
             return Err(Error::invalid(
                 "expression",
@@ -394,52 +472,39 @@ fn decimal_arith(op: BinaryOp, l: Val, r: Val, p: u8, scale: i8, e: &Expr) -> Re
             ))
         }
     };
-    let Some((values, nulls)) = computed else {
+    let Some(out) = computed else {
         return Err(overflow());
     };
-    // The typing gives every result digit room unless it had to stop at 38 digits; only
-    // then can a value exceed the precision (past i128 the overflow flags caught it).
-    if p == 38 && !fits_precision(&values, nulls.as_ref(), p) {
-        return Err(overflow());
-    }
-    let out = PrimitiveArray::<Decimal128Type>::new(values.into(), nulls)
-        .with_precision_and_scale(p, scale)
-        .map_err(|err| Error::arrow("expression", err))?;
-    Ok(wrap(scalar, Arc::new(out)))
+    let out = out.map_err(|err| Error::arrow("expression", err))?;
+    Ok(wrap(scalar, out))
 }
 
-/// True when every valid value has at most `p` digits (`|v| < 10^p`, `p <= 38`): one pass
-/// without a branch per value when all are valid (TPC-H Q1's charge column checks six
-/// million products of 38-digit type).
-fn fits_precision(values: &[i128], nulls: Option<&NullBuffer>, p: u8) -> bool {
-    let bound = 10i128.pow(u32::from(p.min(38)));
-    match nulls {
-        None => values
-            .iter()
-            .fold(true, |ok, &v| ok & (v < bound) & (v > -bound)),
-        Some(n) => values
-            .iter()
-            .zip(n.iter())
-            .all(|(&v, valid)| !valid || (v < bound && v > -bound)),
-    }
+/// Whether `v` has at most 38 digits (`|v| < 10^38`), without a branch.
+#[inline(always)]
+fn fits_digits(v: i128) -> bool {
+    const BOUND: i128 = 10i128.pow(DECIMAL128_MAX_PRECISION as u32);
+    (v < BOUND) & (v > -BOUND)
 }
 
 /// The values and validity of `l op r` for [`decimal_arith`], `None` when a valid slot
 /// overflows. Generic over the operation, so that it is inlined into the loop, and over
 /// the operands' widths (64 or 128 bits), each widened to `i128` as it is read.
-fn decimal_kernel<A, B, F>(
+fn decimal_kernel<A, B, O, F, T>(
     f: F,
+    to: T,
     la: &arrow_array::PrimitiveArray<A>,
     l: &Val,
     ra: &arrow_array::PrimitiveArray<B>,
     r: &Val,
-) -> Option<(Vec<i128>, Option<NullBuffer>)>
+) -> Option<(Vec<O>, Option<NullBuffer>)>
 where
     A: arrow_array::ArrowPrimitiveType,
     B: arrow_array::ArrowPrimitiveType,
     A::Native: Into<i128>,
     B::Native: Into<i128>,
+    O: Default + Clone,
     F: Fn(i128, i128) -> (i128, bool),
+    T: Fn(i128) -> O,
 {
     let (n, nulls) = match (l, r) {
         (Val::Array(_), Val::Scalar(_)) => (la.len(), la.nulls().cloned()),
@@ -452,17 +517,17 @@ where
     let mut over = false;
     let mut flagged = |(v, o): (i128, bool)| {
         over |= o;
-        v
+        to(v)
     };
     // A literal side is one value; a null literal makes every row null.
-    let values: Vec<i128> = match (l, r) {
+    let values: Vec<O> = match (l, r) {
         (Val::Array(_), Val::Scalar(_)) => match ra.is_valid(0).then(|| ra.value(0).into()) {
             Some(b) => x.iter().map(|&a| flagged(f(a.into(), b))).collect(),
-            None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
+            None => return Some((vec![O::default(); n], Some(NullBuffer::new_null(n)))),
         },
         (Val::Scalar(_), Val::Array(_)) => match la.is_valid(0).then(|| la.value(0).into()) {
             Some(a) => y.iter().map(|&b| flagged(f(a, b.into()))).collect(),
-            None => return Some((vec![0; n], Some(NullBuffer::new_null(n)))),
+            None => return Some((vec![O::default(); n], Some(NullBuffer::new_null(n)))),
         },
         _ => x
             .iter()
@@ -1064,25 +1129,92 @@ mod tests {
     }
 
     #[test]
-    fn fits_precision_agrees_with_arrows_check_at_the_bounds() {
+    fn fits_digits_agrees_with_arrows_check_at_the_bounds() {
         use arrow_array::types::Decimal128Type;
         use arrow_array::PrimitiveArray;
         let b = 10i128.pow(38);
-        let edges = [0, 1, -1, b - 1, -(b - 1), b, -b, i128::MAX, i128::MIN + 1];
-        for p in [38u8, 20, 1] {
-            for &v in &edges {
-                let values = vec![5, v, -7];
-                let arrow = PrimitiveArray::<Decimal128Type>::from(values.clone())
-                    .with_precision_and_scale(38, 0)
-                    .unwrap()
-                    .validate_decimal_precision(p)
-                    .is_ok();
-                assert_eq!(fits_precision(&values, None, p), arrow, "{v} at {p}");
-                // The same value in a null slot never fails.
-                let nulls = NullBuffer::from(vec![true, false, true]);
-                assert!(fits_precision(&values, Some(&nulls), p), "{v} at {p}");
-            }
+        for v in [0, 1, -1, b - 1, -(b - 1), b, -b, i128::MAX, i128::MIN + 1] {
+            let arrow = PrimitiveArray::<Decimal128Type>::from(vec![v])
+                .with_precision_and_scale(38, 0)
+                .unwrap()
+                .validate_decimal_precision(38)
+                .is_ok();
+            assert_eq!(fits_digits(v), arrow, "{v}");
         }
+    }
+
+    /// Decimal arithmetic under other decimal arithmetic, computed in 64 bits when its type
+    /// has at most 18 digits, gives the values of the same arithmetic evaluated on its own
+    /// (in 128 bits, the type a top-level expression has) and used as a column.
+    #[test]
+    fn inner_decimal_arithmetic_in_64_bits_gives_the_values_of_its_own_column() {
+        use tessera_core::frame::expr::lit;
+        let big = 10i128.pow(15) - 1;
+        let a = dec(
+            vec![big, -big, 12_345, 0, 7, -1],
+            Some(vec![true, true, true, true, false, true]),
+            15,
+            2,
+        );
+        let b = dec(vec![99, 0, 5, -99, 3, 1], None, 4, 2);
+        let batch = RecordBatch::try_from_iter([("a", a), ("b", b)]).unwrap();
+        type Outer = fn(Expr) -> Expr;
+        let cases: [(Expr, Outer); 3] = [
+            (lit(1) - col("b"), |t: Expr| col("a") * t),
+            (col("a") - col("b"), |t: Expr| t * (col("a") + col("b"))),
+            (col("a") + col("b"), |t: Expr| lit(3) - t),
+        ];
+        for (inner, outer) in cases {
+            let top = eval(&inner, &batch).unwrap().into_array(6).unwrap();
+            assert!(matches!(top.data_type(), DataType::Decimal128(p, _) if *p <= 18));
+            let with_t = RecordBatch::try_from_iter(
+                batch
+                    .schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .zip(batch.columns().iter().cloned())
+                    .chain([("t".to_string(), top)]),
+            )
+            .unwrap();
+            let direct = eval(&outer(inner.clone()), &batch)
+                .unwrap()
+                .into_array(6)
+                .unwrap();
+            let via = eval(&outer(col("t")), &with_t)
+                .unwrap()
+                .into_array(6)
+                .unwrap();
+            assert_eq!(&direct, &via, "{inner}");
+        }
+    }
+
+    /// A column holding values past its own precision (Arrow does not check) under
+    /// arithmetic computed in 64 bits is an overflow error, not a value cut to 64 bits.
+    #[test]
+    fn values_past_their_precision_are_not_cut_to_64_bits() {
+        use tessera_core::frame::expr::lit;
+        let a = dec(vec![1, 10i128.pow(20)], None, 4, 2);
+        let batch = RecordBatch::try_from_iter([("a", a)]).unwrap();
+        let e = (col("a") + lit(1)) - col("a");
+        let err = eval(&e, &batch).map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains("does not fit"), "{err}");
+    }
+
+    /// A sum typed at the 38-digit cap that passes 10^38 (but not i128) is an error; the
+    /// same value in a null slot is not.
+    #[test]
+    fn a_result_past_38_digits_is_an_error_unless_its_slot_is_null() {
+        let b = 10i128.pow(38);
+        let a = dec(vec![b - 1, 1], None, 38, 0);
+        let one = dec(vec![1, 1], None, 38, 0);
+        let e = run(BinaryOp::Add, Val::Array(a), Val::Array(one.clone()), 38, 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not fit Decimal128(38, 0)"), "{e}");
+        let a = dec(vec![b - 1, 1], Some(vec![false, true]), 38, 0);
+        let got = run(BinaryOp::Add, Val::Array(a), Val::Array(one), 38, 0).unwrap();
+        assert_eq!(got, vec![None, Some(2)]);
     }
 
     fn dec(values: Vec<i128>, nulls: Option<Vec<bool>>, p: u8, s: i8) -> ArrayRef {
@@ -1092,7 +1224,7 @@ mod tests {
 
     fn run(op: BinaryOp, l: Val, r: Val, p: u8, s: i8) -> Result<Vec<Option<i128>>> {
         let e = col("a") * col("b");
-        let out = decimal_arith(op, l, r, p, s, &e)?;
+        let out = decimal_arith(op, l, r, p, s, &e, false)?;
         Ok(out
             .array()
             .as_primitive::<Decimal128Type>()
