@@ -104,13 +104,8 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
         Expr::Binary { op, left, right } => {
             let lt = left.data_type(&schema)?;
             let rt = right.data_type(&schema)?;
-            if let Some(Ok(plan)) = decimal_types(*op, left, &lt, right, &rt) {
-                if let DataType::Decimal128(p, scale) = plan.result {
-                    let l = decimal_input(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
-                    let r =
-                        decimal_input(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
-                    return decimal_arith(*op, l, r, p, scale, e, false);
-                }
+            if let Some(v) = decimal_binary(e, (&lt, &rt), batch, false)? {
+                return Ok(v);
             }
             let (operand, _) = binary_types(*op, left, &lt, right, &rt)
                 .map_err(|why| Error::invalid("expression", format!("{e}: {why}")))?;
@@ -332,23 +327,40 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
     }
 }
 
+/// `e` (`left op right`, whose operands have the types `types`) as exact decimal
+/// arithmetic, when [`decimal_types`] plans it so (`None` otherwise): its operands through
+/// [`decimal_input`], into Decimal64 when `narrow` and the result has at most 18 digits
+/// ([`decimal_arith`]).
+fn decimal_binary(
+    e: &Expr,
+    types: (&DataType, &DataType),
+    batch: &RecordBatch,
+    narrow: bool,
+) -> Result<Option<Val>> {
+    let Expr::Binary { op, left, right } = e else {
+        return Ok(None);
+    };
+    let Some(Ok(plan)) = decimal_types(*op, left, types.0, right, types.1) else {
+        return Ok(None);
+    };
+    let DataType::Decimal128(p, scale) = plan.result else {
+        return Ok(None);
+    };
+    let l = decimal_input(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
+    let r = decimal_input(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
+    decimal_arith(*op, l, r, p, scale, e, narrow).map(Some)
+}
+
 /// `e`, an operand of exact decimal arithmetic: as [`eval`] gives it, except that decimal
 /// arithmetic whose result has at most 18 digits comes as Decimal64 (its type says it
 /// fits; the arithmetic it feeds reads 8 bytes a value instead of 16, and a product of two
 /// such values is one 64x64-bit multiply). Only the arithmetic that reads it sees it.
 fn decimal_input(e: &Expr, batch: &RecordBatch) -> Result<Val> {
-    if let Expr::Binary { op, left, right } = e {
+    if let Expr::Binary { left, right, .. } = e {
         let schema = batch.schema();
-        let (lt, rt) = (left.data_type(&schema)?, right.data_type(&schema)?);
-        if let Some(Ok(plan)) = decimal_types(*op, left, &lt, right, &rt) {
-            if let DataType::Decimal128(p, scale) = plan.result {
-                if p <= 18 {
-                    let l = decimal_input(left, batch)?.map(|a| decimal_operand(a, &plan.left))?;
-                    let r =
-                        decimal_input(right, batch)?.map(|a| decimal_operand(a, &plan.right))?;
-                    return decimal_arith(*op, l, r, p, scale, e, true);
-                }
-            }
+        let types = (&left.data_type(&schema)?, &right.data_type(&schema)?);
+        if let Some(v) = decimal_binary(e, types, batch, true)? {
+            return Ok(v);
         }
     }
     eval(e, batch)
@@ -389,7 +401,6 @@ fn decimal_arith(
 ) -> Result<Val> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Decimal128Type, Decimal64Type};
-    use arrow_array::PrimitiveArray;
     let overflow = || {
         Error::invalid(
             "expression",
@@ -437,27 +448,18 @@ fn decimal_arith(
                     let (v, o) = $f(a, b);
                     (v, o | (v != i128::from(v as i64)))
                 };
-                on_widths!(f, |v: i128| v as i64).map(|(v, n)| {
-                    let a = PrimitiveArray::<Decimal64Type>::new(v.into(), n);
-                    a.with_precision_and_scale(p, scale)
-                        .map(|a| Arc::new(a) as ArrayRef)
-                })
+                on_widths!(f, |v: i128| v as i64)
+                    .map(|(v, n)| decimal_array::<Decimal64Type>(v, n, p, scale))
             } else if capped {
                 let f = |a: i128, b: i128| {
                     let (v, o) = $f(a, b);
                     (v, o | !fits_digits(v))
                 };
-                on_widths!(f, |v: i128| v).map(|(v, n)| {
-                    let a = PrimitiveArray::<Decimal128Type>::new(v.into(), n);
-                    a.with_precision_and_scale(p, scale)
-                        .map(|a| Arc::new(a) as ArrayRef)
-                })
+                on_widths!(f, |v: i128| v)
+                    .map(|(v, n)| decimal_array::<Decimal128Type>(v, n, p, scale))
             } else {
-                on_widths!($f, |v: i128| v).map(|(v, n)| {
-                    let a = PrimitiveArray::<Decimal128Type>::new(v.into(), n);
-                    a.with_precision_and_scale(p, scale)
-                        .map(|a| Arc::new(a) as ArrayRef)
-                })
+                on_widths!($f, |v: i128| v)
+                    .map(|(v, n)| decimal_array::<Decimal128Type>(v, n, p, scale))
             }
         }};
     }
@@ -477,6 +479,17 @@ fn decimal_arith(
     };
     let out = out.map_err(|err| Error::arrow("expression", err))?;
     Ok(wrap(scalar, out))
+}
+
+/// The decimal array of `values` and `nulls`, typed `(p, scale)`.
+fn decimal_array<T: arrow_array::types::DecimalType>(
+    values: Vec<T::Native>,
+    nulls: Option<NullBuffer>,
+    p: u8,
+    scale: i8,
+) -> std::result::Result<ArrayRef, arrow_schema::ArrowError> {
+    let a = arrow_array::PrimitiveArray::<T>::new(values.into(), nulls);
+    Ok(Arc::new(a.with_precision_and_scale(p, scale)?))
 }
 
 /// Whether `v` has at most 38 digits (`|v| < 10^38`), without a branch.
