@@ -504,12 +504,12 @@ fn coded_columns(
     program: Option<&FrameProgram>,
     keys: &[String],
     aggs: &[AggSpec],
-) -> Vec<usize> {
+) -> Coded {
     let Node::Scan {
         source, projection, ..
     } = below
     else {
-        return Vec::new();
+        return Coded::default();
     };
     let schema = source.schema();
     let passed_through = |k: &str| {
@@ -552,7 +552,24 @@ fn coded_columns(
         .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(p, _) if *p <= 18))
         .filter(|(_, f)| summed_only(f.name(), program, keys, aggs))
         .map(|(i, _)| i);
-    strings.chain(decimals).filter(in_scan).collect()
+    let strings: Vec<usize> = strings.filter(in_scan).collect();
+    Coded {
+        keys: !strings.is_empty(),
+        columns: strings
+            .into_iter()
+            .chain(decimals.filter(in_scan))
+            .collect(),
+    }
+}
+
+/// What [`coded_columns`] found.
+#[derive(Default)]
+struct Coded {
+    /// The columns to read in their stored forms (file schema indices).
+    columns: Vec<usize>,
+    /// Whether some are group keys: their partial states come back as dictionaries, to
+    /// be cast back to the plan's type ([`planned_key_types`]).
+    keys: bool,
 }
 
 /// Whether the values of column `k` reach only arithmetic and sums: through the program
@@ -674,9 +691,12 @@ fn aggregate(
         _ => (input, None),
     };
     // Columns a scan may hand over in their stored forms (see `coded_columns`).
-    let coded = coded_columns(backend.as_ref(), below, program, keys, aggs);
+    let Coded {
+        columns: coded,
+        keys: coded_keys,
+    } = coded_columns(backend.as_ref(), below, program, keys, aggs);
     let inner = match below {
-        Node::Scan { .. } if !coded.is_empty() => scan(below, backend, None, coded.clone()),
+        Node::Scan { .. } if !coded.is_empty() => scan(below, backend, None, coded),
         _ => pipeline(below, backend, spill)?,
     };
     let planned = input.schema();
@@ -689,10 +709,10 @@ fn aggregate(
                 Some(program) => backend.aggregate_partial_of(&part, program, keys, aggs)?,
                 None => backend.aggregate_partial(&part, keys, aggs)?,
             };
-            let state = if coded.is_empty() {
-                state
-            } else {
+            let state = if coded_keys {
                 planned_key_types(&backend, state, keys, &planned)?
+            } else {
+                state
             };
             stash(spill, &backend, state)
         })?
