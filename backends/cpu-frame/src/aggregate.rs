@@ -823,7 +823,11 @@ pub(crate) fn finalize(
                 Arc::new(Float64Array::from_iter(c.iter().zip(m2.iter()).map(
                     |(&c, &m2)| {
                         (c > 1).then(|| {
-                            let v = (m2 / (c - 1) as f64).max(0.0);
+                            // Rounding can leave m2 a hair below zero; clamp that, but
+                            // keep NaN (an infinite value in the group): `f64::max`
+                            // would turn NaN into 0.
+                            let v = m2 / (c - 1) as f64;
+                            let v = if v < 0.0 { 0.0 } else { v };
                             if std {
                                 v.sqrt()
                             } else {
@@ -935,6 +939,33 @@ mod tests {
                 got.schema().field(1).data_type(),
                 &DataType::Decimal128(38, 3)
             );
+        }
+    }
+
+    /// A group holding an infinity has variance and standard deviation NaN (as NumPy and
+    /// pandas): the clamp of a rounding error below zero must not turn NaN into 0.
+    #[test]
+    fn an_infinite_value_gives_a_nan_variance_not_zero() {
+        let k: ArrayRef = Arc::new(Int64Array::from(vec![1, 1, 1, 2, 2]));
+        let v: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![
+            f64::NEG_INFINITY,
+            11.0,
+            -0.25,
+            1.0,
+            2.0,
+        ]));
+        let keys = ["k".to_string()];
+        let aggs = [
+            AggSpec::new("v", AggFunc::Var, "var"),
+            AggSpec::new("v", AggFunc::Std, "std"),
+        ];
+        let batch = RecordBatch::try_from_iter([("k", k), ("v", v)]).unwrap();
+        let state = partial(&batch, &keys, &aggs).unwrap();
+        let out = finalize(&state, &keys, &aggs).unwrap();
+        for c in 1..3 {
+            let got = out.column(c).as_primitive::<Float64Type>();
+            assert!(got.value(0).is_nan(), "column {c}: {:?}", got);
+            assert!((got.value(1) - [0.5, 0.5f64.sqrt()][c - 1]).abs() < 1e-15);
         }
     }
 

@@ -252,8 +252,12 @@ fn totals(
 #[derive(Default, Clone)]
 struct Rolling {
     values: VecDeque<Option<f64>>,
+    /// The compensated sum of the window's finite values.
     sum: f64,
     compensation: f64,
+    /// Infinities are counted, not added: an infinity leaving the window would otherwise
+    /// leave `inf - inf = NaN` in the running sum for good.
+    infinities: [usize; 2],
     count: usize,
     extremes: VecDeque<(u64, f64)>,
     seen: u64,
@@ -268,10 +272,31 @@ impl Rolling {
         self.sum = t;
     }
 
+    /// `x` entering (`sign` 1) or leaving (`sign` -1) the window's sum.
+    fn add_value(&mut self, x: f64, sign: i8) {
+        if x.is_infinite() {
+            let slot = &mut self.infinities[usize::from(x < 0.0)];
+            *slot = if sign > 0 { *slot + 1 } else { *slot - 1 };
+        } else {
+            self.add(f64::from(sign) * x);
+        }
+    }
+
+    /// The window's sum: its finite values' sum, or the infinity it holds (NaN when it
+    /// holds both signs).
+    fn total(&self) -> f64 {
+        match self.infinities {
+            [0, 0] => self.sum,
+            [_, 0] => f64::INFINITY,
+            [0, _] => f64::NEG_INFINITY,
+            _ => f64::NAN,
+        }
+    }
+
     fn push(&mut self, x: Option<f64>, agg: RollingAgg, window: usize) {
         self.seen += 1;
         if let Some(x) = x {
-            self.add(x);
+            self.add_value(x, 1);
             self.count += 1;
             let keep = |back: f64| match agg {
                 RollingAgg::Min => back < x,
@@ -288,8 +313,9 @@ impl Rolling {
                 self.count -= 1;
                 if self.count == 0 {
                     (self.sum, self.compensation) = (0.0, 0.0);
+                    self.infinities = [0, 0];
                 } else {
-                    self.add(-old);
+                    self.add_value(old, -1);
                 }
             }
             let first_kept = self.seen - window as u64 + 1;
@@ -308,8 +334,8 @@ impl Rolling {
             return None;
         }
         Some(match agg {
-            RollingAgg::Sum => self.sum,
-            RollingAgg::Mean => self.sum / self.count as f64,
+            RollingAgg::Sum => self.total(),
+            RollingAgg::Mean => self.total() / self.count as f64,
             RollingAgg::Min | RollingAgg::Max => self.extremes.front()?.1,
         })
     }
@@ -491,4 +517,44 @@ pub(crate) fn carry(part: &RecordBatch, spec: &WindowSpec) -> Result<RecordBatch
         })
         .collect::<Result<Vec<_>>>()?;
     RecordBatch::try_new(schema, columns).map_err(arrow_err(spec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sums(xs: &[Option<f64>], agg: RollingAgg, window: usize) -> Vec<Option<f64>> {
+        let mut r = Rolling::default();
+        xs.iter()
+            .map(|&x| {
+                r.push(x, agg, window);
+                r.value(agg, 1)
+            })
+            .collect()
+    }
+
+    /// An infinity that leaves the window leaves no NaN behind in the running sum, and a
+    /// window holding both infinities sums to NaN (as pandas' rolling sum and mean).
+    #[test]
+    fn infinities_enter_and_leave_a_rolling_window() {
+        let (inf, ninf) = (f64::INFINITY, f64::NEG_INFINITY);
+        let got = sums(
+            &[Some(inf), Some(1.0), Some(2.0), Some(3.0)],
+            RollingAgg::Sum,
+            2,
+        );
+        assert_eq!(got, vec![Some(inf), Some(inf), Some(3.0), Some(5.0)]);
+        let got = sums(
+            &[Some(1.0), Some(ninf), Some(2.0), None, Some(4.0)],
+            RollingAgg::Mean,
+            2,
+        );
+        assert_eq!(
+            got,
+            vec![Some(1.0), Some(ninf), Some(ninf), Some(2.0), Some(4.0)]
+        );
+        let both = sums(&[Some(inf), Some(ninf), Some(7.0)], RollingAgg::Sum, 2);
+        assert!(both[1].is_some_and(f64::is_nan));
+        assert_eq!(both[2], Some(ninf));
+    }
 }

@@ -24,7 +24,8 @@
 //!
 //! Missing values follow pandas: nulls (and NaN, for floats) are skipped by the
 //! cumulative functions and stay missing in their output; rolling windows count rows, and
-//! a window with fewer than `min_periods` values is null; rows whose key has a null are
+//! a window with fewer than `min_periods` values that are not missing is null (so a window
+//! of NaN alone is null, not NaN); rows whose key has a null are
 //! null in a grouped window (pandas' `dropna=True`).
 
 use std::sync::Arc;
