@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
-//! tessera-conformance --frame-backend NAME [--filter ...] [--seed N] [--json FILE] [--list] [--quiet]
+//! tessera-conformance --frame-backend NAME [--frame-reference NAME] [--filter ...] [--seed N] [--json FILE] [--list] [--quiet]
 //! ```
 //!
 //! `--plugin` loads a backend plugin library first (as `TESSERA_PLUGINS` would); with
@@ -11,13 +11,16 @@
 //! Prints the op x dtype matrix, every failure with its rerun line, and a summary; exits 0
 //! when every case passed or was declared unsupported, 1 when any failed or errored, and 2
 //! on a usage error. `--backend selftest-broken` and `--frame-backend selftest-broken-frame`
-//! check the suites' own planted-fault backends (they must fail).
+//! check the suites' own planted-fault backends (they must fail);
+//! `--frame-reference selftest-wrong-reference` checks a backend against a reference with
+//! planted faults, which the oracle reports as `suite`.
 
 use std::process::ExitCode;
 
 use tessera_conformance::frame::{frame_cases, selftest as frame_selftest};
 use tessera_conformance::{
-    cases, check_array_backend, check_frame_backend, selftest, Options, Report, DEFAULT_SEED,
+    cases, check_array_backend, check_frame_backend, check_frame_backend_against, selftest,
+    Options, Report, DEFAULT_SEED,
 };
 use tessera_plugin_host::LoadedPlugin;
 // Linked so `--backend sparse` finds it (its `inventory` registration survives linking).
@@ -26,7 +29,7 @@ use tessera_sparse as _;
 use tessera_cuda as _;
 
 const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
-       tessera-conformance --frame-backend NAME [--filter SPEC] [--seed N] [--json FILE] [--list] [--quiet]
+       tessera-conformance --frame-backend NAME [--frame-reference NAME] [--filter SPEC] [--seed N] [--json FILE] [--list] [--quiet]
 
   --plugin LIB     load a backend plugin library, array or dataframe (repeatable); with
                    one plugin, --backend or --frame-backend defaults to its backend
@@ -34,6 +37,9 @@ const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME
   --frame-backend NAME
                    run the dataframe suite (frame.* cases) on a registered dataframe
                    backend, or selftest-broken-frame
+  --frame-reference NAME
+                   the dataframe reference (default cpu); selftest-wrong-reference is
+                   cpu with planted faults, which the oracle must report as `suite`
   --filter SPEC    ops (add, api.var), op/dtype (add/float32), case ids (add/float32/2),
                    or prefixes ending in * (api.*); comma-separated
   --seed N         the generation seed (default 1)
@@ -45,6 +51,7 @@ struct Args {
     plugins: Vec<String>,
     backend: Option<String>,
     frame_backend: Option<String>,
+    frame_reference: Option<String>,
     filter: Option<String>,
     seed: u64,
     json: Option<String>,
@@ -57,6 +64,7 @@ fn parse() -> Result<Args, String> {
         plugins: Vec::new(),
         backend: None,
         frame_backend: None,
+        frame_reference: None,
         filter: None,
         seed: DEFAULT_SEED,
         json: None,
@@ -70,6 +78,7 @@ fn parse() -> Result<Args, String> {
             "--plugin" => a.plugins.push(value("--plugin")?),
             "--backend" => a.backend = Some(value("--backend")?),
             "--frame-backend" => a.frame_backend = Some(value("--frame-backend")?),
+            "--frame-reference" => a.frame_reference = Some(value("--frame-reference")?),
             "--filter" => a.filter = Some(value("--filter")?),
             "--seed" => {
                 let v = value("--seed")?;
@@ -214,7 +223,24 @@ fn run_frames(name: &str, args: &Args) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    finish(&check_frame_backend(&backend, &options), args)
+    let report = match args.frame_reference.as_deref() {
+        None => check_frame_backend(&backend, &options),
+        Some(r) => {
+            let reference = if r == frame_selftest::WRONG_REFERENCE {
+                frame_selftest::wrong_reference()
+            } else {
+                tessera_core::registry::dataframe_backend(r)
+            };
+            match reference {
+                Ok(reference) => check_frame_backend_against(&backend, &reference, &options),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    finish(&report, args)
 }
 
 /// Prints `report` as asked, writes its JSON, and gives the exit code.

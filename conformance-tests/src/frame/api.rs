@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
 use tessera_core::frame::expr::col;
-use tessera_core::frame::{AggFunc, JoinType};
+use tessera_core::frame::{AggFunc, FrameStep, JoinAlgorithm, JoinSpec, JoinType, SortKey};
 use tessera_core::Result;
 use tessera_frame::DataFrame;
 
 use super::data::{batch, column, fresh_key, split, ColType, Draw};
+use super::oracle::{self, value::Table};
 use super::protocol::{join_input, parts, row_ids, rows};
 use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
@@ -78,14 +79,31 @@ fn groupby(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
         t.name(),
         b.num_rows()
     ));
-    let df = frame(s, g, b, count)?;
-    let out = df.groupby(&["k"])?.agg(&[
+    let aggs = [
         ("v", AggFunc::Sum),
         ("v", AggFunc::Mean),
         ("v", AggFunc::Count),
         ("i", AggFunc::Min),
         ("i", AggFunc::Max),
-    ])?;
+    ];
+    s.expect(|| {
+        // Keys, then one column per aggregation, named `column_func` (each column here is
+        // aggregated more than once).
+        let input = oracle::table(&b)?;
+        let keys = ["k".to_string()];
+        let mut out: Option<Table> = None;
+        for (c, f) in aggs {
+            let name = format!("{c}_{}", f.name());
+            let t = oracle::aggregate::aggregate(&input, &keys, c, f, &name)?;
+            match &mut out {
+                None => out = Some(t),
+                Some(o) => o.columns.extend(t.columns.into_iter().skip(1)),
+            }
+        }
+        oracle::batches(&[out.unwrap_or_default()])
+    });
+    let df = frame(s, g, b, count)?;
+    let out = df.groupby(&["k"])?.agg(&aggs)?;
     Ok(vec![Output::unordered(computed(&out)?).with_sums()])
 }
 
@@ -100,6 +118,10 @@ fn merge(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<O
         r.num_rows(),
         how.name()
     ));
+    s.expect(|| {
+        let out = oracle::join::join(&oracle::table(&l)?, &oracle::table(&r)?, &spec_of(how))?;
+        oracle::batches(&[out])
+    });
     let (ldf, rdf) = (frame(s, g, l, count)?, frame(s, g, r, count)?);
     let out = ldf.merge(&rdf, &["k"], how)?;
     Ok(vec![Output::unordered(computed(&out)?)])
@@ -117,6 +139,13 @@ fn semi_anti_join(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Res
         l.num_rows(),
         r.num_rows(),
     ));
+    s.expect(|| {
+        let (lt, rt) = (oracle::table(&l)?, oracle::table(&r)?);
+        oracle::batches(&[
+            oracle::join::join(&lt, &rt, &spec_of(JoinType::Semi))?,
+            oracle::join::join(&lt, &rt, &spec_of(JoinType::Anti))?,
+        ])
+    });
     let (ldf, rdf) = (frame(s, g, l, count)?, frame(s, g, r, count)?);
     Ok(vec![
         Output::unordered(computed(&ldf.semi_join(&rdf, &["k"], &["k"])?)?),
@@ -136,6 +165,10 @@ fn sort_values(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result
         "v: {} x {n} rows in {count} partitions, ascending {ascending}",
         t.name()
     ));
+    s.expect(|| {
+        let by = [key("v", !ascending), key("i", false)];
+        oracle::batches(&[oracle::sort::sort(&oracle::table(&b)?, &by)?])
+    });
     let df = frame(s, g, b, count)?;
     // Ties broken by the row number: the order is fully determined.
     let out = df.sort_values(&["v", "i"], &[ascending, true])?;
@@ -154,6 +187,13 @@ fn filter(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<
         "v: {} x {n} rows in {count} partitions; i >= {k}",
         t.name()
     ));
+    s.expect(|| {
+        let steps = [
+            FrameStep::Filter(col("v").is_not_null() & col("i").gt_eq(k)),
+            FrameStep::Project(vec![("j".into(), col("i") * 2), ("v".into(), col("v"))]),
+        ];
+        oracle::batches(&[oracle::program(&oracle::table(&b)?, &steps)?])
+    });
     let df = frame(s, g, b, count)?;
     let out = df
         .filter(col("v").is_not_null() & col("i").gt_eq(k))?
@@ -174,6 +214,17 @@ fn nlargest(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Ve
         "v: {} x {n} rows in {count} partitions; top {k}",
         t.name()
     ));
+    s.expect(|| {
+        let input = oracle::table(&b)?;
+        let head = |by: &[SortKey]| -> std::result::Result<Table, String> {
+            let order = oracle::sort::sorted_rows(&input, by)?;
+            Ok(input.take(&order[..k.min(order.len())]))
+        };
+        oracle::batches(&[
+            head(&[key("v", true)])?,
+            head(&[key("v", false), key("i", false)])?,
+        ])
+    });
     let df = frame(s, g, b, count)?;
     // Ties keep row order: the answer is fully determined.
     Ok(vec![
@@ -200,6 +251,33 @@ fn value_counts(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Resul
         t.name(),
         b.num_rows()
     ));
+    s.expect(|| {
+        // Counts per value, then most frequent first, ties by value.
+        let input = oracle::table(&b)?;
+        let counts =
+            oracle::aggregate::aggregate(&input, &["v".to_string()], "v", AggFunc::Count, "count")?;
+        let by = [key("count", true), key("v", false)];
+        oracle::batches(&[oracle::sort::sort(&counts, &by)?])
+    });
     let df = frame(s, g, b, count)?;
     Ok(vec![Output::exact(computed(&df.value_counts("v")?)?)])
+}
+
+/// A sort key for the oracle.
+fn key(column: &str, descending: bool) -> SortKey {
+    SortKey {
+        column: column.into(),
+        descending,
+    }
+}
+
+/// The join `merge(.., on=["k"], how)` stands for, for the oracle.
+fn spec_of(how: JoinType) -> JoinSpec {
+    JoinSpec {
+        left_on: vec!["k".into()],
+        right_on: vec!["k".into()],
+        how,
+        suffixes: ("_x".into(), "_y".into()),
+        algorithm: JoinAlgorithm::Hash,
+    }
 }

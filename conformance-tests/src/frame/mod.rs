@@ -17,6 +17,11 @@
 //! null keys, 2 and 3 have several partitions, null keys on both sides of a join, and a
 //! key only the last partition holds (so a combine that loses a state shows).
 //!
+//! The reference is checked before any backend is compared with it: each case states,
+//! through [`FrameSide::expect`], what [`oracle`] (a row-at-a-time interpreter sharing no
+//! code with any backend) computes from its inputs, and a reference that disagrees makes
+//! the case [`Outcome::Suite`]. [`oracle_coverage`] says which cases state one.
+//!
 //! Capabilities are data: an aggregation or join algorithm a backend declares missing must
 //! raise [`Error::FrameUnsupported`] (or [`Error::Unsupported`]); returning a result anyway is a failure, and raising
 //! `Unsupported` for something not declared missing is an error.
@@ -27,6 +32,7 @@
 pub mod api;
 pub mod compare;
 pub mod data;
+pub mod oracle;
 pub mod protocol;
 pub mod selftest;
 pub mod stored_forms;
@@ -62,6 +68,8 @@ pub struct FrameSide {
     /// True on the reference side (API frames get one partition).
     pub reference: bool,
     notes: Mutex<Vec<String>>,
+    /// What the oracle says the case's outputs are, stated on the reference side.
+    expect: Mutex<Option<oracle::Answer>>,
 }
 
 impl FrameSide {
@@ -70,7 +78,22 @@ impl FrameSide {
             backend,
             reference,
             notes: Mutex::new(Vec::new()),
+            expect: Mutex::new(None),
         }
+    }
+
+    /// States the outputs the case must produce, computed by `oracle` from the inputs
+    /// ([`oracle`]: one batch per output, in the case's order). Only the reference side
+    /// evaluates it: the reference is checked against the oracle, every other backend
+    /// against the reference. Call it before running the op.
+    pub fn expect(&self, oracle: impl FnOnce() -> oracle::Answer) {
+        if self.reference {
+            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Some(oracle());
+        }
+    }
+
+    fn take_expect(&self) -> Option<oracle::Answer> {
+        self.expect.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
     /// Describes an input for the report (kept from the reference side).
@@ -284,6 +307,11 @@ fn run_case(
             )
         }
     };
+    if let Some(expect) = ref_side.take_expect() {
+        if let Err(m) = check_reference(&want, expect) {
+            return verdict(Outcome::Suite, m);
+        }
+    }
     let side = FrameSide::new(backend.clone(), false);
     let got = run_side(case, &side, seed);
     if declared_missing(backend.as_ref(), case.family.need) {
@@ -331,6 +359,42 @@ fn run_case(
         }
     }
     verdict(Outcome::Pass, String::new())
+}
+
+/// `Ok` when the reference's outputs are what the oracle states, else why not.
+fn check_reference(want: &[Output], expect: oracle::Answer) -> std::result::Result<(), String> {
+    let stated = expect.map_err(|e| format!("the oracle cannot state this case: {e}"))?;
+    if stated.len() != want.len() {
+        return Err(format!(
+            "the reference gave {} outputs, the oracle states {}",
+            want.len(),
+            stated.len()
+        ));
+    }
+    for (i, (w, o)) in want.iter().zip(&stated).enumerate() {
+        compare_batches(&w.batch, o, w.order, w.tol)
+            .map_err(|m| format!("the reference disagrees with the oracle: output {i}: {m}"))?;
+    }
+    Ok(())
+}
+
+/// Whether each case of `cases` states an oracle expectation: the reference side alone is
+/// run (with `seed`), and a case counts as stated when it called
+/// [`FrameSide::expect`] with an answer.
+///
+/// # Errors
+/// When the reference backend is not registered.
+pub fn oracle_coverage(cases: &[FrameCase], seed: u64) -> Result<Vec<(String, bool)>> {
+    let reference = dataframe_backend(FRAME_REFERENCE)?;
+    Ok(cases
+        .iter()
+        .map(|case| {
+            let side = FrameSide::new(reference.clone(), true);
+            let _ = run_side(case, &side, seed);
+            let stated = matches!(side.take_expect(), Some(Ok(_)));
+            (case.id.clone(), stated)
+        })
+        .collect())
 }
 
 /// `backend` as the registry knows it: registered under its name unless a backend of that

@@ -14,6 +14,7 @@ use tessera_core::frame::{DateUnit, Interval};
 use tessera_core::{Error, Result};
 
 use super::data::{batch, column, fresh_key, split, ColType, Draw};
+use super::oracle::{self, value::Table};
 use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
 use crate::gen::Gen;
@@ -167,6 +168,7 @@ fn roundtrip(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<V
     let n = rows(g, variant);
     let b = values_batch(g, t, n);
     s.note(format!("v: {} x {n} rows", t.name()));
+    s.expect(|| oracle::batches(&[oracle::table(&b)?]));
     let p = s.import(b)?;
     Ok(vec![Output::exact(s.export(&p)?)])
 }
@@ -227,6 +229,14 @@ fn filter(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<
         t.name(),
         preds.len()
     ));
+    s.expect(|| {
+        let input = oracle::table(&b)?;
+        let outs = preds
+            .iter()
+            .map(|p| oracle::program(&input, &[FrameStep::Filter(p.clone())]))
+            .collect::<std::result::Result<Vec<_>, String>>()?;
+        oracle::batches(&outs)
+    });
     preds
         .into_iter()
         .map(|p| {
@@ -349,16 +359,21 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
     ));
     let mut list: Vec<(String, Expr)> = vec![("i".into(), col("i"))];
     list.extend(exprs.into_iter().map(|(name, e)| (name.to_string(), e)));
-    let out = evaluate(s, b.clone(), vec![FrameStep::Project(list)])?;
+    let projection = vec![FrameStep::Project(list)];
     // A filter and a projection fused in one program, as core sends them.
-    let fused = evaluate(
-        s,
-        b,
-        vec![
-            FrameStep::Filter(col("i").gt_eq(1)),
-            FrameStep::Project(vec![("v".into(), col("v")), ("twice".into(), col("i") * 2)]),
-        ],
-    )?;
+    let fused_steps = vec![
+        FrameStep::Filter(col("i").gt_eq(1)),
+        FrameStep::Project(vec![("v".into(), col("v")), ("twice".into(), col("i") * 2)]),
+    ];
+    s.expect(|| {
+        let input = oracle::table(&b)?;
+        oracle::batches(&[
+            oracle::program(&input, &projection)?,
+            oracle::program(&input, &fused_steps)?,
+        ])
+    });
+    let out = evaluate(s, b.clone(), projection)?;
+    let fused = evaluate(s, b, fused_steps)?;
     Ok(vec![Output::exact(out), Output::exact(fused)])
 }
 
@@ -384,6 +399,21 @@ fn hash_partition(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Res
     ));
     // Contract: `buckets` outputs; rows keep their order in each; equal keys land in the
     // same output index for every partition.
+    s.expect(|| {
+        let zero = || Some(oracle::value::Value::Int(0));
+        let checks = Table {
+            rows: 1,
+            columns: ["outputs_not_n", "keys_in_two_buckets", "rows_out_of_order"]
+                .iter()
+                .map(|name| oracle::value::Column {
+                    name: (*name).into(),
+                    ty: oracle::value::Ty::Int64,
+                    cells: vec![zero()],
+                })
+                .collect(),
+        };
+        oracle::batches(&[oracle::table(&b)?, checks])
+    });
     let mut home: BTreeMap<String, usize> = BTreeMap::new();
     let (mut wrong_count, mut split_keys, mut out_of_order) = (0i64, 0i64, 0i64);
     let mut all = Vec::new();
@@ -463,6 +493,11 @@ fn range_partition(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Re
             "ascending"
         }
     ));
+    s.expect(|| {
+        let parts =
+            oracle::sort::range_partition(&oracle::table(&b)?, &by, &oracle::table(&bounds)?)?;
+        oracle::batches(&parts)
+    });
     let outs = s.backend.range_partition(&p, &by, &bounds)?;
     outs.iter()
         .map(|o| Ok(Output::unordered(s.export(o)?)))
@@ -529,6 +564,17 @@ fn aggregate(
     // Variant 1 reduces the whole frame (no keys): one row out.
     let (pieces, keys) = keyed_input(s, g, t, variant);
     let specs = vec![AggSpec::new("v", func, "out")];
+    if !matches!(func, AggFunc::ApproxQuantile(_)) {
+        s.expect(|| {
+            let whole = pieces
+                .iter()
+                .map(oracle::table)
+                .collect::<std::result::Result<Vec<_>, String>>()?;
+            let out =
+                oracle::aggregate::aggregate(&Table::concat(&whole), &keys, "v", func, "out")?;
+            oracle::batches(&[out])
+        });
+    }
     let partials = pieces
         .into_iter()
         .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
@@ -609,6 +655,29 @@ fn window(
         column: "v".into(),
         output: "out".into(),
     };
+    s.expect(|| {
+        let tables = pieces
+            .iter()
+            .map(oracle::table)
+            .collect::<std::result::Result<Vec<_>, String>>()?;
+        let whole = Table::concat(&tables);
+        let out = oracle::window::window(&whole, &spec.keys, "v", func, "out")?;
+        let mut start = 0;
+        let outs: Vec<Table> = tables
+            .iter()
+            .map(|t| {
+                let rows: Vec<usize> = (start..start + t.rows).collect();
+                start += t.rows;
+                let mut part = t.clone();
+                part.columns.push(oracle::value::Column {
+                    cells: rows.iter().map(|&r| out.cells[r].clone()).collect(),
+                    ..out.clone()
+                });
+                part
+            })
+            .collect();
+        oracle::batches(&outs)
+    });
     let parts = pieces
         .into_iter()
         .map(|p| s.import(p))
@@ -669,6 +738,10 @@ fn join(
         suffixes: ("_x".into(), "_y".into()),
         algorithm,
     };
+    s.expect(|| {
+        let out = oracle::join::join(&oracle::table(&l)?, &oracle::table(&r)?, &spec)?;
+        oracle::batches(&[out])
+    });
     let (mut lp, mut rp) = (s.import(l)?, s.import(r)?);
     if algorithm == JoinAlgorithm::SortedMerge {
         let by = vec![SortKey {
@@ -725,6 +798,7 @@ fn sort(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Ou
         t.name(),
         b.num_rows()
     ));
+    s.expect(|| oracle::batches(&[oracle::sort::sort(&oracle::table(&b)?, &by)?]));
     let p = s.import(b)?;
     Ok(vec![Output::exact(s.export(&s.backend.sort(&p, &by)?)?)])
 }
@@ -737,6 +811,11 @@ fn sort_limit(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<
         t.name(),
         b.num_rows()
     ));
+    s.expect(|| {
+        let input = oracle::table(&b)?;
+        let order = oracle::sort::sorted_rows(&input, &by)?;
+        oracle::batches(&[input.take(&order[..n.min(order.len())])])
+    });
     let p = s.import(b)?;
     Ok(vec![Output::exact(
         s.export(&s.backend.sort_limit(&p, &by, n)?)?,
@@ -753,6 +832,13 @@ fn concat(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<
         t.name(),
         pieces.iter().map(|p| p.num_rows()).collect::<Vec<_>>()
     ));
+    s.expect(|| {
+        let tables = pieces
+            .iter()
+            .map(oracle::table)
+            .collect::<std::result::Result<Vec<_>, String>>()?;
+        oracle::batches(&[Table::concat(&tables)])
+    });
     let parts = pieces
         .into_iter()
         .map(|p| s.import(p))
@@ -769,6 +855,11 @@ fn slice(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<O
         "v: {} x {n} rows; slice({offset}, {len}) (clamped)",
         t.name()
     ));
+    s.expect(|| {
+        let input = oracle::table(&b)?;
+        let rows: Vec<usize> = (offset..offset.saturating_add(len).min(n)).collect();
+        oracle::batches(&[input.take(&rows)])
+    });
     let p = s.import(b)?;
     Ok(vec![Output::exact(
         s.export(&s.backend.slice(&p, offset, len)?)?,
@@ -784,6 +875,10 @@ fn take(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec<Ou
         "v: {} x {n} rows; take {count} indices (with repeats)",
         t.name()
     ));
+    s.expect(|| {
+        let rows: Vec<usize> = idx.iter().map(|&i| i as usize).collect();
+        oracle::batches(&[oracle::table(&b)?.take(&rows)])
+    });
     let p = s.import(b)?;
     Ok(vec![Output::exact(s.export(&s.backend.take(&p, &idx)?)?)])
 }

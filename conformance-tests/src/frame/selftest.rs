@@ -13,6 +13,11 @@
 //!
 //! Everything else, the window functions included, is the CPU backend's.
 //!
+//! [`wrong_reference`] is the same wrapper with other plants, for the other direction: a
+//! *reference* that is wrong, which only the oracle can see (a backend compared with it
+//! looks wrong instead). It drops negation from expressions (`-x` evaluates as `x`),
+//! computes `max` as `min`, and runs inner joins as left joins.
+//!
 //! [`expected_failures`] says which cases must fail; the crate's tests assert that the
 //! suite reports exactly those.
 
@@ -21,7 +26,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use tessera_core::frame::expr::col;
+use tessera_core::frame::expr::{col, Expr};
 use tessera_core::frame::{
     downcast_partition, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef, FrameCapabilities,
     FrameProgram, FrameStep, JoinSpec, JoinType, Partition, PartitionData, SortKey, WindowSpec,
@@ -34,13 +39,34 @@ use super::FrameCase;
 /// The broken backend's registered name.
 pub const BROKEN_FRAME: &str = "selftest-broken-frame";
 
-/// A CPU partition owned by the broken backend.
+/// The wrong reference's registered name.
+pub const WRONG_REFERENCE: &str = "selftest-wrong-reference";
+
+/// Which faults a wrapper plants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plants {
+    /// Null join keys dropped, a combine state lost, a capability that lies.
+    Broken,
+    /// Negation dropped, `max` as `min`, inner joins as left joins.
+    WrongReference,
+}
+
+impl Plants {
+    fn name(self) -> &'static str {
+        match self {
+            Plants::Broken => BROKEN_FRAME,
+            Plants::WrongReference => WRONG_REFERENCE,
+        }
+    }
+}
+
+/// A CPU partition owned by a wrapper.
 #[derive(Debug)]
-struct Wrapped(Partition);
+struct Wrapped(Partition, &'static str);
 
 impl PartitionData for Wrapped {
     fn backend(&self) -> &str {
-        BROKEN_FRAME
+        self.1
     }
     fn num_rows(&self) -> usize {
         self.0.num_rows()
@@ -59,6 +85,7 @@ impl PartitionData for Wrapped {
 /// The CPU backend with planted faults (see the module docs).
 pub struct BrokenFrameBackend {
     inner: FrameBackendRef,
+    plants: Plants,
 }
 
 impl BrokenFrameBackend {
@@ -69,21 +96,35 @@ impl BrokenFrameBackend {
     pub fn new() -> Result<BrokenFrameBackend> {
         Ok(BrokenFrameBackend {
             inner: dataframe_backend("cpu")?,
+            plants: Plants::Broken,
         })
     }
 
     fn open(&self, p: &Partition, op: &str) -> Result<Partition> {
-        Ok(downcast_partition::<Wrapped>(p, BROKEN_FRAME, op)?
+        Ok(downcast_partition::<Wrapped>(p, self.plants.name(), op)?
             .0
             .clone())
+    }
+
+    /// Plant of the wrong reference: `max` computed as `min`.
+    fn specs(&self, aggs: &[AggSpec]) -> Vec<AggSpec> {
+        aggs.iter()
+            .map(|a| match (self.plants, a.func) {
+                (Plants::WrongReference, AggFunc::Max) => AggSpec {
+                    func: AggFunc::Min,
+                    ..a.clone()
+                },
+                _ => a.clone(),
+            })
+            .collect()
     }
 
     fn open_all(&self, ps: &[Partition], op: &str) -> Result<Vec<Partition>> {
         ps.iter().map(|p| self.open(p, op)).collect()
     }
 
-    fn wrap(p: Partition) -> Partition {
-        Arc::new(Wrapped(p))
+    fn wrap(&self, p: Partition) -> Partition {
+        Arc::new(Wrapped(p, self.plants.name()))
     }
 
     /// Plant: rows with a null key dropped before joining.
@@ -104,10 +145,13 @@ impl BrokenFrameBackend {
 
 impl DataFrameBackend for BrokenFrameBackend {
     fn name(&self) -> &str {
-        BROKEN_FRAME
+        self.plants.name()
     }
 
     fn capabilities(&self) -> FrameCapabilities {
+        if self.plants == Plants::WrongReference {
+            return self.inner.capabilities();
+        }
         // Plant: declared missing, but computed anyway.
         FrameCapabilities {
             missing_aggregations: vec![AggFunc::NUnique],
@@ -116,7 +160,7 @@ impl DataFrameBackend for BrokenFrameBackend {
     }
 
     fn import_batch(&self, batch: RecordBatch) -> Result<Partition> {
-        Ok(Self::wrap(self.inner.import_batch(batch)?))
+        Ok(self.wrap(self.inner.import_batch(batch)?))
     }
 
     fn groups_dictionary_keys(&self) -> bool {
@@ -132,9 +176,15 @@ impl DataFrameBackend for BrokenFrameBackend {
     }
 
     fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition> {
-        Ok(Self::wrap(
+        let program = match self.plants {
+            Plants::WrongReference => FrameProgram {
+                steps: program.steps.iter().map(drop_negation).collect(),
+            },
+            Plants::Broken => program.clone(),
+        };
+        Ok(self.wrap(
             self.inner
-                .evaluate(&self.open(part, "evaluate")?, program)?,
+                .evaluate(&self.open(part, "evaluate")?, &program)?,
         ))
     }
 
@@ -147,7 +197,7 @@ impl DataFrameBackend for BrokenFrameBackend {
         let outs = self
             .inner
             .hash_partition(&self.open(part, "hash_partition")?, keys, n)?;
-        Ok(outs.into_iter().map(Self::wrap).collect())
+        Ok(outs.into_iter().map(|p| self.wrap(p)).collect())
     }
 
     fn range_partition(
@@ -159,7 +209,7 @@ impl DataFrameBackend for BrokenFrameBackend {
         let outs = self
             .inner
             .range_partition(&self.open(part, "range_partition")?, by, bounds)?;
-        Ok(outs.into_iter().map(Self::wrap).collect())
+        Ok(outs.into_iter().map(|p| self.wrap(p)).collect())
     }
 
     fn aggregate_partial(
@@ -168,10 +218,10 @@ impl DataFrameBackend for BrokenFrameBackend {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        Ok(Self::wrap(self.inner.aggregate_partial(
+        Ok(self.wrap(self.inner.aggregate_partial(
             &self.open(part, "aggregate_partial")?,
             keys,
-            aggs,
+            &self.specs(aggs),
         )?))
     }
 
@@ -183,11 +233,12 @@ impl DataFrameBackend for BrokenFrameBackend {
     ) -> Result<Partition> {
         let mut inner = self.open_all(parts, "aggregate_combine")?;
         // Plant: the last state is lost.
-        if inner.len() > 1 {
+        if inner.len() > 1 && self.plants == Plants::Broken {
             inner.pop();
         }
-        Ok(Self::wrap(
-            self.inner.aggregate_combine(&inner, keys, aggs)?,
+        Ok(self.wrap(
+            self.inner
+                .aggregate_combine(&inner, keys, &self.specs(aggs))?,
         ))
     }
 
@@ -197,41 +248,42 @@ impl DataFrameBackend for BrokenFrameBackend {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        Ok(Self::wrap(self.inner.aggregate_finalize(
+        Ok(self.wrap(self.inner.aggregate_finalize(
             &self.open(state, "aggregate_finalize")?,
             keys,
-            aggs,
+            &self.specs(aggs),
         )?))
     }
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
-        let l = self.drop_null_keys(&self.open(left, "join")?, &spec.left_on)?;
-        let r = self.drop_null_keys(&self.open(right, "join")?, &spec.right_on)?;
-        Ok(Self::wrap(self.inner.join(&l, &r, spec)?))
+        let (l, r) = (self.open(left, "join")?, self.open(right, "join")?);
+        if self.plants == Plants::WrongReference {
+            // Plant: inner joins keep the unmatched left rows.
+            let mut spec = spec.clone();
+            if spec.how == JoinType::Inner {
+                spec.how = JoinType::Left;
+            }
+            return Ok(self.wrap(self.inner.join(&l, &r, &spec)?));
+        }
+        let l = self.drop_null_keys(&l, &spec.left_on)?;
+        let r = self.drop_null_keys(&r, &spec.right_on)?;
+        Ok(self.wrap(self.inner.join(&l, &r, spec)?))
     }
 
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
-        Ok(Self::wrap(self.inner.sort(&self.open(part, "sort")?, by)?))
+        Ok(self.wrap(self.inner.sort(&self.open(part, "sort")?, by)?))
     }
 
     fn concat(&self, parts: &[Partition]) -> Result<Partition> {
-        Ok(Self::wrap(
-            self.inner.concat(&self.open_all(parts, "concat")?)?,
-        ))
+        Ok(self.wrap(self.inner.concat(&self.open_all(parts, "concat")?)?))
     }
 
     fn slice(&self, part: &Partition, offset: usize, len: usize) -> Result<Partition> {
-        Ok(Self::wrap(self.inner.slice(
-            &self.open(part, "slice")?,
-            offset,
-            len,
-        )?))
+        Ok(self.wrap(self.inner.slice(&self.open(part, "slice")?, offset, len)?))
     }
 
     fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {
-        Ok(Self::wrap(
-            self.inner.take(&self.open(part, "take")?, indices)?,
-        ))
+        Ok(self.wrap(self.inner.take(&self.open(part, "take")?, indices)?))
     }
 
     fn window(
@@ -241,19 +293,58 @@ impl DataFrameBackend for BrokenFrameBackend {
         carry: Option<&Partition>,
     ) -> Result<Partition> {
         let carry = carry.map(|c| self.open(c, "window")).transpose()?;
-        Ok(Self::wrap(self.inner.window(
-            &self.open(part, "window")?,
-            spec,
-            carry.as_ref(),
-        )?))
+        Ok(self.wrap(
+            self.inner
+                .window(&self.open(part, "window")?, spec, carry.as_ref())?,
+        ))
     }
 
     fn window_carry(&self, part: &Partition, spec: &WindowSpec) -> Result<Partition> {
-        Ok(Self::wrap(
+        Ok(self.wrap(
             self.inner
                 .window_carry(&self.open(part, "window_carry")?, spec)?,
         ))
     }
+}
+
+/// Plant of the wrong reference: every `-x` in a step evaluates as `x`.
+fn drop_negation(step: &FrameStep) -> FrameStep {
+    match step {
+        FrameStep::Filter(e) => FrameStep::Filter(without_negation(e)),
+        FrameStep::Project(list) => FrameStep::Project(
+            list.iter()
+                .map(|(n, e)| (n.clone(), without_negation(e)))
+                .collect(),
+        ),
+    }
+}
+
+fn without_negation(e: &Expr) -> Expr {
+    let b = |x: &Expr| Box::new(without_negation(x));
+    match e {
+        Expr::Negate(x) => without_negation(x),
+        Expr::Binary { op, left, right } => Expr::Binary {
+            op: *op,
+            left: b(left),
+            right: b(right),
+        },
+        Expr::Not(x) => Expr::Not(b(x)),
+        Expr::Coalesce(xs) => Expr::Coalesce(xs.iter().map(without_negation).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The wrong reference (see the module docs), for checking the suite with
+/// [`check_frame_backend_against`](super::check_frame_backend_against) the way a
+/// reference with a bug would be checked.
+///
+/// # Errors
+/// When the CPU dataframe backend is not registered.
+pub fn wrong_reference() -> Result<FrameBackendRef> {
+    Ok(Arc::new(BrokenFrameBackend {
+        inner: dataframe_backend("cpu")?,
+        plants: Plants::WrongReference,
+    }))
 }
 
 /// The broken backend, shared.

@@ -58,3 +58,87 @@ fn cpu_frames() -> tessera_core::frame::FrameBackendRef {
 
 // The macro a third-party frame backend uses: one #[test] per op and column type.
 tessera_conformance::frame_backend_tests!(cpu_frames());
+
+/// Where the wrong reference's answers differ from the CPU backend's (the right
+/// reference), each such case must fail when the wrong one is the reference: as `suite`
+/// (the reference disagrees with the oracle) where the case states an expectation, as a
+/// plain failure of the backend where it does not; every other case passes.
+#[test]
+fn a_wrong_frame_reference_is_caught_by_the_oracle() {
+    use std::collections::BTreeMap;
+    use tessera_conformance::check_frame_backend_against;
+    use tessera_conformance::frame::oracle_coverage;
+    use tessera_conformance::frame::selftest::wrong_reference;
+
+    let cpu = cpu_frames();
+    let wrong = wrong_reference().unwrap();
+    let options = Options::default();
+    let differ = check_frame_backend_against(&wrong, &cpu, &options);
+    assert!(differ.setup_error.is_none(), "{:?}", differ.setup_error);
+    let changed: Vec<&str> = differ
+        .cases
+        .iter()
+        .filter(|c| c.outcome != Outcome::Pass)
+        .map(|c| c.id.as_str())
+        .collect();
+    let stated: BTreeMap<String, bool> = oracle_coverage(&frame_cases(None), options.seed)
+        .unwrap()
+        .into_iter()
+        .collect();
+    let report = check_frame_backend_against(&cpu, &wrong, &options);
+    assert!(report.setup_error.is_none(), "{:?}", report.setup_error);
+    let mut wrong_outcome = Vec::new();
+    for c in &report.cases {
+        let want = if !changed.contains(&c.id.as_str()) {
+            Outcome::Pass
+        } else if stated[&c.id] {
+            Outcome::Suite
+        } else {
+            Outcome::Fail
+        };
+        if c.outcome != want {
+            wrong_outcome.push(format!(
+                "{}: {:?}, want {want:?}: {}",
+                c.id, c.outcome, c.message
+            ));
+        }
+    }
+    assert!(wrong_outcome.is_empty(), "{}", wrong_outcome.join("\n"));
+    // Each plant changes answers in its family, and the oracle sees it there.
+    for family in [
+        "frame.project/int64",
+        "frame.aggregate.max/",
+        "frame.join.inner/",
+    ] {
+        let seen = report
+            .cases
+            .iter()
+            .filter(|c| c.id.starts_with(family) && c.outcome == Outcome::Suite)
+            .count();
+        assert!(seen > 0, "no case of {family} caught the planted fault");
+    }
+}
+
+/// Every frame case states what the oracle expects, except the t-digest estimate (whose
+/// answer is a bound, not a value) and the decimal stored forms (the oracle has no
+/// decimals yet).
+#[test]
+fn every_frame_case_states_an_oracle_expectation() {
+    use tessera_conformance::frame::oracle_coverage;
+    let cases = frame_cases(None);
+    let coverage = oracle_coverage(&cases, Options::default().seed).unwrap();
+    let missing: Vec<&String> = cases
+        .iter()
+        .zip(&coverage)
+        .filter(|(c, (_, stated))| {
+            !c.family.op.starts_with("frame.aggregate.approx_quantile")
+                && !c.family.op.starts_with("frame.aggregate_of.")
+                && !stated
+        })
+        .map(|(_, (id, _))| id)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "frame cases without an oracle: {missing:?}"
+    );
+}

@@ -130,9 +130,11 @@ pub enum AggFunc {
     Mean,
     /// Number of non-null values (Int64).
     Count,
-    /// Minimum (input type; null when empty).
+    /// Minimum (input type; null when empty), in the sort order: NaN is above every
+    /// number, so it is the minimum only of a group of NaN alone.
     Min,
-    /// Maximum (input type; null when empty).
+    /// Maximum (input type; null when empty), in the sort order: a group holding NaN has
+    /// the maximum NaN (DuckDB's rule; pandas skips NaN).
     Max,
     /// Sample standard deviation, ddof 1 as in pandas (Float64).
     Std,
