@@ -106,3 +106,65 @@ fn a_partition_of_another_backend_is_refused_by_name() {
     assert!(matches!(e, Error::ForeignChunk { .. }), "{e:?}");
     assert!(e.to_string().contains("'cpu'"), "{e}");
 }
+
+/// A program whose only backend lookup is a dataframe plugin named in `dataframe.backend`
+/// finds it: the frame lookup loads the configured plugins first, as the array lookup
+/// does. Run in a child process, so that the configuration is the environment's alone.
+#[test]
+fn a_frame_plugin_named_in_config_is_found_by_the_frame_lookup_alone() {
+    let lib = cdylib::build("tessera-plugin-example-frames").unwrap_or_else(|e| panic!("{e}"));
+    let exe = std::env::current_exe().unwrap();
+    let mut cmd = std::process::Command::new(&exe);
+    cmd.args([
+        "--exact",
+        "frame_plugins::frame_lookup_child",
+        "--ignored",
+        "--nocapture",
+    ]);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("TESSERA_") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd
+        .env(
+            "XDG_CONFIG_HOME",
+            std::env::temp_dir().join("tessera-no-config"),
+        )
+        .env("TESSERA_PLUGINS", &lib)
+        .env("TESSERA_DATAFRAME_BACKEND", "arrow-frames")
+        .env("FRAME_LOOKUP_CHILD", "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("frame backend: arrow-frames, sum 8"),
+        "{text}"
+    );
+}
+
+/// The child of the test above (skipped unless it is run as that child).
+#[test]
+#[ignore = "run by a_frame_plugin_named_in_config_is_found_by_the_frame_lookup_alone"]
+fn frame_lookup_child() {
+    if std::env::var_os("FRAME_LOOKUP_CHILD").is_none() {
+        return;
+    }
+    let df = tessera::frame::DataFrame::from_record_batches(vec![batch()], None).unwrap();
+    let total = df
+        .agg(&[("v", AggFunc::Sum)])
+        .unwrap()
+        .compute()
+        .unwrap()
+        .concat()
+        .unwrap();
+    let sum = total
+        .column(0)
+        .as_any()
+        .downcast_ref::<Float64Array>()
+        .unwrap()
+        .value(0);
+    println!("frame backend: {}, sum {sum}", df.backend());
+}

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::{LazyLock, RwLock};
 
 use crate::backend::{ArrayBackend, Availability, BackendRef};
 use crate::error::{Error, Result};
@@ -265,35 +265,73 @@ pub fn ensure_array_backend(backend: BackendRef) -> Result<BackendRef> {
 /// Looks up an array backend by name (loading configured plugins first).
 pub fn array_backend(name: &str) -> Result<BackendRef> {
     load_configured_plugins()?;
-    let reg = read();
-    match reg.array.get(name) {
-        Some(info) => match (&info.availability, &info.backend) {
-            (Availability::Available, Some(b)) => Ok(Arc::clone(b)),
+    lookup(BackendKind::Array, name, &read().array)
+}
+
+/// One registry entry as the lookups see it: its availability and, when available, its
+/// instance. Array and dataframe entries are looked up by the one function [`lookup`].
+trait Entry {
+    /// The shared handle the lookup returns.
+    type Backend: Clone;
+    fn availability(&self) -> &Availability;
+    fn instance(&self) -> Option<&Self::Backend>;
+}
+
+impl Entry for BackendInfo {
+    type Backend = BackendRef;
+    fn availability(&self) -> &Availability {
+        &self.availability
+    }
+    fn instance(&self) -> Option<&BackendRef> {
+        self.backend.as_ref()
+    }
+}
+
+impl Entry for FrameEntry {
+    type Backend = FrameBackendRef;
+    fn availability(&self) -> &Availability {
+        &self.availability
+    }
+    fn instance(&self) -> Option<&FrameBackendRef> {
+        self.backend.as_ref()
+    }
+}
+
+/// The backend `name` of `kind` among `entries`: unavailable ones with their reason,
+/// unknown ones with the names that exist.
+fn lookup<E: Entry>(
+    kind: BackendKind,
+    name: &str,
+    entries: &BTreeMap<String, E>,
+) -> Result<E::Backend> {
+    match entries.get(name) {
+        Some(e) => match (e.availability(), e.instance()) {
             (Availability::Unavailable(reason), _) => Err(Error::Unavailable {
                 name: name.to_string(),
                 reason: reason.clone(),
             }),
-            (Availability::Available, None) => {
-                Err(Error::Internal(format!("backend '{name}' has no instance")))
-            }
+            (Availability::Available, Some(b)) => Ok(b.clone()),
+            (Availability::Available, None) => Err(Error::Internal(format!(
+                "{kind} backend '{name}' has no instance"
+            ))),
         },
         None => Err(Error::UnknownBackend {
-            kind: "array".to_string(),
+            kind: kind.to_string(),
             name: name.to_string(),
-            available: describe_names(&reg),
+            available: describe_names(entries),
         }),
     }
 }
 
-fn describe_names(reg: &Registry) -> String {
-    if reg.array.is_empty() {
+fn describe_names<E: Entry>(entries: &BTreeMap<String, E>) -> String {
+    if entries.is_empty() {
         return "none (link a backend crate, e.g. `use tessera_cpu as _;`)".to_string();
     }
-    reg.array
-        .values()
-        .map(|i| match &i.availability {
-            Availability::Available => i.name.clone(),
-            Availability::Unavailable(_) => format!("{} (unavailable)", i.name),
+    entries
+        .iter()
+        .map(|(name, e)| match e.availability() {
+            Availability::Available => name.clone(),
+            Availability::Unavailable(_) => format!("{name} (unavailable)"),
         })
         .collect::<Vec<_>>()
         .join(", ")
@@ -335,40 +373,11 @@ pub fn register_dataframe_backend(backend: FrameBackendRef) -> Result<()> {
     Ok(())
 }
 
-/// Looks up a dataframe backend by name.
+/// Looks up a dataframe backend by name (loading configured plugins first, as
+/// [`array_backend`] does).
 pub fn dataframe_backend(name: &str) -> Result<FrameBackendRef> {
-    let reg = read();
-    match reg.frame.get(name) {
-        Some(FrameEntry {
-            backend: Some(b), ..
-        }) => Ok(Arc::clone(b)),
-        Some(FrameEntry {
-            availability: Availability::Unavailable(reason),
-            ..
-        }) => Err(Error::Unavailable {
-            name: name.to_string(),
-            reason: reason.clone(),
-        }),
-        Some(_) => Err(Error::Internal(format!(
-            "dataframe backend '{name}' has no instance"
-        ))),
-        None => Err(Error::UnknownBackend {
-            kind: "dataframe".to_string(),
-            name: name.to_string(),
-            available: if reg.frame.is_empty() {
-                "none (link a backend crate, e.g. `use tessera_cpu as _;`)".to_string()
-            } else {
-                reg.frame
-                    .iter()
-                    .map(|(n, e)| match e.availability {
-                        Availability::Available => n.clone(),
-                        Availability::Unavailable(_) => format!("{n} (unavailable)"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-        }),
-    }
+    load_configured_plugins()?;
+    lookup(BackendKind::DataFrame, name, &read().frame)
 }
 
 /// The dataframe backend `name`, or the configured `dataframe.backend` when `None`.
