@@ -22,20 +22,7 @@ pub fn aggregate(
     let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
     let vc = t.column(v)?;
     // Groups in key order; each holds its rows in input order.
-    let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
-    for r in 0..t.rows {
-        let Some(key) = key_cols
-            .iter()
-            .map(|c| c.cells[r].clone())
-            .collect::<Option<Vec<_>>>()
-        else {
-            continue;
-        };
-        match groups.iter_mut().find(|(k, _)| same(k, &key)) {
-            Some((_, rows)) => rows.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
+    let mut groups = groups(t, keys)?;
     if keys.is_empty() && groups.is_empty() {
         groups.push((Vec::new(), Vec::new()));
     }
@@ -81,6 +68,30 @@ pub fn aggregate(
     })
 }
 
+/// The groups of `t` by the `keys` columns in order of first appearance: each key's
+/// values and its rows in input order. Rows with a null key belong to none.
+///
+/// # Errors
+/// An unknown key column.
+pub fn groups(t: &Table, keys: &[String]) -> Result<Vec<(Vec<Value>, Vec<usize>)>, String> {
+    let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
+    let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
+    for r in 0..t.rows {
+        let Some(key) = key_cols
+            .iter()
+            .map(|c| c.cells[r].clone())
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        match groups.iter_mut().find(|(k, _)| same(k, &key)) {
+            Some((_, rows)) => rows.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    Ok(groups)
+}
+
 fn same(a: &[Value], b: &[Value]) -> bool {
     a.iter()
         .zip(b)
@@ -112,24 +123,9 @@ fn numbers(cells: &[&Value]) -> Vec<f64> {
         .collect()
 }
 
-/// A sum without rounding drift: Neumaier's compensated sum (exact enough that the
-/// suite's relative tolerance judges the reference's order of additions, not ours).
+/// A compensated sum with IEEE's infinities and NaN (the array oracle's).
 fn fsum(xs: &[f64]) -> f64 {
-    let (mut s, mut c) = (0.0f64, 0.0f64);
-    for &x in xs {
-        let t = s + x;
-        c += if s.abs() >= x.abs() {
-            (s - t) + x
-        } else {
-            (x - t) + s
-        };
-        s = t;
-    }
-    if s.is_finite() {
-        s + c
-    } else {
-        s
-    }
+    crate::oracle::reduce::float_sum(xs.iter().copied())
 }
 
 /// Sample variance (ddof 1) by two passes over compensated sums.

@@ -57,29 +57,10 @@ pub fn window(
     func: WindowFunc,
     output: &str,
 ) -> Result<Column, String> {
-    let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
     let vc = t.column(v)?;
     let ty = output_type(func, vc.ty)?;
     // Each row's group: the rows of the same non-null key, in order.
-    let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
-    for r in 0..t.rows {
-        let Some(key) = key_cols
-            .iter()
-            .map(|c| c.cells[r].clone())
-            .collect::<Option<Vec<_>>>()
-        else {
-            continue;
-        };
-        let same = |k: &Vec<Value>| {
-            k.iter()
-                .zip(&key)
-                .all(|(a, b)| order(a, b).is_ok_and(|o| o.is_eq()))
-        };
-        match groups.iter_mut().find(|(k, _)| same(k)) {
-            Some((_, rows)) => rows.push(r),
-            None => groups.push((key, vec![r])),
-        }
-    }
+    let groups = super::aggregate::groups(t, keys)?;
     let mut cells: Vec<Cell> = vec![None; t.rows];
     for (_, rows) in &groups {
         let vals: Vec<&Cell> = rows.iter().map(|&r| &vc.cells[r]).collect();
