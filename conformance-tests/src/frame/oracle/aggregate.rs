@@ -68,14 +68,17 @@ pub fn aggregate(
     })
 }
 
+/// A group: its key's values and its rows.
+pub type Group = (Vec<Value>, Vec<usize>);
+
 /// The groups of `t` by the `keys` columns in order of first appearance: each key's
 /// values and its rows in input order. Rows with a null key belong to none.
 ///
 /// # Errors
 /// An unknown key column.
-pub fn groups(t: &Table, keys: &[String]) -> Result<Vec<(Vec<Value>, Vec<usize>)>, String> {
+pub fn groups(t: &Table, keys: &[String]) -> Result<Vec<Group>, String> {
     let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
-    let mut groups: Vec<(Vec<Value>, Vec<usize>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     for r in 0..t.rows {
         let Some(key) = key_cols
             .iter()
