@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::keys::canonical_floats;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BooleanArray, Datum, Float64Array, Int64Array, RecordBatch,
     Scalar, StringArray, UInt32Array,
@@ -109,8 +110,15 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             }
             let (operand, _) = binary_types(*op, left, &lt, right, &rt)
                 .map_err(|why| Error::invalid("expression", format!("{e}: {why}")))?;
-            let l = eval(left, batch)?.map(|a| cast_to(a, &operand))?;
-            let r = eval(right, batch)?.map(|a| cast_to(a, &operand))?;
+            let mut l = eval(left, batch)?.map(|a| cast_to(a, &operand))?;
+            let mut r = eval(right, batch)?.map(|a| cast_to(a, &operand))?;
+            if op.is_comparison() && operand.is_floating() {
+                // Arrow's comparison kernels order floats totally, so `-0.0 < 0.0`; as
+                // values (IEEE, pandas, DuckDB) they are equal. NaN keeps Arrow's (and
+                // DuckDB's) place: equal to itself, above every number.
+                l = l.map(|a| Ok(canonical_floats(a.clone())))?;
+                r = r.map(|a| Ok(canonical_floats(a.clone())))?;
+            }
             if let Some(out) = view_compare(*op, &l, &r) {
                 return Ok(Val::Array(out));
             }
@@ -747,24 +755,6 @@ fn is_nan(a: &ArrayRef) -> ArrayRef {
     Arc::new(out)
 }
 
-/// Floats with `-0.0` made `0.0` and every NaN the same NaN, so that equal values (as
-/// pandas' `isin` sees them) have equal bytes in the row format.
-fn canonical(a: ArrayRef) -> ArrayRef {
-    use arrow_array::cast::AsArray;
-    use arrow_array::types::{Float32Type, Float64Type};
-    match a.data_type() {
-        DataType::Float64 => Arc::new(
-            a.as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(|v| if v.is_nan() { f64::NAN } else { v + 0.0 }),
-        ),
-        DataType::Float32 => Arc::new(
-            a.as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v + 0.0 }),
-        ),
-        _ => a,
-    }
-}
-
 /// `a is_in values`, comparing in `operand`: the values go into a hash set of their
 /// row-format bytes (any Arrow type, exact), each row is one lookup. A value that does not
 /// fit the operand type (300 for a `UInt8` column) matches nothing.
@@ -773,7 +763,7 @@ fn is_in(a: &ArrayRef, operand: &DataType, values: &[Literal]) -> Result<ArrayRe
     if let Some(out) = is_in_direct(a, values)? {
         return Ok(out);
     }
-    let x = canonical(cast_to(a, operand)?);
+    let x = canonical_floats(cast_to(a, operand)?);
     let wanted = values
         .iter()
         .filter(|v| **v != Literal::Null)
@@ -785,7 +775,7 @@ fn is_in(a: &ArrayRef, operand: &DataType, values: &[Literal]) -> Result<ArrayRe
         let refs: Vec<&dyn Array> = wanted.iter().map(|w| w.as_ref()).collect();
         arrow_select::concat::concat(&refs).map_err(|e| Error::arrow("is_in", e))?
     };
-    let wanted = canonical(wanted);
+    let wanted = canonical_floats(wanted);
     let conv = RowConverter::new(vec![SortField::new(operand.clone())])
         .map_err(|e| Error::arrow("is_in", e))?;
     let set_rows = conv
@@ -1099,6 +1089,46 @@ mod tests {
     use arrow_array::Decimal128Array;
     use arrow_buffer::ScalarBuffer;
     use tessera_core::frame::expr::col;
+
+    /// Float comparisons: `-0.0` equals `0.0` (IEEE, pandas, DuckDB); NaN equals itself
+    /// and sorts above every number (DuckDB); null compares to null.
+    #[test]
+    fn negative_zero_equals_zero_and_nan_sorts_above_numbers() {
+        use tessera_core::frame::expr::{col, lit};
+        let v: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![
+            Some(-0.0),
+            Some(0.0),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            None,
+        ]));
+        let b = RecordBatch::try_from_iter([("v", v)]).unwrap();
+        let check = |e: Expr, want: [Option<bool>; 5]| {
+            let got = eval(&e, &b).unwrap().into_array(5).unwrap();
+            let got: Vec<Option<bool>> = got.as_boolean().iter().collect();
+            assert_eq!(got, want, "{e}");
+        };
+        check(
+            col("v").eq(lit(0.0)),
+            [Some(true), Some(true), Some(false), Some(false), None],
+        );
+        check(
+            col("v").lt(lit(0.0)),
+            [Some(false), Some(false), Some(false), Some(false), None],
+        );
+        check(
+            col("v").eq(lit(-0.0)),
+            [Some(true), Some(true), Some(false), Some(false), None],
+        );
+        check(
+            col("v").gt(lit(f64::INFINITY)),
+            [Some(false), Some(false), Some(true), Some(false), None],
+        );
+        check(
+            col("v").eq(lit(f64::NAN)),
+            [Some(false), Some(false), Some(true), Some(false), None],
+        );
+    }
 
     #[test]
     fn string_functions_answer_alike_over_every_string_layout() {

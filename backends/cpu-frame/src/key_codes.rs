@@ -234,20 +234,20 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             k.as_primitive::<Decimal128Type>().values().iter().copied(),
             rows,
         ),
-        // By bit pattern, as arrow-row tells floats apart: -0.0 and 0.0 are two keys, and
-        // NaNs with different payloads too.
+        // By the bits floats are told apart by as keys (`key_bits`): -0.0 is 0.0 and
+        // every NaN one NaN, as the row encoding sees them.
         DataType::Float64 => number_cached(
             k.as_primitive::<Float64Type>()
                 .values()
                 .iter()
-                .map(|x| x.to_bits()),
+                .map(|&x| super::keys::key_bits(x)),
             rows,
         ),
         DataType::Float32 => number_cached(
             k.as_primitive::<Float32Type>()
                 .values()
                 .iter()
-                .map(|x| x.to_bits()),
+                .map(|&x| super::keys::key_bits(f64::from(x))),
             rows,
         ),
         DataType::Boolean => {
@@ -329,9 +329,9 @@ fn determined(k: &ArrayRef, codes: &[u32], rep: &mut Option<Vec<u32>>) -> bool {
             same(&|i, j| v[i] == v[j])
         }
         DataType::Float64 => {
-            // By bit pattern, as the codes tell floats apart.
+            // By the bits the codes tell floats apart by.
             let v = k.as_primitive::<Float64Type>().values();
-            same(&|i, j| v[i].to_bits() == v[j].to_bits())
+            same(&|i, j| super::keys::key_bits(v[i]) == super::keys::key_bits(v[j]))
         }
         _ => false,
     }

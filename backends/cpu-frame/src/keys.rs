@@ -7,6 +7,7 @@
 //! row as comparable bytes, and a hash map on those bytes.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -91,9 +92,38 @@ pub(crate) fn key_nulls(keys: &[ArrayRef]) -> Option<NullBuffer> {
     })
 }
 
+/// Floats with `-0.0` made `0.0` and every NaN the same NaN, so that values equal as keys
+/// (as pandas, Polars and DuckDB group, join and count them) have equal bytes in the row
+/// format; any other column as it is.
+pub(crate) fn canonical_floats(a: ArrayRef) -> ArrayRef {
+    use arrow_array::types::{Float32Type, Float64Type};
+    match a.data_type() {
+        DataType::Float64 => Arc::new(
+            a.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(|v| if v.is_nan() { f64::NAN } else { v + 0.0 }),
+        ),
+        DataType::Float32 => Arc::new(
+            a.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v + 0.0 }),
+        ),
+        _ => a,
+    }
+}
+
+/// The bits a float key is told apart by: `-0.0` as `0.0`, every NaN as one NaN.
+pub(crate) fn key_bits(x: f64) -> u64 {
+    if x.is_nan() {
+        f64::NAN.to_bits()
+    } else {
+        (x + 0.0).to_bits()
+    }
+}
+
 /// Row-format encoding of the keys (ascending, nulls last): equal keys give equal bytes
-/// and byte order is key order.
+/// and byte order is key order. Floats are compared as keys ([`canonical_floats`]).
 pub(crate) fn encode_rows(keys: &[ArrayRef]) -> Result<Rows> {
+    let keys: Vec<ArrayRef> = keys.iter().cloned().map(canonical_floats).collect();
+    let keys = keys.as_slice();
     let fields = keys
         .iter()
         .map(|k| {
@@ -232,7 +262,26 @@ pub(crate) fn hash_rows(keys: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
 mod tests {
     use super::*;
     use arrow_array::{Int64Array, StringArray};
-    use std::sync::Arc;
+
+    /// `-0.0` and `0.0` are one key, and so is every NaN, through both the row encoding
+    /// and the hashes that route rows to partitions (as pandas, Polars and DuckDB group).
+    #[test]
+    fn negative_zero_and_every_nan_are_one_key_each() {
+        let nan2 = f64::from_bits(f64::NAN.to_bits() ^ 1);
+        let k: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![
+            0.0,
+            -0.0,
+            f64::NAN,
+            nan2,
+            1.5,
+        ]));
+        let g = group_rows(std::slice::from_ref(&k), 5).unwrap();
+        assert_eq!(g.ids[0], g.ids[1]);
+        assert_eq!(g.ids[2], g.ids[3]);
+        assert_eq!(g.first_rows.len(), 3);
+        let h = hash_rows(&[k], 5).unwrap();
+        assert_eq!((h[0], h[2]), (h[1], h[3]));
+    }
 
     /// Groups as sets of rows, independent of group numbering.
     fn partition_of(g: &Groups) -> Vec<Vec<usize>> {
