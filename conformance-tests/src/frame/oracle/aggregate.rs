@@ -142,8 +142,10 @@ fn variance(xs: &[f64]) -> Option<f64> {
     Some(fsum(&dev) / (n - 1.0))
 }
 
-/// The `q` quantile with linear interpolation between the two nearest ranks (NumPy's
-/// default), of the values that are not NaN.
+/// The `q` quantile with linear interpolation between the two nearest ranks, of the
+/// values that are not NaN: the value itself at an exact rank, else NumPy's `_lerp`
+/// (`a + (b - a) t`, or `b - (b - a) (1 - t)` from `t = 0.5` on, so that an infinite end
+/// gives the infinity rather than NaN).
 fn quantile(xs: &[f64], q: f64) -> Option<f64> {
     let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
     if v.is_empty() {
@@ -153,10 +155,29 @@ fn quantile(xs: &[f64], q: f64) -> Option<f64> {
     let pos = q * (v.len() - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     let t = pos - lo as f64;
+    let (a, b) = (v[lo], v[hi]);
     Some(if lo == hi || t == 0.0 {
-        v[lo]
+        a
+    } else if t < 0.5 {
+        a + (b - a) * t
     } else {
-        v[lo] + (v[hi] - v[lo]) * t
+        b - (b - a) * (1.0 - t)
+    })
+}
+
+/// The median: the middle value, or the mean of the two middle values (NumPy's
+/// `median`: their sum halved), of the values that are not NaN.
+fn median(xs: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| !x.is_nan()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
     })
 }
 
@@ -205,7 +226,7 @@ fn of_group(func: AggFunc, ty: Ty, cells: &[&Value]) -> Result<Cell, String> {
             }
             Some(Value::Int(seen.len() as i64))
         }
-        AggFunc::Median => f(quantile(&numbers(cells), 0.5)),
+        AggFunc::Median => f(median(&numbers(cells))),
         AggFunc::Quantile(q) => f(quantile(&numbers(cells), q.value())),
         other => return Err(format!("the oracle does not state {}", other.name())),
     })
@@ -219,7 +240,13 @@ mod tests {
     fn hand_computed_statistics() {
         let xs = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
         assert_eq!(variance(&xs), Some(32.0 / 7.0));
-        assert_eq!(quantile(&xs, 0.5), Some(4.5));
+        assert_eq!(median(&xs), Some(4.5));
+        assert_eq!(median(&[f64::NEG_INFINITY, 1.0]), Some(f64::NEG_INFINITY));
+        assert_eq!(
+            quantile(&[f64::NEG_INFINITY, 1.0], 0.75),
+            Some(f64::NEG_INFINITY)
+        );
+        assert!(quantile(&[f64::NEG_INFINITY, 1.0], 0.25).unwrap().is_nan());
         assert!((quantile(&[1.0, 2.0, 3.0, 4.0], 0.3).unwrap() - 1.9).abs() < 1e-12);
         assert_eq!(quantile(&[f64::NAN], 0.5), None);
         assert_eq!(fsum(&[1e100, 1.0, -1e100]), 1.0);
