@@ -175,7 +175,8 @@ impl ChunkData for BrokenChunk {
 enum Plant {
     /// Every [`Fault`] (`selftest-broken`).
     Faults,
-    /// Only the truncating `floor_divide` ([`wrong_reference`]).
+    /// The truncating `floor_divide` and `max` reductions of fused programs computed as
+    /// `min` ([`wrong_reference`]).
     WrongReference,
 }
 
@@ -344,6 +345,20 @@ impl ArrayBackend for BrokenBackend {
     }
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         let inputs = self.inners(inputs, "execute")?;
+        if self.plant == Plant::WrongReference {
+            // A user-API path: a fused program's `max` reduction computes `min` (the
+            // protocol's own `reduce` primitive stays right).
+            let mut wrong = program.clone();
+            for o in &mut wrong.outputs {
+                if let Some(r) = &mut o.reduce {
+                    if r.op == ReduceOp::Max {
+                        r.op = ReduceOp::Min;
+                    }
+                }
+            }
+            let out = self.cpu.execute(&wrong, &inputs)?;
+            return Ok(out.into_iter().map(|c| self.wrap(c)).collect());
+        }
         if !self.faults() {
             let out = self.cpu.execute(program, &inputs)?;
             return Ok(out.into_iter().map(|c| self.wrap(c)).collect());
@@ -457,13 +472,13 @@ pub fn verify(run: &[FiredCase]) -> std::result::Result<(), String> {
 /// The registered name of the reference with a wrong kernel ([`wrong_reference`]).
 pub const WRONG_REFERENCE: &str = "selftest-wrong-reference";
 
-/// The CPU backend with one wrong kernel: `floor_divide` on signed integers truncates
-/// towards zero (C's `/`) instead of flooring (Python's `//`), the classic slip. Used as
-/// *both* backend and reference, every comparison between them agrees, so only the
-/// oracle can catch it: the crate's tests show the protocol cases of `floor_divide` on
-/// signed integers ending [`Outcome::Suite`](crate::Outcome::Suite) and nothing else
-/// failing.
-/// The wrong reference as a shared handle.
+/// The CPU backend with two wrong paths: the `floor_divide` kernel on signed integers
+/// truncates towards zero (C's `/`) instead of flooring (Python's `//`), the classic slip,
+/// and a fused program's `max` reduction computes `min` (a path only the user-level API
+/// takes). Used as *both* backend and reference, every comparison between them agrees,
+/// so only the oracle can catch it: the crate's tests show the protocol cases of
+/// `floor_divide` on signed integers and the API cases of `max` ending
+/// [`Outcome::Suite`](crate::Outcome::Suite) and nothing else failing.
 pub fn wrong_reference() -> BackendRef {
     let cpu = CpuBackend::new();
     Arc::new(BrokenBackend {

@@ -17,7 +17,8 @@ use super::{all, describe, floats, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
 use crate::compare::{has_subnormal, max_abs, Tol};
 use crate::gen::{for_product, for_sum, Gen, Values};
-use crate::oracle::ErrorKind;
+use crate::oracle::api::{self as expect, Moment};
+use crate::oracle::{self, ErrorKind, Expect};
 
 fn fam(
     op: &str,
@@ -117,6 +118,7 @@ fn creation() -> Vec<Family> {
             let shape = g.shape(0, 4);
             let value = g.scalar(d, Values::of_variant(v));
             let c = spec(s, g, &shape);
+            s.expect(|| vec![oracle::full(&shape, value)]);
             one(
                 Array::full(&shape, value, c, Some(s.name()))?,
                 Tol::EXACT,
@@ -135,6 +137,7 @@ fn creation() -> Vec<Family> {
             let stop = start + step * n as f64;
             let c = g.below(n.max(1)) + 1;
             let c = if s.reference { n.max(1) } else { c };
+            s.expect(|| vec![expect::arange(start, stop, step, d)]);
             one(
                 Array::arange(start, stop, step, d, c, Some(s.name()))?,
                 Tol::arithmetic(d),
@@ -146,6 +149,7 @@ fn creation() -> Vec<Family> {
             let (start, stop) = (g.unit() * 20.0 - 10.0, g.unit() * 20.0 - 10.0);
             let endpoint = g.chance(0.7);
             let c = spec(s, g, &[num]);
+            s.expect(|| vec![expect::linspace(start, stop, num, endpoint)]);
             one(
                 Array::linspace(start, stop, num, endpoint, c, Some(s.name()))?,
                 Tol::arithmetic(DType::F64),
@@ -157,6 +161,7 @@ fn creation() -> Vec<Family> {
             let m = if g.chance(0.5) { Some(g.dim()) } else { None };
             let k = g.below(7) as i64 - 3;
             let c = spec(s, g, &[n, m.unwrap_or(n)]);
+            s.expect(|| vec![expect::eye(n, m, k, d)]);
             one(
                 Array::eye(n, m, k, d, c, Some(s.name()))?,
                 Tol::EXACT,
@@ -211,7 +216,8 @@ fn creation() -> Vec<Family> {
         }),
         fam("from_host", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            s.expect(|| vec![h]);
             one(a, Tol::EXACT, desc)
         }),
         fam("to_backend", all(), |s, g, d, v| {
@@ -219,6 +225,7 @@ fn creation() -> Vec<Family> {
             let shape = g.shape(0, 4);
             let h = g.host(&shape, d, Values::of_variant(v));
             let c = spec(s, g, &shape);
+            s.expect(|| vec![h.clone(), h.clone()]);
             let on_ref = Array::from_host(h.clone(), c.clone(), Some("cpu"))?;
             let there = on_ref.to_backend(s.name())?.persist()?;
             let back = Array::from_host(h, c, Some(s.name()))?.to_backend("cpu")?;
@@ -230,7 +237,8 @@ fn creation() -> Vec<Family> {
         }),
         fam("persist", all(), |s, g, d, v| {
             let shape = g.shape(1, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            s.expect(|| vec![expect::index(&h, &[Index::step(-1)]).expect("a full slice")]);
             let p = a.persist()?;
             one(p.slice(&[Index::step(-1)])?, Tol::EXACT, desc)
         }),
@@ -248,15 +256,12 @@ fn elementwise() -> Vec<Family> {
         };
         v.push(fam(name, dtypes, move |s, g, d, v| {
             let (sa, sb) = broadcast_pair(g);
-            let (_, a, da) = arr(s, g, "a", &sa, d, v)?;
+            let (ha, a, da) = arr(s, g, "a", &sa, d, v)?;
             let r = match v {
-                0 => {
-                    let (_, b, db) = arr(s, g, "b", &sb, d, v)?;
-                    (a.binary(op, &b)?, format!("{da}; {db}"))
-                }
-                1 => {
-                    let e = g.pick(&DType::ALL);
-                    let (_, b, db) = arr(s, g, "b", &sb, e, v)?;
+                0 | 1 => {
+                    let e = if v == 1 { g.pick(&DType::ALL) } else { d };
+                    let (hb, b, db) = arr(s, g, "b", &sb, e, v)?;
+                    s.expect_outcome(|| expect::binary(op, &ha, &hb).map(|r| vec![r]).into());
                     (a.binary(op, &b)?, format!("{da}; {db}"))
                 }
                 _ => {
@@ -293,7 +298,10 @@ fn elementwise() -> Vec<Family> {
             .collect();
         v.push(fam(op.name(), dtypes, move |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            if let Some(od) = op.operand_dtype(d) {
+                s.expect(|| vec![oracle::unary(op, &oracle::cast(&h, od))]);
+            }
             let r = a.unary(op)?;
             let tol = match op {
                 UnaryOp::Sqrt => Tol::arithmetic(r.dtype()),
@@ -305,7 +313,8 @@ fn elementwise() -> Vec<Family> {
     }
     v.push(fam("astype", all(), |s, g, d, v| {
         let shape = g.shape(0, 3);
-        let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+        let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+        s.expect(|| DType::ALL.iter().map(|&t| oracle::cast(&h, t)).collect());
         let out = DType::ALL
             .iter()
             .map(|&t| a.astype(t).compute())
@@ -319,14 +328,15 @@ fn elementwise() -> Vec<Family> {
     v.push(fam("where", all(), |s, g, d, v| {
         let (sa, sb) = broadcast_pair(g);
         let e = if v == 1 { g.pick(&DType::ALL) } else { d };
-        let (_, c, dc) = arr(s, g, "cond", &sa, DType::Bool, v)?;
-        let (_, a, da) = arr(s, g, "a", &sb, d, v)?;
-        let (_, b, db) = arr(s, g, "b", &sa, e, v)?;
+        let (hc, c, dc) = arr(s, g, "cond", &sa, DType::Bool, v)?;
+        let (ha, a, da) = arr(s, g, "a", &sb, d, v)?;
+        let (hb, b, db) = arr(s, g, "b", &sa, e, v)?;
+        s.expect_outcome(|| expect::where_(&hc, &ha, &hb).map(|r| vec![r]).into());
         one(c.where_(&a, &b)?, Tol::EXACT, format!("{dc}; {da}; {db}"))
     }));
     v.push(fam("clip", numeric(), |s, g, d, v| {
         let shape = g.shape(0, 4);
-        let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+        let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
         let lo = g.below(10) as i64 - 5;
         let hi = lo + g.below(10) as i64;
         let (lo, hi) = (
@@ -337,6 +347,12 @@ fn elementwise() -> Vec<Family> {
         // for an upper bound below it (`np.clip(uint8, None, -1)`: OverflowError).
         if unsigned(d) && hi.is_some_and(negative_int) {
             s.expect_error(ErrorKind::DType);
+        } else {
+            let int = |k: Option<Scalar>| match k {
+                Some(Scalar::I64(x)) => Some(x),
+                _ => None,
+            };
+            s.expect(|| vec![expect::clip(&h, int(lo), int(hi))]);
         }
         one(
             a.clip(lo, hi)?,
@@ -365,11 +381,16 @@ fn indexing() -> Vec<Family> {
     vec![
         fam("slice", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
             let idx: Vec<Index> = shape.iter().map(|&n| random_slice(g, n)).collect();
             let first = a.slice(&idx)?;
             // A slice of a slice composes into one view.
             let idx2: Vec<Index> = first.shape().iter().map(|&n| random_slice(g, n)).collect();
+            s.expect(|| {
+                let once = expect::index(&h, &idx).expect("slices never fail");
+                let twice = expect::index(&once, &idx2).expect("slices never fail");
+                vec![once, twice]
+            });
             Ok(Produced {
                 out: vec![first.compute()?, first.slice(&idx2)?.compute()?],
                 tol: Tol::EXACT,
@@ -378,7 +399,7 @@ fn indexing() -> Vec<Family> {
         }),
         fam("index", all(), |s, g, d, v| {
             let shape = g.nonempty_shape(1, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
             let mut idx = Vec::new();
             for &n in &shape {
                 if g.chance(0.3) {
@@ -396,6 +417,7 @@ fn indexing() -> Vec<Family> {
                 idx.truncate(at);
                 idx.push(Index::Ellipsis);
             }
+            s.expect(|| vec![expect::index(&h, &idx).expect("in-range positions")]);
             one(a.slice(&idx)?, Tol::EXACT, format!("{desc}, x{idx:?}"))
         }),
     ]
@@ -466,12 +488,23 @@ fn reductions() -> Vec<Family> {
                     Some(ax) => ax.iter().map(|&i| shape[i]).product(),
                 };
                 let scale = max_abs(&h);
-                if let Red::Op(op) = red {
-                    let all: Vec<usize> = (0..shape.len()).collect();
-                    if op.check_identity(&shape, axes_opt.unwrap_or(&all)).is_err() {
-                        s.expect_error(ErrorKind::Invalid);
+                s.expect_outcome(|| match red {
+                    Red::Op(op) => expect::reduce(&h, op, axes_opt, keep)
+                        .map(|r| vec![r])
+                        .into(),
+                    Red::Mean => {
+                        Expect::Values(vec![expect::moment(&h, Moment::Mean, axes_opt, keep)])
                     }
-                }
+                    Red::NanMean => {
+                        Expect::Values(vec![expect::moment(&h, Moment::NanMean, axes_opt, keep)])
+                    }
+                    Red::Var => {
+                        Expect::Values(vec![expect::moment(&h, Moment::Var(ddof), axes_opt, keep)])
+                    }
+                    Red::Std => {
+                        Expect::Values(vec![expect::moment(&h, Moment::Std(ddof), axes_opt, keep)])
+                    }
+                });
                 let r = match red {
                     Red::Op(op) => a.reduce(op, axes_opt, keep)?,
                     Red::Mean => a.mean(axes_opt, keep)?,
@@ -504,7 +537,7 @@ fn reductions() -> Vec<Family> {
             all(),
             move |s, g, d, v| {
                 let shape = g.shape(0, 4);
-                let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+                let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
                 let axis = if shape.is_empty() || g.chance(0.3) {
                     None
                 } else {
@@ -515,9 +548,16 @@ fn reductions() -> Vec<Family> {
                     None => numel(&shape) == 0,
                     Some(a) => shape[a] == 0,
                 };
-                if empty {
-                    s.expect_error(ErrorKind::Invalid);
-                }
+                let op = if max {
+                    ReduceOp::ArgMax
+                } else {
+                    ReduceOp::ArgMin
+                };
+                s.expect_outcome(|| {
+                    let r = expect::arg_reduce(&h, op, axis, keep).map(|r| vec![r]);
+                    debug_assert_eq!(r.is_err(), empty);
+                    r.into()
+                });
                 let r = if max {
                     a.argmax(axis, keep)?
                 } else {
@@ -548,8 +588,9 @@ fn structure() -> Vec<Family> {
     vec![
         fam("permute_dims", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
             let perm = g.permutation(shape.len());
+            s.expect(|| vec![oracle::transpose(&h, &perm)]);
             one(
                 a.permute_dims(&perm)?,
                 Tol::EXACT,
@@ -558,7 +599,7 @@ fn structure() -> Vec<Family> {
         }),
         fam("reshape", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
             let n = numel(&shape);
             let mut to: Vec<i64> = if n == 0 {
                 vec![0, g.below(3) as i64]
@@ -572,6 +613,19 @@ fn structure() -> Vec<Family> {
             if g.chance(0.3) {
                 to.insert(g.below(3), 1);
             }
+            s.expect(|| {
+                // One -1 is the size the others leave.
+                let known: usize = to
+                    .iter()
+                    .filter(|&&k| k >= 0)
+                    .map(|&k| k as usize)
+                    .product();
+                let dims: Vec<usize> = to
+                    .iter()
+                    .map(|&k| if k < 0 { n / known.max(1) } else { k as usize })
+                    .collect();
+                vec![oracle::reshape(&h, &dims)]
+            });
             one(a.reshape(&to)?, Tol::EXACT, format!("{desc}, to {to:?}"))
         }),
         fam("broadcast_to", all(), |s, g, d, v| {
@@ -581,7 +635,8 @@ fn structure() -> Vec<Family> {
                 .iter()
                 .map(|&n| if g.chance(0.5) { 1 } else { n })
                 .collect();
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            s.expect(|| vec![expect::stretch(&h, d, &to)]);
             one(
                 a.broadcast_to(&to)?,
                 Tol::EXACT,
@@ -592,15 +647,18 @@ fn structure() -> Vec<Family> {
             let base = g.shape(1, 4);
             let axis = g.below(base.len());
             let mut parts = Vec::new();
+            let mut hosts = Vec::new();
             let mut words = Vec::new();
             for i in 0..1 + g.below(3) {
                 let mut sh = base.clone();
                 sh[axis] = g.dim();
                 let e = if v == 1 { g.pick(&DType::ALL) } else { d };
-                let (_, a, desc) = arr(s, g, &format!("part {i}"), &sh, e, v)?;
+                let (h, a, desc) = arr(s, g, &format!("part {i}"), &sh, e, v)?;
                 parts.push(a);
+                hosts.push(h);
                 words.push(desc);
             }
+            s.expect(|| vec![expect::concatenate(&hosts, axis)]);
             let refs: Vec<&Array> = parts.iter().collect();
             one(
                 Array::concatenate(&refs, axis)?,
@@ -612,12 +670,15 @@ fn structure() -> Vec<Family> {
             let shape = g.shape(0, 3);
             let axis = g.below(shape.len() + 1);
             let mut parts = Vec::new();
+            let mut hosts = Vec::new();
             let mut words = Vec::new();
             for i in 0..1 + g.below(3) {
-                let (_, a, desc) = arr(s, g, &format!("part {i}"), &shape, d, v)?;
+                let (h, a, desc) = arr(s, g, &format!("part {i}"), &shape, d, v)?;
                 parts.push(a);
+                hosts.push(h);
                 words.push(desc);
             }
+            s.expect(|| vec![expect::stack(&hosts, axis)]);
             let refs: Vec<&Array> = parts.iter().collect();
             one(
                 Array::stack(&refs, axis)?,
@@ -627,7 +688,8 @@ fn structure() -> Vec<Family> {
         }),
         fam("rechunk", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            s.expect(|| vec![h.clone()]);
             let to = g.chunks(&shape);
             let r = a.rechunk(to.clone())?;
             if r.chunks() != &to {
@@ -645,7 +707,7 @@ fn structure() -> Vec<Family> {
                 .into_iter()
                 .map(|n| if g.chance(0.5) { 1 } else { n })
                 .collect();
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
             let ones: Vec<usize> = (0..shape.len())
                 .filter(|&i| shape[i] == 1 && g.chance(0.6))
                 .collect();
@@ -654,6 +716,16 @@ fn structure() -> Vec<Family> {
             } else {
                 Some(ones.as_slice())
             };
+            s.expect(|| {
+                let keep: Vec<usize> = (0..shape.len())
+                    .filter(|i| match axes {
+                        None => shape[*i] != 1,
+                        Some(ax) => !ax.contains(i),
+                    })
+                    .map(|i| shape[i])
+                    .collect();
+                vec![oracle::reshape(&h, &keep)]
+            });
             one(
                 a.squeeze(axes)?,
                 Tol::EXACT,
@@ -662,8 +734,13 @@ fn structure() -> Vec<Family> {
         }),
         fam("expand_dims", all(), |s, g, d, v| {
             let shape = g.shape(0, 3);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
             let axis = g.below(shape.len() + 1);
+            s.expect(|| {
+                let mut to = shape.clone();
+                to.insert(axis, 1);
+                vec![oracle::reshape(&h, &to)]
+            });
             one(
                 a.expand_dims(axis)?,
                 Tol::EXACT,
@@ -677,7 +754,8 @@ fn blocks_and_linalg() -> Vec<Family> {
     vec![
         fam("map_blocks", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
-            let (_, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            s.expect(|| vec![expect::twice_minus_one(&h)]);
             // An elementwise function, so the result must not depend on the chunking.
             let f: tessera_array::array::HostBlockFn = Arc::new(|blocks: &[HostArray]| {
                 let x = blocks[0].cast(DType::F64).into_typed::<f64>()?;
@@ -692,7 +770,9 @@ fn blocks_and_linalg() -> Vec<Family> {
         fam("map_blocks_backend", all(), |s, g, d, v| {
             let shape = g.shape(0, 4);
             let (_, a, da) = arr(s, g, "a", &shape, d, v)?;
-            let (_, b, db) = arr(s, g, "b", &shape, d, v)?;
+            let (hb, b, db) = arr(s, g, "b", &shape, d, v)?;
+            // where(cond, b, b) is b, whatever cond holds.
+            s.expect(|| vec![oracle::cast(&hb, DType::F64)]);
             let f: tessera_array::array::BackendBlockFn = Arc::new(|be, chunks| {
                 let c = be.where_(&chunks[0], &chunks[1], &chunks[1])?;
                 be.cast(&c, DType::F64)
@@ -709,6 +789,7 @@ fn blocks_and_linalg() -> Vec<Family> {
             let (ha, a, da) = arr_with(s, g, "a", &[m, k], d, v, for_sum)?;
             let (hb, b, db) = arr_with(s, g, "b", &[k, n], d, v, for_sum)?;
             let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            s.expect(|| vec![oracle::matmul(&ha, &hb)]);
             one(a.matmul(&b)?, tol, format!("{da}; {db}"))
         }),
         fam("matmul_streamed", floats(), |s, g, d, v| {
@@ -719,6 +800,13 @@ fn blocks_and_linalg() -> Vec<Family> {
             let (ha, a, da) = arr_with(s, g, "a", &[k, m], d, v, for_sum)?;
             let (hb, b, db) = arr_with(s, g, "b", &[k, n], d, v, for_sum)?;
             let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            s.expect(|| {
+                let neg = oracle::unary(UnaryOp::Neg, &ha);
+                vec![
+                    oracle::matmul(&oracle::transpose(&neg, &[1, 0]), &hb),
+                    oracle::matmul(&oracle::transpose(&hb, &[1, 0]), &neg),
+                ]
+            });
             let neg_at = a.T()?.unary(UnaryOp::Neg)?;
             let neg_a = a.unary(UnaryOp::Neg)?;
             Ok(Produced {
@@ -744,6 +832,15 @@ fn blocks_and_linalg() -> Vec<Family> {
             let tol = Tol::reduction(d, 2 * m * n, sx * sx * so)
                 .max(Tol::reduction(d, n, sx * so))
                 .max(Tol::arithmetic(d));
+            s.expect(|| {
+                let mut out = Vec::new();
+                for op in [hx.clone(), oracle::unary(UnaryOp::Neg, &hx)] {
+                    let y = oracle::matmul(&op, &ho);
+                    out.push(oracle::matmul(&oracle::transpose(&op, &[1, 0]), &y));
+                    out.insert(out.len() - 1, y);
+                }
+                out
+            });
             let mut out = Vec::new();
             for operand in [x.clone(), x.unary(UnaryOp::Neg)?] {
                 let sk = tessera_array::linalg::sketch(&operand, &omega)?;
@@ -762,6 +859,7 @@ fn blocks_and_linalg() -> Vec<Family> {
             let (ha, a, da) = arr_with(s, g, "a", &[p, k, q], d, v, for_sum)?;
             let (hb, b, db) = arr_with(s, g, "b", &[r, k], d, v, for_sum)?;
             let tol = Tol::reduction(d, k, max_abs(&ha) * max_abs(&hb)).max(Tol::arithmetic(d));
+            s.expect(|| vec![expect::tensordot_middle(&ha, &hb)]);
             one(
                 a.tensordot(&b, &[1], &[1])?,
                 tol,

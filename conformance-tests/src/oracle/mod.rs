@@ -9,7 +9,8 @@
 //! compensated sums ([`mod@reduce`]), data movement element by element from the index
 //! definitions ([`layout`]), Philox from the paper ([`mod@random`]) and fused programs
 //! interpreted node by node ([`program`]), singular values by one-sided Jacobi
-//! ([`linalg`]). None of it calls a backend, the protocol's
+//! ([`linalg`]), and what the user-level API composes from them ([`api`]: indexing,
+//! broadcasting, reductions with `keepdims`, moments, creation). None of it calls a backend, the protocol's
 //! scalar `apply_*` functions or its casts.
 //!
 //! A protocol case states what it expects through [`Side::expect`](crate::Side::expect)
@@ -18,6 +19,7 @@
 //! reference. Elementary functions of `f64` come from the platform's math library,
 //! independent of tessera's kernels; `tests/golden` checks them against NumPy.
 
+pub mod api;
 pub mod layout;
 pub mod linalg;
 pub mod program;
@@ -78,6 +80,15 @@ pub enum Expect {
     Values(Vec<HostArray>),
     /// An error of this kind.
     Error(ErrorKind),
+}
+
+impl From<Result<Vec<HostArray>, ErrorKind>> for Expect {
+    fn from(r: Result<Vec<HostArray>, ErrorKind>) -> Expect {
+        match r {
+            Ok(v) => Expect::Values(v),
+            Err(kind) => Expect::Error(kind),
+        }
+    }
 }
 
 impl From<Result<Vec<HostArray>, NoIdentity>> for Expect {

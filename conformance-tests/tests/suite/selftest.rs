@@ -163,9 +163,17 @@ fn a_wrong_reference_checked_against_itself_is_caught_by_the_oracle() {
         .map(|c| c.id.as_str())
         .collect();
     assert!(
-        suite.iter().all(|id| id.starts_with("floor_divide/int")),
+        suite
+            .iter()
+            .all(|id| id.starts_with("floor_divide/int") || id.starts_with("api.max/")),
         "{}",
         report.failure_text()
+    );
+    // The API path: `max` through a fused program, on every dtype it runs on.
+    let api_max = suite.iter().filter(|id| id.starts_with("api.max/")).count();
+    assert!(
+        api_max >= 11,
+        "api.max caught in only {api_max} cases: {suite:?}"
     );
     for d in ["int8", "int16", "int32", "int64"] {
         assert!(
@@ -175,10 +183,17 @@ fn a_wrong_reference_checked_against_itself_is_caught_by_the_oracle() {
             "floor_divide on {d} was not caught: {suite:?}"
         );
     }
-    assert_eq!(
-        report.count(&Outcome::Pass) + suite.len(),
-        report.cases.len()
-    );
+    // `argmax` of several chunks combines the chunks' maxima in a fused program, so the
+    // wrong `max` fires only on the chunked side there (the one-chunk reference is right):
+    // the backend fails those cases, as it should.
+    let other: Vec<String> = report
+        .cases
+        .iter()
+        .filter(|c| c.outcome != Outcome::Pass && c.outcome != Outcome::Suite)
+        .filter(|c| !(c.outcome == Outcome::Fail && c.id.starts_with("api.argmax/")))
+        .map(|c| format!("{} {:?}: {}", c.id, c.outcome, c.message))
+        .collect();
+    assert!(other.is_empty(), "{other:#?}");
     let text = report.failure_text();
     assert!(
         text.contains("the reference disagrees with the oracle"),
