@@ -449,19 +449,44 @@ pub(crate) fn carry(part: &RecordBatch, spec: &WindowSpec) -> Result<RecordBatch
     let picked: Vec<u32> = match spec.func {
         WindowFunc::CumSum | WindowFunc::CumProd => {
             let (_, acc) = totals(spec.func, &v, &g, spec)?;
-            let kept: Vec<u32> = (0..g.len() as u32)
+            let mut kept: Vec<u32> = (0..g.len() as u32)
                 .filter(|&i| acc.is_valid(i as usize))
                 .collect();
+            let mut totals =
+                arrow_select::take::take(acc.as_ref(), &UInt32Array::from(kept.clone()), None)
+                    .map_err(arrow_err(spec))?;
+            if let Some(f) = totals.as_primitive_opt::<Float64Type>() {
+                // A NaN total (inf - inf, 0 * inf) cannot be carried as one row: the next
+                // partition would skip it as a missing value and start again. Two rows
+                // whose sum (product) is NaN carry it instead: +inf, -inf (0, +inf).
+                let values: Vec<f64> = f.values().to_vec();
+                if values.iter().any(|x| x.is_nan()) {
+                    let pair = if spec.func == WindowFunc::CumSum {
+                        [f64::INFINITY, f64::NEG_INFINITY]
+                    } else {
+                        [0.0, f64::INFINITY]
+                    };
+                    let (mut groups, mut out) = (Vec::new(), Vec::new());
+                    for (&group, &x) in kept.iter().zip(&values) {
+                        if x.is_nan() {
+                            groups.extend([group, group]);
+                            out.extend(pair);
+                        } else {
+                            groups.push(group);
+                            out.push(x);
+                        }
+                    }
+                    kept = groups;
+                    totals = Arc::new(Float64Array::from(out));
+                }
+            }
             let firsts: Vec<u32> = kept.iter().map(|&i| g.first_rows[i as usize]).collect();
             let idx = UInt32Array::from(firsts);
             let mut columns = keys
                 .iter()
                 .map(|k| arrow_select::take::take(k.as_ref(), &idx, None).map_err(arrow_err(spec)))
                 .collect::<Result<Vec<_>>>()?;
-            columns.push(
-                arrow_select::take::take(acc.as_ref(), &UInt32Array::from(kept), None)
-                    .map_err(arrow_err(spec))?,
-            );
+            columns.push(totals);
             return RecordBatch::try_new(schema, columns).map_err(arrow_err(spec));
         }
         WindowFunc::Shift(_) | WindowFunc::Diff(_) | WindowFunc::Rolling { .. } => {
@@ -531,6 +556,52 @@ mod tests {
                 r.value(agg, 1)
             })
             .collect()
+    }
+
+    /// A running sum that became NaN (inf - inf) in one partition stays NaN in the next:
+    /// the carry must not look like a missing value, which the next partition would skip.
+    #[test]
+    fn a_nan_running_total_crosses_partitions() {
+        use arrow_array::Float64Array;
+        for (func, first, want) in [
+            (
+                WindowFunc::CumSum,
+                vec![f64::INFINITY, f64::NEG_INFINITY],
+                2.0,
+            ),
+            (WindowFunc::CumProd, vec![0.0, f64::INFINITY], 2.0),
+        ] {
+            let spec = WindowSpec {
+                keys: vec![],
+                func,
+                column: "v".into(),
+                output: "out".into(),
+            };
+            let part = |v: Vec<f64>| {
+                let a: ArrayRef = Arc::new(Float64Array::from(v));
+                RecordBatch::try_from_iter([("v", a)]).unwrap()
+            };
+            let c = carry(&part(first), &spec).unwrap();
+            let out = window(&part(vec![want, 3.0]), &spec, Some(&c)).unwrap();
+            let got = out.column(1).as_primitive::<Float64Type>();
+            assert!(
+                got.value(0).is_nan() && got.value(1).is_nan(),
+                "{func:?}: {got:?}"
+            );
+            // Folded with a later partition's carry, the total is still NaN.
+            let both =
+                arrow_select::concat::concat_batches(&c.schema(), &[c.clone(), part(vec![5.0])])
+                    .unwrap();
+            let folded = carry(&both, &spec).unwrap();
+            let out = window(&part(vec![1.0]), &spec, Some(&folded)).unwrap();
+            assert!(
+                out.column(1)
+                    .as_primitive::<Float64Type>()
+                    .value(0)
+                    .is_nan(),
+                "{func:?}"
+            );
+        }
     }
 
     /// An infinity that leaves the window leaves no NaN behind in the running sum, and a

@@ -12,7 +12,7 @@
 //! | `shift(n)`, `diff(n)`, n > 0 | the last `n` rows |
 //! | `shift(n)`, `diff(n)`, n < 0 | the first `-n` rows |
 //! | `rolling(w, ..)` | the last `w - 1` rows |
-//! | `cumsum`, `cumprod` | one row: the running total (in [`WindowFunc::output_type`]) |
+//! | `cumsum`, `cumprod` | one row: the running total (in [`WindowFunc::output_type`]); a float total that is NaN as two rows whose sum or product is NaN (`inf, -inf`; `0, inf`), since a NaN row is a missing value the next partition skips |
 //! | `cummin`, `cummax` | one row: the running extreme |
 //! | `ffill` / `bfill` | one row: the last / first non-null value |
 //!
