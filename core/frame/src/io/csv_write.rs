@@ -79,15 +79,22 @@ pub(crate) fn format_rows(batch: &RecordBatch, delim: u8, out: &mut Vec<u8>) -> 
             match col.data_type() {
                 DataType::Utf8 => write_field(out, col.as_string::<i32>().value(row), delim),
                 DataType::LargeUtf8 => write_field(out, col.as_string::<i64>().value(row), delim),
+                DataType::Utf8View => write_field(out, col.as_string_view().value(row), delim),
                 DataType::Timestamp(_, _) => out.extend_from_slice(
                     format_timestamp_micros(
                         col.as_primitive::<TimestampMicrosecondType>().value(row),
                     )
                     .as_bytes(),
                 ),
-                _ => {
+                // Numbers, booleans and dates never hold a delimiter, a quote or a line break.
+                t if t.is_numeric()
+                    || matches!(t, DataType::Boolean | DataType::Date32 | DataType::Date64) =>
+                {
                     let _ = write!(out, "{}", formatters[j].value(row));
                 }
+                // Anything else (dictionaries of strings, lists, binary) as its display
+                // form, quoted where that form needs it.
+                _ => write_field(out, &formatters[j].value(row).to_string(), delim),
             }
         }
         out.push(b'\n');
@@ -154,6 +161,28 @@ impl DataFrame {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    /// Every string layout is quoted alike: Utf8, LargeUtf8, Utf8View and a dictionary of
+    /// strings, and a list's display form (which holds commas).
+    #[test]
+    fn every_string_layout_is_quoted() {
+        let tricky = ["a,b", "say \"hi\"", "two\nlines", " pad", "plain"];
+        let utf8: arrow_array::ArrayRef = Arc::new(arrow_array::StringArray::from(tricky.to_vec()));
+        let want = "\"a,b\"\n\"say \"\"hi\"\"\"\n\"two\nlines\"\n\" pad\"\nplain\n";
+        for to in [
+            DataType::Utf8,
+            DataType::LargeUtf8,
+            DataType::Utf8View,
+            DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+        ] {
+            let col = arrow_cast::cast(&utf8, &to).unwrap();
+            let batch = RecordBatch::try_from_iter([("s", col)]).unwrap();
+            let mut out = Vec::new();
+            format_rows(&batch, b',', &mut out).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{to}");
+        }
+    }
 
     #[test]
     fn quoting() {
