@@ -598,3 +598,37 @@ fn a_panicking_block_function_is_an_error_naming_the_block() {
         "{e:?}"
     );
 }
+
+/// `arange` refuses what NumPy 2 refuses: integer arguments whose first values do not fit
+/// an unsigned dtype (`arange(-3, 3, dtype=uint8)`, an OverflowError there; this wrapped
+/// to 253, 254, ...), and a bool range of more than two values.
+#[test]
+fn arange_refuses_values_its_dtype_cannot_hold_and_long_bool_ranges() {
+    for (start, step, d) in [
+        (-3.0, 1.0, DType::U8),
+        (-1.0, 1.0, DType::U64),
+        (250.0, 10.0, DType::U8),
+    ] {
+        let e = Array::arange(start, start + 4.0 * step, step, d, 2, Some("cpu"))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("out of bounds for"), "{start} {step} {d}: {e}");
+    }
+    // In range: unchanged.
+    let ok = Array::arange(3.0, 7.0, 1.0, DType::U8, 2, Some("cpu")).unwrap();
+    assert_eq!(
+        f64s(&ok.astype(DType::F64))
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![3.0, 4.0, 5.0, 6.0]
+    );
+    let e = Array::arange(0.0, 3.0, 1.0, DType::Bool, 2, Some("cpu"))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a bool arange holds at most 2"), "{e}");
+    let two = Array::arange(0.0, 2.0, 1.0, DType::Bool, 2, Some("cpu")).unwrap();
+    assert_eq!(two.shape(), &[2]);
+}

@@ -126,18 +126,26 @@ impl Array {
         let b = on(backend)?;
         let chunks = resolve_chunks(&[n], dtype, chunks)?;
         let i = Array::iota(&[n], 0, chunks, b);
+        if dtype == DType::Bool && n > 2 {
+            // NumPy: "arange() is only supported for booleans when the result has at most
+            // length 2" (there is no third boolean to step to).
+            return Err(Error::invalid(
+                "arange",
+                format!("start={start}, stop={stop}, step={step} gives {n} values; a bool arange holds at most 2 (use arange(..) != 0 or astype(bool))"),
+            ));
+        }
         let all_int = dtype.is_integer() && start.fract() == 0.0 && step.fract() == 0.0;
-        if dtype.is_integer() && !all_int {
-            // NumPy's integer `arange` with fractional arguments: the first two values
-            // are computed in float and truncated to the dtype, and the rest continue their
-            // difference (`arange(0.5, 5, 1.5, dtype=int)` is [0, 2, 4]).
+        if dtype.is_integer() {
+            // NumPy converts the first two values to the dtype and raises where one does
+            // not fit (`arange(-3, 3, dtype=uint8)`: OverflowError), with integer arguments
+            // and fractional ones alike.
             let first = start.trunc();
             let second = (start + step).trunc();
             let fits = |v: f64| {
                 crate::dtype::int_range(dtype)
                     .is_some_and(|(lo, hi)| v >= lo as f64 && v <= hi as f64)
             };
-            if !fits(first) || (n > 1 && !fits(second)) {
+            if n > 0 && (!fits(first) || (n > 1 && !fits(second))) {
                 return Err(Error::invalid(
                     "arange",
                     format!(
@@ -145,6 +153,13 @@ impl Array {
                     ),
                 ));
             }
+        }
+        if dtype.is_integer() && !all_int {
+            // NumPy's integer `arange` with fractional arguments: the first two values
+            // are computed in float and truncated to the dtype, and the rest continue their
+            // difference (`arange(0.5, 5, 1.5, dtype=int)` is [0, 2, 4]).
+            let first = start.trunc();
+            let second = (start + step).trunc();
             let delta = second as i64 - first as i64;
             let s = i.binary_scalar(BinaryOp::Mul, Scalar::I64(delta), false)?;
             let v = s.binary_scalar(BinaryOp::Add, Scalar::I64(first as i64), false)?;
