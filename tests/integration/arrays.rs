@@ -632,3 +632,32 @@ fn arange_refuses_values_its_dtype_cannot_hold_and_long_bool_ranges() {
     let two = Array::arange(0.0, 2.0, 1.0, DType::Bool, 2, Some("cpu")).unwrap();
     assert_eq!(two.shape(), &[2]);
 }
+
+/// `clip` with a float bound beside an integer bound out of the array's range computes in
+/// float64, as NumPy 2's result type of the three (`np.clip(int8, 300, 2.5)` is 2.5
+/// everywhere); before, the integer bound was checked against int8 alone and refused.
+#[test]
+fn clip_with_a_float_bound_promotes_before_checking_integer_bounds() {
+    let x = Array::arange(-3.0, 3.0, 1.0, DType::I8, 2, Some("cpu")).unwrap();
+    let c = x
+        .clip(Some(Scalar::I64(300)), Some(Scalar::F64(2.5)))
+        .unwrap();
+    assert_eq!(c.dtype(), DType::F64);
+    assert!(f64s(&c).iter().all(|&v| v == 2.5), "{:?}", f64s(&c));
+    let c = x
+        .clip(Some(Scalar::F64(-1.5)), Some(Scalar::I64(-300)))
+        .unwrap();
+    assert!(f64s(&c).iter().all(|&v| v == -300.0), "{:?}", f64s(&c));
+    // Integer bounds alone keep NumPy 2's rules for int8.
+    let same = x
+        .clip(Some(Scalar::I64(-300)), Some(Scalar::I64(1)))
+        .unwrap();
+    assert_eq!(same.dtype(), DType::I8);
+    assert_eq!(
+        f64s(&same.astype(DType::F64))
+            .iter()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![-3.0, -2.0, -1.0, 0.0, 1.0, 1.0]
+    );
+}

@@ -293,14 +293,26 @@ impl Array {
         ))
     }
 
-    /// Limits values to `[min, max]` (NaN stays NaN). As in NumPy 2, an integer bound
-    /// beyond the far end of the array's integer dtype clips nothing (`clip(uint8, -5,
-    /// 300)` is the array), and one beyond the near end is an error.
+    /// Limits values to `[min, max]` (NaN stays NaN), in the result type of the array and
+    /// both bounds (a float bound makes an integer array's clip float64). As in NumPy 2,
+    /// an integer bound beyond the far end of the array's integer dtype clips nothing
+    /// (`clip(uint8, -5, 300)` is the array), and one beyond the near end is an error.
     ///
     /// # Errors
     /// A bound that cannot be represented on the side it clips.
     pub fn clip(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Array> {
-        let mut x = self.clone();
+        // NumPy 2 computes in the result type of the array and both bounds first: a float
+        // bound beside an integer array makes the whole clip float64, where an integer
+        // bound out of the array's range is then an ordinary number.
+        let d = [min, max]
+            .iter()
+            .flatten()
+            .fold(self.dtype(), |d, b| weak_result(d, b));
+        let mut x = if d != self.dtype() && d.is_float() {
+            self.astype(d)
+        } else {
+            self.clone()
+        };
         if let Some(lo) = min {
             if weak_int_out_of_range(x.dtype(), &lo) != Some(OutOfRange::Below) {
                 x = x.binary_scalar(BinaryOp::Maximum, lo, false)?;
