@@ -1,6 +1,7 @@
 //! Sorting and range partitioning through the `arrow-row` format: the sort keys of a row
 //! become bytes whose order is the sort order (descending and nulls-last folded in), so
-//! one stable byte-wise sort handles any number of keys of any orderable types.
+//! one stable byte-wise sort handles any number of keys of any orderable types. Floats are
+//! ordered as values compare (`-0.0` ties with `0.0`; NaN above every number).
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, Rows, SortField};
@@ -16,6 +17,9 @@ fn sort_rows(batch: &RecordBatch, by: &[SortKey], conv: &RowConverter) -> Result
             batch
                 .column_by_name(&k.column)
                 .cloned()
+                // `-0.0` ties with `0.0` (a stable sort keeps their order), as values
+                // compare: the row format alone would put `-0.0` first.
+                .map(super::keys::canonical_floats)
                 .ok_or_else(|| Error::invalid("sort", format!("no column '{}'", k.column)))
         })
         .collect::<Result<_>>()?;
@@ -170,6 +174,38 @@ mod tests {
         let mut idx: Vec<u32> = (0..batch.num_rows() as u32).collect();
         idx.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
         idx
+    }
+
+    #[test]
+    fn negative_zero_ties_with_zero_in_sorts_and_ranges() {
+        let v: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![0.0, -0.0, 1.0, -0.0]));
+        let b = RecordBatch::try_from_iter([("v", v.clone())]).unwrap();
+        let by = [SortKey {
+            column: "v".into(),
+            descending: false,
+        }];
+        let sorted = sort_batch(&b, &by).unwrap();
+        let got: Vec<u64> = sorted
+            .column(0)
+            .as_any()
+            .downcast_ref::<arrow_array::Float64Array>()
+            .unwrap()
+            .values()
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        // Stable: the zeros keep their input order.
+        let want: Vec<u64> = [0.0, -0.0, -0.0, 1.0f64]
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        assert_eq!(got, want);
+        let bounds = RecordBatch::try_from_iter([(
+            "v",
+            Arc::new(arrow_array::Float64Array::from(vec![-0.0])) as ArrayRef,
+        )])
+        .unwrap();
+        assert_eq!(range_ids(&b, &by, &bounds).unwrap(), vec![0, 0, 1, 0]);
     }
 
     #[test]
