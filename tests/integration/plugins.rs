@@ -451,3 +451,43 @@ fn a_plugin_others_could_replace_is_refused_with_how_to_opt_in() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A plugin library owned by another user (who could replace it) is refused even when no
+/// permission bit lets others write to it, as ssh refuses such keys; the opt-out still
+/// works. Needs root, to give the file away.
+#[cfg(unix)]
+#[test]
+fn a_plugin_owned_by_another_user_is_refused() {
+    use std::os::unix::fs::{chown, MetadataExt};
+    let path = lib("tessera-plugin-example");
+    let dir = temp_dir("owner");
+    let target = dir.join("libloops.so");
+    std::fs::copy(&path, &target).unwrap();
+    if chown(&target, Some(4242), None).is_err() {
+        eprintln!("skipped: a_plugin_owned_by_another_user_is_refused: cannot chown (not root)");
+        std::fs::remove_dir_all(dir).ok();
+        return;
+    }
+    assert_eq!(std::fs::metadata(&target).unwrap().uid(), 4242);
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[("TESSERA_PLUGINS", target.as_os_str())],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("is owned by user 4242") && text.contains("TESSERA_PLUGINS_ALLOW_WRITABLE"),
+        "{text}"
+    );
+    let yes = std::ffi::OsStr::new("true");
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        &dir,
+        &[
+            ("TESSERA_PLUGINS", target.as_os_str()),
+            ("TESSERA_PLUGINS_ALLOW_WRITABLE", yes),
+        ],
+    );
+    assert!(ok && text.lines().any(|l| l.starts_with("loops")), "{text}");
+    std::fs::remove_dir_all(dir).ok();
+}

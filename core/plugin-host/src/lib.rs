@@ -326,21 +326,34 @@ fn open_frame(
 
 tessera_core::inventory::submit! { PluginLoader::new(load_configured) }
 
-/// Refuses a plugin that users other than its owner could have replaced: the file or a
-/// directory above it writable by group or others (a directory with the sticky bit, such
-/// as `/tmp`, is safe for entries its users own), as ssh refuses such keys. Setting
-/// `plugins-allow-writable = true` (`TESSERA_PLUGINS_ALLOW_WRITABLE`) opts out.
+/// Refuses a plugin that users other than its owner could have replaced, as ssh refuses
+/// such keys: the file or a directory above it owned by a user other than root and the
+/// current one, or writable by group or others (a directory with the sticky bit, such as
+/// `/tmp`, is safe for entries its users own). Setting `plugins-allow-writable = true`
+/// (`TESSERA_PLUGINS_ALLOW_WRITABLE`) opts out.
 fn check_trusted(path: &Path) -> Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
         if tessera_core::config::plugins_allow_writable()? {
             return Ok(());
         }
+        // SAFETY: geteuid takes no arguments, has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
         for p in path.ancestors() {
             let Ok(meta) = std::fs::metadata(p) else {
                 continue;
             };
+            if meta.uid() != 0 && meta.uid() != me {
+                return Err(load_error(
+                    path,
+                    format!(
+                        "refusing to load: {} is owned by user {} (not root, not you: user {me}),                          who could replace the library; load a copy you own, or set                          plugins-allow-writable = true (TESSERA_PLUGINS_ALLOW_WRITABLE=true) to                          load it anyway",
+                        p.display(),
+                        meta.uid()
+                    ),
+                ));
+            }
             let mode = meta.permissions().mode();
             let sticky_dir = meta.is_dir() && mode & 0o1000 != 0;
             if mode & 0o022 != 0 && !sticky_dir {
