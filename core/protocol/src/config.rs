@@ -239,8 +239,12 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         "array.split-every" if value.trim().parse::<usize>().map_or(true, |v| v < 2) => {
             "an integer of at least 2"
         }
-        "memory-limit" if !matches!(value.trim(), "none" | "") && parse_bytes(value).is_none() => {
-            "a byte size such as `8GiB`, or `none`"
+        "memory-limit"
+            if !matches!(value.trim(), "none" | "")
+                && parse_bytes(value).is_none_or(|b| b == 0) =>
+        {
+            // 0 would refuse every plan; "no limit" is `none`.
+            "a byte size above 0 such as `8GiB`, or `none` for no limit"
         }
         "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
         "progress" if !matches!(value.trim(), "auto" | "always" | "never") => {
@@ -798,9 +802,11 @@ pub fn memory_limit() -> Result<Option<u64>> {
     let (v, _) = get("memory-limit")?;
     match v.trim() {
         "none" | "" => Ok(None),
-        s => parse_bytes(s)
-            .map(Some)
-            .ok_or_else(|| Error::Config(format!("bad memory-limit '{v}'"))),
+        s => parse_bytes(s).filter(|&b| b > 0).map(Some).ok_or_else(|| {
+            Error::Config(format!(
+                "bad memory-limit '{v}': give a byte size above 0 such as `8GiB`, or `none`"
+            ))
+        }),
     }
 }
 
@@ -823,6 +829,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("byte size"), "{err}");
+        // A limit of 0 would accept the key and then refuse every plan.
+        for zero in ["0", "0B", "0GiB"] {
+            let err = set(&[("memory-limit", zero)]).unwrap_err().to_string();
+            assert!(
+                err.contains("above 0") && err.contains("none"),
+                "{zero}: {err}"
+            );
+        }
     }
 
     #[test]
