@@ -491,3 +491,49 @@ fn a_plugin_owned_by_another_user_is_refused() {
     assert!(ok && text.lines().any(|l| l.starts_with("loops")), "{text}");
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A panic caught at a task boundary is reported once, as the typed error that carries its
+/// message, and not also printed to stderr by the panic hook (a Parquet decoder's panic
+/// reached stderr before). Run in a child process, whose stderr is this test's to read.
+#[test]
+fn a_caught_panic_is_an_error_and_not_also_printed() {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(&exe)
+        .args([
+            "--exact",
+            "plugins::caught_panic_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("CAUGHT_PANIC_CHILD", "1")
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("decoder blew up: boom in the decoder"),
+        "{stdout}"
+    );
+    assert!(
+        !stderr.contains("boom in the decoder"),
+        "printed too:\n{stderr}"
+    );
+}
+
+/// The child of the test above (skipped unless it is run as that child).
+#[test]
+#[ignore = "run by a_caught_panic_is_an_error_and_not_also_printed"]
+fn caught_panic_child() {
+    if std::env::var_os("CAUGHT_PANIC_CHILD").is_none() {
+        return;
+    }
+    let r: tessera::Result<()> = tessera_core::error::catch_panic(
+        || panic!("boom in the decoder"),
+        |m| tessera::Error::Internal(format!("decoder blew up: {m}")),
+    );
+    println!("error: {}", r.unwrap_err());
+}

@@ -345,9 +345,51 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "(non-string panic payload)".to_string())
 }
 
+thread_local! {
+    /// How many [`catch_panic`] boundaries this thread is inside.
+    static CATCHING: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Wraps the panic hook once, so that a panic inside a [`catch_panic`] boundary is not
+/// printed: it becomes a typed error that carries its message, and a second report on
+/// stderr (for a decoder's panic the caller already handles) is noise. Outside a
+/// boundary, and whenever `RUST_BACKTRACE` asks for detail, the previous hook runs as
+/// before; a caught panic is still logged at debug level with its location.
+fn quiet_caught_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        let verbose = std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0");
+        std::panic::set_hook(Box::new(move |info| {
+            if verbose || CATCHING.with(std::cell::Cell::get) == 0 {
+                previous(info);
+            } else {
+                log::debug!("caught a panic at a task boundary: {info}");
+            }
+        }));
+    });
+}
+
+/// Leaves a [`catch_panic`] boundary, also when its closure unwinds.
+struct Boundary;
+
+impl Boundary {
+    fn enter() -> Boundary {
+        CATCHING.with(|c| c.set(c.get() + 1));
+        Boundary
+    }
+}
+
+impl Drop for Boundary {
+    fn drop(&mut self) {
+        CATCHING.with(|c| c.set(c.get().saturating_sub(1)));
+    }
+}
+
 /// Runs `f` at a task boundary: a panic inside it becomes the error `on_panic` makes from
 /// the panic's message, so third-party code (a decoder, a kernel, a user function) cannot
-/// unwind through tessera into the caller.
+/// unwind through tessera into the caller. The panic is reported once, as that error, not
+/// also printed to stderr by the default panic hook (set `RUST_BACKTRACE=1` to have both).
 ///
 /// # Errors
 /// What `f` returns, or `on_panic(message)` when it panicked.
@@ -355,8 +397,11 @@ pub fn catch_panic<T>(
     f: impl FnOnce() -> Result<T>,
     on_panic: impl FnOnce(String) -> Error,
 ) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|payload| Err(on_panic(panic_message(payload.as_ref()))))
+    quiet_caught_panics();
+    let boundary = Boundary::enter();
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    drop(boundary);
+    out.unwrap_or_else(|payload| Err(on_panic(panic_message(payload.as_ref()))))
 }
 
 impl From<arrow_schema::ArrowError> for Error {
