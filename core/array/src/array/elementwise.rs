@@ -307,7 +307,7 @@ impl Array {
         let d = [min, max]
             .iter()
             .flatten()
-            .fold(self.dtype(), |d, b| weak_result(d, b));
+            .fold(self.dtype(), weak_result);
         let mut x = if d != self.dtype() && d.is_float() {
             self.astype(d)
         } else {

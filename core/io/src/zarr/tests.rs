@@ -194,6 +194,54 @@ fn a_failed_write_leaves_no_array_and_no_chunks() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// An overwrite that fails mid-write (a block of the new array errors after others were
+/// stored) leaves the old array as it was, on a local directory and in memory alike, and
+/// leaves nothing staged behind; one that succeeds replaces it whole.
+#[test]
+fn a_failed_overwrite_keeps_the_old_array() {
+    let d = dir("overwrite");
+    let local = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    for (store, path) in [(&local, "group/a"), (&ZarrStore::memory(), "a")] {
+        let old = grid(8, 8, [2, 8]);
+        to_zarr(&old, store, path, &ZarrWriteOptions::default()).unwrap();
+        let failing = Array::map_blocks(
+            &[&(&old * -1.0).unwrap()],
+            Arc::new(|blocks: &[tessera_core::host::HostArray]| {
+                if blocks[0].to_f64_vec()[0] <= -32.0 {
+                    Err(Error::invalid("test", "the disk is full"))
+                } else {
+                    Ok(blocks[0].clone())
+                }
+            }),
+            DType::F64,
+            None,
+        )
+        .unwrap();
+        let overwrite = ZarrWriteOptions {
+            overwrite: true,
+            ..ZarrWriteOptions::default()
+        };
+        let err = to_zarr(&failing, store, path, &overwrite).unwrap_err();
+        assert!(err.to_string().contains("the disk is full"), "{err}");
+        let back = from_zarr(store, path, None, Some("cpu")).unwrap();
+        assert_eq!(values(&back), values(&old), "{path}: the old array changed");
+        // A successful overwrite, of another shape and chunking, replaces it whole.
+        let new = grid(3, 5, [3, 2]);
+        to_zarr(&new, store, path, &overwrite).unwrap();
+        let back = from_zarr(store, path, None, Some("cpu")).unwrap();
+        assert_eq!((back.shape(), values(&back)), (new.shape(), values(&new)));
+    }
+    let staged: Vec<PathBuf> = walk(&d)
+        .into_iter()
+        .filter(|p| {
+            let p = p.to_string_lossy();
+            p.contains("tessera-staging") || p.contains("tessera-old")
+        })
+        .collect();
+    assert!(staged.is_empty(), "left behind: {staged:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 fn walk(d: &std::path::Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(d).unwrap() {

@@ -113,6 +113,12 @@ pub struct ZarrWriteOptions {
 /// that opens (and its chunks are removed). Returns the blocks written and the bytes the
 /// array takes in the store (compressed chunks and metadata, counted once at the end).
 ///
+/// With `overwrite`, an array or group already at `path` is replaced only once the new
+/// one is complete: the new array is written beside it (a hidden sibling node) and then
+/// swapped in — on a local directory by two renames, elsewhere by replacing the old keys
+/// with the staged ones — so a write that fails leaves the old array as it was. (An array
+/// at the store's root has no sibling to stage into; it is removed first.)
+///
 /// # Errors
 /// An array or group already at `path` without `overwrite`; invalid options (chunks of
 /// the wrong rank or with a zero, sharding in v2, inner chunks that do not divide the
@@ -154,6 +160,8 @@ pub fn to_zarr(
         tessera_core::cluster::refuse_distributed_write(&format!("to_zarr {location}"))?;
     }
     let root = ranks.as_ref().is_none_or(|c| c.rank() == 0);
+    // Rank 0 decides where the chunks go: `node` itself, or a staging sibling when an old
+    // array must survive until the new one is complete.
     let prepare = || -> Result<Vec<u8>> {
         if holds_node(storage.as_ref(), &node)? {
             if !options.overwrite {
@@ -161,12 +169,22 @@ pub fn to_zarr(
                     "already holds a Zarr array or group; set `overwrite` to replace it".into(),
                 ));
             }
+            if let Some(stage) = staging_node(&node) {
+                erase(storage.as_ref(), &stage, &location)?;
+                return Ok(stage.into_bytes());
+            }
             erase(storage.as_ref(), &node, &location)?;
         }
         Ok(Vec::new())
     };
-    crate::ranks::once(ranks.as_deref(), prepare)?;
-    let zarray = ZArray::new_with_metadata(storage.clone(), &node, metadata).map_err(|e| {
+    let staged = crate::ranks::once(ranks.as_deref(), prepare)?;
+    let target = if staged.is_empty() {
+        node.clone()
+    } else {
+        String::from_utf8(staged)
+            .map_err(|e| Error::Internal(format!("the staging node of {location}: {e}")))?
+    };
+    let zarray = ZArray::new_with_metadata(storage.clone(), &target, metadata).map_err(|e| {
         Error::Storage {
             location: location.clone(),
             detail: format!("the metadata is not valid: {e}"),
@@ -196,6 +214,9 @@ pub fn to_zarr(
         zarray
             .store_metadata_opt(&opts)
             .map_err(|e| fail("writing the metadata", e.to_string()))?;
+        if target != node {
+            swap_in(store, &node, &target, &location)?;
+        }
         // One listing for the whole array (not a request per chunk on an object store).
         let bytes = storage
             .size_prefix(&node_prefix(&node)?)
@@ -213,10 +234,87 @@ pub fn to_zarr(
         })
     });
     if written.is_err() && root {
-        // Chunks without metadata read as nothing; remove them too.
-        let _ = erase(storage.as_ref(), &node, &location);
+        // Chunks without metadata read as nothing; remove them too (the staged ones, when
+        // an old array is kept).
+        let _ = erase(storage.as_ref(), &target, &location);
     }
     written
+}
+
+/// The hidden sibling of `node` a replacement is staged in (`None` for the root node,
+/// which has no parent to hold a sibling).
+fn staging_node(node: &str) -> Option<String> {
+    let base = node.trim_start_matches('/').trim_end_matches('/');
+    let (parent, name) = match base.rsplit_once('/') {
+        Some((p, n)) => (format!("/{p}/"), n),
+        None if base.is_empty() => return None,
+        None => ("/".to_string(), base),
+    };
+    let unique = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    Some(format!(
+        "{parent}.{name}.tessera-staging-{}-{unique}",
+        std::process::id()
+    ))
+}
+
+/// Replaces the array at `node` by the complete one staged at `staged`.
+///
+/// On a local directory: the old directory is renamed aside, the staged one renamed into
+/// place (the old one is put back if that fails), and the old one removed. Elsewhere (an
+/// object store, memory) there is no rename: the old keys are removed and the staged ones
+/// copied under `node`, then removed.
+fn swap_in(store: &ZarrStore, node: &str, staged: &str, location: &str) -> Result<()> {
+    let storage = store.storage.as_ref();
+    let fail = |what: &str, e: String| Error::Storage {
+        location: location.to_string(),
+        detail: super::store::explain(format!("{what}: {e}")),
+    };
+    if let Some(root) = &store.root {
+        let dir = root.join(node.trim_start_matches('/'));
+        let new = root.join(staged.trim_start_matches('/'));
+        let old = new.with_file_name(
+            new.file_name()
+                .map(|n| {
+                    n.to_string_lossy()
+                        .replace("tessera-staging", "tessera-old")
+                })
+                .unwrap_or_default(),
+        );
+        std::fs::rename(&dir, &old)
+            .map_err(|e| fail("moving the old array aside", e.to_string()))?;
+        if let Err(e) = std::fs::rename(&new, &dir) {
+            let _ = std::fs::rename(&old, &dir);
+            return Err(fail("moving the new array into place", e.to_string()));
+        }
+        // The new array is in place; the old one is only garbage now.
+        let _ = std::fs::remove_dir_all(&old);
+        return Ok(());
+    }
+    erase(storage, node, location)?;
+    let from = node_prefix(staged)?;
+    let keys = storage
+        .list_prefix(&from)
+        .map_err(|e| fail("listing the staged array", e.to_string()))?;
+    let to_base = node.trim_start_matches('/');
+    for key in keys {
+        let rest = &key.as_str()[from.as_str().len()..];
+        let dest = if to_base.is_empty() {
+            rest.to_string()
+        } else {
+            format!("{to_base}/{rest}")
+        };
+        let dest = StoreKey::new(dest).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
+        let bytes = storage
+            .get(&key)
+            .map_err(|e| fail("reading a staged chunk", e.to_string()))?
+            .ok_or_else(|| fail("reading a staged chunk", format!("{key} vanished")))?;
+        storage
+            .set(&dest, bytes)
+            .map_err(|e| fail("writing the new array", e.to_string()))?;
+    }
+    erase(storage, staged, location)
 }
 
 /// Computes `array` into a Zarr array held in memory, compressed with `compression`, and
