@@ -304,10 +304,7 @@ impl Array {
         // NumPy 2 computes in the result type of the array and both bounds first: a float
         // bound beside an integer array makes the whole clip float64, where an integer
         // bound out of the array's range is then an ordinary number.
-        let d = [min, max]
-            .iter()
-            .flatten()
-            .fold(self.dtype(), weak_result);
+        let d = [min, max].iter().flatten().fold(self.dtype(), weak_result);
         let mut x = if d != self.dtype() && d.is_float() {
             self.astype(d)
         } else {
