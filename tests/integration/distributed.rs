@@ -600,6 +600,29 @@ fn arrays_written_over_ranks_are_the_files_one_process_writes() {
         );
     }
     assert!(refused[1].0.contains("rank 0"), "{}", refused[1].0);
+
+    // A store every rank opens by the same name but on its own disk (a node-local path on
+    // a multi-node job; here a directory per rank): refused on every rank, naming the rank
+    // that does not see rank 0's store, before a block is written.
+    let local_paths = local::run(2, |rank| {
+        let own = ZarrStore::open(dir.join(format!("node{rank}")).to_str().unwrap()).unwrap();
+        to_zarr(&x(), &own, "a", &ZarrWriteOptions::default())
+            .unwrap_err()
+            .to_string()
+    });
+    for (rank, e) in local_paths.iter().enumerate() {
+        assert!(
+            e.contains("rank 1 does not see the store") && e.contains("node-local"),
+            "rank {rank}: {e}"
+        );
+    }
+    for rank in 0..2 {
+        let array = dir.join(format!("node{rank}")).join("a");
+        assert!(
+            !array.join("zarr.json").exists() && !array.join(".tessera-rank-probe").exists(),
+            "rank {rank}: an array was committed, or the probe was left"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -184,6 +184,9 @@ pub fn to_zarr(
         String::from_utf8(staged)
             .map_err(|e| Error::Internal(format!("the staging node of {location}: {e}")))?
     };
+    if let Some(cluster) = ranks.as_deref() {
+        every_rank_sees(cluster, store, &target, &location)?;
+    }
     let zarray = ZArray::new_with_metadata(storage.clone(), &target, metadata).map_err(|e| {
         Error::Storage {
             location: location.clone(),
@@ -239,6 +242,66 @@ pub fn to_zarr(
         let _ = erase(storage.as_ref(), &target, &location);
     }
     written
+}
+
+/// Checks that every rank of the job reaches the store rank 0 writes into: rank 0 puts a
+/// probe key under `target`, every rank reads it back, the ranks agree, and rank 0 removes
+/// it. A node-local path on a multi-node job (every rank's blocks would land on its own
+/// disk and read back as the fill value) fails the write on every rank, naming the rank.
+fn every_rank_sees(
+    cluster: &tessera_core::cluster::Cluster,
+    store: &ZarrStore,
+    target: &str,
+    location: &str,
+) -> Result<()> {
+    let storage = store.storage.as_ref();
+    let base = target.trim_start_matches('/');
+    let name = if base.is_empty() {
+        ".tessera-rank-probe".to_string()
+    } else {
+        format!("{base}/.tessera-rank-probe")
+    };
+    let key = StoreKey::new(name).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
+    let token = crate::ranks::once(Some(cluster), || {
+        let token = format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        )
+        .into_bytes();
+        storage
+            .set(&key, token.clone().into())
+            .map_err(|e| Error::Storage {
+                location: location.to_string(),
+                detail: super::store::explain(format!("writing the rank probe: {e}")),
+            })?;
+        Ok(token)
+    })?;
+    let seen = storage.get(&key).ok().flatten();
+    let mine = if seen.as_deref() == Some(token.as_slice()) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "to_zarr",
+            format!(
+                "rank {} does not see the store {location} that rank 0 writes into: under \
+                 scheduler = \"mpi\" write to a filesystem every rank shares (NFS, Lustre, \
+                 GPFS) or an object store, not a node-local path",
+                cluster.rank()
+            ),
+        ))
+    };
+    let agreed = crate::ranks::agree(cluster, mine);
+    let removed = crate::ranks::once(Some(cluster), || {
+        storage.erase(&key).map_err(|e| Error::Storage {
+            location: location.to_string(),
+            detail: format!("removing the rank probe: {e}"),
+        })?;
+        Ok(Vec::new())
+    });
+    agreed.and(removed.map(|_| ()))
 }
 
 /// The hidden sibling of `node` a replacement is staged in (`None` for the root node,
