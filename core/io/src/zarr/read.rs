@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use ndarray::{ArrayD, IxDyn};
 use tessera_array::{Array, BlockSource};
@@ -61,8 +62,8 @@ fn open_once(store: &ZarrStore, node: &str, location: &str) -> Result<Stored> {
 /// their pieces are used).
 ///
 /// Only the metadata is read now. For a store on the local file system, a plan that finds
-/// the array's metadata changed since it was opened stops with
-/// [`Error::FileChanged`].
+/// the array's metadata, or a stored chunk it reads, changed since the array was opened
+/// stops with [`Error::FileChanged`] (object stores are not checked).
 ///
 /// # Errors
 /// No array at `path` (or metadata zarrs cannot read), a data type tessera does not hold
@@ -131,6 +132,10 @@ pub(crate) struct ZarrSource {
     note: Option<String>,
     /// The metadata file and its identity, for stores on the local file system.
     metadata: Option<(PathBuf, FileIdentity)>,
+    /// For stores on the local file system: the store's root and when the array was
+    /// opened; a chunk file changed after that (written in place, or replaced by a
+    /// rename, which sets its status-change time too) fails the read.
+    chunk_files: Option<(PathBuf, SystemTime)>,
     /// The compressor whole chunks are decoded with here rather than by zarrs
     /// ([`super::direct`]), when the codec chain is one it takes.
     direct: Option<Compressor>,
@@ -164,6 +169,7 @@ impl ZarrSource {
             None => None,
         };
         let direct = super::direct::plan(&array.codecs(), dtype);
+        let chunk_files = store.root.clone().map(|r| (r, SystemTime::now()));
         Ok(ZarrSource {
             array,
             location,
@@ -171,6 +177,7 @@ impl ZarrSource {
             chunks,
             note: None,
             metadata,
+            chunk_files,
             direct,
         })
     }
@@ -237,6 +244,78 @@ impl ZarrSource {
     }
 }
 
+impl ZarrSource {
+    /// Checks, after a read of `region`, that none of the stored chunk files it touches
+    /// changed since the array was opened (local stores; their status-change time is
+    /// later than the opening). File systems stamp times from a clock a tick behind the
+    /// real one, so a change in the same tick as the opening may pass; a change never
+    /// fails a read it did not happen to.
+    ///
+    /// # Errors
+    /// [`Error::FileChanged`] naming the chunk file.
+    fn check_chunks(&self, region: &[Range<usize>]) -> Result<()> {
+        #[cfg(unix)]
+        if let Some((root, opened)) = &self.chunk_files {
+            use std::os::unix::fs::MetadataExt;
+            let mut axes: Vec<Vec<u64>> = Vec::with_capacity(region.len());
+            for (ax, r) in region.iter().enumerate() {
+                let offsets = self.chunks.offsets(ax);
+                let sizes = self.chunks.axis(ax);
+                axes.push(
+                    (0..sizes.len())
+                        .filter(|&k| offsets[k] < r.end && offsets[k] + sizes[k] > r.start)
+                        .map(|k| k as u64)
+                        .collect(),
+                );
+            }
+            let mut index = vec![0u64; axes.len()];
+            let mut at = vec![0usize; axes.len()];
+            if axes.iter().any(Vec::is_empty) {
+                return Ok(());
+            }
+            loop {
+                for (ax, &i) in at.iter().enumerate() {
+                    index[ax] = axes[ax][i];
+                }
+                let path = root.join(self.array.chunk_key(&index).as_str());
+                if let Ok(meta) = std::fs::metadata(&path) {
+                    let changed = std::time::UNIX_EPOCH
+                        + std::time::Duration::new(
+                            u64::try_from(meta.ctime()).unwrap_or(0),
+                            u32::try_from(meta.ctime_nsec()).unwrap_or(0),
+                        );
+                    if changed > *opened {
+                        return Err(Error::FileChanged {
+                            path: path.display().to_string(),
+                            detail: format!(
+                                "a chunk of {} was written after the array was opened, so \
+                                 this result would mix two versions; open the array again",
+                                self.location
+                            ),
+                        });
+                    }
+                }
+                // The next chunk index, last axis fastest.
+                let mut ax = at.len();
+                loop {
+                    if ax == 0 {
+                        return Ok(());
+                    }
+                    ax -= 1;
+                    at[ax] += 1;
+                    if at[ax] < axes[ax].len() {
+                        break;
+                    }
+                    at[ax] = 0;
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = region;
+        Ok(())
+    }
+}
+
 impl BlockSource for ZarrSource {
     fn describe(&self) -> String {
         format!("zarr {}", self.location)
@@ -247,6 +326,19 @@ impl BlockSource for ZarrSource {
             let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
             identity.check(path, &f)?;
         }
+        let block = self.read_chunks(region)?;
+        self.check_chunks(region)?;
+        Ok(block)
+    }
+
+    fn plan_note(&self) -> Option<String> {
+        self.note.clone()
+    }
+}
+
+impl ZarrSource {
+    /// The values of `region`, decoded from the stored chunks it touches.
+    fn read_chunks(&self, region: &[Range<usize>]) -> Result<HostArray> {
         let shape: Vec<usize> = region.iter().map(|r| r.len()).collect();
         let subset = ArraySubset::new_with_ranges(
             &region
@@ -287,9 +379,5 @@ impl BlockSource for ZarrSource {
             })?;
             Ok(T::wrap(a))
         })
-    }
-
-    fn plan_note(&self) -> Option<String> {
-        self.note.clone()
     }
 }
