@@ -13,6 +13,7 @@ mod config_file;
 mod cuda_unavailable;
 mod distributed;
 mod dtypes;
+mod examples;
 mod frame_calendar;
 mod frame_io;
 mod frame_plugins;

@@ -271,9 +271,14 @@ fn plugins_load_from_the_config_file_and_from_the_environment() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// `target/<profile>/examples/NAME`: built by `cargo test` next to this test binary, or
-/// here when this test runs alone.
+/// `target/<profile>/examples/NAME` of the facade crate (see [`example_binary_of`]).
 pub(crate) fn example_binary(name: &str) -> PathBuf {
+    example_binary_of("tessera", name)
+}
+
+/// `target/<profile>/examples/NAME` of `package`: built by `cargo test` next to this test
+/// binary, or here when this test runs alone.
+pub(crate) fn example_binary_of(package: &str, name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let profile_dir = exe
         .parent()
@@ -285,7 +290,7 @@ pub(crate) fn example_binary(name: &str) -> PathBuf {
     if !path.exists() {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let status = Command::new(cargo)
-            .args(["build", "--quiet", "-p", "tessera", "--example", name])
+            .args(["build", "--quiet", "-p", package, "--example", name])
             .status()
             .expect("run cargo");
         assert!(status.success(), "cargo build --example {name} failed");
