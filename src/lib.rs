@@ -25,6 +25,19 @@
 
 pub use tessera_core::*;
 
+/// The Rust snippets of `README.md`, compiled and run as doctests (`cargo test --doc`);
+/// the few that need a large input or optional system libraries are compiled only
+/// (`no_run`). Hidden lines (`# ...`) write the small files a snippet reads.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeSnippets;
+
+/// The Rust snippets of `WRITE_A_BACKEND.md`, compiled as doctests (the CPU backend stands
+/// in for the reader's own).
+#[cfg(doctest)]
+#[doc = include_str!("../WRITE_A_BACKEND.md")]
+pub struct WriteABackendSnippets;
+
 pub use tessera_array::{array, exec, linalg, Array, Index, RandomState};
 /// Lazy partitioned dataframes: the user API, and the dataframe backend protocol.
 #[cfg(feature = "frame")]
