@@ -15,6 +15,7 @@ use tessera_core::frame::{AggFunc, AggSpec, FrameProgram, FrameStep, Partition};
 use tessera_core::{Error, Result};
 
 use super::data::{column, split, ColType, Draw};
+use super::oracle::{self, value::Table};
 use super::protocol::{parts, row_ids, rows};
 use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
@@ -193,6 +194,23 @@ fn aggregate_stored(
         AggSpec::new("m", AggFunc::Mean, "mean_m"),
     ];
     let keys = vec!["k".to_string()];
+    // The plan's types throughout: what every stored form must give back.
+    s.expect(|| {
+        let tables = pieces
+            .iter()
+            .map(oracle::table)
+            .collect::<std::result::Result<Vec<_>, String>>()?;
+        let rows = oracle::program(&Table::concat(&tables), &program.steps)?;
+        let mut out: Option<Table> = None;
+        for a in &aggs {
+            let t = oracle::aggregate::aggregate(&rows, &keys, &a.column, a.func, &a.output)?;
+            match &mut out {
+                None => out = Some(t),
+                Some(o) => o.columns.extend(t.columns.into_iter().skip(1)),
+            }
+        }
+        oracle::batches(&[out.unwrap_or_default()])
+    });
     let partials = pieces
         .into_iter()
         .map(|p| {

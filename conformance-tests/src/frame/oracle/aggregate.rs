@@ -105,6 +105,11 @@ fn same(a: &[Value], b: &[Value]) -> bool {
 fn output_type(func: AggFunc, t: Ty) -> Result<Ty, String> {
     Ok(match func {
         AggFunc::Sum if t == Ty::Float64 => Ty::Float64,
+        // DuckDB's SUM(DECIMAL(p, s)): 38 digits at the same scale, exact.
+        AggFunc::Sum if matches!(t, Ty::Decimal(..)) => match t {
+            Ty::Decimal(_, s) => Ty::Decimal(38, s),
+            _ => unreachable!("matched a decimal"),
+        },
         AggFunc::Sum if t.is_int() || t == Ty::Bool => Ty::Int64,
         AggFunc::Count | AggFunc::NUnique => Ty::Int64,
         AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) => {
@@ -202,6 +207,30 @@ fn extreme(cells: &[&Value], max: bool) -> Result<Cell, String> {
 
 fn of_group(func: AggFunc, ty: Ty, cells: &[&Value]) -> Result<Cell, String> {
     let f = |x: Option<f64>| x.map(Value::Float);
+    if let Ty::Decimal(_, scale) = ty {
+        // Exact sums of the unscaled values; a mean is that sum over the count, in Float64.
+        let mut sum = 0i128;
+        for v in cells {
+            let Value::Dec(d) = v else {
+                return Err(format!("a decimal column holds {v:?}"));
+            };
+            sum = sum
+                .checked_add(*d)
+                .ok_or("a decimal sum overflows 128 bits")?;
+        }
+        return Ok(match func {
+            AggFunc::Sum => Some(Value::Dec(sum)),
+            AggFunc::Mean => f((!cells.is_empty())
+                .then(|| sum as f64 / 10f64.powi(i32::from(scale)) / cells.len() as f64)),
+            AggFunc::Count => Some(Value::Int(cells.len() as i64)),
+            other => {
+                return Err(format!(
+                    "the oracle does not state {} of decimals",
+                    other.name()
+                ))
+            }
+        });
+    }
     Ok(match func {
         AggFunc::Sum if ty == Ty::Float64 => Some(Value::Float(fsum(&numbers(cells)))),
         AggFunc::Sum => Some(Value::Int(

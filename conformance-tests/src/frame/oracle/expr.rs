@@ -28,6 +28,9 @@ pub fn type_of(e: &Expr, t: &Table) -> Result<Ty, Oops> {
         Expr::Literal(l) => literal_ty(l),
         Expr::Binary { op, left, right } => {
             let (lt, rt) = (type_of(left, t)?, type_of(right, t)?);
+            if let Some(d) = decimal_result(*op, left, lt, right, rt) {
+                return Ok(d);
+            }
             match op {
                 BinaryOp::And | BinaryOp::Or => Ty::Bool,
                 op if op.is_comparison() => {
@@ -83,6 +86,120 @@ pub fn type_of(e: &Expr, t: &Table) -> Result<Ty, Oops> {
         Expr::Offset { expr, .. } | Expr::Truncate { expr, .. } => type_of(expr, t)?,
         Expr::Elapsed { .. } => Ty::Int64,
     })
+}
+
+/// The decimal `(precision, scale)` an operand takes part in decimal arithmetic as: its
+/// own; an integer literal's digits at scale 0 (as DuckDB types integer literals); an
+/// integer column's full width at scale 0 (INTEGER is DECIMAL(10, 0), BIGINT 19 digits).
+fn as_decimal(e: &Expr, t: Ty) -> Option<(u8, i8)> {
+    match (e, t) {
+        (_, Ty::Decimal(p, s)) => Some((p, s)),
+        (Expr::Literal(Literal::Int(v)), _) => Some((
+            v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8,
+            0,
+        )),
+        (_, Ty::Int32) => Some((10, 0)),
+        (_, Ty::Int64) => Some((19, 0)),
+        _ => None,
+    }
+}
+
+/// The type of `left op right` when a decimal meets a decimal or an integer, by DuckDB's
+/// rules:
+/// `+`/`-` keep the larger scale and one more integer digit, `*` adds precisions and
+/// scales (38 digits at most), `/` and `%` are Float64, comparisons Bool. `None` when
+/// neither side is a decimal.
+fn decimal_result(op: BinaryOp, left: &Expr, l: Ty, right: &Expr, r: Ty) -> Option<Ty> {
+    if !matches!(l, Ty::Decimal(..)) && !matches!(r, Ty::Decimal(..)) {
+        return None;
+    }
+    let ((p1, s1), (p2, s2)) = (as_decimal(left, l)?, as_decimal(right, r)?);
+    Some(match op {
+        BinaryOp::Add | BinaryOp::Sub => {
+            let s = s1.max(s2);
+            let int = (p1 as i16 - s1 as i16).max(p2 as i16 - s2 as i16);
+            Ty::Decimal((int + s as i16 + 1).min(38) as u8, s)
+        }
+        BinaryOp::Mul => Ty::Decimal((p1 + p2).min(38), s1 + s2),
+        BinaryOp::Div | BinaryOp::Rem => Ty::Float64,
+        _ => Ty::Bool,
+    })
+}
+
+/// A decimal or integer value as an unscaled integer at `scale` (its own scale `from`).
+fn rescale(v: &Value, from: i8, scale: i8) -> Option<i128> {
+    let x = match v {
+        Value::Dec(d) => *d,
+        Value::Int(i) => i128::from(*i),
+        _ => return None,
+    };
+    x.checked_mul(10i128.checked_pow(u32::try_from(scale - from).ok()?)?)
+}
+
+/// `a op b` where one side is a decimal (see [`decimal_result`]), exactly.
+fn decimal_arithmetic(
+    op: BinaryOp,
+    a: &Value,
+    lt: Ty,
+    b: &Value,
+    rt: Ty,
+    out: Ty,
+) -> Result<Cell, Oops> {
+    let scale_of = |t: Ty| match t {
+        Ty::Decimal(_, s) => s,
+        _ => 0,
+    };
+    let (s1, s2) = (scale_of(lt), scale_of(rt));
+    let overflow = || format!("{a:?} {op:?} {b:?} overflows 128 bits");
+    Ok(Some(match (op, out) {
+        (BinaryOp::Add | BinaryOp::Sub, Ty::Decimal(_, s)) => {
+            let (x, y) = (
+                rescale(a, s1, s).ok_or_else(overflow)?,
+                rescale(b, s2, s).ok_or_else(overflow)?,
+            );
+            Value::Dec(
+                if op == BinaryOp::Add {
+                    x.checked_add(y)
+                } else {
+                    x.checked_sub(y)
+                }
+                .ok_or_else(overflow)?,
+            )
+        }
+        (BinaryOp::Mul, Ty::Decimal(..)) => {
+            let (x, y) = (
+                rescale(a, s1, s1).ok_or_else(overflow)?,
+                rescale(b, s2, s2).ok_or_else(overflow)?,
+            );
+            Value::Dec(x.checked_mul(y).ok_or_else(overflow)?)
+        }
+        (_, Ty::Float64) => {
+            let f =
+                |v: &Value, s: i8| rescale(v, s, s).map(|x| x as f64 / 10f64.powi(i32::from(s)));
+            let (x, y) = (
+                f(a, s1).ok_or_else(overflow)?,
+                f(b, s2).ok_or_else(overflow)?,
+            );
+            Value::Float(if op == BinaryOp::Div { x / y } else { x % y })
+        }
+        (_, Ty::Bool) => {
+            let s = s1.max(s2);
+            let (x, y) = (
+                rescale(a, s1, s).ok_or_else(overflow)?,
+                rescale(b, s2, s).ok_or_else(overflow)?,
+            );
+            let c = x.cmp(&y);
+            Value::Bool(match op {
+                BinaryOp::Eq => c.is_eq(),
+                BinaryOp::NotEq => !c.is_eq(),
+                BinaryOp::Lt => c.is_lt(),
+                BinaryOp::LtEq => c.is_le(),
+                BinaryOp::Gt => c.is_gt(),
+                _ => c.is_ge(),
+            })
+        }
+        _ => return Err(format!("decimal {op:?} giving {out:?}")),
+    }))
 }
 
 fn literal_ty(l: &Literal) -> Ty {
@@ -169,6 +286,12 @@ pub fn cell(e: &Expr, t: &Table, r: usize) -> Result<Cell, Oops> {
         Expr::Binary { op, left, right } => {
             let (lt, rt) = (type_of(left, t)?, type_of(right, t)?);
             let (a, b) = (cell(left, t, r)?, cell(right, t, r)?);
+            if decimal_result(*op, left, lt, right, rt).is_some() {
+                return match (a, b) {
+                    (Some(a), Some(b)) => decimal_arithmetic(*op, &a, lt, &b, rt, ty),
+                    _ => Ok(None),
+                };
+            }
             match op {
                 BinaryOp::And => kleene(a, b, false),
                 BinaryOp::Or => kleene(a, b, true),
@@ -697,6 +820,40 @@ mod tests {
         assert!(order(&Value::Float(-0.0), &Value::Float(0.0))
             .unwrap()
             .is_eq());
+    }
+
+    /// DuckDB's decimal typing, by hand: `p * (1 - r)` of DECIMAL(15, 2) and DECIMAL(4, 2)
+    /// is at scale 4; `p - r` at scale 2 with one more integer digit.
+    #[test]
+    fn decimal_arithmetic_is_exact_with_duckdbs_scales() {
+        let t = Table {
+            rows: 1,
+            columns: vec![
+                super::super::value::Column {
+                    name: "p".into(),
+                    ty: Ty::Decimal(15, 2),
+                    cells: vec![Some(Value::Dec(123_456))], // 1234.56
+                },
+                super::super::value::Column {
+                    name: "r".into(),
+                    ty: Ty::Decimal(4, 2),
+                    cells: vec![Some(Value::Dec(7))], // 0.07
+                },
+            ],
+        };
+        let d = col("p") * (Expr::Literal(Literal::Int(1)) - col("r"));
+        // 1 - r: DECIMAL(5, 2); p * that: DECIMAL(20, 4).
+        assert_eq!(type_of(&d, &t).unwrap(), Ty::Decimal(20, 4));
+        // 1234.56 * 0.93 = 1148.1408
+        assert_eq!(eval(&d, &t).unwrap()[0], Some(Value::Dec(11_481_408)));
+        assert_eq!(
+            type_of(&(col("p") - col("r")), &t).unwrap(),
+            Ty::Decimal(16, 2)
+        );
+        assert_eq!(
+            eval(&(col("p") - col("r")), &t).unwrap()[0],
+            Some(Value::Dec(123_449))
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{
-    Array, ArrayRef, BooleanArray, Date32Array, Float64Array, Int32Array, Int64Array, ListArray,
-    RecordBatch, StringArray, TimestampMicrosecondArray,
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float64Array, Int32Array,
+    Int64Array, ListArray, RecordBatch, StringArray, TimestampMicrosecondArray,
 };
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 
@@ -34,6 +34,8 @@ pub enum Ty {
     TimestampUs,
     /// A list of UTF-8 texts (what `split` gives).
     ListUtf8,
+    /// An exact decimal of this precision and scale (values are unscaled integers).
+    Decimal(u8, i8),
 }
 
 impl Ty {
@@ -52,6 +54,7 @@ impl Ty {
             DataType::Date32 => Ty::Date32,
             DataType::Timestamp(TimeUnit::Microsecond, None) => Ty::TimestampUs,
             DataType::List(f) if f.data_type() == &DataType::Utf8 => Ty::ListUtf8,
+            DataType::Decimal128(p, s) => Ty::Decimal(*p, *s),
             other => return Err(format!("the frame oracle does not model {other}")),
         })
     }
@@ -68,6 +71,7 @@ impl Ty {
             Ty::Date32 => DataType::Date32,
             Ty::TimestampUs => DataType::Timestamp(TimeUnit::Microsecond, None),
             Ty::ListUtf8 => DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
+            Ty::Decimal(p, s) => DataType::Decimal128(p, s),
         }
     }
 
@@ -96,6 +100,8 @@ pub enum Value {
     Str(String),
     /// A list of texts (null items allowed).
     List(Vec<Option<String>>),
+    /// A decimal's unscaled value (its column's [`Ty::Decimal`] says the scale).
+    Dec(i128),
 }
 
 impl Value {
@@ -281,6 +287,7 @@ pub fn read(a: &ArrayRef) -> Result<Vec<Cell>, String> {
         Ty::Utf8 => cells!(a, StringArray, |v: &str| Value::Str(v.to_string())),
         Ty::Date32 => cells!(a, Date32Array, |v: i32| Value::Int(i64::from(v))),
         Ty::TimestampUs => cells!(a, TimestampMicrosecondArray, Value::Int),
+        Ty::Decimal(..) => cells!(a, Decimal128Array, Value::Dec),
         Ty::ListUtf8 => {
             let l = a
                 .as_any()
@@ -348,6 +355,14 @@ pub fn build(ty: Ty, cells: &[Cell]) -> Result<ArrayRef, String> {
             ty,
             Value::int,
         )?)),
+        Ty::Decimal(p, s) => Arc::new(
+            Decimal128Array::from(each(cells, ty, |v| match v {
+                Value::Dec(d) => Some(*d),
+                _ => None,
+            })?)
+            .with_precision_and_scale(p, s)
+            .map_err(|e| e.to_string())?,
+        ),
         Ty::ListUtf8 => {
             let lists = each(cells, ty, |v| match v {
                 Value::List(items) => Some(items.clone()),
