@@ -38,6 +38,7 @@ fn rank_entry_point() {
     let result = match what.as_str() {
         "workloads" => rank_workloads(),
         "fail" => rank_fail(),
+        "frame_fail" => rank_frame_fail(),
         "kill" => rank_kill(),
         "big" => rank_big(),
         other => panic!("unknown {CHILD} = {other}"),
@@ -117,6 +118,47 @@ fn rank_fail() -> tessera::Result<()> {
         }
         Ok(b[0].clone())
     }))
+}
+
+/// A frame plan whose partition function fails on rank 1's partitions, followed by a
+/// shuffled groupby (every rank waits for every other's buckets): every rank must stop
+/// with the error, naming rank 1.
+fn rank_frame_fail() -> tessera::Result<()> {
+    use tessera::frame::{AggFunc, DataFrame, GroupStrategy};
+    let batch = |p: i64| {
+        let k: arrow_array::ArrayRef = std::sync::Arc::new(
+            arrow_array::Int64Array::from_iter_values((0..50).map(|i| i % 7)),
+        );
+        let v: arrow_array::ArrayRef = std::sync::Arc::new(
+            arrow_array::Float64Array::from_iter_values((0..50).map(|i| (i + p) as f64)),
+        );
+        arrow_array::RecordBatch::try_from_iter([("k", k), ("v", v)]).expect("a batch")
+    };
+    let df = DataFrame::from_record_batches((0..6).map(batch).collect(), Some("cpu"))?;
+    let schema = df.schema();
+    let failing = df.map_partitions_with_schema(
+        |b| {
+            if tessera::cluster::rank() == 1 {
+                return Err(tessera::Error::invalid(
+                    "partition function",
+                    "refused on rank 1",
+                ));
+            }
+            Ok(b)
+        },
+        schema,
+    )?;
+    let out = failing
+        .groupby(&["k"])?
+        .strategy(GroupStrategy::Shuffle)
+        .agg(&[("v", AggFunc::Sum)])?
+        .compute()?;
+    println!(
+        "rank {} groups {}",
+        tessera::cluster::rank(),
+        out.concat()?.num_rows()
+    );
+    Ok(())
 }
 
 /// Rank 1 dies (SIGABRT) inside a task; the others are waiting for its chunks.
@@ -473,6 +515,37 @@ fn a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task() {
             "{e}"
         );
         assert_eq!(e.matches("rank 1:").count(), 1, "{e}");
+    }
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+}
+
+#[test]
+fn a_failing_frame_plan_stops_every_rank_with_an_error_naming_the_rank() {
+    let mpirun =
+        mpirun_or_skip!("mpi::a_failing_frame_plan_stops_every_rank_with_an_error_naming_the_rank");
+    let (out, took) = launch(&mpirun, 3, "frame_fail", &[], &out_dir());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "mpirun succeeded:\n{}",
+        tail(&out.stdout)
+    );
+    assert!(!stdout.contains("groups"), "a rank finished:\n{stdout}");
+    let errors: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.find("ERROR").map(|i| &l[i..]))
+        .collect();
+    assert_eq!(
+        errors.len(),
+        3,
+        "every rank reports:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for e in errors {
+        assert!(
+            e.contains("rank 1") && e.contains("refused on rank 1"),
+            "{e}"
+        );
     }
     assert!(took < Duration::from_secs(60), "took {took:?}");
 }

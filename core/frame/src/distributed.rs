@@ -498,6 +498,10 @@ fn run_here(node: &Node, backend: &Arc<dyn DataFrameBackend>, ex: &Exchange<'_>)
         if !matches!(e, Error::Distributed { rank, .. } if *rank != ex.rank()) {
             ex.report_failure(&format!("rank {}: {e}", ex.rank()));
         }
+        // A collective this rank left early may still be sending to a rank that stopped:
+        // end the job if it stays blocked, as the array executor does.
+        ex.cluster()
+            .end_failed_plan(&e.to_string(), std::time::Duration::from_secs(10));
     })
 }
 

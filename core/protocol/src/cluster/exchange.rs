@@ -233,7 +233,17 @@ impl<'c> Exchange<'c> {
         sends: Vec<(usize, Arc<Vec<u8>>)>,
     ) -> std::thread::JoinHandle<Result<u64>> {
         let transport = self.cluster.transport.clone();
+        let sending = self.cluster.sending.clone();
+        sending.fetch_add(1, Ordering::AcqRel);
         std::thread::spawn(move || {
+            /// Counts the send as finished however the thread ends.
+            struct Done(Arc<std::sync::atomic::AtomicUsize>);
+            impl Drop for Done {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+            let _done = Done(sending);
             let mut bytes = 0;
             for (to, payload) in &sends {
                 transport.send(*to, t, payload)?;
@@ -336,5 +346,61 @@ mod tests {
         let t = tag(1, Kind::Data, ID_MASK);
         assert_eq!(split(t), (1, 0, ID_MASK));
         assert_ne!(tag(1, Kind::Data, 5), tag(2, Kind::Data, 5));
+    }
+
+    /// A transport whose sends block until released, and which records an abort.
+    struct Stuck {
+        release: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+        aborted: std::sync::atomic::AtomicBool,
+    }
+
+    impl crate::cluster::Transport for Stuck {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn size(&self) -> usize {
+            2
+        }
+        fn describe(&self) -> String {
+            "stuck".into()
+        }
+        fn send(&self, _to: usize, _tag: u64, _payload: &[u8]) -> Result<()> {
+            let _ = self.release.lock().unwrap().recv();
+            Ok(())
+        }
+        fn recv(&self, _wait: Duration) -> Result<Option<crate::cluster::Message>> {
+            Ok(None)
+        }
+        fn abort(&self, _code: i32) {
+            self.aborted.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// After a failed plan, a failure report stuck sending to a rank that stopped ends the
+    /// job within the grace time instead of holding the process; once the sends finish,
+    /// nothing is aborted.
+    #[test]
+    fn a_send_still_blocked_after_a_failed_plan_ends_the_job() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stuck = Arc::new(Stuck {
+            release: std::sync::Mutex::new(rx),
+            aborted: std::sync::atomic::AtomicBool::new(false),
+        });
+        let cluster = crate::cluster::Cluster::new(stuck.clone());
+        let ex = cluster.begin().unwrap();
+        ex.report_failure("rank 0: a partition function failed");
+        let started = Instant::now();
+        cluster.end_failed_plan("a partition function failed", Duration::from_millis(200));
+        assert!(stuck.aborted.load(Ordering::SeqCst), "not aborted");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // Released, the send finishes and a later failure settles without an abort.
+        tx.send(()).unwrap();
+        assert!(cluster.settle_sends(Duration::from_secs(5)));
+        stuck.aborted.store(false, Ordering::SeqCst);
+        cluster.end_failed_plan("again", Duration::from_millis(200));
+        assert!(
+            !stuck.aborted.load(Ordering::SeqCst),
+            "aborted with nothing in flight"
+        );
     }
 }

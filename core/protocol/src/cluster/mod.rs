@@ -29,7 +29,7 @@ pub mod local;
 pub mod numbered;
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -129,6 +129,10 @@ pub struct Cluster {
     /// Messages received before the plan (or the collective) they belong to.
     pending: Mutex<Vec<Message>>,
     counters: Counters,
+    /// Sends running on threads of their own ([`Exchange`]'s collectives and failure
+    /// reports): one still blocked when a plan has failed is waiting for a rank that has
+    /// stopped receiving, and would hold the process at `MPI_Finalize`.
+    sending: Arc<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -148,7 +152,36 @@ impl Cluster {
             epoch: AtomicU64::new(0),
             pending: Mutex::new(Vec::new()),
             counters: Counters::default(),
+            sending: Arc::new(AtomicUsize::new(0)),
         })
+    }
+
+    /// Waits up to `grace` for the sends running on threads of their own to finish;
+    /// `false` when some are still blocked then.
+    pub fn settle_sends(&self, grace: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        while self.sending.load(Ordering::Acquire) > 0 {
+            if start.elapsed() > grace {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// After a failed plan on this rank (already reported to the others): waits a bounded
+    /// time for this rank's sends to finish, and ends the whole job (`abort`, with `why`
+    /// on stderr) when one is still blocked, rather than leave the process hanging in a
+    /// send to a rank that has stopped, or in `MPI_Finalize` after it.
+    pub fn end_failed_plan(&self, why: &str, grace: std::time::Duration) {
+        if !self.settle_sends(grace) {
+            eprintln!(
+                "tessera: rank {}: {why}; a send to another rank is still blocked after {:.0} s, ending the job",
+                self.rank(),
+                grace.as_secs_f64()
+            );
+            self.abort(1);
+        }
     }
 
     /// This process's rank.
