@@ -906,6 +906,68 @@ fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
     }
 }
 
+/// A dataset written into a directory that is itself a mount point (a volume mounted at
+/// the target): staged inside it, since no rename crosses into another filesystem or
+/// replaces a mount point, and committed part by part; a second, smaller write leaves no
+/// stale part and no staging directory. Needs root, to mount a tmpfs.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_dataset_writes_into_a_mount_point() {
+    let d = dir("mountpoint");
+    let mnt = d.join("volume");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&mnt)
+        .output();
+    match mounted {
+        Ok(o) if o.status.success() => {}
+        other => {
+            tessera_conformance::skip::skip(
+                "a_dataset_writes_into_a_mount_point",
+                &format!("cannot mount a tmpfs here (needs root): {other:?}"),
+            );
+            return;
+        }
+    }
+    let check = || {
+        let pattern = mnt.join("part-*.csv").to_string_lossy().into_owned();
+        rows_frame(400, 4, 1).to_csv(&pattern).unwrap();
+        assert_eq!(
+            read_csv(&pattern, CsvOptions::default())
+                .unwrap()
+                .len()
+                .unwrap(),
+            400
+        );
+        rows_frame(100, 2, 1).to_csv(&pattern).unwrap();
+        assert_eq!(
+            read_csv(&pattern, CsvOptions::default())
+                .unwrap()
+                .len()
+                .unwrap(),
+            100
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&mnt)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec!["part-0.csv", "part-1.csv"],
+            "stale parts or staging left"
+        );
+    };
+    let outcome = std::panic::catch_unwind(check);
+    let _ = std::process::Command::new("umount").arg(&mnt).status();
+    let _ = std::fs::remove_dir_all(&d);
+    if let Err(p) = outcome {
+        std::panic::resume_unwind(p);
+    }
+}
+
 /// Decimal columns stay exact decimals: a decimal(15,2) column's statistics are compared
 /// scaled, so pushdown keeps the right row groups; sums are Decimal128(38, 2) with every
 /// digit; arithmetic types as DuckDB's (`+` one more digit, `*` adds scales), `/` and

@@ -16,6 +16,10 @@
 //!   stale parts are never read as part of the new set; a writer killed during these
 //!   renames can leave a mix. Give a dataset a directory of its own for an atomic commit.
 //!
+//! * **A directory that is a mount point** (a volume mounted at `out/`): a rename cannot
+//!   cross into or replace it, so the staging directory is a hidden entry inside it and the
+//!   parts are renamed into place as for a shared directory.
+//!
 //! Why a directory swap rather than a manifest that readers honour: every reader — pandas,
 //! pyarrow, DuckDB, a shell glob — understands a directory of parts; a manifest only
 //! helps readers that know it. Staging and set-aside directories are hidden (`.name…`)
@@ -80,8 +84,15 @@ impl Staging {
             .map(|i| dir.join(name.replace('*', &i.to_string())))
             .collect();
         let (parent, base) = split_dir(&dir)?;
+        // Staged where a rename reaches the target: beside it, or inside it when it is a
+        // mount point (another filesystem than its parent's, which no rename crosses).
+        let home = if is_mount_point(&dir, &parent) {
+            dir.clone()
+        } else {
+            parent.clone()
+        };
         let staging =
-            staging.unwrap_or_else(|| parent.join(format!(".{base}.tessera-staging-{}", unique())));
+            staging.unwrap_or_else(|| home.join(format!(".{base}.tessera-staging-{}", unique())));
         Ok(Staging {
             dir,
             parent,
@@ -100,6 +111,7 @@ impl Staging {
     pub(crate) fn create(pattern: &str, parts: usize) -> Result<Staging> {
         let s = Staging::plan(pattern, parts, None)?;
         remove_leftovers(&s.parent, &s.base);
+        remove_leftovers(&s.dir, &s.base);
         std::fs::create_dir_all(&s.staging).map_err(|e| Error::io(&s.dir, e))?;
         Ok(s)
     }
@@ -164,7 +176,7 @@ impl Staging {
             return Err(e);
         }
         let result = sync_dir(&self.staging, &self.dir).and_then(|()| {
-            if owns_directory(&self.dir, &self.name) {
+            if owns_directory(&self.dir, &self.name) && !self.staging.starts_with(&self.dir) {
                 swap_in(&self.staging, &self.dir, &self.parent, &self.base)
             } else {
                 merge_in(&self.staging, &self.dir, &self.name, &self.finals)
@@ -200,6 +212,23 @@ fn split_dir(dir: &Path) -> Result<(PathBuf, String)> {
         .unwrap_or_else(|| "root".to_string());
     let parent = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
     Ok((parent, base))
+}
+
+/// True when `dir` is an existing directory on another filesystem than `parent`.
+fn is_mount_point(dir: &Path, parent: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(dir), std::fs::metadata(parent)) {
+            (Ok(d), Ok(p)) => d.is_dir() && d.dev() != p.dev(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, parent);
+        false
+    }
 }
 
 /// True when `dir` is absent or holds only files matching `pattern`.
