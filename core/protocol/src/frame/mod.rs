@@ -2,7 +2,8 @@
 //!
 //! - [`backend`]: the object-safe [`DataFrameBackend`] trait over type-erased partitions,
 //!   and the fused filter/projection [`FrameProgram`] a backend evaluates in one pass;
-//! - [`expr`]: column expressions (`col("tip") / col("fare")`) and their typing rules;
+//! - [`expr`]: column expressions (`col("tip") / col("fare")`), and [`expr_schema`]: their
+//!   typing rules;
 //! - [`temporal`]: calendar arithmetic in expressions (intervals, elapsed time, truncation);
 //! - [`digest`]: the t-digest behind `approx_quantile`, shared so that every backend's
 //!   states merge the same way;
@@ -17,6 +18,7 @@
 pub mod backend;
 pub mod digest;
 pub mod expr;
+pub mod expr_schema;
 pub mod temporal;
 pub mod window;
 pub mod wire;
