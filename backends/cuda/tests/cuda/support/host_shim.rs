@@ -186,12 +186,19 @@ fn launcher(name: &str, args: &[Arg]) -> String {
     )
 }
 
-/// A zeroed host buffer of `n` elements of `d` that a kernel writes.
+/// A host buffer a kernel writes, filled with [`POISON`] first.
 struct Buf(Vec<u8>);
 
+/// What every output and partial buffer holds before a kernel runs: `0xA5` bytes (not NaN,
+/// but unmistakable in every dtype: -2.5e-127 as f64, -2.9e-16 as f32, 0xA5A5… as an
+/// integer, `true` as a bool byte). A
+/// GPU leaves fresh buffers uninitialised, so a kernel that skips an element must show as a
+/// wrong value here too, not pass wherever the CPU's answer happens to be 0.
+const POISON: u8 = 0xA5;
+
 impl Buf {
-    fn zeroed(d: DType, n: usize) -> Buf {
-        Buf(vec![0u8; n.max(1) * d.size()])
+    fn poisoned(d: DType, n: usize) -> Buf {
+        Buf(vec![POISON; n.max(1) * d.size()])
     }
     fn ptr(&mut self) -> *mut std::ffi::c_void {
         self.0.as_mut_ptr().cast()
@@ -267,7 +274,7 @@ impl HostKernels {
         let wi: Vec<u8> = tables.wi.iter().flat_map(|v| v.to_le_bytes()).collect();
         let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
         let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut out = Buf(vec![0u8; out_bytes.max(1)]);
+        let mut out = Buf(vec![POISON; out_bytes.max(1)]);
         let pass =
             |entry: usize, grid: u64, args: Vec<*mut std::ffi::c_void>| -> Result<(), String> {
                 let name = format!("host_{}", plan.entries[entry].name);
@@ -314,8 +321,8 @@ impl HostKernels {
             } => {
                 if kept > 0 {
                     let np = (kept * parts) as usize;
-                    let mut part = Buf::zeroed(acc, np);
-                    let mut idx = Buf::zeroed(DType::I64, np);
+                    let mut part = Buf::poisoned(acc, np);
+                    let mut idx = Buf::poisoned(DType::I64, np);
                     let mut args = head(&mut params, &mut ins);
                     args.push(part.ptr());
                     args.push(idx.ptr());
