@@ -811,6 +811,27 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Mounts a tmpfs of `size` at `mnt` (created first); `false`, with `test` recorded as
+/// skipped and why, where that cannot be done (it needs root).
+#[cfg(target_os = "linux")]
+fn mount_tmpfs(mnt: &std::path::Path, size: &str, test: &str) -> bool {
+    std::fs::create_dir_all(mnt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        .arg(mnt)
+        .output();
+    let why = match mounted {
+        Ok(o) if o.status.success() => return true,
+        Ok(o) => format!(
+            "cannot mount a tmpfs here (needs root): {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ),
+        Err(e) => format!("cannot run mount: {e}"),
+    };
+    tessera_conformance::skip::skip(test, &why);
+    false
+}
+
 /// A full disk (a 256 KiB tmpfs): every write fails with an I/O error naming the target,
 /// the earlier file or dataset stays whole, and no temporary file is left.
 #[cfg(target_os = "linux")]
@@ -818,30 +839,12 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
 fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
     let d = dir("enospc");
     let mnt = d.join("small");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
-        .arg(&mnt)
-        .output();
-    match mounted {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => {
-            tessera_conformance::skip::skip(
-                "a_full_disk_is_an_io_error_and_keeps_the_earlier_output",
-                &format!(
-                    "cannot mount a tmpfs here (needs root): {}",
-                    String::from_utf8_lossy(&o.stderr).trim()
-                ),
-            );
-            return;
-        }
-        Err(e) => {
-            tessera_conformance::skip::skip(
-                "a_full_disk_is_an_io_error_and_keeps_the_earlier_output",
-                &format!("cannot run mount: {e}"),
-            );
-            return;
-        }
+    if !mount_tmpfs(
+        &mnt,
+        "256k",
+        "a_full_disk_is_an_io_error_and_keeps_the_earlier_output",
+    ) {
+        return;
     }
     let check = || {
         let single = mnt.join("one.csv");
@@ -915,20 +918,8 @@ fn a_full_disk_is_an_io_error_and_keeps_the_earlier_output() {
 fn a_dataset_writes_into_a_mount_point() {
     let d = dir("mountpoint");
     let mnt = d.join("volume");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&mnt)
-        .output();
-    match mounted {
-        Ok(o) if o.status.success() => {}
-        other => {
-            tessera_conformance::skip::skip(
-                "a_dataset_writes_into_a_mount_point",
-                &format!("cannot mount a tmpfs here (needs root): {other:?}"),
-            );
-            return;
-        }
+    if !mount_tmpfs(&mnt, "8m", "a_dataset_writes_into_a_mount_point") {
+        return;
     }
     let check = || {
         let pattern = mnt.join("part-*.csv").to_string_lossy().into_owned();

@@ -493,23 +493,7 @@ fn a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task() {
     let mpirun =
         mpirun_or_skip!("mpi::a_failing_task_stops_every_rank_with_an_error_naming_rank_and_task");
     let (out, took) = launch(&mpirun, 3, "fail", &[], &out_dir());
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !out.status.success(),
-        "mpirun succeeded:\n{}",
-        tail(&out.stdout)
-    );
-    let errors: Vec<&str> = stdout
-        .lines()
-        .filter_map(|l| l.find("ERROR").map(|i| &l[i..]))
-        .collect();
-    assert_eq!(
-        errors.len(),
-        3,
-        "every rank reports:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for e in errors {
+    for e in every_rank_errors(&out, 3) {
         assert!(
             e.contains("rank 1: task ") && e.contains("refused on rank 1"),
             "{e}"
@@ -524,24 +508,12 @@ fn a_failing_frame_plan_stops_every_rank_with_an_error_naming_the_rank() {
     let mpirun =
         mpirun_or_skip!("mpi::a_failing_frame_plan_stops_every_rank_with_an_error_naming_the_rank");
     let (out, took) = launch(&mpirun, 3, "frame_fail", &[], &out_dir());
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        !out.status.success(),
-        "mpirun succeeded:\n{}",
+        !String::from_utf8_lossy(&out.stdout).contains("groups"),
+        "a rank finished:\n{}",
         tail(&out.stdout)
     );
-    assert!(!stdout.contains("groups"), "a rank finished:\n{stdout}");
-    let errors: Vec<&str> = stdout
-        .lines()
-        .filter_map(|l| l.find("ERROR").map(|i| &l[i..]))
-        .collect();
-    assert_eq!(
-        errors.len(),
-        3,
-        "every rank reports:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for e in errors {
+    for e in every_rank_errors(&out, 3) {
         assert!(
             e.contains("rank 1") && e.contains("refused on rank 1"),
             "{e}"
@@ -565,6 +537,28 @@ fn a_killed_rank_ends_every_rank_within_a_bounded_time() {
         "{stderr}"
     );
     assert!(took < Duration::from_secs(90), "took {took:?}");
+}
+
+/// The `ERROR` line of each of the `p` ranks of a launch that must have failed on every
+/// rank (the test fails with the launch's output otherwise).
+fn every_rank_errors(out: &Output, p: usize) -> Vec<String> {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "mpirun succeeded:\n{}",
+        tail(&out.stdout)
+    );
+    let errors: Vec<String> = stdout
+        .lines()
+        .filter_map(|l| l.find("ERROR").map(|i| l[i..].to_string()))
+        .collect();
+    assert_eq!(
+        errors.len(),
+        p,
+        "every rank reports:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    errors
 }
 
 /// This binary run directly (no mpirun) as a rank: `env` added.

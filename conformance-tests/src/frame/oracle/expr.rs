@@ -188,18 +188,22 @@ fn decimal_arithmetic(
                 rescale(a, s1, s).ok_or_else(overflow)?,
                 rescale(b, s2, s).ok_or_else(overflow)?,
             );
-            let c = x.cmp(&y);
-            Value::Bool(match op {
-                BinaryOp::Eq => c.is_eq(),
-                BinaryOp::NotEq => !c.is_eq(),
-                BinaryOp::Lt => c.is_lt(),
-                BinaryOp::LtEq => c.is_le(),
-                BinaryOp::Gt => c.is_gt(),
-                _ => c.is_ge(),
-            })
+            Value::Bool(holds(op, x.cmp(&y)))
         }
         _ => return Err(format!("decimal {op:?} giving {out:?}")),
     }))
+}
+
+/// Whether comparison `op` holds between two values ordered `c`.
+fn holds(op: BinaryOp, c: std::cmp::Ordering) -> bool {
+    match op {
+        BinaryOp::Eq => c.is_eq(),
+        BinaryOp::NotEq => !c.is_eq(),
+        BinaryOp::Lt => c.is_lt(),
+        BinaryOp::LtEq => c.is_le(),
+        BinaryOp::Gt => c.is_gt(),
+        _ => c.is_ge(),
+    }
 }
 
 fn literal_ty(l: &Literal) -> Ty {
@@ -305,15 +309,7 @@ pub fn cell(e: &Expr, t: &Table, r: usize) -> Result<Cell, Oops> {
                         return Ok(None);
                     };
                     if op.is_comparison() {
-                        let c = order(&a, &b)?;
-                        Some(Value::Bool(match op {
-                            BinaryOp::Eq => c.is_eq(),
-                            BinaryOp::NotEq => !c.is_eq(),
-                            BinaryOp::Lt => c.is_lt(),
-                            BinaryOp::LtEq => c.is_le(),
-                            BinaryOp::Gt => c.is_gt(),
-                            _ => c.is_ge(),
-                        }))
+                        Some(Value::Bool(holds(*op, order(&a, &b)?)))
                     } else {
                         arithmetic(*op, &a, &b, o)?
                     }

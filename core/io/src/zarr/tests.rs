@@ -167,15 +167,13 @@ fn an_existing_array_is_kept_unless_overwrite_is_set() {
     assert_eq!(values(&back), values(&doubled));
 }
 
-#[test]
-fn a_failed_write_leaves_no_array_and_no_chunks() {
-    let d = dir("failed");
-    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
-    let x = grid(8, 8, [2, 8]);
-    let failing = Array::map_blocks(
-        &[&x],
-        Arc::new(|blocks: &[tessera_core::host::HostArray]| {
-            if blocks[0].to_f64_vec()[0] >= 32.0 {
+/// `x` passed through a block function that fails ("the disk is full") on every block
+/// whose first value is at least `from`: a write that fails after some blocks were stored.
+fn failing_from(x: &Array, from: f64) -> Array {
+    Array::map_blocks(
+        &[x],
+        Arc::new(move |blocks: &[tessera_core::host::HostArray]| {
+            if blocks[0].to_f64_vec()[0] >= from {
                 Err(Error::invalid("test", "the disk is full"))
             } else {
                 Ok(blocks[0].clone())
@@ -184,7 +182,14 @@ fn a_failed_write_leaves_no_array_and_no_chunks() {
         DType::F64,
         None,
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn a_failed_write_leaves_no_array_and_no_chunks() {
+    let d = dir("failed");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    let failing = failing_from(&grid(8, 8, [2, 8]), 32.0);
     let err = to_zarr(&failing, &store, "x", &ZarrWriteOptions::default()).unwrap_err();
     assert!(err.to_string().contains("the disk is full"), "{err}");
     let err = from_zarr(&store, "x", None, Some("cpu")).unwrap_err();
@@ -204,19 +209,7 @@ fn a_failed_overwrite_keeps_the_old_array() {
     for (store, path) in [(&local, "group/a"), (&ZarrStore::memory(), "a")] {
         let old = grid(8, 8, [2, 8]);
         to_zarr(&old, store, path, &ZarrWriteOptions::default()).unwrap();
-        let failing = Array::map_blocks(
-            &[&(&old * -1.0).unwrap()],
-            Arc::new(|blocks: &[tessera_core::host::HostArray]| {
-                if blocks[0].to_f64_vec()[0] <= -32.0 {
-                    Err(Error::invalid("test", "the disk is full"))
-                } else {
-                    Ok(blocks[0].clone())
-                }
-            }),
-            DType::F64,
-            None,
-        )
-        .unwrap();
+        let failing = failing_from(&(&old + 100.0).unwrap(), 132.0);
         let overwrite = ZarrWriteOptions {
             overwrite: true,
             ..ZarrWriteOptions::default()
