@@ -923,22 +923,11 @@ fn a_dataset_writes_into_a_mount_point() {
     }
     let check = || {
         let pattern = mnt.join("part-*.csv").to_string_lossy().into_owned();
-        rows_frame(400, 4, 1).to_csv(&pattern).unwrap();
-        assert_eq!(
-            read_csv(&pattern, CsvOptions::default())
-                .unwrap()
-                .len()
-                .unwrap(),
-            400
-        );
-        rows_frame(100, 2, 1).to_csv(&pattern).unwrap();
-        assert_eq!(
-            read_csv(&pattern, CsvOptions::default())
-                .unwrap()
-                .len()
-                .unwrap(),
-            100
-        );
+        for (rows, parts) in [(400, 4), (100, 2)] {
+            rows_frame(rows, parts, 1).to_csv(&pattern).unwrap();
+            let back = read_csv(&pattern, CsvOptions::default()).unwrap();
+            assert_eq!(back.len().unwrap(), rows);
+        }
         let mut names: Vec<String> = std::fs::read_dir(&mnt)
             .unwrap()
             .flatten()

@@ -421,6 +421,32 @@ fn a_bare_plugin_name_loads_exactly_that_file() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// `tessera backends` with the plugin `target` configured: refused with a message saying
+/// `says` and how to opt in, then loaded once `TESSERA_PLUGINS_ALLOW_WRITABLE` opts in.
+#[cfg(unix)]
+fn refused_unless_allowed(dir: &PathBuf, target: &std::path::Path, says: &str) {
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        dir,
+        &[("TESSERA_PLUGINS", target.as_os_str())],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(says) && text.contains("TESSERA_PLUGINS_ALLOW_WRITABLE"),
+        "{text}"
+    );
+    let yes = std::ffi::OsStr::new("true");
+    let (ok, text) = tessera_cli(
+        &["backends"],
+        dir,
+        &[
+            ("TESSERA_PLUGINS", target.as_os_str()),
+            ("TESSERA_PLUGINS_ALLOW_WRITABLE", yes),
+        ],
+    );
+    assert!(ok && text.lines().any(|l| l.starts_with("loops")), "{text}");
+}
+
 /// A plugin in a directory others can write to is refused unless the user opts in.
 #[cfg(unix)]
 #[test]
@@ -433,26 +459,7 @@ fn a_plugin_others_could_replace_is_refused_with_how_to_opt_in() {
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
     let target = shared.join("libloops.so");
     std::fs::copy(&path, &target).unwrap();
-    let (ok, text) = tessera_cli(
-        &["backends"],
-        &dir,
-        &[("TESSERA_PLUGINS", target.as_os_str())],
-    );
-    assert!(!ok, "{text}");
-    assert!(
-        text.contains("writable by everyone") && text.contains("TESSERA_PLUGINS_ALLOW_WRITABLE"),
-        "{text}"
-    );
-    let yes = std::ffi::OsStr::new("true");
-    let (ok, text) = tessera_cli(
-        &["backends"],
-        &dir,
-        &[
-            ("TESSERA_PLUGINS", target.as_os_str()),
-            ("TESSERA_PLUGINS_ALLOW_WRITABLE", yes),
-        ],
-    );
-    assert!(ok, "{text}");
+    refused_unless_allowed(&dir, &target, "writable by everyone");
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::remove_dir_all(dir).ok();
 }
@@ -474,26 +481,7 @@ fn a_plugin_owned_by_another_user_is_refused() {
         return;
     }
     assert_eq!(std::fs::metadata(&target).unwrap().uid(), 4242);
-    let (ok, text) = tessera_cli(
-        &["backends"],
-        &dir,
-        &[("TESSERA_PLUGINS", target.as_os_str())],
-    );
-    assert!(!ok, "{text}");
-    assert!(
-        text.contains("is owned by user 4242") && text.contains("TESSERA_PLUGINS_ALLOW_WRITABLE"),
-        "{text}"
-    );
-    let yes = std::ffi::OsStr::new("true");
-    let (ok, text) = tessera_cli(
-        &["backends"],
-        &dir,
-        &[
-            ("TESSERA_PLUGINS", target.as_os_str()),
-            ("TESSERA_PLUGINS_ALLOW_WRITABLE", yes),
-        ],
-    );
-    assert!(ok && text.lines().any(|l| l.starts_with("loops")), "{text}");
+    refused_unless_allowed(&dir, &target, "is owned by user 4242");
     std::fs::remove_dir_all(dir).ok();
 }
 
