@@ -94,18 +94,26 @@ pub(crate) fn key_nulls(keys: &[ArrayRef]) -> Option<NullBuffer> {
 
 /// Floats with `-0.0` made `0.0` and every NaN the same NaN, so that values equal as keys
 /// (as pandas, Polars and DuckDB group, join and count them) have equal bytes in the row
-/// format; any other column as it is.
+/// format; any other column as it is. A float column with neither (the usual case: a scan,
+/// no copy) is returned as it is too, since comparisons and keys sit on hot paths.
 pub(crate) fn canonical_floats(a: ArrayRef) -> ArrayRef {
     use arrow_array::types::{Float32Type, Float64Type};
+    macro_rules! canonical {
+        ($t:ty, $nan:expr) => {{
+            let p = a.as_primitive::<$t>();
+            // Only a -0.0 or a NaN of another bit pattern than the canonical one changes.
+            let changes = p.values().iter().any(|v| {
+                (*v == 0.0 && v.is_sign_negative()) || (v.is_nan() && v.to_bits() != $nan.to_bits())
+            });
+            if !changes {
+                return a;
+            }
+            Arc::new(p.unary::<_, $t>(|v| if v.is_nan() { $nan } else { v + 0.0 }))
+        }};
+    }
     match a.data_type() {
-        DataType::Float64 => Arc::new(
-            a.as_primitive::<Float64Type>()
-                .unary::<_, Float64Type>(|v| if v.is_nan() { f64::NAN } else { v + 0.0 }),
-        ),
-        DataType::Float32 => Arc::new(
-            a.as_primitive::<Float32Type>()
-                .unary::<_, Float32Type>(|v| if v.is_nan() { f32::NAN } else { v + 0.0 }),
-        ),
+        DataType::Float64 => canonical!(Float64Type, f64::NAN),
+        DataType::Float32 => canonical!(Float32Type, f32::NAN),
         _ => a,
     }
 }
@@ -281,6 +289,18 @@ mod tests {
         assert_eq!(g.first_rows.len(), 3);
         let h = hash_rows(&[k], 5).unwrap();
         assert_eq!((h[0], h[2]), (h[1], h[3]));
+        // A column with nothing to change is the same array, not a copy.
+        let clean: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![0.0, f64::NAN, 2.5]));
+        assert!(Arc::ptr_eq(&canonical_floats(clean.clone()), &clean));
+        let negative_nan: ArrayRef = Arc::new(arrow_array::Float64Array::from(vec![-f64::NAN]));
+        let fixed = canonical_floats(negative_nan);
+        assert_eq!(
+            fixed
+                .as_primitive::<arrow_array::types::Float64Type>()
+                .value(0)
+                .to_bits(),
+            f64::NAN.to_bits()
+        );
     }
 
     /// Groups as sets of rows, independent of group numbering.
