@@ -89,18 +89,18 @@ fn groupby(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
     s.expect(|| {
         // Keys, then one column per aggregation, named `column_func` (each column here is
         // aggregated more than once).
-        let input = oracle::table(&b)?;
-        let keys = ["k".to_string()];
-        let mut out: Option<Table> = None;
-        for (c, f) in aggs {
-            let name = format!("{c}_{}", f.name());
-            let t = oracle::aggregate::aggregate(&input, &keys, c, f, &name)?;
-            match &mut out {
-                None => out = Some(t),
-                Some(o) => o.columns.extend(t.columns.into_iter().skip(1)),
-            }
-        }
-        oracle::batches(&[out.unwrap_or_default()])
+        let names: Vec<String> = aggs
+            .iter()
+            .map(|(c, f)| format!("{c}_{}", f.name()))
+            .collect();
+        let specs: Vec<(&str, AggFunc, &str)> = aggs
+            .iter()
+            .zip(&names)
+            .map(|(&(c, f), n)| (c, f, n.as_str()))
+            .collect();
+        let out =
+            oracle::aggregate::aggregate_all(&oracle::table(&b)?, &["k".to_string()], &specs)?;
+        oracle::batches(&[out])
     });
     let df = frame(s, g, b, count)?;
     let out = df.groupby(&["k"])?.agg(&aggs)?;

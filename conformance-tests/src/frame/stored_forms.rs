@@ -201,15 +201,11 @@ fn aggregate_stored(
             .map(oracle::table)
             .collect::<std::result::Result<Vec<_>, String>>()?;
         let rows = oracle::program(&Table::concat(&tables), &program.steps)?;
-        let mut out: Option<Table> = None;
-        for a in &aggs {
-            let t = oracle::aggregate::aggregate(&rows, &keys, &a.column, a.func, &a.output)?;
-            match &mut out {
-                None => out = Some(t),
-                Some(o) => o.columns.extend(t.columns.into_iter().skip(1)),
-            }
-        }
-        oracle::batches(&[out.unwrap_or_default()])
+        let specs: Vec<(&str, AggFunc, &str)> = aggs
+            .iter()
+            .map(|a| (a.column.as_str(), a.func, a.output.as_str()))
+            .collect();
+        oracle::batches(&[oracle::aggregate::aggregate_all(&rows, &keys, &specs)?])
     });
     let partials = pieces
         .into_iter()

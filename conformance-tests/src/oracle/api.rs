@@ -11,8 +11,8 @@ use tessera_core::dtype::{promote, DTypeKind};
 use tessera_core::program::{BinaryOp, ReduceOp};
 use tessera_core::{AxisSlice, DType, HostArray};
 
-use super::layout::{count, ravel, unravel};
-use super::reduce::{float_sum, NoIdentity};
+use super::layout::count;
+use super::reduce::{float_sum, group_by_output, NoIdentity};
 use super::values::{self, build, read, V};
 use super::ErrorKind;
 
@@ -243,28 +243,15 @@ pub fn moment(x: &HostArray, m: Moment, axes: Option<&[usize]>, keep: bool) -> H
     let d = x.dtype();
     let out_d = if d.is_float() { d } else { DType::F64 };
     let axes = axes_of(x, axes);
-    let shape = x.shape();
-    let out_shape: Vec<usize> = shape
-        .iter()
-        .enumerate()
-        .map(|(a, &n)| if axes.contains(&a) { 1 } else { n })
-        .collect();
-    let mut groups: Vec<Vec<f64>> = vec![Vec::new(); count(&out_shape)];
-    for (p, v) in read(x).into_iter().enumerate() {
-        let mut idx = unravel(p, shape);
-        for &a in &axes {
-            idx[a] = 0;
-        }
-        groups[ravel(&idx, &out_shape)].push(v.num());
-    }
+    let (groups, out_shape) = group_by_output(&read(x), x.shape(), &axes);
     let vals: Vec<V> = groups
         .iter()
         .map(|g| {
-            let g: Vec<f64> = if m == Moment::NanMean {
-                g.iter().copied().filter(|x| !x.is_nan()).collect()
-            } else {
-                g.clone()
-            };
+            let g: Vec<f64> = g
+                .iter()
+                .map(|v| v.num())
+                .filter(|x| m != Moment::NanMean || !x.is_nan())
+                .collect();
             let n = g.len() as f64;
             let mean = float_sum(g.iter().copied()) / n;
             let r = match m {

@@ -137,13 +137,24 @@ pub fn reduce(
         // NumPy raises even when the result is empty (`np.empty((0, 0)).min(axis=1)`).
         return Err(NoIdentity);
     }
+    let (groups, out_shape) = group_by_output(x, shape, axes);
+    let vals = groups
+        .iter()
+        .map(|g| fold(op, g, d))
+        .collect::<Result<Vec<V>, NoIdentity>>()?;
+    Ok((vals, out_shape))
+}
+
+/// The values of `x` (of `shape`) grouped by the output position they reduce into over
+/// `axes` (kept as size-1 axes), and that output shape. C order over the whole input visits
+/// each group's elements in C order over the reduced axes, so the groups hold them in the
+/// order NumPy's arg-reductions count positions in.
+pub fn group_by_output(x: &[V], shape: &[usize], axes: &[usize]) -> (Vec<Vec<V>>, Vec<usize>) {
     let out_shape: Vec<usize> = shape
         .iter()
         .enumerate()
         .map(|(a, &n)| if axes.contains(&a) { 1 } else { n })
         .collect();
-    // C order over the whole input visits each group's elements in C order over the
-    // reduced axes, so pushing in input order gives NumPy's positions for arg-reductions.
     let mut groups: Vec<Vec<V>> = vec![Vec::new(); count(&out_shape)];
     for (p, &v) in x.iter().enumerate() {
         let mut idx = unravel(p, shape);
@@ -152,11 +163,7 @@ pub fn reduce(
         }
         groups[ravel(&idx, &out_shape)].push(v);
     }
-    let vals = groups
-        .iter()
-        .map(|g| fold(op, g, d))
-        .collect::<Result<Vec<V>, NoIdentity>>()?;
-    Ok((vals, out_shape))
+    (groups, out_shape)
 }
 
 /// `a @ b` for 2-d operands of dtype `d`: integers exact then wrapped, floats with a

@@ -95,6 +95,27 @@ pub fn groups(t: &Table, keys: &[String]) -> Result<Vec<Group>, String> {
     Ok(groups)
 }
 
+/// Several aggregations of `t` per group of `keys`, as a groupby returns them: the keys,
+/// then one column per `(column, func, output)`.
+///
+/// # Errors
+/// As [`aggregate`].
+pub fn aggregate_all(
+    t: &Table,
+    keys: &[String],
+    specs: &[(&str, AggFunc, &str)],
+) -> Result<Table, String> {
+    let mut out: Option<Table> = None;
+    for &(column, func, output) in specs {
+        let one = aggregate(t, keys, column, func, output)?;
+        match &mut out {
+            None => out = Some(one),
+            Some(o) => o.columns.extend(one.columns.into_iter().skip(keys.len())),
+        }
+    }
+    Ok(out.unwrap_or_default())
+}
+
 fn same(a: &[Value], b: &[Value]) -> bool {
     a.iter()
         .zip(b)
