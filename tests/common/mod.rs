@@ -132,3 +132,28 @@ pub fn python_json(
     std::fs::remove_dir_all(&dir).unwrap();
     serde_json::from_slice(&out).unwrap()
 }
+
+/// The ignored test `child` of this test binary, run as a process of its own with
+/// `CHILD_TEST=1` and `env` set, the caller's `TESSERA_*` variables and `RUST_BACKTRACE`
+/// removed (so the child's configuration and stderr are the test's alone). The child test
+/// returns at once unless `CHILD_TEST` is set ([`is_child`]).
+pub fn run_child(child: &str, env: &[(&str, &std::ffi::OsStr)]) -> std::process::Output {
+    let exe = std::env::current_exe().expect("the test binary");
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["--exact", child, "--ignored", "--nocapture"]);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("TESSERA_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env_remove("RUST_BACKTRACE").env("CHILD_TEST", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run the child test")
+}
+
+/// True in a process [`run_child`] started.
+pub fn is_child() -> bool {
+    std::env::var_os("CHILD_TEST").is_some()
+}

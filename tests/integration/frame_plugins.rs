@@ -113,29 +113,15 @@ fn a_partition_of_another_backend_is_refused_by_name() {
 #[test]
 fn a_frame_plugin_named_in_config_is_found_by_the_frame_lookup_alone() {
     let lib = cdylib::build("tessera-plugin-example-frames").unwrap_or_else(|e| panic!("{e}"));
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = std::process::Command::new(&exe);
-    cmd.args([
-        "--exact",
+    let no_config = std::env::temp_dir().join("tessera-no-config");
+    let out = crate::common::run_child(
         "frame_plugins::frame_lookup_child",
-        "--ignored",
-        "--nocapture",
-    ]);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("TESSERA_") {
-            cmd.env_remove(k);
-        }
-    }
-    let out = cmd
-        .env(
-            "XDG_CONFIG_HOME",
-            std::env::temp_dir().join("tessera-no-config"),
-        )
-        .env("TESSERA_PLUGINS", &lib)
-        .env("TESSERA_DATAFRAME_BACKEND", "arrow-frames")
-        .env("FRAME_LOOKUP_CHILD", "1")
-        .output()
-        .unwrap();
+        &[
+            ("XDG_CONFIG_HOME", no_config.as_os_str()),
+            ("TESSERA_PLUGINS", lib.as_os_str()),
+            ("TESSERA_DATAFRAME_BACKEND", "arrow-frames".as_ref()),
+        ],
+    );
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
@@ -149,7 +135,7 @@ fn a_frame_plugin_named_in_config_is_found_by_the_frame_lookup_alone() {
 #[test]
 #[ignore = "run by a_frame_plugin_named_in_config_is_found_by_the_frame_lookup_alone"]
 fn frame_lookup_child() {
-    if std::env::var_os("FRAME_LOOKUP_CHILD").is_none() {
+    if !crate::common::is_child() {
         return;
     }
     let df = tessera::frame::DataFrame::from_record_batches(vec![batch()], None).unwrap();

@@ -490,18 +490,7 @@ fn a_plugin_owned_by_another_user_is_refused() {
 /// reached stderr before). Run in a child process, whose stderr is this test's to read.
 #[test]
 fn a_caught_panic_is_an_error_and_not_also_printed() {
-    let exe = std::env::current_exe().unwrap();
-    let out = std::process::Command::new(&exe)
-        .args([
-            "--exact",
-            "plugins::caught_panic_child",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("CAUGHT_PANIC_CHILD", "1")
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .unwrap();
+    let out = crate::common::run_child("plugins::caught_panic_child", &[]);
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
@@ -521,7 +510,7 @@ fn a_caught_panic_is_an_error_and_not_also_printed() {
 #[test]
 #[ignore = "run by a_caught_panic_is_an_error_and_not_also_printed"]
 fn caught_panic_child() {
-    if std::env::var_os("CAUGHT_PANIC_CHILD").is_none() {
+    if !crate::common::is_child() {
         return;
     }
     let r: tessera::Result<()> = tessera_core::error::catch_panic(
