@@ -157,13 +157,13 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<HostArray> {
 }
 
 /// Numbered chunks as one message (a rank's share of a collective), each [`encode`]d
-/// ([`tessera_core::cluster::numbered`] gives the layout).
+/// ([`tessera_runtime::cluster::numbered`] gives the layout).
 pub(crate) fn encode_numbered(chunks: &[(usize, HostArray)]) -> Result<Vec<u8>> {
     let items = chunks
         .iter()
         .map(|(i, h)| Ok((*i, encode(h)?)))
         .collect::<Result<Vec<_>>>()?;
-    Ok(tessera_core::cluster::numbered::pack(&items))
+    Ok(tessera_runtime::cluster::numbered::pack(&items))
 }
 
 /// The chunks of an [`encode_numbered`] message.
@@ -171,7 +171,7 @@ pub(crate) fn encode_numbered(chunks: &[(usize, HostArray)]) -> Result<Vec<u8>> 
 /// # Errors
 /// A truncated message, or a chunk that does not [`decode`].
 pub(crate) fn decode_numbered(bytes: &[u8]) -> Result<Vec<(usize, HostArray)>> {
-    tessera_core::cluster::numbered::unpack(bytes)?
+    tessera_runtime::cluster::numbered::unpack(bytes)?
         .into_iter()
         .map(|(i, b)| Ok((i, decode(b)?)))
         .collect()

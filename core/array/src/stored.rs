@@ -2,7 +2,7 @@
 //!
 //! `persist()` of an array larger than what `memory-limit` leaves for results keeps the
 //! chunks that fit on the backend and writes the rest to the spill directory
-//! ([`tessera_core::spill`]); a later plan reading a spilled block runs an `unspill` task
+//! ([`tessera_runtime::spill`]); a later plan reading a spilled block runs an `unspill` task
 //! that reads it back and hands it to the backend again. A spilled chunk is the backend's
 //! host copy (`to_host`), so a device backend's chunks spill device → host → disk through the
 //! same path. Its bytes on disk are released when the last array holding the chunk is dropped.
@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use tessera_core::spill::SpillFile;
+use tessera_runtime::spill::SpillFile;
 
 use crate::backend::{BackendRef, Chunk};
 use crate::codec::{read_elements, write_elements};

@@ -36,7 +36,7 @@ use crate::expr::{col, BinaryOp, Expr};
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node, ScanFilter};
 use crate::spill::{stash, Spill, Stashed};
 use crate::window::WindowSpec;
-use tessera_core::pool::parallel_map;
+use tessera_runtime::pool::parallel_map;
 
 /// What a stage's task produced, in bytes, for progress and profiles.
 trait TaskOutput {

@@ -1256,7 +1256,7 @@ impl DataFrame {
             ),
             Err(e) => format!("over memory-limit, refused before running: {e}\n"),
         };
-        let traffic = match tessera_core::cluster::current()? {
+        let traffic = match tessera_runtime::cluster::current()? {
             Some(cluster) => {
                 let p = crate::traffic::project(&node, &self.backend, cluster.size());
                 let fmt = tessera_core::chunks::format_bytes;
@@ -1293,7 +1293,7 @@ impl DataFrame {
     /// # Errors
     /// A plan the optimizer rejects, or a cluster that cannot open.
     pub fn projected_traffic(&self) -> Result<Option<Vec<(u64, u64)>>> {
-        let Some(cluster) = tessera_core::cluster::current()? else {
+        let Some(cluster) = tessera_runtime::cluster::current()? else {
             return Ok(None);
         };
         let node = optimize(&self.node)?;
@@ -1316,7 +1316,7 @@ impl DataFrame {
     /// every partition.
     pub fn partitions(&self) -> Result<Vec<Partition>> {
         let node = self.planned()?;
-        if let Some(cluster) = tessera_core::cluster::current()? {
+        if let Some(cluster) = tessera_runtime::cluster::current()? {
             let ex = cluster.begin()?;
             return crate::distributed::partitions(&node, &self.backend, &ex);
         }
@@ -1357,7 +1357,7 @@ impl DataFrame {
     /// limit.
     pub fn persist(&self) -> Result<DataFrame> {
         let node = self.planned()?;
-        if let Some(cluster) = tessera_core::cluster::current()? {
+        if let Some(cluster) = tessera_runtime::cluster::current()? {
             return Ok(self.derive(Node::Partitions {
                 parts: crate::on_rank::persist(&node, &self.backend, &self.schema(), &cluster)?,
                 schema: self.schema(),
@@ -1480,7 +1480,7 @@ fn check_memory(node: &Arc<Node>, output: Output) -> Result<Spill> {
     let Some(limit) = crate::config::memory_limit()? else {
         return Ok(None);
     };
-    let workers = tessera_core::pool::worker_threads()? as u64;
+    let workers = tessera_runtime::pool::worker_threads()? as u64;
     let m = node.memory(workers);
     let out_held = match output {
         Output::InMemory => m.output,

@@ -28,7 +28,7 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
-use tessera_core::cluster::Exchange;
+use tessera_runtime::cluster::Exchange;
 
 use crate::algorithms::{broadcast_side, concat_or_empty, tree_combine, Side, SHUFFLE_ROWS};
 use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, Partition, SortKey};
@@ -70,7 +70,7 @@ struct Run<'a> {
 }
 
 /// Numbered partitions as one message, each an Arrow IPC stream
-/// ([`tessera_core::cluster::numbered`] gives the layout).
+/// ([`tessera_runtime::cluster::numbered`] gives the layout).
 fn encode(backend: &Arc<dyn DataFrameBackend>, parts: &[(usize, &Partition)]) -> Result<Vec<u8>> {
     let items = parts
         .iter()
@@ -87,12 +87,12 @@ fn encode(backend: &Arc<dyn DataFrameBackend>, parts: &[(usize, &Partition)]) ->
             Ok((*i, ipc))
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok(tessera_core::cluster::numbered::pack(&items))
+    Ok(tessera_runtime::cluster::numbered::pack(&items))
 }
 
 /// The batches of an [`encode`]d message.
 fn decode(bytes: &[u8]) -> Result<Vec<(usize, RecordBatch)>> {
-    tessera_core::cluster::numbered::unpack(bytes)?
+    tessera_runtime::cluster::numbered::unpack(bytes)?
         .into_iter()
         .map(|(i, ipc)| {
             let mut reader = arrow_ipc::reader::StreamReader::try_new(ipc, None)
@@ -121,7 +121,7 @@ impl Run<'_> {
         let mine: Vec<usize> = (0..n)
             .filter(|&i| owner(i, self.size()) == self.me())
             .collect();
-        let computed = tessera_core::pool::parallel_map(mine.len(), |k| f(mine[k]))?;
+        let computed = tessera_runtime::pool::parallel_map(mine.len(), |k| f(mine[k]))?;
         let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
         for (i, p) in mine.into_iter().zip(computed) {
             parts[i] = Some(p);
@@ -183,7 +183,7 @@ impl Run<'_> {
     ) -> Result<Vec<(usize, Vec<Partition>)>> {
         let size = self.size();
         let mine: Vec<(usize, &Partition)> = owned.mine().collect();
-        let pieces = tessera_core::pool::parallel_map(mine.len(), |k| split(mine[k].1))?;
+        let pieces = tessera_runtime::pool::parallel_map(mine.len(), |k| split(mine[k].1))?;
         // Per destination rank: (source partition * n + bucket, piece).
         let mut outgoing: Vec<Vec<(usize, &Partition)>> = vec![Vec::new(); size];
         for ((i, _), ps) in mine.iter().zip(&pieces) {
@@ -334,7 +334,7 @@ impl Run<'_> {
         f: impl Fn(&Partition) -> Result<Partition> + Send + Sync,
     ) -> Result<Owned> {
         let mine: Vec<(usize, &Partition)> = inner.mine().collect();
-        let out = tessera_core::pool::parallel_map(mine.len(), |k| f(mine[k].1))?;
+        let out = tessera_runtime::pool::parallel_map(mine.len(), |k| f(mine[k].1))?;
         let mut parts: Vec<Option<Partition>> = (0..inner.n()).map(|_| None).collect();
         for ((i, _), p) in mine.into_iter().zip(out) {
             parts[i] = Some(p);
@@ -385,7 +385,7 @@ impl Run<'_> {
         let n = partials.n();
         let buckets = self.shuffle(&partials, n, |p| b.hash_partition(p, keys, n))?;
         let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
-        let done = tessera_core::pool::parallel_map(buckets.len(), |k| {
+        let done = tessera_runtime::pool::parallel_map(buckets.len(), |k| {
             let state = b.aggregate_combine(&buckets[k].1, keys, aggs)?;
             b.aggregate_finalize(&state, keys, aggs)
         })?;
@@ -442,7 +442,7 @@ impl Run<'_> {
         // Both sides get `n` buckets; the owner of bucket j joins the two.
         let lb = self.shuffle(&left, n, |p| b.hash_partition(p, &spec.left_on, n))?;
         let rb = self.shuffle(&right, n, |p| b.hash_partition(p, &spec.right_on, n))?;
-        let joined = tessera_core::pool::parallel_map(lb.len(), |k| {
+        let joined = tessera_runtime::pool::parallel_map(lb.len(), |k| {
             let l = concat_or_empty(b, &lb[k].1, &lschema)?;
             let r = concat_or_empty(b, &rb[k].1, &rschema)?;
             b.join(&l, &r, &hash)
@@ -478,7 +478,7 @@ impl Run<'_> {
             return Ok(parts);
         };
         let ranges = self.shuffle(&parts, n, |p| b.range_partition(p, by, &bounds))?;
-        let sorted = tessera_core::pool::parallel_map(ranges.len(), |k| {
+        let sorted = tessera_runtime::pool::parallel_map(ranges.len(), |k| {
             let all = concat_or_empty(b, &ranges[k].1, &schema)?;
             b.sort(&all, by)
         })?;

@@ -14,7 +14,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
-use tessera_core::cluster::Cluster;
+use tessera_runtime::cluster::Cluster;
 
 use crate::backend::{Partition, PartitionData};
 use crate::error::{Error, Result};

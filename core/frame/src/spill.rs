@@ -1,6 +1,6 @@
 //! Partitions kept between the stages of a plan that runs over `memory-limit`: in memory
 //! while they fit the plan's spill budget, else Arrow IPC streams in spill files
-//! ([`tessera_core::spill`]).
+//! ([`tessera_runtime::spill`]).
 //!
 //! The blocking algorithms ([`crate::algorithms`]) hold everything they keep between
 //! stages — groupby states, shuffle buckets, join sides, results of blocking nodes — as
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
-use tessera_core::spill::SpillFile;
+use tessera_runtime::spill::SpillFile;
 
 use crate::backend::{DataFrameBackend, Partition};
 use crate::error::{Error, Result};
@@ -232,7 +232,7 @@ impl PersistedSource {
         n: usize,
         batch: &(dyn Fn(usize) -> Result<arrow_array::RecordBatch> + Send + Sync),
     ) -> Result<PersistedSource> {
-        let parts = tessera_core::pool::parallel_map(n, |i| {
+        let parts = tessera_runtime::pool::parallel_map(n, |i| {
             let b = batch(i)?;
             let bytes = b.get_array_memory_size() as u64;
             let file = write_batch(base, &b, bytes, "persist")?;

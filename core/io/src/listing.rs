@@ -13,7 +13,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use tessera_core::cluster::numbered;
+use tessera_runtime::cluster::numbered;
 
 use crate::error::{Error, Result};
 use crate::file::{FileRecord, StoredFile};
@@ -43,7 +43,7 @@ pub(crate) fn listed_once(
                     "read",
                     format!(
                         "rank {} does not see the files rank 0 listed: {e}. Under scheduler = \"mpi\" every rank must read the same files: put them on a filesystem every rank shares or in an object store",
-                        tessera_core::cluster::rank()
+                        tessera_runtime::cluster::rank()
                     ),
                 ),
                 e => e,
@@ -219,7 +219,7 @@ mod tests {
         }
         let pattern = dir.join("*.csv").to_string_lossy().into_owned();
         let lists = std::sync::atomic::AtomicUsize::new(0);
-        let got = tessera_core::cluster::local::run(3, |_| {
+        let got = tessera_runtime::cluster::local::run(3, |_| {
             listed_once(|| {
                 lists.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 crate::glob::expand_here(&pattern)
@@ -246,8 +246,8 @@ mod tests {
 
         // Rank 0 lists a file as it was; the other ranks stat it after it changed: the
         // listing fails everywhere, and the ranks that saw another file say so.
-        let changed = tessera_core::cluster::local::run(2, |rank| {
-            let cluster = tessera_core::cluster::current().unwrap().unwrap();
+        let changed = tessera_runtime::cluster::local::run(2, |rank| {
+            let cluster = tessera_runtime::cluster::current().unwrap().unwrap();
             let out = listed_once(|| {
                 let files = crate::glob::expand_here(&pattern);
                 std::fs::write(dir.join("a.csv"), b"x\n1\n2\n").unwrap();

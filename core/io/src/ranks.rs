@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use tessera_core::cluster::Cluster;
+use tessera_runtime::cluster::Cluster;
 
 use crate::error::Result;
 
@@ -21,11 +21,11 @@ use crate::error::Result;
 /// # Errors
 /// Configuration errors, a transport that cannot open.
 pub(crate) fn several() -> Result<Option<Arc<Cluster>>> {
-    Ok(tessera_core::cluster::current()?.filter(|c| c.size() > 1))
+    Ok(tessera_runtime::cluster::current()?.filter(|c| c.size() > 1))
 }
 
 /// Runs `f` on rank 0 only; its outcome on every rank (see
-/// [`tessera_core::cluster::Exchange::on_root`]).
+/// [`tessera_runtime::cluster::Exchange::on_root`]).
 ///
 /// # Errors
 /// `f`'s error, or the exchange's.
@@ -84,7 +84,7 @@ pub(crate) fn decided_by_root<T>(
 }
 
 /// `Ok` on every rank only when `mine` is `Ok` on every rank (see
-/// [`tessera_core::cluster::Exchange::agree`]).
+/// [`tessera_runtime::cluster::Exchange::agree`]).
 ///
 /// # Errors
 /// This rank's error, another rank's (naming it), or the exchange's.

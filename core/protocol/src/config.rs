@@ -634,7 +634,7 @@ pub enum SchedulerKind {
     /// A rayon pool.
     Threads,
     /// Every rank of an MPI job runs the program; a rank's own tasks run on its rayon
-    /// pool (see `tessera_core::cluster`).
+    /// pool (see `tessera_runtime::cluster`).
     Mpi,
 }
 
@@ -708,7 +708,7 @@ pub fn optimize() -> Result<bool> {
     parse_bool(&v).ok_or_else(|| Error::Config(format!("bad optimize '{v}'")))
 }
 
-/// `tune-allocator`: whether the first worker pool tunes glibc's malloc ([`crate::allocator`]).
+/// `tune-allocator`: whether the first worker pool tunes glibc's malloc (`tessera_runtime::allocator`).
 pub fn tune_allocator() -> Result<bool> {
     let (v, _) = get("tune-allocator")?;
     parse_bool(&v).ok_or_else(|| Error::Config(format!("bad tune-allocator '{v}'")))

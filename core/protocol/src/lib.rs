@@ -5,8 +5,9 @@
 //! numbers ([`random`]), fused elementwise programs ([`program`]), the object-safe array
 //! backend trait ([`backend`]) and the dataframe backend trait with its expression IR
 //! ([`frame`]), the backend registry ([`registry`]), layered configuration ([`config`]),
-//! the worker pool the schedulers share ([`pool`]), the plugin ABI conversions both sides of
-//! a plugin boundary use ([`ffi`]), and the one error type ([`error`]).
+//! the plugin ABI conversions both sides of a plugin boundary use ([`ffi`]), and the one
+//! error type ([`error`]). What only the engines share at run time (worker pools, the seam
+//! between ranks, spill files) is `tessera-runtime`'s.
 //!
 //! The engines sit above this crate: `tessera-array` (lazy arrays, lowering, schedulers,
 //! linear algebra), `tessera-frame` (lazy dataframes, CSV/Parquet), `tessera-plugin-host`
@@ -14,10 +15,8 @@
 //! no arrow compute kernels, no parquet, no libloading. Backends (`tessera-cpu`, ...) depend
 //! on it and register themselves; the `tessera` facade links the default ones.
 
-pub mod allocator;
 pub mod backend;
 pub mod chunks;
-pub mod cluster;
 pub mod config;
 pub mod dtype;
 pub mod error;
@@ -25,12 +24,10 @@ pub mod fallback;
 pub mod ffi;
 pub mod frame;
 pub mod host;
-pub mod pool;
 pub mod program;
 pub mod random;
 pub mod registry;
 pub mod simd;
-pub mod spill;
 
 pub use backend::{
     sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,

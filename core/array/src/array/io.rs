@@ -134,7 +134,7 @@ impl Array {
     /// [`shared_by_ranks`](BlockSink::shared_by_ranks).
     pub fn store(&self, sink: Arc<dyn BlockSink>) -> Result<StoreSummary> {
         if !sink.shared_by_ranks() {
-            tessera_core::cluster::refuse_distributed_write(&sink.describe())?;
+            tessera_runtime::cluster::refuse_distributed_write(&sink.describe())?;
         }
         let grid = self.chunks().grid();
         let ones: Vec<Vec<usize>> = grid.iter().map(|&n| vec![1; n]).collect();

@@ -33,8 +33,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use tessera_core::cluster::{Cluster, Exchange};
-use tessera_core::pool::worker_pool;
+use tessera_runtime::cluster::{Cluster, Exchange};
+use tessera_runtime::pool::worker_pool;
 
 use super::plan::{Plan, Task, TaskOp};
 use super::scheduler::{run_caught, task_kind, Results, RunStats};

@@ -33,7 +33,7 @@ impl Plan {
     /// Under a distributed scheduler: the ranks, and the bytes each sends and receives by
     /// the owner rule (from the tasks' projected output sizes).
     fn explain_distributed(&self) -> String {
-        let Ok(Some(cluster)) = tessera_core::cluster::current() else {
+        let Ok(Some(cluster)) = tessera_runtime::cluster::current() else {
             return String::new();
         };
         let size = cluster.size();

@@ -49,7 +49,7 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
         mirrors: FxHashMap::default(),
         mirrored: 0,
         readers: Vec::new(),
-        placer: match tessera_core::cluster::current()? {
+        placer: match tessera_runtime::cluster::current()? {
             Some(c) if c.size() > 1 => Some(super::distributed::Placer::new(c.size())),
             _ => None,
         },

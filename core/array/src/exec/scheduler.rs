@@ -25,7 +25,7 @@ use crate::graph::{Array, BlockFn};
 use crate::host::{HostArray, HostElement};
 use crate::program::{check_packed, BinaryOp};
 use crate::stored::{Held, SpilledChunk};
-use tessera_core::pool::{worker_pool, worker_threads};
+use tessera_runtime::pool::{worker_pool, worker_threads};
 
 fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
     let b = &task.backend;
@@ -584,7 +584,7 @@ pub(crate) enum Results {
 /// [`Outputs::Spillable`]) and figures. Under a distributed scheduler, `results` says
 /// where the outputs stay; in one process they are all here.
 fn run(plan: &Plan, outputs: Outputs, results: Results) -> Result<(Vec<Vec<Held>>, RunStats)> {
-    if let Some(cluster) = tessera_core::cluster::current()? {
+    if let Some(cluster) = tessera_runtime::cluster::current()? {
         // Spilling a distributed plan's results is not supported: each rank keeps its
         // results in memory, so the plan must fit as `compute()` would.
         let Budget { threads, .. } = budget(plan, worker_threads()?, Outputs::InMemory)?;

@@ -20,7 +20,7 @@ use crate::backend::{ArrayBackend, AxisSlice, Chunk};
 use crate::chunks::Chunks;
 use crate::error::{Error, Result};
 use crate::stored::Held;
-use tessera_core::cluster::Cluster;
+use tessera_runtime::cluster::Cluster;
 
 /// A factored tall-and-skinny array before its Q blocks are formed.
 pub(crate) struct Factored {
@@ -98,7 +98,7 @@ pub(crate) fn factorize(x: &Array) -> Result<Factored> {
     )?;
     let x = as_float(x);
     let fan_in = crate::config::split_every()?;
-    if let Some(cluster) = tessera_core::cluster::current()?.filter(|c| c.size() > 1) {
+    if let Some(cluster) = tessera_runtime::cluster::current()?.filter(|c| c.size() > 1) {
         return factorize_distributed(x, &cluster, fan_in);
     }
     let blocks = x.compute_chunks()?;

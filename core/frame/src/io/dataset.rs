@@ -40,7 +40,8 @@ pub(crate) fn write_dataset(
     write_part: impl Fn(&Path, usize) -> Result<()> + Send + Sync,
 ) -> Result<Vec<PathBuf>> {
     let staging = Staging::create(pattern, parts)?;
-    let written = tessera_core::pool::parallel_map(parts, |i| write_part(&staging.part_path(i), i));
+    let written =
+        tessera_runtime::pool::parallel_map(parts, |i| write_part(&staging.part_path(i), i));
     match written {
         Ok(_) => staging.commit(),
         Err(e) => {

@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use tessera_core::cluster::{numbered, Cluster};
 use tessera_io::atomic::{write_atomic, write_synced};
 use tessera_io::file::is_object_url;
+use tessera_runtime::cluster::{numbered, Cluster};
 
 use super::dataset::{write_dataset, Staging};
 use crate::dataframe::{BatchStream, DataFrame};
@@ -62,7 +62,7 @@ pub(crate) fn write_frame(
     path: &str,
     format: &dyn FileFormat,
 ) -> Result<Vec<PathBuf>> {
-    if let Some(cluster) = tessera_core::cluster::current()?.filter(|c| c.size() > 1) {
+    if let Some(cluster) = tessera_runtime::cluster::current()?.filter(|c| c.size() > 1) {
         return write_over_ranks(df, path, format, &cluster);
     }
     write_stream(path, &df.batch_stream()?, format)
@@ -141,7 +141,7 @@ fn write_over_ranks(
     let who = format!("rank {}", ex.rank());
     let (staging, wrote) = match Staging::join(path, n, dir, &who) {
         Ok(staging) => {
-            let wrote = tessera_core::pool::parallel_map(mine.len(), |k| {
+            let wrote = tessera_runtime::pool::parallel_map(mine.len(), |k| {
                 let (i, part) = &mine[k];
                 let batch = backend.export_batch(part);
                 write_part(&staging.part_path(*i), path, *i, &schema, batch, format)

@@ -68,7 +68,7 @@ fn to_npy_over_ranks(
     path: &Path,
     header: &[u8],
     data: u64,
-    cluster: &tessera_core::cluster::Cluster,
+    cluster: &tessera_runtime::cluster::Cluster,
 ) -> Result<StoreSummary> {
     let root = cluster.rank() == 0;
     let created = crate::ranks::on_root(cluster, || {

@@ -157,7 +157,7 @@ pub fn to_zarr(
     // alone replaces what is there and writes the metadata (see `crate::ranks`).
     let ranks = crate::ranks::several()?;
     if ranks.is_some() && !store.shared {
-        tessera_core::cluster::refuse_distributed_write(&format!("to_zarr {location}"))?;
+        tessera_runtime::cluster::refuse_distributed_write(&format!("to_zarr {location}"))?;
     }
     let root = ranks.as_ref().is_none_or(|c| c.rank() == 0);
     // Rank 0 decides where the chunks go: `node` itself, or a staging sibling when an old
@@ -249,7 +249,7 @@ pub fn to_zarr(
 /// it. A node-local path on a multi-node job (every rank's blocks would land on its own
 /// disk and read back as the fill value) fails the write on every rank, naming the rank.
 fn every_rank_sees(
-    cluster: &tessera_core::cluster::Cluster,
+    cluster: &tessera_runtime::cluster::Cluster,
     store: &ZarrStore,
     target: &str,
     location: &str,

@@ -141,7 +141,7 @@ impl CsvSource {
             // Whole waves of tasks: a count that is a multiple of the workers leaves no
             // worker idle at the end of a read. Over the ranks of a job, a multiple of the
             // ranks: every rank must plan the same partitions, whatever cores it sees.
-            let workers = match tessera_core::cluster::current() {
+            let workers = match tessera_runtime::cluster::current() {
                 Ok(Some(cluster)) => cluster.size() as u64,
                 _ => std::thread::available_parallelism().map_or(1, |n| n.get()) as u64,
             };

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
 use super::segment::{Segment, SEGMENT_BYTES};
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// Name prefix of spill directories (`tessera-spill-<pid>-<n>`).
 pub const SPILL_PREFIX: &str = "tessera-spill-";

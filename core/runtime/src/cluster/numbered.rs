@@ -4,7 +4,7 @@
 //! The layout is the count, then per item its number, its length and its bytes, each
 //! number a little-endian `u64`. Unpacking checks every length against what is left.
 
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// Packs `items` (number, bytes) into one message.
 pub fn pack(items: &[(usize, Vec<u8>)]) -> Vec<u8> {

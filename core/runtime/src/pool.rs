@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use crate::config::SchedulerKind;
-use crate::error::{Error, Result};
+use tessera_core::config::SchedulerKind;
+use tessera_core::error::{Error, Result};
 
 static POOLS: LazyLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
@@ -43,7 +43,7 @@ pub fn worker_pool(threads: usize) -> Result<Arc<rayon::ThreadPool>> {
 /// # Errors
 /// A [`Error::Config`] when `num-threads` is not a valid value.
 pub fn worker_threads() -> Result<usize> {
-    let n = crate::config::num_threads()?;
+    let n = tessera_core::config::num_threads()?;
     Ok(if n == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     } else {
@@ -63,7 +63,7 @@ where
     F: Fn(usize) -> Result<T> + Send + Sync,
 {
     use rayon::prelude::*;
-    match crate::config::scheduler()? {
+    match tessera_core::config::scheduler()? {
         SchedulerKind::SingleThreaded => {
             crate::allocator::tune();
             (0..n).map(|i| guarded(&f, i)).collect()
@@ -77,7 +77,7 @@ where
 
 /// `f(i)` with a panic caught at the task boundary.
 fn guarded<T>(f: &(impl Fn(usize) -> Result<T> + Sync), i: usize) -> Result<T> {
-    crate::error::catch_panic(
+    tessera_core::error::catch_panic(
         || f(i),
         |message| Error::Panicked {
             task: format!("task {i}"),

@@ -15,8 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::dir::ProcessDir;
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// A segment takes no more values once it holds this many bytes.
 pub(crate) const SEGMENT_BYTES: u64 = 256 << 20;
@@ -27,7 +26,9 @@ pub(crate) struct Segment {
     /// The write handle, positioned at the end.
     file: Mutex<File>,
     len: AtomicU64,
-    _dir: Arc<ProcessDir>,
+    /// What keeps the segment's directory alive (the process directory, `super::dir`),
+    /// held without knowing its type: a directory outlives its last segment.
+    _dir: Arc<dyn Send + Sync>,
 }
 
 impl std::fmt::Debug for Segment {
@@ -37,8 +38,8 @@ impl std::fmt::Debug for Segment {
 }
 
 impl Segment {
-    /// A new, empty segment at `path` in `dir`.
-    pub(crate) fn create(path: PathBuf, dir: Arc<ProcessDir>) -> Result<Arc<Segment>> {
+    /// A new, empty segment at `path`, keeping `dir` (the directory that holds it) alive.
+    pub(crate) fn create(path: PathBuf, dir: Arc<dyn Send + Sync>) -> Result<Arc<Segment>> {
         let file = OpenOptions::new()
             .create_new(true)
             .write(true)

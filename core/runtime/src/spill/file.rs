@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::dir::{process_dir, ProcessDir};
 use super::segment::Segment;
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// Write and read buffers: large enough that the codec, not the syscalls, sets the pace,
 /// small enough that a small value does not pay for a large allocation.

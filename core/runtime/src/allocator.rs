@@ -27,7 +27,7 @@ static TUNED: OnceLock<bool> = OnceLock::new();
 /// is off; later calls do nothing. Returns whether `malloc` took the settings (false where
 /// the key is off, where `malloc` is not glibc's, or where it refused them).
 pub fn tune() -> bool {
-    *TUNED.get_or_init(|| crate::config::tune_allocator().unwrap_or(true) && apply())
+    *TUNED.get_or_init(|| tessera_core::config::tune_allocator().unwrap_or(true) && apply())
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -65,9 +65,9 @@ mod tests {
     #[test]
     fn the_key_is_a_boolean() {
         // (`true`: tests share the process, and the other one reads the key.)
-        let _g = crate::config::set(&[("tune-allocator", "true")]).unwrap();
-        assert!(crate::config::tune_allocator().unwrap());
-        let e = crate::config::set(&[("tune-allocator", "sometimes")])
+        let _g = tessera_core::config::set(&[("tune-allocator", "true")]).unwrap();
+        assert!(tessera_core::config::tune_allocator().unwrap());
+        let e = tessera_core::config::set(&[("tune-allocator", "sometimes")])
             .unwrap_err()
             .to_string();
         assert!(e.contains("`true` or `false`"), "{e}");

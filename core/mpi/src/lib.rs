@@ -1,6 +1,6 @@
 //! # tessera-mpi: the `mpi` scheduler's transport
 //!
-//! With the `mpi` feature, this crate registers a [`tessera_core::cluster::Transport`]
+//! With the `mpi` feature, this crate registers a [`tessera_runtime::cluster::Transport`]
 //! over MPI (the `mpi` crate, rsmpi) for `scheduler = "mpi"`. Nothing else changes in a
 //! program: every rank of `mpirun -n P ./program` (or `srun -n P ./program`) runs it, the
 //! engines place each task on one rank by an owner rule, and chunks cross ranks as bytes

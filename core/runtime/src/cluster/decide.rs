@@ -12,7 +12,7 @@
 //! and stops.
 
 use super::Exchange;
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// First byte of an outcome message.
 const OK: u8 = 0;
@@ -96,7 +96,7 @@ impl Exchange<'_> {
 #[cfg(test)]
 mod tests {
     use crate::cluster::{current, local};
-    use crate::error::{Error, Result};
+    use tessera_core::error::{Error, Result};
 
     #[test]
     fn on_root_runs_once_and_every_rank_gets_the_bytes() {

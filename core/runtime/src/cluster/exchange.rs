@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Cluster, Message};
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// Bits of a tag that carry the id.
 const ID_BITS: u32 = 36;

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 pub use exchange::Exchange;
 
@@ -216,7 +216,7 @@ impl Cluster {
     /// # Errors
     /// A bad `distributed.timeout`.
     pub fn begin(&self) -> Result<Exchange<'_>> {
-        let timeout = crate::config::distributed_timeout()?;
+        let timeout = tessera_core::config::distributed_timeout()?;
         let epoch = self.epoch.fetch_add(1, Ordering::Relaxed) + 1;
         Ok(Exchange::new(self, epoch, timeout))
     }
@@ -244,7 +244,7 @@ pub fn current() -> Result<Option<Arc<Cluster>>> {
     if let Some(c) = SCOPED.with(|s| s.borrow().clone()) {
         return Ok(Some(c));
     }
-    let kind = crate::config::scheduler()?;
+    let kind = tessera_core::config::scheduler()?;
     if !kind.is_distributed() {
         return Ok(None);
     }

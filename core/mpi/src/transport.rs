@@ -22,8 +22,8 @@ use mpi::topology::{Communicator, SimpleCommunicator};
 use mpi::traits::Equivalence;
 use mpi::Threading;
 
-use tessera_core::cluster::{Message, Transport, TransportFactory};
 use tessera_core::error::{Error, Result};
+use tessera_runtime::cluster::{Message, Transport, TransportFactory};
 
 /// MPI tag of a message's first part.
 const FIRST: i32 = 1;

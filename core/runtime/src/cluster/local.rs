@@ -13,7 +13,7 @@
 //! watchdog reports it), on every machine.
 //!
 //! ```
-//! use tessera_core::cluster;
+//! use tessera_runtime::cluster;
 //! let ranks = cluster::local::run(3, |rank| (rank, cluster::size()));
 //! assert_eq!(ranks, vec![(0, 3), (1, 3), (2, 3)]);
 //! ```
@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{with_cluster, Cluster, Message, Transport};
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 /// Messages up to this many bytes are sent eagerly (Open MPI's shared-memory eager limit);
 /// longer ones wait for the receiver.
@@ -275,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_silent_rank_is_reported_by_the_watchdog_not_waited_for_forever() {
-        let _g = crate::config::set(&[("distributed.timeout", "300ms")]).unwrap();
+        let _g = tessera_core::config::set(&[("distributed.timeout", "300ms")]).unwrap();
         let out = run(2, |rank| {
             exchange_of(|ex| (rank == 0).then(|| ex.all_gather(vec![1]).unwrap_err().to_string()))
         });
