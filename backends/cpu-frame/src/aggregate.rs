@@ -22,7 +22,8 @@ use tessera_core::frame::digest::Digest;
 use tessera_core::frame::{AggFunc, AggSpec};
 use tessera_core::{Error, Result};
 
-use super::keys::{encode_rows, group_rows, group_selected_rows, Groups, NO_GROUP};
+use super::grouping::{group_rows, group_selected_rows};
+use super::keys::{encode_rows, Groups, NO_GROUP};
 
 fn column(batch: &RecordBatch, name: &str, op: &'static str) -> Result<ArrayRef> {
     batch

@@ -3,8 +3,9 @@
 //! One integer-like key (the common `groupby("passenger_count")` or join on an id) takes
 //! a fast path: a dense lookup table when the key range is small, else a hash map on the
 //! `i64` value. Several keys, or string keys, are numbered column by column and the codes
-//! combined ([`super::key_codes`]). Any other key set goes through `arrow-row`, which encodes the keys of a
-//! row as comparable bytes, and a hash map on those bytes.
+//! combined (`super::key_codes`). Any other key set goes through `arrow-row`, which encodes the keys of a
+//! row as comparable bytes, and a hash map on those bytes. `super::grouping` picks among
+//! them; this file holds the pieces.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -149,54 +150,6 @@ pub(crate) fn encode_rows(keys: &[ArrayRef]) -> Result<Rows> {
         .map_err(|e| Error::arrow("keys", e))
 }
 
-/// Assigns every row of `rows` rows to a group by its keys; no keys = one group of
-/// everything (present even with no rows).
-pub(crate) fn group_rows(keys: &[ArrayRef], rows: usize) -> Result<Groups> {
-    group_selected_rows(keys, rows, None)
-}
-
-/// [`group_rows`] of the rows `selected` marks valid (all when `None`): the others get
-/// [`NO_GROUP`], and a key seen only on them makes no group.
-pub(crate) fn group_selected_rows(
-    keys: &[ArrayRef],
-    rows: usize,
-    selected: Option<&NullBuffer>,
-) -> Result<Groups> {
-    if keys.is_empty() {
-        let ids = match selected {
-            Some(s) => (0..rows)
-                .map(|i| if s.is_valid(i) { 0 } else { NO_GROUP })
-                .collect(),
-            None => vec![0; rows],
-        };
-        return Ok(Groups {
-            ids,
-            first_rows: vec![0],
-        });
-    }
-    let nulls = NullBuffer::union(key_nulls(keys).as_ref(), selected);
-    let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
-    if let Some(k) = int_key(keys)? {
-        let v = k.as_primitive::<Int64Type>().values();
-        // The offset from the minimum: a bijection of i64s (wrapping), small when the
-        // range is.
-        return Ok(match valid_range(v, nulls.as_ref()) {
-            Some((lo, span)) if span < dense_limit(rows) => groups_of(
-                rows,
-                |i| v[i].wrapping_sub(lo) as u64,
-                Some(span + 1),
-                valid,
-            ),
-            _ => groups_of(rows, |i| v[i] as u64, None, valid),
-        });
-    }
-    if let Some(g) = super::key_codes::group_by_codes(keys, rows, valid)? {
-        return Ok(g);
-    }
-    let encoded = encode_rows(keys)?;
-    Ok(hashed_groups(rows, |i| encoded.row(i).data(), valid))
-}
-
 /// Rows grouped by an integer code per row (`code(i)`), group ids in order of first
 /// appearance: a table indexed by the code when all codes are below `dense` (the common
 /// small key range), else a hash map. Rows where `valid` is false get [`NO_GROUP`].
@@ -228,7 +181,7 @@ pub(crate) fn groups_of(
 
 /// Rows grouped by a hashable key per row (`key(i)`), ids in order of first appearance;
 /// rows where `valid` is false get [`NO_GROUP`].
-fn hashed_groups<K: std::hash::Hash + Eq>(
+pub(crate) fn hashed_groups<K: std::hash::Hash + Eq>(
     rows: usize,
     key: impl Fn(usize) -> K,
     valid: impl Fn(usize) -> bool,
@@ -283,7 +236,7 @@ mod tests {
             nan2,
             1.5,
         ]));
-        let g = group_rows(std::slice::from_ref(&k), 5).unwrap();
+        let g = crate::grouping::group_rows(std::slice::from_ref(&k), 5).unwrap();
         assert_eq!(g.ids[0], g.ids[1]);
         assert_eq!(g.ids[2], g.ids[3]);
         assert_eq!(g.first_rows.len(), 3);
@@ -345,14 +298,14 @@ mod tests {
         ]));
         let want = vec![vec![0, 3], vec![2, 4], vec![5]];
         for keys in [small, wide, text] {
-            let g = group_rows(std::slice::from_ref(&keys), 6).unwrap();
+            let g = crate::grouping::group_rows(std::slice::from_ref(&keys), 6).unwrap();
             assert_eq!(g.ids[1], NO_GROUP, "a null key is dropped");
             let mut got = partition_of(&g);
             got.sort();
             assert_eq!(got, want);
             assert_eq!(g.first_rows.len(), 3);
         }
-        let none = group_rows(&[], 4).unwrap();
+        let none = crate::grouping::group_rows(&[], 4).unwrap();
         assert_eq!((none.len(), none.ids), (1, vec![0; 4]));
     }
 

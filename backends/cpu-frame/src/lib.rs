@@ -15,6 +15,7 @@
 mod aggregate;
 mod eval;
 mod filter;
+mod grouping;
 mod join;
 mod key_codes;
 mod keys;

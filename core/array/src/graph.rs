@@ -72,7 +72,7 @@ pub(crate) enum Op {
     },
     /// Per input block, its sum and `M2` over `axes` packed along the first of them (2
     /// elements per block there, 1 along the other reduced axes; see
-    /// [`crate::program::moments_with_primitives`]): the partials of `var`.
+    /// [`tessera_core::backend::moments_with_primitives`]): the partials of `var`.
     Moments { input: Array, axes: Vec<usize> },
     /// Tree level: fold groups of `split` blocks along `axes`.
     Combine {

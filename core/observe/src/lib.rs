@@ -12,8 +12,8 @@
 
 pub mod profile;
 pub mod progress;
+mod timing;
 
 pub use profile::{MemorySample, Profile, TaskSpan};
-pub use progress::{
-    set_progress_callback, Progress, ProgressCallback, ProgressMode, Stage, TaskTiming,
-};
+pub use progress::{set_progress_callback, Progress, ProgressCallback, ProgressMode, Stage};
+pub use timing::TaskTiming;

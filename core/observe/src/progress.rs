@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tessera_core::{Error, Result};
 
+use crate::timing::TaskTiming;
+
 /// When progress is drawn on stderr (config key `progress`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProgressMode {
@@ -163,21 +165,6 @@ static CALLBACK: RwLock<Option<ProgressCallback>> = RwLock::new(None);
 pub fn set_progress_callback(cb: Option<ProgressCallback>) -> Option<ProgressCallback> {
     let mut slot = CALLBACK.write().unwrap_or_else(|p| p.into_inner());
     std::mem::replace(&mut *slot, cb)
-}
-
-/// What an engine knows about a task it finished, for [`Stage::task_finished`].
-#[derive(Debug, Clone, Copy)]
-pub struct TaskTiming {
-    /// What the task did (`generate`, `program`, `reduce`, `matmul`, `scan`, ...).
-    pub kind: &'static str,
-    /// When it started.
-    pub start: Instant,
-    /// Bytes of its inputs (0 where unknown).
-    pub bytes_in: u64,
-    /// Bytes of its result (0 where unknown).
-    pub bytes_out: u64,
-    /// Bytes the scheduler held after it, where the scheduler tracks them.
-    pub held_bytes: Option<u64>,
 }
 
 /// One stage of a running plan (see the module docs).

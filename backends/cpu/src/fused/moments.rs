@@ -20,8 +20,7 @@ use tessera_core::program::{moments_shape, Linear};
 use tessera_core::{DType, HostArray};
 
 use super::kernels;
-use super::sinks::reduce_target;
-use super::tile::{base, inc, Buf, Run};
+use super::tile::{base, inc, reduce_target, Buf, Run};
 
 /// Sum, count, mean and `M2` per output element of a block's moments.
 pub(crate) struct MomentsSink {
@@ -149,7 +148,8 @@ impl MomentsSink {
 mod tests {
     use std::sync::Arc;
 
-    use tessera_core::program::{moments_with_primitives, IndexMap, Program, ProgramBuilder};
+    use tessera_core::backend::moments_with_primitives;
+    use tessera_core::program::{IndexMap, Program, ProgramBuilder};
     use tessera_core::{ArrayBackend, Chunk, Error};
 
     use super::*;

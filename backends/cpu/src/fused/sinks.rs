@@ -2,45 +2,19 @@
 //! tile by tile, then finished into the reduced array), or dense output tiles.
 
 use ndarray::{ArrayD, IxDyn};
-use tessera_core::chunks::{c_strides, numel};
+use tessera_core::chunks::numel;
 use tessera_core::program::{Linear, ReduceOp};
 use tessera_core::{DType, HostArray, Scalar};
 
 use super::kernels;
 use super::moments::MomentsSink;
-use super::tile::{base, inc, Buf, Run};
+use super::tile::{base, inc, reduce_target, Buf, Run};
 
 /// Reduction accumulators, in the widest type of the input's kind.
 pub(crate) enum Acc {
     F(Vec<f64>),
     I(Vec<i64>),
     U(Vec<u64>),
-}
-
-/// For a reduction of a region of `shape` over `axes`: the reduced shape (those axes of
-/// length 1), the C-order index in it of each element's accumulator, and each element's
-/// C-order position among the elements it is reduced with, as linear forms.
-pub(crate) fn reduce_target(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Linear, Linear) {
-    let mut out_shape = shape.to_vec();
-    for &a in axes {
-        out_shape[a] = 1;
-    }
-    let ostr = c_strides(&out_shape);
-    let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
-    let rstr = c_strides(&rshape);
-    let mut target = Linear {
-        offset: 0,
-        coef: vec![0; shape.len()],
-    };
-    let mut pos = target.clone();
-    for (a, &os) in ostr.iter().enumerate() {
-        if let Some(k) = axes.iter().position(|&x| x == a) {
-            pos.coef[a] = rstr[k] as i64;
-        } else {
-            target.coef[a] = os as i64;
-        }
-    }
-    (out_shape, target, pos)
 }
 
 pub(crate) struct ReduceSink {

@@ -4,6 +4,7 @@
 //! into *runs* along the last axis ([`Run`]), and every leaf of a program is an affine
 //! function of the output coordinates, so a run reads it at `base + j*inc` ([`base`],
 //! [`inc`]). A tile's values for one node are a [`Buf`], one vector per element family.
+//! A reduction addresses its accumulators by affine forms too ([`reduce_target`]).
 
 use tessera_core::chunks::c_strides;
 use tessera_core::program::Linear;
@@ -174,4 +175,30 @@ pub(crate) fn clone_buf(b: &Buf) -> Buf {
         Buf::F32(v) => Buf::F32(v.clone()),
         Buf::F64(v) => Buf::F64(v.clone()),
     }
+}
+
+/// For a reduction of a region of `shape` over `axes`: the reduced shape (those axes of
+/// length 1), the C-order index in it of each element's accumulator, and each element's
+/// C-order position among the elements it is reduced with, as linear forms.
+pub(crate) fn reduce_target(shape: &[usize], axes: &[usize]) -> (Vec<usize>, Linear, Linear) {
+    let mut out_shape = shape.to_vec();
+    for &a in axes {
+        out_shape[a] = 1;
+    }
+    let ostr = c_strides(&out_shape);
+    let rshape: Vec<usize> = axes.iter().map(|&a| shape[a]).collect();
+    let rstr = c_strides(&rshape);
+    let mut target = Linear {
+        offset: 0,
+        coef: vec![0; shape.len()],
+    };
+    let mut pos = target.clone();
+    for (a, &os) in ostr.iter().enumerate() {
+        if let Some(k) = axes.iter().position(|&x| x == a) {
+            pos.coef[a] = rstr[k] as i64;
+        } else {
+            target.coef[a] = os as i64;
+        }
+    }
+    (out_shape, target, pos)
 }

@@ -10,28 +10,9 @@ use tessera_core::program::{BinaryOp, Linear, Node, NodeId, Program, ReduceOp, U
 use tessera_core::random::Distribution;
 use tessera_core::{DType, Error, Result, Scalar};
 
+use super::names::{ctype, NAME};
 use super::reduce;
 use super::{Arg, Launch};
-
-/// The placeholder for the kernel's name, replaced once the text's hash is known.
-pub(crate) const NAME: &str = "@KERNEL@";
-
-/// The C type of a dtype in kernel text.
-pub fn ctype(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "b8",
-        DType::I8 => "i8",
-        DType::I16 => "i16",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
-        DType::U8 => "u8",
-        DType::U16 => "u16",
-        DType::U32 => "u32",
-        DType::U64 => "u64",
-        DType::F32 => "f32",
-        DType::F64 => "f64",
-    }
-}
 
 /// A kernel body: its text, its entry points (suffix, arguments) and how it launches.
 pub(super) struct Body {

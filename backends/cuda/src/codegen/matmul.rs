@@ -14,7 +14,7 @@
 
 use tessera_core::{DType, Error, Result};
 
-use super::emit::{ctype, NAME};
+use super::names::{ctype, NAME};
 use super::{Arg, Entry, KernelPlan, Launch};
 
 /// The side of an output tile and the depth of one step along the shared axis.

@@ -26,14 +26,15 @@
 
 mod emit;
 mod matmul;
+mod names;
 mod reduce;
 
 use tessera_core::program::{Node, Program, ReduceOp};
 use tessera_core::random::Distribution;
 use tessera_core::{DType, Error, Result};
 
-pub use emit::ctype;
 pub use matmul::{matmul, matmul_transposed_a};
+pub use names::ctype;
 
 /// The scalar definitions every kernel starts with (see the module docs).
 pub const PRELUDE: &str = include_str!("prelude.cu");
@@ -227,7 +228,7 @@ impl KernelPlan {
 fn named(body: &str, prefix: &str) -> (String, u64, String) {
     let hash = stable_hash(body.as_bytes());
     let name = format!("{prefix}_{hash:016x}");
-    (body.replace(emit::NAME, &name), hash, name)
+    (body.replace(names::NAME, &name), hash, name)
 }
 
 /// The accumulator dtype of a reduction of `x` by `op` (what pass one's partials hold).

@@ -9,7 +9,7 @@
 use tessera_core::program::ReduceOp;
 use tessera_core::DType;
 
-use super::emit::ctype;
+use super::names::ctype;
 
 /// The dtype pass one accumulates `op` over `x` in.
 pub(super) fn acc_dtype(op: ReduceOp, x: DType) -> DType {

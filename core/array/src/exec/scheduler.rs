@@ -23,8 +23,9 @@ use crate::config::SchedulerKind;
 use crate::error::{catch_panic, Error, Result};
 use crate::graph::{Array, BlockFn};
 use crate::host::{HostArray, HostElement};
-use crate::program::{check_packed, BinaryOp};
+use crate::program::BinaryOp;
 use crate::stored::{Held, SpilledChunk};
+use tessera_core::backend::check_packed;
 use tessera_runtime::pool::{worker_pool, worker_threads};
 
 fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {

@@ -14,14 +14,12 @@
 //! a CUDA backend can print one kernel per program.
 
 mod builder;
-mod eval;
 mod moments;
 mod ops;
 pub mod primitives;
 
 pub use builder::ProgramBuilder;
-pub use eval::evaluate_with_primitives;
-pub use moments::{check_moments, check_packed, moments_shape, moments_with_primitives};
+pub use moments::{check_moments, moments_shape};
 pub use ops::{
     ipow_i64, py_floor_div_f32, py_floor_div_f64, py_fmod_f64, wrap_i64, BinaryOp, ReduceOp,
     UnaryOp,

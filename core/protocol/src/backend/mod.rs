@@ -20,11 +20,12 @@ use std::sync::Arc;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::host::HostArray;
-use crate::program::{
-    evaluate_with_primitives, moments_with_primitives, BinaryOp, IndexMap, Program, ReduceOp,
-    UnaryOp,
-};
+use crate::program::{BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
 use crate::random::RandomSpec;
+
+mod by_primitives;
+
+pub use by_primitives::{check_packed, evaluate_with_primitives, moments_with_primitives};
 
 /// A chunk of array data owned by one backend.
 pub trait ChunkData: Any + Send + Sync + fmt::Debug {
@@ -341,7 +342,7 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// Per-block moments of a fused program's output over `axes`, packed into one chunk:
     /// the reduced axes have length 1 except the first, of length 2, holding the sum and
     /// then `M2`, the sum of squared deviations from the block's own mean (see
-    /// [`crate::program::moments_with_primitives`]). `program` has one unreduced float
+    /// [`moments_with_primitives`]). `program` has one unreduced float
     /// output; `axes` are ascending and not empty. `var` and `std` ask for it per block, so
     /// a backend can compute both in one pass instead of evaluating the block twice.
     ///

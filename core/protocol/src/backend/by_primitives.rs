@@ -1,11 +1,18 @@
-//! The default program evaluator: one primitive call per node.
+//! The defaults a backend gets for what it does not do natively: a program evaluated one
+//! primitive call per node, and a block's moments taken in two runs of its own program.
 //!
 //! Backends that do not execute programs natively get correct (if unfused) execution from
-//! this; the conformance suite checks both paths against the CPU reference.
+//! [`evaluate_with_primitives`]; the conformance suite checks both paths against the CPU
+//! reference. [`moments_with_primitives`] is the reference for
+//! [`ArrayBackend::moments_program`] (layout: [`crate::program::moments_shape`]).
 
-use super::{IndexMap, Node, Program};
-use crate::backend::{ArrayBackend, AxisSlice, Chunk};
+use super::{ArrayBackend, AxisSlice, Chunk};
+use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
+use crate::program::{
+    check_moments, moments_shape, AxisMap, BinaryOp, IndexMap, Node, Output, Program,
+    ProgramBuilder, ReduceOp, Reduction,
+};
 
 /// Evaluates `program` on `backend` by calling its primitives node by node.
 pub fn evaluate_with_primitives<B: ArrayBackend + ?Sized>(
@@ -125,4 +132,82 @@ pub fn apply_map<B: ArrayBackend + ?Sized>(
         x = backend.broadcast_to(&x, out_shape)?;
     }
     Ok(x)
+}
+
+/// The reference for [`ArrayBackend::moments_program`]: the block sum with one run of the
+/// program (a sum epilogue), then `M2` with a second run that reads the sum back as a
+/// broadcast input, and the two joined along the first reduced axis.
+pub fn moments_with_primitives<B: ArrayBackend + ?Sized>(
+    b: &B,
+    program: &Program,
+    inputs: &[Chunk],
+    axes: &[usize],
+) -> Result<Chunk> {
+    check_moments(program, axes)?;
+    let node = program.outputs[0].node;
+    let dtype = program.dtypes[node];
+    let reduce = Reduction {
+        op: ReduceOp::Sum,
+        axes: axes.to_vec(),
+    };
+    let mut sum_program = program.clone();
+    sum_program.outputs = vec![Output {
+        node,
+        reduce: Some(reduce.clone()),
+    }];
+    let sum = first(b.execute(&sum_program, inputs)?)?;
+
+    // M2 = sum((x - sum / n)^2), the block sum broadcast over the reduced axes.
+    let mut pb = ProgramBuilder::extend(program);
+    let count: usize = axes.iter().map(|&a| program.shape[a]).product();
+    let reduced: Vec<usize> = (0..program.shape.len())
+        .map(|a| {
+            if axes.contains(&a) {
+                1
+            } else {
+                program.shape[a]
+            }
+        })
+        .collect();
+    let map = IndexMap {
+        src_shape: reduced,
+        axes: (0..program.shape.len())
+            .map(|a| AxisMap {
+                start: 0,
+                step: if axes.contains(&a) { 0 } else { 1 },
+                out_axis: (!axes.contains(&a)).then_some(a),
+            })
+            .collect(),
+    };
+    let s = pb.input(program.num_inputs(), dtype, map);
+    let n = pb.constant(Scalar::F64(count as f64).cast(dtype));
+    let mean = pb.binary(BinaryOp::Div, s, n)?;
+    let d = pb.binary(BinaryOp::Sub, node, mean)?;
+    let d2 = pb.binary(BinaryOp::Mul, d, d)?;
+    let m2_program = pb.finish(vec![(d2, Some(reduce))])?;
+    let mut m2_inputs = inputs.to_vec();
+    m2_inputs.push(sum.clone());
+    let m2 = first(b.execute(&m2_program, &m2_inputs)?)?;
+    b.concatenate(&[sum, m2], axes[0])
+}
+
+fn first(outputs: Vec<Chunk>) -> Result<Chunk> {
+    outputs
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Internal("a moments program produced no output".into()))
+}
+
+/// Checks a backend's packed moments chunk against the layout (see the module docs).
+pub fn check_packed(chunk: &Chunk, program: &Program, axes: &[usize]) -> Result<()> {
+    let want = moments_shape(&program.shape, axes);
+    let dtype: DType = program.dtypes[program.outputs[0].node];
+    if chunk.shape() != want.as_slice() || chunk.dtype() != dtype {
+        return Err(Error::Internal(format!(
+            "a backend's moments chunk is {:?} {}, the layout needs {want:?} {dtype}",
+            chunk.shape(),
+            chunk.dtype()
+        )));
+    }
+    Ok(())
 }
