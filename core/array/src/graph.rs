@@ -104,9 +104,9 @@ pub(crate) enum Op {
     /// Move to another backend.
     Transfer(Array),
     /// Blocks read from storage (a leaf).
-    Source(Arc<dyn crate::array::BlockSource>),
+    Source(Arc<dyn crate::block_io::BlockSource>),
     /// Each block of the input written to the sink; one `u64` per block (bytes written).
-    Store(Array, Arc<dyn crate::array::BlockSink>),
+    Store(Array, Arc<dyn crate::block_io::BlockSink>),
 }
 
 /// A function over host blocks (one per input) returning the output block.

@@ -12,6 +12,7 @@
 //! so it runs unchanged on any registered backend.
 
 pub mod array;
+mod block_io;
 mod codec;
 pub mod exec;
 mod graph;

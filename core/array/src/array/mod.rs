@@ -16,12 +16,12 @@ mod map_blocks;
 mod reduction;
 mod structure;
 
+pub(crate) use crate::block_io::block_region;
+pub use crate::block_io::{BlockSink, BlockSource, StoreSummary};
 pub use crate::graph::{Array, BackendBlockFn, HostBlockFn};
 pub(crate) use crate::graph::{BlockFn, Fold, Op};
 pub use creation::RandomState;
 pub use indexing::Index;
-pub(crate) use io::block_region;
-pub use io::{BlockSink, BlockSource, StoreSummary};
 
 use std::fmt;
 use std::sync::Arc;

@@ -36,7 +36,7 @@ struct Lowerer {
     readers: Vec<usize>,
     /// Under a distributed scheduler with several ranks, the owner rule over the tasks
     /// made so far ([`by_rank`]).
-    placer: Option<super::distributed::Placer>,
+    placer: Option<super::placement::Placer>,
 }
 
 /// Lowers arrays into a plan.
@@ -50,7 +50,7 @@ pub(crate) fn lower(arrays: &[Array]) -> Result<Plan> {
         mirrored: 0,
         readers: Vec::new(),
         placer: match tessera_runtime::cluster::current()? {
-            Some(c) if c.size() > 1 => Some(super::distributed::Placer::new(c.size())),
+            Some(c) if c.size() > 1 => Some(super::placement::Placer::new(c.size())),
             _ => None,
         },
     };

@@ -12,11 +12,14 @@ mod distributed;
 mod explain;
 mod fxhash;
 mod lower;
+mod placement;
 mod plan;
 mod scheduler;
 mod slots;
 mod symmetry;
+mod task;
 
 pub(crate) use lower::lower;
+pub use scheduler::run_plan_stats;
 pub(crate) use scheduler::{compute, compute_chunks, persist, persist_many};
-pub use scheduler::{run_plan_stats, RunStats};
+pub use task::RunStats;

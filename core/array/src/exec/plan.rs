@@ -6,8 +6,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::array::{BlockSink, BlockSource};
 use crate::backend::BackendRef;
+use crate::block_io::{BlockSink, BlockSource};
 use crate::dtype::DType;
 use crate::graph::BlockFn;
 use crate::program::Program;

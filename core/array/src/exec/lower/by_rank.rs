@@ -33,12 +33,12 @@
 //! argument (`super::super::distributed`). The partials crossing ranks are one chunk per
 //! rank and output block, so the messages are few and small either way.
 //!
-//! [`Placer`]: super::super::distributed::Placer
+//! [`Placer`]: super::super::placement::Placer
 
 use super::{Lowerer, Target};
 use crate::chunks::grid_indices;
 use crate::error::{Error, Result};
-use crate::exec::distributed::Place;
+use crate::exec::placement::Place;
 use crate::graph::{Array, Fold, Op};
 use crate::program::{BinaryOp, IndexMap, ProgramBuilder};
 
