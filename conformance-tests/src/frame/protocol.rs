@@ -682,7 +682,7 @@ fn window(
         .into_iter()
         .map(|p| s.import(p))
         .collect::<Result<Vec<Partition>>>()?;
-    let carries = tessera_frame::algorithms::window_carries(&s.backend, &parts, &spec)?;
+    let carries = tessera_frame::exec::window_carries(&s.backend, &parts, &spec)?;
     parts
         .iter()
         .zip(&carries)

@@ -13,17 +13,17 @@ use std::sync::Arc;
 use arrow_array::{Array as _, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::algorithms::pipeline;
 use crate::backend::{
     AggFunc, AggSpec, FrameBackendRef, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     Quantile, SortKey,
 };
 use crate::display::{format_batches, value_at, Value};
 use crate::error::{Error, Result};
+use crate::exec::pipeline;
+use crate::exec::spill::{Spill, SpillBudget};
 use crate::expr::{col, is_string, when, Expr, Literal};
 use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
-use crate::spill::{Spill, SpillBudget};
 use crate::window::{WindowFunc, WindowSpec};
 
 /// A lazy, partitioned dataframe.
@@ -1258,7 +1258,7 @@ impl DataFrame {
         };
         let traffic = match tessera_runtime::cluster::current()? {
             Some(cluster) => {
-                let p = crate::traffic::project(&node, &self.backend, cluster.size());
+                let p = crate::exec::ranks::traffic::project(&node, &self.backend, cluster.size());
                 let fmt = tessera_core::chunks::format_bytes;
                 let mut s = format!(
                     "distributed over {}: partition i on rank i mod {}; projected traffic per rank (sizes from the memory model: filters keep every row, groupby states are as large as their input):\n",
@@ -1298,7 +1298,7 @@ impl DataFrame {
         };
         let node = optimize(&self.node)?;
         Ok(Some(
-            crate::traffic::project(&node, &self.backend, cluster.size()).per_rank,
+            crate::exec::ranks::traffic::project(&node, &self.backend, cluster.size()).per_rank,
         ))
     }
 
@@ -1318,7 +1318,7 @@ impl DataFrame {
         let node = self.planned()?;
         if let Some(cluster) = tessera_runtime::cluster::current()? {
             let ex = cluster.begin()?;
-            return crate::distributed::partitions(&node, &self.backend, &ex);
+            return crate::exec::ranks::partitions(&node, &self.backend, &ex);
         }
         let spill = check_memory(&node, Output::InMemory)?;
         pipeline(&node, &self.backend, &spill)?.materialize()
@@ -1359,7 +1359,12 @@ impl DataFrame {
         let node = self.planned()?;
         if let Some(cluster) = tessera_runtime::cluster::current()? {
             return Ok(self.derive(Node::Partitions {
-                parts: crate::on_rank::persist(&node, &self.backend, &self.schema(), &cluster)?,
+                parts: crate::exec::ranks::on_rank::persist(
+                    &node,
+                    &self.backend,
+                    &self.schema(),
+                    &cluster,
+                )?,
                 schema: self.schema(),
             }));
         }
@@ -1370,7 +1375,7 @@ impl DataFrame {
                     return Err(e);
                 };
                 let out = self.stream_of(&node)?;
-                let source = crate::spill::PersistedSource::write(
+                let source = crate::exec::spill::PersistedSource::write(
                     &base,
                     out.schema.clone(),
                     out.n,

@@ -18,26 +18,22 @@
 //! The backend is chosen like the array one: an explicit name, else `dataframe.backend`
 //! in config (`TESSERA_DATAFRAME_BACKEND`, `tessera.toml`, or a scoped override).
 
-pub mod algorithms;
 mod count_rows;
 mod cse;
 mod dataframe;
 mod describe;
 pub mod display;
-mod distributed;
+pub mod exec;
 pub mod io;
 mod join_guess;
 mod join_order;
 mod merge;
 mod null_keys;
-mod on_rank;
 pub mod plan;
 mod pushdown;
 mod reshape;
 mod sample;
-mod spill;
 mod swap_join;
-mod traffic;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
 

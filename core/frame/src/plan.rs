@@ -139,7 +139,7 @@ pub enum GroupStrategy {
 /// How the partitions of a join meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum JoinStrategy {
-    /// Broadcast a side under [`crate::algorithms::BROADCAST_BYTES`] (256 MiB across the
+    /// Broadcast a side under [`crate::exec::BROADCAST_BYTES`] (256 MiB across the
     /// ranks of a job), else a sorted merge when both sides are sorted on the keys, else a
     /// hash shuffle.
     #[default]

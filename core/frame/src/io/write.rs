@@ -111,12 +111,12 @@ fn write_over_ranks(
 ) -> Result<Vec<PathBuf>> {
     let ex = cluster.begin()?;
     let backend = df.backend_ref();
-    let (n, mine) = crate::distributed::owned_partitions(&*df.planned()?, backend, &ex)?;
+    let (n, mine) = crate::exec::ranks::owned_partitions(&*df.planned()?, backend, &ex)?;
     let schema = df.schema();
 
     if !path.contains('*') || is_object_url(path) {
         // One writer: rank 0, from every partition.
-        let gathered = crate::distributed::gather_to(0, n, &mine, backend, &ex)?;
+        let gathered = crate::exec::ranks::gather_to(0, n, &mine, backend, &ex)?;
         drop(mine);
         let written = ex.on_root(0, || {
             let parts = gathered

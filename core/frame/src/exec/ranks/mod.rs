@@ -25,14 +25,19 @@
 //! `tail`, top-k, `repartition`) gather their input on every rank and run as in one
 //! process. The result of the plan is gathered by every rank in partition order.
 
+pub(crate) mod on_rank;
+pub(crate) mod traffic;
+
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use tessera_runtime::cluster::Exchange;
 
-use crate::algorithms::{broadcast_side, concat_or_empty, tree_combine, Side, SHUFFLE_ROWS};
 use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, Partition, SortKey};
 use crate::error::{Error, Result};
+use crate::exec::aggregate::{concat_or_empty, tree_combine};
+use crate::exec::join::{broadcast_side, Side};
+use crate::exec::SHUFFLE_ROWS;
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
 
 /// Across the ranks of a job, a side of a join at most this many bytes is broadcast: sent
@@ -163,7 +168,7 @@ impl Run<'_> {
                 if owner(i, size) != me {
                     return Ok(None);
                 }
-                match crate::on_rank::held_elsewhere(&p) {
+                match crate::exec::ranks::on_rank::held_elsewhere(&p) {
                     Some(e) => Err(e),
                     None => Ok(Some(p)),
                 }
@@ -237,7 +242,7 @@ impl Run<'_> {
             Node::Partitions { parts, .. } => self.keep_own(parts.clone()),
             // The one-process scan's tasks, each run where its partition belongs.
             Node::Scan { .. } => {
-                let scan = crate::algorithms::pipeline(node, b, &None)?;
+                let scan = crate::exec::pipeline(node, b, &None)?;
                 self.own(scan.n, |i| (scan.task)(i))
             }
             Node::Map { input, program, .. } => {
@@ -276,7 +281,7 @@ impl Run<'_> {
                         func: func.clone(),
                         schema: schema.clone(),
                     };
-                    let pipe = crate::algorithms::pipeline(&one, b, &None)?;
+                    let pipe = crate::exec::pipeline(&one, b, &None)?;
                     (pipe.task)(0)
                 })
             }
@@ -322,7 +327,7 @@ impl Run<'_> {
                 {
                     *input = gathered;
                 }
-                let all = crate::algorithms::pipeline(&local, b, &None)?.materialize()?;
+                let all = crate::exec::pipeline(&local, b, &None)?.materialize()?;
                 self.keep_own(all)
             }
         }
@@ -403,7 +408,7 @@ impl Run<'_> {
         strategy: JoinStrategy,
     ) -> Result<Owned> {
         let b = self.backend;
-        let both_sorted = crate::algorithms::sorted_on_keys(b, left_node, right_node, spec);
+        let both_sorted = crate::exec::join::sorted_on_keys(b, left_node, right_node, spec);
         let left = self.eval(left_node)?;
         let right = self.eval(right_node)?;
         let (lschema, rschema) = (left_node.schema(), right_node.schema());
@@ -417,7 +422,7 @@ impl Run<'_> {
         let side = broadcast_side(spec, strategy, lbytes, rbytes, RANK_BROADCAST_BYTES);
         if both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::SortedMerge) {
             let (l, r) = (self.gather(&left)?, self.gather(&right)?);
-            let all = crate::algorithms::sorted_merge_join(b, l, r, spec, &lschema, &rschema)?;
+            let all = crate::exec::join::sorted_merge_join(b, l, r, spec, &lschema, &rschema)?;
             return self.keep_own(all);
         }
         match side {
@@ -472,9 +477,9 @@ impl Run<'_> {
             return self.keep_own(vec![b.sort(&all, by)?]);
         }
         // The samples one process would take, gathered in partition order.
-        let samples = self.map_own(&parts, |p| crate::algorithms::sort_sample(b, p, by))?;
+        let samples = self.map_own(&parts, |p| crate::exec::sort::sort_sample(b, p, by))?;
         let samples = self.gather(&samples)?;
-        let Some(bounds) = crate::algorithms::range_bounds(b, &samples, by, n)? else {
+        let Some(bounds) = crate::exec::sort::range_bounds(b, &samples, by, n)? else {
             return Ok(parts);
         };
         let ranges = self.shuffle(&parts, n, |p| b.range_partition(p, by, &bounds))?;

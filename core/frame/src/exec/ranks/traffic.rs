@@ -1,7 +1,7 @@
 //! The bytes each rank sends and receives for a dataframe plan under `scheduler = "mpi"`,
 //! projected before it runs (what `explain()` prints).
 //!
-//! The projection follows the distributed engine ([`crate::distributed`]) node by node:
+//! The projection follows the distributed engine ([`crate::exec::ranks`]) node by node:
 //! partition `i` of every stage is on rank `i mod P`; scans, fused programs, user
 //! functions and concatenations move nothing; a gather (a tree groupby's partial states, a
 //! broadcast join's small side, the inputs of nodes without a distributed algorithm, and
@@ -17,8 +17,8 @@
 //! are as large as their input with keys (an upper bound) and one row without; a join's
 //! output is as large as its two sides. Strategies are chosen as the run chooses them, from
 //! these sizes: a groupby shuffles when its states would be over
-//! [`SHUFFLE_ROWS`](crate::algorithms::SHUFFLE_ROWS) rows, a join broadcasts a side under
-//! [`RANK_BROADCAST_BYTES`](crate::distributed::RANK_BROADCAST_BYTES). Where the run measures sizes
+//! [`SHUFFLE_ROWS`](crate::exec::SHUFFLE_ROWS) rows, a join broadcasts a side under
+//! [`RANK_BROADCAST_BYTES`](crate::exec::ranks::RANK_BROADCAST_BYTES). Where the run measures sizes
 //! that differ, it may choose otherwise; the real figures are in `RunStats`-like counters
 //! (`Cluster::traffic`) after a run.
 
@@ -26,9 +26,10 @@ use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
-use crate::algorithms::{broadcast_side, sorted_on_keys, Side, SHUFFLE_ROWS};
 use crate::backend::DataFrameBackend;
-use crate::distributed::RANK_BROADCAST_BYTES;
+use crate::exec::join::{broadcast_side, sorted_on_keys, Side};
+use crate::exec::ranks::RANK_BROADCAST_BYTES;
+use crate::exec::SHUFFLE_ROWS;
 use crate::plan::{GroupStrategy, JoinStrategy, Node};
 
 /// A plan's projected traffic.

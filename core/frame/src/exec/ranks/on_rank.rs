@@ -6,7 +6,7 @@
 //! not hold are [`OnRank`] stand-ins carrying their rank, rows and bytes, so that every
 //! rank sees the same plan — the same `explain()`, memory projection and join strategy
 //! (decided from sizes) — while the distributed executor only ever reads a rank's own
-//! partitions ([`crate::distributed`] keeps those of every `Partitions` node). A plan
+//! partitions ([`crate::exec::ranks`] keeps those of every `Partitions` node). A plan
 //! over such a frame in one process (the scheduler changed after `persist`) is refused,
 //! saying why.
 
@@ -77,7 +77,7 @@ pub(crate) fn persist(
     cluster: &Cluster,
 ) -> Result<Vec<Partition>> {
     let ex = cluster.begin()?;
-    let (n, mine) = crate::distributed::owned_partitions(node, backend, &ex)?;
+    let (n, mine) = crate::exec::ranks::owned_partitions(node, backend, &ex)?;
     // Each rank's partitions as (number, rows, bytes), 24 bytes each.
     let mut sizes = Vec::with_capacity(mine.len() * 24);
     for (i, p) in &mine {

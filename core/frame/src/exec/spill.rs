@@ -2,7 +2,7 @@
 //! while they fit the plan's spill budget, else Arrow IPC streams in spill files
 //! ([`tessera_runtime::spill`]).
 //!
-//! The blocking algorithms ([`crate::algorithms`]) hold everything they keep between
+//! The blocking algorithms ([`crate::exec`]) hold everything they keep between
 //! stages — groupby states, shuffle buckets, join sides, results of blocking nodes — as
 //! [`Stashed`] partitions. Without a budget a stash is the partition itself. With one,
 //! a partition that would take the kept bytes over the budget is written out instead
@@ -18,6 +18,7 @@ use std::time::Instant;
 use arrow_array::RecordBatch;
 use tessera_runtime::spill::SpillFile;
 
+use super::stage::TaskOutput;
 use crate::backend::{DataFrameBackend, Partition};
 use crate::error::{Error, Result};
 
@@ -175,7 +176,7 @@ pub(crate) fn stash(
 impl Stashed {
     /// The partition, read back if it was spilled.
     pub(crate) fn load(&self, backend: &Arc<dyn DataFrameBackend>) -> Result<Partition> {
-        crate::algorithms::note_read(self.nbytes() as u64);
+        super::stage::note_read(self.nbytes() as u64);
         let file = match self {
             Stashed::Resident { part, .. } => return Ok(part.clone()),
             Stashed::Spilled { file, .. } => file,
@@ -280,5 +281,11 @@ impl crate::plan::FileSource for PersistedSource {
 
     fn partition_bytes(&self, partition: usize) -> Option<u64> {
         self.parts.get(partition).map(|(_, b)| *b)
+    }
+}
+
+impl TaskOutput for Stashed {
+    fn bytes(&self) -> u64 {
+        self.nbytes() as u64
     }
 }
