@@ -3,14 +3,18 @@
 //! The dataframe engine above the protocol (`tessera-core`, whose [`backend`] and [`expr`]
 //! modules this crate re-exports, so `tessera::frame` is one place for users):
 //!
-//! - [`plan`]: the logical plan and its optimizer (fusion, projection and predicate
-//!   pushdown), printed by `explain`;
-//! - [`algorithms`]: groupby (tree or shuffle), joins (broadcast, sorted merge, hash
-//!   shuffle), sample sort, built from a backend's partition-level primitives; under
-//!   `scheduler = "mpi"` the same algorithms over the ranks of a job (`distributed`);
+//! - [`DataFrame`] and the rest of the user API (`api/`: groupby, merge, reshape, null
+//!   keys, describe, sample, [`display`]): methods that only build plan nodes;
+//! - [`plan`]: the logical plan (a typed [`plan::Node`] tree, the file sources a scan
+//!   reads), printed by `explain`, with its projected memory;
+//! - [`optimize`]: the rewrites before a plan runs, as rules a driver applies in order
+//!   (joins first, then columns pruned into the scans), each checked to keep the schema;
+//! - [`exec`]: the executor, one file per operator — scan, groupby (tree or shuffle),
+//!   joins (broadcast, sorted merge, hash shuffle), sample sort, repartition, windows —
+//!   built from a backend's partition-level primitives; under `scheduler = "mpi"` the
+//!   same operators over the ranks of a job (`exec/ranks/`);
 //! - [`io`]: `read_csv`, `to_csv`, and with the `parquet` feature (on by default)
-//!   `read_parquet`, `to_parquet`;
-//! - [`DataFrame`]: the user API.
+//!   `read_parquet`, `to_parquet`.
 //!
 //! A dataframe backend author implements [`DataFrameBackend`] from `tessera-core` and
 //! needs nothing from this crate.
@@ -18,40 +22,30 @@
 //! The backend is chosen like the array one: an explicit name, else `dataframe.backend`
 //! in config (`TESSERA_DATAFRAME_BACKEND`, `tessera.toml`, or a scoped override).
 
-mod count_rows;
-mod cse;
-mod dataframe;
-mod describe;
-pub mod display;
+mod api;
 pub mod exec;
 pub mod io;
-mod join_guess;
-mod join_order;
-mod merge;
-mod null_keys;
+pub mod optimize;
 pub mod plan;
-mod pushdown;
-mod reshape;
-mod sample;
-mod swap_join;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
 
+pub use api::dataframe::{batch_from_columns, Computed, DataFrame, DropHow, GroupBy};
+pub use api::display;
+pub use api::merge::MergeOptions;
+pub use api::null_keys::Keep;
+pub use api::reshape::RankMethod;
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     PartitionData, Quantile, SortKey,
 };
-pub use dataframe::{batch_from_columns, Computed, DataFrame, DropHow, GroupBy};
 pub use display::Value;
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 #[cfg(feature = "parquet")]
 pub use io::read_parquet;
 pub use io::{read_csv, CsvOptions};
-pub use merge::MergeOptions;
-pub use null_keys::Keep;
 pub use plan::{GroupStrategy, JoinStrategy};
-pub use reshape::RankMethod;
 pub use temporal::{DateUnit, Interval};
 pub use window::{RollingAgg, WindowFunc, WindowSpec};
 

@@ -52,8 +52,8 @@ pub(crate) fn join(
     let (mut left, mut right) = (None, None);
     if may_stream {
         let (lguess, rguess) = (
-            crate::join_guess::expected_bytes(left_node),
-            crate::join_guess::expected_bytes(right_node),
+            crate::plan::join_guess::expected_bytes(left_node),
+            crate::plan::join_guess::expected_bytes(right_node),
         );
         let can_left = matches!(spec.how, JoinType::Inner | JoinType::Right);
         let can_right = matches!(
@@ -219,7 +219,7 @@ pub(crate) fn broadcast(
             let r = backend.prepare_broadcast(&small, &hash)?;
             Arc::new(move |i| b.join(&task(i)?, &r, &hash))
         }
-        Side::Left => match crate::swap_join::swapped(&hash, lschema, rschema) {
+        Side::Left => match crate::exec::swap_join::swapped(&hash, lschema, rschema) {
             Some(turned) => {
                 let l = backend.prepare_broadcast(&small, &turned.spec)?;
                 Arc::new(move |j| {

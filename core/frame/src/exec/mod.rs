@@ -36,6 +36,7 @@ mod scan;
 pub(crate) mod sort;
 pub(crate) mod spill;
 pub(crate) mod stage;
+pub(crate) mod swap_join;
 mod window;
 
 use std::sync::Arc;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_schema::SchemaRef;
 
-use crate::dataframe::DataFrame;
+use crate::api::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::io::parse::format_timestamp_micros;
 use crate::io::write::{write_frame, FileFormat};

@@ -21,7 +21,7 @@ use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::statistics::Statistics;
 
-use crate::dataframe::DataFrame;
+use crate::api::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{BinaryOp, Literal};
 use crate::io::write::{write_frame, FileFormat};

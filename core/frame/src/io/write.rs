@@ -29,7 +29,7 @@ use tessera_io::file::is_object_url;
 use tessera_runtime::cluster::{numbered, Cluster};
 
 use super::dataset::{write_dataset, Staging};
-use crate::dataframe::{BatchStream, DataFrame};
+use crate::api::dataframe::{BatchStream, DataFrame};
 use crate::error::{Error, Result};
 
 /// A file format the frame writers write.

@@ -433,7 +433,7 @@ impl Run<'_> {
             }
             Some(Side::Left) => {
                 let l = concat_or_empty(b, &self.gather(&left)?, &lschema)?;
-                if let Some(turned) = crate::swap_join::swapped(&hash, &lschema, &rschema) {
+                if let Some(turned) = crate::exec::swap_join::swapped(&hash, &lschema, &rschema) {
                     let l = b.prepare_broadcast(&l, &turned.spec)?;
                     return self.map_own(&right, |r| {
                         b.evaluate(&b.join(r, &l, &turned.spec)?, &turned.restore)

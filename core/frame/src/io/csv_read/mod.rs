@@ -22,7 +22,7 @@ mod tokenizer;
 
 use std::sync::Arc;
 
-use crate::dataframe::DataFrame;
+use crate::api::dataframe::DataFrame;
 use crate::error::Result;
 use crate::plan::Node;
 

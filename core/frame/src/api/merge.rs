@@ -4,13 +4,13 @@
 //! All three are composed in core from the backend's join, so every backend has them: the
 //! suffixes are the join spec's; the indicator is two marker columns, one per side, that
 //! are null exactly where a row had no partner; null-key matching joins on the keys'
-//! null-safe columns ([`crate::null_keys`]) and rebuilds the key columns afterwards.
+//! null-safe columns ([`crate::api::null_keys`]) and rebuilds the key columns afterwards.
 
+use crate::api::dataframe::DataFrame;
+use crate::api::null_keys::{fresh_in, join_keeping_nulls};
 use crate::backend::{JoinSpec, JoinType};
-use crate::dataframe::DataFrame;
 use crate::error::Result;
 use crate::expr::{coalesce, col, lit, when, Expr};
-use crate::null_keys::{fresh_in, join_keeping_nulls};
 use crate::plan::JoinStrategy;
 
 /// How [`DataFrame::merge_with`] joins.

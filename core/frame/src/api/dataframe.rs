@@ -13,16 +13,17 @@ use std::sync::Arc;
 use arrow_array::{Array as _, ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+use crate::api::display::{format_batches, value_at, Value};
 use crate::backend::{
     AggFunc, AggSpec, FrameBackendRef, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     Quantile, SortKey,
 };
-use crate::display::{format_batches, value_at, Value};
 use crate::error::{Error, Result};
 use crate::exec::pipeline;
 use crate::exec::spill::{Spill, SpillBudget};
 use crate::expr::{col, is_string, when, Expr, Literal};
-use crate::plan::{optimize, GroupStrategy, JoinStrategy, Node, PartitionFn};
+use crate::optimize::optimize;
+use crate::plan::{GroupStrategy, JoinStrategy, Node, PartitionFn};
 use crate::registry::resolve_dataframe_backend;
 use crate::window::{WindowFunc, WindowSpec};
 
@@ -1609,7 +1610,7 @@ impl GroupBy {
         if self.dropna {
             frame.aggregate(self.keys.clone(), specs, self.strategy)
         } else {
-            crate::null_keys::aggregate_keeping_nulls(&frame, &self.keys, specs, self.strategy)
+            crate::api::null_keys::aggregate_keeping_nulls(&frame, &self.keys, specs, self.strategy)
         }
     }
 
@@ -1694,7 +1695,13 @@ impl GroupBy {
             self.frame
                 .window_over(self.keys.clone(), column, func, output)
         } else {
-            crate::null_keys::window_keeping_nulls(&self.frame, &self.keys, column, func, output)
+            crate::api::null_keys::window_keeping_nulls(
+                &self.frame,
+                &self.keys,
+                column,
+                func,
+                output,
+            )
         }
     }
     /// `groupby(keys)[column].sum()`.

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use crate::backend::{FrameStep, JoinSpec, JoinType};
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::join_guess::expected_bytes;
+use crate::plan::join_guess::expected_bytes;
 use crate::plan::{JoinStrategy, Node};
 
 /// The most bytes a table is guessed to hold for it to move below another join: a lookup
@@ -35,6 +35,19 @@ use crate::plan::{JoinStrategy, Node};
 /// reorder joins of large tables by (a fact table joined with a selective filtered table
 /// is guessed as large as the fact table).
 const SMALL_TABLE_BYTES: u64 = 1 << 20;
+
+/// The rule: [`small_table_first`] at every node, repeated while it moves a table.
+pub(crate) struct SmallTableFirst;
+
+impl super::NodeRule for SmallTableFirst {
+    fn name(&self) -> &'static str {
+        "small table first"
+    }
+
+    fn rewrite(&self, node: &Arc<Node>) -> Result<Option<super::Rewritten>> {
+        Ok(small_table_first(node)?.map(super::Rewritten::Again))
+    }
+}
 
 /// `node` with its right input moved below its left one, when `node` is an inner join of a
 /// join and a table smaller than the input it would overtake; `None` otherwise.

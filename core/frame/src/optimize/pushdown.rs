@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
-use crate::backend::{FrameProgram, FrameStep, JoinType};
+use crate::backend::{program_schema, FrameProgram, FrameStep, JoinType};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr};
 use crate::plan::Node;
@@ -131,6 +131,35 @@ fn factor_disjunction(arms: Vec<Vec<Expr>>) -> Option<Expr> {
     let mut all = common;
     all.extend(any_of);
     fold(all, BinaryOp::And)
+}
+
+/// The rule: a `Map` over an inner join with its leading filters moved below the join
+/// ([`below_inner_join`]). When no filter is left the join takes the `Map`'s place and the
+/// rules run on it again; otherwise the `Map` of what is left stays on top, once.
+pub(crate) struct FiltersBelowInnerJoins;
+
+impl super::NodeRule for FiltersBelowInnerJoins {
+    fn name(&self) -> &'static str {
+        "filters below inner joins"
+    }
+
+    fn rewrite(&self, node: &Arc<Node>) -> Result<Option<super::Rewritten>> {
+        let Node::Map { input, program, .. } = &**node else {
+            return Ok(None);
+        };
+        Ok(match below_inner_join(input, program)? {
+            None => None,
+            Some((join, rest)) if rest.steps.is_empty() => Some(super::Rewritten::Again(join)),
+            Some((join, rest)) => {
+                let schema = program_schema(&join.schema(), &rest)?;
+                Some(super::Rewritten::Next(Arc::new(Node::Map {
+                    input: join,
+                    program: rest,
+                    schema,
+                })))
+            }
+        })
+    }
 }
 
 /// When `input` is an inner join and `program` starts with filters, the join with what

@@ -13,12 +13,12 @@
 
 use arrow_schema::DataType;
 
+use crate::api::dataframe::{DataFrame, GroupBy};
+use crate::api::display::Value;
+use crate::api::null_keys::fresh_in;
 use crate::backend::AggFunc;
-use crate::dataframe::{DataFrame, GroupBy};
-use crate::display::Value;
 use crate::error::{Error, Result};
 use crate::expr::{col, lit, when, Expr, Literal};
-use crate::null_keys::fresh_in;
 use crate::window::WindowFunc;
 
 /// How `rank` numbers tied values (pandas' `method`).
@@ -120,8 +120,8 @@ impl GroupBy {
         } else {
             // Null keys rank among themselves: rank on the keys' null-safe stand-ins.
             let owned: Vec<String> = self.keys.clone();
-            let (with, safe) = crate::null_keys::with_safe_keys(&self.frame, &owned)?;
-            let safe = crate::null_keys::names(&safe);
+            let (with, safe) = crate::api::null_keys::with_safe_keys(&self.frame, &owned)?;
+            let safe = crate::api::null_keys::names(&safe);
             let names: Vec<&str> = safe.iter().map(String::as_str).collect();
             let ranked = rank(&with, &names, column, method, descending, output)?;
             ranked.drop(&names)

@@ -8,8 +8,8 @@
 //! flag tells a filled null from the fill value itself). The flag sorts before the value,
 //! so groups of null keys come after the others, as pandas puts them.
 
+use crate::api::dataframe::DataFrame;
 use crate::backend::AggSpec;
-use crate::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::expr::{col, is_string, lit, when, Expr, Literal};
 use crate::plan::GroupStrategy;

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, StringArray};
 use arrow_schema::{DataType, TimeUnit};
 
+use crate::api::dataframe::{batch_from_columns, Computed, DataFrame};
 use crate::backend::{AggFunc, AggSpec, Quantile};
-use crate::dataframe::{batch_from_columns, Computed, DataFrame};
 use crate::error::{Error, Result};
 use crate::expr::col;
 
@@ -112,7 +112,7 @@ impl DataFrame {
             let input = match kind {
                 Kind::Numeric => c.clone(),
                 Kind::Instant(ticks) => {
-                    let tmp = crate::null_keys::fresh_in(&[&frame], &format!("ticks{i}"));
+                    let tmp = crate::api::null_keys::fresh_in(&[&frame], &format!("ticks{i}"));
                     frame = frame.with_column(
                         &tmp,
                         col(c.as_str()).cast(ticks.clone()).cast(DataType::Int64),

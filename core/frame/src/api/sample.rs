@@ -12,10 +12,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{BooleanArray, RecordBatch};
 
-use crate::dataframe::DataFrame;
+use crate::api::dataframe::DataFrame;
+use crate::api::null_keys::fresh_in;
 use crate::error::{Error, Result};
 use crate::expr::lit;
-use crate::null_keys::fresh_in;
 use crate::window::WindowFunc;
 
 /// SplitMix64's output function of `x`.
