@@ -8,7 +8,7 @@
 //! Fixed-width values are looked up in a small direct-mapped cache before the hash map, so
 //! a column of a few distinct values costs one well-predicted comparison per row. A
 //! dictionary of strings (a Parquet scan's keys, see
-//! `DataFrameBackend::groups_dictionary_keys`) is numbered through its keys: its values
+//! `StoredForms::dictionary_keys`) is numbered through its keys: its values
 //! once, then each row by its key. A row's codes then combine into one integer (mixed
 //! radix) as the rows are grouped: a dense table when the combined range is small (TPC-H
 //! Q1's return flag and line status: 3 x 2), else a hash map on a `u64` (Q20's part and

@@ -34,7 +34,7 @@ use arrow_schema::SchemaRef;
 use tessera_core::frame::program_schema;
 use tessera_core::frame::{
     downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, FrameStep,
-    JoinSpec, Partition, PartitionData, SortKey, WindowSpec,
+    JoinSpec, Partition, PartitionData, SortKey, StoredForms, WindowSpec,
 };
 use tessera_core::{Error, Result};
 
@@ -180,6 +180,10 @@ impl DataFrameBackend for CpuFrameBackend {
         FrameCapabilities {
             windows: true,
             filter_joins: true,
+            stored_forms: StoredForms {
+                dictionary_keys: true,
+                narrow_decimals: true,
+            },
             ..FrameCapabilities::default()
         }
     }
@@ -230,14 +234,6 @@ impl DataFrameBackend for CpuFrameBackend {
             keys,
             aggs,
         )?))
-    }
-
-    fn groups_dictionary_keys(&self) -> bool {
-        true
-    }
-
-    fn reads_narrow_decimals(&self) -> bool {
-        true
     }
 
     fn aggregate_partial_of(

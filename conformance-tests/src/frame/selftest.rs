@@ -163,14 +163,6 @@ impl DataFrameBackend for BrokenFrameBackend {
         Ok(self.wrap(self.inner.import_batch(batch)?))
     }
 
-    fn groups_dictionary_keys(&self) -> bool {
-        self.inner.groups_dictionary_keys()
-    }
-
-    fn reads_narrow_decimals(&self) -> bool {
-        self.inner.reads_narrow_decimals()
-    }
-
     fn export_batch(&self, part: &Partition) -> Result<RecordBatch> {
         self.inner.export_batch(&self.open(part, "export_batch")?)
     }

@@ -1,7 +1,8 @@
 //! Cases for the stored forms a backend may take in place of the plan's types: a
 //! groupby over a Parquet scan hands `aggregate_partial_of` string keys as
-//! `Dictionary(Int32, Utf8)` when the backend `groups_dictionary_keys`, and decimals of at
-//! most 18 digits as `Decimal64` when it `reads_narrow_decimals`. Each case runs the same
+//! `Dictionary(Int32, Utf8)` when the backend declares `stored_forms.dictionary_keys`, and
+//! decimals of at most 18 digits as `Decimal64` when it declares `stored_forms.narrow_decimals`
+//! (`FrameCapabilities::stored_forms`). Each case runs the same
 //! program and aggregations on the reference with the plan's types and on the backend with
 //! the stored forms; the results must agree exactly. A backend that does not declare a
 //! form is reported as not supporting its cases (core never hands it that form).
@@ -24,9 +25,9 @@ use crate::gen::Gen;
 /// A stored form a backend may declare it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoredForm {
-    /// `Dictionary(Int32, Utf8)` group keys (`groups_dictionary_keys`).
+    /// `Dictionary(Int32, Utf8)` group keys (`StoredForms::dictionary_keys`).
     DictionaryKeys,
-    /// `Decimal64` decimals of at most 18 digits (`reads_narrow_decimals`).
+    /// `Decimal64` decimals of at most 18 digits (`StoredForms::narrow_decimals`).
     Decimal64,
 }
 
@@ -34,8 +35,8 @@ impl StoredForm {
     /// Whether `backend` declares that it takes this form.
     pub fn declared(self, backend: &dyn tessera_core::frame::DataFrameBackend) -> bool {
         match self {
-            StoredForm::DictionaryKeys => backend.groups_dictionary_keys(),
-            StoredForm::Decimal64 => backend.reads_narrow_decimals(),
+            StoredForm::DictionaryKeys => backend.capabilities().stored_forms.dictionary_keys,
+            StoredForm::Decimal64 => backend.capabilities().stored_forms.narrow_decimals,
         }
     }
 }

@@ -38,7 +38,7 @@ pub use api::reshape::RankMethod;
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    PartitionData, Quantile, SortKey,
+    PartitionData, Quantile, SortKey, StoredForms,
 };
 pub use display::Value;
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};

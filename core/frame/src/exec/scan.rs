@@ -123,7 +123,7 @@ pub(crate) fn coded_columns(
     let in_scan = |i: &usize| projection.as_ref().is_none_or(|p| p.contains(i));
     let strings = keys
         .iter()
-        .filter(|_| backend.groups_dictionary_keys())
+        .filter(|_| backend.capabilities().stored_forms.dictionary_keys)
         // A count reads only a column's nulls, which a dictionary keeps (the plan counts
         // rows on a non-nullable key column).
         .filter(|k| {
@@ -142,7 +142,7 @@ pub(crate) fn coded_columns(
         .fields()
         .iter()
         .enumerate()
-        .filter(|_| backend.reads_narrow_decimals())
+        .filter(|_| backend.capabilities().stored_forms.narrow_decimals)
         .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(p, _) if *p <= 18))
         .filter(|(_, f)| summed_only(f.name(), program, keys, aggs))
         .map(|(i, _)| i);

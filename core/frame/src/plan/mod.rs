@@ -74,9 +74,9 @@ pub trait FileSource: Send + Sync + fmt::Debug {
     /// dictionary-encoded, a `Decimal128(p, s)` of at most 18 digits as `Decimal64(p, s)`
     /// when it is stored in 64 bits. The engine asks for this for group keys that a
     /// backend groups by their codes
-    /// ([`tessera_core::frame::DataFrameBackend::groups_dictionary_keys`]) and for decimals
+    /// ([`tessera_core::frame::StoredForms::dictionary_keys`]) and for decimals
     /// that it sums in 64 bits
-    /// ([`tessera_core::frame::DataFrameBackend::reads_narrow_decimals`]). The default
+    /// ([`tessera_core::frame::StoredForms::narrow_decimals`]). The default
     /// reads everything in the schema's types.
     ///
     /// # Errors

@@ -601,6 +601,32 @@ pub struct FrameCapabilities {
     /// [`JoinType::Anti`]; without them core composes `semi_join`/`anti_join` from the
     /// other side's distinct keys and an inner or left join.
     pub filter_joins: bool,
+    /// The stored forms [`DataFrameBackend::aggregate_partial_of`] takes in place of the
+    /// plan's types (none by default).
+    pub stored_forms: StoredForms,
+}
+
+/// Column forms a scan may hand a backend's [`DataFrameBackend::aggregate_partial_of`] as
+/// stored, in place of the types the plan gives those columns: what a backend that reads
+/// them saves is the conversion per row. Each is off by default, and every column then
+/// arrives in the plan's type.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct StoredForms {
+    /// Group key columns typed `Dictionary(Int32, Utf8 | LargeUtf8)` in place of the
+    /// string columns a plan gives them (its key columns in the result may stay
+    /// dictionaries: the engine casts them back to the plan's type). A scan that stores
+    /// those strings dictionary-encoded (Parquet) then hands over the dictionary's keys,
+    /// and the backend groups by the keys without reading a string per row.
+    pub dictionary_keys: bool,
+    /// `Decimal64(p, s)` columns (a decimal of at most 18 digits in 64 bits, as Parquet
+    /// stores it in `INT64`) in place of the plan's `Decimal128(p, s)`, for columns that
+    /// the program reads only as operands of `+`, `-` and `*` or passes through
+    /// unchanged, and that no aggregation but `sum`, `mean` and `count` reads. Such a
+    /// backend gives the same types as for the `Decimal128` column: the arithmetic's
+    /// results and the sums' states are `Decimal128` ([`sum_type`]). A scan then hands
+    /// over the stored 64-bit values without widening each to 128 bits, and the sums read
+    /// half the bytes.
+    pub narrow_decimals: bool,
 }
 
 impl FrameCapabilities {
@@ -666,30 +692,6 @@ pub trait DataFrameBackend: Send + Sync {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition>;
-
-    /// Whether [`Self::aggregate_partial_of`] takes group key columns typed
-    /// `Dictionary(Int32, Utf8 | LargeUtf8)` in place of the string columns a plan gives
-    /// them (its key columns in the result may stay dictionaries: the engine casts them
-    /// back to the plan's type). A scan that stores those strings dictionary-encoded
-    /// (Parquet) then hands over the dictionary's keys, and the backend groups by the
-    /// keys without reading a string per row. Provided: `false`, every key arrives in
-    /// the plan's type.
-    fn groups_dictionary_keys(&self) -> bool {
-        false
-    }
-
-    /// Whether [`Self::aggregate_partial_of`] takes `Decimal64(p, s)` columns (a decimal
-    /// of at most 18 digits in 64 bits, as Parquet stores it in `INT64`) in place of the
-    /// plan's `Decimal128(p, s)`, for columns that the program reads only as operands of
-    /// `+`, `-` and `*` or passes through unchanged, and that no aggregation but `sum`,
-    /// `mean` and `count` reads. Such a backend gives the same types as for the
-    /// `Decimal128` column: the arithmetic's results and the sums' states are
-    /// `Decimal128` ([`sum_type`]). A scan then hands over the stored 64-bit values
-    /// without widening each to 128 bits, and the sums read half the bytes. Provided:
-    /// `false`, every decimal arrives in the plan's type.
-    fn reads_narrow_decimals(&self) -> bool {
-        false
-    }
 
     /// [`Self::aggregate_partial`] of [`Self::evaluate`]`(part, program)`: the partial
     /// aggregation of a filtered and projected partition, which the engine asks for when

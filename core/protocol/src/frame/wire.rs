@@ -25,7 +25,7 @@ use serde_json::{json, Map, Value};
 
 use super::backend::{
     AggFunc, AggSpec, FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec,
-    JoinType, SortKey,
+    JoinType, SortKey, StoredForms,
 };
 use super::expr::{BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 use super::temporal::{DateUnit, Interval};
@@ -710,6 +710,10 @@ pub fn capabilities_to(c: &FrameCapabilities) -> Value {
         "missing_aggregations": c.missing_aggregations.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "missing_join_algorithms": c.missing_join_algorithms.iter().map(|a| algorithm_name(*a)).collect::<Vec<_>>(),
         "filter_joins": c.filter_joins,
+        "stored_forms": {
+            "dictionary_keys": c.stored_forms.dictionary_keys,
+            "narrow_decimals": c.stored_forms.narrow_decimals,
+        },
     })
 }
 
@@ -742,13 +746,29 @@ pub fn capabilities_from(v: &Value) -> Result<FrameCapabilities> {
         // whatever it declares: core refuses them by name when the plan is built.
         windows: false,
         // Absent (an older plugin): core composes semi and anti joins itself.
-        filter_joins: match m.get("filter_joins") {
-            None => false,
-            Some(b) => b
-                .as_bool()
-                .ok_or_else(|| bad("filter_joins", b, "true or false"))?,
+        filter_joins: flag(m.get("filter_joins"), "filter_joins")?,
+        // Absent (an older plugin): every column arrives in the plan's type.
+        stored_forms: match m.get("stored_forms") {
+            None => StoredForms::default(),
+            Some(f) => {
+                let f = f
+                    .as_object()
+                    .ok_or_else(|| bad("stored_forms", f, "an object"))?;
+                StoredForms {
+                    dictionary_keys: flag(f.get("dictionary_keys"), "dictionary_keys")?,
+                    narrow_decimals: flag(f.get("narrow_decimals"), "narrow_decimals")?,
+                }
+            }
         },
     })
+}
+
+/// A capability flag of the wire form: absent is `false`.
+fn flag(v: Option<&Value>, what: &str) -> Result<bool> {
+    match v {
+        None => Ok(false),
+        Some(b) => b.as_bool().ok_or_else(|| bad(what, b, "true or false")),
+    }
 }
 
 #[cfg(test)]
@@ -871,6 +891,10 @@ mod tests {
             missing_join_algorithms: vec![JoinAlgorithm::SortedMerge],
             windows: true,
             filter_joins: true,
+            stored_forms: StoredForms {
+                dictionary_keys: true,
+                narrow_decimals: false,
+            },
         };
         let back = capabilities_from(&capabilities_to(&caps)).unwrap();
         // Windows have no wire form: a plugin never offers them.
