@@ -13,7 +13,7 @@ use arrow_array::{ArrayRef, RecordBatch, UInt64Array};
 use arrow_schema::{Field, Schema};
 use tessera_array::Array;
 use tessera_core::chunks::c_strides;
-use tessera_core::ffi::arrow::arrow_type;
+use tessera_core::host::arrow::arrow_type;
 use tessera_core::{BackendRef, ChunkSpec, DType, Error, HostArray, Result, Scalar};
 
 use crate::chunk::{same_scalar, to_vec, vec1, with_type, SparseChunk};

@@ -43,7 +43,7 @@
 //! each through [`DataFrameTable::release_partition`]. Batches cross as Arrow C Data
 //! struct arrays (one child per column). Everything else a primitive takes — programs,
 //! expressions, key lists, aggregation, join and sort specs — crosses as a NUL-terminated
-//! JSON message in tessera's versioned frame wire form (`tessera_core::frame::wire`,
+//! JSON message in tessera's versioned frame wire form (`tessera_plugin_ffi::wire`,
 //! `"wire": "tessera-frame/1"`), never as Rust types; each primitive is one
 //! [`FrameCallFn`] call by name.
 

@@ -20,13 +20,13 @@ use tessera_plugin_abi as abi;
 use tessera_core::backend::{ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData};
 use tessera_core::dtype::{DType, Scalar};
 use tessera_core::error::{Error, Result};
-use tessera_core::ffi::arrow::{export_host, import_host};
-use tessera_core::ffi::convert::{
-    dtype_code, random_to_raw, scalar_to_raw, shape_to_raw, slices_to_raw, RawIndexMapBuf,
-};
 use tessera_core::host::HostArray;
 use tessera_core::program::{BinaryOp, IndexMap, ReduceOp, UnaryOp};
 use tessera_core::random::RandomSpec;
+use tessera_plugin_ffi::arrow::{export_host, import_host};
+use tessera_plugin_ffi::convert::{
+    dtype_code, random_to_raw, scalar_to_raw, shape_to_raw, slices_to_raw, RawIndexMapBuf,
+};
 
 /// A loaded plugin's array table. The library is never unloaded, so the table and the
 /// code it points to live for the rest of the process.

@@ -24,11 +24,12 @@ use serde_json::{Map, Value};
 use tessera_plugin_abi as abi;
 
 use tessera_core::error::{Error, Result};
-use tessera_core::ffi::batch::{export_batch, import_batch, import_schema};
 use tessera_core::frame::{
-    program_schema, wire, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, JoinSpec,
+    program_schema, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, JoinSpec,
     Partition, PartitionData, SortKey,
 };
+use tessera_plugin_ffi::batch::{export_batch, import_batch, import_schema};
+use tessera_plugin_ffi::wire;
 
 use crate::status::{check, fault};
 

@@ -46,9 +46,9 @@ use foreign_frame::FrameLib;
 use tessera_core::backend::BackendRef;
 use tessera_core::backend::Capabilities;
 use tessera_core::error::{Error, Result};
-use tessera_core::ffi::convert::{self, dtype_from_code, str_from_raw};
 use tessera_core::frame::FrameBackendRef;
 use tessera_core::registry::{register_plugin_backend, PluginLoader};
+use tessera_plugin_ffi::convert::{self, dtype_from_code, str_from_raw};
 
 fn load_error(path: &Path, reason: impl Into<String>) -> Error {
     Error::PluginLoad {
@@ -307,9 +307,9 @@ fn open_frame(
     // SAFETY: a NUL-terminated string owned by the plugin for the life of the process.
     let caps_text = unsafe { str_from_raw(table.capabilities, "capabilities") }
         .map_err(|e| load_error(path, format!("bad capabilities: {e}")))?;
-    let caps = tessera_core::frame::wire::parse_message(caps_text)
+    let caps = tessera_plugin_ffi::wire::parse_message(caps_text)
         .and_then(|m| {
-            tessera_core::frame::wire::capabilities_from(tessera_core::frame::wire::field(
+            tessera_plugin_ffi::wire::capabilities_from(tessera_plugin_ffi::wire::field(
                 &m,
                 "capabilities",
             )?)

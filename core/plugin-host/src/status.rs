@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use tessera_plugin_abi as abi;
 
 use tessera_core::error::{Error, Result};
-use tessera_core::ffi::convert::{dtype_from_code, str_from_raw};
+use tessera_plugin_ffi::convert::{dtype_from_code, str_from_raw};
 
 /// The `last_error` function of a table.
 pub(crate) type LastErrorFn =

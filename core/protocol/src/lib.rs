@@ -5,9 +5,9 @@
 //! numbers ([`random`]), fused elementwise programs ([`program`]), the object-safe array
 //! backend trait ([`backend`]) and the dataframe backend trait with its expression IR
 //! ([`frame`]), the backend registry ([`registry`]), layered configuration ([`config`]),
-//! the plugin ABI conversions both sides of a plugin boundary use ([`ffi`]), and the one
-//! error type ([`error`]). What only the engines share at run time (worker pools, the seam
-//! between ranks, spill files) is `tessera-runtime`'s.
+//! and the one error type ([`error`]). What only the engines share at run time (worker pools, the seam
+//! between ranks, spill files) is `tessera-runtime`'s; the conversions across the plugin
+//! C ABI are `tessera-plugin-ffi`'s.
 //!
 //! The engines sit above this crate: `tessera-array` (lazy arrays, lowering, schedulers,
 //! linear algebra), `tessera-frame` (lazy dataframes, CSV/Parquet), `tessera-plugin-host`
@@ -15,13 +15,14 @@
 //! no arrow compute kernels, no parquet, no libloading. Backends (`tessera-cpu`, ...) depend
 //! on it and register themselves; the `tessera` facade links the default ones.
 
+#![forbid(unsafe_code)]
+
 pub mod backend;
 pub mod chunks;
 pub mod config;
 pub mod dtype;
 pub mod error;
 pub mod fallback;
-pub mod ffi;
 pub mod frame;
 pub mod host;
 pub mod program;

@@ -3,18 +3,18 @@
 //!
 //! Partitions stay in the plugin as boxed [`Partition`]s behind handles; batches cross as
 //! Arrow C Data struct arrays; programs and specs arrive in the frame wire form
-//! ([`tessera_core::frame::wire`]) and are decoded without trusting them. Every call runs
+//! ([`tessera_plugin_ffi::wire`]) and are decoded without trusting them. Every call runs
 //! inside `catch_unwind`, as for arrays.
 
 use std::ffi::{c_char, c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, OnceLock};
 
-use tessera_core::ffi::batch::{export_batch, export_schema, import_batch};
-use tessera_core::ffi::convert::{raw_slice, str_from_raw};
-use tessera_core::frame::wire;
 use tessera_core::frame::{DataFrameBackend, FrameBackendRef, Partition};
 use tessera_core::{Error, Result};
+use tessera_plugin_ffi::batch::{export_batch, export_schema, import_batch};
+use tessera_plugin_ffi::convert::{raw_slice, str_from_raw};
+use tessera_plugin_ffi::wire;
 
 use crate::abi::{self, FFI_ArrowArray, FFI_ArrowSchema, Handle, RawPartOut};
 use crate::{borrow_handle, cstring, guard, last_error};

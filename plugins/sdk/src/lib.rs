@@ -13,7 +13,7 @@
 //! `catch_unwind`, and reports errors and panics through status codes and a per-thread
 //! last error — a panic in your backend becomes an error in the host, never an abort or
 //! undefined behaviour. Chunks stay in the plugin as boxed [`Chunk`]s behind opaque
-//! handles; bulk data crosses as Arrow C Data (see `tessera_core::ffi::arrow`) and is
+//! handles; bulk data crosses as Arrow C Data (see `tessera_plugin_ffi::arrow`) and is
 //! freed by whichever side allocated it.
 //!
 //! Dataframe backends ship the same way with `tessera_plugin::export_frame_plugin!` (see
@@ -37,13 +37,14 @@ pub use tessera_plugin_abi as abi;
 pub mod frame;
 
 use abi::{FFI_ArrowArray, FFI_ArrowSchema, Handle, RawChunkOut};
-use tessera_core::ffi::arrow::{dtype_from_format, export_host, import_host};
-use tessera_core::ffi::convert::{
+use tessera_core::host::arrow::dtype_from_format;
+use tessera_core::{ArrayBackend, BackendRef, Chunk, Error, Result};
+use tessera_plugin_ffi::arrow::{export_host, import_host};
+use tessera_plugin_ffi::convert::{
     binary_from_name, decode_dtype, dtype_code, error_detail, error_parts, index_map_from_raw,
     random_from_raw, raw_slice, reduce_from_name, scalar_from_raw, shape_from_raw, slices_from_raw,
     str_from_raw, unary_from_name,
 };
-use tessera_core::{ArrayBackend, BackendRef, Chunk, Error, Result};
 
 /// Exports `$backend` (an expression of a type implementing [`ArrayBackend`]) as this
 /// library's plugin. Use once, in a `cdylib` crate.

@@ -190,7 +190,7 @@ impl DataFrame {
                     ),
                 ));
             }
-            let data = tessera_core::ffi::arrow::host_array_data(a.compute()?);
+            let data = tessera_core::host::arrow::host_array_data(a.compute()?);
             cols.push((*name, arrow_array::make_array(data)));
         }
         let batch = batch_from_columns(cols)?;

@@ -9,11 +9,10 @@
 //!   states merge the same way;
 //! - [`window`]: window functions (`shift`, `cumsum`, `ffill`, `rolling`) and the carry
 //!   that takes them across partitions;
-//! - [`wire`]: the versioned JSON form of programs and specs that crosses the plugin
-//!   boundary.
 //!
 //! The lazy `DataFrame`, its optimizer and the distributed algorithms built from these
-//! primitives live in `tessera-frame`; a dataframe backend author needs only this module.
+//! primitives live in `tessera-frame`; a dataframe backend author needs only this module (and a plugin's, the wire form of
+//! `tessera-plugin-ffi`, which the plugin SDK speaks for it).
 
 pub mod backend;
 pub mod digest;
@@ -21,7 +20,6 @@ pub mod expr;
 pub mod expr_schema;
 pub mod temporal;
 pub mod window;
-pub mod wire;
 
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,

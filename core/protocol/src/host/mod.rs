@@ -4,6 +4,8 @@
 //! `compute()` returns. Typed access goes through [`HostArray::into_typed`] /
 //! [`HostArray::view_typed`], which check the dtype instead of converting silently.
 
+pub mod arrow;
+
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
 use crate::dtype::{DType, Element, Scalar};

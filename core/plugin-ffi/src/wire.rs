@@ -23,13 +23,13 @@ use std::str::FromStr;
 use arrow_schema::DataType;
 use serde_json::{json, Map, Value};
 
-use super::backend::{
+use tessera_core::error::{Error, Result};
+use tessera_core::frame::backend::{
     AggFunc, AggSpec, FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec,
     JoinType, SortKey, StoredForms,
 };
-use super::expr::{BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
-use super::temporal::{DateUnit, Interval};
-use crate::error::{Error, Result};
+use tessera_core::frame::expr::{BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
+use tessera_core::frame::temporal::{DateUnit, Interval};
 
 /// The wire version every message carries as `"wire"`.
 pub const WIRE_VERSION: &str = "tessera-frame/1";
@@ -774,8 +774,8 @@ fn flag(v: Option<&Value>, what: &str) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::backend::Quantile;
-    use crate::frame::expr::{col, lit};
+    use tessera_core::frame::backend::Quantile;
+    use tessera_core::frame::expr::{col, lit};
 
     #[test]
     fn every_expression_kind_round_trips() {
@@ -820,13 +820,13 @@ mod tests {
                 .truncate(DateUnit::Quarter)
                 .elapsed_since(col("u").truncate(DateUnit::Week), DateUnit::Microsecond)
                 .gt(0)
-            & crate::frame::expr::when(col("a").gt(1))
+            & tessera_core::frame::expr::when(col("a").gt(1))
                 .then(1.5)
                 .when(col("a").lt(0))
                 .then(col("b"))
                 .otherwise(lit(f64::NAN))
                 .gt(0)
-            & crate::frame::expr::coalesce([col("a"), col("b"), lit(0)])
+            & tessera_core::frame::expr::coalesce([col("a"), col("b"), lit(0)])
                 .pow(2)
                 .clip(0, 10)
                 .lt(5);

@@ -9,11 +9,11 @@ use std::ffi::{c_char, CStr};
 
 use tessera_plugin_abi as abi;
 
-use crate::backend::AxisSlice;
-use crate::dtype::{DType, Scalar};
-use crate::error::{Error, Result};
-use crate::program::{AxisMap, BinaryOp, IndexMap, ReduceOp, UnaryOp};
-use crate::random::{Distribution, RandomSpec};
+use tessera_core::backend::AxisSlice;
+use tessera_core::dtype::{DType, Scalar};
+use tessera_core::error::{Error, Result};
+use tessera_core::program::{AxisMap, BinaryOp, IndexMap, ReduceOp, UnaryOp};
+use tessera_core::random::{Distribution, RandomSpec};
 
 /// The stable ABI code of a dtype.
 pub fn dtype_code(d: DType) -> u32 {

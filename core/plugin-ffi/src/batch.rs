@@ -14,7 +14,7 @@ use arrow_array::{Array as _, RecordBatch, StructArray};
 use arrow_schema::{DataType, Schema, SchemaRef};
 use tessera_plugin_abi::{FFI_ArrowArray, FFI_ArrowSchema};
 
-use crate::error::{Error, Result};
+use tessera_core::error::{Error, Result};
 
 fn malformed(what: &str, e: impl std::fmt::Display) -> Error {
     Error::invalid(
@@ -76,7 +76,7 @@ pub fn import_batch(
         }
         Ok(RecordBatch::from(s))
     }))
-    .map_err(|p| malformed(what, crate::error::panic_message(p.as_ref())))?
+    .map_err(|p| malformed(what, tessera_core::error::panic_message(p.as_ref())))?
 }
 
 /// Exports a schema as a struct-typed Arrow schema.
