@@ -12,7 +12,8 @@
 #
 # EMPTY_CARGO_HOME=1: every build gets a CARGO_HOME of its own, empty, as a new user has
 # (the crate registry is downloaded inside the timed step). NO_BENCH=1: the cold builds
-# only, without the benchmark rounds.
+# only, without the benchmark rounds. TIMINGS=1: the test builds with `--timings`, each
+# report kept as cold-<before|after>-test.timings.html beside the clones.
 set -u
 BEFORE=${1:?usage: bench/cold_build.sh BEFORE AFTER [OUT]}
 AFTER=${2:?usage: bench/cold_build.sh BEFORE AFTER [OUT]}
@@ -34,7 +35,9 @@ for tag in before after; do
   d=$TMP/cold-$tag-test; clone "$c" "$d"
   start=$(date +%s.%N)
   h=$(home "$d")
-  (cd "$d" && CARGO_HOME=$h cargo test --workspace > "$d.log" 2>&1)
+  timings=(); [ "${TIMINGS:-0}" = 1 ] && timings=(--timings)
+  (cd "$d" && CARGO_HOME=$h cargo test --workspace "${timings[@]}" > "$d.log" 2>&1)
+  [ "${TIMINGS:-0}" = 1 ] && cp "$d"/target/cargo-timings/cargo-timing.html "$d.timings.html" 2>/dev/null
   say "$tag $c cold cargo test --workspace: $(since "$start") s"
   say "$tag $(grep -E 'Finished' "$d.log" | head -n 1 | sed 's/^ *//')"
   grep -E '^test result' "$d.log" | awk -v t=$tag '{p+=$4; f+=$6; r+=$NF} END {print t, "tests passed", p, "failed", f, "running them", r, "s"}' | tee -a "$OUT"
