@@ -218,6 +218,7 @@ fn reduction_tol(program: &Program, output: usize, inputs: &[HostArray]) -> Tol 
 }
 
 #[test]
+#[ignore = "minutes: compiles the host-shim kernel unit; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored kernels::"]
 fn conformance_programs_give_the_cpu_bits_on_the_host() {
     if let Err(reason) = host_shim::compiler() {
         skip(
@@ -344,6 +345,7 @@ fn matmul_kernels_match_the_cpu_on_the_host() {
 /// concatenate fallback — through the whole conformance suite, on host devices that run
 /// the same kernel texts. Only the cudarc calls are left for a GPU to prove.
 #[test]
+#[ignore = "minutes: compiles the host-shim kernel unit; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored kernels::"]
 fn the_cuda_backend_passes_the_suite_on_host_devices() {
     if let Err(reason) = host_shim::compiler() {
         skip("the_cuda_backend_passes_the_suite_on_host_devices", &reason);

@@ -1,7 +1,7 @@
 //! Which side of a join to compute first: a guess of each side's size in bytes.
 //!
 //! A broadcast join computes the side it will hash first and streams the other through it
-//! (see `algorithms::join`), so it must pick that side before either is computed. The
+//! (see `crate::exec::join`), so it must pick that side before either is computed. The
 //! plan's memory model ([`Node::memory`]) is an upper bound — it counts every row a filter
 //! might keep — which is right for refusing a plan over the memory limit but makes a
 //! fact table filtered down to a thousandth look as large as it is whole. This guess
