@@ -39,7 +39,7 @@ pub(crate) fn decimal_binary(
 /// arithmetic whose result has at most 18 digits comes as Decimal64 (its type says it
 /// fits; the arithmetic it feeds reads 8 bytes a value instead of 16, and a product of two
 /// such values is one 64x64-bit multiply). Only the arithmetic that reads it sees it.
-pub(crate) fn decimal_input(e: &Expr, batch: &RecordBatch) -> Result<Val> {
+fn decimal_input(e: &Expr, batch: &RecordBatch) -> Result<Val> {
     if let Expr::Binary { left, right, .. } = e {
         let schema = batch.schema();
         let types = (&left.data_type(&schema)?, &right.data_type(&schema)?);
@@ -53,7 +53,7 @@ pub(crate) fn decimal_input(e: &Expr, batch: &RecordBatch) -> Result<Val> {
 /// An operand of exact decimal arithmetic in the type [`decimal_types`] planned for it
 /// (`want`, a Decimal128), except that a Decimal64 of the planned scale stays as it is:
 /// its unscaled values are the planned ones, and [`decimal_arith`] reads them in 64 bits.
-pub(crate) fn decimal_operand(a: &ArrayRef, want: &DataType) -> Result<ArrayRef> {
+fn decimal_operand(a: &ArrayRef, want: &DataType) -> Result<ArrayRef> {
     match (a.data_type(), want) {
         (DataType::Decimal64(_, s), DataType::Decimal128(_, to)) if s == to => Ok(a.clone()),
         _ => cast_to(a, want),
@@ -166,7 +166,7 @@ pub(crate) fn decimal_arith(
 }
 
 /// The decimal array of `values` and `nulls`, typed `(p, scale)`.
-pub(crate) fn decimal_array<T: arrow_array::types::DecimalType>(
+fn decimal_array<T: arrow_array::types::DecimalType>(
     values: Vec<T::Native>,
     nulls: Option<NullBuffer>,
     p: u8,
@@ -186,7 +186,7 @@ pub(crate) fn fits_digits(v: i128) -> bool {
 /// The values and validity of `l op r` for [`decimal_arith`], `None` when a valid slot
 /// overflows. Generic over the operation, so that it is inlined into the loop, and over
 /// the operands' widths (64 or 128 bits), each widened to `i128` as it is read.
-pub(crate) fn decimal_kernel<A, B, O, F, T>(
+fn decimal_kernel<A, B, O, F, T>(
     f: F,
     to: T,
     la: &arrow_array::PrimitiveArray<A>,
@@ -250,7 +250,7 @@ where
 
 /// `a * b` with its overflow flag; two values that fit `i64` take one widening multiply.
 #[inline(always)]
-pub(crate) fn decimal_mul(a: i128, b: i128) -> (i128, bool) {
+fn decimal_mul(a: i128, b: i128) -> (i128, bool) {
     match (i64::try_from(a), i64::try_from(b)) {
         (Ok(a), Ok(b)) => (i128::from(a) * i128::from(b), false),
         _ => a.overflowing_mul(b),

@@ -58,7 +58,7 @@ pub(crate) fn is_in(a: &ArrayRef, operand: &DataType, values: &[Literal]) -> Res
 }
 
 /// Membership in a set of `T`: a scan of a few values, or a hash set of many.
-pub(crate) enum Wanted<T> {
+enum Wanted<T> {
     Few(Vec<T>),
     Many(std::collections::HashSet<T, ahash::RandomState>),
 }
@@ -93,7 +93,7 @@ impl<T: PartialEq + Eq + std::hash::Hash> Wanted<T> {
 /// `is_in` without encoding rows, for the common cases: a string column (any string type,
 /// dictionaries by their values) with string values, or an integer column with integer
 /// values. `None` for anything else (the general path handles it).
-pub(crate) fn is_in_direct(a: &ArrayRef, values: &[Literal]) -> Result<Option<ArrayRef>> {
+fn is_in_direct(a: &ArrayRef, values: &[Literal]) -> Result<Option<ArrayRef>> {
     use arrow_array::cast::AsArray;
     let null_matches = values.contains(&Literal::Null);
     let given = values.iter().filter(|v| **v != Literal::Null);

@@ -106,7 +106,7 @@ pub(crate) fn string_fn(func: &StrFunc, a: &ArrayRef) -> Result<ArrayRef> {
 }
 
 /// The values of a Utf8, LargeUtf8 or string view column, null where null.
-pub(crate) fn string_values<'a>(
+fn string_values<'a>(
     a: &'a ArrayRef,
     func: &StrFunc,
 ) -> Result<Box<dyn Iterator<Item = Option<&'a str>> + 'a>> {
@@ -125,7 +125,7 @@ pub(crate) fn string_values<'a>(
 }
 
 /// Piece `index` of `v` split by `sep` (negative from the end), if there is one.
-pub(crate) fn split_part(v: &str, sep: &str, index: i64) -> Option<String> {
+fn split_part(v: &str, sep: &str, index: i64) -> Option<String> {
     let piece = if index >= 0 {
         v.split(sep).nth(usize::try_from(index).ok()?)
     } else {
@@ -136,7 +136,7 @@ pub(crate) fn split_part(v: &str, sep: &str, index: i64) -> Option<String> {
 
 /// `a == s` (or `a != s` when `negate`) over a string view column, by its views
 /// ([`ViewSet`]); null where `a` is null.
-pub(crate) fn view_eq(a: &arrow_array::StringViewArray, s: &str, negate: bool) -> BooleanArray {
+fn view_eq(a: &arrow_array::StringViewArray, s: &str, negate: bool) -> BooleanArray {
     let hits = ViewSet::new(&[s]).hits(a, false);
     BooleanArray::new(if negate { !&hits } else { hits }, a.nulls().cloned())
 }

@@ -242,7 +242,7 @@ pub(crate) fn broadcast(
 /// Key equality is the join's either way: the matched keys are right values equal to
 /// left ones, and a left row has a match on the right exactly when it has one among
 /// them.
-pub(crate) fn semi_by_matched_keys(
+fn semi_by_matched_keys(
     backend: &Arc<dyn DataFrameBackend>,
     small: &[Stashed],
     probe: Pipeline,
@@ -301,7 +301,7 @@ pub(crate) fn column_program(names: &[String]) -> FrameProgram {
 }
 
 /// `schema` projected onto the key columns `keys` (errors name `op`).
-pub(crate) fn key_schema(
+fn key_schema(
     schema: &arrow_schema::SchemaRef,
     keys: &[String],
     op: &str,
@@ -381,7 +381,7 @@ pub(crate) fn sorted_on_keys(
 }
 
 /// Every partition of `side` hash-partitioned on `on` into `n` buckets, kept.
-pub(crate) fn buckets_of(
+fn buckets_of(
     stage: &str,
     backend: &Arc<dyn DataFrameBackend>,
     spill: &Spill,

@@ -105,6 +105,8 @@ pub(crate) fn coded_columns(
     else {
         return Coded::default();
     };
+    // Asked once: a backend builds its capabilities on each call.
+    let forms = backend.capabilities().stored_forms;
     let schema = source.schema();
     let passed_through = |k: &str| {
         program.is_none_or(|p| {
@@ -123,7 +125,7 @@ pub(crate) fn coded_columns(
     let in_scan = |i: &usize| projection.as_ref().is_none_or(|p| p.contains(i));
     let strings = keys
         .iter()
-        .filter(|_| backend.capabilities().stored_forms.dictionary_keys)
+        .filter(|_| forms.dictionary_keys)
         // A count reads only a column's nulls, which a dictionary keeps (the plan counts
         // rows on a non-nullable key column).
         .filter(|k| {
@@ -142,7 +144,7 @@ pub(crate) fn coded_columns(
         .fields()
         .iter()
         .enumerate()
-        .filter(|_| backend.capabilities().stored_forms.narrow_decimals)
+        .filter(|_| forms.narrow_decimals)
         .filter(|(_, f)| matches!(f.data_type(), DataType::Decimal128(p, _) if *p <= 18))
         .filter(|(_, f)| summed_only(f.name(), program, keys, aggs))
         .map(|(i, _)| i);
@@ -171,12 +173,7 @@ pub(crate) struct Coded {
 /// every other expression reads them only as operands of `+`, `-` or `*`
 /// ([`read_as_operand`]); no group key is one of those names, and no aggregation but
 /// `sum`, `mean` and `count` reads one.
-pub(crate) fn summed_only(
-    k: &str,
-    program: Option<&FrameProgram>,
-    keys: &[String],
-    aggs: &[AggSpec],
-) -> bool {
+fn summed_only(k: &str, program: Option<&FrameProgram>, keys: &[String], aggs: &[AggSpec]) -> bool {
     // The names holding `k`'s values after each step.
     let mut names = vec![k.to_string()];
     for step in program.map_or(&[][..], |p| &p.steps[..]) {
@@ -209,7 +206,7 @@ pub(crate) fn summed_only(
 /// Whether every read of column `k` in `e` is an operand of `+`, `-` or `*` (whose
 /// result is a new column: a backend computes it in the plan's type whatever the width
 /// of the decimal it reads).
-pub(crate) fn read_as_operand(e: &Expr, k: &str) -> bool {
+fn read_as_operand(e: &Expr, k: &str) -> bool {
     match e {
         Expr::Binary {
             op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul,

@@ -89,29 +89,27 @@ impl TopDown {
         let mut node = node.clone();
         let mut i = 0;
         while let Some(rule) = self.rules.get(i) {
-            let before = node.schema();
-            match rule.rewrite(&node)? {
-                Some(Rewritten::Again(n)) => {
-                    same_schema(rule.name(), &before, &n.schema())?;
-                    node = n;
-                    i = 0;
-                }
-                Some(Rewritten::Next(n)) => {
-                    same_schema(rule.name(), &before, &n.schema())?;
-                    node = n;
-                    i += 1;
-                }
-                None => i += 1,
-            }
+            let Some(rewritten) = rule.rewrite(&node)? else {
+                i += 1;
+                continue;
+            };
+            let (next, from) = match rewritten {
+                Rewritten::Again(n) => (n, 0),
+                Rewritten::Next(n) => (n, i + 1),
+            };
+            same_schema(rule.name(), &node.schema(), &next.schema())?;
+            node = next;
+            i = from;
         }
         let inputs = node.inputs();
-        if inputs.is_empty() {
-            return Ok(node);
-        }
         let visited = inputs
-            .into_iter()
+            .iter()
             .map(|input| self.visit(input))
             .collect::<Result<Vec<_>>>()?;
+        // A subtree no rule touched is kept as it is, not rebuilt.
+        if visited.iter().zip(&inputs).all(|(v, i)| Arc::ptr_eq(v, i)) {
+            return Ok(node.clone());
+        }
         node.with_inputs(visited)
     }
 }

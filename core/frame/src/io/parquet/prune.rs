@@ -64,14 +64,14 @@ pub(super) fn row_groups(src: &ParquetSource, predicates: &[ColumnPredicate]) ->
 }
 
 /// `min`/`max` of a column chunk as f64 (numbers) or bytes (strings).
-pub(super) enum Bound {
+enum Bound {
     Num(f64, f64),
     Bytes(Vec<u8>, Vec<u8>),
 }
 
 /// The column chunk's bounds; a decimal column's (`scale` is `Some`) stored unscaled
 /// integers are divided by `10^scale`, in whichever physical type holds them.
-pub(super) fn bounds(stats: &Statistics, scale: Option<i8>) -> Option<Bound> {
+fn bounds(stats: &Statistics, scale: Option<i8>) -> Option<Bound> {
     if let Some(scale) = scale {
         let unit = 10f64.powi(i32::from(scale));
         let (lo, hi) = match stats {
@@ -104,7 +104,7 @@ pub(super) fn bounds(stats: &Statistics, scale: Option<i8>) -> Option<Bound> {
 }
 
 /// A big-endian two's-complement integer of up to 16 bytes (a decimal's unscaled value).
-pub(super) fn be_i128(bytes: &[u8]) -> Option<i128> {
+fn be_i128(bytes: &[u8]) -> Option<i128> {
     if bytes.is_empty() || bytes.len() > 16 {
         return None;
     }
@@ -115,7 +115,7 @@ pub(super) fn be_i128(bytes: &[u8]) -> Option<i128> {
 }
 
 /// Whether some value in `[lo, hi]` may satisfy `v op lit`.
-pub(super) fn may_match<T: PartialOrd>(lo: &T, hi: &T, op: BinaryOp, lit: &T) -> bool {
+fn may_match<T: PartialOrd>(lo: &T, hi: &T, op: BinaryOp, lit: &T) -> bool {
     match op {
         BinaryOp::Eq => lo <= lit && lit <= hi,
         BinaryOp::NotEq => !(lo == lit && hi == lit),

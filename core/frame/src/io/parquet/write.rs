@@ -17,7 +17,7 @@ use crate::io::write::{write_frame, FileFormat};
 /// Writes `batches` as one Parquet file into `w` (one row group per batch); errors name
 /// `path`. An I/O failure underneath the parquet writer (a full disk) is an
 /// [`Error::Io`], not a Parquet format error.
-pub(super) fn write_batches(
+fn write_batches(
     w: &mut std::io::BufWriter<File>,
     path: &std::path::Path,
     schema: &SchemaRef,
