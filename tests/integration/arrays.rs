@@ -661,3 +661,40 @@ fn clip_with_a_float_bound_promotes_before_checking_integer_bounds() {
         vec![-3.0, -2.0, -1.0, 0.0, 1.0, 1.0]
     );
 }
+
+/// An empty slice of an array with a new axis and a reversed axis of several chunks reads
+/// nothing, on every backend (the sparse and plugin backends computed a source window
+/// from it that started before the axis; `plugins.rs` runs this on the example plugin).
+#[test]
+fn empty_slices_of_expanded_and_reversed_arrays_read_nothing_on_every_backend() {
+    for backend in ["cpu", "sparse"] {
+        empty_slices_of_expanded_and_reversed_arrays_read_nothing(backend);
+    }
+}
+
+/// The cases of the test above on `backend`.
+pub(crate) fn empty_slices_of_expanded_and_reversed_arrays_read_nothing(backend: &str) {
+    let x = Array::arange(0.0, 8.0, 1.0, DType::F64, 2, Some(backend))
+        .unwrap()
+        .reshape(&[4, 2])
+        .unwrap();
+    for axis in [0, 1, 2] {
+        let e = x.expand_dims(axis).unwrap();
+        for reversed in 0..3 {
+            let mut idx = vec![Index::FULL; 3];
+            idx[reversed] = Index::step(-1);
+            let r = e.slice(&idx).unwrap();
+            for empty in 0..3 {
+                let mut idx = vec![Index::FULL; 3];
+                idx[empty] = Index::slice(Some(1), Some(1), 1);
+                let z = r.slice(&idx).unwrap();
+                let ctx = format!(
+                    "{backend}: expand_dims({axis}), axis {reversed} reversed, axis {empty} emptied"
+                );
+                assert_eq!(z.size(), 0, "{ctx}");
+                let h = z.compute().unwrap_or_else(|err| panic!("{ctx}: {err}"));
+                assert_eq!(h.shape(), z.shape(), "{ctx}");
+            }
+        }
+    }
+}

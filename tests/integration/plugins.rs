@@ -519,3 +519,11 @@ fn caught_panic_child() {
     );
     println!("error: {}", r.unwrap_err());
 }
+
+/// The example plugin reads nothing for an empty slice of an expanded, reversed array
+/// (the cases of `arrays.rs`).
+#[test]
+fn empty_slices_of_expanded_and_reversed_arrays_read_nothing_through_a_plugin() {
+    let name = loops().name().to_string();
+    crate::arrays::empty_slices_of_expanded_and_reversed_arrays_read_nothing(&name);
+}

@@ -79,14 +79,18 @@ pub fn apply_map<B: ArrayBackend + ?Sized>(
     if *map == IndexMap::identity(out_shape) && chunk.shape() == out_shape {
         return Ok(chunk.clone());
     }
-    let empty = out_shape.contains(&0);
+    // An empty output reads nothing: its map's starts and steps may point anywhere (a
+    // reversed axis starts at its end, which an emptied neighbour leaves undefined).
+    if out_shape.contains(&0) {
+        return backend.full(out_shape, Scalar::zero(chunk.dtype()));
+    }
     // 1. Slice every source axis.
     let slices: Vec<AxisSlice> = map
         .axes
         .iter()
         .map(|ax| match ax.out_axis {
             Some(o) => AxisSlice {
-                start: if empty { 0 } else { ax.start as usize },
+                start: ax.start as usize,
                 step: if ax.step == 0 { 1 } else { ax.step as isize },
                 len: if ax.step == 0 {
                     1.min(out_shape[o])
