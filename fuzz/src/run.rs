@@ -3,6 +3,7 @@
 //! into an error (a panic hook sees both) — keeping the first few panicking inputs.
 
 use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -87,6 +88,23 @@ fn third_party(file: &str) -> bool {
 /// # Errors
 /// The scratch folder cannot be made.
 pub fn run(target: Target, seed: u64, inputs: u64) -> std::io::Result<Report> {
+    run_keeping(target, seed, inputs, None)
+}
+
+/// [`run`], writing each input to `last_input` before it runs: a process ended by an
+/// abort, a signal or the out-of-memory killer leaves the input that ended it there.
+///
+/// # Errors
+/// The scratch folder cannot be made, or `last_input` cannot be written.
+pub fn run_keeping(
+    target: Target,
+    seed: u64,
+    inputs: u64,
+    last_input: Option<&Path>,
+) -> std::io::Result<Report> {
+    if let Some(path) = last_input {
+        std::fs::write(path, b"")?;
+    }
     run_with(
         target.name(),
         &target.corpus(),
@@ -94,7 +112,12 @@ pub fn run(target: Target, seed: u64, inputs: u64) -> std::io::Result<Report> {
         target.max_len(),
         seed,
         inputs,
-        &|input, scratch| target.run(input, scratch),
+        &|input, scratch| {
+            if let Some(path) = last_input {
+                let _ = std::fs::write(path, input);
+            }
+            target.run(input, scratch)
+        },
     )
 }
 

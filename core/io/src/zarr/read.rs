@@ -153,10 +153,12 @@ impl ZarrSource {
                 array.data_type()
             ),
         })?;
-        let chunks = stored_chunks(&array).map_err(|detail| Error::Storage {
-            location: location.clone(),
-            detail,
-        })?;
+        let chunks = stored_chunks(&array)
+            .and_then(|c| check_stored_sizes(&array, dtype).map(|()| c))
+            .map_err(|detail| Error::Storage {
+                location: location.clone(),
+                detail,
+            })?;
         let metadata = match &store.root {
             Some(root) => {
                 let dir = root.join(node.trim_start_matches('/'));
@@ -192,6 +194,10 @@ fn stored_chunks(array: &Stored) -> std::result::Result<Chunks, String> {
         .map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d} does not fit usize")))
         .collect::<std::result::Result<_, _>>()?;
     let grid = array.chunk_grid_shape().to_vec();
+    // The shape and the grid are checked before a size per chunk is allocated: a stored
+    // shape of 2^64 - 1 rows in chunks of 2 would otherwise ask for 2^63 sizes.
+    tessera_core::chunks::check_shape("zarr", &shape).map_err(|e| e.to_string())?;
+    tessera_core::chunks::check_grid(&shape, &grid).map_err(|e| e.to_string())?;
     let mut sizes = Vec::with_capacity(shape.len());
     for (ax, &n) in shape.iter().enumerate() {
         let mut axis = Vec::new();
@@ -214,6 +220,58 @@ fn stored_chunks(array: &Stored) -> std::result::Result<Chunks, String> {
         sizes.push(axis);
     }
     Chunks::new(&shape, sizes).map_err(|e| format!("chunk grid: {e}"))
+}
+
+/// The largest stored chunk (a whole shard, for a sharded array) tessera decodes, in
+/// bytes: zarrs decodes a stored chunk whole, allocating its full size first, so metadata
+/// naming a chunk of 2^40 elements would end the process, not give an error. Stored
+/// chunks are megabytes in practice (Blosc, Zarr v2's usual codec, cannot hold 2 GiB).
+const MAX_STORED_CHUNK_BYTES: u64 = 4 << 30;
+
+/// The most inner chunks one shard may hold: zarrs reads a shard's index whole (16 bytes
+/// an inner chunk) before any chunk of it, so 2^26 is a 1 GiB index.
+const MAX_INNER_CHUNKS_PER_SHARD: u64 = 1 << 26;
+
+/// Refuses metadata whose stored chunk, or whose shard index, is too large to read (see
+/// [`MAX_STORED_CHUNK_BYTES`] and [`MAX_INNER_CHUNKS_PER_SHARD`]), before a chunk is.
+fn check_stored_sizes(array: &Stored, dtype: DType) -> std::result::Result<(), String> {
+    let origin = vec![0u64; array.shape().len()];
+    let Ok(shape) = array.chunk_shape(&origin) else {
+        return Ok(()); // an empty array reads no chunk
+    };
+    let elements = shape
+        .iter()
+        .try_fold(1u64, |acc, d| acc.checked_mul(d.get()))
+        .unwrap_or(u64::MAX);
+    let bytes = elements.saturating_mul(dtype.size() as u64);
+    if bytes > MAX_STORED_CHUNK_BYTES {
+        return Err(format!(
+            "a stored chunk of shape {:?} is {bytes} bytes decoded; tessera decodes a stored \
+             chunk whole and reads none over {MAX_STORED_CHUNK_BYTES} bytes (rewrite the \
+             array in smaller chunks)",
+            shape.iter().map(|d| d.get()).collect::<Vec<_>>()
+        ));
+    }
+    // The sharding codec's granularity is its inner chunk; any other codec's the chunk.
+    let inner = array
+        .codecs()
+        .array_to_bytes_codec()
+        .partial_decode_granularity(&shape);
+    let per_shard = shape
+        .iter()
+        .zip(inner.iter())
+        .try_fold(1u64, |acc, (s, i)| {
+            acc.checked_mul(s.get().div_ceil(i.get()))
+        })
+        .unwrap_or(u64::MAX);
+    if per_shard > MAX_INNER_CHUNKS_PER_SHARD {
+        return Err(format!(
+            "a shard holds {per_shard} inner chunks, whose index alone is {} bytes; tessera \
+             reads shards of at most {MAX_INNER_CHUNKS_PER_SHARD} inner chunks",
+            per_shard.saturating_mul(16)
+        ));
+    }
+    Ok(())
 }
 
 /// Codec options for one block's task: the scheduler already runs one task per worker,
