@@ -698,3 +698,97 @@ pub(crate) fn empty_slices_of_expanded_and_reversed_arrays_read_nothing(backend:
         }
     }
 }
+
+/// The sign of a zero that `maximum`, `minimum`, `clip` and `where` give is NumPy 2's on
+/// x86-64: on a tie (only +0 and -0 are equal and distinct) `maximum(a, b)` and
+/// `minimum(a, b)` give `b`, as SSE's `maxpd`/`minpd` do; `clip` keeps `x` when it equals a
+/// bound; `where` gives the value it picks, sign and all. Checked on every element of a
+/// grid of signed zeros, on float64 and float32, on every backend
+/// (`tests/scripts/numpy_signed_zero_golden.py` prints NumPy's answers).
+#[test]
+fn signed_zeros_from_maximum_minimum_clip_and_where_follow_numpy() {
+    let a = [-0.0, 0.0, -0.0, 0.0, 1.0, -1.0];
+    let b = [0.0, -0.0, -0.0, 0.0, -0.0, 0.0];
+    let bits = |h: &tessera::HostArray| -> Vec<bool> {
+        h.to_f64_vec()
+            .iter()
+            .map(|v| v.is_sign_negative())
+            .collect()
+    };
+    for backend in ["cpu", "sparse"] {
+        for dtype in [DType::F64, DType::F32] {
+            let arr = |v: &[f64]| {
+                let h = tessera::HostArray::F64(
+                    ArrayD::from_shape_vec(IxDyn(&[v.len()]), v.to_vec()).unwrap(),
+                );
+                Array::from_host(h, 4, Some(backend)).unwrap().astype(dtype)
+            };
+            let (x, y) = (arr(&a), arr(&b));
+            let ctx = format!("{backend} {dtype:?}");
+            let neg = |v: &[f64]| v.iter().map(|v| v.is_sign_negative()).collect::<Vec<_>>();
+            let pick = |cond: &dyn Fn(f64, f64) -> bool| {
+                a.iter()
+                    .zip(&b)
+                    .map(|(&p, &q)| if cond(p, q) { p } else { q })
+                    .collect::<Vec<f64>>()
+            };
+            let max = x.maximum(&y).unwrap().compute().unwrap();
+            assert_eq!(bits(&max), neg(&pick(&|p, q| p > q)), "{ctx}: maximum");
+            let min = x.minimum(&y).unwrap().compute().unwrap();
+            assert_eq!(bits(&min), neg(&pick(&|p, q| p < q)), "{ctx}: minimum");
+            // clip(x, 0, 1) keeps -0 (equal to the lower bound); clip(x, -1, -0) keeps +0.
+            let lo = x
+                .clip(Some(Scalar::F64(0.0)), Some(Scalar::F64(1.0)))
+                .unwrap()
+                .compute()
+                .unwrap();
+            assert_eq!(
+                bits(&lo),
+                vec![true, false, true, false, false, false],
+                "{ctx}: clip(0, 1)"
+            );
+            let hi = x
+                .clip(Some(Scalar::F64(-1.0)), Some(Scalar::F64(-0.0)))
+                .unwrap()
+                .compute()
+                .unwrap();
+            assert_eq!(
+                bits(&hi),
+                vec![true, false, true, false, true, true],
+                "{ctx}: clip(-1, -0)"
+            );
+            let cond = arr(&[1.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
+            let w = cond.where_(&x, &y).unwrap().compute().unwrap();
+            let want: Vec<f64> = (0..6)
+                .map(|i| if i % 2 == 0 { a[i] } else { b[i] })
+                .collect();
+            assert_eq!(bits(&w), neg(&want), "{ctx}: where");
+        }
+    }
+}
+
+/// NumPy 2 on bool arrays: `clip` with neither bound raises (its `positive` has no bool
+/// loop) and so does tessera, where it returned a copy; `clip(bool, 0, 1)` is int64, as
+/// the weak integer bounds make it; `round(bool)` is float16 there, a dtype tessera does
+/// not have, so it is refused with that reason.
+#[test]
+fn bool_clip_and_round_follow_numpy_or_say_why_not() {
+    let b = Array::from_host(
+        tessera::HostArray::Bool(
+            ArrayD::from_shape_vec(IxDyn(&[3]), vec![true, false, true]).unwrap(),
+        ),
+        2,
+        Some("cpu"),
+    )
+    .unwrap();
+    let e = b.clip(None, None).unwrap_err().to_string();
+    assert!(e.contains("neither bound") && e.contains("bool"), "{e}");
+    let c = b.clip(Some(Scalar::I64(0)), Some(Scalar::I64(1))).unwrap();
+    assert_eq!(c.dtype(), DType::I64);
+    assert_eq!(c.compute().unwrap().to_f64_vec(), vec![1.0, 0.0, 1.0]);
+    let e = b.round().unwrap_err().to_string();
+    assert!(e.contains("float16") && e.contains("float32"), "{e}");
+    // A float array with neither bound is a copy, as in NumPy.
+    let f = b.astype(DType::F64).clip(None, None).unwrap();
+    assert_eq!(f.compute().unwrap().to_f64_vec(), vec![1.0, 0.0, 1.0]);
+}

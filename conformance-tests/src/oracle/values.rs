@@ -353,15 +353,16 @@ pub fn binary(op: BinaryOp, a: V, b: V, d: DType) -> V {
             Rem => float_divmod(x, y, d).1,
             Pow => x.powf(y),
             Maximum | Minimum if x.is_nan() || y.is_nan() => f64::NAN,
+            // A tie (+0 and -0) gives the second operand, as NumPy on x86-64.
             Maximum => {
-                if x >= y {
+                if x > y {
                     x
                 } else {
                     y
                 }
             }
             _ => {
-                if x <= y {
+                if x < y {
                     x
                 } else {
                     y

@@ -109,8 +109,8 @@ TSR_D f32 tsr_floordivf(f32 a, f32 b) {
     }
     return copysignf(0.0f, a / b);
 }
-TSR_D f64 tsr_fmax(f64 a, f64 b) { return (a != a || b != b) ? a + b : (a > b ? a : (b > a ? b : fmax(a, b))); }
-TSR_D f64 tsr_fmin(f64 a, f64 b) { return (a != a || b != b) ? a + b : (a < b ? a : (b < a ? b : fmin(a, b))); }
+TSR_D f64 tsr_fmax(f64 a, f64 b) { return (a != a || b != b) ? a + b : (a > b ? a : b); }
+TSR_D f64 tsr_fmin(f64 a, f64 b) { return (a != a || b != b) ? a + b : (a < b ? a : b); }
 TSR_D f32 tsr_fmaxf(f32 a, f32 b) { return (f32)tsr_fmax((f64)a, (f64)b); }
 TSR_D f32 tsr_fminf(f32 a, f32 b) { return (f32)tsr_fmin((f64)a, (f64)b); }
 TSR_D b8 tsr_isfinite(f64 x) { return (x - x) == 0.0; }

@@ -245,11 +245,13 @@ impl Array {
     /// A unary op.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
         let operand = op.operand_dtype(self.dtype()).ok_or_else(|| {
-            Error::dtype(
-                op.name(),
-                self.dtype(),
-                "not defined for bool; cast to an integer or float dtype first",
-            )
+            let detail = if op == UnaryOp::Round {
+                "NumPy 2 gives float16 for a rounded bool, a dtype tessera does not have; \
+                 cast to float32 or an integer dtype first"
+            } else {
+                "not defined for bool; cast to an integer or float dtype first"
+            };
+            Error::dtype(op.name(), self.dtype(), detail)
         })?;
         Ok(Array::new(
             Op::Unary(op, self.astype(operand)),
@@ -293,14 +295,24 @@ impl Array {
         ))
     }
 
-    /// Limits values to `[min, max]` (NaN stays NaN), in the result type of the array and
+    /// Limits values to `[min, max]` (NaN stays NaN; a value equal to a bound is kept, so
+    /// `clip(-0.0, 0, 1)` is -0 as in NumPy), in the result type of the array and
     /// both bounds (a float bound makes an integer array's clip float64). As in NumPy 2,
     /// an integer bound beyond the far end of the array's integer dtype clips nothing
     /// (`clip(uint8, -5, 300)` is the array), and one beyond the near end is an error.
     ///
     /// # Errors
-    /// A bound that cannot be represented on the side it clips.
+    /// A bound that cannot be represented on the side it clips; a bool array with neither
+    /// bound (NumPy 2 refuses it too).
     pub fn clip(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Array> {
+        if min.is_none() && max.is_none() && self.dtype() == DType::Bool {
+            return Err(Error::dtype(
+                "clip",
+                DType::Bool,
+                "a bool array with neither bound is refused, as NumPy 2 refuses it (its \
+                 `positive` has no bool loop); give a bound, or cast to an integer dtype first",
+            ));
+        }
         // NumPy 2 computes in the result type of the array and both bounds first: a float
         // bound beside an integer array makes the whole clip float64, where an integer
         // bound out of the array's range is then an ordinary number.
@@ -310,14 +322,16 @@ impl Array {
         } else {
             self.clone()
         };
+        // `maximum(lo, x)`, `minimum(hi, x)`: a tie gives the second operand, so a value
+        // equal to a bound is kept, sign of zero and all (NumPy's `clip(-0.0, 0, 1)` is -0).
         if let Some(lo) = min {
             if weak_int_out_of_range(x.dtype(), &lo) != Some(OutOfRange::Below) {
-                x = x.binary_scalar(BinaryOp::Maximum, lo, false)?;
+                x = x.binary_scalar(BinaryOp::Maximum, lo, true)?;
             }
         }
         if let Some(hi) = max {
             if weak_int_out_of_range(x.dtype(), &hi) != Some(OutOfRange::Above) {
-                x = x.binary_scalar(BinaryOp::Minimum, hi, false)?;
+                x = x.binary_scalar(BinaryOp::Minimum, hi, true)?;
             }
         }
         Ok(x)

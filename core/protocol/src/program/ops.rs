@@ -51,9 +51,9 @@ pub enum BinaryOp {
     FloorDiv,
     /// Power; integer `x ** -n` is 0 unless `|x| == 1` (NumPy raises).
     Pow,
-    /// NaN-propagating maximum (`np.maximum`).
+    /// NaN-propagating maximum (`np.maximum`); of +0 and -0, the second operand.
     Maximum,
-    /// NaN-propagating minimum (`np.minimum`).
+    /// NaN-propagating minimum (`np.minimum`); of +0 and -0, the second operand.
     Minimum,
     Eq,
     Ne,
@@ -326,18 +326,25 @@ impl BinaryOp {
             BinaryOp::Rem => py_fmod_f64(a, b),
             BinaryOp::FloorDiv => py_floor_div_f64(a, b),
             BinaryOp::Pow => a.powf(b),
+            // NaN wins; on a tie — +0 and -0 are the only equal values that differ — the
+            // second operand, as NumPy's `maximum`/`minimum` on x86-64 (SSE's `maxpd` and
+            // `minpd`), so the sign of a zero is NumPy's.
             BinaryOp::Maximum => {
                 if a.is_nan() || b.is_nan() {
                     f64::NAN
+                } else if a > b {
+                    a
                 } else {
-                    a.max(b)
+                    b
                 }
             }
             BinaryOp::Minimum => {
                 if a.is_nan() || b.is_nan() {
                     f64::NAN
+                } else if a < b {
+                    a
                 } else {
-                    a.min(b)
+                    b
                 }
             }
             BinaryOp::Eq => f64::from(u8::from(a == b)),
