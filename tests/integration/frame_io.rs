@@ -747,6 +747,7 @@ fn a_dataset_write_leaves_no_stale_parts_of_an_earlier_write() {
 #[test]
 #[ignore = "helper process of a_writer_killed_mid_write_leaves_a_whole_dataset"]
 fn dataset_writer_child() {
+    // A dataset of parts, or one file (no `*`): the same loop.
     let Ok(pattern) = std::env::var("DATASET_WRITER_PATTERN") else {
         return;
     };
@@ -757,7 +758,9 @@ fn dataset_writer_child() {
 }
 
 /// A writer killed (SIGKILL) at random points of a dataset write: the reader finds the
-/// whole old dataset or the whole new one, never a mix or a partial file.
+/// whole old dataset or the whole new one, never a mix or a partial file; what killed
+/// writers (of the dataset, and of a single file) left, the next write into the directory
+/// removes, whatever its target.
 #[cfg(unix)]
 #[test]
 fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
@@ -792,7 +795,36 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
             Err(e) => panic!("round {round}: {e}"),
         }
     }
-    // The next write cleans up whatever a killed writer left and commits.
+    // A single-file writer killed mid-write leaves its temporary file beside the target.
+    let one = d.join("one.csv").to_string_lossy().into_owned();
+    for round in 0..2u64 {
+        let mut child = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "frame_io::dataset_writer_child",
+                "--ignored",
+                "--quiet",
+            ])
+            .env("DATASET_WRITER_PATTERN", &one)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300 + 150 * round));
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let left = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".one.csv.tmp-"))
+        .count();
+    assert!(left >= 1, "no kill landed inside a write; the test proves nothing");
+    // The next write into the directory — of another target — removes whatever the
+    // killed writers left (their processes are gone), and the datasets are whole.
+    rows_frame(10, 1, 1)
+        .to_csv(&d.join("other.csv").to_string_lossy())
+        .unwrap();
     rows_frame(4000, 4, 1).to_csv(&pattern).unwrap();
     assert_eq!(
         read_csv(&pattern, CsvOptions::default())
@@ -801,12 +833,14 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
             .unwrap(),
         4000
     );
-    let leftovers = std::fs::read_dir(&d)
+    let leftovers: Vec<String> = std::fs::read_dir(&d)
         .unwrap()
+        .chain(std::fs::read_dir(&out).unwrap())
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().contains("tessera-"))
-        .count();
-    assert_eq!(leftovers, 0);
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tessera-") || n.contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
     println!("new dataset observed after a kill: {seen_new}");
     let _ = std::fs::remove_dir_all(&d);
 }

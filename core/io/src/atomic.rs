@@ -1,6 +1,7 @@
 //! Writing files atomically: into a temporary file beside the target, renamed over it
 //! only when everything was written and synced. A failure leaves no file under the final
-//! name (and removes the temporary one), so readers never see half a file.
+//! name (and removes the temporary one), so readers never see half a file; what a killed
+//! writer leaves, the next write into the directory removes ([`crate::leftovers`]).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -30,6 +31,14 @@ pub fn create_atomic<F>(path: &Path, build: F) -> Result<()>
 where
     F: FnOnce(&Path) -> Result<()>,
 {
+    // What killed writers left in this directory goes first (see [`crate::leftovers`]).
+    if let Some(dir) = path.parent() {
+        crate::leftovers::sweep(if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        });
+    }
     let tmp = temp_path(path);
     let result = build(&tmp)
         .and_then(|()| {
@@ -63,20 +72,15 @@ where
     f.sync_all().map_err(|e| Error::io(named, e))
 }
 
-/// `dir/.name.tmp-<pid>-<n>`: hidden, in the same directory (so the rename is atomic).
+/// `dir/.name.tmp-<host>-<pid>-<n>`: hidden, in the same directory (so the rename is
+/// atomic), and tagged so that a later writer can remove it if this one is killed
+/// ([`crate::leftovers`]).
 pub(crate) fn temp_path(path: &Path) -> PathBuf {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_string());
-    let tmp = format!(
-        ".{name}.tmp-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    path.with_file_name(tmp)
+    path.with_file_name(format!(".{name}.tmp-{}", crate::leftovers::tag()))
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub mod hdf5;
 pub mod identity;
 #[cfg(any(feature = "zarr", feature = "hdf5", feature = "netcdf"))]
 mod layout;
+pub mod leftovers;
 mod listing;
 #[cfg(feature = "netcdf")]
 pub mod netcdf;

@@ -92,8 +92,12 @@ impl Staging {
         } else {
             parent.clone()
         };
-        let staging =
-            staging.unwrap_or_else(|| home.join(format!(".{base}.tessera-staging-{}", unique())));
+        let staging = staging.unwrap_or_else(|| {
+            home.join(format!(
+                ".{base}.tessera-staging-{}",
+                tessera_io::leftovers::tag()
+            ))
+        });
         Ok(Staging {
             dir,
             parent,
@@ -111,8 +115,8 @@ impl Staging {
     /// A pattern without a file name; the directory cannot be created.
     pub(crate) fn create(pattern: &str, parts: usize) -> Result<Staging> {
         let s = Staging::plan(pattern, parts, None)?;
-        remove_leftovers(&s.parent, &s.base);
-        remove_leftovers(&s.dir, &s.base);
+        tessera_io::leftovers::sweep(&s.parent);
+        tessera_io::leftovers::sweep(&s.dir);
         std::fs::create_dir_all(&s.staging).map_err(|e| Error::io(&s.dir, e))?;
         Ok(s)
     }
@@ -249,7 +253,10 @@ fn owns_directory(dir: &Path, pattern: &str) -> bool {
 /// The staging directory becomes `dir`; the old `dir` is set aside, then removed.
 fn swap_in(staging: &Path, dir: &Path, parent: &Path, base: &str) -> Result<()> {
     if dir.exists() {
-        let old = parent.join(format!(".{base}.tessera-old-{}", unique()));
+        let old = parent.join(format!(
+            ".{base}.tessera-old-{}",
+            tessera_io::leftovers::tag()
+        ));
         std::fs::rename(dir, &old).map_err(|e| Error::io(dir, e))?;
         if let Err(e) = std::fs::rename(staging, dir) {
             // Put the old set back: nothing changed for readers.
@@ -286,42 +293,6 @@ fn merge_in(staging: &Path, dir: &Path, pattern: &str, finals: &[PathBuf]) -> Re
     }
     let _ = std::fs::remove_dir(staging);
     sync_dir(dir, dir)
-}
-
-/// Staging and set-aside siblings of `base` left by a writer that was killed.
-fn remove_leftovers(parent: &Path, base: &str) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let n = e.file_name().to_string_lossy().into_owned();
-        let ours = n.starts_with(&format!(".{base}.tessera-staging-"))
-            || n.starts_with(&format!(".{base}.tessera-old-"));
-        if ours && !alive(&n) {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-/// Whether the writer process named in a staging name (`…-<pid>-<n>`) still runs.
-fn alive(name: &str) -> bool {
-    let pid = name.rsplit('-').nth(1).and_then(|p| p.parse::<u32>().ok());
-    match pid {
-        Some(pid) if pid == std::process::id() => true,
-        Some(pid) => Path::new(&format!("/proc/{pid}")).exists(),
-        None => false,
-    }
-}
-
-/// `<pid>-<n>`, unique within the process.
-fn unique() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
 }
 
 /// Makes the directory's entries durable (a no-op where directories cannot be opened).

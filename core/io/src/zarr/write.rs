@@ -170,6 +170,16 @@ pub fn to_zarr(
                 ));
             }
             if let Some(stage) = staging_node(&node) {
+                // Staged replacements and set-aside arrays of killed writers go first.
+                if let Some(dir) = store
+                    .root
+                    .as_ref()
+                    .map(|r| r.join(stage.trim_start_matches('/')))
+                {
+                    if let Some(parent) = dir.parent() {
+                        crate::leftovers::sweep(parent);
+                    }
+                }
                 erase(storage.as_ref(), &stage, &location)?;
                 return Ok(stage.into_bytes());
             }
@@ -313,12 +323,9 @@ fn staging_node(node: &str) -> Option<String> {
         None if base.is_empty() => return None,
         None => ("/".to_string(), base),
     };
-    let unique = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
     Some(format!(
-        "{parent}.{name}.tessera-staging-{}-{unique}",
-        std::process::id()
+        "{parent}.{name}.tessera-staging-{}",
+        crate::leftovers::tag()
     ))
 }
 
