@@ -26,6 +26,8 @@ const SHIM: &str = r#"
 #include <barrier>
 #include <vector>
 #include <functional>
+#include <mutex>
+#include <condition_variable>
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -41,27 +43,68 @@ static inline unsigned long long __umul64hi(unsigned long long a, unsigned long 
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
 // Blocks one after another (so `__shared__` statics are the block's), the threads of a
-// block at once.
+// block at once, on a pool of threads that lives as long as the library (a reduction's
+// block is the device's 256 threads: spawning them per block would cost more than the
+// kernels).
+struct TsrPool {
+    std::mutex m;
+    std::condition_variable go, done;
+    std::vector<std::thread> threads;
+    unsigned long generation = 0;
+    unsigned pending = 0, grid = 0, block = 0, b = 0;
+    const std::function<void()>* kernel = nullptr;
+    std::barrier<>* bar = nullptr;
+    void work(unsigned t) {
+        unsigned long seen = 0;
+        std::unique_lock<std::mutex> l(m);
+        for (;;) {
+            go.wait(l, [&] { return generation != seen; });
+            seen = generation;
+            if (t >= block) continue;
+            const std::function<void()>* k = kernel;
+            threadIdx.x = t; blockIdx.x = b; blockDim.x = block; gridDim.x = grid;
+            tsr_bar = bar;
+            l.unlock();
+            (*k)();
+            l.lock();
+            if (--pending == 0) done.notify_all();
+        }
+    }
+};
 static void tsr_launch(unsigned grid, unsigned block, const std::function<void()>& k) {
+    // One launch at a time per library: tests that build the same kernels load the same
+    // library, and share its pool (and its `__shared__` statics).
+    static std::mutex launching;
+    std::lock_guard<std::mutex> one(launching);
+    // Never destroyed: its threads wait on it until the process ends.
+    static TsrPool* pool = new TsrPool();
+    TsrPool& p = *pool;
+    std::unique_lock<std::mutex> l(p.m);
+    while (p.threads.size() < block) {
+        unsigned t = (unsigned)p.threads.size();
+        p.threads.emplace_back([t] { pool->work(t); });
+        p.threads.back().detach();
+    }
     for (unsigned b = 0; b < grid; ++b) {
         std::barrier<> bar(block);
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < block; ++t) {
-            ts.emplace_back([&, b, t] {
-                threadIdx.x = t; blockIdx.x = b; blockDim.x = block; gridDim.x = grid;
-                tsr_bar = &bar;
-                k();
-            });
-        }
-        for (auto& th : ts) th.join();
+        p.grid = grid; p.block = block; p.b = b; p.kernel = &k; p.bar = &bar;
+        p.pending = block;
+        ++p.generation;
+        p.go.notify_all();
+        p.done.wait(l, [&] { return p.pending == 0; });
     }
 }
 "#;
 
-/// Threads per block and the most blocks a launch uses on the host: small, so a launch is
-/// cheap, and not a divisor of most shapes, so grid-stride loops and ragged parts happen.
+/// Threads per block of an elementwise launch and the most blocks a launch uses on the
+/// host: small, so a launch is cheap, and not a divisor of most shapes, so grid-stride
+/// loops and ragged parts happen.
 const BLOCK: u32 = 8;
 const MAX_GRID: u64 = 6;
+/// Threads per block of a reduction's launches through [`HostKernels::run`] (the bit
+/// tests): the device's own block size, so every level of the shared-memory tree (128
+/// down to 1 partner apart) runs here as there.
+const REDUCE_BLOCK: u32 = tessera_cuda::device::BLOCK;
 
 /// The loaded libraries, and which of them holds each entry.
 type Libraries = (Vec<Arc<libloading::Library>>, HashMap<String, usize>);
@@ -235,7 +278,7 @@ impl HostKernels {
     }
 
     /// Runs `plan` (one output of `program`) over `inputs`; returns the output, shaped as
-    /// the program's output `shape`.
+    /// the program's output `shape`, with reductions in blocks of [`REDUCE_BLOCK`] threads.
     pub fn run(
         &self,
         plan: &KernelPlan,
@@ -245,17 +288,30 @@ impl HostKernels {
         let ins: Vec<Vec<u8>> = inputs.iter().map(host_bytes::to_bytes).collect();
         let refs: Vec<&[u8]> = ins.iter().map(Vec::as_slice).collect();
         let n = shape.iter().product::<usize>() * plan.out_dtype.size();
-        let out = self.run_bytes(plan, &refs, n)?;
+        let out = self.launch(plan, &refs, n, REDUCE_BLOCK)?;
         host_bytes::from_bytes(plan.out_dtype, shape, &out[..n]).map_err(|e| e.to_string())
     }
 
     /// Runs `plan` over input buffers; returns an output buffer of `out_bytes` bytes (at
-    /// least one).
+    /// least one). Reductions run in blocks of [`BLOCK`] threads, not the device's
+    /// [`REDUCE_BLOCK`] of [`HostKernels::run`]: this is the host devices' path, whose
+    /// suite launches thousands of kernels.
     pub fn run_bytes(
         &self,
         plan: &KernelPlan,
         inputs: &[&[u8]],
         out_bytes: usize,
+    ) -> Result<Vec<u8>, String> {
+        self.launch(plan, inputs, out_bytes, BLOCK)
+    }
+
+    /// [`HostKernels::run_bytes`] with reductions in blocks of `reduce_block` threads.
+    fn launch(
+        &self,
+        plan: &KernelPlan,
+        inputs: &[&[u8]],
+        out_bytes: usize,
+        reduce_block: u32,
     ) -> Result<Vec<u8>, String> {
         let lib = self.library(plan)?;
         let _one_at_a_time = self.launch.lock().map_err(|e| e.to_string())?;
@@ -275,23 +331,26 @@ impl HostKernels {
         let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
         let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();
         let mut out = Buf(vec![POISON; out_bytes.max(1)]);
-        let pass =
-            |entry: usize, grid: u64, args: Vec<*mut std::ffi::c_void>| -> Result<(), String> {
-                let name = format!("host_{}", plan.entries[entry].name);
-                // SAFETY: the symbol was generated by `launcher` with this signature; every
-                // pointer in `args` points into a live buffer sized for what the kernel
-                // touches (the plan's parameters, the inputs, an output of the output's
-                // element count, partials of kept x parts).
-                #[allow(unsafe_code)]
-                unsafe {
-                    let f: libloading::Symbol<
-                        unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void),
-                    > = lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
-                    let mut args = args;
-                    f(grid.clamp(1, MAX_GRID) as u32, BLOCK, args.as_mut_ptr());
-                }
-                Ok(())
-            };
+        let pass = |entry: usize,
+                    grid: u64,
+                    block: u32,
+                    args: Vec<*mut std::ffi::c_void>|
+         -> Result<(), String> {
+            let name = format!("host_{}", plan.entries[entry].name);
+            // SAFETY: the symbol was generated by `launcher` with this signature; every
+            // pointer in `args` points into a live buffer sized for what the kernel
+            // touches (the plan's parameters, the inputs, an output of the output's
+            // element count, partials of kept x parts).
+            #[allow(unsafe_code)]
+            unsafe {
+                let f: libloading::Symbol<
+                    unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void),
+                > = lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
+                let mut args = args;
+                f(grid.clamp(1, MAX_GRID) as u32, block, args.as_mut_ptr());
+            }
+            Ok(())
+        };
         let head = |params: &mut Vec<u8>, ins: &mut Vec<Vec<u8>>| {
             let mut v: Vec<*mut std::ffi::c_void> = vec![params.as_mut_ptr().cast()];
             for i in ins.iter_mut() {
@@ -313,7 +372,7 @@ impl HostKernels {
                     let mut args = head(&mut params, &mut ins);
                     args.push(out.ptr());
                     tail(&mut args);
-                    pass(0, n.div_ceil(u64::from(BLOCK)), args)?;
+                    pass(0, n.div_ceil(u64::from(BLOCK)), BLOCK, args)?;
                 }
             }
             Launch::Reduce {
@@ -327,9 +386,9 @@ impl HostKernels {
                     args.push(part.ptr());
                     args.push(idx.ptr());
                     tail(&mut args);
-                    pass(0, kept * parts, args)?;
+                    pass(0, kept * parts, reduce_block, args)?;
                     let fin = vec![params.as_mut_ptr().cast(), part.ptr(), idx.ptr(), out.ptr()];
-                    pass(1, kept.div_ceil(u64::from(BLOCK)), fin)?;
+                    pass(1, kept.div_ceil(u64::from(reduce_block)), reduce_block, fin)?;
                 }
             }
         }
