@@ -14,10 +14,15 @@
 //! silently makes every rank a world of one), is refused with a message that says what to
 //! do.
 //!
+//! A rank that aborts, and the ranks the launcher then stops, each say so on stderr in
+//! tessera's words before they end (`signals.rs`, with the `mpi` feature).
+//!
 //! Without the feature the crate still builds (no MPI needed) and keeps the launch checks,
 //! so `cargo test --workspace` runs everywhere.
 
 pub mod launch;
+#[cfg(feature = "mpi")]
+mod signals;
 #[cfg(feature = "mpi")]
 mod transport;
 

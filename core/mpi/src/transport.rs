@@ -125,6 +125,7 @@ impl MpiTransport {
             )));
         }
         crate::launch::check(size, |k| std::env::var(k).ok())?;
+        crate::signals::install(rank, size);
         let comm = world.duplicate();
         Ok(Arc::new(MpiTransport {
             comm: Comm(comm),
