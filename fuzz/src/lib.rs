@@ -13,7 +13,7 @@
 //! machine. It is not coverage-guided; the corpus and the dictionaries stand in for that.
 //!
 //! - [`targets`]: the five [`Target`]s and their corpora;
-//! - [`run`]: the runner and its [`Report`];
+//! - [`mod@run`]: the runner and its [`Report`];
 //! - the `tessera-fuzz` binary: `cargo run --release -p tessera-fuzz -- --inputs 1000000`
 //!   runs every target and prints a JSON line per target; `tests/fuzz.rs` runs a short
 //!   pass of each in CI.
