@@ -757,6 +757,23 @@ fn dataset_writer_child() {
     }
 }
 
+/// This test binary rerun as [`dataset_writer_child`], rewriting `pattern` until killed.
+#[cfg(unix)]
+fn spawn_writer(pattern: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "frame_io::dataset_writer_child",
+            "--ignored",
+            "--quiet",
+        ])
+        .env("DATASET_WRITER_PATTERN", pattern)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// A writer killed (SIGKILL) at random points of a dataset write: the reader finds the
 /// whole old dataset or the whole new one, never a mix or a partial file; what killed
 /// writers (of the dataset, and of a single file) left, the next write into the directory
@@ -768,21 +785,9 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
     let out = d.join("data");
     let pattern = out.join("part-*.csv").to_string_lossy().into_owned();
     rows_frame(4000, 4, 1).to_csv(&pattern).unwrap();
-    let exe = std::env::current_exe().unwrap();
     let mut seen_new = false;
     for round in 0..6u64 {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                "--exact",
-                "frame_io::dataset_writer_child",
-                "--ignored",
-                "--quiet",
-            ])
-            .env("DATASET_WRITER_PATTERN", &pattern)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_writer(&pattern);
         std::thread::sleep(std::time::Duration::from_millis(150 + 97 * round));
         child.kill().unwrap();
         child.wait().unwrap();
@@ -798,18 +803,7 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
     // A single-file writer killed mid-write leaves its temporary file beside the target.
     let one = d.join("one.csv").to_string_lossy().into_owned();
     for round in 0..2u64 {
-        let mut child = std::process::Command::new(&exe)
-            .args([
-                "--exact",
-                "frame_io::dataset_writer_child",
-                "--ignored",
-                "--quiet",
-            ])
-            .env("DATASET_WRITER_PATTERN", &one)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_writer(&one);
         std::thread::sleep(std::time::Duration::from_millis(300 + 150 * round));
         child.kill().unwrap();
         child.wait().unwrap();
@@ -819,7 +813,10 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(".one.csv.tmp-"))
         .count();
-    assert!(left >= 1, "no kill landed inside a write; the test proves nothing");
+    assert!(
+        left >= 1,
+        "no kill landed inside a write; the test proves nothing"
+    );
     // The next write into the directory — of another target — removes whatever the
     // killed writers left (their processes are gone), and the datasets are whole.
     rows_frame(10, 1, 1)
