@@ -69,7 +69,17 @@ pub struct FrameSide {
     pub reference: bool,
     notes: Mutex<Vec<String>>,
     /// What the oracle says the case's outputs are, stated on the reference side.
-    expect: Mutex<Option<oracle::Answer>>,
+    expect: Mutex<Option<Expectation>>,
+}
+
+/// What the oracle states about a case's outputs.
+pub enum Expectation {
+    /// The outputs themselves (one batch per output).
+    Exact(oracle::Answer),
+    /// Bounds, for an estimate (the t-digest's): per output a lower and an upper batch,
+    /// whose columns but the last equal the output's, and whose last column bounds the
+    /// output's last, value by value (null where the output is null).
+    Within(std::result::Result<(Vec<RecordBatch>, Vec<RecordBatch>), String>),
 }
 
 impl FrameSide {
@@ -88,11 +98,24 @@ impl FrameSide {
     /// against the reference. Call it before running the op.
     pub fn expect(&self, oracle: impl FnOnce() -> oracle::Answer) {
         if self.reference {
-            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) = Some(oracle());
+            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(Expectation::Exact(oracle()));
         }
     }
 
-    fn take_expect(&self) -> Option<oracle::Answer> {
+    /// As [`FrameSide::expect`], for an output that is an estimate: the oracle states a
+    /// lower and an upper batch per output ([`Expectation::Within`]).
+    pub fn expect_within(
+        &self,
+        oracle: impl FnOnce() -> std::result::Result<(Vec<RecordBatch>, Vec<RecordBatch>), String>,
+    ) {
+        if self.reference {
+            *self.expect.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(Expectation::Within(oracle()));
+        }
+    }
+
+    fn take_expect(&self) -> Option<Expectation> {
         self.expect.lock().unwrap_or_else(|p| p.into_inner()).take()
     }
 
@@ -362,8 +385,15 @@ fn run_case(
 }
 
 /// `Ok` when the reference's outputs are what the oracle states, else why not.
-fn check_reference(want: &[Output], expect: oracle::Answer) -> std::result::Result<(), String> {
-    let stated = expect.map_err(|e| format!("the oracle cannot state this case: {e}"))?;
+fn check_reference(want: &[Output], expect: Expectation) -> std::result::Result<(), String> {
+    let stated = match expect {
+        Expectation::Exact(answer) => answer,
+        Expectation::Within(bounds) => {
+            let (lo, hi) = bounds.map_err(|e| format!("the oracle cannot state this case: {e}"))?;
+            return check_within(want, &lo, &hi);
+        }
+    };
+    let stated = stated.map_err(|e| format!("the oracle cannot state this case: {e}"))?;
     if stated.len() != want.len() {
         return Err(format!(
             "the reference gave {} outputs, the oracle states {}",
@@ -374,6 +404,66 @@ fn check_reference(want: &[Output], expect: oracle::Answer) -> std::result::Resu
     for (i, (w, o)) in want.iter().zip(&stated).enumerate() {
         compare_batches(&w.batch, o, w.order, w.tol)
             .map_err(|m| format!("the reference disagrees with the oracle: output {i}: {m}"))?;
+    }
+    Ok(())
+}
+
+/// `Ok` when every output's columns but the last equal the bounds' and its last column
+/// lies between the lower and the upper bound's, value by value.
+fn check_within(
+    want: &[Output],
+    lo: &[RecordBatch],
+    hi: &[RecordBatch],
+) -> std::result::Result<(), String> {
+    use arrow_array::Array;
+    if lo.len() != want.len() || hi.len() != want.len() {
+        return Err(format!(
+            "the reference gave {} outputs, the oracle bounds {}",
+            want.len(),
+            lo.len()
+        ));
+    }
+    for (i, (w, (l, h))) in want.iter().zip(lo.iter().zip(hi)).enumerate() {
+        let last = w.batch.num_columns().saturating_sub(1);
+        let keys: Vec<usize> = (0..last).collect();
+        let project = |b: &RecordBatch| b.project(&keys).map_err(|e| e.to_string());
+        compare_batches(&project(&w.batch)?, &project(l)?, w.order, w.tol)
+            .map_err(|m| format!("the reference disagrees with the oracle: output {i}: {m}"))?;
+        let floats = |b: &RecordBatch| {
+            arrow_cast::cast(b.column(last), &arrow_schema::DataType::Float64)
+                .map_err(|e| e.to_string())
+        };
+        let (g, l, h) = (floats(&w.batch)?, floats(l)?, floats(h)?);
+        let f = |a: &arrow_array::ArrayRef| {
+            a.as_any()
+                .downcast_ref::<arrow_array::Float64Array>()
+                .cloned()
+                .ok_or_else(|| "not a float column".to_string())
+        };
+        let (g, l, h) = (f(&g)?, f(&l)?, f(&h)?);
+        for r in 0..g.len() {
+            let ok = match (g.is_null(r), l.is_null(r)) {
+                (true, true) => true,
+                (false, false) => l.value(r) <= g.value(r) && g.value(r) <= h.value(r),
+                _ => false,
+            };
+            if !ok {
+                let show = |a: &arrow_array::Float64Array| {
+                    if a.is_null(r) {
+                        "null".to_string()
+                    } else {
+                        a.value(r).to_string()
+                    }
+                };
+                return Err(format!(
+                    "the reference's estimate is outside the oracle's bounds: output {i}, row \
+                     {r}: {} not in [{}, {}]",
+                    show(&g),
+                    show(&l),
+                    show(&h)
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -391,7 +481,10 @@ pub fn oracle_coverage(cases: &[FrameCase], seed: u64) -> Result<Vec<(String, bo
         .map(|case| {
             let side = FrameSide::new(reference.clone(), true);
             let _ = run_side(case, &side, seed);
-            let stated = matches!(side.take_expect(), Some(Ok(_)));
+            let stated = matches!(
+                side.take_expect(),
+                Some(Expectation::Exact(Ok(_)) | Expectation::Within(Ok(_)))
+            );
             (case.id.clone(), stated)
         })
         .collect())
@@ -482,4 +575,40 @@ pub fn check_frame_backend_against(
 pub fn run_generated_frame_test(backend: FrameBackendRef, selector: &str, test_name: &str) {
     let options = crate::generated_test_options(selector, test_name);
     crate::generated_test_verdict(&check_frame_backend(&backend, &options), selector);
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Float64Array, Int64Array, RecordBatch};
+
+    use super::*;
+
+    fn batch(keys: &[i64], out: &[Option<f64>]) -> RecordBatch {
+        RecordBatch::try_from_iter([
+            ("k", Arc::new(Int64Array::from(keys.to_vec())) as ArrayRef),
+            ("out", Arc::new(Float64Array::from(out.to_vec())) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    /// An estimate between its bounds passes; one outside them, a null where the bounds
+    /// have a value, or another key fails, naming what was wrong.
+    #[test]
+    fn an_estimate_outside_its_bounds_is_caught() {
+        let lo = vec![batch(&[1, 2], &[Some(1.0), None])];
+        let hi = vec![batch(&[1, 2], &[Some(3.0), None])];
+        let check = |keys: &[i64], out: &[Option<f64>]| {
+            check_within(&[Output::exact(batch(keys, out))], &lo, &hi)
+        };
+        check(&[1, 2], &[Some(2.0), None]).unwrap();
+        check(&[1, 2], &[Some(1.0), None]).unwrap();
+        let e = check(&[1, 2], &[Some(3.5), None]).unwrap_err();
+        assert!(e.contains("3.5 not in [1, 3]"), "{e}");
+        let e = check(&[1, 2], &[Some(f64::NAN), None]).unwrap_err();
+        assert!(e.contains("NaN not in"), "{e}");
+        assert!(check(&[1, 2], &[None, None]).is_err());
+        assert!(check(&[1, 3], &[Some(2.0), None]).is_err());
+    }
 }

@@ -564,16 +564,24 @@ fn aggregate(
     // Variant 1 reduces the whole frame (no keys): one row out.
     let (pieces, keys) = keyed_input(s, g, t, variant);
     let specs = vec![AggSpec::new("v", func, "out")];
-    if !matches!(func, AggFunc::ApproxQuantile(_)) {
-        s.expect(|| {
-            let whole = pieces
-                .iter()
-                .map(oracle::table)
-                .collect::<std::result::Result<Vec<_>, String>>()?;
-            let out =
-                oracle::aggregate::aggregate(&Table::concat(&whole), &keys, "v", func, "out")?;
+    let whole = || {
+        pieces
+            .iter()
+            .map(oracle::table)
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map(|w| Table::concat(&w))
+    };
+    match func {
+        // An estimate: the oracle states the ranks it must lie between.
+        AggFunc::ApproxQuantile(q) => s.expect_within(|| {
+            let (lo, hi) =
+                oracle::aggregate::approx_quantile_bounds(&whole()?, &keys, "v", q.value(), "out")?;
+            Ok((oracle::batches(&[lo])?, oracle::batches(&[hi])?))
+        }),
+        _ => s.expect(|| {
+            let out = oracle::aggregate::aggregate(&whole()?, &keys, "v", func, "out")?;
             oracle::batches(&[out])
-        });
+        }),
     }
     let partials = pieces
         .into_iter()

@@ -19,6 +19,69 @@ pub fn aggregate(
     func: AggFunc,
     output: &str,
 ) -> Result<Table, String> {
+    let ty = t.column(v)?.ty;
+    let out_ty = output_type(func, ty)?;
+    aggregate_with(t, keys, v, output, out_ty, &|cells| {
+        of_group(func, ty, cells)
+    })
+}
+
+/// The bounds a t-digest estimate of the level-`q` quantile must lie in, per group of
+/// `keys` (as [`aggregate`] lays them out): the exact order statistics of the group's
+/// values (NaN left out, as every quantile does) at `rank_slack` ranks below and above
+/// `q * (n - 1)`, where `rank_slack` is one rank plus 1% of `n` — the estimate's
+/// interpolation convention and its compression error together. A group with no value
+/// gives null on both sides.
+///
+/// # Errors
+/// As [`aggregate`]; a column that is not numeric.
+pub fn approx_quantile_bounds(
+    t: &Table,
+    keys: &[String],
+    v: &str,
+    q: f64,
+    output: &str,
+) -> Result<(Table, Table), String> {
+    let ty = t.column(v)?.ty;
+    if !(ty.is_int() || ty == Ty::Float64 || ty == Ty::Bool) {
+        return Err(format!(
+            "the oracle does not state approx_quantile of {ty:?}"
+        ));
+    }
+    let bound = |upper: bool| {
+        move |cells: &[&Value]| -> Result<Cell, String> {
+            let mut xs: Vec<f64> = numbers(cells).into_iter().filter(|x| !x.is_nan()).collect();
+            if xs.is_empty() {
+                return Ok(None);
+            }
+            xs.sort_by(f64::total_cmp);
+            let n = xs.len();
+            let pos = q * (n - 1) as f64;
+            let slack = 1.0 + 0.01 * n as f64;
+            let at = if upper {
+                ((pos + slack).ceil() as usize).min(n - 1)
+            } else {
+                (pos - slack).floor().max(0.0) as usize
+            };
+            Ok(Some(Value::Float(xs[at])))
+        }
+    };
+    Ok((
+        aggregate_with(t, keys, v, output, Ty::Float64, &bound(false))?,
+        aggregate_with(t, keys, v, output, Ty::Float64, &bound(true))?,
+    ))
+}
+
+/// [`aggregate`] with the function of a group's non-null cells given as `per_group`,
+/// giving an `out_ty` column.
+fn aggregate_with(
+    t: &Table,
+    keys: &[String],
+    v: &str,
+    output: &str,
+    out_ty: Ty,
+    per_group: &dyn Fn(&[&Value]) -> Result<Cell, String>,
+) -> Result<Table, String> {
     let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
     let vc = t.column(v)?;
     // Groups in key order; each holds its rows in input order.
@@ -40,7 +103,6 @@ pub fn aggregate(
     if let Some(e) = err {
         return Err(e);
     }
-    let out_ty = output_type(func, vc.ty)?;
     let mut columns: Vec<Column> = key_cols
         .iter()
         .enumerate()
@@ -54,7 +116,7 @@ pub fn aggregate(
         .iter()
         .map(|(_, rows)| {
             let cells: Vec<&Value> = rows.iter().filter_map(|&r| vc.cells[r].as_ref()).collect();
-            of_group(func, vc.ty, &cells)
+            per_group(&cells)
         })
         .collect::<Result<Vec<Cell>, String>>()?;
     columns.push(Column {
