@@ -588,7 +588,10 @@ mod tests {
     fn batch(keys: &[i64], out: &[Option<f64>]) -> RecordBatch {
         RecordBatch::try_from_iter([
             ("k", Arc::new(Int64Array::from(keys.to_vec())) as ArrayRef),
-            ("out", Arc::new(Float64Array::from(out.to_vec())) as ArrayRef),
+            (
+                "out",
+                Arc::new(Float64Array::from(out.to_vec())) as ArrayRef,
+            ),
         ])
         .unwrap()
     }
