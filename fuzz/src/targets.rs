@@ -206,7 +206,8 @@ pub struct Scratch {
 
 impl Scratch {
     /// A new folder under `/dev/shm` where there is one (files in memory), else the
-    /// system's temporary folder.
+    /// system's temporary folder; folders that runs which were killed left there are
+    /// removed first.
     ///
     /// # Errors
     /// The folder cannot be made.
@@ -217,11 +218,12 @@ impl Scratch {
         } else {
             std::env::temp_dir()
         };
-        static MADE: AtomicU64 = AtomicU64::new(0);
+        // A run killed by an abort or the out-of-memory killer cannot remove its folder;
+        // the next one removes those of runs that are gone (see `tessera::io::leftovers`).
+        tessera::io::leftovers::sweep(&base);
         let dir = base.join(format!(
-            "tessera-fuzz-{}-{}",
-            std::process::id(),
-            MADE.fetch_add(1, Ordering::Relaxed)
+            ".tessera-fuzz.tmp-{}",
+            tessera::io::leftovers::tag()
         ));
         fs::create_dir_all(&dir)?;
         Ok(Scratch {
