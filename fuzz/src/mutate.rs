@@ -1,12 +1,15 @@
 //! The seeded mutator: every input is a seed from the target's corpus with a few random
-//! edits, drawn from a SplitMix64 stream, so a run is reproducible from its seed number
-//! and an input that panicked is found again by its index.
+//! edits, drawn from the conformance suite's SplitMix64 stream ([`Gen`]), so a run is
+//! reproducible from its seed number and an input that panicked is found again by its
+//! index.
 //!
 //! The edits are the ones coverage-guided fuzzers start from (libFuzzer's mutation list):
 //! bit flips, interesting bytes, random inserts and deletes, duplicated and spliced
 //! ranges, truncation, and tokens from a per-target dictionary (format keywords,
 //! delimiters, and numbers at the edges of every integer width), which reach deep into
 //! a structured format much sooner than random bytes do.
+
+use tessera_conformance::gen::Gen;
 
 /// Bytes that sit at the edges of parsers: NUL, the sign bits, quotes, separators,
 /// brackets, line ends, escapes, digits and exponent marks.
@@ -42,45 +45,12 @@ const INTERESTING_NUMBERS: &[&[u8]] = &[
     b"00000000000000000000000000000000000001",
 ];
 
-/// A SplitMix64 stream: small, fast, and the same on every machine.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// The stream of `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`0` when `n` is 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next_u64() % n as u64) as usize
-        }
-    }
-
-    /// True with probability `1 / n`.
-    pub fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-}
-
 /// Makes inputs from a corpus: each is one seed with one to eight edits (one input in
 /// sixteen is a seed unchanged, so the corpus itself is always checked).
 #[derive(Debug)]
 pub struct Mutator<'a> {
-    rng: Rng,
+    /// The conformance suite's SplitMix64 stream: the same on every machine.
+    rng: Gen,
     corpus: &'a [Vec<u8>],
     dictionary: &'a [&'a [u8]],
     max_len: usize,
@@ -96,7 +66,7 @@ impl<'a> Mutator<'a> {
         max_len: usize,
     ) -> Mutator<'a> {
         Mutator {
-            rng: Rng::new(seed),
+            rng: Gen::new(seed),
             corpus,
             dictionary,
             max_len,
@@ -106,7 +76,7 @@ impl<'a> Mutator<'a> {
     /// The next input.
     pub fn next_input(&mut self) -> Vec<u8> {
         let mut data = self.corpus[self.rng.below(self.corpus.len())].clone();
-        if self.rng.one_in(16) {
+        if self.rng.below(16) == 0 {
             return data;
         }
         let edits = 1 + self.rng.below(8);
@@ -118,7 +88,7 @@ impl<'a> Mutator<'a> {
     }
 
     fn token(&mut self) -> &'a [u8] {
-        if !self.dictionary.is_empty() && self.rng.one_in(2) {
+        if !self.dictionary.is_empty() && self.rng.below(2) == 0 {
             self.dictionary[self.rng.below(self.dictionary.len())]
         } else {
             INTERESTING_NUMBERS[self.rng.below(INTERESTING_NUMBERS.len())]

@@ -16,6 +16,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 use serde_json::{Map, Value};
 use tessera::frame::{read_csv, CsvOptions};
+use tessera::io::leftovers;
 use tessera::io::npy::from_npy;
 use tessera::io::zarr::{from_zarr, ZarrStore};
 use tessera_core::frame::{
@@ -220,11 +221,8 @@ impl Scratch {
         };
         // A run killed by an abort or the out-of-memory killer cannot remove its folder;
         // the next one removes those of runs that are gone (see `tessera::io::leftovers`).
-        tessera::io::leftovers::sweep(&base);
-        let dir = base.join(format!(
-            ".tessera-fuzz.tmp-{}",
-            tessera::io::leftovers::tag()
-        ));
+        leftovers::sweep(&base);
+        let dir = base.join(leftovers::name("tessera-fuzz", leftovers::Kind::Tmp));
         fs::create_dir_all(&dir)?;
         Ok(Scratch {
             dir,
@@ -432,7 +430,8 @@ fn run_wire(input: &[u8]) -> bool {
     ran
 }
 
-/// Reads little-endian integers off the front of the input, zeros past its end.
+/// Reads little-endian integers off the front of the input, zeros past its end; every
+/// field takes 8 bytes, a `u32` the low half of them (the seeds lay fields out so).
 struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {

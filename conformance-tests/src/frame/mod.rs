@@ -415,6 +415,7 @@ fn check_within(
     lo: &[RecordBatch],
     hi: &[RecordBatch],
 ) -> std::result::Result<(), String> {
+    use arrow_array::cast::AsArray;
     use arrow_array::Array;
     if lo.len() != want.len() || hi.len() != want.len() {
         return Err(format!(
@@ -431,16 +432,10 @@ fn check_within(
             .map_err(|m| format!("the reference disagrees with the oracle: output {i}: {m}"))?;
         let floats = |b: &RecordBatch| {
             arrow_cast::cast(b.column(last), &arrow_schema::DataType::Float64)
+                .map(|a| a.as_primitive::<arrow_array::types::Float64Type>().clone())
                 .map_err(|e| e.to_string())
         };
         let (g, l, h) = (floats(&w.batch)?, floats(l)?, floats(h)?);
-        let f = |a: &arrow_array::ArrayRef| {
-            a.as_any()
-                .downcast_ref::<arrow_array::Float64Array>()
-                .cloned()
-                .ok_or_else(|| "not a float column".to_string())
-        };
-        let (g, l, h) = (f(&g)?, f(&l)?, f(&h)?);
         for r in 0..g.len() {
             let ok = match (g.is_null(r), l.is_null(r)) {
                 (true, true) => true,

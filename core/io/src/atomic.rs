@@ -80,7 +80,7 @@ pub(crate) fn temp_path(path: &Path) -> PathBuf {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "out".to_string());
-    path.with_file_name(format!(".{name}.tmp-{}", crate::leftovers::tag()))
+    path.with_file_name(crate::leftovers::name(&name, crate::leftovers::Kind::Tmp))
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 //!
 //! Every temporary name tessera writes beside a target — a file's `.name.tmp-…`, a
 //! dataset's or a Zarr array's `.name.tessera-staging-…` and the `.name.tessera-old-…` a
-//! swap sets aside — ends in a [`tag`]: `<host>-<pid>-<n>`, the host and process that made
-//! it. A writer killed mid-write (SIGKILL, the out-of-memory killer, a lost node) cannot
+//! swap sets aside, all made by [`name`] — ends in a tag: `<host>-<pid>-<n>`, the host and
+//! process that made it. A writer killed mid-write (SIGKILL, the out-of-memory killer, a lost node) cannot
 //! remove its own; the next tessera writer into the same directory, of any target, does
 //! ([`sweep`]), but only what it can prove abandoned: made on this host by a process that
 //! no longer runs. Names from another host (a filesystem shared by the ranks of a job)
@@ -14,8 +14,35 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-/// The markers a temporary name carries before its tag.
-const MARKERS: [&str; 3] = [".tmp-", ".tessera-staging-", ".tessera-old-"];
+/// What a temporary entry is, as its name says before its tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A file being written (`.name.tmp-…`), renamed over `name` when complete.
+    Tmp,
+    /// A folder a dataset or an array is staged in (`.name.tessera-staging-…`).
+    Staging,
+    /// What a swap set aside (`.name.tessera-old-…`), removed once the new one is in.
+    Old,
+}
+
+impl Kind {
+    const ALL: [Kind; 3] = [Kind::Tmp, Kind::Staging, Kind::Old];
+
+    /// The marker between the target's name and the tag.
+    fn marker(self) -> &'static str {
+        match self {
+            Kind::Tmp => ".tmp-",
+            Kind::Staging => ".tessera-staging-",
+            Kind::Old => ".tessera-old-",
+        }
+    }
+}
+
+/// The hidden temporary name of `kind` beside an entry called `name`:
+/// `.<name><marker><host>-<pid>-<n>`, which [`sweep`] can judge.
+pub fn name(name: &str, kind: Kind) -> String {
+    format!(".{name}{}{}", kind.marker(), tag())
+}
 
 /// This host's name, as the kernel reports it (`None` where it cannot be read).
 fn host() -> Option<&'static str> {
@@ -31,7 +58,7 @@ fn host() -> Option<&'static str> {
 
 /// `<host>-<pid>-<n>`: unique among this process's temporary names, and naming the host
 /// and process that made it (`localhost` where the host name cannot be read).
-pub fn tag() -> String {
+fn tag() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     format!(
         "{}-{}-{}",
@@ -45,10 +72,10 @@ pub fn tag() -> String {
 /// marker and a tag of this host whose process no longer runs. A tag without a host
 /// (`<pid>-<n>`, as earlier versions wrote) is taken as this host's.
 pub fn abandoned(name: &str) -> bool {
-    let Some(tail) = MARKERS
-        .iter()
-        .find_map(|m| name.find(m).map(|i| &name[i + m.len()..]))
-    else {
+    let Some(tail) = Kind::ALL.iter().find_map(|k| {
+        let m = k.marker();
+        name.find(m).map(|i| &name[i + m.len()..])
+    }) else {
         return false;
     };
     let mut parts = tail.rsplitn(3, '-');

@@ -29,7 +29,8 @@ extern "C" {
     fn write(fd: c_int, buf: *const u8, count: usize) -> isize;
 }
 
-/// The line rank `rank` of `size` writes on `sig`.
+/// The line rank `rank` of `size` writes when it aborts, or (`aborted` false) when the
+/// launcher stops it.
 fn line(rank: usize, size: usize, aborted: bool) -> Vec<u8> {
     if aborted {
         format!(

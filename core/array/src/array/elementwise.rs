@@ -244,15 +244,9 @@ impl Array {
 
     /// A unary op.
     pub fn unary(&self, op: UnaryOp) -> Result<Array> {
-        let operand = op.operand_dtype(self.dtype()).ok_or_else(|| {
-            let detail = if op == UnaryOp::Round {
-                "NumPy 2 gives float16 for a rounded bool, a dtype tessera does not have; \
-                 cast to float32 or an integer dtype first"
-            } else {
-                "not defined for bool; cast to an integer or float dtype first"
-            };
-            Error::dtype(op.name(), self.dtype(), detail)
-        })?;
+        let operand = op
+            .operand_dtype(self.dtype())
+            .ok_or_else(|| Error::dtype(op.name(), self.dtype(), op.bool_refusal()))?;
         Ok(Array::new(
             Op::Unary(op, self.astype(operand)),
             op.result_dtype(operand),

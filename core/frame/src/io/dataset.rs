@@ -30,6 +30,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use tessera_io::glob::wildcard_match;
+use tessera_io::leftovers::{self, Kind};
 
 /// Writes the parts of `pattern` (a file name with one `*`, replaced by the part number)
 /// through `write_part(path, i)`, which writes part `i` to `path` (a staging path) and
@@ -92,12 +93,7 @@ impl Staging {
         } else {
             parent.clone()
         };
-        let staging = staging.unwrap_or_else(|| {
-            home.join(format!(
-                ".{base}.tessera-staging-{}",
-                tessera_io::leftovers::tag()
-            ))
-        });
+        let staging = staging.unwrap_or_else(|| home.join(leftovers::name(&base, Kind::Staging)));
         Ok(Staging {
             dir,
             parent,
@@ -115,8 +111,8 @@ impl Staging {
     /// A pattern without a file name; the directory cannot be created.
     pub(crate) fn create(pattern: &str, parts: usize) -> Result<Staging> {
         let s = Staging::plan(pattern, parts, None)?;
-        tessera_io::leftovers::sweep(&s.parent);
-        tessera_io::leftovers::sweep(&s.dir);
+        leftovers::sweep(&s.parent);
+        leftovers::sweep(&s.dir);
         std::fs::create_dir_all(&s.staging).map_err(|e| Error::io(&s.dir, e))?;
         Ok(s)
     }
@@ -253,10 +249,7 @@ fn owns_directory(dir: &Path, pattern: &str) -> bool {
 /// The staging directory becomes `dir`; the old `dir` is set aside, then removed.
 fn swap_in(staging: &Path, dir: &Path, parent: &Path, base: &str) -> Result<()> {
     if dir.exists() {
-        let old = parent.join(format!(
-            ".{base}.tessera-old-{}",
-            tessera_io::leftovers::tag()
-        ));
+        let old = parent.join(leftovers::name(base, Kind::Old));
         std::fs::rename(dir, &old).map_err(|e| Error::io(dir, e))?;
         if let Err(e) = std::fs::rename(staging, dir) {
             // Put the old set back: nothing changed for readers.

@@ -255,74 +255,69 @@ fn hostile_stores_give_errors_that_name_the_array() {
     // No array there.
     let err = from_zarr(&store, "missing", None, Some("cpu")).unwrap_err();
     assert!(err.to_string().contains("missing"), "{err}");
-    // A data type tessera does not hold.
-    std::fs::create_dir_all(d.join("half")).unwrap();
-    std::fs::write(
-        d.join("half/zarr.json"),
-        r#"{"zarr_format":3,"node_type":"array","shape":[4],"data_type":"float16",
-            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2]}},
-            "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
-            "fill_value":0.0,"codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}"#,
-    )
-    .unwrap();
-    let err = from_zarr(&store, "half", None, Some("cpu"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("float16") && err.contains("is not one tessera holds"),
-        "{err}"
+    // Metadata tessera refuses at open, with what the error must say: a data type it
+    // does not hold; a shape too large to plan, refused before a size per chunk is
+    // allocated (2^64 - 1 rows in chunks of 2 asked for 2^63 of them); a stored chunk,
+    // or a shard index, too large to allocate — zarrs allocates either whole before
+    // reading, and a failed allocation ends the process (a 4 × 3 array in shards of
+    // 128 × 2^20 inner chunks of 1 × 1). The last three were found by tessera-fuzz.
+    let bytes = r#"{"name":"bytes","configuration":{"endian":"little"}}"#;
+    let sharded = format!(
+        r#"{{"name":"sharding_indexed","configuration":{{"chunk_shape":[1,1],"codecs":[{bytes}],"index_codecs":[{bytes}]}}}}"#
     );
-    // A shape too large to plan is refused before a size per chunk is allocated (2^64 - 1
-    // rows in chunks of 2 asked for 2^63 of them; found by tessera-fuzz).
-    std::fs::create_dir_all(d.join("huge")).unwrap();
-    std::fs::write(
-        d.join("huge/zarr.json"),
-        r#"{"zarr_format":3,"node_type":"array","shape":[18446744073709551615,3],"data_type":"float64",
-            "chunk_grid":{"name":"regular","configuration":{"chunk_shape":[2,2]}},
-            "chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},
-            "fill_value":"NaN","codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}"#,
-    )
-    .unwrap();
-    let err = from_zarr(&store, "huge", None, Some("cpu"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("huge") && err.contains("2^60 elements"),
-        "{err}"
-    );
-    // A stored chunk, or a shard index, too large to allocate is refused at open: zarrs
-    // allocates either whole before reading, and a failed allocation ends the process
-    // (a 4 × 3 array in shards of 2 × 2^31 inner chunks of 1 × 1, a 64 GiB index, found by
-    // tessera-fuzz).
-    for (name, chunk, codecs, says) in [
+    for (name, shape, dtype, chunk, fill, codecs, says) in [
+        (
+            "half",
+            "[4]",
+            "float16",
+            "[2]",
+            "0.0",
+            bytes,
+            &["float16", "is not one tessera holds"][..],
+        ),
+        (
+            "huge",
+            "[18446744073709551615,3]",
+            "float64",
+            "[2,2]",
+            "\"NaN\"",
+            bytes,
+            &["huge", "2^60 elements"],
+        ),
         (
             "bigchunk",
-            "[2, 2147483648]",
-            r#"{"name":"bytes","configuration":{"endian":"little"}}"#,
-            "bytes decoded",
+            "[4,3]",
+            "int32",
+            "[2,2147483648]",
+            "0",
+            bytes,
+            &["bigchunk", "bytes decoded"],
         ),
         (
             "bigindex",
-            "[128, 1048576]",
-            r#"{"name":"sharding_indexed","configuration":{"chunk_shape":[1,1],"codecs":[{"name":"bytes","configuration":{"endian":"little"}}],"index_codecs":[{"name":"bytes","configuration":{"endian":"little"}}]}}"#,
-            "inner chunks",
+            "[4,3]",
+            "int32",
+            "[128,1048576]",
+            "0",
+            &sharded,
+            &["bigindex", "inner chunks"],
         ),
     ] {
         std::fs::create_dir_all(d.join(name)).unwrap();
         std::fs::write(
             d.join(name).join("zarr.json"),
             format!(
-                r#"{{"zarr_format":3,"node_type":"array","shape":[4,3],"data_type":"int32",
+                r#"{{"zarr_format":3,"node_type":"array","shape":{shape},"data_type":"{dtype}",
                 "chunk_grid":{{"name":"regular","configuration":{{"chunk_shape":{chunk}}}}},
                 "chunk_key_encoding":{{"name":"default","configuration":{{"separator":"/"}}}},
-                "fill_value":0,"codecs":[{codecs}]}}"#
+                "fill_value":{fill},"codecs":[{codecs}]}}"#
             ),
         )
         .unwrap();
         let err = from_zarr(&store, name, None, Some("cpu"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains(name) && err.contains(says), "{err}");
+        assert!(says.iter().all(|s| err.contains(s)), "{name}: {err}");
     }
     // A chunk that does not decode.
     let x = grid(4, 4, [2, 4]);

@@ -324,8 +324,8 @@ fn staging_node(node: &str) -> Option<String> {
         None => ("/".to_string(), base),
     };
     Some(format!(
-        "{parent}.{name}.tessera-staging-{}",
-        crate::leftovers::tag()
+        "{parent}{}",
+        crate::leftovers::name(name, crate::leftovers::Kind::Staging)
     ))
 }
 
@@ -344,14 +344,10 @@ fn swap_in(store: &ZarrStore, node: &str, staged: &str, location: &str) -> Resul
     if let Some(root) = &store.root {
         let dir = root.join(node.trim_start_matches('/'));
         let new = root.join(staged.trim_start_matches('/'));
-        let old = new.with_file_name(
-            new.file_name()
-                .map(|n| {
-                    n.to_string_lossy()
-                        .replace("tessera-staging", "tessera-old")
-                })
-                .unwrap_or_default(),
-        );
+        let old = dir.with_file_name(crate::leftovers::name(
+            &dir.file_name().unwrap_or_default().to_string_lossy(),
+            crate::leftovers::Kind::Old,
+        ));
         std::fs::rename(&dir, &old)
             .map_err(|e| fail("moving the old array aside", e.to_string()))?;
         if let Err(e) = std::fs::rename(&new, &dir) {

@@ -102,13 +102,9 @@ impl ProgramBuilder {
     /// A unary op, casting the operand as NumPy would (`sqrt(int8)` computes in `f32`).
     pub fn unary(&mut self, op: UnaryOp, x: NodeId) -> Result<NodeId> {
         let d = self.dtypes[x];
-        let operand = op.operand_dtype(d).ok_or_else(|| {
-            Error::dtype(
-                op.name(),
-                d,
-                "not defined for bool; cast to an integer or float dtype first",
-            )
-        })?;
+        let operand = op
+            .operand_dtype(d)
+            .ok_or_else(|| Error::dtype(op.name(), d, op.bool_refusal()))?;
         let x = self.cast(x, operand);
         Ok(self.push(Node::Unary { op, x }, op.result_dtype(operand)))
     }

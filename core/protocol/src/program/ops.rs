@@ -143,7 +143,19 @@ impl UnaryOp {
         )
     }
 
-    /// The dtype the operand is cast to before the op, given the user's operand dtype.
+    /// Why [`UnaryOp::operand_dtype`] refuses a `bool` operand, for the error that says so.
+    pub fn bool_refusal(self) -> &'static str {
+        match self {
+            UnaryOp::Round => {
+                "NumPy 2 gives float16 for a rounded bool, a dtype tessera does not have; \
+                 cast to float32 or an integer dtype first"
+            }
+            _ => "not defined for bool; cast to an integer or float dtype first",
+        }
+    }
+
+    /// The dtype the operand is cast to before the op, given the user's operand dtype
+    /// (`None` for a `bool` the op refuses: [`UnaryOp::bool_refusal`] says why).
     pub fn operand_dtype(self, x: DType) -> Option<DType> {
         match self {
             UnaryOp::Not => Some(DType::Bool),
