@@ -139,19 +139,13 @@ fn write_over_ranks(
     })?;
     let dir = PathBuf::from(String::from_utf8_lossy(&created).into_owned());
     let who = format!("rank {}", ex.rank());
-    let (staging, wrote) = match Staging::join(path, n, dir, &who) {
-        Ok(staging) => {
-            let wrote = tessera_runtime::pool::parallel_map(mine.len(), |k| {
-                let (i, part) = &mine[k];
-                let batch = backend.export_batch(part);
-                write_part(&staging.part_path(*i), path, *i, &schema, batch, format)
-            });
-            (Some(staging), wrote.map(drop))
-        }
+    // Every rank must see the staging directory before any part is written: on a
+    // node-local path the job fails here, not after each node has written its share.
+    let (staging, seen) = match Staging::join(path, n, dir, &who) {
+        Ok(staging) => (Some(staging), Ok(())),
         Err(e) => (None, Err(e)),
     };
-    drop(mine);
-    if let Err(e) = ex.agree(wrote) {
+    if let Err(e) = ex.agree(seen) {
         if let Some(s) = staging.filter(|_| ex.rank() == 0) {
             s.abandon();
         }
@@ -160,6 +154,18 @@ fn write_over_ranks(
     let staging = staging.ok_or_else(|| {
         Error::Internal("the ranks agreed on a write this rank could not stage".into())
     })?;
+    let wrote = tessera_runtime::pool::parallel_map(mine.len(), |k| {
+        let (i, part) = &mine[k];
+        let batch = backend.export_batch(part);
+        write_part(&staging.part_path(*i), path, *i, &schema, batch, format)
+    });
+    drop(mine);
+    if let Err(e) = ex.agree(wrote.map(drop)) {
+        if ex.rank() == 0 {
+            staging.abandon();
+        }
+        return Err(e);
+    }
     let finals = staging.finals().to_vec();
     ex.on_root(0, || staging.commit().map(|_| Vec::new()))?;
     Ok(finals)
