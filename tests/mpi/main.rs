@@ -3,8 +3,12 @@
 //! over axes, `svd`, `svd_compressed`, and a CSV → filter → groupby (tree and shuffle) →
 //! merge (broadcast and shuffle) → sort pipeline, row for row, and Parquet parts and a
 //! `.npy` written by every rank and read back — once with TCP forced between the ranks; a
-//! message over 2 GiB (MPI's `int` counts) broadcast intact; a failing task, a rank killed mid-computation, and launches without a
-//! launcher or with the wrong one.
+//! message over 2 GiB (MPI's `int` counts) broadcast intact; a failing task, a rank killed
+//! mid-computation, and launches without a launcher or with the wrong one.
+//!
+//! On two nodes made of namespaces ([`nodes`]: each its own network and its own `/tmp`),
+//! the workloads again over TCP between the nodes, writes into a node-local `/tmp` refused
+//! on every rank with nothing left behind, and a node killed mid-plan ending the job.
 //!
 //! The ranks are this test binary itself: a test launches `mpirun -np P <this binary>
 //! --exact rank_entry_point` with `TESSERA_MPI_TEST_CHILD` naming what the ranks run, and
@@ -13,6 +17,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod nodes;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -41,6 +46,8 @@ fn rank_entry_point() {
         "frame_fail" => rank_frame_fail(),
         "kill" => rank_kill(),
         "big" => rank_big(),
+        "node_local" => rank_node_local(),
+        "node_kill" => rank_node_kill(),
         other => panic!("unknown {CHILD} = {other}"),
     };
     if let Err(e) = result {
@@ -172,6 +179,79 @@ fn rank_kill() -> tessera::Result<()> {
     }))
 }
 
+/// Every rank writes a `.npy`, a Zarr array and a Parquet dataset under `/tmp`, the same
+/// path on every node but a different disk on each, and records the errors and what stayed
+/// on its node's `/tmp`.
+fn rank_node_local() -> tessera::Result<()> {
+    use tessera::io::zarr::{to_zarr, ZarrStore, ZarrWriteOptions};
+    let local = PathBuf::from("/tmp/tessera-node-local");
+    std::fs::create_dir_all(&local).map_err(|e| tessera::Error::io(&local, e))?;
+    let x = tessera::RandomState::new(3).normal(
+        0.0,
+        1.0,
+        &[40, 10],
+        &[10usize, 10][..],
+        Some("cpu"),
+    )?;
+    let message = |r: tessera::Result<()>| r.err().map(|e| e.to_string());
+    let npy = message(tessera::io::npy::to_npy(&x, local.join("x.npy")).map(|_| ()));
+    let zarr = message(
+        ZarrStore::open(local.join("zarr").to_str().expect("a UTF-8 path"))
+            .and_then(|store| to_zarr(&x, &store, "x", &ZarrWriteOptions::default()))
+            .map(|_| ()),
+    );
+    let parts = local.join("trips").join("part-*.parquet");
+    let frame = message(
+        common::workloads::trips_over_five(&out_dir_of_launch())
+            .to_parquet(parts.to_str().expect("a UTF-8 path"))
+            .map(|_| ()),
+    );
+    // Rank 0 removes what it staged before it returns; list after every rank is past that.
+    let cluster = tessera::cluster::current()?.expect("a cluster under mpirun");
+    cluster.begin()?.agree(Ok(()))?;
+    let left: Vec<String> = walkdir(&local)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    write_result(
+        &serde_json::json!({
+            "rank": tessera::cluster::rank(),
+            "host": std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default().trim(),
+            "npy": npy, "zarr": zarr, "frame": frame, "left": left,
+        })
+        .to_string(),
+    );
+    Ok(())
+}
+
+/// Every path under `dir`, depth first.
+fn walkdir(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walkdir(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+/// Every rank says it started; the last rank then stays inside a task until its node is
+/// killed, while the others wait for its chunks.
+fn rank_node_kill() -> tessera::Result<()> {
+    let (rank, size) = (tessera::cluster::rank(), tessera::cluster::size());
+    let started = out_dir_of_launch().join(format!("started-{rank}"));
+    std::fs::write(&started, b"").map_err(|e| tessera::Error::io(&started, e))?;
+    sum_of_blocks(std::sync::Arc::new(move |b: &[tessera::HostArray]| {
+        if rank + 1 == size {
+            std::thread::sleep(Duration::from_secs(300));
+        }
+        Ok(b[0].clone())
+    }))
+}
+
 /// Bytes of the message [`rank_big`] broadcasts: over 2^31, past MPI's `int` counts.
 const BIG: usize = (1 << 31) + (1 << 28) + 12_345;
 
@@ -296,9 +376,14 @@ fn tail(bytes: &[u8]) -> String {
 
 /// A fresh directory for the ranks' result files of one launch.
 fn out_dir() -> PathBuf {
+    out_dir_under(&std::env::temp_dir())
+}
+
+/// A fresh directory for the ranks' result files of one launch, under `base`.
+fn out_dir_under(base: &std::path::Path) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("tessera-mpi-test-{}-{n}", std::process::id()));
+    let dir = base.join(format!("tessera-mpi-test-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("result directory");
     write_frame_inputs(&dir);
@@ -616,5 +701,124 @@ fn a_launch_without_a_launcher_or_by_another_mpis_launcher_is_refused() {
     assert!(
         stdout.contains("PMI_SIZE=2") && stdout.contains("world of 1"),
         "{stdout}"
+    );
+}
+
+/// Nodes made of namespaces are made one test at a time.
+static NODES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A launch directory every node sees (`/tmp` is each node's own) and `count` nodes of
+/// `slots` slots, or returns from the test after reporting the skip and why.
+macro_rules! nodes_or_skip {
+    ($test:expr, $count:expr, $slots:expr) => {{
+        let mpirun = mpirun_or_skip!($test);
+        let guard = NODES.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = out_dir_under(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
+        match nodes::Nodes::new($count, $slots, &dir) {
+            Ok(n) => (mpirun, guard, dir, n),
+            Err(why) => {
+                tessera_conformance::skip::skip($test, &why);
+                return;
+            }
+        }
+    }};
+}
+
+#[test]
+fn workloads_on_two_nodes_over_tcp_match_one_process() {
+    let (mpirun, _guard, dir, nodes) = nodes_or_skip!(
+        "mpi::workloads_on_two_nodes_over_tcp_match_one_process",
+        2,
+        2
+    );
+    let options = nodes.mpirun_options();
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    // Ranks 0 and 1 on node 1, rank 2 on node 2.
+    let (out, _) = launch(&mpirun, 3, "workloads", &options, &dir);
+    check_workloads(&out, &dir, 3);
+}
+
+#[test]
+fn a_node_local_output_path_is_refused_on_every_rank_and_nothing_is_left() {
+    let (mpirun, _guard, dir, nodes) = nodes_or_skip!(
+        "mpi::a_node_local_output_path_is_refused_on_every_rank_and_nothing_is_left",
+        2,
+        2
+    );
+    let options = nodes.mpirun_options();
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let (out, _) = launch(&mpirun, 3, "node_local", &options, &dir);
+    assert!(out.status.success(), "mpirun failed: {}", tail(&out.stderr));
+    let lines = rank_lines(&out, &dir, 3);
+    let hosts: Vec<&str> = lines.iter().map(|l| l["host"].as_str().unwrap()).collect();
+    assert!(
+        hosts[0] == hosts[1] && hosts[1] != hosts[2],
+        "ranks 0 and 1 share a node, rank 2 is on another: {hosts:?}"
+    );
+    for (rank, l) in lines.iter().enumerate() {
+        for (writer, refusal) in [
+            ("npy", "not a node-local path"),
+            ("zarr", "not a node-local path"),
+            ("frame", "not a node-local path"),
+        ] {
+            let error = l[writer].as_str().unwrap_or_else(|| {
+                panic!("rank {rank}: the {writer} write into a node-local /tmp succeeded")
+            });
+            assert!(error.contains(refusal), "rank {rank}, {writer}: {error}");
+        }
+        assert_eq!(
+            l["left"],
+            serde_json::json!([]),
+            "rank {rank}: files left on its node's /tmp"
+        );
+    }
+}
+
+#[test]
+fn a_killed_node_ends_the_job_within_a_bounded_time() {
+    let (mpirun, _guard, dir, nodes) = nodes_or_skip!(
+        "mpi::a_killed_node_ends_the_job_within_a_bounded_time",
+        2,
+        2
+    );
+    let options = nodes.mpirun_options();
+    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let killed = std::thread::scope(|s| {
+        let killer = s.spawn(|| {
+            let started = dir.join("started-2");
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while !started.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            nodes.kill(2);
+            Instant::now()
+        });
+        let (out, _) = launch(&mpirun, 3, "node_kill", &options, &dir);
+        (
+            out,
+            killer.join().expect("the killer thread"),
+            Instant::now(),
+        )
+    });
+    let (out, at, ended) = killed;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "mpirun succeeded: {stderr}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("total"),
+        "a rank finished"
+    );
+    // The ranks on node 1 say in tessera's words that the launcher stopped them.
+    for r in [0, 1] {
+        assert!(
+            stderr.contains(&format!("tessera: rank {r} of 3 stopped by SIGTERM")),
+            "{stderr}"
+        );
+    }
+    let took = ended.duration_since(at);
+    println!("the job ended {took:?} after node 2 was killed");
+    assert!(
+        took < Duration::from_secs(45),
+        "took {took:?} after the kill"
     );
 }
