@@ -138,6 +138,8 @@ mod s3 {
             );
         }
 
+        chunk_replaced_under_a_plan(&store, &x);
+
         // A missing array names the URL.
         let err = from_zarr(&store, "nothing-here", None, None).unwrap_err();
         assert!(
@@ -198,6 +200,56 @@ mod s3 {
         assert!(from_zarr(&store, "plain", None, None).is_ok());
 
         csv_on_s3();
+    }
+
+    /// A chunk object replaced, removed or added after `from_zarr` opened the array stops
+    /// every plan that reads it with `FileChanged` naming the object (without the pinned
+    /// versions, the replaced chunk — a valid chunk of other values — gave a wrong sum);
+    /// a plan that does not read it is unaffected.
+    fn chunk_replaced_under_a_plan(store: &tessera::io::zarr::ZarrStore, x: &tessera::Array) {
+        use tessera::io::file::StoredFile;
+        use tessera::io::zarr::{from_zarr, to_zarr, ZarrWriteOptions};
+        use tessera::Error;
+        let url = |p: &str| format!("s3://bench/data.zarr/{p}");
+        let read = |p: &str| {
+            let f = StoredFile::open(&url(p)).unwrap();
+            f.read_range(0..f.size()).unwrap()
+        };
+        let doubled = x
+            .binary_scalar(tessera::program::BinaryOp::Mul, 2.0.into(), false)
+            .unwrap();
+        to_zarr(&doubled, store, "doubled", &ZarrWriteOptions::default()).unwrap();
+        for (change, k) in [("replaced", 1), ("removed", 2), ("written", 4)] {
+            let array = format!("pinned-{change}");
+            let key = &format!("{array}/c/{k}/0");
+            to_zarr(x, store, &array, &ZarrWriteOptions::default()).unwrap();
+            if change == "written" {
+                // The last chunk all fill value: not stored at the opening.
+                tessera::io::object::delete(&url(key)).unwrap();
+            }
+            let back = from_zarr(store, &array, None, None).unwrap();
+            let first = back
+                .slice(&[tessera::Index::slice(Some(0), Some(64), 1)])
+                .unwrap();
+            let want_first = first.sum(None, false).unwrap().compute_f64().unwrap();
+            match change {
+                "removed" => tessera::io::object::delete(&url(key)).unwrap(),
+                _ => {
+                    tessera::io::object::put(&url(key), read(&format!("doubled/c/{k}/0"))).unwrap()
+                }
+            }
+            let err = back.sum(None, false).unwrap().compute_f64().unwrap_err();
+            match &err {
+                Error::FileChanged { path, detail } => {
+                    assert_eq!(path, &url(key), "{change}");
+                    assert!(detail.contains(&format!("was {change}")), "{detail}");
+                }
+                other => panic!("{change}: {other}"),
+            }
+            // The first 64 rows do not touch the changed chunk.
+            let got = first.sum(None, false).unwrap().compute_f64().unwrap();
+            assert_eq!(got, want_first, "{change}");
+        }
     }
 
     /// `read_csv` over a glob of objects: byte ranges fetched separately (several per

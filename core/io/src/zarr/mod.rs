@@ -17,6 +17,8 @@ mod direct;
 mod dtype;
 mod read;
 mod store;
+#[cfg(feature = "object-store")]
+mod versions;
 mod write;
 
 pub use read::from_zarr;

@@ -61,9 +61,11 @@ fn open_once(store: &ZarrStore, node: &str, location: &str) -> Result<Stored> {
 /// `explain()` says so (the regrouping costs a copy and holds stored chunks until all
 /// their pieces are used).
 ///
-/// Only the metadata is read now. For a store on the local file system, a plan that finds
-/// the array's metadata, or a stored chunk it reads, changed since the array was opened
-/// stops with [`Error::FileChanged`] (object stores are not checked).
+/// Only the metadata is read now (and, for a store behind a URL, the list of the array's
+/// objects). A plan that finds a stored chunk it reads changed since the array was opened
+/// stops with [`Error::FileChanged`]: on the local file system by the chunk file's
+/// status-change time (and the metadata file's identity), on an object store by each
+/// chunk object's ETag, which every read asks for.
 ///
 /// # Errors
 /// No array at `path` (or metadata zarrs cannot read), a data type tessera does not hold
@@ -105,7 +107,10 @@ pub fn from_zarr(
         ));
     }
     let wanted = Chunks::regular(&shape, requested);
-    let note = cut_note(&stored, &wanted);
+    let note = match (source.note.clone(), cut_note(&stored, &wanted)) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
+    };
     let source = ZarrSource { note, ..source };
     Array::from_source(Arc::new(source), dtype, stored, backend)?.rechunk(requested)
 }
@@ -139,6 +144,10 @@ pub(crate) struct ZarrSource {
     /// The compressor whole chunks are decoded with here rather than by zarrs
     /// ([`super::direct`]), when the codec chain is one it takes.
     direct: Option<Compressor>,
+    /// For stores behind a URL: the versions of the array's objects at its opening, which
+    /// every read asks for, and the store's URL ([`super::versions`]).
+    #[cfg(feature = "object-store")]
+    versions: Option<(Arc<super::versions::Versions>, String)>,
 }
 
 impl ZarrSource {
@@ -172,17 +181,70 @@ impl ZarrSource {
         };
         let direct = super::direct::plan(&array.codecs(), dtype);
         let chunk_files = store.root.clone().map(|r| (r, SystemTime::now()));
+        #[cfg(feature = "object-store")]
+        let (array, versions, note) = pin(store, &node, &location, array)?;
+        #[cfg(not(feature = "object-store"))]
+        let note = None;
         Ok(ZarrSource {
             array,
             location,
             dtype,
             chunks,
-            note: None,
+            note,
             metadata,
             chunk_files,
             direct,
+            #[cfg(feature = "object-store")]
+            versions,
         })
     }
+}
+
+/// `array` reading through a store that asks for the versions its objects had now, for
+/// stores behind a URL ([`super::versions`]); a plan note instead when there are too many
+/// objects to keep their versions.
+#[cfg(feature = "object-store")]
+#[allow(clippy::type_complexity)]
+fn pin(
+    store: &ZarrStore,
+    node: &str,
+    location: &str,
+    array: Stored,
+) -> Result<(
+    Stored,
+    Option<(Arc<super::versions::Versions>, String)>,
+    Option<String>,
+)> {
+    use super::versions::{Pinned, Versions, MAX_LISTED};
+    let Some(objects) = &store.objects else {
+        return Ok((array, None, None));
+    };
+    let listed = crate::ranks::decided_by_root(
+        || Versions::list(objects, node, location),
+        |v| v.as_ref().map_or(Ok(Vec::new()), Versions::encode),
+        |bytes| {
+            (!bytes.is_empty())
+                .then(|| Versions::decode(bytes))
+                .transpose()
+        },
+    )?;
+    let Some(versions) = listed else {
+        let note = format!(
+            "more than {MAX_LISTED} objects under {location}: their versions are not kept, so a chunk replaced while a plan reads the array is not detected"
+        );
+        return Ok((array, None, Some(note)));
+    };
+    let versions = Arc::new(versions);
+    let pinned = Arc::new(Pinned::new(objects.clone(), versions.clone()));
+    let storage = ZarrStore::over_objects(pinned)?;
+    let array =
+        ZArray::new_with_metadata(storage, node, array.metadata().clone()).map_err(|e| {
+            Error::Storage {
+                location: location.to_string(),
+                detail: format!("reopening with pinned versions: {e}"),
+            }
+        })?;
+    Ok((array, Some((versions, store.location.clone())), None))
 }
 
 /// The stored chunk grid as tessera chunks (the last chunk along an axis clipped to the
@@ -303,68 +365,77 @@ impl ZarrSource {
 }
 
 impl ZarrSource {
-    /// Checks, after a read of `region`, that none of the stored chunk files it touches
-    /// changed since the array was opened (local stores; their status-change time is
-    /// later than the opening). File systems stamp times from a clock a tick behind the
-    /// real one, so a change in the same tick as the opening may pass; a change never
-    /// fails a read it did not happen to.
+    /// The grid indices of the stored chunks (shards) `region` touches, last axis fastest.
+    fn touched(&self, region: &[Range<usize>]) -> Vec<Vec<u64>> {
+        let axes: Vec<Vec<u64>> = region
+            .iter()
+            .enumerate()
+            .map(|(ax, r)| {
+                let offsets = self.chunks.offsets(ax);
+                let sizes = self.chunks.axis(ax);
+                (0..sizes.len())
+                    .filter(|&k| offsets[k] < r.end && offsets[k] + sizes[k] > r.start)
+                    .map(|k| k as u64)
+                    .collect()
+            })
+            .collect();
+        let mut out = vec![Vec::new()];
+        for along in &axes {
+            out = out
+                .iter()
+                .flat_map(|prefix| {
+                    along.iter().map(move |&k| {
+                        let mut index = prefix.clone();
+                        index.push(k);
+                        index
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// Checks, after a read of `region`, that none of the stored chunks it touches changed
+    /// since the array was opened. On the local file system: a chunk file's status-change
+    /// time is later than the opening (file systems stamp times from a clock a tick behind
+    /// the real one, so a change in the same tick as the opening may pass). On an object
+    /// store: a chunk object the read met replaced, removed or added
+    /// ([`super::versions`]). A change never fails a read that does not touch it.
     ///
     /// # Errors
-    /// [`Error::FileChanged`] naming the chunk file.
+    /// [`Error::FileChanged`] naming the chunk file or object.
     fn check_chunks(&self, region: &[Range<usize>]) -> Result<()> {
+        #[cfg(feature = "object-store")]
+        if let Some((versions, root)) = &self.versions {
+            let keys: Vec<String> = self
+                .touched(region)
+                .iter()
+                .map(|index| self.array.chunk_key(index).as_str().to_string())
+                .collect();
+            versions.check(root, &self.location, &keys)?;
+        }
         #[cfg(unix)]
         if let Some((root, opened)) = &self.chunk_files {
             use std::os::unix::fs::MetadataExt;
-            let mut axes: Vec<Vec<u64>> = Vec::with_capacity(region.len());
-            for (ax, r) in region.iter().enumerate() {
-                let offsets = self.chunks.offsets(ax);
-                let sizes = self.chunks.axis(ax);
-                axes.push(
-                    (0..sizes.len())
-                        .filter(|&k| offsets[k] < r.end && offsets[k] + sizes[k] > r.start)
-                        .map(|k| k as u64)
-                        .collect(),
-                );
-            }
-            let mut index = vec![0u64; axes.len()];
-            let mut at = vec![0usize; axes.len()];
-            if axes.iter().any(Vec::is_empty) {
-                return Ok(());
-            }
-            loop {
-                for (ax, &i) in at.iter().enumerate() {
-                    index[ax] = axes[ax][i];
-                }
+            for index in self.touched(region) {
                 let path = root.join(self.array.chunk_key(&index).as_str());
-                if let Ok(meta) = std::fs::metadata(&path) {
-                    let changed = std::time::UNIX_EPOCH
-                        + std::time::Duration::new(
-                            u64::try_from(meta.ctime()).unwrap_or(0),
-                            u32::try_from(meta.ctime_nsec()).unwrap_or(0),
-                        );
-                    if changed > *opened {
-                        return Err(Error::FileChanged {
-                            path: path.display().to_string(),
-                            detail: format!(
-                                "a chunk of {} was written after the array was opened, so \
-                                 this result would mix two versions; open the array again",
-                                self.location
-                            ),
-                        });
-                    }
-                }
-                // The next chunk index, last axis fastest.
-                let mut ax = at.len();
-                loop {
-                    if ax == 0 {
-                        return Ok(());
-                    }
-                    ax -= 1;
-                    at[ax] += 1;
-                    if at[ax] < axes[ax].len() {
-                        break;
-                    }
-                    at[ax] = 0;
+                let Ok(meta) = std::fs::metadata(&path) else {
+                    continue;
+                };
+                let changed = std::time::UNIX_EPOCH
+                    + std::time::Duration::new(
+                        u64::try_from(meta.ctime()).unwrap_or(0),
+                        u32::try_from(meta.ctime_nsec()).unwrap_or(0),
+                    );
+                if changed > *opened {
+                    return Err(Error::FileChanged {
+                        path: path.display().to_string(),
+                        detail: format!(
+                            "a chunk of {} was written after the array was opened, so \
+                             this result would mix two versions; open the array again",
+                            self.location
+                        ),
+                    });
                 }
             }
         }
@@ -384,9 +455,11 @@ impl BlockSource for ZarrSource {
             let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
             identity.check(path, &f)?;
         }
-        let block = self.read_chunks(region)?;
+        let block = self.read_chunks(region);
+        // Checked first: a changed object explains a failed read (the server refused the
+        // old version).
         self.check_chunks(region)?;
-        Ok(block)
+        block
     }
 
     fn plan_note(&self) -> Option<String> {

@@ -24,6 +24,10 @@ pub struct ZarrStore {
     /// Whether other processes reach the same data (a directory, a bucket; not memory):
     /// what lets every rank of a job write into it.
     pub(crate) shared: bool,
+    /// The object store under the store's prefix, for stores behind a URL: an opened
+    /// array reads through it with its objects' versions pinned ([`super::versions`]).
+    #[cfg(feature = "object-store")]
+    pub(crate) objects: Option<Arc<dyn object_store::ObjectStore>>,
 }
 
 impl std::fmt::Debug for ZarrStore {
@@ -65,6 +69,8 @@ impl ZarrStore {
             location: path.display().to_string(),
             root: Some(path),
             shared: true,
+            #[cfg(feature = "object-store")]
+            objects: None,
         })
     }
 
@@ -72,6 +78,27 @@ impl ZarrStore {
     /// [`crate::object`]). Nothing is requested until an array is opened or written.
     #[cfg(feature = "object-store")]
     fn open_object(url: &str) -> Result<ZarrStore> {
+        let loc = crate::object::parse_url(url)?;
+        let prefixed: Arc<dyn object_store::ObjectStore> =
+            Arc::new(object_store::prefix::PrefixStore::new(loc.store, loc.path));
+        Ok(ZarrStore {
+            storage: ZarrStore::over_objects(prefixed.clone())?,
+            location: url.trim_end_matches('/').to_string(),
+            root: None,
+            shared: true,
+            objects: Some(prefixed),
+        })
+    }
+
+    /// `objects` as zarrs storage: its asynchronous requests run on tessera's object-store
+    /// runtime, each task waiting on its own.
+    ///
+    /// # Errors
+    /// The runtime could not be started.
+    #[cfg(feature = "object-store")]
+    pub(crate) fn over_objects(
+        objects: Arc<dyn object_store::ObjectStore>,
+    ) -> Result<ReadableWritableListableStorage> {
         use zarrs::storage::storage_adapter::async_to_sync::{
             AsyncToSyncBlockOn, AsyncToSyncStorageAdapter,
         };
@@ -81,17 +108,12 @@ impl ZarrStore {
                 self.0.block_on(future)
             }
         }
-        let loc = crate::object::parse_url(url)?;
-        let prefixed = object_store::prefix::PrefixStore::new(loc.store, loc.path);
-        let store = zarrs_object_store::AsyncObjectStore::new(prefixed);
+        let store = zarrs_object_store::AsyncObjectStore::new(objects);
         let handle = crate::object::runtime()?.handle().clone();
-        let sync = AsyncToSyncStorageAdapter::new(Arc::new(store), BlockOn(handle));
-        Ok(ZarrStore {
-            storage: Arc::new(sync),
-            location: url.trim_end_matches('/').to_string(),
-            root: None,
-            shared: true,
-        })
+        Ok(Arc::new(AsyncToSyncStorageAdapter::new(
+            Arc::new(store),
+            BlockOn(handle),
+        )))
     }
 
     /// A new, empty store in memory.
@@ -101,6 +123,8 @@ impl ZarrStore {
             location: "memory:".to_string(),
             root: None,
             shared: false,
+            #[cfg(feature = "object-store")]
+            objects: None,
         }
     }
 
