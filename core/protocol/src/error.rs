@@ -410,3 +410,9 @@ impl From<arrow_schema::ArrowError> for Error {
         Error::arrow("arrow", source)
     }
 }
+
+impl From<tessera_kernels::digest::MalformedDigest> for Error {
+    fn from(e: tessera_kernels::digest::MalformedDigest) -> Error {
+        Error::invalid("approx_quantile", e.to_string())
+    }
+}

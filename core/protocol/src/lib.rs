@@ -28,7 +28,7 @@ pub mod host;
 pub mod program;
 pub mod random;
 pub mod registry;
-pub mod simd;
+pub use tessera_kernels::{simd, simd_kernel};
 
 pub use backend::{
     sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,

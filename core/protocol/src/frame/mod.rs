@@ -15,7 +15,7 @@
 //! `tessera-plugin-ffi`, which the plugin SDK speaks for it).
 
 pub mod backend;
-pub mod digest;
+pub use tessera_kernels::digest;
 pub mod expr;
 pub mod expr_schema;
 pub mod temporal;

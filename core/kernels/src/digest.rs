@@ -1,4 +1,4 @@
-//! The t-digest behind [`AggFunc::ApproxQuantile`](super::AggFunc::ApproxQuantile): a
+//! The t-digest behind the protocol's `AggFunc::ApproxQuantile`: a
 //! quantile sketch whose size does not grow with the data, so a quantile of a billion-row
 //! group costs a few kilobytes of state, and whose states from any partitions merge.
 //!
@@ -9,11 +9,19 @@
 //! are small near the tails (where a single value may stand alone) and large in the
 //! middle. The exact minimum and maximum are kept beside them for the extreme quantiles.
 //!
-//! Core owns the layout so that states from every backend merge the same way: one
+//! The layout is defined here, once, so that states from every backend merge the same way: one
 //! `List<Float64>` value per group, `[min, max, mean₁, weight₁, mean₂, weight₂, …]` with
 //! means ascending and weights positive; an empty list is a group without values.
 
-use crate::error::{Error, Result};
+/// A list of numbers that is not a digest state, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a digest state of {len} numbers is malformed: {why}")]
+pub struct MalformedDigest {
+    /// How many numbers the state had.
+    pub len: usize,
+    /// What is wrong with them.
+    pub why: &'static str,
+}
 
 /// The compression δ: a digest holds at most about δ centroids. 200 keeps the rank error
 /// of a median estimate well under 0.5% and of the 1st/99th percentiles near 0.01%.
@@ -83,21 +91,16 @@ impl Digest {
     /// Reads a digest in the layout above; `None` for an empty list.
     ///
     /// # Errors
-    /// [`Error::Invalid`] when the numbers are not a digest: an odd or too short length,
+    /// [`MalformedDigest`] when the numbers are not a digest: an odd or too short length,
     /// weights that are not positive and finite, means out of order or outside
     /// `[min, max]`.
-    pub fn decode(flat: &[f64]) -> Result<Option<Digest>> {
+    pub fn decode(flat: &[f64]) -> Result<Option<Digest>, MalformedDigest> {
         if flat.is_empty() {
             return Ok(None);
         }
-        let bad = |why: &str| {
-            Error::invalid(
-                "approx_quantile",
-                format!(
-                    "a digest state of {} numbers is malformed: {why}",
-                    flat.len()
-                ),
-            )
+        let bad = |why: &'static str| MalformedDigest {
+            len: flat.len(),
+            why,
         };
         if flat.len() < 4 || !flat.len().is_multiple_of(2) {
             return Err(bad(

@@ -163,13 +163,13 @@ pub fn report(test: &str, ran: &[SimdPath]) {
 /// which the calling crate depends on). Arguments are plain identifiers.
 ///
 /// ```
-/// tessera_core::simd_kernel! {
+/// tessera_kernels::simd_kernel! {
 ///     /// Sum of squares.
 ///     pub fn sum_sq(x: &[f64]) -> f64 {
 ///         x.iter().map(|v| v * v).sum()
 ///     }
 /// }
-/// let on_each = tessera_core::simd::on_every_path("doc", || sum_sq(&[1.0, 2.0]));
+/// let on_each = tessera_kernels::simd::on_every_path("doc", || sum_sq(&[1.0, 2.0]));
 /// assert!(on_each.iter().all(|(_, s)| *s == 5.0));
 /// ```
 #[macro_export]

@@ -146,7 +146,7 @@ fn each_element(key: [u32; 2], stream: u64, index: impl Fn(usize) -> u64, w: &mu
 
 crate::simd_kernel! {
 /// First words of arbitrary elements `idx` into `w` (`w.len() == idx.len()`).
-pub(super) fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
+pub fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
     let n = idx.len().min(w.len());
     let idx = &idx[..n];
     // Lanes past the end read index 0: computed, never stored.
@@ -161,7 +161,7 @@ pub(super) fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
 crate::simd_kernel! {
 /// First words of the run `start, start + step, ...` (`w.len()` elements) into `w`. Runs
 /// with step 1 or 2 compute each block once for the two elements that share it.
-pub(super) fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: &mut [u64]) {
+pub fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: &mut [u64]) {
     match step {
         1 => contiguous(key, stream, start as u64, w),
         2 => step_two(key, stream, start as u64, w),
@@ -188,7 +188,7 @@ crate::simd_kernel! {
 /// the run two elements on, both `wa.len()` long, each block computed once for the two
 /// elements that share it. Requires [`pairs_with_next_but_one`]`(start, step)`; the blocks
 /// of such a run step by `step / 2`.
-pub(super) fn words_along_pair(
+pub fn words_along_pair(
     key: [u32; 2],
     stream: u64,
     start: i64,
