@@ -203,8 +203,8 @@ impl BrokenBackend {
             cpu: CpuBackend::new(),
             caps: Capabilities::all("host")
                 .with_native_programs()
-                .without("cos", &[DType::F64])
-                .without("tanh", &[DType::F32]),
+                .without(UnaryOp::Cos, &[DType::F64])
+                .without(UnaryOp::Tanh, &[DType::F32]),
             name: NAME,
             plant: Plant::Faults,
         }
@@ -260,7 +260,7 @@ impl ArrayBackend for BrokenBackend {
     fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
         // Fault 3 (honest): refuse what is declared unsupported...
         if op == UnaryOp::Tanh {
-            self.caps.check(self.name, op.name(), x.dtype())?;
+            self.caps.check(self.name, op, x.dtype())?;
         }
         // ...fault 2 (lying): but compute `cos` on float64 although it is declared missing.
         if self.faults() && op == UnaryOp::Cos && x.dtype() == DType::F64 {

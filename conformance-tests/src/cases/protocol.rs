@@ -8,7 +8,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use tessera_core::chunks::numel;
-use tessera_core::program::{BinaryOp, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
+use tessera_core::program::{ArrayOp, BinaryOp, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
 use tessera_core::random::{Distribution, RandomSpec};
 use tessera_core::{AxisSlice, Chunk, DType, Error, HostArray, Result, Scalar};
 
@@ -58,9 +58,9 @@ fn input_with(
     );
     let merged = where_host(&mask, &h, fill);
     let caps = s.b().capabilities();
-    let c = if caps.supports("where", d)
-        && caps.supports("full", d)
-        && caps.supports("from_host", DType::Bool)
+    let c = if caps.supports(ArrayOp::Where, d)
+        && caps.supports(ArrayOp::Full, d)
+        && caps.supports(ArrayOp::FromHost, DType::Bool)
     {
         let data = s.upload(&h)?;
         let m = s.upload(&mask)?;

@@ -262,7 +262,8 @@ pub struct RawAxisSlice {
 #[repr(C)]
 #[derive(Debug)]
 pub struct RawOpDType {
-    /// The op name (NUL-terminated), as in tessera's capability names.
+    /// The op name (NUL-terminated): an `ArrayOp`'s name (`cos`, `where`, `matmul`, ...);
+    /// the host refuses to load a library that names anything else.
     pub op: *const c_char,
     /// A [`dtype`] code.
     pub dtype: u32,

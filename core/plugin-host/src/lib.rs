@@ -256,22 +256,16 @@ fn open(path: &Path) -> Result<(Opened, PathBuf)> {
     let table: &'static abi::ArrayTable = unsafe { &*decl.array };
     // SAFETY: a NUL-terminated string owned by the plugin, or null.
     let device = unsafe { str_from_raw(table.device, "device") }.unwrap_or("host");
-    // The ABI carries no block QR/SVD entries: a plugin never implements them.
-    let mut caps = Capabilities::all(device).without_ops(Capabilities::BLOCK_LINALG);
     // SAFETY: the table declares `n_unsupported` entries at `unsupported`.
-    let gaps = unsafe { convert::raw_slice(table.unsupported, table.n_unsupported) };
-    for gap in gaps {
+    let raw = unsafe { convert::raw_slice(table.unsupported, table.n_unsupported) };
+    let mut gaps = Vec::with_capacity(raw.len());
+    for gap in raw {
         // SAFETY: a NUL-terminated string owned by the plugin.
         let op = unsafe { str_from_raw(gap.op, "capability") }
             .map_err(|e| load_error(path, format!("bad capability entry: {e}")))?;
-        let dtype = dtype_from_code(gap.dtype).ok_or_else(|| {
-            load_error(
-                path,
-                format!("capability '{op}' names dtype code {}", gap.dtype),
-            )
-        })?;
-        caps = caps.without(op, &[dtype]);
+        gaps.push((op, gap.dtype));
     }
+    let caps = declared_capabilities(device, &gaps).map_err(|e| load_error(path, e))?;
     let backend = ForeignBackend::new(
         PluginLib {
             name: name.to_string(),
@@ -281,6 +275,32 @@ fn open(path: &Path) -> Result<(Opened, PathBuf)> {
         caps,
     );
     Ok((Opened::Array(backend), path.to_path_buf()))
+}
+
+/// The capabilities a plugin's array table declares: its device and its gaps as
+/// `(op name, dtype code)`. The ABI carries no block QR/SVD entries, so a plugin never
+/// implements them.
+///
+/// # Errors
+/// A gap naming an op the protocol does not have, or an unknown dtype code (the message
+/// names the entry and what would be right).
+fn declared_capabilities(
+    device: &str,
+    gaps: &[(&str, u32)],
+) -> std::result::Result<Capabilities, String> {
+    let mut caps = Capabilities::all(device).without_ops(Capabilities::BLOCK_LINALG);
+    for &(op, code) in gaps {
+        let known = tessera_core::ArrayOp::parse(op).ok_or_else(|| {
+            format!(
+                "capability '{op}' is not an op of the protocol; the ops are: {}",
+                Capabilities::op_names().join(", ")
+            )
+        })?;
+        let dtype = dtype_from_code(code)
+            .ok_or_else(|| format!("capability '{op}' names dtype code {code}"))?;
+        caps = caps.without(known, &[dtype]);
+    }
+    Ok(caps)
 }
 
 /// The dataframe half of [`open`]: checks the table's size and reads its capabilities.
@@ -422,4 +442,31 @@ pub fn load_configured() -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_core::program::UnaryOp;
+    use tessera_core::DType;
+    use tessera_plugin_ffi::convert::dtype_code;
+
+    #[test]
+    fn declared_gaps_are_ops_of_the_protocol_or_the_library_is_refused() {
+        let f32 = dtype_code(DType::F32);
+        let caps = declared_capabilities("gpu:0", &[("cos", f32), ("where", f32)]).unwrap();
+        assert_eq!(caps.device, "gpu:0");
+        assert!(!caps.supports(UnaryOp::Cos, DType::F32));
+        assert!(caps.supports(UnaryOp::Cos, DType::F64));
+        assert!(!caps.supports(tessera_core::ArrayOp::Where, DType::F32));
+        assert!(!caps.supports(tessera_core::ArrayOp::Qr, DType::F64));
+        // A misspelt op would have been a gap nobody asks about: refused, naming the ops.
+        let e = declared_capabilities("host", &[("cosine", f32)]).unwrap_err();
+        assert!(
+            e.contains("'cosine' is not an op of the protocol") && e.contains("cos, "),
+            "{e}"
+        );
+        let e = declared_capabilities("host", &[("cos", 999)]).unwrap_err();
+        assert!(e.contains("dtype code 999"), "{e}");
+    }
 }

@@ -39,3 +39,4 @@ pub use dtype::{DType, Element, Scalar};
 pub use error::{Error, Result};
 pub use host::{HostArray, HostElement};
 pub use inventory;
+pub use program::ArrayOp;

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 use ndarray::{ArrayD, Zip};
 use tessera_core::backend::downcast_chunk;
-use tessera_core::program::{BinaryOp, IndexMap, ReduceOp, UnaryOp};
+use tessera_core::program::{ArrayOp, BinaryOp, IndexMap, ReduceOp, UnaryOp};
 use tessera_core::random::RandomSpec;
 use tessera_core::{
     ArrayBackend, AxisSlice, Capabilities, Chunk, ChunkData, DType, HostArray, Result, Scalar,
@@ -84,14 +84,14 @@ impl LoopBackend {
             .collect();
         let mut caps = Capabilities::all("host");
         for op in UnaryOp::ALL {
-            caps = caps.without(op.name(), &others);
+            caps = caps.without(op, &others);
         }
         for op in BinaryOp::ALL {
-            caps = caps.without(op.name(), &others);
+            caps = caps.without(op, &others);
         }
         LoopBackend {
             caps: caps
-                .without("where", &others)
+                .without(ArrayOp::Where, &others)
                 .without_ops(Capabilities::BLOCK_LINALG),
         }
     }
@@ -131,7 +131,7 @@ impl ArrayBackend for LoopBackend {
     // ---- elementwise: the scalar definitions, one element at a time ---------------------
 
     fn unary(&self, op: UnaryOp, x: &Chunk) -> Result<Chunk> {
-        self.caps.check(NAME, op.name(), x.dtype())?;
+        self.caps.check(NAME, op, x.dtype())?;
         let result = op.result_dtype(x.dtype());
         let out = match self.host(x, op.name())? {
             HostArray::F64(a) => HostArray::F64(a.mapv(|v| op.apply_f64(v))),
@@ -144,7 +144,7 @@ impl ArrayBackend for LoopBackend {
     }
 
     fn binary(&self, op: BinaryOp, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        self.caps.check(NAME, op.name(), a.dtype())?;
+        self.caps.check(NAME, op, a.dtype())?;
         if a.shape() != b.shape() || a.dtype() != b.dtype() {
             return Err(tessera_core::Error::shape(
                 op.name(),
@@ -177,7 +177,7 @@ impl ArrayBackend for LoopBackend {
     }
 
     fn where_(&self, cond: &Chunk, a: &Chunk, b: &Chunk) -> Result<Chunk> {
-        self.caps.check(NAME, "where", a.dtype())?;
+        self.caps.check(NAME, ArrayOp::Where, a.dtype())?;
         let c = self.host(cond, "where")?.into_typed::<bool>()?;
         let pick = |x: HostArray, y: HostArray| -> HostArray {
             macro_rules! sel {

@@ -112,7 +112,7 @@ fn build(made: std::result::Result<BackendRef, String>) -> Box<Exported> {
     let (backend, name, device, init_error) = match made {
         Ok(b) => {
             for (op, dtype) in b.capabilities().unsupported() {
-                let s = cstring(op);
+                let s = cstring(op.name());
                 gaps.push(abi::RawOpDType {
                     op: s.as_ptr(),
                     dtype: dtype_code(*dtype),

@@ -14,7 +14,7 @@ use crate::chunks::{ChunkSpec, Chunks};
 use crate::dtype::{DType, Element, Scalar};
 use crate::error::{Error, Result};
 use crate::host::{HostArray, HostElement};
-use crate::program::BinaryOp;
+use crate::program::{ArrayOp, BinaryOp};
 use crate::random::{Distribution, RandomSpec};
 use crate::registry::resolve_array_backend;
 
@@ -42,7 +42,8 @@ impl Array {
     ) -> Result<Array> {
         let value = value.into();
         let b = on(backend)?;
-        b.capabilities().check(b.name(), "full", value.dtype())?;
+        b.capabilities()
+            .check(b.name(), ArrayOp::Full, value.dtype())?;
         let chunks = resolve_chunks(shape, value.dtype(), chunks)?;
         Ok(Array::new(Op::Const(value), value.dtype(), chunks, b))
     }
@@ -234,7 +235,7 @@ impl Array {
     ) -> Result<Array> {
         let b = on(backend)?;
         b.capabilities()
-            .check(b.name(), "from_host", data.dtype())?;
+            .check(b.name(), ArrayOp::FromHost, data.dtype())?;
         let data = data.into_standard_layout();
         let chunks = resolve_chunks(data.shape(), data.dtype(), chunks)?;
         let dtype = data.dtype();
@@ -341,7 +342,7 @@ impl RandomState {
         backend: Option<&str>,
     ) -> Result<Array> {
         let b = on(backend)?;
-        b.capabilities().check(b.name(), "random", dtype)?;
+        b.capabilities().check(b.name(), ArrayOp::Random, dtype)?;
         let chunks = resolve_chunks(shape, dtype, chunks)?;
         let stream = self
             .next_stream

@@ -25,6 +25,7 @@ use crate::block_io::{BlockSink, BlockSource, StoreSummary};
 use crate::chunks::Chunks;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::program::ArrayOp;
 use crate::registry::resolve_array_backend;
 
 impl Array {
@@ -43,7 +44,7 @@ impl Array {
         backend: Option<&str>,
     ) -> Result<Array> {
         let b = resolve_array_backend(backend)?;
-        b.capabilities().check(b.name(), "from_source", dtype)?;
+        b.capabilities().check(b.name(), ArrayOp::FromHost, dtype)?;
         Ok(Array::new(Op::Source(source), dtype, chunks, b))
     }
 

@@ -31,6 +31,7 @@ use crate::chunks::{format_bytes, numel, Chunks};
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::host::HostArray;
+use crate::program::ArrayOp;
 use crate::stored::Held;
 
 impl Array {
@@ -260,10 +261,10 @@ impl Array {
         let target = crate::registry::array_backend(name)?;
         target
             .capabilities()
-            .check(name, "from_host", self.dtype())?;
+            .check(name, ArrayOp::FromHost, self.dtype())?;
         self.backend()
             .capabilities()
-            .check(self.backend_name(), "to_host", self.dtype())?;
+            .check(self.backend_name(), ArrayOp::ToHost, self.dtype())?;
         Ok(Array::new(
             Op::Transfer(self.clone()),
             self.dtype(),

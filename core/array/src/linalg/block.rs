@@ -10,13 +10,16 @@
 
 use crate::backend::{ArrayBackend, Chunk};
 use crate::error::{Error, Result};
+use crate::program::ArrayOp;
 
 /// Reduced QR of one chunk on `b`, or on the host when `b` declares `qr` unsupported.
 pub(crate) fn qr(b: &dyn ArrayBackend, x: &Chunk) -> Result<(Chunk, Chunk)> {
-    if native(b, "qr", x) {
+    if native(b, ArrayOp::Qr, x) {
         return b.qr(x);
     }
-    let out = on_host(b, "qr", x, |cpu, c| cpu.qr(c).map(|(q, r)| vec![q, r]))?;
+    let out = on_host(b, ArrayOp::Qr, x, |cpu, c| {
+        cpu.qr(c).map(|(q, r)| vec![q, r])
+    })?;
     let mut it = out.into_iter();
     match (it.next(), it.next()) {
         (Some(q), Some(r)) => Ok((q, r)),
@@ -26,10 +29,10 @@ pub(crate) fn qr(b: &dyn ArrayBackend, x: &Chunk) -> Result<(Chunk, Chunk)> {
 
 /// Thin SVD of one chunk on `b`, or on the host when `b` declares `svd` unsupported.
 pub(crate) fn svd(b: &dyn ArrayBackend, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
-    if native(b, "svd", x) {
+    if native(b, ArrayOp::Svd, x) {
         return b.svd(x);
     }
-    let out = on_host(b, "svd", x, |cpu, c| {
+    let out = on_host(b, ArrayOp::Svd, x, |cpu, c| {
         cpu.svd(c).map(|(u, s, vt)| vec![u, s, vt])
     })?;
     let mut it = out.into_iter();
@@ -42,7 +45,7 @@ pub(crate) fn svd(b: &dyn ArrayBackend, x: &Chunk) -> Result<(Chunk, Chunk, Chun
 }
 
 /// True when `b` declares `op` supported for `x`'s dtype.
-pub(crate) fn native(b: &dyn ArrayBackend, op: &str, x: &Chunk) -> bool {
+pub(crate) fn native(b: &dyn ArrayBackend, op: ArrayOp, x: &Chunk) -> bool {
     b.capabilities().supports(op, x.dtype())
 }
 
@@ -50,13 +53,13 @@ pub(crate) fn native(b: &dyn ArrayBackend, op: &str, x: &Chunk) -> bool {
 /// the results back to `b`.
 fn on_host(
     b: &dyn ArrayBackend,
-    op: &'static str,
+    op: ArrayOp,
     x: &Chunk,
     f: impl FnOnce(&dyn ArrayBackend, &Chunk) -> Result<Vec<Chunk>>,
 ) -> Result<Vec<Chunk>> {
     let unsupported = || Error::Unsupported {
         backend: b.name().to_string(),
-        op: op.to_string(),
+        op: op.name().to_string(),
         dtype: x.dtype(),
     };
     let cpu = crate::registry::array_backend("cpu").map_err(|_| unsupported())?;
@@ -65,7 +68,7 @@ fn on_host(
     }
     crate::fallback::record(
         b.name(),
-        op,
+        op.name(),
         "no native kernel: its blocks run on the host with the cpu backend (copied there and back)",
     );
     let c = cpu.from_host(&b.to_host(x)?)?;

@@ -13,7 +13,6 @@
 //! [`Error::Unsupported`] naming backend, op and dtype — never a silent conversion.
 
 use std::any::Any;
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
@@ -24,8 +23,10 @@ use crate::program::{BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
 use crate::random::RandomSpec;
 
 mod by_primitives;
+mod capabilities;
 
 pub use by_primitives::{check_packed, evaluate_with_primitives, moments_with_primitives};
+pub use capabilities::Capabilities;
 
 /// A chunk of array data owned by one backend.
 pub trait ChunkData: Any + Send + Sync + fmt::Debug {
@@ -109,109 +110,6 @@ pub enum Availability {
     Available,
     /// Registered but unusable here, with the reason (no driver, no device, ...).
     Unavailable(String),
-}
-
-/// What a backend supports, as data: a set of `(op, dtype)` pairs it does *not* support.
-///
-/// Op names are those of [`UnaryOp::name`], [`BinaryOp::name`], [`ReduceOp::name`] and the
-/// structural ops: `from_host`, `to_host`, `full`, `random`, `iota`, `astype`, `where`,
-/// `slice`, `transpose`, `reshape`, `broadcast_to`, `concatenate`, `matmul`, `qr`, `svd`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Capabilities {
-    unsupported: BTreeSet<(String, DType)>,
-    /// Where the chunks live (`host`, `cuda:0`, ...), for reprs and listings.
-    pub device: String,
-    /// True when [`ArrayBackend::execute`] runs fused programs natively. Informational:
-    /// shown by `tessera backends`; the engine hands programs to `execute` either way.
-    pub native_programs: bool,
-}
-
-impl Capabilities {
-    /// Everything supported, on `device`.
-    pub fn all(device: &str) -> Capabilities {
-        Capabilities {
-            unsupported: BTreeSet::new(),
-            device: device.to_string(),
-            native_programs: false,
-        }
-    }
-
-    /// Declares `op` unsupported for each of `dtypes`.
-    pub fn without(mut self, op: &str, dtypes: &[DType]) -> Capabilities {
-        for &d in dtypes {
-            self.unsupported.insert((op.to_string(), d));
-        }
-        self
-    }
-
-    /// Declares each of `ops` unsupported for every dtype: for an optional op family the
-    /// backend does not implement at all (e.g. [`Capabilities::BLOCK_LINALG`]).
-    pub fn without_ops(mut self, ops: &[&str]) -> Capabilities {
-        for op in ops {
-            self = self.without(op, &DType::ALL);
-        }
-        self
-    }
-
-    /// The optional block linear-algebra kernels ([`ArrayBackend::qr`],
-    /// [`ArrayBackend::svd`]): a backend that does not implement them declares them with
-    /// `without_ops(Capabilities::BLOCK_LINALG)`, and `tessera-array`'s linear algebra
-    /// runs them on the host with the `cpu` backend, saying so in the log.
-    pub const BLOCK_LINALG: &'static [&'static str] = &["qr", "svd"];
-
-    /// Marks native program execution.
-    pub fn with_native_programs(mut self) -> Capabilities {
-        self.native_programs = true;
-        self
-    }
-
-    /// True when `op` on `dtype` is supported.
-    pub fn supports(&self, op: &str, dtype: DType) -> bool {
-        !self.unsupported.contains(&(op.to_string(), dtype))
-    }
-
-    /// `Ok` when supported, else [`Error::Unsupported`] naming `backend`.
-    pub fn check(&self, backend: &str, op: &str, dtype: DType) -> Result<()> {
-        if self.supports(op, dtype) {
-            Ok(())
-        } else {
-            Err(Error::Unsupported {
-                backend: backend.to_string(),
-                op: op.to_string(),
-                dtype,
-            })
-        }
-    }
-
-    /// The declared gaps.
-    pub fn unsupported(&self) -> impl Iterator<Item = &(String, DType)> {
-        self.unsupported.iter()
-    }
-
-    /// Every op name the protocol knows, for listings and the conformance matrix.
-    pub fn op_names() -> Vec<&'static str> {
-        let mut v: Vec<&'static str> = vec![
-            "from_host",
-            "to_host",
-            "full",
-            "random",
-            "iota",
-            "astype",
-            "where",
-            "slice",
-            "transpose",
-            "reshape",
-            "broadcast_to",
-            "concatenate",
-            "matmul",
-            "qr",
-            "svd",
-        ];
-        v.extend(UnaryOp::ALL.iter().map(|o| o.name()));
-        v.extend(BinaryOp::ALL.iter().map(|o| o.name()));
-        v.extend(ReduceOp::ALL.iter().map(|o| o.name()));
-        v
-    }
 }
 
 /// A compute backend for n-d array chunks. Object-safe: backends are chosen at run time.
@@ -520,16 +418,11 @@ impl dyn ArrayBackend {
     pub fn check_program(&self, program: &Program) -> Result<()> {
         let caps = self.capabilities();
         // Nothing declared missing: skip listing the ops (runs once per task).
-        if caps.unsupported.is_empty() {
+        if caps.unsupported().next().is_none() {
             return Ok(());
         }
         for (op, dtype) in program.ops_used() {
-            let name = if op.starts_with("astype[") {
-                "astype"
-            } else {
-                op.as_str()
-            };
-            caps.check(self.name(), name, dtype)?;
+            caps.check(self.name(), op, dtype)?;
         }
         Ok(())
     }

@@ -13,11 +13,13 @@
 //! promotion implies), so a backend implements each op for homogeneous operands only, and
 //! a CUDA backend can print one kernel per program.
 
+mod array_op;
 mod builder;
 mod moments;
 mod ops;
 pub mod primitives;
 
+pub use array_op::ArrayOp;
 pub use builder::ProgramBuilder;
 pub use moments::{check_moments, moments_shape};
 pub use ops::{
@@ -381,20 +383,20 @@ impl Program {
     }
 
     /// Ops used, for capability checks: `(op name, operand dtype)`.
-    pub fn ops_used(&self) -> Vec<(String, DType)> {
+    pub fn ops_used(&self) -> Vec<(ArrayOp, DType)> {
         let mut v = Vec::new();
         for n in &self.nodes {
             match n {
-                Node::Unary { op, x } => v.push((op.name().to_string(), self.dtypes[*x])),
-                Node::Binary { op, a, .. } => v.push((op.name().to_string(), self.dtypes[*a])),
-                Node::Cast { x, to } => v.push((format!("astype[{to}]"), self.dtypes[*x])),
-                Node::Random { spec, .. } => v.push(("random".to_string(), spec.dtype)),
+                Node::Unary { op, x } => v.push((ArrayOp::Unary(*op), self.dtypes[*x])),
+                Node::Binary { op, a, .. } => v.push((ArrayOp::Binary(*op), self.dtypes[*a])),
+                Node::Cast { x, .. } => v.push((ArrayOp::Astype, self.dtypes[*x])),
+                Node::Random { spec, .. } => v.push((ArrayOp::Random, spec.dtype)),
                 _ => {}
             }
         }
         for o in &self.outputs {
             if let Some(r) = &o.reduce {
-                v.push((r.op.name().to_string(), self.dtypes[o.node]));
+                v.push((ArrayOp::Reduce(r.op), self.dtypes[o.node]));
             }
         }
         v
