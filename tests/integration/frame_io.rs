@@ -279,6 +279,23 @@ fn decimals_read_in_64_bits_sum_as_their_decimal128_values() {
         },
     ];
     same_answers(&queries, &scanned, &held, 1);
+    // The forms are decided when the plan is optimized, and explain() says which: in Q1's
+    // shape the key passes through and every decimal reaches only arithmetic and sums.
+    let plan = queries[0](&scanned).explain().unwrap();
+    assert!(
+        plan.contains(
+            "stored forms for the groupby (where the file keeps them): flag as dictionary \
+             codes, price as 64-bit decimals, discount as 64-bit decimals, tax as 64-bit decimals"
+        ),
+        "{plan}"
+    );
+    // A decimal a filter reads stays in 128 bits; rows held in memory have no scan.
+    let plan = queries[1](&scanned).explain().unwrap();
+    assert!(
+        plan.contains("tax as 64-bit decimals") && !plan.contains("price as 64-bit"),
+        "{plan}"
+    );
+    assert!(!queries[0](&held).explain().unwrap().contains("stored forms"));
     // A sum checked by hand: the whole price column, at the revenue's scale (4).
     let total: i128 = (0..n)
         .filter(|i| i % 13 != 5)

@@ -1246,7 +1246,7 @@ impl DataFrame {
     /// # Errors
     /// A plan the optimizer rejects, or a cluster that cannot open.
     pub fn explain(&self) -> Result<String> {
-        let node = optimize(&self.node)?;
+        let node = self.optimized()?;
         let memory = match check_memory(&node, Output::InMemory) {
             Ok(None) => String::new(),
             Ok(Some(b)) => format!(
@@ -1297,7 +1297,7 @@ impl DataFrame {
         let Some(cluster) = tessera_runtime::cluster::current()? else {
             return Ok(None);
         };
-        let node = optimize(&self.node)?;
+        let node = self.optimized()?;
         Ok(Some(
             crate::exec::ranks::traffic::project(&node, &self.backend, cluster.size()).per_rank,
         ))
@@ -1306,10 +1306,15 @@ impl DataFrame {
     /// The plan as it runs: optimized unless `optimize = false`.
     pub(crate) fn planned(&self) -> Result<Arc<Node>> {
         if crate::config::optimize()? {
-            optimize(&self.node)
+            self.optimized()
         } else {
             Ok(self.node.clone())
         }
+    }
+
+    /// The plan optimized for this frame's backend (the stored forms it takes).
+    fn optimized(&self) -> Result<Arc<Node>> {
+        optimize(&self.node, self.backend.capabilities().stored_forms)
     }
 
     /// Runs the optimized plan and returns its partitions on the backend. Under
@@ -1387,6 +1392,7 @@ impl DataFrame {
                     projection: None,
                     selected: None,
                     pushed: Vec::new(),
+                    stored: Vec::new(),
                 }));
             }
             Err(e) => return Err(e),

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::scan::{coded_columns, planned_key_types, scan, Coded};
+use arrow_schema::DataType;
+
+use super::scan::{planned_key_types, scan};
 use super::stage::staged;
 use super::{pipeline, SHUFFLE_ROWS};
 use crate::backend::{AggSpec, DataFrameBackend, Partition};
@@ -32,14 +34,20 @@ pub(crate) fn aggregate(
         } => (&**below, Some(program)),
         _ => (input, None),
     };
-    // Columns a scan may hand over in their stored forms (see `coded_columns`).
-    let Coded {
-        columns: coded,
-        keys: coded_keys,
-    } = coded_columns(backend.as_ref(), below, program, keys, aggs);
-    let inner = match below {
-        Node::Scan { .. } if !coded.is_empty() => scan(below, backend, None, coded),
-        _ => pipeline(below, backend, spill)?,
+    // Columns the optimizer chose to read in their stored forms
+    // (`optimize/stored_forms.rs`); string keys among them come back as dictionaries.
+    let (inner, coded_keys) = match below {
+        Node::Scan { source, stored, .. } if !stored.is_empty() => {
+            let schema = source.schema();
+            let keys_coded = stored.iter().any(|&i| {
+                matches!(
+                    schema.field(i).data_type(),
+                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
+                )
+            });
+            (scan(below, backend, None, stored.clone()), keys_coded)
+        }
+        _ => (pipeline(below, backend, spill)?, false),
     };
     let planned = input.schema();
     let task = inner.task.clone();

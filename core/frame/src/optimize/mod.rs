@@ -10,7 +10,10 @@
 //! 2. **columns** (`prune::PruneColumns`): columns nobody reads are dropped down into the
 //!    scans, simple predicates go into formats that skip partitions with them, arithmetic
 //!    a projection repeats is computed once (`cse`), counts move onto columns read
-//!    anyway (`count_rows`), and a head of a sort becomes a top-k.
+//!    anyway (`count_rows`), and a head of a sort becomes a top-k;
+//! 3. **stored forms** (`stored_forms::StoredFormsPass`, for the backend the plan runs
+//!    on): the columns a scan under a groupby reads as the file stores them
+//!    (dictionary-coded keys, 64-bit decimals), where the backend takes them.
 //!
 //! A rule comes in one of two shapes. A `NodeRule` rewrites one node (not its inputs);
 //! `TopDown` applies a list of them at every node from the root down, each rule once per
@@ -30,11 +33,13 @@ pub(crate) mod cse;
 pub(crate) mod join_order;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
+pub(crate) mod stored_forms;
 
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
 
+use crate::backend::StoredForms;
 use crate::error::{Error, Result};
 use crate::plan::Node;
 
@@ -133,14 +138,16 @@ pub(crate) const PASSES: &[&dyn PlanRule] = &[
     &prune::PruneColumns,
 ];
 
-/// Rewrites a plan with every pass of `PASSES` in order (see the module docs).
+/// Rewrites a plan with every pass of `PASSES` in order, then the stored-forms pass for a
+/// backend that takes `forms` (see the module docs).
 ///
 /// # Errors
 /// A rewrite that does not type, or one that changed the plan's output schema (a bug of
 /// that rule, named in the error).
-pub fn optimize(node: &Arc<Node>) -> Result<Arc<Node>> {
+pub fn optimize(node: &Arc<Node>, forms: StoredForms) -> Result<Arc<Node>> {
     let mut plan = node.clone();
-    for pass in PASSES {
+    let stored = stored_forms::StoredFormsPass { forms };
+    for pass in PASSES.iter().copied().chain([&stored as &dyn PlanRule]) {
         let next = pass.rewrite(&plan)?;
         same_schema(pass.name(), &plan.schema(), &next.schema())?;
         plan = next;
@@ -266,7 +273,7 @@ mod tests {
             schema,
         });
         let plan = Arc::new(Node::map(join, FrameStep::Filter(col("x").gt(lit(1)))).unwrap());
-        let out = optimize(&plan).unwrap();
+        let out = optimize(&plan, StoredForms::default()).unwrap();
         assert_eq!(out.schema().fields(), plan.schema().fields());
         let Node::Join { left, .. } = &*out else {
             panic!("the filter should have left the top:\n{}", out.explain());

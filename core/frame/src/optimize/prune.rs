@@ -61,6 +61,7 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
             projection,
             selected,
             pushed,
+            stored,
         } => {
             let full = source.schema();
             let projection = match (required, projection) {
@@ -82,6 +83,7 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                 projection,
                 selected: selected.clone(),
                 pushed: pushed.clone(),
+                stored: stored.clone(),
             })
         }
         Node::Map { input, program, .. } => {
@@ -115,6 +117,7 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                 projection,
                 selected,
                 pushed,
+                stored,
             } = &*input
             {
                 let mut preds = pushed.clone();
@@ -135,6 +138,7 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
                             projection: projection.clone(),
                             selected: Some(keep),
                             pushed: preds,
+                            stored: stored.clone(),
                         });
                     }
                 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 
 use super::{GroupStrategy, JoinStrategy, Node};
 use crate::backend::{FrameStep, SortKey};
@@ -40,6 +40,7 @@ impl Node {
                 projection,
                 selected,
                 pushed,
+                stored,
             } => {
                 let total = source.partitions();
                 let read = selected.as_ref().map_or(total, |s| s.len());
@@ -69,6 +70,25 @@ impl Node {
                         .map(|p| format!("{} {} {}", p.column, p.op.symbol(), p.value))
                         .collect();
                     let _ = write!(out, ", predicates pushed down: {}", p.join(" & "));
+                }
+                if !stored.is_empty() {
+                    let full = source.schema();
+                    let forms: Vec<String> = stored
+                        .iter()
+                        .map(|&i| {
+                            let f = full.field(i);
+                            let form = match f.data_type() {
+                                DataType::Decimal128(..) => "64-bit decimals",
+                                _ => "dictionary codes",
+                            };
+                            format!("{} as {form}", f.name())
+                        })
+                        .collect();
+                    let _ = write!(
+                        out,
+                        ", stored forms for the groupby (where the file keeps them): {}",
+                        forms.join(", ")
+                    );
                 }
                 out.push('\n');
             }

@@ -174,6 +174,11 @@ pub enum Node {
         selected: Option<Vec<usize>>,
         /// Predicates pushed into the scan (for `explain`).
         pushed: Vec<ColumnPredicate>,
+        /// Columns read in the forms the format stores them in ([`FileSource::read_coded`]),
+        /// as indices into the source's schema: decided for the groupby above by the
+        /// optimizer's stored-forms pass (`optimize/stored_forms.rs`); empty, every
+        /// column arrives in the plan's types.
+        stored: Vec<usize>,
     },
     /// A fused program of filters and projections.
     Map {

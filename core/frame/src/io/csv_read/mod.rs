@@ -59,6 +59,7 @@ pub fn read_csv(pattern: &str, options: CsvOptions) -> Result<DataFrame> {
             projection: None,
             selected: None,
             pushed: Vec::new(),
+            stored: Vec::new(),
         },
         None,
     )

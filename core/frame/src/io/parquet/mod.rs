@@ -114,6 +114,7 @@ pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
             projection: None,
             selected: None,
             pushed: Vec::new(),
+            stored: Vec::new(),
         },
         None,
     )
