@@ -295,7 +295,10 @@ fn decimals_read_in_64_bits_sum_as_their_decimal128_values() {
         plan.contains("tax as 64-bit decimals") && !plan.contains("price as 64-bit"),
         "{plan}"
     );
-    assert!(!queries[0](&held).explain().unwrap().contains("stored forms"));
+    assert!(!queries[0](&held)
+        .explain()
+        .unwrap()
+        .contains("stored forms"));
     // A sum checked by hand: the whole price column, at the revenue's scale (4).
     let total: i128 = (0..n)
         .filter(|i| i % 13 != 5)

@@ -172,8 +172,57 @@ pub fn report(test: &str, ran: &[SimdPath]) {
 /// let on_each = tessera_kernels::simd::on_every_path("doc", || sum_sq(&[1.0, 2.0]));
 /// assert!(on_each.iter().all(|(_, s)| *s == 5.0));
 /// ```
+///
+/// A kernel whose best shape differs per instruction set (how many independent lanes fit
+/// the registers: 32 zmm, 16 ymm, 16 xmm) starts with a constant given per path, in the
+/// order AVX-512, AVX2, baseline; its clones see their own value:
+///
+/// ```
+/// tessera_kernels::simd_kernel! {
+///     const WIDTH: usize = [16, 8, 4];
+///     /// Sum of squares, `WIDTH` partial sums side by side.
+///     pub fn sum_sq_wide(x: &[f64]) -> f64 {
+///         let mut acc = [0.0; WIDTH];
+///         for c in x.chunks(WIDTH) {
+///             for (a, v) in acc.iter_mut().zip(c) {
+///                 *a += v * v;
+///             }
+///         }
+///         acc.iter().sum()
+///     }
+/// }
+/// assert_eq!(sum_sq_wide(&[1.0, 2.0, 3.0]), 14.0);
+/// ```
 #[macro_export]
 macro_rules! simd_kernel {
+    (
+        const $c:ident : $cty:ty = [$a512:expr, $a2:expr, $abase:expr];
+        $(#[$meta:meta])*
+        $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? $body:block
+    ) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl+avx512bw"))]
+            fn avx512($($arg: $ty),*) $(-> $ret)? {
+                const $c: $cty = $a512;
+                $body
+            }
+            #[multiversion::multiversion(targets("x86_64+avx2+fma"))]
+            fn avx2($($arg: $ty),*) $(-> $ret)? {
+                const $c: $cty = $a2;
+                $body
+            }
+            fn baseline($($arg: $ty),*) $(-> $ret)? {
+                const $c: $cty = $abase;
+                $body
+            }
+            match $crate::simd::path() {
+                $crate::simd::SimdPath::Avx512 => avx512($($arg),*),
+                $crate::simd::SimdPath::Avx2 => avx2($($arg),*),
+                $crate::simd::SimdPath::Baseline => baseline($($arg),*),
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? $body:block

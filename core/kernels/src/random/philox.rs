@@ -12,7 +12,7 @@
 //!
 //! **Kernels.** One Philox block is a chain of ten dependent 32x32->64 multiplies; one
 //! block at a time, or eight in one vector register, leaves the multiplier waiting on
-//! latency. The kernels here run [`LANES`] blocks side by side in structure-of-arrays form,
+//! latency. The kernels here run several blocks side by side (`LANES_*`, per path) in structure-of-arrays form,
 //! each 32-bit word held in a 64-bit lane whose upper half may carry junk (the vector
 //! multiply reads only the low halves), so a round is one multiply, one shift and one
 //! three-way xor per word pair and lane. They are compiled for AVX-512, AVX2 and the
@@ -24,10 +24,15 @@ const M1: u32 = 0xCD9E_8D57;
 const W0: u32 = 0x9E37_79B9;
 const W1: u32 = 0xBB67_AE85;
 
-/// Blocks computed side by side by the batched kernels: 32 blocks are 16 AVX-512
-/// registers of state, enough independent multiplies to cover their latency without
-/// spilling.
-const LANES: usize = 32;
+/// Blocks computed side by side by the batched kernels, per path: enough independent
+/// multiplies to cover their latency, few enough that the four words of state stay in
+/// registers. On AVX-512, 32 blocks are 16 of the 32 zmm registers.
+const LANES_AVX512: usize = 32;
+/// Blocks side by side on the AVX2 path: 16 blocks are all 16 ymm registers of state;
+/// at 32 the spills made the path barely faster than the baseline (BENCHMARKS.md).
+const LANES_AVX2: usize = 16;
+/// Blocks side by side on the baseline path (as fast at 16 as at 32, within noise).
+const LANES_BASELINE: usize = 32;
 
 /// Philox 4x32 with 10 rounds.
 #[inline(always)]
@@ -89,12 +94,16 @@ fn block(key: [u32; 2], stream: u64, b: u64) -> [u32; 4] {
     )
 }
 
-/// [`LANES`] Philox blocks `b[l]` of `stream` at once; returns each block's word 0 and
+/// `LANES` Philox blocks `b[l]` of `stream` at once; returns each block's word 0 and
 /// word 1. The state lives in 64-bit lanes and only their low halves are meaningful
 /// until the end: `(x & MASK) * M` is the vector unsigned 32x32->64 multiply, and the
 /// junk a product leaves in a lane's upper half is xored in but never read.
 #[inline(always)]
-fn blocks(key: [u32; 2], stream: u64, b: &[u64; LANES]) -> ([u64; LANES], [u64; LANES]) {
+fn blocks<const LANES: usize>(
+    key: [u32; 2],
+    stream: u64,
+    b: &[u64; LANES],
+) -> ([u64; LANES], [u64; LANES]) {
     const MASK: u64 = 0xffff_ffff;
     let mut c0 = *b;
     let mut c1 = [0u64; LANES];
@@ -127,16 +136,21 @@ fn blocks(key: [u32; 2], stream: u64, b: &[u64; LANES]) -> ([u64; LANES], [u64; 
     (w0, w1)
 }
 
-/// First words of elements `index(0), index(1), ...` into `w`, [`LANES`] elements per
+/// First words of elements `index(0), index(1), ...` into `w`, `LANES` elements per
 /// kernel call, one block per element.
 #[inline(always)]
-fn each_element(key: [u32; 2], stream: u64, index: impl Fn(usize) -> u64, w: &mut [u64]) {
+fn each_element<const LANES: usize>(
+    key: [u32; 2],
+    stream: u64,
+    index: impl Fn(usize) -> u64,
+    w: &mut [u64],
+) {
     for (c, out) in w.chunks_mut(LANES).enumerate() {
         let mut b = [0u64; LANES];
         for (l, bl) in b.iter_mut().enumerate() {
             *bl = block_of(index(c * LANES + l));
         }
-        let (w0, w1) = blocks(key, stream, &b);
+        let (w0, w1) = blocks::<LANES>(key, stream, &b);
         for (l, o) in out.iter_mut().enumerate() {
             let second = half_of(index(c * LANES + l)).wrapping_neg();
             *o = (w0[l] & !second) | (w1[l] & second);
@@ -145,12 +159,13 @@ fn each_element(key: [u32; 2], stream: u64, index: impl Fn(usize) -> u64, w: &mu
 }
 
 crate::simd_kernel! {
+const LANES: usize = [LANES_AVX512, LANES_AVX2, LANES_BASELINE];
 /// First words of arbitrary elements `idx` into `w` (`w.len() == idx.len()`).
 pub fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
     let n = idx.len().min(w.len());
     let idx = &idx[..n];
     // Lanes past the end read index 0: computed, never stored.
-    each_element(
+    each_element::<LANES>(
         key,
         stream,
         |p| idx.get(p).map_or(0, |&k| k as u64),
@@ -159,13 +174,14 @@ pub fn words_at(key: [u32; 2], stream: u64, idx: &[i64], w: &mut [u64]) {
 }}
 
 crate::simd_kernel! {
+const LANES: usize = [LANES_AVX512, LANES_AVX2, LANES_BASELINE];
 /// First words of the run `start, start + step, ...` (`w.len()` elements) into `w`. Runs
 /// with step 1 or 2 compute each block once for the two elements that share it.
 pub fn words_along(key: [u32; 2], stream: u64, start: i64, step: i64, w: &mut [u64]) {
     match step {
-        1 => contiguous(key, stream, start as u64, w),
-        2 => step_two(key, stream, start as u64, w),
-        _ => each_element(
+        1 => contiguous::<LANES>(key, stream, start as u64, w),
+        2 => step_two::<LANES>(key, stream, start as u64, w),
+        _ => each_element::<LANES>(
             key,
             stream,
             |j| start.wrapping_add((j as i64).wrapping_mul(step)) as u64,
@@ -184,6 +200,7 @@ pub fn pairs_with_next_but_one(start: i64, step: i64) -> bool {
 }
 
 crate::simd_kernel! {
+const LANES: usize = [LANES_AVX512, LANES_AVX2, LANES_BASELINE];
 /// First words of two runs at once: `wa` gets the run `start, start + step, ...` and `wb`
 /// the run two elements on, both `wa.len()` long, each block computed once for the two
 /// elements that share it. Requires [`pairs_with_next_but_one`]`(start, step)`; the blocks
@@ -204,7 +221,8 @@ pub fn words_along_pair(
         .zip(wb[..n].chunks_mut(LANES))
         .enumerate()
     {
-        let (w0, w1) = blocks_from(key, stream, first + stride * (c * LANES) as u64, stride);
+        let (w0, w1) =
+            blocks_from::<LANES>(key, stream, first + stride * (c * LANES) as u64, stride);
         a.copy_from_slice(&w0[..a.len()]);
         b.copy_from_slice(&w1[..b.len()]);
     }
@@ -213,7 +231,7 @@ pub fn words_along_pair(
 /// [`words_along`] with step 1: whole groups of four elements take blocks `2g, 2g+1` in
 /// order, so a kernel call covers `2 LANES` elements; the unaligned ends go one by one.
 #[inline(always)]
-fn contiguous(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
+fn contiguous<const LANES: usize>(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
     let n = w.len();
     let lead = (((4 - (start & 3)) & 3) as usize).min(n);
     let groups = (n - lead) / 4;
@@ -226,12 +244,12 @@ fn contiguous(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
     let mut chunks = body.chunks_exact_mut(2 * LANES);
     let mut next = b0;
     for out in &mut chunks {
-        groups_of_four(key, stream, next, out);
+        groups_of_four::<LANES>(key, stream, next, out);
         next += LANES as u64;
     }
     let last = chunks.into_remainder();
     if !last.is_empty() {
-        groups_of_four(key, stream, next, last);
+        groups_of_four::<LANES>(key, stream, next, last);
     }
     let tail_start = start + (lead + 4 * groups) as u64;
     for (j, o) in tail.iter_mut().enumerate() {
@@ -243,7 +261,7 @@ fn contiguous(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
 /// share block `block_of(k)`, and those blocks step by 2; a kernel call covers `2 LANES`
 /// elements. A first element at word 1 and an unpaired last one go alone.
 #[inline(always)]
-fn step_two(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
+fn step_two<const LANES: usize>(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
     let n = w.len();
     let lead = (half_of(start) as usize).min(n);
     let pairs = (n - lead) / 2;
@@ -256,12 +274,12 @@ fn step_two(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
     let mut chunks = body.chunks_exact_mut(2 * LANES);
     let mut next = b0;
     for out in &mut chunks {
-        pairs_two_apart(key, stream, next, out);
+        pairs_two_apart::<LANES>(key, stream, next, out);
         next += 2 * LANES as u64;
     }
     let last = chunks.into_remainder();
     if !last.is_empty() {
-        pairs_two_apart(key, stream, next, last);
+        pairs_two_apart::<LANES>(key, stream, next, last);
     }
     if let Some(o) = tail.first_mut() {
         *o = first_word(key, stream, start + 2 * (n as u64 - 1));
@@ -270,7 +288,7 @@ fn step_two(key: [u32; 2], stream: u64, start: u64, w: &mut [u64]) {
 
 /// [`blocks`] `first, first + stride, ...`: the block numbers of a run.
 #[inline(always)]
-fn blocks_from(
+fn blocks_from<const LANES: usize>(
     key: [u32; 2],
     stream: u64,
     first: u64,
@@ -280,7 +298,7 @@ fn blocks_from(
     for (l, bl) in b.iter_mut().enumerate() {
         *bl = first + stride * l as u64;
     }
-    blocks(key, stream, &b)
+    blocks::<LANES>(key, stream, &b)
 }
 
 /// Elements of whole groups of four from blocks `next, next + 1, ...` into `out` (a
@@ -288,8 +306,8 @@ fn blocks_from(
 /// blocks `2m, 2m+1`, and `4m+2, 4m+3` their word 1. A function, not a closure, so that
 /// it inlines into each compiled version of its caller.
 #[inline(always)]
-fn groups_of_four(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
-    let (w0, w1) = blocks_from(key, stream, next, 1);
+fn groups_of_four<const LANES: usize>(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
+    let (w0, w1) = blocks_from::<LANES>(key, stream, next, 1);
     for (m, four) in out.chunks_exact_mut(4).enumerate() {
         four[0] = w0[2 * m];
         four[1] = w0[2 * m + 1];
@@ -301,8 +319,8 @@ fn groups_of_four(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
 /// Pairs of kept elements of a step-2 run from blocks `next, next + 2, ...` into `out`
 /// (even, at most `2 LANES` long): pair `l` is both words of its block.
 #[inline(always)]
-fn pairs_two_apart(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
-    let (w0, w1) = blocks_from(key, stream, next, 2);
+fn pairs_two_apart<const LANES: usize>(key: [u32; 2], stream: u64, next: u64, out: &mut [u64]) {
+    let (w0, w1) = blocks_from::<LANES>(key, stream, next, 2);
     for (l, two) in out.chunks_exact_mut(2).enumerate() {
         two[0] = w0[l];
         two[1] = w1[l];
@@ -358,51 +376,55 @@ mod tests {
         assert_eq!(first_word(key, stream, big), word(r, 1));
     }
 
+    /// On every SIMD path this CPU runs: each path has its own number of lanes, so each
+    /// has its own remainders.
     #[test]
     fn batched_kernels_match_the_scalar_definition() {
-        let (key, stream) = ([0xdead_beef, 0x1234_5678], 0xabcd_0000_0042u64);
-        // Every start modulo 4, lengths around the kernel's width and its multiples.
-        for step in [1i64, 2, 3, -1, -2, 4, 1 << 20] {
-            for start in 1000i64..1008 {
-                for n in (0..=9).chain([63, 64, 65, 127, 128, 129, 200]) {
-                    let mut got = vec![0u64; n];
-                    words_along(key, stream, start, step, &mut got);
-                    for (j, &g) in got.iter().enumerate() {
-                        let k = (start + j as i64 * step) as u64;
-                        assert_eq!(
-                            g,
-                            first_word(key, stream, k),
-                            "step {step} start {start} n {n} j {j}"
-                        );
+        crate::simd::on_every_path("philox::batched_kernels", || {
+            let (key, stream) = ([0xdead_beef, 0x1234_5678], 0xabcd_0000_0042u64);
+            // Every start modulo 4, lengths around the kernel's width and its multiples.
+            for step in [1i64, 2, 3, -1, -2, 4, 1 << 20] {
+                for start in 1000i64..1008 {
+                    for n in (0..=9).chain([63, 64, 65, 127, 128, 129, 200]) {
+                        let mut got = vec![0u64; n];
+                        words_along(key, stream, start, step, &mut got);
+                        for (j, &g) in got.iter().enumerate() {
+                            let k = (start + j as i64 * step) as u64;
+                            assert_eq!(
+                                g,
+                                first_word(key, stream, k),
+                                "step {step} start {start} n {n} j {j}"
+                            );
+                        }
                     }
                 }
             }
-        }
-        // Two runs two apart, generated together: every start at word 0, steps 4k.
-        for step in [4i64, 8, 40_000, 1 << 21] {
-            for start in [0i64, 1, 4, 5, 1 << 33] {
-                assert!(pairs_with_next_but_one(start, step));
-                for n in [0usize, 1, 31, 32, 33, 100] {
-                    let (mut a, mut b) = (vec![0u64; n], vec![0u64; n]);
-                    words_along_pair(key, stream, start, step, &mut a, &mut b);
-                    for j in 0..n {
-                        let k = (start + j as i64 * step) as u64;
-                        assert_eq!(a[j], first_word(key, stream, k), "{start} {step} {j}");
-                        assert_eq!(b[j], first_word(key, stream, k + 2), "{start} {step} {j}");
+            // Two runs two apart, generated together: every start at word 0, steps 4k.
+            for step in [4i64, 8, 40_000, 1 << 21] {
+                for start in [0i64, 1, 4, 5, 1 << 33] {
+                    assert!(pairs_with_next_but_one(start, step));
+                    for n in [0usize, 1, 31, 32, 33, 100] {
+                        let (mut a, mut b) = (vec![0u64; n], vec![0u64; n]);
+                        words_along_pair(key, stream, start, step, &mut a, &mut b);
+                        for j in 0..n {
+                            let k = (start + j as i64 * step) as u64;
+                            assert_eq!(a[j], first_word(key, stream, k), "{start} {step} {j}");
+                            assert_eq!(b[j], first_word(key, stream, k + 2), "{start} {step} {j}");
+                        }
                     }
                 }
             }
-        }
-        for (start, step) in [(2i64, 4i64), (3, 4), (0, 2), (0, 6), (0, -4), (-4, 4)] {
-            assert!(!pairs_with_next_but_one(start, step), "{start} {step}");
-        }
-        let idx: Vec<i64> = (0..77)
-            .map(|i| (i * 7919) % 1000 + ((i % 3) << 40))
-            .collect();
-        let mut got = vec![0u64; idx.len()];
-        words_at(key, stream, &idx, &mut got);
-        for (&g, &k) in got.iter().zip(&idx) {
-            assert_eq!(g, first_word(key, stream, k as u64));
-        }
+            for (start, step) in [(2i64, 4i64), (3, 4), (0, 2), (0, 6), (0, -4), (-4, 4)] {
+                assert!(!pairs_with_next_but_one(start, step), "{start} {step}");
+            }
+            let idx: Vec<i64> = (0..77)
+                .map(|i| (i * 7919) % 1000 + ((i % 3) << 40))
+                .collect();
+            let mut got = vec![0u64; idx.len()];
+            words_at(key, stream, &idx, &mut got);
+            for (&g, &k) in got.iter().zip(&idx) {
+                assert_eq!(g, first_word(key, stream, k as u64));
+            }
+        });
     }
 }
