@@ -13,7 +13,7 @@ pub struct Capabilities {
     unsupported: BTreeSet<(ArrayOp, DType)>,
     /// Where the chunks live (`host`, `cuda:0`, ...), for reprs and listings.
     pub device: String,
-    /// True when [`ArrayBackend::execute`] runs fused programs natively. Informational:
+    /// True when [`ArrayBackend::execute`](super::ArrayBackend::execute) runs fused programs natively. Informational:
     /// shown by `tessera backends`; the engine hands programs to `execute` either way.
     pub native_programs: bool,
 }
@@ -46,8 +46,8 @@ impl Capabilities {
         self
     }
 
-    /// The optional block linear-algebra kernels ([`ArrayBackend::qr`],
-    /// [`ArrayBackend::svd`]): a backend that does not implement them declares them with
+    /// The optional block linear-algebra kernels ([`ArrayBackend::qr`](super::ArrayBackend::qr),
+    /// [`ArrayBackend::svd`](super::ArrayBackend::svd)): a backend that does not implement them declares them with
     /// `without_ops(Capabilities::BLOCK_LINALG)`, and `tessera-array`'s linear algebra
     /// runs them on the host with the `cpu` backend, saying so in the log.
     pub const BLOCK_LINALG: &'static [ArrayOp] = &[ArrayOp::Qr, ArrayOp::Svd];
