@@ -707,15 +707,37 @@ fn a_launch_without_a_launcher_or_by_another_mpis_launcher_is_refused() {
 /// Nodes made of namespaces are made one test at a time.
 static NODES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// A launch directory every node sees (`/tmp` is each node's own) and `count` nodes of
-/// `slots` slots, or returns from the test after reporting the skip and why.
-macro_rules! nodes_or_skip {
-    ($test:expr, $count:expr, $slots:expr) => {{
+/// Two nodes of two slots and a launch directory both see (`/tmp` is each node's own),
+/// held for one test; dropped, the nodes go before the next test may make its own.
+struct TwoNodes {
+    mpirun: PathBuf,
+    dir: PathBuf,
+    nodes: nodes::Nodes,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl TwoNodes {
+    /// Three ranks running `what`: ranks 0 and 1 on node 1, rank 2 on node 2.
+    fn launch(&self, what: &str) -> (Output, Duration) {
+        let options = self.nodes.mpirun_options();
+        let options: Vec<&str> = options.iter().map(String::as_str).collect();
+        launch(&self.mpirun, 3, what, &options, &self.dir)
+    }
+}
+
+/// [`TwoNodes`], or returns from the test after reporting the skip and why.
+macro_rules! two_nodes_or_skip {
+    ($test:expr) => {{
         let mpirun = mpirun_or_skip!($test);
-        let guard = NODES.lock().unwrap_or_else(|e| e.into_inner());
+        let serial = NODES.lock().unwrap_or_else(|e| e.into_inner());
         let dir = out_dir_under(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
-        match nodes::Nodes::new($count, $slots, &dir) {
-            Ok(n) => (mpirun, guard, dir, n),
+        match nodes::Nodes::new(2, 2, &dir) {
+            Ok(nodes) => TwoNodes {
+                mpirun,
+                dir,
+                nodes,
+                _serial: serial,
+            },
             Err(why) => {
                 tessera_conformance::skip::skip($test, &why);
                 return;
@@ -726,30 +748,19 @@ macro_rules! nodes_or_skip {
 
 #[test]
 fn workloads_on_two_nodes_over_tcp_match_one_process() {
-    let (mpirun, _guard, dir, nodes) = nodes_or_skip!(
-        "mpi::workloads_on_two_nodes_over_tcp_match_one_process",
-        2,
-        2
-    );
-    let options = nodes.mpirun_options();
-    let options: Vec<&str> = options.iter().map(String::as_str).collect();
-    // Ranks 0 and 1 on node 1, rank 2 on node 2.
-    let (out, _) = launch(&mpirun, 3, "workloads", &options, &dir);
-    check_workloads(&out, &dir, 3);
+    let two = two_nodes_or_skip!("mpi::workloads_on_two_nodes_over_tcp_match_one_process");
+    let (out, _) = two.launch("workloads");
+    check_workloads(&out, &two.dir, 3);
 }
 
 #[test]
 fn a_node_local_output_path_is_refused_on_every_rank_and_nothing_is_left() {
-    let (mpirun, _guard, dir, nodes) = nodes_or_skip!(
-        "mpi::a_node_local_output_path_is_refused_on_every_rank_and_nothing_is_left",
-        2,
-        2
+    let two = two_nodes_or_skip!(
+        "mpi::a_node_local_output_path_is_refused_on_every_rank_and_nothing_is_left"
     );
-    let options = nodes.mpirun_options();
-    let options: Vec<&str> = options.iter().map(String::as_str).collect();
-    let (out, _) = launch(&mpirun, 3, "node_local", &options, &dir);
+    let (out, _) = two.launch("node_local");
     assert!(out.status.success(), "mpirun failed: {}", tail(&out.stderr));
-    let lines = rank_lines(&out, &dir, 3);
+    let lines = rank_lines(&out, &two.dir, 3);
     let hosts: Vec<&str> = lines.iter().map(|l| l["host"].as_str().unwrap()).collect();
     assert!(
         hosts[0] == hosts[1] && hosts[1] != hosts[2],
@@ -776,25 +787,19 @@ fn a_node_local_output_path_is_refused_on_every_rank_and_nothing_is_left() {
 
 #[test]
 fn a_killed_node_ends_the_job_within_a_bounded_time() {
-    let (mpirun, _guard, dir, nodes) = nodes_or_skip!(
-        "mpi::a_killed_node_ends_the_job_within_a_bounded_time",
-        2,
-        2
-    );
-    let options = nodes.mpirun_options();
-    let options: Vec<&str> = options.iter().map(String::as_str).collect();
+    let two = two_nodes_or_skip!("mpi::a_killed_node_ends_the_job_within_a_bounded_time");
     let killed = std::thread::scope(|s| {
         let killer = s.spawn(|| {
-            let started = dir.join("started-2");
+            let started = two.dir.join("started-2");
             let deadline = Instant::now() + Duration::from_secs(120);
             while !started.exists() && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(50));
             }
             std::thread::sleep(Duration::from_millis(500));
-            nodes.kill(2);
+            two.nodes.kill(2);
             Instant::now()
         });
-        let (out, _) = launch(&mpirun, 3, "node_kill", &options, &dir);
+        let (out, _) = two.launch("node_kill");
         (
             out,
             killer.join().expect("the killer thread"),

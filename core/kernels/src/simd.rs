@@ -204,15 +204,18 @@ macro_rules! simd_kernel {
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl+avx512bw"))]
             fn avx512($($arg: $ty),*) $(-> $ret)? {
+                #[allow(dead_code)]
                 const $c: $cty = $a512;
                 $body
             }
             #[multiversion::multiversion(targets("x86_64+avx2+fma"))]
             fn avx2($($arg: $ty),*) $(-> $ret)? {
+                #[allow(dead_code)]
                 const $c: $cty = $a2;
                 $body
             }
             fn baseline($($arg: $ty),*) $(-> $ret)? {
+                #[allow(dead_code)]
                 const $c: $cty = $abase;
                 $body
             }
@@ -227,18 +230,10 @@ macro_rules! simd_kernel {
         $(#[$meta:meta])*
         $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? $body:block
     ) => {
-        $(#[$meta])*
-        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
-            #[multiversion::multiversion(targets("x86_64+avx512f+avx512dq+avx512vl+avx512bw"))]
-            fn avx512($($arg: $ty),*) $(-> $ret)? $body
-            #[multiversion::multiversion(targets("x86_64+avx2+fma"))]
-            fn avx2($($arg: $ty),*) $(-> $ret)? $body
-            fn baseline($($arg: $ty),*) $(-> $ret)? $body
-            match $crate::simd::path() {
-                $crate::simd::SimdPath::Avx512 => avx512($($arg),*),
-                $crate::simd::SimdPath::Avx2 => avx2($($arg),*),
-                $crate::simd::SimdPath::Baseline => baseline($($arg),*),
-            }
+        $crate::simd_kernel! {
+            const NO_PATH_CONSTANT: () = [(), (), ()];
+            $(#[$meta])*
+            $vis fn $name($($arg: $ty),*) $(-> $ret)? $body
         }
     };
 }

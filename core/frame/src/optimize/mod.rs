@@ -106,17 +106,25 @@ impl TopDown {
             node = next;
             i = from;
         }
-        let inputs = node.inputs();
-        let visited = inputs
-            .iter()
-            .map(|input| self.visit(input))
-            .collect::<Result<Vec<_>>>()?;
-        // A subtree no rule touched is kept as it is, not rebuilt.
-        if visited.iter().zip(&inputs).all(|(v, i)| Arc::ptr_eq(v, i)) {
-            return Ok(node.clone());
-        }
-        node.with_inputs(visited)
+        map_inputs(&node, |input| self.visit(input))
     }
+}
+
+/// `node` with `f` applied to each of its inputs; `node` itself, not rebuilt, when `f`
+/// returned every input unchanged (a subtree no rule touched).
+///
+/// # Errors
+/// `f`'s; a rebuilt node that does not type.
+pub(crate) fn map_inputs(
+    node: &Arc<Node>,
+    f: impl FnMut(&Arc<Node>) -> Result<Arc<Node>>,
+) -> Result<Arc<Node>> {
+    let inputs = node.inputs();
+    let visited = inputs.iter().copied().map(f).collect::<Result<Vec<_>>>()?;
+    if visited.iter().zip(&inputs).all(|(v, i)| Arc::ptr_eq(v, i)) {
+        return Ok(node.clone());
+    }
+    node.with_inputs(visited)
 }
 
 impl PlanRule for TopDown {

@@ -59,15 +59,7 @@ impl StoredFormsPass {
                 }));
             }
         }
-        let inputs = node.inputs();
-        let visited = inputs
-            .iter()
-            .map(|input| self.visit(input))
-            .collect::<Result<Vec<_>>>()?;
-        if visited.iter().zip(&inputs).all(|(v, i)| Arc::ptr_eq(v, i)) {
-            return Ok(node.clone());
-        }
-        node.with_inputs(visited)
+        super::map_inputs(node, |input| self.visit(input))
     }
 
     /// `input` (a scan, or a fused program over one) with the scan's stored columns set,
