@@ -115,7 +115,7 @@ pub const KEYS: &[Key] = &[
         name: "optimize",
         env: "TESSERA_OPTIMIZE",
         default: "true",
-        doc: "fuse blockwise chains and push slices into sources; `false` materialises every intermediate chunk, as Dask does (for comparisons and debugging)",
+        doc: "fuse blockwise chains and push slices into sources; for frames, prune columns, push predicates and joins down and read columns in their stored forms; `false` materialises every intermediate chunk and runs frame plans as written, as Dask does (for comparisons and debugging)",
     },
     Key {
         name: "plugins",
