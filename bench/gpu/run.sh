@@ -11,6 +11,8 @@
 #   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask.
 # Every result lands in $OUT as it comes, so a step cut off by its limit still leaves
 # what it printed.
+#   STEPS (default "conformance,memcheck,streams,headline,svd": the steps to run; e.g.
+#   STEPS=headline SIZES=200000,500000 CHUNKS=10000 for the seed's own size alone),
 #   SIZES (default "20000,80000"), CHUNKS (default "2000,10000"), SVD_ROWS (default
 #   "10000,20000"); T_CONF, T_CHECK, T_PEER, T_SVD: each step's limit in seconds.
 set -uo pipefail
@@ -22,6 +24,8 @@ chunks="${CHUNKS:-2000,10000}"
 svd_rows="${SVD_ROWS:-10000,20000}"
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/tessera-cache}"
 step() { echo "== $1 $(date +%T)" | tee -a "$out/steps.txt"; }
+steps=",${STEPS:-conformance,memcheck,streams,headline,svd},"
+wanted() { [[ "$steps" == *",$1,"* ]]; }
 
 step card
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$out/card.txt"
@@ -56,41 +60,51 @@ suite() {
     grep -h "ERROR SUMMARY" "$out/$tag"/*.txt | sort | uniq -c
     sort "$out/$tag/exits.txt" | tr '\n' ' '; echo
 }
-step conformance
-suite conformance
-step memcheck
-suite memcheck compute-sanitizer --tool memcheck --error-exitcode 3
+if wanted conformance; then
+    step conformance
+    suite conformance
+fi
+if wanted memcheck; then
+    step memcheck
+    suite memcheck compute-sanitizer --tool memcheck --error-exitcode 3
+fi
 
 # Ordering between streams: the ops whose blocks are read by several workers at once
 # (rechunk pieces, joins, chunked products), twelve processes side by side under memcheck,
 # which slows kernels enough to expose a free that does not wait for every reader.
-step streams
-mkdir -p "$out/streams"
-for i in $(seq 1 12); do
-    ( timeout "${T_CONF:-150}" compute-sanitizer --tool memcheck "$bin/tessera-conformance" \
-        --backend cuda --filter api.matmul,api.rechunk,api.concatenate,api.stack,api.sketch,api.tensordot \
-        >"$out/streams/$i.txt" 2>&1 ) &
-done
-wait
-grep -h "cases:" "$out/streams"/*.txt | cut -d: -f3 | sort | uniq -c
-grep -h "^\[FAIL\]" "$out/streams"/*.txt | cut -c1-240 | head -n 10
-
-step headline
-for c in ${chunks//,/ }; do
-    timeout "${T_CHECK:-90}" "$bin/gpu_check" --check-n 4000 --chunk "$c" --sizes "$sizes" --repeat 3 2>&1 \
-        | tee -a "$out/headline.jsonl"
-    for n in ${sizes//,/ }; do
-        timeout "${T_PEER:-60}" python3 bench/gpu/cupy_dask.py "$n" "$c" 3 2>&1 | tail -n 3 \
-            | tee -a "$out/headline.jsonl"
+if wanted streams; then
+    step streams
+    mkdir -p "$out/streams"
+    for i in $(seq 1 12); do
+        ( timeout "${T_CONF:-150}" compute-sanitizer --tool memcheck "$bin/tessera-conformance" \
+            --backend cuda --filter api.matmul,api.rechunk,api.concatenate,api.stack,api.sketch,api.tensordot \
+            >"$out/streams/$i.txt" 2>&1 ) &
     done
-done
+    wait
+    grep -h "cases:" "$out/streams"/*.txt | cut -d: -f3 | sort | uniq -c
+    grep -h "^\[FAIL\]" "$out/streams"/*.txt | cut -c1-240 | head -n 10
+fi
 
-step svd_compressed
-for r in ${svd_rows//,/ }; do
-    # Best of 3 in one process on both sides (the first run also opens the device).
-    TESSERA_ARRAY_BACKEND=cuda timeout "${T_SVD:-60}" "$bin/linalg_bench" compressed "$r" 3 2>&1 \
-        | tee -a "$out/svd.jsonl"
-    timeout "${T_SVD:-60}" python3 bench/dask_linalg.py compressed --backend cupy --chunk-rows "$r" \
-        --repeat 3 2>&1 | tail -n 3 | tee -a "$out/svd.jsonl"
-done
+if wanted headline; then
+    step headline
+    for c in ${chunks//,/ }; do
+        timeout "${T_CHECK:-90}" "$bin/gpu_check" --check-n 4000 --chunk "$c" --sizes "$sizes" --repeat 3 2>&1 \
+            | tee -a "$out/headline.jsonl"
+        for n in ${sizes//,/ }; do
+            timeout "${T_PEER:-60}" python3 bench/gpu/cupy_dask.py "$n" "$c" 3 2>&1 | tail -n 3 \
+                | tee -a "$out/headline.jsonl"
+        done
+    done
+fi
+
+if wanted svd; then
+    step svd_compressed
+    for r in ${svd_rows//,/ }; do
+        # Best of 3 in one process on both sides (the first run also opens the device).
+        TESSERA_ARRAY_BACKEND=cuda timeout "${T_SVD:-60}" "$bin/linalg_bench" compressed "$r" 3 2>&1 \
+            | tee -a "$out/svd.jsonl"
+        timeout "${T_SVD:-60}" python3 bench/dask_linalg.py compressed --backend cupy --chunk-rows "$r" \
+            --repeat 3 2>&1 | tail -n 3 | tee -a "$out/svd.jsonl"
+    done
+fi
 step done
