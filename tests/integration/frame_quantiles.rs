@@ -1,5 +1,6 @@
 //! Quantiles: exact ones (`quantile`, groupby `quantile`, `describe`'s percentiles) against
-//! pandas over random partitionings, and the t-digest estimates against the exact values.
+//! pandas over random partitionings, and the t-digest estimates against the exact values;
+//! beside them the higher moments (`skew`, `kurt`, per group and per column) against pandas.
 
 use std::sync::Arc;
 
@@ -119,6 +120,55 @@ fn quantiles_match_pandas() {
                     got.value(column, 0).unwrap().as_f64(),
                     w,
                     &format!("{column} q {q}"),
+                );
+            }
+        }
+        // Skewness and kurtosis, per group and of whole columns (streamed and merged
+        // central sums against pandas' own): a relative 1e-9.
+        let close =
+            |got: Option<f64>, want: &serde_json::Value, what: &str| match (got, want.as_f64()) {
+                (None, None) => {}
+                (Some(g), Some(w)) => assert!(
+                    (g - w).abs() <= 1e-9 * (1.0 + w.abs()),
+                    "{what}: pandas {w}, tessera {g}"
+                ),
+                (g, _) => panic!("{what}: pandas {want}, tessera {g:?}"),
+            };
+        let moments = df
+            .groupby(&["k"])
+            .unwrap()
+            .agg_named(&[("v", AggFunc::Skew, "skew"), ("v", AggFunc::Kurt, "kurt")])
+            .unwrap()
+            .compute()
+            .unwrap();
+        for stat in ["skew", "kurt"] {
+            let groups = want["moments"][stat].as_object().unwrap();
+            assert_eq!(moments.num_rows(), groups.len());
+            for row in 0..moments.num_rows() {
+                let Value::Int(key) = moments.value("k", row).unwrap() else {
+                    panic!("key not an integer")
+                };
+                let g = moments.value(stat, row).unwrap().as_f64();
+                close(
+                    g,
+                    &groups[&key.to_string()],
+                    &format!("round {round}: key {key} {stat}"),
+                );
+            }
+        }
+        for (column, stats) in want["frame_moments"].as_object().unwrap() {
+            for (stat, w) in stats.as_object().unwrap() {
+                let got = match stat.as_str() {
+                    "skew" => df.skew(),
+                    _ => df.kurt(),
+                }
+                .unwrap()
+                .compute()
+                .unwrap();
+                close(
+                    got.value(column, 0).unwrap().as_f64(),
+                    w,
+                    &format!("{column} {stat}"),
                 );
             }
         }

@@ -1,11 +1,14 @@
-"""pandas' answers for tessera's quantiles: groupby quantile, frame quantile, describe.
+"""pandas' answers for tessera's quantiles: groupby quantile, frame quantile, describe; and
+for the higher moments beside them: groupby and frame skew and kurt.
 
 Reads the CSV written by `frame_quantiles::quantiles_match_pandas` (columns k: int64 key,
 v: float64 with NaN where empty, w: int64, t: seconds since the epoch, read as datetime64,
 empty where missing) and prints one JSON object:
 
     {"groupby": {q: {key: value or null}}, "frame": {column: {q: value}},
-     "describe": {column: {statistic: value}}}
+     "describe": {column: {statistic: value}},
+     "moments": {"skew" | "kurt": {key: value or null}},
+     "frame_moments": {column: {"skew" | "kurt": value or null}}}
 
 `describe`'s statistics of `t` are instants as nanoseconds since the epoch (its count a
 number, its std null).
@@ -47,4 +50,12 @@ def instant(x):
 
 
 out["describe"]["t"] = {stat: instant(v) for stat, v in df.describe()["t"].items()}
+grouped = df.groupby("k")["v"]
+out["moments"] = {
+    "skew": {str(k): num(v) for k, v in grouped.skew().items()},
+    "kurt": {str(k): num(v) for k, v in grouped.agg(lambda s: s.kurt()).items()},
+}
+out["frame_moments"] = {
+    c: {"skew": num(df[c].skew()), "kurt": num(df[c].kurt())} for c in ["v", "w"]
+}
 print(json.dumps(out))

@@ -606,7 +606,8 @@ fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
             vec![$((AggFunc::$f, (|s, g, t, v| aggregate(s, g, t, v, AggFunc::$f)) as super::FrameRun)),*]
         };
     }
-    let mut cases = plain!(Sum, Mean, Count, Min, Max, Std, Var, First, Last, NUnique, Median);
+    let mut cases =
+        plain!(Sum, Mean, Count, Min, Max, Std, Var, Skew, Kurt, First, Last, NUnique, Median);
     assert_eq!(cases.len(), AggFunc::ALL.len(), "a function without a case");
     cases.push((AggFunc::Quantile(level(0.3)), |s, g, t, v| {
         aggregate(s, g, t, v, AggFunc::Quantile(level(0.3)))

@@ -847,8 +847,11 @@ mod tests {
 
     #[test]
     fn specs_and_capabilities_round_trip() {
-        let aggs = vec![
-            AggSpec::new("x", AggFunc::NUnique, "n"),
+        let mut aggs: Vec<AggSpec> = AggFunc::ALL
+            .into_iter()
+            .map(|f| AggSpec::new("x", f, f.name()))
+            .collect();
+        aggs.extend([
             AggSpec::new("y", AggFunc::Std, "s"),
             AggSpec::new("z", AggFunc::Quantile(Quantile::new(0.125).unwrap()), "q"),
             AggSpec::new(
@@ -856,7 +859,7 @@ mod tests {
                 AggFunc::ApproxQuantile(Quantile::new(1.0).unwrap()),
                 "a",
             ),
-        ];
+        ]);
         assert_eq!(aggs_from(&aggs_to(&aggs)).unwrap(), aggs);
         for bad in ["quantile(1.5)", "quantile(x)", "quantiles"] {
             let v = json!([{ "column": "z", "func": bad, "output": "q" }]);

@@ -195,9 +195,13 @@ fn output_type(func: AggFunc, t: Ty) -> Result<Ty, String> {
         },
         AggFunc::Sum if t.is_int() || t == Ty::Bool => Ty::Int64,
         AggFunc::Count | AggFunc::NUnique => Ty::Int64,
-        AggFunc::Mean | AggFunc::Std | AggFunc::Var | AggFunc::Median | AggFunc::Quantile(_) => {
-            Ty::Float64
-        }
+        AggFunc::Mean
+        | AggFunc::Std
+        | AggFunc::Var
+        | AggFunc::Skew
+        | AggFunc::Kurt
+        | AggFunc::Median
+        | AggFunc::Quantile(_) => Ty::Float64,
         AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => t,
         f => return Err(format!("the oracle does not state {} of {t:?}", f.name())),
     })
@@ -228,6 +232,42 @@ fn variance(xs: &[f64]) -> Option<f64> {
     let mean = fsum(xs) / n;
     let dev: Vec<f64> = xs.iter().map(|x| (x - mean) * (x - mean)).collect();
     Some(fsum(&dev) / (n - 1.0))
+}
+
+/// The central sums `Σ (x − mean)^k` for k = 2, 3, 4, the mean taken first (two passes).
+fn central_sums(xs: &[f64]) -> (f64, f64, f64) {
+    let mean = fsum(xs) / xs.len() as f64;
+    let power = |k: i32| fsum(&xs.iter().map(|x| (x - mean).powi(k)).collect::<Vec<_>>());
+    (power(2), power(3), power(4))
+}
+
+/// pandas' `skew()`: the adjusted Fisher–Pearson coefficient `n √(n−1) / (n−2) · M3 /
+/// M2^1.5`; none below 3 values or when every value is the same (DuckDB's NULL, pandas' NaN).
+fn skew(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 3 {
+        return None;
+    }
+    let (m2, m3, _) = central_sums(xs);
+    if m2 == 0.0 {
+        return None;
+    }
+    let n = xs.len() as f64;
+    Some(n * (n - 1.0).sqrt() / (n - 2.0) * m3 / m2.powf(1.5))
+}
+
+/// pandas' `kurt()`: `n (n+1) (n−1) M4 / ((n−2)(n−3) M2²) − 3 (n−1)² / ((n−2)(n−3))`;
+/// none below 4 values or when every value is the same.
+fn kurt(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 4 {
+        return None;
+    }
+    let (m2, _, m4) = central_sums(xs);
+    if m2 == 0.0 {
+        return None;
+    }
+    let n = xs.len() as f64;
+    let (a, b) = ((n - 2.0) * (n - 3.0), (n - 1.0) * (n - 1.0));
+    Some(n * (n + 1.0) * (n - 1.0) * m4 / (a * m2 * m2) - 3.0 * b / a)
 }
 
 /// The `q` quantile with linear interpolation between the two nearest ranks, of the
@@ -325,6 +365,8 @@ fn of_group(func: AggFunc, ty: Ty, cells: &[&Value]) -> Result<Cell, String> {
         AggFunc::Mean => f((!cells.is_empty()).then(|| fsum(&numbers(cells)) / cells.len() as f64)),
         AggFunc::Var => f(variance(&numbers(cells))),
         AggFunc::Std => f(variance(&numbers(cells)).map(f64::sqrt)),
+        AggFunc::Skew => f(skew(&numbers(cells))),
+        AggFunc::Kurt => f(kurt(&numbers(cells))),
         AggFunc::Min => extreme(cells, false)?,
         AggFunc::Max => extreme(cells, true)?,
         AggFunc::First => cells.first().map(|v| (*v).clone()),

@@ -671,6 +671,14 @@ impl DataFrame {
     pub fn var(&self) -> Result<DataFrame> {
         self.numeric_agg(AggFunc::Var)
     }
+    /// Sample skewness of every numeric column, as pandas' `skew()`.
+    pub fn skew(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Skew)
+    }
+    /// Sample excess kurtosis of every numeric column, as pandas' `kurt()`.
+    pub fn kurt(&self) -> Result<DataFrame> {
+        self.numeric_agg(AggFunc::Kurt)
+    }
     /// Distinct non-null values of every column.
     pub fn nunique(&self) -> Result<DataFrame> {
         self.numeric_agg(AggFunc::NUnique)

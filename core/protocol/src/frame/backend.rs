@@ -140,6 +140,14 @@ pub enum AggFunc {
     Std,
     /// Sample variance, ddof 1 (Float64).
     Var,
+    /// Sample skewness, the adjusted Fisher–Pearson coefficient as pandas computes it:
+    /// `n √(n−1) / (n−2) · M3 / M2^1.5` over the central sums `Mk` (Float64; null below 3
+    /// values and when they are all equal, as DuckDB; pandas gives NaN for both).
+    Skew,
+    /// Sample excess kurtosis, unbiased, as pandas' `kurt()`: `n (n+1) (n−1) M4 / ((n−2)
+    /// (n−3) M2²) − 3 (n−1)² / ((n−2)(n−3))` (Float64; null below 4 values and when they
+    /// are all equal).
+    Kurt,
     /// First non-null value in partition order.
     First,
     /// Last non-null value in partition order.
@@ -217,6 +225,8 @@ impl AggFunc {
             AggFunc::Max => "max",
             AggFunc::Std => "std",
             AggFunc::Var => "var",
+            AggFunc::Skew => "skew",
+            AggFunc::Kurt => "kurt",
             AggFunc::First => "first",
             AggFunc::Last => "last",
             AggFunc::NUnique => "nunique",
@@ -235,7 +245,7 @@ impl AggFunc {
     }
 
     /// Every function without a parameter, for tests and docs (the quantiles take a level).
-    pub const ALL: [AggFunc; 11] = [
+    pub const ALL: [AggFunc; 13] = [
         AggFunc::Sum,
         AggFunc::Mean,
         AggFunc::Count,
@@ -243,6 +253,8 @@ impl AggFunc {
         AggFunc::Max,
         AggFunc::Std,
         AggFunc::Var,
+        AggFunc::Skew,
+        AggFunc::Kurt,
         AggFunc::First,
         AggFunc::Last,
         AggFunc::NUnique,
@@ -324,6 +336,8 @@ impl AggFunc {
             | AggFunc::Mean
             | AggFunc::Std
             | AggFunc::Var
+            | AggFunc::Skew
+            | AggFunc::Kurt
             | AggFunc::Median
             | AggFunc::Quantile(_)
             | AggFunc::ApproxQuantile(_) => t.is_numeric() || *t == DataType::Boolean,
@@ -338,6 +352,8 @@ impl AggFunc {
             AggFunc::Mean
             | AggFunc::Std
             | AggFunc::Var
+            | AggFunc::Skew
+            | AggFunc::Kurt
             | AggFunc::Median
             | AggFunc::Quantile(_)
             | AggFunc::ApproxQuantile(_) => DataType::Float64,
@@ -354,6 +370,7 @@ impl AggFunc {
     /// | count | `count` (Int64) |
     /// | mean | `sum` (Float64; Decimal128(38, s) for a decimal), `count` |
     /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
+    /// | skew, kurt | `count`, `mean`, `m2`, `m3`, `m4` (Float64; Pébay's pairwise update) |
     /// | min, max, first, last | `value` (input type, null when none) |
     /// | nunique | `values`: a List of the distinct non-null values |
     /// | median, quantile | `values`: a List (Float64) of the non-null values |
@@ -368,6 +385,13 @@ impl AggFunc {
                 f("count", DataType::Int64),
                 f("mean", DataType::Float64),
                 f("m2", DataType::Float64),
+            ],
+            AggFunc::Skew | AggFunc::Kurt => vec![
+                f("count", DataType::Int64),
+                f("mean", DataType::Float64),
+                f("m2", DataType::Float64),
+                f("m3", DataType::Float64),
+                f("m4", DataType::Float64),
             ],
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 vec![f("value", t.clone())]
