@@ -314,6 +314,38 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.var/bool", "frame_aggregate_var_bool");
             }
             #[test]
+            fn frame_aggregate_skew_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.skew/int64", "frame_aggregate_skew_int64");
+            }
+            #[test]
+            fn frame_aggregate_skew_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.skew/int32", "frame_aggregate_skew_int32");
+            }
+            #[test]
+            fn frame_aggregate_skew_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.skew/float64", "frame_aggregate_skew_float64");
+            }
+            #[test]
+            fn frame_aggregate_skew_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.skew/bool", "frame_aggregate_skew_bool");
+            }
+            #[test]
+            fn frame_aggregate_kurt_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.kurt/int64", "frame_aggregate_kurt_int64");
+            }
+            #[test]
+            fn frame_aggregate_kurt_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.kurt/int32", "frame_aggregate_kurt_int32");
+            }
+            #[test]
+            fn frame_aggregate_kurt_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.kurt/float64", "frame_aggregate_kurt_float64");
+            }
+            #[test]
+            fn frame_aggregate_kurt_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.kurt/bool", "frame_aggregate_kurt_bool");
+            }
+            #[test]
             fn frame_aggregate_first_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.first/int64", "frame_aggregate_first_int64");
             }
