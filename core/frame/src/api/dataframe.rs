@@ -16,7 +16,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use crate::api::display::{format_batches, value_at, Value};
 use crate::backend::{
     AggFunc, AggSpec, FrameBackendRef, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    Quantile, SortKey,
+    Quantile, SortKey, StoredForms,
 };
 use crate::error::{Error, Result};
 use crate::exec::pipeline;
@@ -1320,9 +1320,16 @@ impl DataFrame {
         }
     }
 
-    /// The plan optimized for this frame's backend (the stored forms it takes).
+    /// The plan optimized for this frame's backend (the stored forms it takes; none across
+    /// the ranks of a job, whose executor reads every column in the plan's types).
     fn optimized(&self) -> Result<Arc<Node>> {
-        optimize(&self.node, self.backend.capabilities().stored_forms)
+        let across_ranks = tessera_runtime::cluster::current()?.is_some_and(|c| c.size() > 1);
+        let forms = if across_ranks {
+            StoredForms::default()
+        } else {
+            self.backend.capabilities().stored_forms
+        };
+        optimize(&self.node, forms)
     }
 
     /// Runs the optimized plan and returns its partitions on the backend. Under
