@@ -41,11 +41,12 @@ enum Version {
     Modified(i64, u32),
 }
 
-/// The objects under an array's prefix at its opening, and the first change met since.
+/// The objects under an array's prefix at its opening, and the changes met since.
 #[derive(Debug)]
 pub(crate) struct Versions {
     /// The array's prefix in the store.
     prefix: Path,
+    /// Each object listed at the opening, with its version then.
     listed: HashMap<Path, Version>,
     /// The changed objects met so far (keys relative to the store), and how each changed.
     changed: Mutex<HashMap<String, &'static str>>,
