@@ -74,9 +74,13 @@ struct Seen {
     last: Mutex<String>,
 }
 
-/// Whether a panic's source file is a dependency's, not this workspace's.
+/// Whether a panic's source file is a dependency's, not this workspace's. Cargo compiles
+/// the workspace's crates with paths relative to its root and every other crate (the
+/// registry's, git checkouts, vendored or path dependencies outside the workspace) with
+/// absolute ones, wherever `CARGO_HOME` is; the standard library's are under `/rustc/`
+/// and count as ours (a misuse of it by this workspace's code).
 fn third_party(file: &str) -> bool {
-    file.contains("/.cargo/registry/") || file.contains("/.cargo/git/")
+    std::path::Path::new(file).is_absolute() && !file.starts_with("/rustc/")
 }
 
 /// Runs `inputs` inputs of `target` from the mutator seeded with `seed`, over the
@@ -208,4 +212,27 @@ pub fn run_with(
     report.elapsed = start.elapsed();
     panic::set_hook(previous);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::third_party;
+
+    #[test]
+    fn a_dependency_is_third_party_wherever_cargo_home_is() {
+        for file in [
+            "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/zarrs-0.23.14/src/a.rs",
+            "/tmp/cold-cargo-home/registry/src/index.crates.io-1949cf8c6b5b557f/zarrs-0.23.14/src/a.rs",
+            "/home/ci/cargo/git/checkouts/zarrs-0f3e/abc123/src/a.rs",
+        ] {
+            assert!(third_party(file), "{file}");
+        }
+        for file in [
+            "core/io/src/zarr/read.rs",
+            "fuzz/src/targets/zarr.rs",
+            "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/num/mod.rs",
+        ] {
+            assert!(!third_party(file), "{file}");
+        }
+    }
 }
