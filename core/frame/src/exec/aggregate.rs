@@ -3,8 +3,6 @@
 
 use std::sync::Arc;
 
-use arrow_schema::DataType;
-
 use super::scan::{planned_key_types, scan};
 use super::stage::staged;
 use super::{pipeline, SHUFFLE_ROWS};
@@ -39,12 +37,9 @@ pub(crate) fn aggregate(
     let (inner, coded_keys) = match below {
         Node::Scan { source, stored, .. } if !stored.is_empty() => {
             let schema = source.schema();
-            let keys_coded = stored.iter().any(|&i| {
-                matches!(
-                    schema.field(i).data_type(),
-                    DataType::Utf8 | DataType::Utf8View | DataType::LargeUtf8
-                )
-            });
+            let keys_coded = stored
+                .iter()
+                .any(|&i| keys.contains(schema.field(i).name()));
             (scan(below, backend, None, stored.clone()), keys_coded)
         }
         _ => (pipeline(below, backend, spill)?, false),

@@ -42,21 +42,11 @@ impl PlanRule for StoredFormsPass {
 impl StoredFormsPass {
     fn visit(&self, node: &Arc<Node>) -> Result<Arc<Node>> {
         if let Node::Aggregate {
-            input,
-            keys,
-            aggs,
-            strategy,
-            schema,
+            input, keys, aggs, ..
         } = &**node
         {
-            if let Some(input) = self.mark_scan(input, keys, aggs) {
-                return Ok(Arc::new(Node::Aggregate {
-                    input,
-                    keys: keys.clone(),
-                    aggs: aggs.clone(),
-                    strategy: *strategy,
-                    schema: schema.clone(),
-                }));
+            if let Some(input) = self.mark_scan(input, keys, aggs)? {
+                return node.with_inputs(vec![input]);
             }
         }
         super::map_inputs(node, |input| self.visit(input))
@@ -64,7 +54,15 @@ impl StoredFormsPass {
 
     /// `input` (a scan, or a fused program over one) with the scan's stored columns set,
     /// or `None` when no column qualifies.
-    fn mark_scan(&self, input: &Arc<Node>, keys: &[String], aggs: &[AggSpec]) -> Option<Arc<Node>> {
+    ///
+    /// # Errors
+    /// The program rebuilt over the marked scan does not type (a bug of this rule).
+    fn mark_scan(
+        &self,
+        input: &Arc<Node>,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Option<Arc<Node>>> {
         let (below, program) = match &**input {
             Node::Map {
                 input: below,
@@ -74,9 +72,6 @@ impl StoredFormsPass {
             _ => (input, None),
         };
         let stored = stored_columns(self.forms, below, program, keys, aggs);
-        if stored.is_empty() {
-            return None;
-        }
         let Node::Scan {
             source,
             projection,
@@ -85,8 +80,11 @@ impl StoredFormsPass {
             ..
         } = &**below
         else {
-            return None;
+            return Ok(None);
         };
+        if stored.is_empty() {
+            return Ok(None);
+        }
         let scan = Arc::new(Node::Scan {
             source: source.clone(),
             projection: projection.clone(),
@@ -94,16 +92,10 @@ impl StoredFormsPass {
             pushed: pushed.clone(),
             stored,
         });
-        Some(match &**input {
-            Node::Map {
-                program, schema, ..
-            } => Arc::new(Node::Map {
-                input: scan,
-                program: program.clone(),
-                schema: schema.clone(),
-            }),
-            _ => scan,
-        })
+        match &**input {
+            Node::Map { .. } => input.with_inputs(vec![scan]).map(Some),
+            _ => Ok(Some(scan)),
+        }
     }
 }
 

@@ -406,7 +406,7 @@ impl ZarrSource {
     /// [`Error::FileChanged`] naming the chunk file or object.
     fn check_chunks(&self, region: &[Range<usize>]) -> Result<()> {
         #[cfg(feature = "object-store")]
-        if let Some((versions, root)) = &self.versions {
+        if let Some((versions, root)) = self.versions.as_ref().filter(|(v, _)| v.any_changed()) {
             let keys: Vec<String> = self
                 .touched(region)
                 .iter()

@@ -125,9 +125,6 @@ impl Versions {
     /// As above.
     pub(crate) fn check(&self, root: &str, array: &str, keys: &[String]) -> Result<()> {
         let changed = self.changed.lock().unwrap_or_else(|e| e.into_inner());
-        if changed.is_empty() {
-            return Ok(());
-        }
         match keys.iter().find_map(|k| changed.get(k).map(|how| (k, how))) {
             None => Ok(()),
             Some((key, how)) => Err(Error::FileChanged {
@@ -138,6 +135,16 @@ impl Versions {
                 ),
             }),
         }
+    }
+
+    /// Whether any change was met: until one is, a read has nothing to look up (and its
+    /// chunks' keys need not be made).
+    pub(crate) fn any_changed(&self) -> bool {
+        !self
+            .changed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
     }
 
     /// Records `key`'s change.
