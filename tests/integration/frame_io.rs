@@ -820,19 +820,29 @@ fn a_writer_killed_mid_write_leaves_a_whole_dataset() {
             Err(e) => panic!("round {round}: {e}"),
         }
     }
-    // A single-file writer killed mid-write leaves its temporary file beside the target.
+    // A single-file writer killed mid-write leaves its temporary file beside the target:
+    // killed as soon as a temporary file of its own (its pid is in the name) appears; a
+    // fixed delay missed the write on a loaded machine, where the child had not started.
     let one = d.join("one.csv").to_string_lossy().into_owned();
-    for round in 0..2u64 {
+    let temporaries = |of: Option<u32>| {
+        std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".one.csv.tmp-"))
+            .filter(|n| of.is_none_or(|pid| n.contains(&format!("-{pid}-"))))
+            .count()
+    };
+    for _ in 0..2 {
         let mut child = spawn_writer(&one);
-        std::thread::sleep(std::time::Duration::from_millis(300 + 150 * round));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while temporaries(Some(child.id())) == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         child.kill().unwrap();
         child.wait().unwrap();
     }
-    let left = std::fs::read_dir(&d)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".one.csv.tmp-"))
-        .count();
+    let left = temporaries(None);
     assert!(
         left >= 1,
         "no kill landed inside a write; the test proves nothing"
