@@ -2,7 +2,7 @@
 //!
 //! Chunked n-d arrays and partitioned dataframes whose compute runs on pluggable backends.
 //! This facade re-exports the layers — the protocol ([`tessera_core`]), the engines' shared
-//! run time ([`pool`], [`cluster`], [`spill`] from `tessera_runtime`), lazy arrays
+//! run time ([`pool`], [`cluster`], [`spill`], [`cancel`] from `tessera_runtime`), lazy arrays
 //! ([`tessera_array`]), storage formats ([`io`]), dataframes ([`frame`], feature `frame`), the plugin loader
 //! ([`plugin`], feature `plugins`) — and links the default backends (`cpu`, `sparse`, and
 //! `cuda`, which is unavailable with its reason where there is no CUDA driver or device),
@@ -25,7 +25,7 @@
 //! ```
 
 pub use tessera_core::*;
-pub use tessera_runtime::{allocator, cluster, pool, spill};
+pub use tessera_runtime::{allocator, cancel, cluster, pool, spill};
 
 /// The Rust snippets of `README.md`, compiled and run as doctests (`cargo test --doc`);
 /// the few that need a large input or optional system libraries are compiled only

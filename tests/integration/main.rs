@@ -9,6 +9,7 @@ mod common;
 
 mod array_io;
 mod arrays;
+mod cancel;
 mod config_file;
 mod cuda_unavailable;
 mod distributed;

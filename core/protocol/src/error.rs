@@ -242,6 +242,11 @@ pub enum Error {
         detail: String,
     },
 
+    /// The computation was cancelled from outside (Ctrl-C in Python, a caller's
+    /// `CancelToken`) before it finished; nothing it computed was kept.
+    #[error("the computation was cancelled before it finished; nothing it computed was kept")]
+    Cancelled,
+
     /// An I/O error with the path it happened on.
     #[error("{path}: {source}")]
     Io {

@@ -11,6 +11,8 @@
 //!   transport such as `tessera-mpi` implements, epochs, collectives, the watchdog, the
 //!   decisions every rank must agree on), and [`cluster::local`], ranks as threads of one
 //!   process for tests and examples;
+//! - [`cancel`]: the token a caller cancels a running computation with (Ctrl-C in Python),
+//!   read at every task boundary;
 //! - [`spill`]: the files a plan over `memory-limit` writes what it keeps to (LZ4 frames
 //!   under a per-process directory, read back as untrusted bytes).
 //!
@@ -18,6 +20,7 @@
 //! the error type stay in `tessera-core`, which every layer reads.
 
 pub mod allocator;
+pub mod cancel;
 pub mod cluster;
 pub mod pool;
 pub mod spill;

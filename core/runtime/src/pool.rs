@@ -63,20 +63,42 @@ where
     F: Fn(usize) -> Result<T> + Send + Sync,
 {
     use rayon::prelude::*;
+    let token = crate::cancel::current();
+    let token = token.as_ref();
     match tessera_core::config::scheduler()? {
         SchedulerKind::SingleThreaded => {
             crate::allocator::tune();
-            (0..n).map(|i| guarded(&f, i)).collect()
+            (0..n).map(|i| guarded(&f, i, token)).collect()
         }
         SchedulerKind::Threads | SchedulerKind::Mpi => {
             let pool = worker_pool(worker_threads()?)?;
-            pool.install(|| (0..n).into_par_iter().map(|i| guarded(&f, i)).collect())
+            pool.install(|| {
+                (0..n)
+                    .into_par_iter()
+                    .map(|i| guarded(&f, i, token))
+                    .collect()
+            })
         }
     }
 }
 
+/// `f(i)` with a panic caught at the task boundary, not started once the caller's
+/// [`CancelToken`](crate::cancel::CancelToken) is cancelled, and run in that token's scope
+/// (a stage the task starts sees it too).
+fn guarded<T>(
+    f: &(impl Fn(usize) -> Result<T> + Sync),
+    i: usize,
+    token: Option<&crate::cancel::CancelToken>,
+) -> Result<T> {
+    let Some(token) = token else {
+        return caught(f, i);
+    };
+    token.check()?;
+    token.scope(|| caught(f, i))
+}
+
 /// `f(i)` with a panic caught at the task boundary.
-fn guarded<T>(f: &(impl Fn(usize) -> Result<T> + Sync), i: usize) -> Result<T> {
+fn caught<T>(f: &(impl Fn(usize) -> Result<T> + Sync), i: usize) -> Result<T> {
     tessera_core::error::catch_panic(
         || f(i),
         |message| Error::Panicked {

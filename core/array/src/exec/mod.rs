@@ -23,3 +23,12 @@ pub(crate) use lower::lower;
 pub use scheduler::run_plan_stats;
 pub(crate) use scheduler::{compute, compute_chunks, persist, persist_many};
 pub use task::RunStats;
+
+/// Computes several arrays in one plan, like `dask.compute(a, b)`: what they share is
+/// computed once, and the results come back in the order asked.
+///
+/// # Errors
+/// As [`Array::compute`](crate::Array::compute).
+pub fn compute_many(arrays: &[crate::Array]) -> crate::error::Result<Vec<crate::host::HostArray>> {
+    scheduler::compute(arrays)
+}

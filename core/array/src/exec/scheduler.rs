@@ -63,6 +63,8 @@ struct State<'a> {
     error: Mutex<Option<Error>>,
     spill: Option<SpillOutputs>,
     spilled: Vec<Mutex<Option<Arc<SpilledChunk>>>>,
+    /// The caller's cancel token (`tessera_runtime::cancel`), read before every task.
+    cancel: Option<tessera_runtime::cancel::CancelToken>,
 }
 
 impl<'a> State<'a> {
@@ -102,12 +104,17 @@ impl<'a> State<'a> {
                 resident: std::sync::atomic::AtomicU64::new(0),
             }),
             spilled: (0..n).map(|_| Mutex::new(None)).collect(),
+            cancel: tessera_runtime::cancel::current(),
         }
     }
 
     /// Runs task `i`; returns the dependents it made ready.
     fn execute(&self, i: usize) -> Vec<usize> {
         if self.failed.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
+        if let Some(Err(e)) = self.cancel.as_ref().map(|t| t.check()) {
+            self.fail(e);
             return Vec::new();
         }
         let task = &self.plan.tasks[i];
