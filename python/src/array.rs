@@ -1,0 +1,805 @@
+//! `tessera.Array`: a lazy chunked n-d array, shaped like `dask.array.Array`.
+//!
+//! Every method builds a new lazy array (nothing runs until `compute()`, `persist()` or a
+//! NumPy conversion), with Dask's names and NumPy's rules: operators with Python scalars
+//! follow NEP 50 (a Python `int` or `float` adapts to the array's dtype; a NumPy scalar
+//! keeps its own), `__getitem__` takes ints, slices with steps, `None` and `...`, and
+//! reductions take `axis` (an int, a tuple or `None`) and `keepdims`. `compute()` returns
+//! a NumPy array that owns the engine's buffer (no copy; see `convert`).
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyEllipsis, PySlice, PyTuple};
+use tessera::program::{BinaryOp, UnaryOp};
+use tessera::{Array, DType, HostArray, Index};
+
+use crate::convert::{
+    chunks_of, dtype_of, host_to_numpy, numpy_to_host, scalar_as, scalar_to_py, weak_scalar,
+};
+use crate::errors::{park_python_error, IntoPy};
+use crate::run::detached;
+use crate::ufunc::Operand;
+
+/// A lazy chunked n-d array (see the module docs).
+#[pyclass(name = "Array", module = "tessera", frozen)]
+#[derive(Clone)]
+pub struct PyArray {
+    /// The Rust array.
+    pub inner: Array,
+}
+
+impl From<Array> for PyArray {
+    fn from(inner: Array) -> Self {
+        PyArray { inner }
+    }
+}
+
+/// The other operand of a binary operator: a tessera array, a Python scalar (weak), or
+/// anything NumPy converts (a NumPy scalar keeps its dtype; an array is chunked like
+/// `like`).
+fn operand(py: Python<'_>, other: &Bound<'_, PyAny>, like: &Array) -> PyResult<Option<Operand>> {
+    if let Ok(a) = other.cast::<PyArray>() {
+        return Ok(Some(Operand::Array(a.get().inner.clone())));
+    }
+    if let Some(s) = weak_scalar(other)? {
+        return Ok(Some(Operand::Weak(s)));
+    }
+    let np = py.import("numpy")?;
+    let is_numpy = other.is_instance(&np.getattr("ndarray")?)?
+        || other.is_instance(&np.getattr("generic")?)?;
+    if !is_numpy {
+        return Ok(None);
+    }
+    let host = numpy_to_host(py, other)?;
+    let chunks = if host.shape() == like.shape() {
+        tessera::ChunkSpec::Exact(like.chunks().clone())
+    } else {
+        tessera::ChunkSpec::Auto
+    };
+    Ok(Some(Operand::Array(
+        Array::from_host(host, chunks, Some(like.backend_name())).py_err()?,
+    )))
+}
+
+fn binary(
+    py: Python<'_>,
+    me: &Array,
+    op: BinaryOp,
+    other: &Bound<'_, PyAny>,
+    reflected: bool,
+) -> PyResult<Option<PyArray>> {
+    let out = match operand(py, other, me)? {
+        None => return Ok(None),
+        Some(Operand::Weak(s)) => me.binary_scalar(op, s, reflected),
+        Some(Operand::Array(o)) if reflected => o.binary(op, me),
+        Some(Operand::Array(o)) => me.binary(op, &o),
+    };
+    out.py_err().map(|a| Some(a.into()))
+}
+
+/// `axis` as given to a reduction: `None`, an int or a sequence of ints, negative ones
+/// counted from the end.
+pub fn axes_of(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<Vec<usize>>> {
+    let Some(axis) = axis.filter(|a| !a.is_none()) else {
+        return Ok(None);
+    };
+    let raw: Vec<i64> = match axis.extract::<i64>() {
+        Ok(a) => vec![a],
+        Err(_) => axis.extract().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "axis must be None, an int or a tuple of ints, got {axis}"
+            ))
+        })?,
+    };
+    raw.into_iter()
+        .map(|a| {
+            let n = ndim as i64;
+            if a < -n || a >= n {
+                Err(PyValueError::new_err(format!(
+                    "axis {a} is out of bounds for an array of {ndim} dimensions"
+                )))
+            } else {
+                Ok(a.rem_euclid(n.max(1)) as usize)
+            }
+        })
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
+}
+
+fn one_axis(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<usize>> {
+    match axes_of(axis, ndim)? {
+        None => Ok(None),
+        Some(v) if v.len() == 1 => Ok(Some(v[0])),
+        Some(_) => Err(PyTypeError::new_err("axis must be a single int here")),
+    }
+}
+
+fn index_item(item: &Bound<'_, PyAny>) -> PyResult<Index> {
+    if item.is_none() {
+        return Ok(Index::NewAxis);
+    }
+    if item.is_instance_of::<PyEllipsis>() {
+        return Ok(Index::Ellipsis);
+    }
+    if let Ok(s) = item.cast::<PySlice>() {
+        let part = |name: &str| -> PyResult<Option<i64>> {
+            let v = s.getattr(name)?;
+            if v.is_none() {
+                Ok(None)
+            } else {
+                v.extract().map(Some).map_err(|_| {
+                    PyTypeError::new_err(format!("slice {name} must be an int or None, got {v}"))
+                })
+            }
+        };
+        let step = part("step")?.unwrap_or(1);
+        if step == 0 {
+            return Err(PyValueError::new_err("slice step cannot be zero"));
+        }
+        return Ok(Index::Slice {
+            start: part("start")?,
+            stop: part("stop")?,
+            step,
+        });
+    }
+    if let Ok(i) = item.extract::<i64>() {
+        return Ok(Index::At(i));
+    }
+    Err(PyIndexError::new_err(format!(
+        "tessera arrays take ints, slices, None and ... as indices; got {} (boolean masks and integer arrays are not supported: use where() or a computed NumPy array)",
+        item.get_type().name()?
+    )))
+}
+
+/// Calls the Python function `f` with NumPy copies of `blocks`, the GIL taken only for the
+/// call; a raised exception is parked for the caller of `compute()`.
+fn call_on_blocks(f: &Py<PyAny>, blocks: &[HostArray]) -> tessera::Result<HostArray> {
+    Python::attach(|py| {
+        let args: Vec<Bound<'_, PyAny>> = blocks
+            .iter()
+            .map(|b| host_to_numpy(py, b.clone()).0)
+            .collect();
+        let args = PyTuple::new(py, args)
+            .map_err(|e| park_python_error("map_blocks", "the function", e))?;
+        let out = f
+            .bind(py)
+            .call1(args)
+            .map_err(|e| park_python_error("map_blocks", "the function", e))?;
+        numpy_to_host(py, &out).map_err(|e| park_python_error("map_blocks", "its result", e))
+    })
+}
+
+/// `map_blocks(func, *arrays, dtype=None, chunks=None)` (see the Python docstring).
+pub fn map_blocks_impl(
+    py: Python<'_>,
+    func: Py<PyAny>,
+    arrays: &[Array],
+    dtype: Option<&Bound<'_, PyAny>>,
+    chunks: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
+    let first = arrays
+        .first()
+        .ok_or_else(|| PyTypeError::new_err("map_blocks needs at least one array"))?;
+    let dtype = match dtype.filter(|d| !d.is_none()) {
+        Some(d) => dtype_of(py, d)?,
+        None => infer_dtype(py, &func, arrays)?.unwrap_or(first.dtype()),
+    };
+    let chunks = match chunks.filter(|c| !c.is_none()) {
+        None => None,
+        Some(c) => {
+            let sizes: Vec<Vec<usize>> = c.extract().map_err(|_| {
+                PyTypeError::new_err(
+                    "map_blocks chunks= must give every block's size per axis, as Array.chunks does: ((10, 10), (5, 5))",
+                )
+            })?;
+            let shape: Vec<usize> = sizes.iter().map(|s| s.iter().sum()).collect();
+            Some(tessera::Chunks::new(&shape, sizes).py_err()?)
+        }
+    };
+    let f: tessera::array::HostBlockFn =
+        Arc::new(move |blocks: &[HostArray]| call_on_blocks(&func, blocks));
+    let refs: Vec<&Array> = arrays.iter().collect();
+    Array::map_blocks(&refs, f, dtype, chunks)
+        .py_err()
+        .map(Into::into)
+}
+
+/// Dask's meta inference: the dtype `func` returns on empty blocks of the inputs' dtypes,
+/// or `None` when it cannot take them.
+fn infer_dtype(py: Python<'_>, func: &Py<PyAny>, arrays: &[Array]) -> PyResult<Option<DType>> {
+    let np = py.import("numpy")?;
+    let mut args = Vec::new();
+    for a in arrays {
+        let shape = PyTuple::new(py, vec![0usize; a.ndim()])?;
+        args.push(np.call_method1("empty", (shape, a.dtype().to_string()))?);
+    }
+    let Ok(out) = func.bind(py).call1(PyTuple::new(py, args)?) else {
+        return Ok(None);
+    };
+    let Ok(dt) = out.getattr("dtype") else {
+        return Ok(None);
+    };
+    Ok(dtype_of(py, &dt).ok())
+}
+
+fn reduce(
+    a: &Array,
+    axis: Option<&Bound<'_, PyAny>>,
+    f: impl FnOnce(Option<&[usize]>) -> tessera::Result<Array>,
+) -> PyResult<PyArray> {
+    let axes = axes_of(axis, a.ndim())?;
+    f(axes.as_deref()).py_err().map(Into::into)
+}
+
+fn chunks_tuple<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyTuple>> {
+    let axes: Vec<Bound<'py, PyTuple>> = (0..a.ndim())
+        .map(|i| PyTuple::new(py, a.chunks().axis(i)))
+        .collect::<PyResult<_>>()?;
+    PyTuple::new(py, axes)
+}
+
+/// The computed array as NumPy (a 0-d result as a NumPy scalar, as Dask gives it).
+fn to_numpy<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
+    let arr = a.clone();
+    let host = detached(py, move || arr.compute())?;
+    let (out, _) = host_to_numpy(py, host);
+    if a.ndim() == 0 {
+        return out.get_item(PyTuple::empty(py));
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl PyArray {
+    /// The shape, a tuple of ints.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.shape())
+    }
+
+    /// Number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.inner.ndim()
+    }
+
+    /// Number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+
+    /// Bytes of the whole array.
+    #[getter]
+    fn nbytes(&self) -> u64 {
+        self.inner.nbytes()
+    }
+
+    /// Bytes of one element.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.inner.dtype().size()
+    }
+
+    /// The element type, a `numpy.dtype`.
+    #[getter]
+    fn dtype<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("numpy")?
+            .call_method1("dtype", (self.inner.dtype().to_string(),))
+    }
+
+    /// Block sizes along every axis, as Dask's `chunks`: `((1000, 1000), (500,))`.
+    #[getter]
+    fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        chunks_tuple(py, &self.inner)
+    }
+
+    /// The largest block's shape.
+    #[getter]
+    fn chunksize<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.chunks().max_block_shape())
+    }
+
+    /// Blocks along every axis.
+    #[getter]
+    fn numblocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.inner.chunks().grid())
+    }
+
+    /// Number of blocks.
+    #[getter]
+    fn npartitions(&self) -> usize {
+        self.inner.chunks().count()
+    }
+
+    /// The backend the blocks live on (`"cpu"`, `"cuda"`, `"sparse"`, a plugin's name).
+    #[getter]
+    fn backend(&self) -> String {
+        self.inner.backend_name().to_string()
+    }
+
+    /// The transpose (axes reversed).
+    #[getter(T)]
+    fn transpose_property(&self) -> PyResult<PyArray> {
+        self.inner.transpose().py_err().map(Into::into)
+    }
+
+    /// Computes the array and returns it as a NumPy array (a 0-d result as a NumPy
+    /// scalar), like Dask's `compute()`. The GIL is released while it runs; Ctrl-C
+    /// cancels it (no further task starts; `KeyboardInterrupt` is raised within a
+    /// second). The NumPy array owns the buffer the engine wrote: no copy is made.
+    /// Errors are typed: `InvalidArgumentError`, `MemoryLimitError` (over
+    /// `memory-limit`), `FileChangedError` (an input file changed since the array was
+    /// made), or the exception a `map_blocks` function raised.
+    fn compute<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_numpy(py, &self.inner)
+    }
+
+    /// `compute()` for tests of the export: the NumPy array, the address of the buffer
+    /// the engine wrote, and the seconds the hand-over to NumPy took.
+    fn _compute_traced<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, usize, f64)> {
+        let arr = self.inner.clone();
+        let host = detached(py, move || arr.compute())?;
+        let start = std::time::Instant::now();
+        let (out, address) = host_to_numpy(py, host);
+        Ok((out, address, start.elapsed().as_secs_f64()))
+    }
+
+    /// Computes the array and keeps its blocks in memory (spilling to `spill-dir` under
+    /// `memory-limit`): a new array whose plan starts from them.
+    fn persist(&self, py: Python<'_>) -> PyResult<PyArray> {
+        let arr = self.inner.clone();
+        detached(py, move || arr.persist()).map(Into::into)
+    }
+
+    /// The plan in words: fused programs per block, pushed-down slices, symmetry.
+    fn explain(&self) -> PyResult<String> {
+        self.inner.explain().py_err()
+    }
+
+    /// The array on another backend (blocks moved when computed).
+    fn to_backend(&self, name: &str) -> PyResult<PyArray> {
+        self.inner.to_backend(name).py_err().map(Into::into)
+    }
+
+    /// Number of tasks the plan runs.
+    fn num_tasks(&self) -> PyResult<usize> {
+        self.inner.num_tasks().py_err()
+    }
+
+    fn __repr__(&self) -> String {
+        self.inner.to_string()
+    }
+
+    /// The chunk table Jupyter shows, as Dask's.
+    fn _repr_html_(&self) -> String {
+        crate::html::array_table(&self.inner)
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.inner
+            .shape()
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d array"))
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let arr = self.inner.clone();
+        let host = detached(py, move || arr.compute())?;
+        let (out, _) = host_to_numpy(py, host);
+        match dtype.filter(|d| !d.is_none()) {
+            None => Ok(out),
+            Some(d) => {
+                let kwargs = PyDict::new(py);
+                kwargs.set_item("copy", copy)?;
+                out.call_method("astype", (d,), Some(&kwargs))
+            }
+        }
+    }
+
+    /// DLPack export of the computed array (host results through NumPy's own
+    /// `__dlpack__`, so the consumer reads the engine's buffer).
+    #[pyo3(signature = (**kwargs))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.host_only("__dlpack__")?;
+        let out = to_numpy(py, &self.inner)?;
+        let np = py.import("numpy")?;
+        np.call_method1("asarray", (out,))?
+            .call_method("__dlpack__", (), kwargs)
+    }
+
+    /// The DLPack device: `(1, 0)`, the CPU, for host backends.
+    fn __dlpack_device__(&self) -> PyResult<(i32, i32)> {
+        self.host_only("__dlpack_device__")?;
+        Ok((1, 0))
+    }
+
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        self.scalar(py)?.extract()
+    }
+
+    fn __int__(&self, py: Python<'_>) -> PyResult<i64> {
+        self.scalar(py)?.call_method0("__int__")?.extract()
+    }
+
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
+        self.scalar(py)?.is_truthy()
+    }
+
+    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let index: Vec<Index> = match key.cast::<PyTuple>() {
+            Ok(t) => t.iter().map(|i| index_item(&i)).collect::<PyResult<_>>()?,
+            Err(_) => vec![index_item(key)?],
+        };
+        self.inner.slice(&index).py_err().map(Into::into)
+    }
+
+    // Arithmetic and comparison operators; NotImplemented for operands NumPy cannot
+    // convert, so Python tries the other side.
+    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Add, o, false)
+    }
+    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Add, o, true)
+    }
+    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Sub, o, false)
+    }
+    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Sub, o, true)
+    }
+    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Mul, o, false)
+    }
+    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Mul, o, true)
+    }
+    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Div, o, false)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Div, o, true)
+    }
+    fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::FloorDiv, o, false)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::FloorDiv, o, true)
+    }
+    fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Rem, o, false)
+    }
+    fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Rem, o, true)
+    }
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<PyArray>> {
+        if modulo.is_some_and(|m| !m.is_none()) {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulus is not supported",
+            ));
+        }
+        binary(py, &self.inner, BinaryOp::Pow, o, false)
+    }
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::Pow, o, true)
+    }
+    fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        self.logical(py, BinaryOp::And, o, false)
+    }
+    fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        self.logical(py, BinaryOp::And, o, true)
+    }
+    fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        self.logical(py, BinaryOp::Or, o, false)
+    }
+    fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        self.logical(py, BinaryOp::Or, o, true)
+    }
+    fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        match operand(py, o, &self.inner)? {
+            Some(Operand::Array(b)) => self.inner.matmul(&b).py_err().map(|a| Some(a.into())),
+            _ => Ok(None),
+        }
+    }
+    fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        match operand(py, o, &self.inner)? {
+            Some(Operand::Array(a)) => a.matmul(&self.inner).py_err().map(|a| Some(a.into())),
+            _ => Ok(None),
+        }
+    }
+    fn __richcmp__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        op: pyo3::basic::CompareOp,
+    ) -> PyResult<Option<PyArray>> {
+        use pyo3::basic::CompareOp as C;
+        let op = match op {
+            C::Eq => BinaryOp::Eq,
+            C::Ne => BinaryOp::Ne,
+            C::Lt => BinaryOp::Lt,
+            C::Le => BinaryOp::Le,
+            C::Gt => BinaryOp::Gt,
+            C::Ge => BinaryOp::Ge,
+        };
+        binary(py, &self.inner, op, o, false)
+    }
+    fn __neg__(&self) -> PyResult<PyArray> {
+        self.inner.unary(UnaryOp::Neg).py_err().map(Into::into)
+    }
+    fn __pos__(&self) -> PyArray {
+        self.clone()
+    }
+    fn __abs__(&self) -> PyResult<PyArray> {
+        self.inner.unary(UnaryOp::Abs).py_err().map(Into::into)
+    }
+    fn __invert__(&self) -> PyResult<PyArray> {
+        if self.inner.dtype() != DType::Bool {
+            return Err(PyTypeError::new_err(format!(
+                "~ is logical not on bool arrays; this array is {} (bitwise not of integers is not supported)",
+                self.inner.dtype()
+            )));
+        }
+        self.inner.unary(UnaryOp::Not).py_err().map(Into::into)
+    }
+
+    /// NumPy ufuncs on tessera arrays stay lazy: `np.sqrt(x)`, `np.maximum(x, 0)`,
+    /// `np_array + x`.
+    #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
+    fn __array_ufunc__(
+        &self,
+        py: Python<'_>,
+        ufunc: &Bound<'_, PyAny>,
+        method: &str,
+        inputs: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let not_implemented = || py.NotImplemented();
+        if method != "__call__" || kwargs.is_some_and(|k| !k.is_empty()) {
+            return Ok(not_implemented());
+        }
+        let name: String = ufunc.getattr("__name__")?.extract()?;
+        let mut operands = Vec::with_capacity(inputs.len());
+        for i in inputs.iter() {
+            match operand(py, &i, &self.inner)? {
+                Some(o) => operands.push(o),
+                None => return Ok(not_implemented()),
+            }
+        }
+        match crate::ufunc::apply(&name, operands) {
+            Some(r) => Ok(Py::new(py, PyArray::from(r.py_err()?))?.into_any()),
+            None => Ok(not_implemented()),
+        }
+    }
+
+    /// Sum over `axis` (all axes when `None`).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn sum(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.sum(a, keepdims))
+    }
+    /// Product over `axis`.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn prod(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.prod(a, keepdims))
+    }
+    /// Minimum over `axis` (NaN propagates, as in NumPy).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn min(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.min(a, keepdims))
+    }
+    /// Maximum over `axis`.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn max(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.max(a, keepdims))
+    }
+    /// Mean over `axis` (float64 for integer input).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn mean(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.mean(a, keepdims))
+    }
+    /// Variance over `axis` with `ddof` delta degrees of freedom (chunk-merged moments).
+    #[pyo3(signature = (axis=None, ddof=0, keepdims=false))]
+    fn var(
+        &self,
+        axis: Option<&Bound<'_, PyAny>>,
+        ddof: usize,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.var(a, ddof, keepdims))
+    }
+    /// Standard deviation over `axis`.
+    #[pyo3(signature = (axis=None, ddof=0, keepdims=false))]
+    fn std(
+        &self,
+        axis: Option<&Bound<'_, PyAny>>,
+        ddof: usize,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.std(a, ddof, keepdims))
+    }
+    /// True where any element along `axis` is nonzero.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn any(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.any(a, keepdims))
+    }
+    /// True where every element along `axis` is nonzero.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn all(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.all(a, keepdims))
+    }
+    /// Index of the minimum (flat when `axis` is `None`).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn argmin(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        let axis = one_axis(axis, self.inner.ndim())?;
+        self.inner.argmin(axis, keepdims).py_err().map(Into::into)
+    }
+    /// Index of the maximum (flat when `axis` is `None`).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn argmax(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        let axis = one_axis(axis, self.inner.ndim())?;
+        self.inner.argmax(axis, keepdims).py_err().map(Into::into)
+    }
+
+    /// The array with another dtype (NumPy's `astype`, unsafe casting).
+    fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        Ok(self.inner.astype(dtype_of(py, dtype)?).into())
+    }
+
+    /// A new shape with the same elements in C order (one `-1` inferred).
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyArray> {
+        let dims: Vec<i64> = if shape.len() == 1 {
+            let only = shape.get_item(0)?;
+            match only.extract::<i64>() {
+                Ok(n) => vec![n],
+                Err(_) => only.extract()?,
+            }
+        } else {
+            shape.extract()?
+        };
+        self.inner.reshape(&dims).py_err().map(Into::into)
+    }
+
+    /// The same values in other blocks (`chunks` as in `from_array`).
+    fn rechunk(&self, chunks: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let spec = chunks_of(Some(chunks), self.inner.ndim())?;
+        self.inner.rechunk(spec).py_err().map(Into::into)
+    }
+
+    /// Axes permuted (`axes` given) or reversed.
+    #[pyo3(signature = (*axes))]
+    fn transpose(&self, axes: &Bound<'_, PyTuple>) -> PyResult<PyArray> {
+        if axes.is_empty() {
+            return self.inner.transpose().py_err().map(Into::into);
+        }
+        let perm: Vec<usize> = if axes.len() == 1 {
+            axes.get_item(0)?.extract()?
+        } else {
+            axes.extract()?
+        };
+        self.inner.permute_dims(&perm).py_err().map(Into::into)
+    }
+
+    /// Axes of length 1 removed (`axis`: only those).
+    #[pyo3(signature = (axis=None))]
+    fn squeeze(&self, axis: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+        let axes = axes_of(axis, self.inner.ndim())?;
+        self.inner.squeeze(axes.as_deref()).py_err().map(Into::into)
+    }
+
+    /// Values limited to `[min, max]` (either may be `None`).
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        let d = self.inner.dtype();
+        let bound = |b: Option<&Bound<'_, PyAny>>| -> PyResult<Option<tessera::Scalar>> {
+            b.filter(|b| !b.is_none())
+                .map(|b| scalar_as(b, d))
+                .transpose()
+        };
+        self.inner
+            .clip(bound(min)?, bound(max)?)
+            .py_err()
+            .map(Into::into)
+    }
+
+    /// Rounded half to even (`decimals` other than 0 is not supported).
+    #[pyo3(signature = (decimals=0))]
+    fn round(&self, decimals: i64) -> PyResult<PyArray> {
+        if decimals != 0 {
+            return Err(PyValueError::new_err(
+                "round(decimals != 0) is not supported; scale first",
+            ));
+        }
+        self.inner.unary(UnaryOp::Round).py_err().map(Into::into)
+    }
+
+    /// Matrix product (`@`).
+    fn dot(&self, other: &PyArray) -> PyResult<PyArray> {
+        self.inner.dot(&other.inner).py_err().map(Into::into)
+    }
+
+    /// `func` applied to every block (see `tessera.map_blocks`).
+    #[pyo3(signature = (func, *others, dtype=None, chunks=None))]
+    fn map_blocks(
+        &self,
+        py: Python<'_>,
+        func: Py<PyAny>,
+        others: Vec<Bound<'_, PyArray>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        chunks: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        let mut arrays = vec![self.inner.clone()];
+        arrays.extend(others.iter().map(|a| a.get().inner.clone()));
+        map_blocks_impl(py, func, &arrays, dtype, chunks)
+    }
+}
+
+impl PyArray {
+    fn logical(
+        &self,
+        py: Python<'_>,
+        op: BinaryOp,
+        o: &Bound<'_, PyAny>,
+        reflected: bool,
+    ) -> PyResult<Option<PyArray>> {
+        if self.inner.dtype() != DType::Bool {
+            return Err(PyTypeError::new_err(format!(
+                "& and | are logical and/or on bool arrays; this array is {} (bitwise ops on integers are not supported)",
+                self.inner.dtype()
+            )));
+        }
+        binary(py, &self.inner, op, o, reflected)
+    }
+
+    fn scalar<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.inner.size() != 1 {
+            return Err(PyTypeError::new_err(format!(
+                "only arrays of one element convert to Python scalars; this one has shape {:?}",
+                self.inner.shape()
+            )));
+        }
+        let arr = self.inner.clone();
+        let s = detached(py, move || arr.compute_scalar())?;
+        scalar_to_py(py, s)
+    }
+
+    fn host_only(&self, what: &str) -> PyResult<()> {
+        if self.inner.backend().capabilities().device == "host" {
+            return Ok(());
+        }
+        Err(crate::errors::to_py(tessera::Error::Unsupported {
+            backend: self.inner.backend_name().to_string(),
+            op: format!(
+                "{what} (device arrays export through the host: call to_backend(\"cpu\") first)"
+            ),
+            dtype: self.inner.dtype(),
+        }))
+    }
+}

@@ -1,0 +1,182 @@
+"""tessera: chunked n-d arrays and partitioned dataframes on pluggable backends.
+
+The same program runs on the CPU, on NVIDIA GPUs (``cuda``), on sparse chunks, or on a
+third party's backend loaded from a shared library; a config key or an environment
+variable decides (``ts.config.set({"array.backend": "cuda"})``,
+``TESSERA_ARRAY_BACKEND=cuda``). Arrays are shaped like ``dask.array``, dataframes like
+``dask.dataframe`` with Polars-style expressions; everything is lazy until
+``compute()``, which releases the GIL, stops on Ctrl-C, and hands back NumPy arrays and
+Arrow data without copying them.
+
+>>> import tessera as ts
+>>> x = ts.random.RandomState(42).normal(10.0, 1.0, size=(2000, 2000), chunks=500)
+>>> y = (x + 1)[::2, ::2].sum()
+>>> round(float(y.compute()) / (11 * 1000 * 1000), 2)
+1.0
+"""
+
+from __future__ import annotations
+
+import numpy as _np
+
+from . import _tessera, config, exceptions, linalg, random
+from ._tessera import (
+    Array,
+    ComputedFrame,
+    DataFrame,
+    Expr,
+    GroupBy,
+    __version__,
+    arange,
+    col,
+    compute,
+    concatenate,
+    empty,
+    eye,
+    from_array,
+    from_npy,
+    from_zarr,
+    full,
+    linspace,
+    lit,
+    map_blocks,
+    ones,
+    read_csv,
+    read_parquet,
+    stack,
+    to_npy,
+    to_zarr,
+    when,
+    zeros,
+)
+from ._tessera import from_arrow as _from_arrow
+from ._tessera import where
+from .exceptions import *  # noqa: F401,F403 - the exception classes at top level
+
+__all__ = [
+    "Array",
+    "ComputedFrame",
+    "DataFrame",
+    "Expr",
+    "GroupBy",
+    "__version__",
+    "arange",
+    "backends",
+    "col",
+    "compute",
+    "concatenate",
+    "config",
+    "empty",
+    "eye",
+    "from_array",
+    "from_arrow",
+    "from_npy",
+    "from_pandas",
+    "from_zarr",
+    "full",
+    "linalg",
+    "linspace",
+    "lit",
+    "load_plugin",
+    "map_blocks",
+    "ones",
+    "random",
+    "read_csv",
+    "read_parquet",
+    "stack",
+    "to_npy",
+    "to_zarr",
+    "when",
+    "where",
+    "zeros",
+    *exceptions.__all__,
+]
+
+
+def backends() -> list[dict]:
+    """Every registered backend, array and dataframe, with whether it can run here and,
+    when not, why (``cuda`` without a driver says so). Plugins named by the ``plugins``
+    key or ``TESSERA_PLUGINS`` are loaded first."""
+    return [
+        {"name": name, "kind": kind, "available": ok, "reason": why or None}
+        for (name, kind, ok, why) in _tessera.backends()
+    ]
+
+
+def load_plugin(path: str) -> str:
+    """Loads a backend plugin library (``.so``) and returns the backend's name, which
+    ``array.backend``/``dataframe.backend`` or ``backend=`` then select."""
+    if not hasattr(_tessera, "load_plugin"):
+        raise UnsupportedError("this build of tessera has no plugin support (feature 'plugins')")
+    return _tessera.load_plugin(path)
+
+
+def _normalized_arrow(data):
+    """``data`` as a pyarrow table whose strings are plain ``string`` (Polars and
+    pandas export ``large_string`` and ``string_view``), when pyarrow is installed."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return data
+    table = data if isinstance(data, pa.Table) else pa.table(data)
+    fields = []
+    changed = False
+    for f in table.schema:
+        t = f.type
+        if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            t, changed = pa.string(), True
+        elif pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+            t, changed = pa.binary(), True
+        fields.append(pa.field(f.name, t, f.nullable))
+    return table.cast(pa.schema(fields)) if changed else table
+
+
+def from_arrow(data, npartitions: int | None = None, backend: str | None = None) -> DataFrame:
+    """A dataframe from Arrow data: anything exporting ``__arrow_c_stream__`` — a
+    ``pyarrow.Table``, a ``polars.DataFrame``, a DuckDB relation. One partition per
+    record batch, or ``npartitions`` of about equal rows. Buffers are shared, not copied
+    (large and view strings are cast to plain strings first)."""
+    return _from_arrow(_normalized_arrow(data), npartitions=npartitions, backend=backend)
+
+
+def from_pandas(df, npartitions: int | None = None, backend: str | None = None) -> DataFrame:
+    """A dataframe from a ``pandas.DataFrame`` (its columns; the index is dropped unless
+    it is named, as ``dask.dataframe.from_pandas(..., sort=False)`` keeps it), in
+    ``npartitions`` partitions (default: one per 1,000,000 rows)."""
+    import pyarrow as pa
+
+    table = pa.Table.from_pandas(df, preserve_index=None if df.index.name else False)
+    if npartitions is None:
+        npartitions = max(1, -(-len(df) // 1_000_000))
+    return from_arrow(table, npartitions=npartitions, backend=backend)
+
+
+def _ufunc(np_ufunc):
+    def apply(*args):
+        if not any(isinstance(a, Array) for a in args):
+            raise TypeError(f"tessera.{np_ufunc.__name__} takes tessera arrays; use numpy for NumPy data")
+        return np_ufunc(*args)
+
+    apply.__name__ = np_ufunc.__name__
+    apply.__qualname__ = np_ufunc.__name__
+    apply.__doc__ = (
+        f"Elementwise ``{np_ufunc.__name__}``, lazily on the array's backend "
+        f"(NumPy's ``np.{np_ufunc.__name__}`` on a tessera array does the same)."
+    )
+    return apply
+
+
+for _name in [
+    "sqrt", "exp", "log", "sin", "cos", "tanh", "absolute", "floor", "ceil", "trunc",
+    "rint", "isnan", "isfinite", "negative", "logical_not", "maximum", "minimum", "power",
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
+    "logical_or",
+]:
+    globals()[_name] = _ufunc(getattr(_np, _name))
+    __all__.append(_name)
+abs = globals()["absolute"]  # noqa: A001 - NumPy's alias
+round = globals()["rint"]  # noqa: A001 - half to even, as NumPy's round(decimals=0)
+__all__ += ["abs", "round"]
+del _name
+

@@ -1,0 +1,39 @@
+"""The examples in the docstrings run and print what they say (`help(ts.ones)` shows
+them), and every public name has a docstring."""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import tessera as ts
+
+
+def run_examples(obj, name):
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    tests = finder.find(obj, name, globs={"ts": ts, "np": np})
+    examples = sum(len(t.examples) for t in tests)
+    for t in tests:
+        runner.run(t)
+    return examples, runner.failures
+
+
+@pytest.mark.parametrize("name", ["ones", "from_array"])
+def test_function_examples_run(name):
+    examples, failures = run_examples(getattr(ts, name), name)
+    assert examples > 0, f"ts.{name} has no example"
+    assert failures == 0
+
+
+def test_the_package_example_runs():
+    examples, failures = run_examples(ts, "tessera")
+    assert examples > 0 and failures == 0
+
+
+def test_every_public_name_has_a_docstring():
+    missing = [n for n in ts.__all__ if not (getattr(ts, n).__doc__ or "").strip() and n != "__version__"]
+    assert not missing, f"no docstring: {missing}"
+    for cls in (ts.Array, ts.DataFrame, ts.GroupBy, ts.Expr, ts.ComputedFrame):
+        bare = [m for m in dir(cls) if not m.startswith("_") and not (getattr(cls, m).__doc__ or "").strip()]
+        assert not bare, f"{cls.__name__} methods without docstrings: {bare}"

@@ -1,0 +1,199 @@
+"""Dataframes against pandas (and Dask where installed) on the same inputs: filters and
+expressions, groupby aggregations, joins, sorts, windows, IO."""
+
+import numpy as np
+import pytest
+
+import tessera as ts
+
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+
+@pytest.fixture
+def trips(rng):
+    n = 5000
+    return pd.DataFrame(
+        {
+            "zone": rng.integers(0, 40, n),
+            "vendor": rng.choice(["a", "b", "c"], n),
+            "fare": np.round(rng.gamma(2.0, 7.0, n), 2),
+            "tip": np.where(rng.random(n) < 0.1, np.nan, np.round(rng.random(n) * 5, 2)),
+            "passengers": rng.integers(1, 6, n),
+        }
+    )
+
+
+def frame(df, n=7):
+    return ts.from_pandas(df, npartitions=n)
+
+
+def same(ours, theirs, by):
+    """Equal as tables after sorting by `by` (row order of a groupby is unspecified)."""
+    ours = ours.sort_values(by).reset_index(drop=True)
+    theirs = theirs.sort_values(by).reset_index(drop=True)[list(ours.columns)]
+    pd.testing.assert_frame_equal(ours, theirs, check_dtype=False, rtol=1e-9, atol=1e-9)
+
+
+def test_filter_and_expressions(trips):
+    df = frame(trips)
+    got = df[(df.fare > 20) & (df.vendor != "b") | ts.col("tip").isnull()].compute().to_pandas()
+    want = trips[(trips.fare > 20) & (trips.vendor != "b") | trips.tip.isnull()]
+    same(got, want, ["zone", "fare", "vendor", "passengers"])
+    got = (
+        df.assign(share=df.tip / df.fare, big=ts.col("passengers") >= 3)
+        .filter(ts.col("zone").isin([1, 2, 3]))
+        .compute()
+        .to_pandas()
+    )
+    want = trips.assign(share=trips.tip / trips.fare, big=trips.passengers >= 3)
+    want = want[want.zone.isin([1, 2, 3])]
+    same(got, want, ["zone", "fare", "vendor", "passengers"])
+
+
+def test_when_then_otherwise_and_fillna(trips):
+    df = frame(trips)
+    got = (
+        df.with_column("band", ts.when(df.fare < 10).then("low").when(df.fare < 30).then("mid").otherwise("high"))
+        .fillna({"tip": 0.0})
+        .compute()
+        .to_pandas()
+    )
+    want = trips.assign(
+        band=np.select([trips.fare < 10, trips.fare < 30], ["low", "mid"], "high"), tip=trips.tip.fillna(0.0)
+    )
+    same(got, want, ["zone", "fare", "vendor", "passengers"])
+
+
+@pytest.mark.parametrize("func", ["sum", "mean", "min", "max", "count", "std", "var", "median", "nunique"])
+def test_groupby_aggregations_match_pandas(trips, func):
+    got = frame(trips).groupby(["zone", "vendor"]).agg({"fare": func, "tip": func}).compute().to_pandas()
+    want = trips.groupby(["zone", "vendor"]).agg({"fare": func, "tip": func}).reset_index()
+    same(got, want, ["zone", "vendor"])
+
+
+def test_groupby_named_and_list_aggregations(trips):
+    df = frame(trips)
+    got = df.groupby("vendor").agg(total=("fare", "sum"), n=("tip", "count"), top=("fare", "max")).compute().to_pandas()
+    want = trips.groupby("vendor").agg(total=("fare", "sum"), n=("tip", "count"), top=("fare", "max")).reset_index()
+    same(got, want, ["vendor"])
+    got = df.groupby("zone")["fare"].sum().compute().to_pandas()
+    want = trips.groupby("zone")[["fare"]].sum().reset_index()
+    same(got, want, ["zone"])
+    got = df.groupby("zone").agg({"fare": ["min", "max"]}).compute().to_pandas()
+    want = trips.groupby("zone").fare.agg(["min", "max"]).add_prefix("fare_").reset_index()
+    same(got, want, ["zone"])
+
+
+def test_groupby_keeps_null_keys_with_dropna_false():
+    df = pd.DataFrame({"k": [1.0, None, 1.0, None, 2.0], "x": [1, 2, 3, 4, 5]})
+    got = ts.from_pandas(df, npartitions=2).groupby("k", dropna=False).agg({"x": "sum"}).compute().to_pandas()
+    want = df.groupby("k", dropna=False).agg({"x": "sum"}).reset_index()
+    same(got, want, ["k"])
+
+
+@pytest.mark.parametrize("how", ["inner", "left", "right", "outer"])
+def test_merge_matches_pandas(trips, how):
+    zones = pd.DataFrame({"zone": np.arange(0, 50, 2), "borough": [f"b{i % 5}" for i in range(25)]})
+    got = frame(trips).merge(ts.from_pandas(zones, npartitions=2), on="zone", how=how).compute().to_pandas()
+    want = trips.merge(zones, on="zone", how=how)
+    assert len(got) == len(want)
+    same(got, want, ["zone", "fare", "vendor", "passengers", "borough"])
+
+
+def test_merge_on_differently_named_keys(trips):
+    zones = pd.DataFrame({"id": np.arange(40), "size": np.arange(40) * 1.5})
+    got = frame(trips).merge(ts.from_pandas(zones), left_on="zone", right_on="id").compute().to_pandas()
+    want = trips.merge(zones, left_on="zone", right_on="id")
+    same(got, want, ["zone", "fare", "vendor", "passengers"])
+
+
+def test_sort_values_matches_pandas(trips):
+    got = frame(trips).sort_values(["vendor", "fare"], ascending=[True, False]).compute().to_pandas()
+    want = trips.sort_values(["vendor", "fare"], ascending=[True, False], kind="stable", na_position="last")
+    np.testing.assert_array_equal(got.vendor.to_numpy(), want.vendor.to_numpy())
+    np.testing.assert_array_equal(got.fare.to_numpy(), want.fare.to_numpy())
+    top = frame(trips).nlargest(5, "fare").compute().to_pandas()
+    np.testing.assert_array_equal(np.sort(top.fare.to_numpy()), np.sort(trips.nlargest(5, "fare").fare.to_numpy()))
+
+
+def test_windows_match_pandas(trips):
+    df = frame(trips)
+    got = df.groupby("vendor").transform("fare", "cumsum", output="running").compute().to_pandas()
+    want = trips.assign(running=trips.groupby("vendor").fare.cumsum())
+    pd.testing.assert_series_equal(got.running, want.running.reset_index(drop=True), check_names=False)
+    got = df.transform("fare", "shift", output="prev", periods=2).compute().to_pandas()
+    pd.testing.assert_series_equal(got.prev, trips.fare.shift(2).reset_index(drop=True), check_names=False)
+    got = df.transform("fare", "rolling_mean", output="r", window=3).compute().to_pandas()
+    pd.testing.assert_series_equal(got.r, trips.fare.rolling(3).mean().reset_index(drop=True), check_names=False)
+
+
+def test_whole_frame_reductions(trips):
+    got = frame(trips).sum().compute().to_pandas()
+    np.testing.assert_allclose(got.fare[0], trips.fare.sum(), rtol=1e-12)
+    np.testing.assert_allclose(got.tip[0], trips.tip.sum(), rtol=1e-12)
+    assert len(frame(trips)) == len(trips)
+
+
+def test_csv_and_parquet_round_trips(tmp_path, trips):
+    df = frame(trips, 3)
+    written = df.to_parquet(str(tmp_path / "p" / "part-*.parquet"))
+    assert len(written) == 3
+    back = ts.read_parquet(str(tmp_path / "p")).compute().to_pandas()
+    same(back, trips, ["zone", "fare", "vendor", "passengers"])
+    df.to_csv(str(tmp_path / "c" / "part-*.csv"))
+    back = ts.read_csv(str(tmp_path / "c" / "*.csv")).compute().to_pandas()
+    same(back, trips, ["zone", "fare", "vendor", "passengers"])
+    # pandas reads what tessera wrote; one file without a `*`.
+    df.to_parquet(str(tmp_path / "one.parquet"))
+    pd_back = pd.read_parquet(tmp_path / "one.parquet")
+    same(pd_back, trips, ["zone", "fare", "vendor", "passengers"])
+
+
+def test_read_csv_options(tmp_path):
+    (tmp_path / "x.csv").write_text("a;b;when\n1;x;2024-01-02 03:04:05\n2;;2024-02-03 00:00:00\n")
+    got = ts.read_csv(str(tmp_path / "x.csv"), sep=";", parse_dates=["when"], dtype={"a": "float64"}).compute()
+    p = got.to_pandas()
+    assert p.a.dtype == np.float64 and p.b.isnull().tolist() == [False, True]
+    assert p.when.dt.hour.tolist() == [3, 0]
+
+
+def test_against_dask_dataframe(trips):
+    dd = pytest.importorskip("dask.dataframe")
+    ours = frame(trips).groupby("zone").agg({"fare": "mean", "tip": "sum"}).compute().to_pandas()
+    theirs = dd.from_pandas(trips, npartitions=7).groupby("zone").agg({"fare": "mean", "tip": "sum"}).compute()
+    same(ours, theirs.reset_index(), ["zone"])
+
+
+def test_results_convert_to_polars_and_duckdb(trips):
+    pl = pytest.importorskip("polars")
+    r = frame(trips).filter(ts.col("zone") < 5).compute()
+    p = pl.DataFrame(r)
+    assert p.height == int((trips.zone < 5).sum())
+    assert r.to_polars().columns == r.columns
+    duckdb = pytest.importorskip("duckdb")
+    got = duckdb.sql("select count(*) as n from r").fetchall()[0][0]
+    assert got == p.height
+
+
+def test_from_arrow_takes_polars_and_duckdb():
+    pl = pytest.importorskip("polars")
+    src = pl.DataFrame({"k": [1, 2, 1, 2], "s": ["a", "b", "c", "d"], "x": [1.0, 2.0, 3.0, 4.0]})
+    got = ts.from_arrow(src).groupby("k").agg({"x": "sum"}).compute().to_pandas()
+    assert sorted(got.x.tolist()) == [4.0, 6.0]
+    duckdb = pytest.importorskip("duckdb")
+    rel = duckdb.sql("select range as i, range % 3 as m from range(100)")
+    got = ts.from_arrow(rel).groupby("m").agg({"i": "count"}).compute().to_pandas()
+    assert sorted(got.i.tolist()) == [33, 33, 34]
+
+
+def test_bad_frame_arguments_are_typed_errors(trips):
+    df = frame(trips)
+    with pytest.raises(ts.InvalidArgumentError, match="no key column 'nope'"):
+        df.groupby("nope")
+    with pytest.raises(ValueError, match="unknown aggregation"):
+        df.groupby("zone").agg({"fare": "average"})
+    with pytest.raises(KeyError):
+        df["nope"]
+    with pytest.raises(TypeError, match="truth value"):
+        bool(df.fare > 1)
