@@ -114,8 +114,8 @@ pub trait IntoPy<T> {
     fn py_err(self) -> PyResult<T>;
 }
 
-impl<T> IntoPy<T> for tessera::Result<T> {
+impl<T, E: Into<Error>> IntoPy<T> for Result<T, E> {
     fn py_err(self) -> PyResult<T> {
-        self.map_err(to_py)
+        self.map_err(|e| to_py(e.into()))
     }
 }

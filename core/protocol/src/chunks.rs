@@ -511,31 +511,7 @@ pub fn balanced_split(n: usize, max: usize) -> Vec<usize> {
     (0..k).map(|i| base + usize::from(i < extra)).collect()
 }
 
-/// Parses a byte size such as `128MiB`, `1 GB`, `4096`, `2.5GiB`.
-pub fn parse_bytes(s: &str) -> Option<u64> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.trim().parse().ok()?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        "kib" | "k" => 1024.0,
-        "mib" | "m" => 1024.0 * 1024.0,
-        "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
-        "tib" | "t" => 1024.0f64.powi(4),
-        _ => return None,
-    };
-    if value < 0.0 || !value.is_finite() {
-        return None;
-    }
-    Some((value * mult).round() as u64)
-}
+pub use tessera_config::parse_bytes;
 
 /// Formats a byte count the way Dask's repr does (`7.63 MiB`).
 pub fn format_bytes(n: u64) -> String {

@@ -257,6 +257,15 @@ pub enum Error {
     },
 }
 
+impl From<tessera_config::ConfigError> for Error {
+    fn from(e: tessera_config::ConfigError) -> Error {
+        match e {
+            tessera_config::ConfigError::Invalid(message) => Error::Config(message),
+            tessera_config::ConfigError::Io { path, source } => Error::Io { path, source },
+        }
+    }
+}
+
 impl Error {
     /// Shorthand for [`Error::Shape`].
     pub fn shape(op: impl Into<String>, detail: impl Into<String>) -> Error {

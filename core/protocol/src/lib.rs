@@ -4,7 +4,8 @@
 //! shapes and chunk grids ([`chunks`]), host interchange ([`host`]), counter-based random
 //! numbers ([`random`]), fused elementwise programs ([`program`]), the object-safe array
 //! backend trait ([`backend`]) and the dataframe backend trait with its expression IR
-//! ([`frame`]), the backend registry ([`registry`]), layered configuration ([`config`]),
+//! ([`frame`]), the backend registry ([`registry`]), layered configuration ([`config`], re-exported from
+//! `tessera-config`),
 //! and the one error type ([`error`]). What only the engines share at run time (worker pools, the seam
 //! between ranks, spill files) is `tessera-runtime`'s; the conversions across the plugin
 //! C ABI are `tessera-plugin-ffi`'s.
@@ -19,7 +20,9 @@
 
 pub mod backend;
 pub mod chunks;
-pub mod config;
+/// Layered configuration (`tessera-config`, beneath this crate; its errors convert into
+/// [`Error`] with `?`).
+pub use tessera_config as config;
 pub mod dtype;
 pub mod error;
 pub mod fallback;

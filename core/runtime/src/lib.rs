@@ -16,8 +16,8 @@
 //! - [`spill`]: the files a plan over `memory-limit` writes what it keeps to (LZ4 frames
 //!   under a per-process directory, read back as untrusted bytes).
 //!
-//! Configuration (`num-threads`, `scheduler`, `distributed.timeout`, `spill-dir`, ...) and
-//! the error type stay in `tessera-core`, which every layer reads.
+//! Configuration (`num-threads`, `scheduler`, `distributed.timeout`, `spill-dir`, ...) is
+//! `tessera-config`'s and the error type `tessera-core`'s; every layer reads both.
 
 pub mod allocator;
 pub mod cancel;

@@ -1,3 +1,11 @@
+//! # tessera-config
+//!
+//! The keys every layer of tessera reads (`array.backend`, `scheduler`, `memory-limit`,
+//! ...), in a crate of their own beneath the protocol: they know nothing of arrays, frames
+//! or backends, only names, defaults, validators and where a value came from. Errors are
+//! [`ConfigError`]s, which `tessera-core` turns into its `Error` (so `?` works anywhere);
+//! `tessera_core::config` re-exports this crate.
+//!
 //! Layered configuration, later layers win:
 //!
 //! 1. built-in defaults;
@@ -27,8 +35,60 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{LazyLock, RwLock};
 
-use crate::chunks::parse_bytes;
-use crate::error::{Error, Result};
+/// What can go wrong reading or setting configuration; the protocol turns it into its
+/// `Error::Config` or `Error::Io` (so `?` works in every tessera function).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// An unknown key, a bad value, an unreadable file: the message names what and where.
+    #[error("config: {0}")]
+    Invalid(String),
+    /// A config file that could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl ConfigError {
+    fn io(path: &Path, source: std::io::Error) -> ConfigError {
+        ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
+
+/// Parses a byte size such as `128MiB`, `1 GB`, `4096`, `2.5GiB`.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.trim().parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" | "k" => 1024.0,
+        "mib" | "m" => 1024.0 * 1024.0,
+        "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
+        "tib" | "t" => 1024.0f64.powi(4),
+        _ => return None,
+    };
+    if value < 0.0 || !value.is_finite() {
+        return None;
+    }
+    Some((value * mult).round() as u64)
+}
 
 /// A configuration key: its name, environment variable, default and meaning.
 #[derive(Debug, Clone, Copy)]
@@ -205,7 +265,7 @@ impl std::fmt::Display for Source {
 
 fn key(name: &str) -> Result<&'static Key> {
     KEYS.iter().find(|k| k.name == name).ok_or_else(|| {
-        Error::Config(format!(
+        ConfigError::Invalid(format!(
             "unknown key '{name}'; valid keys: {}",
             KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
         ))
@@ -215,7 +275,7 @@ fn key(name: &str) -> Result<&'static Key> {
 /// Validates a value for a key; `origin` names where it came from in the error.
 fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
     let bad = |what: &str| {
-        Err(Error::Config(format!(
+        Err(ConfigError::Invalid(format!(
             "{origin}: {} = '{value}': expected {what}",
             k.name
         )))
@@ -273,7 +333,7 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             "`true` or `false`"
         }
         _ if value.starts_with("<a TOML ") => {
-            return Err(Error::Config(format!(
+            return Err(ConfigError::Invalid(format!(
                 "{origin}: {} = {}",
                 k.name,
                 value.trim_start_matches('<').trim_end_matches('>')
@@ -376,40 +436,40 @@ fn read_file(path: &Path, required: bool, project: bool) -> Result<Option<FileLa
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => return Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::Config(format!(
+            return Err(ConfigError::Invalid(format!(
             "TESSERA_CONFIG names {}, which does not exist; point it at a tessera.toml or unset it",
             path.display()
         )))
         }
-        Err(e) => return Err(Error::io(path, e)),
+        Err(e) => return Err(ConfigError::io(path, e)),
     };
     let mut bytes = Vec::new();
     file.take(MAX_CONFIG_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
+        .map_err(|e| ConfigError::io(path, e))?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(Error::Config(format!(
+        return Err(ConfigError::Invalid(format!(
             "{}: larger than {MAX_CONFIG_BYTES} bytes; a tessera config file is a few lines of TOML",
             path.display()
         )));
     }
     let text = String::from_utf8(bytes)
-        .map_err(|_| Error::Config(format!("{}: not UTF-8 text", path.display())))?;
+        .map_err(|_| ConfigError::Invalid(format!("{}: not UTF-8 text", path.display())))?;
     let table: toml::Table = text
         .parse()
-        .map_err(|e| Error::Config(format!("{}: not valid TOML: {e}", path.display())))?;
+        .map_err(|e| ConfigError::Invalid(format!("{}: not valid TOML: {e}", path.display())))?;
     let mut values = BTreeMap::new();
     flatten("", &table, &mut values);
     for (name, value) in &values {
         let k = key(name).map_err(|e| match e {
-            Error::Config(m) => Error::Config(format!("{}: {m}", path.display())),
+            ConfigError::Invalid(m) => ConfigError::Invalid(format!("{}: {m}", path.display())),
             other => other,
         })?;
         validate(k, value, &path.display().to_string())?;
     }
     if project {
         if let Some(k) = TRUST_KEYS.iter().find(|k| values.contains_key(**k)) {
-            return Err(Error::Config(format!(
+            return Err(ConfigError::Invalid(format!(
                 "{}: {k} may only be set in your user config or the environment: a project \
                  file cannot vouch for the native code it names",
                 path.display()
@@ -464,13 +524,13 @@ fn with_files<T>(f: impl FnOnce(&[FileLayer]) -> T) -> Result<T> {
             return r
                 .as_ref()
                 .map(|l| f(l))
-                .map_err(|e| Error::Config(e.clone()));
+                .map_err(|e| ConfigError::Invalid(e.clone()));
         }
     }
     let mut guard = FILES.write().unwrap_or_else(|e| e.into_inner());
     if guard.is_none() {
         *guard = Some(load_files().map_err(|e| match e {
-            Error::Config(m) => m,
+            ConfigError::Invalid(m) => m,
             other => other.to_string(),
         }));
     }
@@ -479,7 +539,7 @@ fn with_files<T>(f: impl FnOnce(&[FileLayer]) -> T) -> Result<T> {
         .expect("just set")
         .as_ref()
         .map(|l| f(l))
-        .map_err(|e| Error::Config(e.clone()))
+        .map_err(|e| ConfigError::Invalid(e.clone()))
 }
 
 struct OverrideLayer {
@@ -507,8 +567,8 @@ impl Drop for ConfigGuard {
 /// Overrides keys until the guard drops (process-wide, like `dask.config.set`).
 ///
 /// ```
-/// let _g = tessera_core::config::set(&[("scheduler", "single-threaded")]).unwrap();
-/// assert_eq!(tessera_core::config::get("scheduler").unwrap().0, "single-threaded");
+/// let _g = tessera_config::set(&[("scheduler", "single-threaded")]).unwrap();
+/// assert_eq!(tessera_config::get("scheduler").unwrap().0, "single-threaded");
 /// ```
 pub fn set(values: &[(&str, &str)]) -> Result<ConfigGuard> {
     let mut map = BTreeMap::new();
@@ -547,7 +607,7 @@ fn check_env() -> Result<()> {
             .filter(|&(d, _)| d <= 2)
             .min()
         {
-            return Err(Error::Config(format!(
+            return Err(ConfigError::Invalid(format!(
                 "unknown environment variable {var}; did you mean {}? valid: TESSERA_CONFIG, {}",
                 near.1,
                 KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
@@ -604,7 +664,7 @@ pub fn get(name: &str) -> Result<(String, Source)> {
     match from_file {
         Some((v, source, true)) if k.name == "plugins" && !v.trim().is_empty() => {
             if !allow_project_plugins()? {
-                return Err(Error::Config(format!(
+                return Err(ConfigError::Invalid(format!(
                     "{source} names plugins ({v}), and a tessera.toml in the working directory \
                      may not load native code on its own; allow it with \
                      allow-project-plugins = true in your user config \
@@ -667,7 +727,7 @@ pub fn dataframe_backend() -> Result<String> {
 /// `scheduler`.
 pub fn scheduler() -> Result<SchedulerKind> {
     let (v, _) = get("scheduler")?;
-    parse_scheduler(&v).ok_or_else(|| Error::Config(format!("bad scheduler '{v}'")))
+    parse_scheduler(&v).ok_or_else(|| ConfigError::Invalid(format!("bad scheduler '{v}'")))
 }
 
 /// `num-threads` (0 means one per core).
@@ -675,7 +735,7 @@ pub fn num_threads() -> Result<usize> {
     let (v, _) = get("num-threads")?;
     v.trim()
         .parse()
-        .map_err(|_| Error::Config(format!("bad num-threads '{v}'")))
+        .map_err(|_| ConfigError::Invalid(format!("bad num-threads '{v}'")))
 }
 
 /// `array.chunk-size` in bytes.
@@ -683,7 +743,7 @@ pub fn chunk_size_bytes() -> Result<usize> {
     let (v, _) = get("array.chunk-size")?;
     parse_bytes(&v)
         .map(|b| b as usize)
-        .ok_or_else(|| Error::Config(format!("bad array.chunk-size '{v}'")))
+        .ok_or_else(|| ConfigError::Invalid(format!("bad array.chunk-size '{v}'")))
 }
 
 /// `array.split-every`.
@@ -691,7 +751,7 @@ pub fn split_every() -> Result<usize> {
     let (v, _) = get("array.split-every")?;
     v.trim()
         .parse()
-        .map_err(|_| Error::Config(format!("bad array.split-every '{v}'")))
+        .map_err(|_| ConfigError::Invalid(format!("bad array.split-every '{v}'")))
 }
 
 fn parse_bool(v: &str) -> Option<bool> {
@@ -705,25 +765,25 @@ fn parse_bool(v: &str) -> Option<bool> {
 /// `optimize`: whether lowering fuses and pushes slices down.
 pub fn optimize() -> Result<bool> {
     let (v, _) = get("optimize")?;
-    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad optimize '{v}'")))
+    parse_bool(&v).ok_or_else(|| ConfigError::Invalid(format!("bad optimize '{v}'")))
 }
 
 /// `tune-allocator`: whether the first worker pool tunes glibc's malloc (`tessera_runtime::allocator`).
 pub fn tune_allocator() -> Result<bool> {
     let (v, _) = get("tune-allocator")?;
-    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad tune-allocator '{v}'")))
+    parse_bool(&v).ok_or_else(|| ConfigError::Invalid(format!("bad tune-allocator '{v}'")))
 }
 
 /// `allow-project-plugins`: whether a project-local `tessera.toml` may name plugins.
 pub fn allow_project_plugins() -> Result<bool> {
     let (v, _) = get("allow-project-plugins")?;
-    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad allow-project-plugins '{v}'")))
+    parse_bool(&v).ok_or_else(|| ConfigError::Invalid(format!("bad allow-project-plugins '{v}'")))
 }
 
 /// `plugins-allow-writable`: whether plugin libraries others could replace may load.
 pub fn plugins_allow_writable() -> Result<bool> {
     let (v, _) = get("plugins-allow-writable")?;
-    parse_bool(&v).ok_or_else(|| Error::Config(format!("bad plugins-allow-writable '{v}'")))
+    parse_bool(&v).ok_or_else(|| ConfigError::Invalid(format!("bad plugins-allow-writable '{v}'")))
 }
 
 /// `plugins`: the plugin library paths as one platform path list (may be empty).
@@ -750,7 +810,7 @@ pub fn parse_seconds(s: &str) -> Option<std::time::Duration> {
 /// `distributed.timeout`: how long a rank waits for another with no progress.
 pub fn distributed_timeout() -> Result<std::time::Duration> {
     let (v, _) = get("distributed.timeout")?;
-    parse_seconds(&v).ok_or_else(|| Error::Config(format!("bad distributed.timeout '{v}'")))
+    parse_seconds(&v).ok_or_else(|| ConfigError::Invalid(format!("bad distributed.timeout '{v}'")))
 }
 
 /// The object-store settings (`storage.*`), validated.
@@ -803,7 +863,7 @@ pub fn memory_limit() -> Result<Option<u64>> {
     match v.trim() {
         "none" | "" => Ok(None),
         s => parse_bytes(s).filter(|&b| b > 0).map(Some).ok_or_else(|| {
-            Error::Config(format!(
+            ConfigError::Invalid(format!(
                 "bad memory-limit '{v}': give a byte size above 0 such as `8GiB`, or `none`"
             ))
         }),
