@@ -39,11 +39,23 @@ pub fn ones(
     chunks: Option<&Bound<'_, PyAny>>,
     backend: Option<&str>,
 ) -> PyResult<PyArray> {
+    constant(py, shape, dtype, chunks, backend, tessera::Scalar::one)
+}
+
+/// An array of one value per dtype (`ones`, `zeros`), float64 unless `dtype` is given.
+fn constant(
+    py: Python<'_>,
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    chunks: Option<&Bound<'_, PyAny>>,
+    backend: Option<&str>,
+    value: fn(DType) -> tessera::Scalar,
+) -> PyResult<PyArray> {
     let shape = shape_of(shape)?;
     let d = dtype_or(py, dtype, DType::F64)?;
-    wrap(Array::ones(
+    wrap(Array::full(
         &shape,
-        d,
+        value(d),
         chunks_of(chunks, shape.len())?,
         backend,
     ))
@@ -59,14 +71,7 @@ pub fn zeros(
     chunks: Option<&Bound<'_, PyAny>>,
     backend: Option<&str>,
 ) -> PyResult<PyArray> {
-    let shape = shape_of(shape)?;
-    let d = dtype_or(py, dtype, DType::F64)?;
-    wrap(Array::zeros(
-        &shape,
-        d,
-        chunks_of(chunks, shape.len())?,
-        backend,
-    ))
+    constant(py, shape, dtype, chunks, backend, tessera::Scalar::zero)
 }
 
 /// An uninitialised array in NumPy's terms; tessera fills it with zeros (a lazy array
