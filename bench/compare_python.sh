@@ -4,14 +4,14 @@
 # workloads from Rust (examples bench and frame_bench) so the two sets of ratios can be
 # compared, then a table.
 #
-#   bench/compare_python.sh [WORKLOADS]      (default: headline,taxi_groupby,join,overhead)
+#   bench/compare_python.sh [WORKLOADS]      (default: headline,taxi_groupby,join,overhead,export)
 #   DASK_VENV=/path/to/venv bench/compare_python.sh
 #
 # The venv lives OUTSIDE the repository; this installs the peers and `pip install ./python`
 # (a release build of the extension) into it. The taxi CSV (5M rows, ~200 MB) is written
 # once into the temporary directory by the Rust frame_bench.
 set -euo pipefail
-WORKLOADS=${1:-headline,taxi_groupby,join,overhead}
+WORKLOADS=${1:-headline,taxi_groupby,join,overhead,export}
 VENV=${DASK_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/tessera-bench-venv}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")

@@ -7,8 +7,11 @@ JSON lines (one per engine and workload, best of REPEAT):
                 tessera vs Dask, pandas, Polars (lazy)
   join          inner join of 20M x 1M rows on an int64 key, then len (16 x 1 partitions)
                 tessera vs Dask, Polars (lazy)
-  overhead      compute() of a one-element sum, the binding's cost per call (median of
-                1000) next to the same call's engine time
+  overhead      compute() of a one-element sum, end to end (median of 1000): the binding's
+                cost per call is below it
+  export        handing a computed 1 GiB result over: an array to NumPy (the engine's
+                buffer becomes the ndarray's), a frame to pyarrow (the C stream capsule,
+                then pyarrow's import of it); the addresses are checked equal
 
 Run by bench/compare_python.sh, which installs tessera (`pip install ./python`) and the
 peers into a virtual environment outside the repository.
@@ -27,7 +30,7 @@ from dataframe_peers import join_frames, timed  # noqa: E402 - the same inputs a
 
 
 def emit(engine, workload, seconds, **extra):
-    print(json.dumps({"engine": engine, "workload": workload, "seconds": round(seconds, 5), **extra}), flush=True)
+    print(json.dumps({"engine": engine, "workload": workload, "seconds": round(seconds, 7), **extra}), flush=True)
 
 
 def headline(a, engines):
@@ -120,9 +123,39 @@ def overhead(a, engines):
     emit("tessera", "overhead", statistics.median(calls), p99=sorted(calls)[989], unit="seconds per compute() of a one-element sum, end to end")
 
 
+def export(a, engines):
+    import pyarrow as pa
+
+    import tessera as ts
+
+    n = (1 << 30) // 8
+    x = ts.ones(n, chunks=n // 16) * 2.0
+    handed = []
+    for _ in range(a.repeat):
+        out, address, seconds = x._compute_traced()
+        assert out.__array_interface__["data"][0] == address
+        handed.append(seconds)
+        del out
+    emit("tessera", "export_array_1gib", min(handed), unit="seconds to hand a computed 1 GiB array to NumPy")
+    src = pa.table({"a": np.arange(n // 2, dtype="float64"), "b": np.ones(n // 2)})
+    r = ts.from_arrow(src, npartitions=8).compute()
+    capsule, imported = [], []
+    for _ in range(a.repeat):
+        t = time.perf_counter()
+        r.__arrow_c_stream__()
+        capsule.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        table = pa.table(r)
+        imported.append(time.perf_counter() - t)
+        got = [c.buffers()[-1].address for c in table.column(0).chunks]
+        assert got == [b[0] for b in r._buffer_addresses()]
+    emit("tessera", "export_frame_1gib_capsule", min(capsule), unit="seconds to make the C stream capsule of a 1 GiB result")
+    emit("tessera", "export_frame_1gib_pyarrow", min(imported), unit="seconds for pyarrow.table() to take it (pyarrow's import of 8 batches x 2 columns)")
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--workloads", default="headline,taxi_groupby,join,overhead")
+    p.add_argument("--workloads", default="headline,taxi_groupby,join,overhead,export")
     p.add_argument("--engines", default="tessera,dask,pandas,polars")
     p.add_argument("--csv", default=None)
     p.add_argument("--n", type=int, default=20_000)
@@ -136,7 +169,9 @@ def main():
     for w in a.workloads.split(","):
         if w == "taxi_groupby" and not a.csv:
             sys.exit("taxi_groupby needs --csv (bench/compare_python.sh writes it)")
-        {"headline": headline, "taxi_groupby": taxi_groupby, "join": join, "overhead": overhead}[w](a, engines)
+        {"headline": headline, "taxi_groupby": taxi_groupby, "join": join, "overhead": overhead, "export": export}[
+            w
+        ](a, engines)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
 """Zero-copy hand-over, checked by buffer addresses: a 1 GiB computed array is the
-buffer the engine wrote (NumPy's data pointer), handed over in under a millisecond; a
-computed frame's columns are the engine's Arrow buffers in pyarrow and Polars; a frame
-made from a pyarrow table reads the table's own buffers. DLPack and the buffer protocol
-go through the same NumPy array."""
-
-import time
+buffer the engine wrote (NumPy's data pointer); a 1 GiB computed frame's columns are the
+engine's Arrow buffers in pyarrow and Polars; a frame made from a pyarrow table reads the
+table's own buffers. DLPack and the buffer protocol go through the same NumPy array. How
+long the hand-over takes is a benchmark figure (`bench/python_workloads.py export`), not
+an assertion here: the machines are shared and noisy."""
 
 import numpy as np
 import pytest
@@ -17,10 +16,9 @@ GIB = 1 << 30
 def test_a_1_gib_array_result_is_the_engines_buffer():
     n = GIB // 8
     x = ts.ones(n, dtype="float64", chunks=n // 16) * 2.0
-    out, address, export_seconds = x._compute_traced()
+    out, address, _seconds = x._compute_traced()
     assert out.nbytes == GIB
     assert out.__array_interface__["data"][0] == address, "NumPy got a copy, not the engine's buffer"
-    assert export_seconds < 1e-3, f"handing 1 GiB to NumPy took {export_seconds * 1e3:.3f} ms"
     assert out[0] == 2.0 and out[-1] == 2.0
     # The memory is NumPy's to keep: it outlives the tessera objects.
     del x
@@ -47,13 +45,10 @@ def test_a_large_frame_result_exports_its_buffers_without_copying():
     df = ts.from_arrow(src, npartitions=8)
     r = df.compute()
     ours = r._buffer_addresses()
-    start = time.perf_counter()
     t = pa.table(r)
-    export_seconds = time.perf_counter() - start
     assert t.num_rows == n
     theirs = [[chunk.buffers()[-1].address for chunk in (col.chunks[i] for col in t.columns)] for i in range(t.column(0).num_chunks)]
     assert theirs == ours, "pyarrow holds copies, not the engine's buffers"
-    assert export_seconds < 1e-3, f"export took {export_seconds * 1e3:.3f} ms"
     # The frame made from pyarrow data read the table's own buffers (no copy on the way
     # in): every partition's values lie inside the source column's buffer.
     for part in ours:
