@@ -460,6 +460,41 @@ impl PyDataFrame {
         }
     }
 
+    /// Computes the frame and exports it through the Arrow PyCapsule interface, so
+    /// `polars.DataFrame(df)` and `pyarrow.table(df)` take a lazy frame directly.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let df = self.inner.clone();
+        let c = detached(py, move || df.compute())?;
+        export_stream(py, c.schema, c.batches)
+    }
+
+    /// `func` applied to every partition as a `pandas.DataFrame` (Dask's
+    /// `map_partitions`; `arrow=True` passes a `pyarrow.Table` instead), returning a frame
+    /// of the same kind. The output's columns are found, as Dask's `meta`, by calling
+    /// `func` on an empty partition. The GIL is taken only inside `func`; an exception it
+    /// raises comes out of `compute()` as itself.
+    #[pyo3(signature = (func, arrow=false))]
+    fn map_partitions(
+        &self,
+        py: Python<'_>,
+        func: Py<PyAny>,
+        arrow: bool,
+    ) -> PyResult<PyDataFrame> {
+        let empty = RecordBatch::new_empty(self.inner.schema());
+        let meta = call_on_partition(py, &func, empty, arrow)?;
+        let f = move |batch: RecordBatch| {
+            Python::attach(|py| call_on_partition(py, &func, batch, arrow))
+                .map_err(|e| crate::errors::park_python_error("map_partitions", "the function", e))
+        };
+        wrap(self.inner.map_partitions_with_schema(f, meta.schema()))
+    }
+
     /// The rows where `predicate` (a boolean expression) holds.
     fn filter(&self, predicate: &PyExpr) -> PyResult<PyDataFrame> {
         wrap(self.inner.filter(predicate.inner.clone()))
@@ -848,4 +883,43 @@ fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -> PyResult<
         batches: batches.to_vec(),
     };
     c.concat().py_err()
+}
+
+/// Calls `func` with `batch` as a pandas frame (or a pyarrow table with `arrow`) and reads
+/// its result back as one batch, plain strings for large or view ones.
+fn call_on_partition(
+    py: Python<'_>,
+    func: &Py<PyAny>,
+    batch: RecordBatch,
+    arrow: bool,
+) -> PyResult<RecordBatch> {
+    let pa = py.import("pyarrow")?;
+    let schema = batch.schema();
+    let part = Py::new(
+        py,
+        PyComputed::from(Computed {
+            schema,
+            batches: vec![batch],
+        }),
+    )?;
+    let table = pa.call_method1("table", (part,))?;
+    let arg = if arrow {
+        table
+    } else {
+        table.call_method0("to_pandas")?
+    };
+    let out = func.bind(py).call1((arg,))?;
+    let out = if arrow || out.hasattr("__arrow_c_stream__")? {
+        out
+    } else {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("preserve_index", false)?;
+        pa.getattr("Table")?
+            .call_method("from_pandas", (out,), Some(&kwargs))?
+    };
+    let normalized = py
+        .import("tessera")?
+        .call_method1("_normalized_arrow", (out,))?;
+    let (schema, batches) = import_stream(&normalized)?;
+    arrow_select_concat(&schema, &batches)
 }

@@ -197,3 +197,38 @@ def test_bad_frame_arguments_are_typed_errors(trips):
         df["nope"]
     with pytest.raises(TypeError, match="truth value"):
         bool(df.fare > 1)
+
+
+def test_map_partitions_calls_python_with_pandas_partitions(trips):
+    seen = []
+
+    def f(part):
+        seen.append(len(part))
+        return part.assign(fare_cents=(part.fare * 100).round().astype("int64"))[["zone", "fare_cents"]]
+
+    df = frame(trips, 5).map_partitions(f)
+    assert df.columns == ["zone", "fare_cents"]
+    seen.clear()
+    got = df.compute().to_pandas()
+    assert sorted(seen) == sorted(len(p) for p in np.array_split(trips, 5))
+    want = trips.assign(fare_cents=(trips.fare * 100).round().astype("int64"))[["zone", "fare_cents"]]
+    same(got, want, ["zone", "fare_cents"])
+    pa = pytest.importorskip("pyarrow")
+    n = frame(trips, 3).map_partitions(lambda t: t.select(["zone"]), arrow=True).compute()
+    assert isinstance(pa.table(n), pa.Table) and len(n) == len(trips)
+
+
+def test_an_exception_in_map_partitions_surfaces_as_itself(trips):
+    def f(part):
+        if len(part) and part.zone.iloc[0] >= 0:
+            raise LookupError("partition refused")
+        return part
+
+    with pytest.raises(LookupError, match="partition refused"):
+        frame(trips, 3).map_partitions(f).compute()
+
+
+def test_a_lazy_frame_exports_the_arrow_stream(trips):
+    pl = pytest.importorskip("polars")
+    df = frame(trips).filter(ts.col("zone") == 3)
+    assert pl.DataFrame(df).height == int((trips.zone == 3).sum())
