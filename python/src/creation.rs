@@ -355,11 +355,21 @@ pub struct PyRandomState {
     seed: u64,
 }
 
-fn size_of(size: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<usize>> {
-    match size.filter(|s| !s.is_none()) {
-        None => Ok(Vec::new()),
-        Some(s) => shape_of(s),
-    }
+/// The shape (`size`: an int, a tuple, or `None` for a scalar), dtype (`default` unless
+/// given) and chunk spec of a draw.
+fn draw(
+    py: Python<'_>,
+    size: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    default: DType,
+    chunks: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Vec<usize>, DType, tessera::ChunkSpec)> {
+    let shape = match size.filter(|s| !s.is_none()) {
+        None => Vec::new(),
+        Some(s) => shape_of(s)?,
+    };
+    let spec = chunks_of(chunks, shape.len())?;
+    Ok((shape, dtype_or(py, dtype, default)?, spec))
 }
 
 #[pymethods]
@@ -391,16 +401,11 @@ impl PyRandomState {
         dtype: Option<&Bound<'_, PyAny>>,
         backend: Option<&str>,
     ) -> PyResult<PyArray> {
-        let shape = size_of(size)?;
-        let d = dtype_or(py, dtype, DType::F64)?;
-        wrap(self.inner.normal_typed(
-            loc,
-            scale,
-            d,
-            &shape,
-            chunks_of(chunks, shape.len())?,
-            backend,
-        ))
+        let (shape, d, spec) = draw(py, size, dtype, DType::F64, chunks)?;
+        wrap(
+            self.inner
+                .normal_typed(loc, scale, d, &shape, spec, backend),
+        )
     }
 
     /// Uniform draws in `[low, high)`.
@@ -416,31 +421,24 @@ impl PyRandomState {
         dtype: Option<&Bound<'_, PyAny>>,
         backend: Option<&str>,
     ) -> PyResult<PyArray> {
-        let shape = size_of(size)?;
-        let d = dtype_or(py, dtype, DType::F64)?;
-        wrap(self.inner.uniform_typed(
-            low,
-            high,
-            d,
-            &shape,
-            chunks_of(chunks, shape.len())?,
-            backend,
-        ))
+        let (shape, d, spec) = draw(py, size, dtype, DType::F64, chunks)?;
+        wrap(
+            self.inner
+                .uniform_typed(low, high, d, &shape, spec, backend),
+        )
     }
 
     /// Uniform draws in `[0, 1)`.
     #[pyo3(signature = (size=None, chunks=None, backend=None))]
     fn random_sample(
         &self,
+        py: Python<'_>,
         size: Option<&Bound<'_, PyAny>>,
         chunks: Option<&Bound<'_, PyAny>>,
         backend: Option<&str>,
     ) -> PyResult<PyArray> {
-        let shape = size_of(size)?;
-        wrap(
-            self.inner
-                .uniform(0.0, 1.0, &shape, chunks_of(chunks, shape.len())?, backend),
-        )
+        let (shape, d, spec) = draw(py, size, None, DType::F64, chunks)?;
+        wrap(self.inner.uniform_typed(0.0, 1.0, d, &shape, spec, backend))
     }
 
     /// Integers in `[low, high)` (`randint(high)` draws from `[0, high)`).
@@ -460,12 +458,8 @@ impl PyRandomState {
             Some(h) => (low, h),
             None => (0, low),
         };
-        let shape = size_of(size)?;
-        let d = dtype_or(py, dtype, DType::I64)?;
-        wrap(
-            self.inner
-                .randint(lo, hi, d, &shape, chunks_of(chunks, shape.len())?, backend),
-        )
+        let (shape, d, spec) = draw(py, size, dtype, DType::I64, chunks)?;
+        wrap(self.inner.randint(lo, hi, d, &shape, spec, backend))
     }
 
     fn __repr__(&self) -> String {
