@@ -16,7 +16,8 @@ use tessera::program::{BinaryOp, UnaryOp};
 use tessera::{Array, DType, HostArray, Index};
 
 use crate::convert::{
-    chunks_of, dtype_of, host_to_numpy, numpy_to_host, scalar_as, scalar_to_py, weak_scalar,
+    chunks_of, dtype_of, host_to_numpy, numpy_to_host, scalar_as, scalar_if_0d, scalar_to_py,
+    weak_scalar,
 };
 use crate::errors::{park_python_error, IntoPy};
 use crate::run::detached;
@@ -39,7 +40,11 @@ impl From<Array> for PyArray {
 /// The other operand of a binary operator: a tessera array, a Python scalar (weak), or
 /// anything NumPy converts (a NumPy scalar keeps its dtype; an array is chunked like
 /// `like`).
-fn operand(py: Python<'_>, other: &Bound<'_, PyAny>, like: &Array) -> PyResult<Option<Operand>> {
+pub fn operand(
+    py: Python<'_>,
+    other: &Bound<'_, PyAny>,
+    like: &Array,
+) -> PyResult<Option<Operand>> {
     if let Ok(a) = other.cast::<PyArray>() {
         return Ok(Some(Operand::Array(a.get().inner.clone())));
     }
@@ -240,15 +245,17 @@ fn chunks_tuple<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyTuple>
     PyTuple::new(py, axes)
 }
 
-/// The computed array as NumPy (a 0-d result as a NumPy scalar, as Dask gives it).
-fn to_numpy<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
+/// Computes `a` without the GIL (Ctrl-C cancels it) and hands the result to NumPy: the
+/// ndarray, which owns the engine's buffer.
+fn computed_ndarray<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
     let arr = a.clone();
     let host = detached(py, move || arr.compute())?;
-    let (out, _) = host_to_numpy(py, host);
-    if a.ndim() == 0 {
-        return out.get_item(PyTuple::empty(py));
-    }
-    Ok(out)
+    Ok(host_to_numpy(py, host).0)
+}
+
+/// The computed array as NumPy (a 0-d result as a NumPy scalar, as Dask gives it).
+fn to_numpy<'py>(py: Python<'py>, a: &Array) -> PyResult<Bound<'py, PyAny>> {
+    scalar_if_0d(computed_ndarray(py, a)?)
 }
 
 #[pymethods]
@@ -393,9 +400,7 @@ impl PyArray {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let arr = self.inner.clone();
-        let host = detached(py, move || arr.compute())?;
-        let (out, _) = host_to_numpy(py, host);
+        let out = computed_ndarray(py, &self.inner)?;
         match dtype.filter(|d| !d.is_none()) {
             None => Ok(out),
             Some(d) => {
@@ -415,10 +420,7 @@ impl PyArray {
         kwargs: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         self.host_only("__dlpack__")?;
-        let out = to_numpy(py, &self.inner)?;
-        let np = py.import("numpy")?;
-        np.call_method1("asarray", (out,))?
-            .call_method("__dlpack__", (), kwargs)
+        computed_ndarray(py, &self.inner)?.call_method("__dlpack__", (), kwargs)
     }
 
     /// The DLPack device: `(1, 0)`, the CPU, for host backends.

@@ -221,3 +221,15 @@ pub fn host_to_numpy(py: Python<'_>, host: HostArray) -> (Bound<'_, PyAny>, usiz
         (numpy::PyArray::from_owned_array(py, a).into_any(), address)
     })
 }
+
+/// A computed NumPy array as Dask returns it: a 0-d result as a NumPy scalar.
+///
+/// # Errors
+/// What NumPy's indexing raises (nothing for an ndarray).
+pub fn scalar_if_0d(out: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
+    if out.getattr("ndim")?.extract::<usize>()? == 0 {
+        out.get_item(PyTuple::empty(out.py()))
+    } else {
+        Ok(out)
+    }
+}

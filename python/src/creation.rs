@@ -9,12 +9,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use tessera::{Array, DType, RandomState};
 
-use crate::array::{map_blocks_impl, PyArray};
+use crate::array::{map_blocks_impl, operand, PyArray};
 use crate::convert::{
-    chunks_of, dtype_of, dtype_or, host_to_numpy, numpy_to_host, scalar_as, shape_of, weak_scalar,
+    chunks_of, dtype_of, dtype_or, host_to_numpy, numpy_to_host, scalar_as, scalar_if_0d, shape_of,
+    weak_scalar,
 };
 use crate::errors::IntoPy;
 use crate::run::detached;
+use crate::ufunc::Operand;
 
 fn wrap(a: tessera::Result<Array>) -> PyResult<PyArray> {
     a.py_err().map(Into::into)
@@ -103,10 +105,7 @@ pub fn full(
     let d = match dtype.filter(|d| !d.is_none()) {
         Some(d) => dtype_of(py, d)?,
         None => match weak_scalar(fill_value)? {
-            Some(s) => match s.dtype() {
-                DType::U64 => DType::U64,
-                other => other,
-            },
+            Some(s) => s.dtype(),
             None => dtype_of(py, &fill_value.getattr("dtype")?)?,
         },
     };
@@ -137,9 +136,8 @@ pub fn arange(
         .flatten()
         .filter(|v| !v.is_none())
         .collect();
-    let all_int = given
-        .iter()
-        .all(|v| v.extract::<i64>().is_ok() && !v.is_instance_of::<pyo3::types::PyFloat>());
+    // A float has no `__index__`, so only ints (Python's or NumPy's) extract.
+    let all_int = given.iter().all(|v| v.extract::<i64>().is_ok());
     let f = |v: &Bound<'_, PyAny>| -> PyResult<f64> { v.call_method0("__float__")?.extract() };
     let (lo, hi) = match stop.filter(|s| !s.is_none()) {
         Some(s) => (f(start)?, f(s)?),
@@ -261,25 +259,31 @@ fn weak_dtype(s: &tessera::Scalar, like: Option<DType>) -> DType {
     }
 }
 
+/// `v` as an array for `where`: a weak scalar becomes a 0-d array of the dtype NEP 50
+/// gives it beside `like` (its own alone); anything else as an operator's operand.
 fn as_array(
     py: Python<'_>,
     v: &Bound<'_, PyAny>,
+    c: &Array,
     like: Option<&Array>,
-    backend: &str,
 ) -> PyResult<Array> {
-    if let Ok(a) = v.cast::<PyArray>() {
-        return Ok(a.get().inner.clone());
+    match operand(py, v, c)? {
+        Some(Operand::Array(a)) => Ok(a),
+        Some(Operand::Weak(s)) => {
+            let d = weak_dtype(&s, like.map(Array::dtype));
+            Array::full(
+                &[],
+                s.cast(d),
+                tessera::ChunkSpec::Auto,
+                Some(c.backend_name()),
+            )
+            .py_err()
+        }
+        None => Err(PyTypeError::new_err(format!(
+            "where takes tessera arrays, NumPy data or Python scalars, got {}",
+            v.get_type()
+        ))),
     }
-    if let Some(s) = weak_scalar(v)? {
-        let d = weak_dtype(&s, like.map(Array::dtype));
-        return Array::full(&[], s.cast(d), tessera::ChunkSpec::Auto, Some(backend)).py_err();
-    }
-    Array::from_host(
-        numpy_to_host(py, v)?,
-        tessera::ChunkSpec::Auto,
-        Some(backend),
-    )
-    .py_err()
 }
 
 /// `x` where `condition` is true, else `y` (arrays, broadcast; scalars allowed).
@@ -292,13 +296,12 @@ pub fn where_(
     y: &Bound<'_, PyAny>,
 ) -> PyResult<PyArray> {
     let c = &condition.inner;
-    let backend = c.backend_name().to_string();
     let like = [x, y]
         .iter()
         .find_map(|v| v.cast::<PyArray>().ok().map(|a| a.get().inner.clone()));
     let (a, b) = (
-        as_array(py, x, like.as_ref(), &backend)?,
-        as_array(py, y, like.as_ref(), &backend)?,
+        as_array(py, x, c, like.as_ref())?,
+        as_array(py, y, c, like.as_ref())?,
     );
     wrap(c.where_(&a, &b))
 }
@@ -333,15 +336,7 @@ pub fn compute<'py>(
     let hosts = detached(py, move || tessera::exec::compute_many(&inner))?;
     let outs: Vec<Bound<'py, PyAny>> = hosts
         .into_iter()
-        .zip(&arrays)
-        .map(|(h, a)| {
-            let (out, _) = host_to_numpy(py, h);
-            if a.get().inner.ndim() == 0 {
-                out.get_item(PyTuple::empty(py))
-            } else {
-                Ok(out)
-            }
-        })
+        .map(|h| scalar_if_0d(host_to_numpy(py, h).0))
         .collect::<PyResult<_>>()?;
     PyTuple::new(py, outs)
 }

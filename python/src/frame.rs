@@ -871,13 +871,14 @@ fn frame_from_batches(
             backend,
         )),
         (Some(n), _) => {
-            let one = arrow_select_concat(&schema, &batches)?;
+            let one = concat(&schema, &batches)?;
             wrap(DataFrame::from_record_batch(one, n.max(1), backend))
         }
     }
 }
 
-fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -> PyResult<RecordBatch> {
+/// `batches` as one batch (the engine's `Computed::concat`).
+fn concat(schema: &SchemaRef, batches: &[RecordBatch]) -> PyResult<RecordBatch> {
     let c = Computed {
         schema: Arc::clone(schema),
         batches: batches.to_vec(),
@@ -921,5 +922,5 @@ fn call_on_partition(
         .import("tessera")?
         .call_method1("_normalized_arrow", (out,))?;
     let (schema, batches) = import_stream(&normalized)?;
-    arrow_select_concat(&schema, &batches)
+    concat(&schema, &batches)
 }
