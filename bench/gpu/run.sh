@@ -8,10 +8,12 @@
 #      between streams (see the step);
 #   3. the headline's random array bit for bit against the CPU backend, and the headline
 #      next to CuPy + Dask at each size and chunk;
-#   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask.
+#   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask;
+#   5. the frame suite on the `cuda` dataframe backend, then again under memcheck
+#      (`frame`; its native and host-fallback cases are counted in the summary line).
 # Every result lands in $OUT as it comes, so a step cut off by its limit still leaves
 # what it printed.
-#   STEPS (default "conformance,memcheck,streams,headline,svd": the steps to run; e.g.
+#   STEPS (default "conformance,memcheck,streams,headline,svd,frame": the steps to run; e.g.
 #   STEPS=headline SIZES=200000,500000 CHUNKS=10000 for the seed's own size alone),
 #   SIZES (default "20000,80000"), CHUNKS (default "2000,10000"), SVD_ROWS (default
 #   "10000,20000"); T_CONF, T_CHECK, T_PEER, T_SVD: each step's limit in seconds.
@@ -24,7 +26,7 @@ chunks="${CHUNKS:-2000,10000}"
 svd_rows="${SVD_ROWS:-10000,20000}"
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/tessera-cache}"
 step() { echo "== $1 $(date +%T)" | tee -a "$out/steps.txt"; }
-steps=",${STEPS:-conformance,memcheck,streams,headline,svd},"
+steps=",${STEPS:-conformance,memcheck,streams,headline,svd,frame},"
 wanted() { [[ "$steps" == *",$1,"* ]]; }
 
 step card
@@ -106,5 +108,18 @@ if wanted svd; then
         timeout "${T_SVD:-60}" python3 bench/dask_linalg.py compressed --backend cupy --chunk-rows "$r" \
             --repeat 3 2>&1 | tail -n 3 | tee -a "$out/svd.jsonl"
     done
+fi
+# The dataframe backend: the whole frame suite (`pass` = native throughout, `fallback` =
+# passed with a step on the host), then under memcheck.
+if wanted frame; then
+    step frame
+    mkdir -p "$out/frame"
+    timeout "${T_CONF:-150}" "$bin/tessera-conformance" --frame-backend cuda --quiet \
+        >"$out/frame/suite.txt" 2>&1
+    echo "exit $?" >>"$out/frame/suite.txt"
+    timeout "${T_CONF:-150}" compute-sanitizer --tool memcheck --error-exitcode 3 \
+        "$bin/tessera-conformance" --frame-backend cuda --quiet >"$out/frame/memcheck.txt" 2>&1
+    echo "exit $?" >>"$out/frame/memcheck.txt"
+    grep -h "cases:\|ERROR SUMMARY\|^exit" "$out/frame"/*.txt
 fi
 step done

@@ -27,6 +27,7 @@
 
 pub mod codegen;
 pub mod device;
+pub mod frame;
 pub mod host_bytes;
 pub mod nvrtc;
 pub mod probe;

@@ -336,7 +336,11 @@ fn run_case(
         }
     }
     let side = FrameSide::new(backend.clone(), false);
+    // A frame case runs its stages on the pool's threads: the fallbacks they record are
+    // read back by mark, for this backend.
+    let mark = tessera_core::fallback::mark();
     let got = run_side(case, &side, seed);
+    let fallbacks = tessera_core::fallback::since(mark, backend.name());
     if declared_missing(backend.as_ref(), case.family.need) {
         return match got {
             Err(Error::Unsupported { .. } | Error::FrameUnsupported { .. }) => {
@@ -381,7 +385,18 @@ fn run_case(
             return verdict(Outcome::Fail, format!("{which}{m}"));
         }
     }
-    verdict(Outcome::Pass, String::new())
+    if fallbacks.is_empty() {
+        verdict(Outcome::Pass, String::new())
+    } else {
+        verdict(
+            Outcome::Fallback,
+            fallbacks
+                .iter()
+                .map(|f| format!("{}: {}", f.op, f.why))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    }
 }
 
 /// `Ok` when the reference's outputs are what the oracle states, else why not.

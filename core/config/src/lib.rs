@@ -118,6 +118,12 @@ pub const KEYS: &[Key] = &[
         doc: "backend new dataframes are created on (see `tessera backends`)",
     },
     Key {
+        name: "dataframe.fallback",
+        env: "TESSERA_DATAFRAME_FALLBACK",
+        default: "allow",
+        doc: "what a dataframe backend does with a step it cannot run natively (the `cuda` backend's host fallbacks, which `explain()` lists): `allow` runs it on the host, recorded and logged; `error` refuses it with the reason",
+    },
+    Key {
         name: "scheduler",
         env: "TESSERA_SCHEDULER",
         default: "threads",
@@ -307,6 +313,7 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             "a byte size above 0 such as `8GiB`, or `none` for no limit"
         }
         "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
+        "dataframe.fallback" if parse_fallback(value).is_none() => "`allow` or `error`",
         "progress" if !matches!(value.trim(), "auto" | "always" | "never") => {
             "`auto`, `always` or `never`"
         }
@@ -722,6 +729,29 @@ pub fn array_backend() -> Result<String> {
 /// `dataframe.backend`.
 pub fn dataframe_backend() -> Result<String> {
     Ok(get("dataframe.backend")?.0.trim().to_string())
+}
+
+/// What `dataframe.fallback` asks of a backend that cannot run a step natively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FallbackPolicy {
+    /// Run it another way (on the host), recorded and logged.
+    Allow,
+    /// Refuse it with the reason.
+    Error,
+}
+
+fn parse_fallback(s: &str) -> Option<FallbackPolicy> {
+    match s.trim() {
+        "allow" => Some(FallbackPolicy::Allow),
+        "error" => Some(FallbackPolicy::Error),
+        _ => None,
+    }
+}
+
+/// `dataframe.fallback`.
+pub fn dataframe_fallback() -> Result<FallbackPolicy> {
+    let (v, _) = get("dataframe.fallback")?;
+    parse_fallback(&v).ok_or_else(|| ConfigError::Invalid(format!("bad dataframe.fallback '{v}'")))
 }
 
 /// `scheduler`.

@@ -41,6 +41,31 @@ thread_local! {
 /// Fallbacks already logged.
 static LOGGED: Mutex<BTreeSet<Fallback>> = Mutex::new(BTreeSet::new());
 
+/// Every thread's records, numbered, the last [`RECENT`] of them: what a caller whose
+/// work ran on other threads (a dataframe plan's stages on the pool) reads back with
+/// [`mark`] and [`since`].
+static SEQUENCE: Mutex<(u64, std::collections::VecDeque<(u64, Fallback)>)> =
+    Mutex::new((0, std::collections::VecDeque::new()));
+const RECENT: usize = 256;
+
+/// A mark to read the fallbacks recorded after it, on any thread ([`since`]).
+pub fn mark() -> u64 {
+    SEQUENCE.lock().unwrap_or_else(|p| p.into_inner()).0
+}
+
+/// The distinct fallbacks of `backend` recorded on any thread after `mark` (among the
+/// last 256 of the process), in the order first seen.
+pub fn since(mark: u64, backend: &str) -> Vec<Fallback> {
+    let seq = SEQUENCE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut out: Vec<Fallback> = Vec::new();
+    for (n, f) in &seq.1 {
+        if *n > mark && f.backend == backend && !out.contains(f) {
+            out.push(f.clone());
+        }
+    }
+    out
+}
+
 /// Records that `backend` answered `op` through a fallback (`why`: what it did instead).
 /// Logs it once per process at `info` level, and adds it to this thread's record.
 pub fn record(backend: &str, op: &str, why: &str) {
@@ -55,6 +80,15 @@ pub fn record(backend: &str, op: &str, why: &str) {
         .insert(f.clone());
     if first {
         log::info!("{f}");
+    }
+    {
+        let mut seq = SEQUENCE.lock().unwrap_or_else(|p| p.into_inner());
+        seq.0 += 1;
+        let n = seq.0;
+        if seq.1.len() == RECENT {
+            seq.1.pop_front();
+        }
+        seq.1.push_back((n, f.clone()));
     }
     RECORD.with(|r| {
         let mut r = r.borrow_mut();
@@ -86,5 +120,21 @@ mod tests {
         assert_eq!(got.len(), 2, "{got:?}");
         assert_eq!(got[0].to_string(), "backend 'b': matmul: densified");
         assert!(take().is_empty());
+    }
+
+    #[test]
+    fn marks_read_back_what_other_threads_recorded() {
+        let m = mark();
+        std::thread::spawn(|| {
+            record("marked", "join", "on the host");
+            record("marked", "join", "on the host");
+            record("someone else", "sort", "on the host");
+        })
+        .join()
+        .unwrap();
+        let got = since(m, "marked");
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].op, "join");
+        assert!(since(mark(), "marked").is_empty());
     }
 }

@@ -26,7 +26,7 @@
 
 mod emit;
 mod matmul;
-mod names;
+pub(crate) mod names;
 mod reduce;
 
 use tessera_core::program::{Node, Program, ReduceOp};
@@ -225,7 +225,7 @@ impl KernelPlan {
 
 /// Names the kernels of a body by its hash: the body with its entries named
 /// `<prefix>_<hash>`, the hash, and that name.
-fn named(body: &str, prefix: &str) -> (String, u64, String) {
+pub(crate) fn named(body: &str, prefix: &str) -> (String, u64, String) {
     let hash = stable_hash(body.as_bytes());
     let name = format!("{prefix}_{hash:016x}");
     (body.replace(names::NAME, &name), hash, name)

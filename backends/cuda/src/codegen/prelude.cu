@@ -244,3 +244,16 @@ TSR_D i64 tsr_randint(u64 seed, u64 stream, u64 index, i64 low, i64 high) {
     u64 range = (u64)high - (u64)low;
     return (i64)((u64)low + __umul64hi(tsr_first_word(seed, stream, index), range));
 }
+
+// ---- dataframe columns (Arrow's layout; tessera-cuda's frame kernels) ----
+// Bit `i` of an Arrow bitmap (validity, boolean values).
+TSR_D u8 tsr_bit(const u8* b, u64 i) { return (u8)((b[i >> 3] >> (i & 7)) & 1); }
+// The order of two floats as the dataframe protocol compares them (Arrow's total order
+// over canonical values): -0 equals 0, NaN equals NaN and sorts above every number.
+TSR_D int tsr_fcmp(f64 a, f64 b) {
+    int na = a != a, nb = b != b;
+    if (na || nb) return na - nb;
+    return (a > b) - (a < b);
+}
+// A 16-byte value (Decimal128) moved as it is.
+struct tsr_w16 { u64 lo, hi; };

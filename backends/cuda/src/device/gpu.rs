@@ -485,6 +485,53 @@ impl Device for Gpu {
     }
 
     #[allow(unsafe_code)]
+    fn launch_grid(
+        &self,
+        plan: &KernelPlan,
+        grid: u32,
+        inputs: &[&GpuBuf],
+        outputs: &[usize],
+    ) -> Result<Vec<GpuBuf>> {
+        let s = self.stream()?;
+        let mut outs = outputs
+            .iter()
+            .map(|&n| self.for_kernel_output(n))
+            .collect::<Result<Vec<_>>>()?;
+        let params = if plan.params.is_empty() {
+            vec![0u64]
+        } else {
+            plan.params.clone()
+        };
+        let p = s
+            .clone_htod(&params)
+            .map_err(|e| device_err("copy parameters", e))?;
+        let f = self.function(plan, 0)?;
+        let mut b = s.launch_builder(&f);
+        b.arg(&p);
+        for i in inputs {
+            b.arg(&i.slice);
+        }
+        for o in outs.iter_mut() {
+            b.arg(o);
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (grid.max(1), 1, 1),
+            block_dim: (BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the frame kernels take (P, the inputs, the outputs) as `const u64*`,
+        // `const u8*` and `u8*` in this order (`frame::kernels` writes each entry so);
+        // their row counts and offsets come from `P`, which the backend packed from the
+        // buffers' own lengths, and each output was sized by the caller for what the
+        // kernel writes (for_kernel_output's contract: every byte read is written first).
+        unsafe { b.launch(cfg) }.map_err(|e| device_err("launch", e))?;
+        for i in inputs {
+            i.used_on(&s)?;
+        }
+        Ok(outs.into_iter().map(GpuBuf::new).collect())
+    }
+
+    #[allow(unsafe_code)]
     fn run(&self, plan: &KernelPlan, inputs: &[&GpuBuf], out_bytes: usize) -> Result<GpuBuf> {
         let s = self.stream()?;
         let mut out = self.for_kernel_output(out_bytes)?;

@@ -48,6 +48,23 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// buffer's end.
     fn join(&self, parts: &[(&Self::Buf, usize)]) -> Result<Self::Buf>;
 
+    /// Runs entry 0 of `plan` as `grid` blocks of [`BLOCK`] threads (fewer on host
+    /// devices) with the arguments `P`, the `inputs` in order, then one fresh buffer per
+    /// entry of `outputs` (its length in bytes, at least one byte is held); returns those
+    /// buffers. The kernels of the dataframe backend have this shape: they stride over
+    /// their rows themselves, read `gridDim` and `blockDim`, and write every byte of each
+    /// output they are given, so any grid and block size is correct.
+    ///
+    /// # Errors
+    /// [`tessera_core::Error::Device`] for a failed allocation, compile or launch.
+    fn launch_grid(
+        &self,
+        plan: &KernelPlan,
+        grid: u32,
+        inputs: &[&Self::Buf],
+        outputs: &[usize],
+    ) -> Result<Vec<Self::Buf>>;
+
     /// The product `op(a) @ b` of C-order `dtype` matrices through the device's BLAS
     /// library, where it has one for `dtype`: `op(a)` is `a` (`m x k`) or, with
     /// `transpose_a`, `aᵀ` of `a` stored `k x m`; `b` is `k x n`; the result is `m x n`.

@@ -114,11 +114,11 @@ fn conformance_programs_compile_with_nvrtc() {
 }
 
 /// Kernels per NVRTC program in the compile test.
-const BATCH: usize = 100;
+pub(crate) const BATCH: usize = 100;
 
 /// Compiles `batch` as one program; every entry must be in the PTX. On failure, compiles
 /// each kernel alone and returns each one's error.
-fn compile_batch(batch: &[&KernelPlan]) -> Vec<String> {
+pub(crate) fn compile_batch(batch: &[&KernelPlan]) -> Vec<String> {
     let mut src = String::from(PRELUDE);
     for p in batch {
         src.push('\n');

@@ -18,6 +18,7 @@ use support::record::{Recorder, Run};
 
 use tessera_cuda as _;
 
+mod frame;
 mod kernels;
 mod random;
 
@@ -45,6 +46,31 @@ fn selecting_cuda_gives_the_probe_reason() {
             || text.contains("no device kernels"),
         "{text}"
     );
+}
+
+/// `TESSERA_DATAFRAME_BACKEND=cuda` on a machine without a usable GPU: the typed error with
+/// the probe's reason, as for arrays, never a panic.
+#[test]
+fn selecting_the_cuda_dataframe_backend_gives_the_probe_reason() {
+    let e = match tessera_core::registry::dataframe_backend("cuda") {
+        Err(e) => e,
+        Ok(_) => panic!("without a GPU the cuda dataframe backend must not be available"),
+    };
+    match &e {
+        Error::Unavailable { name, reason } => {
+            assert_eq!(name, "cuda");
+            assert_eq!(
+                Availability::Unavailable(reason.clone()),
+                tessera_cuda::availability()
+            );
+        }
+        other => panic!("expected Unavailable, got {other}"),
+    }
+    let _guard = tessera_core::config::set(&[("dataframe.backend", "cuda")]).expect("config");
+    let e = tessera_core::registry::resolve_dataframe_backend(None)
+        .err()
+        .expect("the configured cuda dataframe backend must be refused here");
+    assert!(e.to_string().contains("cuda"), "{e}");
 }
 
 #[test]

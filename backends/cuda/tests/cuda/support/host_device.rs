@@ -55,6 +55,23 @@ impl Device for HostDevice {
         Ok(out)
     }
 
+    fn launch_grid(
+        &self,
+        plan: &KernelPlan,
+        grid: u32,
+        inputs: &[&Vec<u8>],
+        outputs: &[usize],
+    ) -> Result<Vec<Vec<u8>>> {
+        let refs: Vec<&[u8]> = inputs.iter().map(|b| b.as_slice()).collect();
+        self.kernels
+            .run_grid(plan, grid, &refs, outputs)
+            .map_err(|detail| Error::Device {
+                backend: "cuda-host".into(),
+                op: "launch".into(),
+                detail,
+            })
+    }
+
     fn run(&self, plan: &KernelPlan, inputs: &[&Vec<u8>], out_bytes: usize) -> Result<Vec<u8>> {
         let refs: Vec<&[u8]> = inputs.iter().map(|b| b.as_slice()).collect();
         self.kernels

@@ -1,0 +1,389 @@
+//! The `cuda` dataframe backend: partitions whose columns live in device memory in Arrow's
+//! layout ([`column`]), fused filter/projection programs run as one generated kernel
+//! family per program ([`program`]), and every other step run on the host through the
+//! CPU frame backend — recorded, logged, announced by `explain()` before the plan runs,
+//! and refused instead under `dataframe.fallback = "error"` ([`host`]).
+//!
+//! **Why Arrow's layout on the device.** A batch goes to the device and comes back as a
+//! copy of its buffers: no conversion per value on either side, the validity bitmap
+//! included. A slice is a new offset over the same buffers. Kernels read columns as Arrow
+//! defines them, so a column handed over by another engine needs no reshaping.
+//!
+//! **What runs natively.** Import, export, slicing, and `evaluate` of programs whose
+//! every expression the kernel generator covers ([`program::native`] says which and why
+//! not). The rest — groupby, joins, sorts, partitioning, windows, concatenation, takes —
+//! runs on the host, each call recorded as a fallback with what it did.
+//!
+//! **Placement.** Partitions made from host data go to the devices in turn; a step runs
+//! on the device of its first input, and inputs held by another device come over through
+//! the host.
+
+pub mod column;
+mod host;
+pub mod program;
+pub mod strings;
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
+use arrow_schema::SchemaRef;
+use tessera_core::frame::{
+    downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, JoinSpec,
+    Partition, PartitionData, SortKey, StoredForms, WindowSpec,
+};
+use tessera_core::{Error, Result};
+use tessera_cpu_frame::CpuFrameBackend;
+
+use crate::device::{Device, Gpu};
+use column::DeviceArray;
+use program::NativeProgram;
+
+/// The backend's registered name.
+pub const NAME: &str = "cuda";
+
+/// A partition in one device's memory: the batch's schema and its columns.
+pub struct DeviceBatch<B> {
+    schema: SchemaRef,
+    rows: usize,
+    columns: Vec<DeviceArray<B>>,
+    device: usize,
+    backend: String,
+}
+
+impl<B> std::fmt::Debug for DeviceBatch<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DeviceBatch({}:{}, {} rows x {} columns)",
+            self.backend,
+            self.device,
+            self.rows,
+            self.columns.len()
+        )
+    }
+}
+
+impl<B> DeviceBatch<B> {
+    /// The device holding it.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// Its columns, in schema order.
+    pub fn columns(&self) -> &[DeviceArray<B>] {
+        &self.columns
+    }
+}
+
+impl<B: Send + Sync + 'static> PartitionData for DeviceBatch<B> {
+    fn backend(&self) -> &str {
+        &self.backend
+    }
+    fn num_rows(&self) -> usize {
+        self.rows
+    }
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+    fn nbytes(&self) -> usize {
+        self.columns.iter().map(DeviceArray::nbytes).sum()
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The CUDA dataframe backend over a set of devices: every visible GPU ([`Gpu`]) in the
+/// registered `cuda` backend; tests run it over host devices that execute the same kernel
+/// texts.
+#[derive(Debug)]
+pub struct CudaFrameBackend<D: Device = Gpu> {
+    name: String,
+    devices: Vec<D>,
+    next: AtomicUsize,
+    host: CpuFrameBackend,
+    /// Every distinct program kernel generated so far, by its text's hash.
+    generated: Mutex<BTreeMap<u64, NativeProgram>>,
+}
+
+impl CudaFrameBackend<Gpu> {
+    /// Opens `count` GPUs as the `cuda` dataframe backend.
+    ///
+    /// # Errors
+    /// [`Error::Device`] when a device cannot be opened.
+    pub fn open(count: usize) -> Result<CudaFrameBackend<Gpu>> {
+        let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
+        CudaFrameBackend::with_devices(NAME, gpus)
+    }
+}
+
+impl<D: Device> CudaFrameBackend<D> {
+    /// The backend `name` over `devices` (at least one).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an empty device list.
+    pub fn with_devices(name: &str, devices: Vec<D>) -> Result<CudaFrameBackend<D>> {
+        if devices.is_empty() {
+            return Err(Error::invalid(
+                name,
+                "a device backend needs at least one device",
+            ));
+        }
+        Ok(CudaFrameBackend {
+            name: name.to_string(),
+            devices,
+            next: AtomicUsize::new(0),
+            host: CpuFrameBackend::default(),
+            generated: Mutex::default(),
+        })
+    }
+
+    /// The devices, in ordinal order.
+    pub fn devices(&self) -> &[D] {
+        &self.devices
+    }
+
+    /// Every distinct kernel this backend has generated so far (each program's three
+    /// entries, then the string gather's): what a compile check or a warm-up of the
+    /// kernel cache builds.
+    pub fn generated_kernels(&self) -> Vec<crate::codegen::KernelPlan> {
+        let mut out: Vec<_> = self
+            .generated
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .flat_map(NativeProgram::plans)
+            .collect();
+        out.extend(strings::plans());
+        out
+    }
+
+    fn place(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % self.devices.len()
+    }
+
+    fn batch<'a>(&self, p: &'a Partition, op: &str) -> Result<&'a DeviceBatch<D::Buf>> {
+        downcast_partition::<DeviceBatch<D::Buf>>(p, &self.name, op)
+    }
+
+    fn wrap(
+        &self,
+        schema: SchemaRef,
+        rows: usize,
+        columns: Vec<DeviceArray<D::Buf>>,
+        device: usize,
+    ) -> Partition {
+        Arc::new(DeviceBatch {
+            schema,
+            rows,
+            columns,
+            device,
+            backend: self.name.clone(),
+        })
+    }
+
+    /// `batch` copied to device `device`.
+    fn upload(&self, batch: &RecordBatch, device: usize) -> Result<Partition> {
+        let columns = batch
+            .columns()
+            .iter()
+            .map(|c| column::upload(&self.devices[device], &c.to_data()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.wrap(batch.schema(), batch.num_rows(), columns, device))
+    }
+
+    /// `b` copied to the host.
+    fn download(&self, b: &DeviceBatch<D::Buf>) -> Result<RecordBatch> {
+        let columns = b
+            .columns
+            .iter()
+            .map(|c| column::download(&self.devices[b.device], c).map(make_array))
+            .collect::<Result<Vec<_>>>()?;
+        RecordBatch::try_new_with_options(
+            b.schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(b.rows)),
+        )
+        .map_err(|e| Error::arrow("export_batch", e))
+    }
+}
+
+impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn capabilities(&self) -> FrameCapabilities {
+        // Everything the CPU backend has: what the device lacks runs there, recorded.
+        FrameCapabilities {
+            windows: true,
+            filter_joins: true,
+            stored_forms: StoredForms {
+                dictionary_keys: true,
+                narrow_decimals: true,
+            },
+            ..FrameCapabilities::default()
+        }
+    }
+
+    fn import_batch(&self, batch: RecordBatch) -> Result<Partition> {
+        self.upload(&batch, self.place())
+    }
+
+    fn export_batch(&self, part: &Partition) -> Result<RecordBatch> {
+        self.download(self.batch(part, "export_batch")?)
+    }
+
+    fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition> {
+        let b = self.batch(part, "evaluate")?;
+        match program::native(&b.schema, program) {
+            Ok(plan) => {
+                self.generated
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(plan.hash())
+                    .or_insert_with(|| plan.clone());
+                let out = program::run(&self.devices[b.device], &plan, b)?;
+                Ok(self.wrap(out.schema, out.rows, out.columns, b.device))
+            }
+            Err(why) => self.on_host("evaluate", &why, &[part], |h, p| h.evaluate(&p[0], program)),
+        }
+    }
+
+    fn hash_partition(
+        &self,
+        part: &Partition,
+        keys: &[String],
+        n: usize,
+    ) -> Result<Vec<Partition>> {
+        self.on_host_many("hash_partition", host::NOT_BUILT, &[part], |h, p| {
+            h.hash_partition(&p[0], keys, n)
+        })
+    }
+
+    fn range_partition(
+        &self,
+        part: &Partition,
+        by: &[SortKey],
+        bounds: &RecordBatch,
+    ) -> Result<Vec<Partition>> {
+        self.on_host_many("range_partition", host::NOT_BUILT, &[part], |h, p| {
+            h.range_partition(&p[0], by, bounds)
+        })
+    }
+
+    fn aggregate_partial(
+        &self,
+        part: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        self.on_host("aggregate", host::NOT_BUILT, &[part], |h, p| {
+            h.aggregate_partial(&p[0], keys, aggs)
+        })
+    }
+
+    fn aggregate_partial_of(
+        &self,
+        part: &Partition,
+        program: &FrameProgram,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        // One trip to the host for the program and the aggregation together.
+        self.on_host("aggregate", host::NOT_BUILT, &[part], |h, p| {
+            h.aggregate_partial_of(&p[0], program, keys, aggs)
+        })
+    }
+
+    fn aggregate_combine(
+        &self,
+        parts: &[Partition],
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        let refs: Vec<&Partition> = parts.iter().collect();
+        self.on_host("aggregate", host::NOT_BUILT, &refs, |h, p| {
+            h.aggregate_combine(p, keys, aggs)
+        })
+    }
+
+    fn aggregate_finalize(
+        &self,
+        state: &Partition,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> Result<Partition> {
+        self.on_host("aggregate", host::NOT_BUILT, &[state], |h, p| {
+            h.aggregate_finalize(&p[0], keys, aggs)
+        })
+    }
+
+    fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
+        self.on_host("join", host::NOT_BUILT, &[left, right], |h, p| {
+            h.join(&p[0], &p[1], spec)
+        })
+    }
+
+    fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
+        self.on_host("sort", host::NOT_BUILT, &[part], |h, p| h.sort(&p[0], by))
+    }
+
+    fn sort_limit(&self, part: &Partition, by: &[SortKey], n: usize) -> Result<Partition> {
+        self.on_host("sort", host::NOT_BUILT, &[part], |h, p| {
+            h.sort_limit(&p[0], by, n)
+        })
+    }
+
+    fn concat(&self, parts: &[Partition]) -> Result<Partition> {
+        let refs: Vec<&Partition> = parts.iter().collect();
+        self.on_host("concat", host::NOT_BUILT, &refs, |h, p| h.concat(p))
+    }
+
+    fn slice(&self, part: &Partition, offset: usize, len: usize) -> Result<Partition> {
+        let b = self.batch(part, "slice")?;
+        let offset = offset.min(b.rows);
+        let len = len.min(b.rows - offset);
+        let columns = b.columns.iter().map(|c| c.slice(offset, len)).collect();
+        Ok(self.wrap(b.schema.clone(), len, columns, b.device))
+    }
+
+    fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {
+        self.on_host("take", host::NOT_BUILT, &[part], |h, p| {
+            h.take(&p[0], indices)
+        })
+    }
+
+    fn window(
+        &self,
+        part: &Partition,
+        spec: &WindowSpec,
+        carry: Option<&Partition>,
+    ) -> Result<Partition> {
+        let mut parts = vec![part];
+        parts.extend(carry);
+        self.on_host("window", host::NOT_BUILT, &parts, |h, p| {
+            h.window(&p[0], spec, p.get(1))
+        })
+    }
+
+    fn window_carry(&self, part: &Partition, spec: &WindowSpec) -> Result<Partition> {
+        self.on_host("window", host::NOT_BUILT, &[part], |h, p| {
+            h.window_carry(&p[0], spec)
+        })
+    }
+}
+
+fn make() -> std::result::Result<tessera_core::frame::FrameBackendRef, String> {
+    let d = crate::ready()?;
+    CudaFrameBackend::open(d.count)
+        .map(|b| Arc::new(b) as tessera_core::frame::FrameBackendRef)
+        .map_err(|e| e.to_string())
+}
+
+tessera_core::inventory::submit! {
+    tessera_core::registry::DataFrameBackendFactory::new("cuda", make)
+}

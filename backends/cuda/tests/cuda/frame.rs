@@ -1,0 +1,372 @@
+//! The `cuda` dataframe backend without a GPU: the whole frame conformance suite over two
+//! host devices that run the generated program kernels through the host shim (outputs
+//! poisoned before each kernel, as a GPU leaves them), the programs it declares native
+//! checked to run natively, and the same kernels compiled with NVRTC.
+
+use std::sync::{Arc, OnceLock};
+
+use arrow_array::{
+    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array,
+    Int64Array, Int8Array, RecordBatch, StringArray, UInt8Array,
+};
+use arrow_schema::DataType;
+use tessera_conformance::skip::skip;
+use tessera_conformance::Outcome;
+use tessera_core::frame::expr::{coalesce, col, lit, when, Expr};
+use tessera_core::frame::{DataFrameBackend, FrameBackendRef, FrameProgram, FrameStep};
+use tessera_cpu_frame::CpuFrameBackend;
+use tessera_cuda::frame::CudaFrameBackend;
+
+use crate::support::host_device::HostDevice;
+use crate::support::host_shim::{self, HostKernels};
+
+fn kernels() -> Arc<HostKernels> {
+    static K: OnceLock<Arc<HostKernels>> = OnceLock::new();
+    K.get_or_init(|| Arc::new(host_shim::build(&[]).expect("an empty kernel library")))
+        .clone()
+}
+
+fn host_backend(name: &str) -> CudaFrameBackend<HostDevice> {
+    let k = kernels();
+    CudaFrameBackend::with_devices(name, vec![HostDevice::new(k.clone()), HostDevice::new(k)])
+        .expect("backend")
+}
+
+/// The frame suite run once on two host devices, and the backend that ran it.
+fn suite() -> &'static (
+    Arc<CudaFrameBackend<HostDevice>>,
+    tessera_conformance::Report,
+) {
+    static S: OnceLock<(
+        Arc<CudaFrameBackend<HostDevice>>,
+        tessera_conformance::Report,
+    )> = OnceLock::new();
+    S.get_or_init(|| {
+        let backend = Arc::new(host_backend("cuda-host-frame"));
+        let shared: FrameBackendRef = backend.clone();
+        let report = tessera_conformance::frame::check_frame_backend(
+            &shared,
+            &tessera_conformance::Options::default(),
+        );
+        (backend, report)
+    })
+}
+
+#[test]
+#[ignore = "about a minute: the whole frame suite through the host shim; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored frame::"]
+fn the_cuda_frame_backend_passes_the_frame_suite_on_host_devices() {
+    if let Err(reason) = host_shim::compiler() {
+        skip(
+            "the_cuda_frame_backend_passes_the_frame_suite_on_host_devices",
+            &reason,
+        );
+        return;
+    }
+    let (_, report) = suite();
+    assert!(report.is_ok(), "{}", report.failure_text());
+    let (pass, fallback) = (
+        report.count(&Outcome::Pass),
+        report.count(&Outcome::Fallback),
+    );
+    println!("cuda frame suite on host devices: {pass} native, {fallback} through a host fallback");
+    assert!(report.cases.len() > 300, "{} cases", report.cases.len());
+}
+
+/// A batch of every type the kernels read, with nulls, NaN, ±0, ±inf and integer
+/// extremes, over enough rows that every launch has several blocks and ragged tiles.
+fn edge_batch(rows: usize) -> RecordBatch {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    let specials = [
+        0.0,
+        -0.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1.5,
+        -2.25,
+        1e300,
+    ];
+    let (mut a, mut b, mut f, mut g, mut k, mut u, mut flag, mut d, mut dec, mut s) = (
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+    );
+    for _ in 0..rows {
+        let r = next();
+        let ext = [i32::MIN, i32::MAX, -1, 0, 1];
+        a.push((r % 7 != 0).then(|| {
+            if r % 11 == 0 {
+                ext[(r % 5) as usize]
+            } else {
+                (r % 2001) as i32 - 1000
+            }
+        }));
+        b.push((r % 13 != 0).then(|| {
+            if r % 17 == 0 {
+                i64::MIN
+            } else {
+                (r as i64 % 100_000) - 50_000
+            }
+        }));
+        f.push((r % 5 != 0).then(|| {
+            if r % 3 == 0 {
+                specials[(r % 8) as usize]
+            } else {
+                (r % 1000) as f64 / 7.0 - 70.0
+            }
+        }));
+        g.push((r % 9 != 0).then(|| (r % 400) as f32 / 3.0 - 60.0));
+        k.push((r % 4 != 0).then_some((r % 256) as i8));
+        u.push(Some((r % 256) as u8));
+        flag.push((r % 6 != 0).then_some(r % 2 == 0));
+        d.push((r % 10 != 0).then(|| 18_000 + (r % 1000) as i32));
+        dec.push((r % 8 != 0).then(|| (r as i128 - (1 << 30)) * 1_000_000_007));
+        s.push((r % 3 != 0).then(|| format!("s{}", r % 50)));
+    }
+    RecordBatch::try_from_iter([
+        ("a", Arc::new(Int32Array::from(a)) as ArrayRef),
+        ("b", Arc::new(Int64Array::from(b)) as ArrayRef),
+        ("f", Arc::new(Float64Array::from(f)) as ArrayRef),
+        ("g", Arc::new(Float32Array::from(g)) as ArrayRef),
+        ("k", Arc::new(Int8Array::from(k)) as ArrayRef),
+        ("u", Arc::new(UInt8Array::from(u)) as ArrayRef),
+        ("flag", Arc::new(BooleanArray::from(flag)) as ArrayRef),
+        ("d", Arc::new(Date32Array::from(d)) as ArrayRef),
+        (
+            "dec",
+            Arc::new(
+                Decimal128Array::from(dec)
+                    .with_precision_and_scale(30, 4)
+                    .unwrap(),
+            ) as ArrayRef,
+        ),
+        ("s", Arc::new(StringArray::from(s)) as ArrayRef),
+    ])
+    .unwrap()
+}
+
+fn project(list: Vec<(&str, Expr)>) -> FrameStep {
+    FrameStep::Project(list.into_iter().map(|(n, e)| (n.to_string(), e)).collect())
+}
+
+/// Programs the kernel generator covers: each runs natively (no fallback recorded) and
+/// gives exactly the CPU backend's batch — values bit for bit, nulls where its nulls are.
+#[test]
+fn native_programs_give_the_cpu_batches_on_host_devices() {
+    if let Err(reason) = host_shim::compiler() {
+        skip(
+            "native_programs_give_the_cpu_batches_on_host_devices",
+            &reason,
+        );
+        return;
+    }
+    let cuda = host_backend("cuda-host-programs");
+    let cpu = CpuFrameBackend::default();
+    let keep_all = |e: Expr| FrameProgram {
+        steps: vec![FrameStep::Filter(e)],
+    };
+    let programs: Vec<(&str, FrameProgram)> = vec![
+        (
+            "filter on an int, all columns gathered",
+            keep_all(col("a").gt(lit(0))),
+        ),
+        (
+            "filter on floats: -0 equals 0, NaN equals NaN",
+            keep_all(col("f").eq(lit(0.0)).or(col("f").eq(lit(f64::NAN)))),
+        ),
+        ("NaN above every number", keep_all(col("f").gt(lit(1e308)))),
+        (
+            "Kleene logic in a filter",
+            keep_all((col("a").gt(lit(0)) & col("b").is_null()) | !col("flag")),
+        ),
+        (
+            "a literal out of the column's range is null",
+            keep_all(col("k").gt(lit(300)).is_null()),
+        ),
+        (
+            "a date against a string literal",
+            keep_all(col("d").gt_eq(lit("2019-06-01"))),
+        ),
+        ("keeps nothing", keep_all(col("a").gt(lit(5000)))),
+        (
+            "arithmetic and its types",
+            FrameProgram {
+                steps: vec![project(vec![
+                    ("sum", col("a") + col("b")),
+                    ("wrap", col("a") * lit(3)),
+                    ("fdiv", col("f") / col("a")),
+                    ("idiv", col("a") / col("b")),
+                    ("frem", col("f") % lit(2.5)),
+                    ("grem", col("g") % col("g")),
+                    ("neg", -col("b")),
+                    ("fneg", -col("f")),
+                    ("mixed", col("g") + col("f")),
+                    ("f32lit", col("g") * lit(0.1)),
+                    ("u8", col("u") + lit(250)),
+                    ("s", col("s")),
+                ])],
+            },
+        ),
+        (
+            "comparisons and null tests",
+            FrameProgram {
+                steps: vec![project(vec![
+                    ("lt", col("f").lt(col("g"))),
+                    ("le", col("a").lt_eq(col("b"))),
+                    ("ne", col("flag").not_eq(lit(true))),
+                    ("isnull", col("f").is_null()),
+                    ("notnull", col("flag").is_not_null()),
+                    ("nan", col("f").is_nan()),
+                    ("inan", col("a").is_nan()),
+                    ("not", !col("flag")),
+                    (
+                        "litnull",
+                        Expr::Literal(tessera_core::frame::expr::Literal::Null).is_null(),
+                    ),
+                ])],
+            },
+        ),
+        (
+            "casts: safe, null where a value does not fit",
+            FrameProgram {
+                steps: vec![project(vec![
+                    ("f_i32", col("f").cast(DataType::Int32)),
+                    ("f_u64", col("f").cast(DataType::UInt64)),
+                    ("f_i64", col("f").cast(DataType::Int64)),
+                    ("b_i8", col("b").cast(DataType::Int8)),
+                    ("a_u16", col("a").cast(DataType::UInt16)),
+                    ("u_i64", col("u").cast(DataType::Int64)),
+                    ("flag_i32", col("flag").cast(DataType::Int32)),
+                    ("a_bool", col("a").cast(DataType::Boolean)),
+                    ("f_bool", col("f").cast(DataType::Boolean)),
+                    ("f_f32", col("f").cast(DataType::Float32)),
+                    ("b_f32", col("b").cast(DataType::Float32)),
+                ])],
+            },
+        ),
+        (
+            "fill_null, when and coalesce",
+            FrameProgram {
+                steps: vec![project(vec![
+                    ("filled", col("a").fill_null(lit(-7))),
+                    ("ffilled", col("f").fill_null(col("g"))),
+                    (
+                        "case",
+                        when(col("a").gt(lit(0)))
+                            .then(col("b"))
+                            .when(col("flag"))
+                            .then(lit(1))
+                            .otherwise(lit(-1)),
+                    ),
+                    (
+                        "first",
+                        coalesce([col("f"), col("g").cast(DataType::Float64), lit(0.5)]),
+                    ),
+                ])],
+            },
+        ),
+        (
+            "steps: filter, compute, filter on the computed column, rename",
+            FrameProgram {
+                steps: vec![
+                    FrameStep::Filter(col("flag").is_not_null()),
+                    project(vec![
+                        ("x", col("a") + lit(1)),
+                        ("y", col("f")),
+                        ("dec", col("dec")),
+                        ("flag", col("flag")),
+                    ]),
+                    FrameStep::Filter(col("x").gt(lit(-500)) & col("flag")),
+                    project(vec![
+                        ("z", col("x") * col("x")),
+                        ("dec2", col("dec")),
+                        ("y", col("y")),
+                    ]),
+                ],
+            },
+        ),
+    ];
+    let batch = edge_batch(1000);
+    for (what, program) in &programs {
+        for (offset, len) in [(0, batch.num_rows()), (3, 517), (0, 0)] {
+            let part = batch.slice(offset, len);
+            let want = cpu
+                .export_batch(
+                    &cpu.evaluate(&cpu.import_batch(part.clone()).unwrap(), program)
+                        .unwrap(),
+                )
+                .unwrap();
+            // The device partition is sliced on the device, so kernels read at an offset.
+            let whole = cuda.import_batch(batch.clone()).unwrap();
+            let dev = cuda.slice(&whole, offset, len).unwrap();
+            tessera_core::fallback::take();
+            let got = cuda
+                .evaluate(&dev, program)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let fell = tessera_core::fallback::take();
+            assert!(fell.is_empty(), "{what}: ran through a fallback: {fell:?}");
+            let got = cuda.export_batch(&got).unwrap();
+            assert_eq!(got.schema(), want.schema(), "{what}");
+            for (i, (g, w)) in got.columns().iter().zip(want.columns()).enumerate() {
+                assert_eq!(
+                    g.to_data(),
+                    w.to_data(),
+                    "{what} (rows {offset}..{}): column '{}'",
+                    offset + len,
+                    want.schema().field(i).name()
+                );
+            }
+        }
+    }
+}
+
+/// Every program kernel the frame suite made the backend generate, and the string
+/// gather's, compiles with NVRTC for the device's architecture.
+#[test]
+#[ignore = "about a minute: runs the frame suite first; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored frame::"]
+fn frame_suite_kernels_compile_with_nvrtc() {
+    if let Err(reason) = tessera_cuda::nvrtc::load() {
+        skip("frame_suite_kernels_compile_with_nvrtc", &reason);
+        return;
+    }
+    if let Err(reason) = host_shim::compiler() {
+        skip("frame_suite_kernels_compile_with_nvrtc", &reason);
+        return;
+    }
+    let (backend, _) = suite();
+    let mut unique = std::collections::BTreeMap::new();
+    for plan in backend.generated_kernels() {
+        unique.entry(plan.hash).or_insert(plan);
+    }
+    let texts: Vec<&tessera_cuda::codegen::KernelPlan> = unique.values().collect();
+    assert!(
+        texts.len() > 20,
+        "only {} distinct frame kernels",
+        texts.len()
+    );
+    let failures: Vec<String> = texts
+        .chunks(crate::kernels::BATCH)
+        .flat_map(crate::kernels::compile_batch)
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} frame kernels did not compile; the first:\n{}",
+        failures.len(),
+        texts.len(),
+        failures[0]
+    );
+    println!("{} distinct frame kernels compile with NVRTC", texts.len());
+}
