@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! bench/tpch/generate.sh 1 /tmp/tpch-sf1            # tpchgen-cli, scale factor 1
-//! cargo run --release --example tpch -- --data /tmp/tpch-sf1 [--sf 1] [--queries 1,6,22] [--repeat 3] [--out DIR]
+//! cargo run --release --example tpch -- --data /tmp/tpch-sf1 [--sf 1] [--queries 1,6,22] [--repeat 3] [--out DIR] [--explain]
 //! ```
 //!
 //! The queries follow the TPC-H specification's text with its validation parameters
@@ -113,7 +113,7 @@ fn offers_of(t: &Tables, nations: &DataFrame) -> Result<DataFrame> {
     )
 }
 
-fn q1(t: &Tables) -> Result<Computed> {
+fn q1(t: &Tables) -> Result<DataFrame> {
     t.get("lineitem")?
         .filter(col("l_shipdate").lt_eq(lit("1998-09-02")))?
         .groupby(&["l_returnflag", "l_linestatus"])?
@@ -132,10 +132,10 @@ fn q1(t: &Tables) -> Result<Computed> {
             (col("l_orderkey"), AggFunc::Count, "count_order"),
         ])?
         .sort_values(&["l_returnflag", "l_linestatus"], &[true])?
-        .compute()
+        .done()
 }
 
-fn q2(t: &Tables) -> Result<Computed> {
+fn q2(t: &Tables) -> Result<DataFrame> {
     let europe = nations_in(t, "EUROPE")?;
     // Kept in memory, with only the columns used below (a persisted frame keeps what it
     // is given).
@@ -179,10 +179,11 @@ fn q2(t: &Tables) -> Result<Computed> {
         &["s_acctbal", "n_name", "s_name", "p_partkey"],
         &[false, true, true, true],
     )?
-    .head(100)
+    .limit(100)
+    .done()
 }
 
-fn q3(t: &Tables) -> Result<Computed> {
+fn q3(t: &Tables) -> Result<DataFrame> {
     let customers = t
         .get("customer")?
         .filter(col("c_mktsegment").eq(lit("BUILDING")))?;
@@ -197,10 +198,11 @@ fn q3(t: &Tables) -> Result<Computed> {
         .groupby(&["l_orderkey", "o_orderdate", "o_shippriority"])?
         .agg_exprs(&[(revenue(), AggFunc::Sum, "revenue")])?
         .sort_values(&["revenue", "o_orderdate"], &[false, true])?
-        .head(10)
+        .limit(10)
+        .done()
 }
 
-fn q4(t: &Tables) -> Result<Computed> {
+fn q4(t: &Tables) -> Result<DataFrame> {
     let orders = t
         .get("orders")?
         .filter(during("o_orderdate", "1993-07-01", "1993-10-01"))?;
@@ -212,10 +214,10 @@ fn q4(t: &Tables) -> Result<Computed> {
         .groupby(&["o_orderpriority"])?
         .agg_exprs(&[(col("o_orderkey"), AggFunc::Count, "order_count")])?
         .sort_values(&["o_orderpriority"], &[true])?
-        .compute()
+        .done()
 }
 
-fn q5(t: &Tables) -> Result<Computed> {
+fn q5(t: &Tables) -> Result<DataFrame> {
     let asia = nations_in(t, "ASIA")?;
     let orders = t
         .get("orders")?
@@ -232,10 +234,10 @@ fn q5(t: &Tables) -> Result<Computed> {
         .groupby(&["n_name"])?
         .agg_exprs(&[(revenue(), AggFunc::Sum, "revenue")])?
         .sort_values(&["revenue"], &[false])?
-        .compute()
+        .done()
 }
 
-fn q6(t: &Tables) -> Result<Computed> {
+fn q6(t: &Tables) -> Result<DataFrame> {
     t.get("lineitem")?
         .filter(
             during("l_shipdate", "1994-01-01", "1995-01-01")
@@ -247,7 +249,7 @@ fn q6(t: &Tables) -> Result<Computed> {
             AggFunc::Sum,
             "revenue",
         )])?
-        .compute()
+        .done()
 }
 
 /// The nation table with its columns renamed `prefix_...` (for a second copy in a join).
@@ -265,7 +267,7 @@ fn nation_as(t: &Tables, prefix: &str) -> Result<DataFrame> {
     t.get("nation")?.rename(&pairs)
 }
 
-fn q7(t: &Tables) -> Result<Computed> {
+fn q7(t: &Tables) -> Result<DataFrame> {
     let lines = t
         .get("lineitem")?
         .filter(col("l_shipdate").between(lit("1995-01-01"), lit("1996-12-31")))?;
@@ -292,10 +294,10 @@ fn q7(t: &Tables) -> Result<Computed> {
         .groupby(&["supp_nation", "cust_nation", "l_year"])?
         .agg_exprs(&[(revenue(), AggFunc::Sum, "revenue")])?
         .sort_values(&["supp_nation", "cust_nation", "l_year"], &[true])?
-        .compute()
+        .done()
 }
 
-fn q8(t: &Tables) -> Result<Computed> {
+fn q8(t: &Tables) -> Result<DataFrame> {
     let america = join(
         &nation_as(t, "n1")?,
         &t.get("region")?.filter(col("r_name").eq(lit("AMERICA")))?,
@@ -334,10 +336,10 @@ fn q8(t: &Tables) -> Result<Computed> {
     .with_column("mkt_share", col("brazil") / col("total"))?
     .select(&["o_year", "mkt_share"])?
     .sort_values(&["o_year"], &[true])?
-    .compute()
+    .done()
 }
 
-fn q9(t: &Tables) -> Result<Computed> {
+fn q9(t: &Tables) -> Result<DataFrame> {
     let parts = t.get("part")?.filter(col("p_name").like("%green%"))?;
     let lp = join(&t.get("lineitem")?, &parts, &["l_partkey"], &["p_partkey"])?;
     let lps = join(&lp, &t.get("supplier")?, &["l_suppkey"], &["s_suppkey"])?;
@@ -363,10 +365,10 @@ fn q9(t: &Tables) -> Result<Computed> {
         "sum_profit",
     )])?
     .sort_values(&["nation", "o_year"], &[true, false])?
-    .compute()
+    .done()
 }
 
-fn q10(t: &Tables) -> Result<Computed> {
+fn q10(t: &Tables) -> Result<DataFrame> {
     let orders = t
         .get("orders")?
         .filter(during("o_orderdate", "1993-10-01", "1994-01-01"))?;
@@ -387,10 +389,11 @@ fn q10(t: &Tables) -> Result<Computed> {
         ])?
         .agg_exprs(&[(revenue(), AggFunc::Sum, "revenue")])?
         .sort_values(&["revenue"], &[false])?
-        .head(20)
+        .limit(20)
+        .done()
 }
 
-fn q11(t: &Tables, sf: f64) -> Result<Computed> {
+fn q11(t: &Tables, sf: f64) -> Result<DataFrame> {
     let germany = t.get("nation")?.filter(col("n_name").eq(lit("GERMANY")))?;
     let stock = offers_of(t, &germany)?
         .select_exprs(vec![
@@ -410,10 +413,10 @@ fn q11(t: &Tables, sf: f64) -> Result<Computed> {
         .agg_exprs(&[(col("value"), AggFunc::Sum, "value")])?
         .filter(col("value").gt(lit(threshold)))?
         .sort_values(&["value"], &[false])?
-        .compute()
+        .done()
 }
 
-fn q12(t: &Tables) -> Result<Computed> {
+fn q12(t: &Tables) -> Result<DataFrame> {
     let lines = t.get("lineitem")?.filter(
         col("l_shipmode")
             .is_in(["MAIL", "SHIP"])
@@ -438,10 +441,10 @@ fn q12(t: &Tables) -> Result<Computed> {
             ),
         ])?
         .sort_values(&["l_shipmode"], &[true])?
-        .compute()
+        .done()
 }
 
-fn q13(t: &Tables) -> Result<Computed> {
+fn q13(t: &Tables) -> Result<DataFrame> {
     let orders = t
         .get("orders")?
         .filter(!col("o_comment").like("%special%requests%"))?;
@@ -458,10 +461,10 @@ fn q13(t: &Tables) -> Result<Computed> {
         .groupby(&["c_count"])?
         .agg_exprs(&[(col("c_custkey"), AggFunc::Count, "custdist")])?
         .sort_values(&["custdist", "c_count"], &[false, false])?
-        .compute()
+        .done()
 }
 
-fn q14(t: &Tables) -> Result<Computed> {
+fn q14(t: &Tables) -> Result<DataFrame> {
     let lines = t
         .get("lineitem")?
         .filter(during("l_shipdate", "1995-09-01", "1995-10-01"))?;
@@ -480,10 +483,10 @@ fn q14(t: &Tables) -> Result<Computed> {
             "promo_revenue".to_string(),
             lit(100.0) * col("promo") / col("total"),
         )])?
-        .compute()
+        .done()
 }
 
-fn q15(t: &Tables) -> Result<Computed> {
+fn q15(t: &Tables) -> Result<DataFrame> {
     let revenue0 = t
         .get("lineitem")?
         .filter(during("l_shipdate", "1996-01-01", "1996-04-01"))?
@@ -509,10 +512,10 @@ fn q15(t: &Tables) -> Result<Computed> {
         "total_revenue",
     ])?
     .sort_values(&["s_suppkey"], &[true])?
-    .compute()
+    .done()
 }
 
-fn q16(t: &Tables) -> Result<Computed> {
+fn q16(t: &Tables) -> Result<DataFrame> {
     let parts = t.get("part")?.filter(
         col("p_brand")
             .not_eq(lit("Brand#45"))
@@ -530,10 +533,10 @@ fn q16(t: &Tables) -> Result<Computed> {
             &["supplier_cnt", "p_brand", "p_type", "p_size"],
             &[false, true, true, true],
         )?
-        .compute()
+        .done()
 }
 
-fn q17(t: &Tables) -> Result<Computed> {
+fn q17(t: &Tables) -> Result<DataFrame> {
     let parts = t.get("part")?.filter(
         col("p_brand")
             .eq(lit("Brand#23"))
@@ -550,10 +553,10 @@ fn q17(t: &Tables) -> Result<Computed> {
         .filter(col("l_quantity").lt(lit(0.2) * col("avg_quantity")))?
         .agg_exprs(&[(col("l_extendedprice"), AggFunc::Sum, "total")])?
         .select_exprs(vec![("avg_yearly".to_string(), col("total") / lit(7.0))])?
-        .compute()
+        .done()
 }
 
-fn q18(t: &Tables) -> Result<Computed> {
+fn q18(t: &Tables) -> Result<DataFrame> {
     let lines = t.get("lineitem")?;
     let large = lines
         .groupby(&["l_orderkey"])?
@@ -573,10 +576,11 @@ fn q18(t: &Tables) -> Result<Computed> {
         ])?
         .agg_exprs(&[(col("l_quantity"), AggFunc::Sum, "sum(l_quantity)")])?
         .sort_values(&["o_totalprice", "o_orderdate"], &[false, true])?
-        .head(100)
+        .limit(100)
+        .done()
 }
 
-fn q19(t: &Tables) -> Result<Computed> {
+fn q19(t: &Tables) -> Result<DataFrame> {
     let arm = |brand: &str, containers: [&str; 4], qty: f64, size: i64| {
         col("p_brand")
             .eq(lit(brand))
@@ -613,10 +617,10 @@ fn q19(t: &Tables) -> Result<Computed> {
         )),
     )?
     .agg_exprs(&[(revenue(), AggFunc::Sum, "revenue")])?
-    .compute()
+    .done()
 }
 
-fn q20(t: &Tables) -> Result<Computed> {
+fn q20(t: &Tables) -> Result<DataFrame> {
     let forest = t.get("part")?.filter(col("p_name").like("forest%"))?;
     let offers = t
         .get("partsupp")?
@@ -651,10 +655,10 @@ fn q20(t: &Tables) -> Result<Computed> {
     .semi_join(&excess, &["s_suppkey"], &["ps_suppkey"])?
     .select(&["s_name", "s_address"])?
     .sort_values(&["s_name"], &[true])?
-    .compute()
+    .done()
 }
 
-fn q21(t: &Tables) -> Result<Computed> {
+fn q21(t: &Tables) -> Result<DataFrame> {
     let lines = t.get("lineitem")?;
     let late = lines
         .filter(col("l_receiptdate").gt(col("l_commitdate")))?
@@ -693,10 +697,11 @@ fn q21(t: &Tables) -> Result<Computed> {
         .groupby(&["s_name"])?
         .agg_exprs(&[(col("l_orderkey"), AggFunc::Count, "numwait")])?
         .sort_values(&["numwait", "s_name"], &[false, true])?
-        .head(100)
+        .limit(100)
+        .done()
 }
 
-fn q22(t: &Tables) -> Result<Computed> {
+fn q22(t: &Tables) -> Result<DataFrame> {
     let codes = ["13", "31", "23", "29", "30", "18", "17"];
     let customers = t
         .get("customer")?
@@ -719,10 +724,34 @@ fn q22(t: &Tables) -> Result<Computed> {
             (col("c_acctbal"), AggFunc::Sum, "totacctbal"),
         ])?
         .sort_values(&["cntrycode"], &[true])?
-        .compute()
+        .done()
 }
 
-fn run(t: &Tables, q: usize, sf: f64) -> Result<Computed> {
+/// A query's final frame, as `Ok`: each query ends in `.done()`, so that `plan` hands back
+/// the lazy frame (explained with `--explain`) and `run` computes it.
+trait Done {
+    fn done(self) -> Result<DataFrame>;
+}
+
+impl Done for DataFrame {
+    fn done(self) -> Result<DataFrame> {
+        Ok(self)
+    }
+}
+
+/// Query `q`'s answer; with `explain`, its plan on stderr first (which steps the backend
+/// runs another way, for a backend with fallbacks).
+fn run(t: &Tables, q: usize, sf: f64, explain: bool) -> Result<Computed> {
+    let frame = plan(t, q, sf)?;
+    if explain {
+        eprintln!("q{q}: {}", frame.explain()?);
+    }
+    frame.compute()
+}
+
+/// Query `q` as a lazy frame (Q11, Q15 and Q22 compute their scalar first, as a user's
+/// program does).
+fn plan(t: &Tables, q: usize, sf: f64) -> Result<DataFrame> {
     match q {
         1 => q1(t),
         2 => q2(t),
@@ -821,9 +850,14 @@ fn main() -> std::process::ExitCode {
     let mut out: Option<PathBuf> = None;
     let mut sf = 1.0;
     let mut repeat = 1;
+    let mut explain = false;
     let mut queries: Vec<usize> = (1..=22).collect();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
+        if a == "--explain" {
+            explain = true;
+            continue;
+        }
         let value = args.next();
         match (a.as_str(), value) {
             ("--data", Some(v)) => data = Some(PathBuf::from(v)),
@@ -834,7 +868,7 @@ fn main() -> std::process::ExitCode {
                 queries = v.split(',').filter_map(|q| q.trim().parse().ok()).collect()
             }
             (flag, _) => {
-                eprintln!("error: unknown or incomplete argument {flag}\nusage: tpch --data DIR [--sf F] [--queries 1,2] [--repeat N] [--out DIR]");
+                eprintln!("error: unknown or incomplete argument {flag}\nusage: tpch --data DIR [--sf F] [--queries 1,2] [--repeat N] [--out DIR] [--explain]");
                 return std::process::ExitCode::FAILURE;
             }
         }
@@ -854,9 +888,9 @@ fn main() -> std::process::ExitCode {
     for q in queries {
         let mut best = f64::INFINITY;
         let mut answer = None;
-        for _ in 0..repeat.max(1) {
+        for rep in 0..repeat.max(1) {
             let t = Instant::now();
-            match run(&tables, q, sf) {
+            match run(&tables, q, sf, explain && rep == 0) {
                 Ok(c) => {
                     best = best.min(t.elapsed().as_secs_f64());
                     answer = Some(c);

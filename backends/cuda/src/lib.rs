@@ -14,6 +14,13 @@
 //!   that the same text compiles with NVRTC and, with a shim header, as host C++;
 //! - [`nvrtc`]: NVRTC found at run time, kernels compiled to PTX and cached by hash.
 //!
+//! - [`frame`]: the dataframe backend — columns in device memory in Arrow's layout,
+//!   fused filter/projection programs as generated kernels, every other step on the host
+//!   through the CPU frame backend, recorded and announced by `explain()`;
+//! - [`host`]: devices made of host memory that run the same kernel texts as C++, so the
+//!   backends run without a GPU (tests, and the `cuda-host` dataframe backend of the
+//!   `host-devices` feature);
+//!
 //! - [`device`]: the backend itself — chunks in device memory from a pooled allocator,
 //!   a stream per worker thread, every program launched as its generated kernels, chunks
 //!   spread over all visible GPUs.
@@ -28,6 +35,7 @@
 pub mod codegen;
 pub mod device;
 pub mod frame;
+pub mod host;
 pub mod host_bytes;
 pub mod nvrtc;
 pub mod probe;

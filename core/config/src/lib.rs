@@ -930,6 +930,19 @@ mod tests {
     }
 
     #[test]
+    fn the_fallback_policy_is_allow_or_error() {
+        // Only this test touches `dataframe.fallback` overrides.
+        assert_eq!(dataframe_fallback().unwrap(), FallbackPolicy::Allow);
+        let g = set(&[("dataframe.fallback", "error")]).unwrap();
+        assert_eq!(dataframe_fallback().unwrap(), FallbackPolicy::Error);
+        drop(g);
+        let err = set(&[("dataframe.fallback", "never")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`allow` or `error`"), "{err}");
+    }
+
+    #[test]
     fn overrides_nest_and_restore_out_of_order() {
         // Only this test touches `array.chunk-size` overrides.
         let base = get("array.chunk-size").unwrap();

@@ -20,7 +20,7 @@
 //! [`PRELUDE`] spells out every scalar definition (wrapping integer ops, Python's floor
 //! division, saturating casts, Philox and the ziggurat with tessera-core's portable
 //! `ln`/`exp`) and uses only NVRTC's built-in math and intrinsics, which the host shim
-//! (`tests/host_shim`) provides under the same names. The same text compiled as C++ on the
+//! ([`crate::host::shim`]) provides under the same names. The same text compiled as C++ on the
 //! host is compared bit for bit with the CPU backend; NVRTC compiles it with
 //! `--fmad=false` so that the device does not contract `a * b + c` either.
 

@@ -257,3 +257,30 @@ TSR_D int tsr_fcmp(f64 a, f64 b) {
 }
 // A 16-byte value (Decimal128) moved as it is.
 struct tsr_w16 { u64 lo, hi; };
+// Strings as bytes (Arrow's Utf8: compared byte by byte, as arrow's kernels compare them).
+TSR_D int tsr_str_cmp(const u8* a, u64 an, const u8* b, u64 bn) {
+    u64 m = an < bn ? an : bn;
+    for (u64 i = 0; i < m; ++i) {
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    }
+    return (an > bn) - (an < bn);
+}
+TSR_D u8 tsr_str_starts(const u8* a, u64 an, const u8* p, u64 pn) {
+    if (pn > an) return 0;
+    for (u64 i = 0; i < pn; ++i) if (a[i] != p[i]) return 0;
+    return 1;
+}
+TSR_D u8 tsr_str_ends(const u8* a, u64 an, const u8* p, u64 pn) {
+    if (pn > an) return 0;
+    for (u64 i = 0; i < pn; ++i) if (a[an - pn + i] != p[i]) return 0;
+    return 1;
+}
+TSR_D u8 tsr_str_contains(const u8* a, u64 an, const u8* p, u64 pn) {
+    if (pn > an) return 0;
+    for (u64 i = 0; i + pn <= an; ++i) {
+        u64 j = 0;
+        while (j < pn && a[i + j] == p[j]) ++j;
+        if (j == pn) return 1;
+    }
+    return 0;
+}

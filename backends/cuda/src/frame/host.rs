@@ -19,7 +19,11 @@ pub(crate) const NOT_BUILT: &str = "no device kernel yet; runs on the CPU frame 
 impl<D: Device> CudaFrameBackend<D> {
     /// Records the fallback of `op`, or refuses it under `dataframe.fallback = "error"`.
     fn allow_fallback(&self, op: &str, why: &str) -> Result<()> {
-        match tessera_core::config::dataframe_fallback()? {
+        let policy = match self.policy {
+            Some(p) => p,
+            None => tessera_core::config::dataframe_fallback()?,
+        };
+        match policy {
             FallbackPolicy::Allow => {
                 tessera_core::fallback::record(&self.name, op, why);
                 Ok(())

@@ -32,7 +32,7 @@ use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use tessera_core::frame::{
     downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, JoinSpec,
-    Partition, PartitionData, SortKey, StoredForms, WindowSpec,
+    Partition, PartitionData, PlanStep, SortKey, StoredForms, WindowSpec,
 };
 use tessera_core::{Error, Result};
 use tessera_cpu_frame::CpuFrameBackend;
@@ -107,6 +107,9 @@ pub struct CudaFrameBackend<D: Device = Gpu> {
     host: CpuFrameBackend,
     /// Every distinct program kernel generated so far, by its text's hash.
     generated: Mutex<BTreeMap<u64, NativeProgram>>,
+    /// The fallback policy fixed for this backend, or `None` to read
+    /// `dataframe.fallback` at each step.
+    policy: Option<tessera_core::config::FallbackPolicy>,
 }
 
 impl CudaFrameBackend<Gpu> {
@@ -138,7 +141,18 @@ impl<D: Device> CudaFrameBackend<D> {
             next: AtomicUsize::new(0),
             host: CpuFrameBackend::default(),
             generated: Mutex::default(),
+            policy: None,
         })
+    }
+
+    /// This backend with its fallback policy fixed, whatever `dataframe.fallback` says
+    /// (an application that must never leave the device, or a test).
+    pub fn with_fallback_policy(
+        mut self,
+        policy: tessera_core::config::FallbackPolicy,
+    ) -> CudaFrameBackend<D> {
+        self.policy = Some(policy);
+        self
     }
 
     /// The devices, in ordinal order.
@@ -227,6 +241,22 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             },
             ..FrameCapabilities::default()
         }
+    }
+
+    fn fallback_note(&self, step: PlanStep<'_>) -> Option<String> {
+        let what = match step {
+            PlanStep::Evaluate { schema, program } => {
+                return program::native(schema, program)
+                    .err()
+                    .map(|why| format!("runs on the host: {why}"));
+            }
+            PlanStep::Aggregate { .. } => "the groupby",
+            PlanStep::Join(_) => "the join",
+            PlanStep::Sort(_) => "the sort",
+            PlanStep::Repartition => "moving rows between partitions (concatenation)",
+            PlanStep::Window(_) => "the window function",
+        };
+        Some(format!("{what} runs on the host: {}", host::NOT_BUILT))
     }
 
     fn import_batch(&self, batch: RecordBatch) -> Result<Partition> {

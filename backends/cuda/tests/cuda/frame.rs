@@ -12,13 +12,13 @@ use arrow_array::{
 use arrow_schema::DataType;
 use tessera_conformance::skip::skip;
 use tessera_conformance::Outcome;
-use tessera_core::frame::expr::{coalesce, col, lit, when, Expr};
+use tessera_core::frame::expr::{coalesce, col, lit, when, Expr, Literal};
 use tessera_core::frame::{DataFrameBackend, FrameBackendRef, FrameProgram, FrameStep};
 use tessera_cpu_frame::CpuFrameBackend;
 use tessera_cuda::frame::CudaFrameBackend;
 
-use crate::support::host_device::HostDevice;
-use crate::support::host_shim::{self, HostKernels};
+use tessera_cuda::host::shim::{self as host_shim, HostKernels};
+use tessera_cuda::host::HostDevice;
 
 fn kernels() -> Arc<HostKernels> {
     static K: OnceLock<Arc<HostKernels>> = OnceLock::new();
@@ -92,6 +92,7 @@ fn edge_batch(rows: usize) -> RecordBatch {
         -2.25,
         1e300,
     ];
+    let mut t = vec![];
     let (mut a, mut b, mut f, mut g, mut k, mut u, mut flag, mut d, mut dec, mut s) = (
         vec![],
         vec![],
@@ -135,6 +136,8 @@ fn edge_batch(rows: usize) -> RecordBatch {
         d.push((r % 10 != 0).then(|| 18_000 + (r % 1000) as i32));
         dec.push((r % 8 != 0).then(|| (r as i128 - (1 << 30)) * 1_000_000_007));
         s.push((r % 3 != 0).then(|| format!("s{}", r % 50)));
+        let words = ["", "é", "s1", "naïve s2", "s12", "zz"];
+        t.push((r % 7 != 3).then(|| words[(r % 6) as usize].to_string()));
     }
     RecordBatch::try_from_iter([
         ("a", Arc::new(Int32Array::from(a)) as ArrayRef),
@@ -154,8 +157,16 @@ fn edge_batch(rows: usize) -> RecordBatch {
             ) as ArrayRef,
         ),
         ("s", Arc::new(StringArray::from(s)) as ArrayRef),
+        (
+            "t",
+            Arc::new(arrow_array::LargeStringArray::from(t)) as ArrayRef,
+        ),
     ])
     .unwrap()
+}
+
+fn lit_v(s: &str) -> Literal {
+    Literal::Str(s.to_string())
 }
 
 fn project(list: Vec<(&str, Expr)>) -> FrameStep {
@@ -201,6 +212,60 @@ fn native_programs_give_the_cpu_batches_on_host_devices() {
             keep_all(col("d").gt_eq(lit("2019-06-01"))),
         ),
         ("keeps nothing", keep_all(col("a").gt(lit(5000)))),
+        (
+            "a string equal to a literal",
+            keep_all(col("s").eq(lit("s7"))),
+        ),
+        (
+            "strings ordered byte by byte",
+            keep_all(col("s").gt(lit("s3")) & col("t").lt_eq(lit("s12"))),
+        ),
+        (
+            "two string columns",
+            keep_all(col("t").lt(col("s")) | col("t").eq(col("s"))),
+        ),
+        (
+            "string tests",
+            keep_all(col("s").starts_with("s1") | col("t").ends_with("2") | col("s").contains("4")),
+        ),
+        (
+            "an empty pattern and a multi-byte one",
+            keep_all(col("t").contains("") & col("t").contains("ï")),
+        ),
+        (
+            "is_in: strings with null, numbers out of range, NaN",
+            FrameProgram {
+                steps: vec![project(vec![
+                    (
+                        "s_in",
+                        col("s").is_in(vec![lit_v("s1"), lit_v("s22"), Literal::Null]),
+                    ),
+                    ("t_in", col("t").is_in(vec![lit_v(""), lit_v("é")])),
+                    (
+                        "a_in",
+                        col("a").is_in(vec![
+                            Literal::Int(1),
+                            Literal::Int(-5),
+                            Literal::Int(i64::MAX),
+                        ]),
+                    ),
+                    (
+                        "k_in",
+                        col("k").is_in(vec![Literal::Int(300), Literal::Int(7)]),
+                    ),
+                    (
+                        "f_in",
+                        col("f").is_in(vec![
+                            Literal::Float(f64::NAN),
+                            Literal::Float(-0.0),
+                            Literal::Int(3),
+                        ]),
+                    ),
+                    ("only_null", col("b").is_in(vec![Literal::Null])),
+                    ("nothing", col("d").is_in(Vec::<Literal>::new())),
+                ])],
+            },
+        ),
         (
             "arithmetic and its types",
             FrameProgram {
@@ -369,4 +434,91 @@ fn frame_suite_kernels_compile_with_nvrtc() {
         failures[0]
     );
     println!("{} distinct frame kernels compile with NVRTC", texts.len());
+}
+
+/// Under the `error` policy a step without a device kernel is refused with the reason and
+/// the setting that refused it, and nothing is recorded; a native program still runs.
+#[test]
+fn the_error_policy_refuses_host_fallbacks() {
+    if let Err(reason) = host_shim::compiler() {
+        skip("the_error_policy_refuses_host_fallbacks", &reason);
+        return;
+    }
+    let cuda = host_backend("cuda-host-strict")
+        .with_fallback_policy(tessera_core::config::FallbackPolicy::Error);
+    let part = cuda.import_batch(edge_batch(50)).unwrap();
+    tessera_core::fallback::take();
+    let e = cuda
+        .sort(
+            &part,
+            &[tessera_core::frame::SortKey {
+                column: "a".into(),
+                descending: false,
+            }],
+        )
+        .expect_err("a sort has no device kernel yet, so the error policy refuses it");
+    let text = e.to_string();
+    assert!(
+        matches!(e, tessera_core::Error::FrameUnsupported { .. }),
+        "{text}"
+    );
+    assert!(
+        text.contains("sort") && text.contains("dataframe.fallback"),
+        "{text}"
+    );
+    let e = cuda
+        .evaluate(
+            &part,
+            &FrameProgram {
+                steps: vec![FrameStep::Filter(col("s").contains("1"))],
+            },
+        )
+        .expect_err("contains has no device kernel yet");
+    assert!(e.to_string().contains("contains"), "{e}");
+    assert!(tessera_core::fallback::take().is_empty());
+    let kept = cuda
+        .evaluate(
+            &part,
+            &FrameProgram {
+                steps: vec![FrameStep::Filter(col("a").gt(lit(0)))],
+            },
+        )
+        .expect("a native program runs under the error policy");
+    assert!(kept.num_rows() < 50);
+}
+
+/// `explain()` names every step the backend will run on the host — all of them, before
+/// anything runs — and a plan the device runs whole has no such section; under the
+/// `error` setting the same plan is refused with that list.
+#[test]
+fn explain_lists_every_host_fallback_before_the_plan_runs() {
+    use tessera_core::frame::AggFunc;
+    use tessera_frame::DataFrame;
+    let name = "cuda-host-explain";
+    let _ = tessera_core::registry::register_dataframe_backend(Arc::new(host_backend(name)));
+    let df = DataFrame::from_record_batch(edge_batch(100), 3, Some(name)).unwrap();
+    let native = df.filter(col("a").gt(lit(0))).unwrap();
+    let text = native.explain().unwrap();
+    assert!(!text.contains("fallbacks:"), "{text}");
+    let q = native
+        .filter(col("s").contains("1"))
+        .unwrap()
+        .groupby(&["k"])
+        .unwrap()
+        .agg(&[("b", AggFunc::Sum)])
+        .unwrap()
+        .sort_values(&["b"], &[true])
+        .unwrap();
+    let text = q.explain().unwrap();
+    assert!(
+        text.contains(&format!("fallbacks: backend '{name}' runs 3 steps")),
+        "{text}"
+    );
+    for step in [
+        "sort: the sort runs on the host",
+        "groupby [k]: the groupby",
+        "contains",
+    ] {
+        assert!(text.contains(step), "{step}: {text}");
+    }
 }

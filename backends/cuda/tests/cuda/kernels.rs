@@ -14,8 +14,8 @@ use tessera_core::program::{Program, ReduceOp};
 use tessera_core::HostArray;
 use tessera_cuda::codegen::{generate, KernelPlan, PRELUDE};
 
-use crate::support::host_shim;
 use crate::{suite_runs, suite_structures};
+use tessera_cuda::host::shim as host_shim;
 
 /// The architecture the compile test targets: the H100/H200 of the GPU machines.
 const ARCH: &str = "compute_90";
@@ -351,7 +351,7 @@ fn the_cuda_backend_passes_the_suite_on_host_devices() {
         skip("the_cuda_backend_passes_the_suite_on_host_devices", &reason);
         return;
     }
-    use crate::support::host_device::HostDevice;
+    use tessera_cuda::host::HostDevice;
     let kernels = suite_kernels();
     let devices = vec![HostDevice::new(kernels.clone()), HostDevice::new(kernels)];
     let backend: tessera_core::BackendRef = Arc::new(

@@ -12,7 +12,7 @@ use tessera_core::{DType, Scalar};
 use tessera_cpu::CpuBackend;
 use tessera_cuda::codegen::generate;
 
-use crate::support::host_shim;
+use tessera_cuda::host::shim as host_shim;
 
 /// Reads of a random array, each `(name, map, out shape)`.
 fn reads() -> Vec<(&'static str, IndexMap, Vec<usize>)> {

@@ -1288,8 +1288,23 @@ impl DataFrame {
             }
             None => String::new(),
         };
+        let notes = node.fallback_notes(self.backend.as_ref());
+        let fallbacks = if notes.is_empty() {
+            String::new()
+        } else {
+            let mut s = format!(
+                "fallbacks: backend '{}' runs {} step{} of this plan another way:\n",
+                self.backend.name(),
+                notes.len(),
+                if notes.len() == 1 { "" } else { "s" }
+            );
+            for n in &notes {
+                s.push_str(&format!("  {n}\n"));
+            }
+            s
+        };
         Ok(format!(
-            "dataframe on backend '{}'\n{}{memory}{traffic}",
+            "dataframe on backend '{}'\n{}{fallbacks}{memory}{traffic}",
             self.backend.name(),
             node.explain()
         ))
@@ -1313,11 +1328,28 @@ impl DataFrame {
 
     /// The plan as it runs: optimized unless `optimize = false`.
     pub(crate) fn planned(&self) -> Result<Arc<Node>> {
-        if crate::config::optimize()? {
-            self.optimized()
+        let node = if crate::config::optimize()? {
+            self.optimized()?
         } else {
-            Ok(self.node.clone())
+            self.node.clone()
+        };
+        // Under `dataframe.fallback = "error"`, a plan with any step the backend would
+        // run through a fallback is refused before anything runs, naming every such step.
+        if tessera_core::config::dataframe_fallback()?
+            == tessera_core::config::FallbackPolicy::Error
+        {
+            let notes = node.fallback_notes(self.backend.as_ref());
+            if !notes.is_empty() {
+                return Err(Error::FrameUnsupported {
+                    backend: self.backend.name().to_string(),
+                    op: format!(
+                        "this plan natively (dataframe.fallback = \"error\"; set it to \"allow\" to run these on the host): {}",
+                        notes.join("; ")
+                    ),
+                });
+            }
         }
+        Ok(node)
     }
 
     /// The plan optimized for this frame's backend (the stored forms it takes; none across

@@ -5,10 +5,12 @@
 //!
 //! Beside the tree: the file sources a scan reads ([`FileSource`]), the plan in words
 //! ([`Node::explain`], `explain.rs`), its projected memory ([`Node::memory`],
-//! `memory.rs`), and the guess of a join side's size the optimizer and the executor pick
+//! `memory.rs`), the steps its backend would run through a fallback
+//! ([`Node::fallback_notes`], `fallbacks.rs`), and the guess of a join side's size the optimizer and the executor pick
 //! sides by (`join_guess.rs`). The rewrites before a plan runs are `crate::optimize`'s.
 
 mod explain;
+mod fallbacks;
 pub(crate) mod join_guess;
 mod memory;
 

@@ -663,6 +663,35 @@ impl FrameCapabilities {
     }
 }
 
+/// A step of a plan as the engine asks a backend about it before the plan runs
+/// ([`DataFrameBackend::fallback_note`]): each names the primitives it calls.
+#[derive(Debug, Clone, Copy)]
+pub enum PlanStep<'a> {
+    /// A fused program ([`DataFrameBackend::evaluate`]) over partitions of `schema`.
+    Evaluate {
+        /// The partitions' schema.
+        schema: &'a SchemaRef,
+        /// The program.
+        program: &'a FrameProgram,
+    },
+    /// A groupby-aggregation: partial, combine and finalize, hash partitioning for a
+    /// shuffle.
+    Aggregate {
+        /// Key columns.
+        keys: &'a [String],
+        /// Aggregations.
+        aggs: &'a [AggSpec],
+    },
+    /// A join, with the hash partitioning of a shuffle join.
+    Join(&'a JoinSpec),
+    /// A sort or a top-k: range partitioning, sorts, slices.
+    Sort(&'a [SortKey]),
+    /// Rows moved between partitions: repartitioning, heads and tails, concatenation.
+    Repartition,
+    /// A window function.
+    Window(&'a WindowSpec),
+}
+
 /// A dataframe backend: the partition-level primitives of the protocol.
 ///
 /// All methods are required except where a default is given. Inputs are this backend's
@@ -680,6 +709,16 @@ pub trait DataFrameBackend: Send + Sync {
     /// What it lacks.
     fn capabilities(&self) -> FrameCapabilities {
         FrameCapabilities::default()
+    }
+
+    /// Optional: how this backend will run `step` when not natively — what it does
+    /// instead (e.g. copies the partitions to the host and runs the CPU kernels) and why —
+    /// or `None` when it runs it natively. `explain()` lists every such step of a plan
+    /// before it runs, and `dataframe.fallback = "error"` refuses the plan with that list.
+    /// The default is `None`: a backend without fallbacks runs everything it accepts.
+    fn fallback_note(&self, step: PlanStep<'_>) -> Option<String> {
+        let _ = step;
+        None
     }
 
     /// Wraps a host batch as a partition.

@@ -24,7 +24,7 @@ pub mod window;
 pub use backend::{
     downcast_partition, program_schema, AggFunc, AggSpec, DataFrameBackend, FrameBackendRef,
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
-    PartitionData, Quantile, SortKey, StoredForms,
+    PartitionData, PlanStep, Quantile, SortKey, StoredForms,
 };
 pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
 pub use temporal::{DateUnit, Interval};

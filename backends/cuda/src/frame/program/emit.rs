@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
 use arrow_schema::{DataType, Schema};
-use tessera_core::frame::expr::{binary_types, BinaryOp, Expr, Literal};
+use tessera_core::frame::expr::{binary_types, is_in_operand, BinaryOp, Expr, Literal, StrFunc};
 
 /// Why a program does not run natively (shown by `explain()` and the fallback record).
 pub(crate) type Refusal = String;
@@ -27,6 +27,8 @@ pub(crate) struct Val {
     pub o: String,
     pub t: DataType,
     lit: Option<Literal>,
+    /// For a string: the local holding its length in bytes (`v` is then its first byte).
+    len: String,
 }
 
 /// The C type a kernel holds a value of `t` in (booleans as 0/1 bytes, decimals as
@@ -143,6 +145,7 @@ impl Emitter {
             o,
             t: t.clone(),
             lit: None,
+            len: String::new(),
         })
     }
 
@@ -156,26 +159,41 @@ impl Emitter {
         if is_string(t) {
             let j = self.reads.len();
             self.reads.push(index);
-            let (_, o) = self.fresh();
+            let (v, o) = self.fresh();
+            let (start, len) = (format!("a{}", &v[1..]), format!("n{}", &v[1..]));
+            let off = if matches!(t, DataType::LargeUtf8 | DataType::LargeBinary) {
+                "i64"
+            } else {
+                "i32"
+            };
             self.lines.push(format!(
-                "u8 {o} = C[{}] ? tsr_bit(in{}, C[{}] + row) : 1;",
+                "u64 {start} = (u64)(i64)((const {off}*)in{})[C[{}] + row]; \
+                 u64 {len} = (u64)(i64)((const {off}*)in{})[C[{}] + row + 1] - {start}; \
+                 const u8* {v} = in{} + {start}; \
+                 u8 {o} = C[{}] ? tsr_bit(in{}, C[{}] + row) : 1;",
+                3 * j,
+                3 * j,
+                3 * j,
+                3 * j,
+                3 * j + 1,
                 3 * j + 2,
-                2 * j + 1,
+                3 * j + 2,
                 3 * j + 1
             ));
-            let v = Val {
-                v: String::new(),
+            let val = Val {
+                v,
                 o,
                 t: t.clone(),
                 lit: None,
+                len,
             };
-            self.read_vals.push((index, v.clone()));
-            return Ok(v);
+            self.read_vals.push((index, val.clone()));
+            return Ok(val);
         }
         let c = ctype(t).ok_or_else(|| format!("a {t} column is read"))?;
         let j = self.reads.len();
         self.reads.push(index);
-        let (vals, nulls) = (2 * j, 2 * j + 1);
+        let (vals, nulls) = (3 * j, 3 * j + 2);
         let value = if *t == DataType::Boolean {
             format!("tsr_bit(in{vals}, C[{}] + row)", 3 * j)
         } else {
@@ -207,6 +225,7 @@ impl Emitter {
                 o: String::new(),
                 t,
                 lit: Some(l.clone()),
+                len: String::new(),
             });
         }
         let mut v = self.host_literal(&literal_array(l), &t)?;
@@ -265,6 +284,12 @@ impl Emitter {
         if x.t == *to {
             return Ok(x);
         }
+        if is_string(&x.t) && is_string(to) {
+            // The same bytes under 32- or 64-bit offsets: only the type changes.
+            let mut x = self.string_of(x)?;
+            x.t = to.clone();
+            return Ok(x);
+        }
         if let Some(l) = &x.lit {
             let cast = arrow_cast::cast(&literal_array(l), to)
                 .map_err(|e| format!("the literal {l:?} as {to}: {e}"))?;
@@ -314,6 +339,7 @@ impl Emitter {
                 o: io,
                 t: to.clone(),
                 lit: None,
+                len: String::new(),
             });
         } else if *from == DataType::Boolean && (is_int(to) || float(to)) {
             (format!("({c}){v}"), o.to_string())
@@ -350,8 +376,12 @@ impl Emitter {
                     .map_err(|why| format!("{e}: {why}"))?;
                 let l = self.expr(left, schema, column)?;
                 let r = self.expr(right, schema, column)?;
-                let l = self.cast(l, &operand)?;
-                let r = self.cast(r, &operand)?;
+                let mut l = self.cast(l, &operand)?;
+                let mut r = self.cast(r, &operand)?;
+                if is_string(&operand) {
+                    l = self.string_of(l)?;
+                    r = self.string_of(r)?;
+                }
                 self.binary(*op, &l, &r, &operand, e)
             }
             Expr::Not(x) => {
@@ -459,8 +489,123 @@ impl Emitter {
                 }
                 Ok(out)
             }
+            Expr::Contains { expr, pattern } => {
+                let x = self.expr(expr, schema, column)?;
+                if !is_string(&x.t) {
+                    return Err(format!("contains of a {} value", x.t));
+                }
+                self.string_test(x, "contains", pattern)
+            }
+            Expr::Str {
+                func: StrFunc::StartsWith(p),
+                expr,
+            } => {
+                let x = self.expr(expr, schema, column)?;
+                self.string_test(x, "starts", p)
+            }
+            Expr::Str {
+                func: StrFunc::EndsWith(p),
+                expr,
+            } => {
+                let x = self.expr(expr, schema, column)?;
+                self.string_test(x, "ends", p)
+            }
+            Expr::IsIn { expr, values } => {
+                let t = type_of(expr)?;
+                let operand =
+                    is_in_operand(expr, &t, values).map_err(|why| format!("{e}: {why}"))?;
+                let x = self.expr(expr, schema, column)?;
+                let mut x = self.cast(x, &operand)?;
+                if is_string(&operand) {
+                    x = self.string_of(x)?;
+                }
+                let mut terms = Vec::new();
+                for v in values.iter().filter(|v| **v != Literal::Null) {
+                    let w = self.literal(v)?;
+                    let mut w = self.cast(w, &operand)?;
+                    if is_string(&operand) {
+                        w = self.string_of(w)?;
+                    }
+                    // A value that does not fit the operand type matches nothing.
+                    terms.push(format!("({} && {})", w.o, self.equal(&x, &w)?));
+                }
+                let any = if terms.is_empty() {
+                    "0".to_string()
+                } else {
+                    terms.join(" || ")
+                };
+                let null_matches = u8::from(values.contains(&Literal::Null));
+                self.local(
+                    &DataType::Boolean,
+                    &format!("{} ? (u8)({any}) : (u8){null_matches}", x.o),
+                    "1",
+                )
+            }
             other => Err(format!("{} has no device kernel yet", describe(other))),
         }
+    }
+
+    /// `x` as a string the kernel reads (a string literal's bytes go into `P`: its length,
+    /// then its bytes packed little-endian into words).
+    fn string_of(&mut self, x: Val) -> Result<Val, Refusal> {
+        if !x.len.is_empty() {
+            return Ok(x);
+        }
+        let Some(Literal::Str(text)) = &x.lit else {
+            return Err(format!("a {} value as a string", x.t));
+        };
+        let bytes = text.as_bytes();
+        let k = self.literals.len();
+        self.literals.push(bytes.len() as u64);
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.literals.push(u64::from_le_bytes(w));
+        }
+        let (v, o) = self.fresh();
+        let len = format!("n{}", &v[1..]);
+        self.lines.push(format!(
+            "const u8* {v} = (const u8*)(L + {}); u64 {len} = L[{k}]; u8 {o} = 1;",
+            k + 1
+        ));
+        Ok(Val {
+            v,
+            o,
+            t: x.t,
+            lit: None,
+            len,
+        })
+    }
+
+    /// A string test of `x` against a literal pattern (`starts`, `ends`, `contains`).
+    fn string_test(&mut self, x: Val, test: &str, pattern: &str) -> Result<Val, Refusal> {
+        let x = self.string_of(x)?;
+        let p = self.string_of(Val {
+            v: String::new(),
+            o: String::new(),
+            t: DataType::Utf8,
+            lit: Some(Literal::Str(pattern.to_string())),
+            len: String::new(),
+        })?;
+        self.local(
+            &DataType::Boolean,
+            &format!("tsr_str_{test}({}, {}, {}, {})", x.v, x.len, p.v, p.len),
+            &x.o,
+        )
+    }
+
+    /// `x` (any covered type) equal to `y` of the same type, as the protocol compares:
+    /// floats with NaN equal to NaN and -0 to 0, strings byte by byte.
+    fn equal(&mut self, x: &Val, y: &Val) -> Result<String, Refusal> {
+        Ok(if matches!(x.t, DataType::Float32 | DataType::Float64) {
+            format!("(tsr_fcmp((f64){}, (f64){}) == 0)", x.v, y.v)
+        } else if !x.len.is_empty() {
+            format!("(tsr_str_cmp({}, {}, {}, {}) == 0)", x.v, x.len, y.v, y.len)
+        } else if orders_as_int(&x.t) {
+            format!("({} == {})", x.v, y.v)
+        } else {
+            return Err(format!("equality of {} values", x.t));
+        })
     }
 
     fn binary(
@@ -511,6 +656,8 @@ impl Emitter {
             | BinaryOp::GtEq => {
                 let order = if float {
                     format!("tsr_fcmp((f64){a}, (f64){b})")
+                } else if is_string(operand) && !l.len.is_empty() && !r.len.is_empty() {
+                    format!("tsr_str_cmp({a}, {}, {b}, {})", l.len, r.len)
                 } else if orders_as_int(operand) {
                     format!("(({a} > {b}) - ({a} < {b}))")
                 } else {

@@ -192,10 +192,10 @@ pub fn native(
 /// The kernel text: the three entries around the row's statements.
 fn text(e: &Emitter, outs: &[KernelOut]) -> String {
     let name = crate::codegen::names::NAME;
-    let ins: String = (0..=2 * e.reads.len())
+    let ins: String = (0..=3 * e.reads.len())
         .map(|i| format!(", const u8* in{i}"))
         .collect();
-    let idx = format!("in{}", 2 * e.reads.len());
+    let idx = format!("in{}", 3 * e.reads.len());
     let lit_base = 3 + 3 * e.reads.len();
     let off_base = lit_base + e.literals.len();
     let head = format!("const u64* C = P + 3; const u64* L = P + {lit_base}; (void)C; (void)L;");
@@ -250,7 +250,7 @@ impl NativeProgram {
     /// The plan launching entry `suffix` (its entry first, the others after, so that a
     /// library built from any of the three holds all of them).
     fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
-        let inputs: Vec<Arg> = (0..=2 * self.reads.len())
+        let inputs: Vec<Arg> = (0..=3 * self.reads.len())
             .map(|i| Arg::Input(i, DType::U8))
             .collect();
         let entry = |s: &str| {
@@ -337,23 +337,25 @@ pub fn run<D: Device>(
 ) -> Result<Evaluated<D::Buf>> {
     let n = b.rows;
     let mut params = vec![n as u64, 0, 0];
-    let mut bufs: Vec<Arc<D::Buf>> = Vec::with_capacity(2 * p.reads.len() + 1);
+    // Three buffers per column read: Arrow's first buffer (values, or a string's
+    // offsets), its second (a string's bytes; the first again otherwise) and the bitmap
+    // (the first again when there is none, never read then).
+    let mut bufs: Vec<Arc<D::Buf>> = Vec::with_capacity(3 * p.reads.len() + 1);
     for &i in &p.reads {
         let c = &b.columns[i];
         let values = c.buffers.first().ok_or_else(|| {
             Error::Internal(format!("a {} column without a values buffer", c.data_type))
         })?;
         params.push(c.offset as u64);
+        bufs.push(values.buf.clone());
+        bufs.push(c.buffers.get(1).unwrap_or(values).buf.clone());
         match &c.nulls {
             Some(nulls) => {
-                params.push(nulls.offset as u64);
-                params.push(1);
-                bufs.push(values.buf.clone());
+                params.extend([nulls.offset as u64, 1]);
                 bufs.push(nulls.bytes.buf.clone());
             }
             None => {
                 params.extend([0, 0]);
-                bufs.push(values.buf.clone());
                 bufs.push(values.buf.clone());
             }
         }

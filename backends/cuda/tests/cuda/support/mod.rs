@@ -1,6 +1,4 @@
-//! Test support: the host shim that runs kernel texts without a GPU, a device made of it,
-//! and the backend that records the conformance suite's programs.
+//! Test support: the backend that records the conformance suite's programs (the host
+//! shim and the host devices are the library's `tessera_cuda::host`).
 
-pub mod host_device;
-pub mod host_shim;
 pub mod record;

@@ -5,11 +5,11 @@
 
 use std::sync::Arc;
 
+use crate::codegen::KernelPlan;
+use crate::device::Device;
 use tessera_core::{Error, Result};
-use tessera_cuda::codegen::KernelPlan;
-use tessera_cuda::device::Device;
 
-use super::host_shim::HostKernels;
+use super::shim::HostKernels;
 
 /// One host "device" (several share one set of compiled kernels).
 #[derive(Debug, Clone)]
@@ -18,6 +18,7 @@ pub struct HostDevice {
 }
 
 impl HostDevice {
+    /// A device running the kernels of `kernels` (devices may share one library).
     pub fn new(kernels: Arc<HostKernels>) -> HostDevice {
         HostDevice { kernels }
     }

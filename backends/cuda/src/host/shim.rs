@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+use crate::codegen::{ctype, Arg, KernelPlan, Launch, PRELUDE};
+use crate::host_bytes;
 use tessera_core::{DType, HostArray};
-use tessera_cuda::codegen::{ctype, Arg, KernelPlan, Launch, PRELUDE};
-use tessera_cuda::host_bytes;
 
 /// What CUDA gives a kernel, for the host.
 const SHIM: &str = r#"
@@ -104,7 +104,7 @@ const MAX_GRID: u64 = 6;
 /// Threads per block of a reduction's launches through [`HostKernels::run`] (the bit
 /// tests): the device's own block size, so every level of the shared-memory tree (128
 /// down to 1 partner apart) runs here as there.
-const REDUCE_BLOCK: u32 = tessera_cuda::device::BLOCK;
+const REDUCE_BLOCK: u32 = crate::device::BLOCK;
 
 /// The loaded libraries, and which of them holds each entry.
 type Libraries = (Vec<Arc<libloading::Library>>, HashMap<String, usize>);
@@ -153,7 +153,7 @@ fn compile(plans: &[&KernelPlan]) -> Result<(libloading::Library, Vec<String>), 
     let dir = std::env::temp_dir().join(format!(
         "tessera-host-kernels-{}-{:x}",
         std::process::id(),
-        tessera_cuda::codegen::stable_hash(src.as_bytes())
+        crate::codegen::stable_hash(src.as_bytes())
     ));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (cpp, so) = (dir.join("kernels.cpp"), dir.join("libkernels.so"));
