@@ -361,8 +361,8 @@ fn fast_time_part(a: &ArrayRef, part: DatePart) -> Option<ArrayRef> {
         _ => return None,
     };
     let ts = a.as_primitive::<TimestampMicrosecondType>();
-    let out: arrow_array::Int32Array =
-        ts.unary::<_, arrow_array::types::Int32Type>(|v| (v.div_euclid(div) % modulo) as i32);
+    let out: arrow_array::Int32Array = ts
+        .unary::<_, arrow_array::types::Int32Type>(|v| v.div_euclid(div).rem_euclid(modulo) as i32);
     Some(Arc::new(out))
 }
 
@@ -378,6 +378,30 @@ mod tests {
     use arrow_buffer::ScalarBuffer;
     use tessera_core::frame::expr::col;
     use tessera_core::frame::expr::StrFunc;
+
+    /// The integer path for hours, minutes and seconds of microsecond timestamps agrees
+    /// with arrow's calendar before 1970 too (a second before the epoch is 23:59:59).
+    #[test]
+    fn time_parts_before_the_epoch_match_arrow() {
+        use arrow_array::TimestampMicrosecondArray;
+        let a: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![
+            -1,
+            -1_000_000,
+            -3_600_000_001,
+            -86_400_000_000 * 400 - 7,
+            0,
+            45_296_000_123,
+        ]));
+        for (part, arrow_part) in [
+            (DatePart::Hour, arrow_arith::temporal::DatePart::Hour),
+            (DatePart::Minute, arrow_arith::temporal::DatePart::Minute),
+            (DatePart::Second, arrow_arith::temporal::DatePart::Second),
+        ] {
+            let fast = fast_time_part(&a, part).unwrap();
+            let want = arrow_arith::temporal::date_part(&a, arrow_part).unwrap();
+            assert_eq!(fast.to_data(), want.to_data(), "{}", part.name());
+        }
+    }
 
     /// Float comparisons: `-0.0` equals `0.0` (IEEE, pandas, DuckDB); NaN equals itself
     /// and sorts above every number (DuckDB); null compares to null.
