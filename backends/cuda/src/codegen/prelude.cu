@@ -284,3 +284,39 @@ TSR_D u8 tsr_str_contains(const u8* a, u64 an, const u8* p, u64 pn) {
     }
     return 0;
 }
+// Calendar parts (proleptic Gregorian, days since 1970-01-01, floor division for
+// instants before the epoch), as arrow's date_part gives them.
+TSR_D i64 tsr_floordiv(i64 a, i64 b) { i64 q = a / b; return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q; }
+TSR_D i64 tsr_floormod(i64 a, i64 b) { return a - tsr_floordiv(a, b) * b; }
+TSR_D void tsr_civil(i64 days, i64* y, i64* m, i64* d) {
+    i64 z = days + 719468;
+    i64 era = (z >= 0 ? z : z - 146096) / 146097;
+    i64 doe = z - era * 146097;
+    i64 yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    i64 doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    i64 mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = yoe + era * 400 + (*m <= 2 ? 1 : 0);
+}
+TSR_D i64 tsr_days_from_civil(i64 y, i64 m, i64 d) {
+    y -= m <= 2 ? 1 : 0;
+    i64 era = (y >= 0 ? y : y - 399) / 400;
+    i64 yoe = y - era * 400;
+    i64 doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    i64 doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+// part: 0 year, 1 month, 2 day, 3 weekday (Monday 0), 4 quarter, 5 day of year.
+TSR_D i32 tsr_date_part(i64 days, int part) {
+    i64 y, m, d;
+    tsr_civil(days, &y, &m, &d);
+    switch (part) {
+        case 0: return (i32)y;
+        case 1: return (i32)m;
+        case 2: return (i32)d;
+        case 3: return (i32)tsr_floormod(days + 3, 7);
+        case 4: return (i32)((m - 1) / 3 + 1);
+        default: return (i32)(days - tsr_days_from_civil(y, 1, 1) + 1);
+    }
+}

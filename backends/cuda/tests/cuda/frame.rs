@@ -93,6 +93,7 @@ fn edge_batch(rows: usize) -> RecordBatch {
         1e300,
     ];
     let mut t = vec![];
+    let mut ts = vec![];
     let (mut a, mut b, mut f, mut g, mut k, mut u, mut flag, mut d, mut dec, mut s) = (
         vec![],
         vec![],
@@ -133,7 +134,15 @@ fn edge_batch(rows: usize) -> RecordBatch {
         k.push((r % 4 != 0).then_some((r % 256) as i8));
         u.push(Some((r % 256) as u8));
         flag.push((r % 6 != 0).then_some(r % 2 == 0));
-        d.push((r % 10 != 0).then(|| 18_000 + (r % 1000) as i32));
+        let edges = [-719_468, -1, 0, 59, 11_016, 2_932_896, -25_567];
+        d.push((r % 10 != 0).then(|| {
+            if r % 9 == 0 {
+                edges[(r % 7) as usize]
+            } else {
+                18_000 + (r % 1000) as i32
+            }
+        }));
+        ts.push((r % 11 != 0).then(|| (r as i64 % 4_000_000_000_000_000) - 2_000_000_000_000_000));
         dec.push((r % 8 != 0).then(|| (r as i128 - (1 << 30)) * 1_000_000_007));
         s.push((r % 3 != 0).then(|| format!("s{}", r % 50)));
         let words = ["", "é", "s1", "naïve s2", "s12", "zz"];
@@ -160,6 +169,10 @@ fn edge_batch(rows: usize) -> RecordBatch {
         (
             "t",
             Arc::new(arrow_array::LargeStringArray::from(t)) as ArrayRef,
+        ),
+        (
+            "ts",
+            Arc::new(arrow_array::TimestampMicrosecondArray::from(ts)) as ArrayRef,
         ),
     ])
     .unwrap()
@@ -231,6 +244,31 @@ fn native_programs_give_the_cpu_batches_on_host_devices() {
         (
             "an empty pattern and a multi-byte one",
             keep_all(col("t").contains("") & col("t").contains("ï")),
+        ),
+        (
+            "calendar parts of dates and timestamps, before 1970 too",
+            FrameProgram {
+                steps: vec![project(vec![
+                    ("y", col("d").year()),
+                    ("m", col("d").month()),
+                    ("day", col("d").day()),
+                    ("wd", col("d").weekday()),
+                    ("q", col("d").quarter()),
+                    ("doy", col("d").day_of_year()),
+                    ("ty", col("ts").year()),
+                    ("tdoy", col("ts").day_of_year()),
+                    ("th", col("ts").hour()),
+                    (
+                        "tmin",
+                        col("ts").date_part(tessera_core::frame::DatePart::Minute),
+                    ),
+                    (
+                        "tsec",
+                        col("ts").date_part(tessera_core::frame::DatePart::Second),
+                    ),
+                    ("twd", col("ts").weekday()),
+                ])],
+            },
         ),
         (
             "is_in: strings with null, numbers out of range, NaN",

@@ -13,8 +13,10 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
-use arrow_schema::{DataType, Schema};
-use tessera_core::frame::expr::{binary_types, is_in_operand, BinaryOp, Expr, Literal, StrFunc};
+use arrow_schema::{DataType, Schema, TimeUnit};
+use tessera_core::frame::expr::{
+    binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal, StrFunc,
+};
 
 /// Why a program does not run natively (shown by `explain()` and the fallback record).
 pub(crate) type Refusal = String;
@@ -509,6 +511,51 @@ impl Emitter {
             } => {
                 let x = self.expr(expr, schema, column)?;
                 self.string_test(x, "ends", p)
+            }
+            Expr::DatePart { expr, part } => {
+                let x = self.expr(expr, schema, column)?;
+                if x.lit.is_some() {
+                    return Err(format!("a date part of a literal ({e})"));
+                }
+                let per_day: i64 = match &x.t {
+                    DataType::Date32 => 1,
+                    DataType::Date64 => 86_400_000,
+                    DataType::Timestamp(unit, None) => match unit {
+                        TimeUnit::Second => 86_400,
+                        TimeUnit::Millisecond => 86_400_000,
+                        TimeUnit::Microsecond => 86_400_000_000,
+                        TimeUnit::Nanosecond => 86_400_000_000_000,
+                    },
+                    other => return Err(format!("a date part of a {other} value")),
+                };
+                let v = &x.v;
+                let value = match part {
+                    DatePart::Hour | DatePart::Minute | DatePart::Second => {
+                        let (per_hour, unit_of) = (per_day / 24, |p: DatePart| match p {
+                            DatePart::Hour => (1, 24),
+                            DatePart::Minute => (60, 60),
+                            _ => (3600, 60),
+                        });
+                        let (split, modulo) = unit_of(*part);
+                        format!(
+                            "(i32)tsr_floormod(tsr_floordiv((i64){v}, {}LL), {modulo}LL)",
+                            per_hour / split
+                        )
+                    }
+                    _ => {
+                        let code = match part {
+                            DatePart::Year => 0,
+                            DatePart::Month => 1,
+                            DatePart::Day => 2,
+                            DatePart::Weekday => 3,
+                            DatePart::Quarter => 4,
+                            _ => 5,
+                        };
+                        format!("tsr_date_part(tsr_floordiv((i64){v}, {per_day}LL), {code})")
+                    }
+                };
+                let o = x.o.clone();
+                self.local(&DataType::Int32, &value, &o)
             }
             Expr::IsIn { expr, values } => {
                 let t = type_of(expr)?;
