@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use tessera::frame::{
-    col, lit, read_parquet, when, AggFunc, Computed, DataFrame, Expr, JoinStrategy, JoinType, Value,
+    col, lit, read_parquet, when, AggFunc, Computed, DataFrame, Expr, JoinStrategy, JoinType,
+    Literal, Value,
 };
 use tessera::Result;
 
@@ -551,8 +552,18 @@ fn q17(t: &Tables) -> Result<DataFrame> {
         .rename(&[("l_partkey", "avg_partkey")])?;
     join(&lines, &average, &["l_partkey"], &["avg_partkey"])?
         .filter(col("l_quantity").lt(lit(0.2) * col("avg_quantity")))?
-        .agg_exprs(&[(col("l_extendedprice"), AggFunc::Sum, "total")])?
-        .select_exprs(vec![("avg_yearly".to_string(), col("total") / lit(7.0))])?
+        .agg_exprs(&[
+            (col("l_extendedprice"), AggFunc::Sum, "total"),
+            (col("l_extendedprice"), AggFunc::Count, "n"),
+        ])?
+        // SQL's sum of no rows is NULL (a frame's sum of nothing is 0, as in pandas and
+        // Polars): small scale factors select no line.
+        .select_exprs(vec![(
+            "avg_yearly".to_string(),
+            when(col("n").eq(lit(0i64)))
+                .then(Expr::Literal(Literal::Null))
+                .otherwise(col("total") / lit(7.0)),
+        )])?
         .done()
 }
 

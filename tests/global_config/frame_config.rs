@@ -83,7 +83,7 @@ impl tessera::tessera_cuda::device::Device for NoKernels {
         _: &tessera::tessera_cuda::codegen::KernelPlan,
         _: u32,
         _: &[&Vec<u8>],
-        _: &[usize],
+        _: &[tessera::tessera_cuda::device::Output],
     ) -> tessera::Result<Vec<Vec<u8>>> {
         Err(tessera::Error::Internal(
             "this test device launches no kernels".into(),

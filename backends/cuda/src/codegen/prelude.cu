@@ -320,3 +320,10 @@ TSR_D i32 tsr_date_part(i64 days, int part) {
         default: return (i32)(days - tsr_days_from_civil(y, 1, 1) + 1);
     }
 }
+// A 64-bit finaliser (MurmurHash3's fmix64): the groupby's key hash.
+TSR_D u64 tsr_mix(u64 x) {
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}

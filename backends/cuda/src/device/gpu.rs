@@ -26,12 +26,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig,
-    PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut,
+    LaunchConfig, PushKernelArg,
 };
 use tessera_core::{DType, Error, Result};
 
-use super::memory::{Device, BLOCK};
+use super::memory::{Device, Output, BLOCK};
 use crate::codegen::{Arg, KernelPlan, Launch};
 
 thread_local! {
@@ -490,13 +490,23 @@ impl Device for Gpu {
         plan: &KernelPlan,
         grid: u32,
         inputs: &[&GpuBuf],
-        outputs: &[usize],
+        outputs: &[Output],
     ) -> Result<Vec<GpuBuf>> {
         let s = self.stream()?;
-        let mut outs = outputs
-            .iter()
-            .map(|&n| self.for_kernel_output(n))
-            .collect::<Result<Vec<_>>>()?;
+        let mut outs = Vec::with_capacity(outputs.len());
+        for o in outputs {
+            let mut buf = self.for_kernel_output(o.len())?;
+            if let Output::Filled(n, byte) = *o {
+                let (dptr, _record) = buf.device_ptr_mut(&s);
+                // SAFETY: `buf` was just allocated on `s` with at least `n` bytes (one at
+                // least); the fill is ordered on `s` before the kernel that reads it.
+                unsafe {
+                    cudarc::driver::result::memset_d8_async(dptr, byte, n.max(1), s.cu_stream())
+                }
+                .map_err(|e| device_err("fill", e))?;
+            }
+            outs.push(buf);
+        }
         let params = if plan.params.is_empty() {
             vec![0u64]
         } else {

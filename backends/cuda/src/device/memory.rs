@@ -13,6 +13,30 @@ use crate::codegen::KernelPlan;
 pub const BLOCK: u32 = 256;
 const _: () = assert!(BLOCK <= crate::codegen::MAX_BLOCK && BLOCK.is_power_of_two());
 
+/// An output buffer of [`Device::launch_grid`]: its length in bytes (at least one byte is
+/// held) and how it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Uninitialised: the kernel writes every byte it is read at.
+    Written(usize),
+    /// Every byte set to the value before the kernel runs.
+    Filled(usize, u8),
+}
+
+impl Output {
+    /// Its length in bytes.
+    pub fn len(self) -> usize {
+        match self {
+            Output::Written(n) | Output::Filled(n, _) => n,
+        }
+    }
+
+    /// Whether it holds no bytes of data.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// One device of a [`super::CudaBackend`].
 pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// A buffer in the device's memory, holding bytes.
@@ -50,10 +74,11 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
 
     /// Runs entry 0 of `plan` as `grid` blocks of [`BLOCK`] threads (fewer on host
     /// devices) with the arguments `P`, the `inputs` in order, then one fresh buffer per
-    /// entry of `outputs` (its length in bytes, at least one byte is held); returns those
-    /// buffers. The kernels of the dataframe backend have this shape: they stride over
-    /// their rows themselves, read `gridDim` and `blockDim`, and write every byte of each
-    /// output they are given, so any grid and block size is correct.
+    /// entry of `outputs`; returns those buffers. The kernels of the dataframe backend have
+    /// this shape: they stride over their rows themselves and read `gridDim` and
+    /// `blockDim`, so any grid and block size is correct. An output is either written
+    /// whole by the kernel ([`Output::Written`]) or filled with a byte first and then
+    /// updated in place, by atomics ([`Output::Filled`]: a hash table, accumulators).
     ///
     /// # Errors
     /// [`tessera_core::Error::Device`] for a failed allocation, compile or launch.
@@ -62,7 +87,7 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
         plan: &KernelPlan,
         grid: u32,
         inputs: &[&Self::Buf],
-        outputs: &[usize],
+        outputs: &[Output],
     ) -> Result<Vec<Self::Buf>>;
 
     /// The product `op(a) @ b` of C-order `dtype` matrices through the device's BLAS

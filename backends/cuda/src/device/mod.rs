@@ -33,7 +33,7 @@ use tessera_core::program::{primitives, Program};
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
 pub use gpu::{Gpu, GpuBuf};
-pub use memory::{parts_for, Device, BLOCK};
+pub use memory::{parts_for, Device, Output, BLOCK};
 
 use crate::codegen::generate;
 use crate::host_bytes;

@@ -19,6 +19,7 @@
 //! the host.
 
 pub mod column;
+pub mod groupby;
 mod host;
 pub mod program;
 pub mod strings;
@@ -39,7 +40,6 @@ use tessera_cpu_frame::CpuFrameBackend;
 
 use crate::device::{Device, Gpu};
 use column::DeviceArray;
-use program::NativeProgram;
 
 /// The backend's registered name.
 pub const NAME: &str = "cuda";
@@ -105,8 +105,8 @@ pub struct CudaFrameBackend<D: Device = Gpu> {
     devices: Vec<D>,
     next: AtomicUsize,
     host: CpuFrameBackend,
-    /// Every distinct program kernel generated so far, by its text's hash.
-    generated: Mutex<BTreeMap<u64, NativeProgram>>,
+    /// Every distinct kernel text generated so far (programs, groupbys), by its hash.
+    generated: Mutex<BTreeMap<u64, Vec<crate::codegen::KernelPlan>>>,
     /// The fallback policy fixed for this backend, or `None` to read
     /// `dataframe.fallback` at each step.
     policy: Option<tessera_core::config::FallbackPolicy>,
@@ -169,10 +169,33 @@ impl<D: Device> CudaFrameBackend<D> {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .values()
-            .flat_map(NativeProgram::plans)
+            .flatten()
+            .cloned()
             .collect();
         out.extend(strings::plans());
         out
+    }
+
+    /// Keeps the kernels of a text generated for the first time (`generated_kernels`).
+    fn remember(&self, hash: u64, plans: impl FnOnce() -> Vec<crate::codegen::KernelPlan>) {
+        self.generated
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(hash)
+            .or_insert_with(plans);
+    }
+
+    /// The partial aggregation of `b` on its device, when the generator covers it.
+    fn device_partial(
+        &self,
+        b: &DeviceBatch<D::Buf>,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> std::result::Result<Result<Partition>, String> {
+        let g = groupby::native(&b.schema, keys, aggs)?;
+        self.remember(g.hash(), || g.plans());
+        Ok(groupby::run(&self.devices[b.device], &g, b)
+            .map(|s| self.wrap(g.schema().clone(), s.rows, s.columns, b.device)))
     }
 
     fn place(&self) -> usize {
@@ -250,7 +273,16 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
                     .err()
                     .map(|why| format!("runs on the host: {why}"));
             }
-            PlanStep::Aggregate { .. } => "the groupby",
+            PlanStep::Aggregate { schema, keys, aggs } => {
+                return Some(match groupby::native(schema, keys, aggs) {
+                    Ok(_) => format!(
+                        "the partial aggregation runs on the device; combining the partials \
+                         and the final step run on the host: {}",
+                        host::NOT_BUILT
+                    ),
+                    Err(why) => format!("the groupby runs on the host: {why}"),
+                });
+            }
             PlanStep::Join(_) => "the join",
             PlanStep::Sort(_) => "the sort",
             PlanStep::Repartition => "moving rows between partitions (concatenation)",
@@ -271,11 +303,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         let b = self.batch(part, "evaluate")?;
         match program::native(&b.schema, program) {
             Ok(plan) => {
-                self.generated
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .entry(plan.hash())
-                    .or_insert_with(|| plan.clone());
+                self.remember(plan.hash(), || plan.plans());
                 let out = program::run(&self.devices[b.device], &plan, b)?;
                 Ok(self.wrap(out.schema, out.rows, out.columns, b.device))
             }
@@ -311,9 +339,13 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        self.on_host("aggregate", host::NOT_BUILT, &[part], |h, p| {
-            h.aggregate_partial(&p[0], keys, aggs)
-        })
+        let b = self.batch(part, "aggregate")?;
+        match self.device_partial(b, keys, aggs) {
+            Ok(done) => done,
+            Err(why) => self.on_host("aggregate", &why, &[part], |h, p| {
+                h.aggregate_partial(&p[0], keys, aggs)
+            }),
+        }
     }
 
     fn aggregate_partial_of(
@@ -323,10 +355,17 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        // One trip to the host for the program and the aggregation together.
-        self.on_host("aggregate", host::NOT_BUILT, &[part], |h, p| {
-            h.aggregate_partial_of(&p[0], program, keys, aggs)
-        })
+        // Both on the device when both are covered; else one trip to the host for the
+        // program and the aggregation together.
+        let b = self.batch(part, "aggregate")?;
+        let covered = program::native(&b.schema, program)
+            .and_then(|p| groupby::native(p.schema(), keys, aggs).map(|_| ()));
+        match covered {
+            Ok(()) => self.aggregate_partial(&self.evaluate(part, program)?, keys, aggs),
+            Err(why) => self.on_host("aggregate", &why, &[part], |h, p| {
+                h.aggregate_partial_of(&p[0], program, keys, aggs)
+            }),
+        }
     }
 
     fn aggregate_combine(

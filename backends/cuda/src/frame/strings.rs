@@ -12,7 +12,7 @@ use tessera_core::{DType, Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes};
 use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
-use crate::device::{Device, BLOCK};
+use crate::device::{Device, Output, BLOCK};
 
 const TEXT: &str = r#"
 static __device__ __forceinline__ u64 @KERNEL@_at(const u8* offs, u64 wide, u64 i) {
@@ -151,7 +151,7 @@ pub fn gather<D: Device>(
         &plan("_count", params.clone()),
         grid,
         &[&offs.buf, idx],
-        &[grid as usize * 8],
+        &[Output::Written(grid as usize * 8)],
     )?;
     let bytes = device.download(&counts[0], grid as usize * 8)?;
     let mut bases = params.clone();
@@ -181,7 +181,7 @@ pub fn gather<D: Device>(
         &plan("_offsets", bases),
         grid,
         &[&offs.buf, idx],
-        &[offsets_len],
+        &[Output::Written(offsets_len)],
     )?;
     let fresh = Arc::new(
         fresh
@@ -193,7 +193,7 @@ pub fn gather<D: Device>(
         &plan("_copy", params),
         grid,
         &[&offs.buf, &vals.buf, idx, &fresh],
-        &[total],
+        &[Output::Written(total)],
     )?;
     let values = values
         .into_iter()

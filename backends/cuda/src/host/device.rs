@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::codegen::KernelPlan;
-use crate::device::Device;
+use crate::device::{Device, Output};
 use tessera_core::{Error, Result};
 
 use super::shim::HostKernels;
@@ -61,7 +61,7 @@ impl Device for HostDevice {
         plan: &KernelPlan,
         grid: u32,
         inputs: &[&Vec<u8>],
-        outputs: &[usize],
+        outputs: &[Output],
     ) -> Result<Vec<Vec<u8>>> {
         let refs: Vec<&[u8]> = inputs.iter().map(|b| b.as_slice()).collect();
         self.kernels

@@ -42,6 +42,27 @@ static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((un
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
+// CUDA's integer atomics, as the block's threads run at once here.
+static inline unsigned atomicCAS(unsigned* a, unsigned cmp, unsigned val) {
+    __atomic_compare_exchange_n(a, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp;
+}
+static inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);
+}
+template <typename T> static inline T tsr_atomic_min(T* a, T v) {
+    T cur = __atomic_load_n(a, __ATOMIC_SEQ_CST);
+    while (v < cur && !__atomic_compare_exchange_n(a, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return cur;
+}
+template <typename T> static inline T tsr_atomic_max(T* a, T v) {
+    T cur = __atomic_load_n(a, __ATOMIC_SEQ_CST);
+    while (v > cur && !__atomic_compare_exchange_n(a, &cur, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+    return cur;
+}
+static inline unsigned atomicMin(unsigned* a, unsigned v) { return tsr_atomic_min(a, v); }
+static inline unsigned long long atomicMin(unsigned long long* a, unsigned long long v) { return tsr_atomic_min(a, v); }
+static inline unsigned long long atomicMax(unsigned long long* a, unsigned long long v) { return tsr_atomic_max(a, v); }
 // Blocks one after another (so `__shared__` statics are the block's), the threads of a
 // block at once, on a pool of threads that lives as long as the library (a reduction's
 // block is the device's 256 threads: spawning them per block would cost more than the
@@ -312,7 +333,7 @@ impl HostKernels {
         plan: &KernelPlan,
         grid: u32,
         inputs: &[&[u8]],
-        outputs: &[usize],
+        outputs: &[crate::device::Output],
     ) -> Result<Vec<Vec<u8>>, String> {
         let lib = self.library(plan)?;
         let _one_at_a_time = self.launch.lock().map_err(|e| e.to_string())?;
@@ -328,7 +349,10 @@ impl HostKernels {
             .collect();
         let mut outs: Vec<Buf> = outputs
             .iter()
-            .map(|&n| Buf(vec![POISON; n.max(1)]))
+            .map(|o| match *o {
+                crate::device::Output::Written(n) => Buf(vec![POISON; n.max(1)]),
+                crate::device::Output::Filled(n, byte) => Buf(vec![byte; n.max(1)]),
+            })
             .collect();
         let mut args: Vec<*mut std::ffi::c_void> = vec![params.as_mut_ptr().cast()];
         args.extend(ins.iter_mut().map(|i| i.as_mut_ptr().cast()));

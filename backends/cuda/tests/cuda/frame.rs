@@ -560,3 +560,89 @@ fn explain_lists_every_host_fallback_before_the_plan_runs() {
         assert!(text.contains(step), "{step}: {text}");
     }
 }
+
+/// Partial aggregations the generator covers run on the device (no fallback recorded),
+/// give the same bytes on every run, and finalize to the CPU backend's groups — integer,
+/// boolean, date and string keys (null keys dropped), several keys, no keys; counts,
+/// wrapping sums, minimums and maximums with nulls and integer extremes; sliced
+/// partitions and empty ones.
+#[test]
+fn device_groupbys_give_the_cpu_groups_on_host_devices() {
+    use tessera_core::frame::{AggFunc, AggSpec};
+    if let Err(reason) = host_shim::compiler() {
+        skip(
+            "device_groupbys_give_the_cpu_groups_on_host_devices",
+            &reason,
+        );
+        return;
+    }
+    let cuda = host_backend("cuda-host-groupby");
+    let cpu = CpuFrameBackend::default();
+    let aggs = vec![
+        AggSpec::new("f", AggFunc::Count, "n_f"),
+        AggSpec::new("s", AggFunc::Count, "n_s"),
+        AggSpec::new("a", AggFunc::Sum, "sum_a"),
+        AggSpec::new("u", AggFunc::Sum, "sum_u"),
+        AggSpec::new("b", AggFunc::Sum, "sum_b"),
+        AggSpec::new("a", AggFunc::Min, "min_a"),
+        AggSpec::new("b", AggFunc::Max, "max_b"),
+        AggSpec::new("d", AggFunc::Min, "min_d"),
+        AggSpec::new("ts", AggFunc::Max, "max_ts"),
+        AggSpec::new("u", AggFunc::Min, "min_u"),
+        AggSpec::new("k", AggFunc::Max, "max_k"),
+    ];
+    let key_sets: Vec<Vec<&str>> = vec![
+        vec!["k"],
+        vec!["s"],
+        vec!["a", "flag"],
+        vec!["d", "t"],
+        vec!["u"],
+        vec![],
+    ];
+    let batch = edge_batch(1000);
+    for keys in &key_sets {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        for (offset, len) in [(0, batch.num_rows()), (5, 333), (0, 0)] {
+            let what = format!("keys {keys:?}, rows {offset}..{}", offset + len);
+            let part = batch.slice(offset, len);
+            let want = cpu
+                .aggregate_finalize(
+                    &cpu.aggregate_partial(&cpu.import_batch(part).unwrap(), &keys, &aggs)
+                        .unwrap(),
+                    &keys,
+                    &aggs,
+                )
+                .map(|p| cpu.export_batch(&p).unwrap())
+                .unwrap();
+            let dev = cuda
+                .slice(&cuda.import_batch(batch.clone()).unwrap(), offset, len)
+                .unwrap();
+            tessera_core::fallback::take();
+            let states = cuda
+                .aggregate_partial(&dev, &keys, &aggs)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let fell = tessera_core::fallback::take();
+            assert!(fell.is_empty(), "{what}: ran through a fallback: {fell:?}");
+            let states = cuda.export_batch(&states).unwrap();
+            let again = cuda
+                .export_batch(&cuda.aggregate_partial(&dev, &keys, &aggs).unwrap())
+                .unwrap();
+            assert_eq!(states, again, "{what}: two runs differ");
+            let got = cpu
+                .export_batch(
+                    &cpu.aggregate_finalize(&cpu.import_batch(states).unwrap(), &keys, &aggs)
+                        .unwrap(),
+                )
+                .unwrap();
+            assert_eq!(got.num_rows(), want.num_rows(), "{what}");
+            for (i, (g, w)) in got.columns().iter().zip(want.columns()).enumerate() {
+                assert_eq!(
+                    g.to_data(),
+                    w.to_data(),
+                    "{what}: column '{}'",
+                    want.schema().field(i).name()
+                );
+            }
+        }
+    }
+}

@@ -27,14 +27,23 @@ impl Node {
                     })),
                 )
             }
-            Node::Aggregate { keys, aggs, .. } => (
-                if keys.is_empty() {
-                    "aggregate".to_string()
-                } else {
-                    format!("groupby [{}]", keys.join(", "))
-                },
-                Some(backend.fallback_note(PlanStep::Aggregate { keys, aggs })),
-            ),
+            Node::Aggregate {
+                input, keys, aggs, ..
+            } => {
+                let schema = input.schema();
+                (
+                    if keys.is_empty() {
+                        "aggregate".to_string()
+                    } else {
+                        format!("groupby [{}]", keys.join(", "))
+                    },
+                    Some(backend.fallback_note(PlanStep::Aggregate {
+                        schema: &schema,
+                        keys,
+                        aggs,
+                    })),
+                )
+            }
             Node::Join { spec, .. } => (
                 format!("{} join on [{}]", spec.how.name(), spec.left_on.join(", ")),
                 Some(backend.fallback_note(PlanStep::Join(spec))),

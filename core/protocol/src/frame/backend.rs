@@ -677,6 +677,8 @@ pub enum PlanStep<'a> {
     /// A groupby-aggregation: partial, combine and finalize, hash partitioning for a
     /// shuffle.
     Aggregate {
+        /// The input partitions' schema.
+        schema: &'a SchemaRef,
         /// Key columns.
         keys: &'a [String],
         /// Aggregations.

@@ -15,7 +15,7 @@
 //! type). The text depends only on the program's structure and the types it reads;
 //! column offsets, row counts, literals and block offsets travel in `P`.
 
-mod emit;
+pub(crate) mod emit;
 
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ use tessera_core::{DType, Error, Result};
 use super::column::{DeviceArray, DeviceBytes, DeviceNulls};
 use super::DeviceBatch;
 use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
-use crate::device::{Device, BLOCK};
+use crate::device::{Device, Output, BLOCK};
 use emit::{ctype, Emitter, Refusal, Val};
 
 /// One output column of a program.
@@ -379,7 +379,7 @@ pub fn run<D: Device>(
             &p.plan("_count", params.clone()),
             grid,
             &ins,
-            &[grid as usize * 4],
+            &[Output::Written(grid as usize * 4)],
         )?;
         let bytes = device.download(&counts[0], grid as usize * 4)?;
         let mut select = params.clone();
@@ -389,7 +389,12 @@ pub fn run<D: Device>(
             total += u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
         }
         let m = usize::try_from(total).map_err(|_| Error::Internal("row count".into()))?;
-        let idx = device.launch_grid(&p.plan("_select", select), grid, &ins, &[m * 4])?;
+        let idx = device.launch_grid(
+            &p.plan("_select", select),
+            grid,
+            &ins,
+            &[Output::Written(m * 4)],
+        )?;
         let idx = idx
             .into_iter()
             .next()
@@ -423,7 +428,8 @@ pub fn run<D: Device>(
             }
         }
         let grid = grid_for(octets as u64, device.sms());
-        let outs = device.launch_grid(&p.plan("_project", params), grid, &ins, &sizes)?;
+        let written: Vec<Output> = sizes.iter().map(|&n| Output::Written(n)).collect();
+        let outs = device.launch_grid(&p.plan("_project", params), grid, &ins, &written)?;
         let mut outs = outs.into_iter().zip(sizes);
         let mut take = || {
             outs.next()

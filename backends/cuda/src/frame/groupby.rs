@@ -1,0 +1,768 @@
+//! The partial aggregation of a groupby on the device, with integer atomics only and a
+//! result that is the same on every run.
+//!
+//! One kernel text per structure (key types, aggregations and their input types), with
+//! six entries:
+//!
+//! 1. `_insert`: each row with no null key hashes its keys into an open-addressing table
+//!    of row numbers (`atomicCAS` claims an empty slot; a taken slot holding equal keys is
+//!    the row's group, another is passed by linear probing) and writes its slot;
+//! 2. `_minrow`: each slot keeps the first row of its group (`atomicMin`);
+//! 3. `_firstcount` and 4. `_assign`: the first rows, counted per block and numbered by a
+//!    block-wide scan in row order (the block bases folded on the host, as a filter's
+//!    select does): group `g` is the `g`-th group to appear, whatever the table's layout
+//!    or the order the threads ran in — so the result is deterministic;
+//! 5. `_accumulate`: per row, its group's accumulators, 64-bit words updated by
+//!    `atomicAdd` (counts, wrapping integer sums) and `atomicMin`/`atomicMax` (integers
+//!    mapped to an order-preserving unsigned word): integer atomics are exact whatever
+//!    their order;
+//! 6. `_states`: eight groups a thread, the state columns in core's layout
+//!    ([`AggFunc::state_fields`]) and the fixed-width key columns, read at each group's
+//!    first row; string keys are gathered by [`super::strings`].
+//!
+//! Covered: keys of integer, boolean, date, time, timestamp, duration and string types;
+//! `count` of any column, `sum`, `min` and `max` of integer-like columns. Floats are not
+//! summed here: atomics would add them in a different order on every run, and a sum in a
+//! fixed order is the next step. Anything else runs on the host, recorded.
+
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use tessera_core::frame::{AggFunc, AggSpec};
+use tessera_core::{DType, Error, Result};
+
+use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
+use super::program::emit::{ctype, is_string};
+use super::DeviceBatch;
+use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
+use crate::device::{Device, Output, BLOCK};
+
+/// Why a groupby does not run natively.
+pub type Refusal = String;
+
+/// One accumulator word per group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Acc {
+    /// Non-null values of read slot `j`.
+    Count(usize),
+    /// Wrapping sum of read slot `j` (signed: sign-extended).
+    Sum(usize),
+    /// Minimum of read slot `j`, as an order-preserving word.
+    Min(usize),
+    /// Maximum of read slot `j`, as an order-preserving word.
+    Max(usize),
+}
+
+/// One state column: its field and the accumulators it reads.
+#[derive(Debug, Clone)]
+struct State {
+    field: Field,
+    /// The accumulator holding the value.
+    value: usize,
+    /// For min/max, the count that says whether the group had a value.
+    present: Option<usize>,
+    /// The read slot of its input (for min/max: the type to decode to).
+    slot: usize,
+}
+
+/// A groupby the device runs natively.
+#[derive(Debug, Clone)]
+pub struct NativeGroupby {
+    schema: SchemaRef,
+    body: String,
+    hash: u64,
+    name: String,
+    /// Input columns read, by slot: the keys first, then the aggregations' inputs.
+    reads: Vec<(usize, DataType)>,
+    keys: usize,
+    accs: Vec<Acc>,
+    states: Vec<State>,
+}
+
+fn key_type_ok(t: &DataType) -> bool {
+    is_string(t)
+        || (ctype(t).is_some()
+            && !matches!(
+                t,
+                DataType::Float32 | DataType::Float64 | DataType::Decimal128(..)
+            ))
+}
+
+fn int_like(t: &DataType) -> bool {
+    key_type_ok(t) && !is_string(t) && *t != DataType::Boolean
+}
+
+/// The groupby as device kernels, or why it must run on the host.
+///
+/// # Errors
+/// The reason, naming the first key or aggregation the generator does not cover.
+pub fn native(
+    input: &SchemaRef,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> std::result::Result<NativeGroupby, Refusal> {
+    let mut reads: Vec<(usize, DataType)> = Vec::new();
+    let slot_of = |name: &str, reads: &mut Vec<(usize, DataType)>| {
+        let i = input
+            .index_of(name)
+            .map_err(|_| format!("no column '{name}'"))?;
+        let t = input.field(i).data_type().clone();
+        Ok::<_, Refusal>(match reads.iter().position(|(c, _)| *c == i) {
+            Some(j) => (j, t),
+            None => {
+                reads.push((i, t.clone()));
+                (reads.len() - 1, t)
+            }
+        })
+    };
+    for k in keys {
+        let (_, t) = slot_of(k, &mut reads)?;
+        if !key_type_ok(&t) {
+            return Err(format!("a groupby key of type {t} ('{k}')"));
+        }
+    }
+    let mut accs: Vec<Acc> = Vec::new();
+    let acc = |a: Acc, accs: &mut Vec<Acc>| match accs.iter().position(|x| *x == a) {
+        Some(i) => i,
+        None => {
+            accs.push(a);
+            accs.len() - 1
+        }
+    };
+    let mut states = Vec::new();
+    let mut fields: Vec<Field> = keys
+        .iter()
+        .map(|k| input.field_with_name(k).cloned())
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| e.to_string())?;
+    for a in aggs {
+        let (j, t) = slot_of(&a.column, &mut reads)?;
+        let state = a.func.state_fields(&a.output, &t);
+        let s = match a.func {
+            AggFunc::Count => State {
+                field: state[0].clone(),
+                value: acc(Acc::Count(j), &mut accs),
+                present: None,
+                slot: j,
+            },
+            AggFunc::Sum if t.is_integer() => State {
+                field: state[0].clone(),
+                value: acc(Acc::Sum(j), &mut accs),
+                present: None,
+                slot: j,
+            },
+            AggFunc::Min | AggFunc::Max if int_like(&t) => State {
+                field: state[0].clone(),
+                value: acc(
+                    if a.func == AggFunc::Min {
+                        Acc::Min(j)
+                    } else {
+                        Acc::Max(j)
+                    },
+                    &mut accs,
+                ),
+                present: Some(acc(Acc::Count(j), &mut accs)),
+                slot: j,
+            },
+            f => {
+                return Err(format!(
+                    "{}({}) of a {t} column has no device kernel yet",
+                    f.name(),
+                    a.column
+                ))
+            }
+        };
+        fields.push(s.field.clone());
+        states.push(s);
+    }
+    let body = text(&reads, keys.len(), &accs, &states);
+    let (body, hash, name) = named(&body, "tsrg");
+    Ok(NativeGroupby {
+        schema: Arc::new(Schema::new(fields)),
+        body,
+        hash,
+        name,
+        reads,
+        keys: keys.len(),
+        accs,
+        states,
+    })
+}
+
+/// The entries: suffix, inputs beyond the column buffers, outputs.
+const ENTRIES: [(&str, usize, usize); 6] = [
+    ("_insert", 0, 2),
+    ("_minrow", 1, 1),
+    ("_firstcount", 2, 1),
+    ("_assign", 2, 2),
+    ("_accumulate", 2, usize::MAX),
+    ("_states", 1, usize::MAX),
+];
+
+/// Reading slot `j` at row `r`: its value expression (fixed width) or its bytes and length
+/// (strings), and its validity.
+fn value_at(j: usize, t: &DataType, r: &str) -> String {
+    let c = ctype(t).unwrap_or("u8");
+    if *t == DataType::Boolean {
+        format!("tsr_bit(in{}, C[{}] + {r})", 3 * j, 3 * j)
+    } else {
+        format!("((const {c}*)in{})[C[{}] + {r}]", 3 * j, 3 * j)
+    }
+}
+
+fn valid_at(j: usize, r: &str) -> String {
+    format!(
+        "(C[{}] ? tsr_bit(in{}, C[{}] + {r}) : 1)",
+        3 * j + 2,
+        3 * j + 2,
+        3 * j + 1
+    )
+}
+
+fn string_at(j: usize, t: &DataType, r: &str) -> (String, String) {
+    let off = if matches!(t, DataType::LargeUtf8 | DataType::LargeBinary) {
+        "i64"
+    } else {
+        "i32"
+    };
+    let start = format!("(u64)(i64)((const {off}*)in{})[C[{}] + {r}]", 3 * j, 3 * j);
+    let end = format!(
+        "(u64)(i64)((const {off}*)in{})[C[{}] + {r} + 1]",
+        3 * j,
+        3 * j
+    );
+    (
+        format!("(in{} + {start})", 3 * j + 1),
+        format!("({end} - {start})"),
+    )
+}
+
+/// The order-preserving word of a value of `t` (signed: the sign bit flipped).
+fn ordered(t: &DataType, v: &str) -> String {
+    if t.is_unsigned_integer() {
+        format!("(u64){v}")
+    } else {
+        format!("((u64)(i64){v} ^ 0x8000000000000000ULL)")
+    }
+}
+
+fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]) -> String {
+    let name = crate::codegen::names::NAME;
+    let ins: String = (0..3 * reads.len())
+        .map(|i| format!(", const u8* in{i}"))
+        .collect();
+    let head = "const u64* C = P + 4; (void)C; u64 n = P[0]; u64 mask = P[1]; (void)mask;";
+    let none = "0xffffffffu";
+    // Keys: null test, hash and equality between rows `a` and `b`.
+    let mut any_null = Vec::new();
+    let mut hash = String::from("u64 h = 0x9e3779b97f4a7c15ULL;");
+    let mut eq = Vec::new();
+    for (j, (_, t)) in reads.iter().enumerate().take(keys) {
+        any_null.push(format!("!{}", valid_at(j, "row")));
+        if is_string(t) {
+            let (p, l) = string_at(j, t, "row");
+            hash.push_str(&format!(
+                " {{ const u8* s = {p}; u64 len = {l}; u64 f = 0xcbf29ce484222325ULL; for (u64 i = 0; i < len; ++i) {{ f ^= s[i]; f *= 0x100000001b3ULL; }} h = tsr_mix(h ^ f ^ len); }}"
+            ));
+            let (pa, la) = string_at(j, t, "a");
+            let (pb, lb) = string_at(j, t, "b");
+            eq.push(format!("tsr_str_cmp({pa}, {la}, {pb}, {lb}) == 0"));
+        } else {
+            hash.push_str(&format!(
+                " h = tsr_mix(h ^ (u64){});",
+                value_at(j, t, "row")
+            ));
+            eq.push(format!(
+                "{} == {}",
+                value_at(j, t, "a"),
+                value_at(j, t, "b")
+            ));
+        }
+    }
+    let any_null = if any_null.is_empty() {
+        "0".to_string()
+    } else {
+        any_null.join(" || ")
+    };
+    let eq = if eq.is_empty() {
+        "1".to_string()
+    } else {
+        eq.join(" && ")
+    };
+    let range = "u64 per = (n + gridDim.x - 1) / gridDim.x; u64 lo = (u64)blockIdx.x * per; u64 hi = lo + per < n ? lo + per : n;";
+    let k = 3 * reads.len();
+    let (i0, i1) = (format!("in{k}"), format!("in{}", k + 1));
+    let mut s = String::new();
+    s.push_str(&format!(
+        "static __device__ __forceinline__ u8 {name}_eq(const u64* C{ins}, u64 a, u64 b) {{ return (u8)({eq}); }}\n"
+    ));
+    let call_ins: String = (0..3 * reads.len()).map(|i| format!(", in{i}")).collect();
+    // 1. insert
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_insert(const u64* P{ins}, u8* out0, u8* out1) {{
+    {head}
+    u32* table = (u32*)out0; u32* slots = (u32*)out1;
+    for (u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x; row < n; row += (u64)gridDim.x * blockDim.x) {{
+        if ({any_null}) {{ slots[row] = {none}; continue; }}
+        {hash}
+        u64 at = h & mask;
+        for (;;) {{
+            u32 cur = atomicCAS(&table[at], 0u, (u32)(row + 1));
+            if (cur == 0u || {name}_eq(C{call_ins}, row, (u64)(cur - 1))) break;
+            at = (at + 1) & mask;
+        }}
+        slots[row] = (u32)at;
+    }}
+}}
+"
+    ));
+    // 2. minrow
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_minrow(const u64* P{ins}, const u8* {i0}, u8* out0) {{
+    {head}
+    const u32* slots = (const u32*){i0}; u32* first = (u32*)out0;
+    for (u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x; row < n; row += (u64)gridDim.x * blockDim.x) {{
+        u32 at = slots[row];
+        if (at != {none}) atomicMin(&first[at], (u32)row);
+    }}
+}}
+"
+    ));
+    let is_first = format!(
+        "(row < hi && ((const u32*){i0})[row] != {none} && ((const u32*){i1})[((const u32*){i0})[row]] == (u32)row)"
+    );
+    // 3. firstcount
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_firstcount(const u64* P{ins}, const u8* {i0}, const u8* {i1}, u8* out0) {{
+    {head}
+    {range}
+    u32 c = 0;
+    for (u64 row = lo + threadIdx.x; row < hi; row += blockDim.x) c += {is_first} ? 1u : 0u;
+    __shared__ u32 s[256];
+    s[threadIdx.x] = c;
+    __syncthreads();
+    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {{
+        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
+        __syncthreads();
+    }}
+    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = s[0];
+}}
+"
+    ));
+    // 4. assign
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_assign(const u64* P{ins}, const u8* {i0}, const u8* {i1}, u8* out0, u8* out1) {{
+    {head}
+    {range}
+    u32* gid = (u32*)out0; u32* rep = (u32*)out1;
+    u64 base = P[4 + {c3} + blockIdx.x];
+    __shared__ u32 s[256];
+    for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {{
+        u64 row = t0 + threadIdx.x;
+        u8 first = {is_first} ? 1 : 0;
+        s[threadIdx.x] = first;
+        __syncthreads();
+        for (u32 d = 1; d < blockDim.x; d <<= 1) {{
+            u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
+            __syncthreads();
+            s[threadIdx.x] += x;
+            __syncthreads();
+        }}
+        if (first) {{
+            u64 g = base + s[threadIdx.x] - 1;
+            gid[((const u32*){i0})[row]] = (u32)g;
+            rep[g] = (u32)row;
+        }}
+        base += s[blockDim.x - 1];
+        __syncthreads();
+    }}
+}}
+",
+        c3 = 3 * reads.len()
+    ));
+    // 5. accumulate
+    let acc_outs: String = (0..accs.len()).map(|a| format!(", u8* out{a}")).collect();
+    let mut updates = String::new();
+    for (a, acc) in accs.iter().enumerate() {
+        let (j, op) = match *acc {
+            Acc::Count(j) => (j, "count"),
+            Acc::Sum(j) => (j, "sum"),
+            Acc::Min(j) => (j, "min"),
+            Acc::Max(j) => (j, "max"),
+        };
+        let t = &reads[j].1;
+        let word = match op {
+            "count" => "1ULL".to_string(),
+            "sum" if t.is_unsigned_integer() => format!("(u64){}", value_at(j, t, "row")),
+            "sum" => format!("(u64)(i64){}", value_at(j, t, "row")),
+            _ => ordered(t, &value_at(j, t, "row")),
+        };
+        let call = match op {
+            "count" | "sum" => "atomicAdd",
+            "min" => "atomicMin",
+            _ => "atomicMax",
+        };
+        updates.push_str(&format!(
+            "        if ({}) {call}(&((u64*)out{a})[g], {word});\n",
+            valid_at(j, "row")
+        ));
+    }
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_accumulate(const u64* P{ins}, const u8* {i0}, const u8* {i1}{acc_outs}) {{
+    {head}
+    u64 global = P[2];
+    for (u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x; row < n; row += (u64)gridDim.x * blockDim.x) {{
+        u64 g = 0;
+        if (!global) {{
+            u32 at = ((const u32*){i0})[row];
+            if (at == {none}) continue;
+            g = ((const u32*){i1})[at];
+        }}
+{updates}    }}
+}}
+"
+    ));
+    // 6. states: inputs rep then the accumulators; outputs per fixed key (values), then
+    // per state (values, validity).
+    let acc_ins: String = (0..accs.len())
+        .map(|a| format!(", const u8* acc{a}"))
+        .collect();
+    let mut outs = Vec::new();
+    let mut init = String::new();
+    let mut write = String::new();
+    let mut fin = String::new();
+    for (j, (_, t)) in reads.iter().enumerate().take(keys) {
+        if is_string(t) {
+            continue;
+        }
+        let o = outs.len();
+        outs.push(format!(", u8* out{o}"));
+        if *t == DataType::Boolean {
+            init.push_str(&format!("u8 kb{j} = 0; "));
+            write.push_str(&format!(
+                "            kb{j} |= (u8)({} << b);\n",
+                value_at(j, t, "row")
+            ));
+            fin.push_str(&format!("        out{o}[q] = kb{j};\n"));
+        } else {
+            let c = ctype(t).unwrap_or("u8");
+            write.push_str(&format!(
+                "            (({c}*)out{o})[g] = {};\n",
+                value_at(j, t, "row")
+            ));
+        }
+    }
+    for (i, st) in states.iter().enumerate() {
+        let (vo, no) = (outs.len(), outs.len() + 1);
+        outs.push(format!(", u8* out{vo}"));
+        outs.push(format!(", u8* out{no}"));
+        let t = st.field.data_type();
+        let c = ctype(t).unwrap_or("u64");
+        let word = format!("((const u64*)acc{})[g]", st.value);
+        let in_t = &reads[st.slot].1;
+        let value = match st.present {
+            // min/max: decode the order-preserving word back to the input type.
+            Some(_) if in_t.is_unsigned_integer() => format!("({c}){word}"),
+            Some(_) => format!("({c})(i64)({word} ^ 0x8000000000000000ULL)"),
+            None => format!("({c}){word}"),
+        };
+        let valid = match st.present {
+            Some(p) => format!("(((const u64*)acc{p})[g] != 0)"),
+            None => "1".to_string(),
+        };
+        init.push_str(&format!("u8 nb{i} = 0; "));
+        if *t == DataType::Boolean {
+            init.push_str(&format!("u8 bb{i} = 0; "));
+            write.push_str(&format!("            bb{i} |= (u8)(({value} & 1) << b);\n"));
+            fin.push_str(&format!("        out{vo}[q] = bb{i};\n"));
+        } else {
+            write.push_str(&format!("            (({c}*)out{vo})[g] = {value};\n"));
+        }
+        write.push_str(&format!("            nb{i} |= (u8)(({valid} & 1) << b);\n"));
+        fin.push_str(&format!("        out{no}[q] = nb{i};\n"));
+    }
+    let outs: String = outs.concat();
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_states(const u64* P{ins}, const u8* {i0}{acc_ins}{outs}) {{
+    {head}
+    u64 groups = P[3];
+    u64 octets = (groups + 7) >> 3;
+    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{
+        {init}
+        for (u32 b = 0; b < 8; ++b) {{
+            u64 g = (q << 3) + b;
+            if (g >= groups) break;
+            u64 row = P[2] ? 0 : (u64)((const u32*){i0})[g];
+            (void)row;
+{write}        }}
+{fin}    }}
+}}
+"
+    ));
+    s
+}
+
+impl NativeGroupby {
+    /// How many outputs `_states` writes.
+    fn state_outputs(&self) -> usize {
+        let fixed_keys = self.reads[..self.keys]
+            .iter()
+            .filter(|(_, t)| !is_string(t))
+            .count();
+        fixed_keys + 2 * self.states.len()
+    }
+
+    fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
+        let cols = 3 * self.reads.len();
+        let entry = |(s, ins, outs): (&str, usize, usize)| {
+            let (ins, outs) = match s {
+                "_accumulate" => (ins, self.accs.len()),
+                "_states" => (ins + self.accs.len(), self.state_outputs()),
+                _ => (ins, outs),
+            };
+            let mut args = vec![Arg::Params];
+            args.extend((0..cols + ins).map(|i| Arg::Input(i, DType::U8)));
+            args.extend(std::iter::repeat_n(Arg::Output(DType::U8), outs));
+            Entry {
+                name: format!("{}{s}", self.name),
+                args,
+            }
+        };
+        let mut entries: Vec<Entry> = ENTRIES
+            .iter()
+            .filter(|e| e.0 == suffix)
+            .map(|e| entry(*e))
+            .collect();
+        entries.extend(ENTRIES.iter().filter(|e| e.0 != suffix).map(|e| entry(*e)));
+        KernelPlan {
+            body: self.body.clone(),
+            hash: self.hash,
+            entries,
+            params,
+            launch: Launch::Elementwise { n: 0 },
+            out_dtype: DType::U8,
+        }
+    }
+
+    /// The six plans with no run-time values (what the compile tests build).
+    pub fn plans(&self) -> Vec<KernelPlan> {
+        ENTRIES.iter().map(|e| self.plan(e.0, Vec::new())).collect()
+    }
+
+    /// The hash of the kernel text.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The state schema (keys, then every aggregation's state columns).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+}
+
+/// The state partition's parts.
+pub struct States<B> {
+    /// Groups.
+    pub rows: usize,
+    /// Keys then state columns.
+    pub columns: Vec<DeviceArray<B>>,
+}
+
+fn grid_for(units: u64, sms: u32) -> u32 {
+    units
+        .div_ceil(u64::from(BLOCK))
+        .clamp(1, u64::from(sms.max(1)) * 8) as u32
+}
+
+/// The column buffers followed by `extra`.
+fn joined<'a, B>(cols: &[&'a B], extra: &[&'a B]) -> Vec<&'a B> {
+    let mut v = cols.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+fn le_words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
+/// Runs `g` over `b` on `device`.
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy; [`Error::Invalid`] for a partition of
+/// `u32::MAX` rows or more (rows are numbered in 32 bits).
+pub fn run<D: Device>(
+    device: &D,
+    g: &NativeGroupby,
+    b: &DeviceBatch<D::Buf>,
+) -> Result<States<D::Buf>> {
+    let n = b.rows;
+    if n >= u32::MAX as usize {
+        return Err(Error::invalid(
+            "aggregate",
+            format!("a partition of {n} rows; the device groups up to 2^32 - 2 rows per partition (repartition it)"),
+        ));
+    }
+    let global = g.keys == 0;
+    let table = (2 * n).max(16).next_power_of_two();
+    let mut params = vec![n as u64, table as u64 - 1, u64::from(global), 0];
+    let mut bufs: Vec<Arc<D::Buf>> = Vec::with_capacity(3 * g.reads.len());
+    for (i, _) in &g.reads {
+        let c = &b.columns[*i];
+        let values = c.buffers.first().ok_or_else(|| {
+            Error::Internal(format!("a {} column without a values buffer", c.data_type))
+        })?;
+        params.push(c.offset as u64);
+        bufs.push(values.buf.clone());
+        bufs.push(c.buffers.get(1).unwrap_or(values).buf.clone());
+        match &c.nulls {
+            Some(nulls) => {
+                params.extend([nulls.offset as u64, 1]);
+                bufs.push(nulls.bytes.buf.clone());
+            }
+            None => {
+                params.extend([0, 0]);
+                bufs.push(values.buf.clone());
+            }
+        }
+    }
+    let placeholder = match bufs.first() {
+        Some(x) => x.clone(),
+        None => Arc::new(device.upload(&[0])?),
+    };
+    let cols: Vec<&D::Buf> = bufs.iter().map(|x| x.as_ref()).collect();
+    let rows_grid = grid_for(n as u64, device.sms());
+    // Groups: slots, first rows, numbering in row order.
+    let (groups, slots, gid, rep) = if global {
+        (
+            1usize,
+            placeholder.clone(),
+            placeholder.clone(),
+            placeholder.clone(),
+        )
+    } else {
+        let mut made = device.launch_grid(
+            &g.plan("_insert", params.clone()),
+            rows_grid,
+            &cols,
+            &[Output::Filled(table * 4, 0), Output::Written(n * 4)],
+        )?;
+        let slots = Arc::new(made.pop().ok_or_else(|| Error::Internal("insert".into()))?);
+        let first = device
+            .launch_grid(
+                &g.plan("_minrow", params.clone()),
+                rows_grid,
+                &joined(&cols, &[&slots]),
+                &[Output::Filled(table * 4, 0xff)],
+            )?
+            .pop()
+            .map(Arc::new)
+            .ok_or_else(|| Error::Internal("minrow".into()))?;
+        let counts = device.launch_grid(
+            &g.plan("_firstcount", params.clone()),
+            rows_grid,
+            &joined(&cols, &[&slots, &first]),
+            &[Output::Written(rows_grid as usize * 4)],
+        )?;
+        let counts = device.download(&counts[0], rows_grid as usize * 4)?;
+        let mut assign = params.clone();
+        let mut total = 0usize;
+        for c in le_words(&counts) {
+            assign.push(total as u64);
+            total += c as usize;
+        }
+        let mut made = device.launch_grid(
+            &g.plan("_assign", assign),
+            rows_grid,
+            &joined(&cols, &[&slots, &first]),
+            &[Output::Written(table * 4), Output::Written(total * 4)],
+        )?;
+        let rep = Arc::new(made.pop().ok_or_else(|| Error::Internal("assign".into()))?);
+        let gid = Arc::new(made.pop().ok_or_else(|| Error::Internal("assign".into()))?);
+        (total, slots, gid, rep)
+    };
+    params[3] = groups as u64;
+    // Accumulators: counts and sums start at 0, minimums at all ones, maximums at 0.
+    let fills: Vec<Output> = g
+        .accs
+        .iter()
+        .map(|a| match a {
+            Acc::Min(_) => Output::Filled(groups * 8, 0xff),
+            _ => Output::Filled(groups * 8, 0),
+        })
+        .collect();
+    let accs = device.launch_grid(
+        &g.plan("_accumulate", params.clone()),
+        rows_grid,
+        &joined(&cols, &[&slots, &gid]),
+        &fills,
+    )?;
+    let mut extra: Vec<&D::Buf> = vec![&rep];
+    extra.extend(accs.iter());
+    let octets = groups.div_ceil(8);
+    let mut sizes = Vec::new();
+    for (_, t) in g.reads[..g.keys].iter().filter(|(_, t)| !is_string(t)) {
+        sizes.push(match fixed_width(t) {
+            Some(w) => groups * w,
+            None => octets,
+        });
+    }
+    for st in &g.states {
+        let t = st.field.data_type();
+        sizes.push(match fixed_width(t) {
+            Some(w) => groups * w,
+            None => octets,
+        });
+        sizes.push(octets);
+    }
+    let written: Vec<Output> = sizes.iter().map(|&s| Output::Written(s)).collect();
+    let outs = device.launch_grid(
+        &g.plan("_states", params),
+        grid_for(octets as u64, device.sms()),
+        &joined(&cols, &extra),
+        &written,
+    )?;
+    let mut outs = outs.into_iter().zip(sizes).map(|(buf, len)| DeviceBytes {
+        buf: Arc::new(buf),
+        len,
+    });
+    let mut next = || {
+        outs.next()
+            .ok_or_else(|| Error::Internal("the states kernel gave too few outputs".into()))
+    };
+    let mut columns = Vec::with_capacity(g.keys + g.states.len());
+    for (i, t) in &g.reads[..g.keys] {
+        columns.push(if is_string(t) {
+            super::strings::gather(device, &b.columns[*i], &rep, groups)?
+        } else {
+            DeviceArray {
+                data_type: t.clone(),
+                len: groups,
+                offset: 0,
+                nulls: None,
+                buffers: vec![next()?],
+                children: Vec::new(),
+            }
+        });
+    }
+    for st in &g.states {
+        let values = next()?;
+        let nulls = next()?;
+        columns.push(DeviceArray {
+            data_type: st.field.data_type().clone(),
+            len: groups,
+            offset: 0,
+            nulls: Some(DeviceNulls {
+                bytes: nulls,
+                offset: 0,
+            }),
+            buffers: vec![values],
+            children: Vec::new(),
+        });
+    }
+    Ok(States {
+        rows: groups,
+        columns,
+    })
+}
