@@ -182,3 +182,14 @@ pub fn fixed_width(t: &DataType) -> Option<usize> {
         _ => return None,
     })
 }
+
+/// The type a column of type `t` is held in on the device: string views become strings
+/// with 64-bit offsets (a view's variadic data buffers would make every kernel's arguments
+/// depend on the batch), every other type is held as it is. Export casts back.
+pub fn storage(t: &DataType) -> DataType {
+    match t {
+        DataType::Utf8View => DataType::LargeUtf8,
+        DataType::BinaryView => DataType::LargeBinary,
+        other => other.clone(),
+    }
+}

@@ -220,11 +220,7 @@ fn valid_at(j: usize, r: &str) -> String {
 }
 
 fn string_at(j: usize, t: &DataType, r: &str) -> (String, String) {
-    let off = if matches!(t, DataType::LargeUtf8 | DataType::LargeBinary) {
-        "i64"
-    } else {
-        "i32"
-    };
+    let off = super::program::emit::offset_ctype(t);
     let start = format!("(u64)(i64)((const {off}*)in{})[C[{}] + {r}]", 3 * j, 3 * j);
     let end = format!(
         "(u64)(i64)((const {off}*)in{})[C[{}] + {r} + 1]",

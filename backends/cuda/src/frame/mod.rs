@@ -222,22 +222,41 @@ impl<D: Device> CudaFrameBackend<D> {
         })
     }
 
-    /// `batch` copied to device `device`.
+    /// `batch` copied to device `device`, each column in its [`column::storage`] type.
     fn upload(&self, batch: &RecordBatch, device: usize) -> Result<Partition> {
         let columns = batch
             .columns()
             .iter()
-            .map(|c| column::upload(&self.devices[device], &c.to_data()))
+            .map(|c| {
+                let held = column::storage(c.data_type());
+                let data = if held == *c.data_type() {
+                    c.to_data()
+                } else {
+                    arrow_cast::cast(c, &held)
+                        .map_err(|e| Error::arrow("import_batch", e))?
+                        .to_data()
+                };
+                column::upload(&self.devices[device], &data)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok(self.wrap(batch.schema(), batch.num_rows(), columns, device))
     }
 
-    /// `b` copied to the host.
+    /// `b` copied to the host, each column cast back to its schema type where the device
+    /// holds it in another.
     fn download(&self, b: &DeviceBatch<D::Buf>) -> Result<RecordBatch> {
         let columns = b
             .columns
             .iter()
-            .map(|c| column::download(&self.devices[b.device], c).map(make_array))
+            .zip(b.schema.fields())
+            .map(|(c, f)| {
+                let a = make_array(column::download(&self.devices[b.device], c)?);
+                if a.data_type() == f.data_type() {
+                    Ok(a)
+                } else {
+                    arrow_cast::cast(&a, f.data_type()).map_err(|e| Error::arrow("export_batch", e))
+                }
+            })
             .collect::<Result<Vec<_>>>()?;
         RecordBatch::try_new_with_options(
             b.schema.clone(),

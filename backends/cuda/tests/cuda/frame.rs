@@ -94,6 +94,7 @@ fn edge_batch(rows: usize) -> RecordBatch {
     ];
     let mut t = vec![];
     let mut ts = vec![];
+    let mut sv: Vec<Option<String>> = vec![];
     let (mut a, mut b, mut f, mut g, mut k, mut u, mut flag, mut d, mut dec, mut s) = (
         vec![],
         vec![],
@@ -145,6 +146,11 @@ fn edge_batch(rows: usize) -> RecordBatch {
         ts.push((r % 11 != 0).then(|| (r as i64 % 4_000_000_000_000_000) - 2_000_000_000_000_000));
         dec.push((r % 8 != 0).then(|| (r as i128 - (1 << 30)) * 1_000_000_007));
         s.push((r % 3 != 0).then(|| format!("s{}", r % 50)));
+        // Views: inline (12 bytes or fewer) and held in a data buffer.
+        sv.push((r % 5 != 1).then(|| {
+            let text = format!("view {} of a longer text", r % 40);
+            text[..text.len().min((r % 30) as usize)].to_string()
+        }));
         let words = ["", "é", "s1", "naïve s2", "s12", "zz"];
         t.push((r % 7 != 3).then(|| words[(r % 6) as usize].to_string()));
     }
@@ -173,6 +179,10 @@ fn edge_batch(rows: usize) -> RecordBatch {
         (
             "ts",
             Arc::new(arrow_array::TimestampMicrosecondArray::from(ts)) as ArrayRef,
+        ),
+        (
+            "sv",
+            Arc::new(arrow_array::StringViewArray::from(sv)) as ArrayRef,
         ),
     ])
     .unwrap()
@@ -597,6 +607,7 @@ fn device_groupbys_give_the_cpu_groups_on_host_devices() {
         vec!["a", "flag"],
         vec!["d", "t"],
         vec!["u"],
+        vec!["sv", "k"],
         vec![],
     ];
     let batch = edge_batch(1000);

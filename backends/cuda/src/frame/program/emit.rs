@@ -59,8 +59,21 @@ pub(crate) fn ctype(t: &DataType) -> Option<&'static str> {
 pub(crate) fn is_string(t: &DataType) -> bool {
     matches!(
         t,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Binary | DataType::LargeBinary
+        DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::BinaryView
     )
+}
+
+/// The C type of a string column's offsets as the device holds it.
+pub(crate) fn offset_ctype(t: &DataType) -> &'static str {
+    match crate::frame::column::storage(t) {
+        DataType::LargeUtf8 | DataType::LargeBinary => "i64",
+        _ => "i32",
+    }
 }
 
 fn is_int(t: &DataType) -> bool {
@@ -163,11 +176,7 @@ impl Emitter {
             self.reads.push(index);
             let (v, o) = self.fresh();
             let (start, len) = (format!("a{}", &v[1..]), format!("n{}", &v[1..]));
-            let off = if matches!(t, DataType::LargeUtf8 | DataType::LargeBinary) {
-                "i64"
-            } else {
-                "i32"
-            };
+            let off = offset_ctype(t);
             self.lines.push(format!(
                 "u64 {start} = (u64)(i64)((const {off}*)in{})[C[{}] + row]; \
                  u64 {len} = (u64)(i64)((const {off}*)in{})[C[{}] + row + 1] - {start}; \
