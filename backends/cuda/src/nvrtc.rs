@@ -9,7 +9,8 @@
 //! already-open library by its soname.
 //!
 //! Options: `--fmad=false` (no contraction of `a * b + c`, so the device gives the bits
-//! the CPU gives), `--std=c++17`, and the target architecture. PTX is cached in memory and
+//! the CPU gives), `--std=c++17`, `--device-int128` (the exact decimals of the dataframe
+//! kernels), and the target architecture. PTX is cached in memory and
 //! on disk under `$XDG_CACHE_HOME/tessera/kernels` (or `~/.cache/...`), one file per
 //! (text, architecture, NVRTC version), written atomically.
 
@@ -154,7 +155,8 @@ pub fn compile_uncached(source: &str, arch: &'static str) -> Result<String> {
     let opts = cudarc::nvrtc::CompileOptions {
         fmad: Some(false),
         arch: Some(arch),
-        options: vec!["--std=c++17".to_string()],
+        // 128-bit integers: the dataframe kernels' exact decimals.
+        options: vec!["--std=c++17".to_string(), "--device-int128".to_string()],
         ..Default::default()
     };
     let src = source.to_string();

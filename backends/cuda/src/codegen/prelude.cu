@@ -19,6 +19,8 @@ typedef unsigned long long u64;
 typedef float f32;
 typedef double f64;
 typedef unsigned char b8;
+typedef __int128 i128;
+typedef unsigned __int128 u128;
 
 #define TSR_D static __device__ __forceinline__
 
@@ -255,8 +257,6 @@ TSR_D int tsr_fcmp(f64 a, f64 b) {
     if (na || nb) return na - nb;
     return (a > b) - (a < b);
 }
-// A 16-byte value (Decimal128) moved as it is.
-struct tsr_w16 { u64 lo, hi; };
 // Strings as bytes (Arrow's Utf8: compared byte by byte, as arrow's kernels compare them).
 TSR_D int tsr_str_cmp(const u8* a, u64 an, const u8* b, u64 bn) {
     u64 m = an < bn ? an : bn;
@@ -326,4 +326,35 @@ TSR_D u64 tsr_mix(u64 x) {
     x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     return x;
+}
+// Exact decimals: 128-bit unscaled values, each operation reporting overflow.
+TSR_D i128 tsr_p10(int k) { i128 v = 1; for (int i = 0; i < k; ++i) v *= 10; return v; }
+TSR_D u8 tsr_add128(i128 a, i128 b, i128* r) {
+    *r = (i128)((u128)a + (u128)b);
+    return (u8)(((a ^ *r) & (b ^ *r)) < 0);
+}
+TSR_D u8 tsr_sub128(i128 a, i128 b, i128* r) {
+    *r = (i128)((u128)a - (u128)b);
+    return (u8)(((a ^ b) & (a ^ *r)) < 0);
+}
+TSR_D u8 tsr_mul128(i128 a, i128 b, i128* r) {
+    u128 ua = a < 0 ? (u128)0 - (u128)a : (u128)a;
+    u128 ub = b < 0 ? (u128)0 - (u128)b : (u128)b;
+    int neg = (a < 0) != (b < 0);
+    u128 top = (u128)1 << 127;
+    if (ua != 0 && ub > top / ua) { *r = 0; return 1; }
+    u128 m = ua * ub;
+    *r = neg ? (i128)((u128)0 - m) : (i128)m;
+    return (u8)(m > top - (neg ? 0 : 1));
+}
+// Whether |v| has at most `digits` digits.
+TSR_D u8 tsr_fits(i128 v, int digits) { i128 b = tsr_p10(digits); return (u8)(v < b && v > -b); }
+// The first place at or after `from` where `p` occurs in `a` (before `end`), or ~0.
+TSR_D u64 tsr_str_find(const u8* a, u64 from, u64 end, const u8* p, u64 pn) {
+    for (u64 i = from; i + pn <= end; ++i) {
+        u64 j = 0;
+        while (j < pn && a[i + j] == p[j]) ++j;
+        if (j == pn) return i;
+    }
+    return ~0ULL;
 }

@@ -177,7 +177,14 @@ pub fn fixed_width(t: &DataType) -> Option<usize> {
         Int8 | UInt8 => 1,
         Int16 | UInt16 => 2,
         Int32 | UInt32 | Float32 | Date32 | Time32(_) => 4,
-        Int64 | UInt64 | Float64 | Date64 | Time64(_) | Timestamp(_, _) | Duration(_) => 8,
+        Int64
+        | UInt64
+        | Float64
+        | Date64
+        | Time64(_)
+        | Timestamp(_, _)
+        | Duration(_)
+        | Decimal64(_, _) => 8,
         Decimal128(_, _) => 16,
         _ => return None,
     })

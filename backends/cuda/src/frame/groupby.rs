@@ -51,14 +51,21 @@ enum Acc {
     Min(usize),
     /// Maximum of read slot `j`, as an order-preserving word.
     Max(usize),
+    /// Word `1`, `2` or `3` (low to high) of the exact 192-bit sum of read slot `j`
+    /// (decimals and integers, as 128-bit values): three words with the carries between
+    /// them counted, so that the sum is exact whatever order the atomics run in.
+    Wide(usize, u8),
 }
 
 /// One state column: its field and the accumulators it reads.
 #[derive(Debug, Clone)]
 struct State {
     field: Field,
-    /// The accumulator holding the value.
+    /// The accumulator holding the value (the low word of a wide sum).
     value: usize,
+    /// A wide sum's two upper words: its state is the 128-bit value (a Decimal128, or a
+    /// Float64 for an integer mean), an error past 38 digits.
+    wide: Option<(usize, usize)>,
     /// For min/max, the count that says whether the group had a value.
     present: Option<usize>,
     /// The read slot of its input (for min/max: the type to decode to).
@@ -77,6 +84,8 @@ pub struct NativeGroupby {
     keys: usize,
     accs: Vec<Acc>,
     states: Vec<State>,
+    /// The errors `_states` can raise (a decimal sum past 38 digits), by code - 1.
+    checks: Vec<String>,
 }
 
 fn key_type_ok(t: &DataType) -> bool {
@@ -86,6 +95,10 @@ fn key_type_ok(t: &DataType) -> bool {
                 t,
                 DataType::Float32 | DataType::Float64 | DataType::Decimal128(..)
             ))
+}
+
+fn is_decimal(t: &DataType) -> bool {
+    matches!(t, DataType::Decimal128(_, _) | DataType::Decimal64(_, _))
 }
 
 fn int_like(t: &DataType) -> bool {
@@ -138,19 +151,56 @@ pub fn native(
     for a in aggs {
         let (j, t) = slot_of(&a.column, &mut reads)?;
         let state = a.func.state_fields(&a.output, &t);
+        let wide = |accs: &mut Vec<Acc>| {
+            (
+                acc(Acc::Wide(j, 1), accs),
+                (acc(Acc::Wide(j, 2), accs), acc(Acc::Wide(j, 3), accs)),
+            )
+        };
         let s = match a.func {
             AggFunc::Count => State {
                 field: state[0].clone(),
                 value: acc(Acc::Count(j), &mut accs),
+                wide: None,
                 present: None,
                 slot: j,
             },
             AggFunc::Sum if t.is_integer() => State {
                 field: state[0].clone(),
                 value: acc(Acc::Sum(j), &mut accs),
+                wide: None,
                 present: None,
                 slot: j,
             },
+            AggFunc::Sum if is_decimal(&t) => {
+                let (lo, upper) = wide(&mut accs);
+                State {
+                    field: state[0].clone(),
+                    value: lo,
+                    wide: Some(upper),
+                    present: None,
+                    slot: j,
+                }
+            }
+            AggFunc::Mean if t.is_integer() || is_decimal(&t) => {
+                let (lo, upper) = wide(&mut accs);
+                let count = State {
+                    field: state[1].clone(),
+                    value: acc(Acc::Count(j), &mut accs),
+                    wide: None,
+                    present: None,
+                    slot: j,
+                };
+                fields.push(state[0].clone());
+                states.push(State {
+                    field: state[0].clone(),
+                    value: lo,
+                    wide: Some(upper),
+                    present: None,
+                    slot: j,
+                });
+                count
+            }
             AggFunc::Min | AggFunc::Max if int_like(&t) => State {
                 field: state[0].clone(),
                 value: acc(
@@ -161,6 +211,7 @@ pub fn native(
                     },
                     &mut accs,
                 ),
+                wide: None,
                 present: Some(acc(Acc::Count(j), &mut accs)),
                 slot: j,
             },
@@ -175,7 +226,7 @@ pub fn native(
         fields.push(s.field.clone());
         states.push(s);
     }
-    let body = text(&reads, keys.len(), &accs, &states);
+    let (body, checks) = text(&reads, keys.len(), &accs, &states);
     let (body, hash, name) = named(&body, "tsrg");
     Ok(NativeGroupby {
         schema: Arc::new(Schema::new(fields)),
@@ -186,6 +237,7 @@ pub fn native(
         keys: keys.len(),
         accs,
         states,
+        checks,
     })
 }
 
@@ -242,7 +294,13 @@ fn ordered(t: &DataType, v: &str) -> String {
     }
 }
 
-fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]) -> String {
+/// The kernel text, and the errors `_states` can raise (by code - 1).
+fn text(
+    reads: &[(usize, DataType)],
+    keys: usize,
+    accs: &[Acc],
+    states: &[State],
+) -> (String, Vec<String>) {
     let name = crate::codegen::names::NAME;
     let ins: String = (0..3 * reads.len())
         .map(|i| format!(", const u8* in{i}"))
@@ -385,8 +443,33 @@ fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]
             Acc::Sum(j) => (j, "sum"),
             Acc::Min(j) => (j, "min"),
             Acc::Max(j) => (j, "max"),
+            Acc::Wide(j, 1) => (j, "wide"),
+            Acc::Wide(..) => continue,
         };
         let t = &reads[j].1;
+        if op == "wide" {
+            // x = lo + 2^64 mid + 2^128 top, each word's carry added to the next.
+            let at = |part: u8| {
+                accs.iter()
+                    .position(|x| *x == Acc::Wide(j, part))
+                    .unwrap_or(a)
+            };
+            let (mid, top) = (at(2), at(3));
+            let x = if t.is_unsigned_integer() {
+                format!("(i128)(u64){}", value_at(j, t, "row"))
+            } else {
+                format!("(i128){}", value_at(j, t, "row"))
+            };
+            updates.push_str(&format!(
+                "        if ({valid}) {{ i128 x = {x}; u64 xl = (u64)x, xh = (u64)((u128)x >> 64), xt = x < 0 ? ~0ULL : 0ULL; \
+                 u64 old = atomicAdd(&((u64*)out{a})[g], xl); u64 c1 = old + xl < old ? 1ULL : 0ULL; \
+                 u64 h = xh + c1; u64 c1b = h < xh ? 1ULL : 0ULL; \
+                 u64 old2 = atomicAdd(&((u64*)out{mid})[g], h); u64 c2 = (old2 + h < old2 ? 1ULL : 0ULL) + c1b; \
+                 atomicAdd(&((u64*)out{top})[g], xt + c2); }}\n",
+                valid = valid_at(j, "row")
+            ));
+            continue;
+        }
         let word = match op {
             "count" => "1ULL".to_string(),
             "sum" if t.is_unsigned_integer() => format!("(u64){}", value_at(j, t, "row")),
@@ -427,6 +510,7 @@ fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]
     let mut init = String::new();
     let mut write = String::new();
     let mut fin = String::new();
+    let mut checks: Vec<String> = Vec::new();
     for (j, (_, t)) in reads.iter().enumerate().take(keys) {
         if is_string(t) {
             continue;
@@ -456,11 +540,31 @@ fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]
         let c = ctype(t).unwrap_or("u64");
         let word = format!("((const u64*)acc{})[g]", st.value);
         let in_t = &reads[st.slot].1;
-        let value = match st.present {
+        let value = match (st.present, st.wide) {
+            (_, Some((mid, top))) => {
+                // The 128-bit value; past 38 digits (or past 128 bits) an error.
+                let (m, tp) = (
+                    format!("((const u64*)acc{mid})[g]"),
+                    format!("((const u64*)acc{top})[g]"),
+                );
+                let v = format!("(i128)(((u128){m} << 64) | (u128){word})");
+                let code = checks.len() + 1;
+                checks.push(format!(
+                    "a decimal sum does not fit {t}; cast the column to Float64 first"
+                ));
+                write.push_str(&format!(
+                    "            if (!(({tp} == ((i64){m} < 0 ? ~0ULL : 0ULL)) && tsr_fits({v}, 38))) atomicMax((u64*)err, {code}ULL);\n"
+                ));
+                if *t == DataType::Float64 {
+                    format!("(f64){v}")
+                } else {
+                    v
+                }
+            }
             // min/max: decode the order-preserving word back to the input type.
-            Some(_) if in_t.is_unsigned_integer() => format!("({c}){word}"),
-            Some(_) => format!("({c})(i64)({word} ^ 0x8000000000000000ULL)"),
-            None => format!("({c}){word}"),
+            (Some(_), None) if in_t.is_unsigned_integer() => format!("({c}){word}"),
+            (Some(_), None) => format!("({c})(i64)({word} ^ 0x8000000000000000ULL)"),
+            (None, None) => format!("({c}){word}"),
         };
         let valid = match st.present {
             Some(p) => format!("(((const u64*)acc{p})[g] != 0)"),
@@ -478,8 +582,9 @@ fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]
         fin.push_str(&format!("        out{no}[q] = nb{i};\n"));
     }
     let outs: String = outs.concat();
+    let err = if checks.is_empty() { "" } else { ", u8* err" };
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_states(const u64* P{ins}, const u8* {i0}{acc_ins}{outs}) {{
+        "extern \"C\" __global__ void {name}_states(const u64* P{ins}, const u8* {i0}{acc_ins}{outs}{err}) {{
     {head}
     u64 groups = P[3];
     u64 octets = (groups + 7) >> 3;
@@ -495,7 +600,7 @@ fn text(reads: &[(usize, DataType)], keys: usize, accs: &[Acc], states: &[State]
 }}
 "
     ));
-    s
+    (s, checks)
 }
 
 impl NativeGroupby {
@@ -513,7 +618,10 @@ impl NativeGroupby {
         let entry = |(s, ins, outs): (&str, usize, usize)| {
             let (ins, outs) = match s {
                 "_accumulate" => (ins, self.accs.len()),
-                "_states" => (ins + self.accs.len(), self.state_outputs()),
+                "_states" => (
+                    ins + self.accs.len(),
+                    self.state_outputs() + usize::from(!self.checks.is_empty()),
+                ),
                 _ => (ins, outs),
             };
             let mut args = vec![Arg::Params];
@@ -712,13 +820,36 @@ pub fn run<D: Device>(
         });
         sizes.push(octets);
     }
-    let written: Vec<Output> = sizes.iter().map(|&s| Output::Written(s)).collect();
-    let outs = device.launch_grid(
+    let mut written: Vec<Output> = sizes.iter().map(|&s| Output::Written(s)).collect();
+    if !g.checks.is_empty() {
+        written.push(Output::Filled(8, 0));
+    }
+    let mut outs = device.launch_grid(
         &g.plan("_states", params),
         grid_for(octets as u64, device.sms()),
         &joined(&cols, &extra),
         &written,
     )?;
+    if !g.checks.is_empty() {
+        let err = outs
+            .pop()
+            .ok_or_else(|| Error::Internal("the states kernel gave no error word".into()))?;
+        let word = device.download(&err, 8)?;
+        let code = u64::from_le_bytes(
+            word[..8]
+                .try_into()
+                .map_err(|_| Error::Internal("the error word is not 8 bytes".into()))?,
+        );
+        if code != 0 {
+            return Err(Error::invalid(
+                "sum",
+                g.checks
+                    .get(code as usize - 1)
+                    .cloned()
+                    .unwrap_or_else(|| format!("a group raised error {code}")),
+            ));
+        }
+    }
     let mut outs = outs.into_iter().zip(sizes).map(|(buf, len)| DeviceBytes {
         buf: Arc::new(buf),
         len,

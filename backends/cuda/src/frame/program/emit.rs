@@ -15,7 +15,8 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
 use arrow_schema::{DataType, Schema, TimeUnit};
 use tessera_core::frame::expr::{
-    binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal, StrFunc,
+    binary_types, decimal_types, is_in_operand, BinaryOp, DatePart, DecimalPlan, Expr, Literal,
+    StrFunc,
 };
 
 /// Why a program does not run natively (shown by `explain()` and the fallback record).
@@ -33,8 +34,8 @@ pub(crate) struct Val {
     len: String,
 }
 
-/// The C type a kernel holds a value of `t` in (booleans as 0/1 bytes, decimals as
-/// 16-byte words they can only move).
+/// The C type a kernel holds a value of `t` in (booleans as 0/1 bytes, decimals as their
+/// unscaled integers).
 pub(crate) fn ctype(t: &DataType) -> Option<&'static str> {
     use DataType::*;
     Some(match t {
@@ -49,7 +50,8 @@ pub(crate) fn ctype(t: &DataType) -> Option<&'static str> {
         UInt64 => "u64",
         Float32 => "f32",
         Float64 => "f64",
-        Decimal128(_, _) => "tsr_w16",
+        Decimal128(_, _) => "i128",
+        Decimal64(_, _) => "i64",
         _ => return None,
     })
 }
@@ -91,7 +93,15 @@ fn orders_as_int(t: &DataType) -> bool {
     is_int(t)
         || matches!(
             t,
-            Boolean | Date32 | Date64 | Time32(_) | Time64(_) | Timestamp(_, _) | Duration(_)
+            Boolean
+                | Date32
+                | Date64
+                | Time32(_)
+                | Time64(_)
+                | Timestamp(_, _)
+                | Duration(_)
+                | Decimal128(_, _)
+                | Decimal64(_, _)
         )
 }
 
@@ -128,6 +138,9 @@ pub(crate) struct Emitter {
     pub literals: Vec<u64>,
     /// The statements.
     pub lines: Vec<String>,
+    /// The errors a row can raise (decimal overflow), by code - 1: the kernels flag the
+    /// largest code met in their `err` word.
+    pub checks: Vec<String>,
     read_vals: Vec<(usize, Val)>,
     next: usize,
 }
@@ -138,6 +151,7 @@ impl Emitter {
             reads: Vec::new(),
             literals: Vec::new(),
             lines: Vec::new(),
+            checks: Vec::new(),
             read_vals: Vec::new(),
             next: 0,
         }
@@ -247,8 +261,28 @@ impl Emitter {
     /// A one-row host array as a parameter literal of type `t`.
     fn host_literal(&mut self, a: &ArrayRef, t: &DataType) -> Result<Val, Refusal> {
         let c = ctype(t).ok_or_else(|| format!("a {t} literal"))?;
-        if *t == DataType::Null || matches!(t, DataType::Decimal128(_, _)) {
+        if *t == DataType::Null {
             return Err(format!("a {t} literal"));
+        }
+        if let DataType::Decimal128(_, _) = t {
+            let data = a.to_data();
+            let valid = a.is_valid(0);
+            let at = data.offset() * 16;
+            let raw = data.buffers()[0]
+                .as_slice()
+                .get(at..at + 16)
+                .ok_or_else(|| format!("a {t} literal without its value"))?;
+            let v = i128::from_le_bytes(raw.try_into().map_err(|_| "a decimal literal")?);
+            let k = self.literals.len();
+            let v = if valid { v } else { 0 };
+            self.literals.push(v as u64);
+            self.literals.push((v >> 64) as u64);
+            self.literals.push(u64::from(valid));
+            return self.local(
+                t,
+                &format!("(i128)(((u128)L[{}] << 64) | (u128)L[{k}])", k + 1),
+                &format!("L[{}]", k + 2),
+            );
         }
         let data = a.to_data();
         let valid = a.is_valid(0);
@@ -314,6 +348,30 @@ impl Emitter {
         if *from == DataType::Null {
             return self.local(to, &format!("({c})0"), "0");
         }
+        if let DataType::Decimal128(p, scale) = to {
+            let (from_scale, ok) = match from {
+                DataType::Decimal128(_, s1) | DataType::Decimal64(_, s1) => (*s1, true),
+                t if is_int(t) => (0, true),
+                _ => (0, false),
+            };
+            if !ok || *scale < from_scale {
+                return Err(format!("a cast from {from} to {to}"));
+            }
+            // Up to the new scale (null on overflow), then null past the precision, as
+            // arrow's safe cast.
+            let (r, f) = self.fresh();
+            self.lines.push(format!(
+                "i128 {r}; u8 {f} = (u8)({o} && !tsr_mul128((i128){v}, tsr_p10({}), &{r}) && tsr_fits({r}, {p}));",
+                scale - from_scale
+            ));
+            return Ok(Val {
+                v: r,
+                o: f,
+                t: to.clone(),
+                lit: None,
+                len: String::new(),
+            });
+        }
         let (value, valid) = if is_int(from) && is_int(to) {
             let (lo, hi) = int_range(to);
             let (flo, fhi) = int_range(from);
@@ -378,10 +436,9 @@ impl Emitter {
             Expr::Literal(l) => self.literal(l),
             Expr::Binary { op, left, right } => {
                 let (lt, rt) = (type_of(left)?, type_of(right)?);
-                if matches!(lt, DataType::Decimal128(..) | DataType::Decimal256(..))
-                    || matches!(rt, DataType::Decimal128(..) | DataType::Decimal256(..))
-                {
-                    return Err(format!("decimal arithmetic or comparison in {e}"));
+                if let Some(plan) = decimal_types(*op, left, &lt, right, &rt) {
+                    let plan = plan.map_err(|why| format!("{e}: {why}"))?;
+                    return self.decimal(*op, (left, right), &plan, e, schema, column);
                 }
                 let (operand, _) = binary_types(*op, left, &lt, right, &rt)
                     .map_err(|why| format!("{e}: {why}"))?;
@@ -566,6 +623,13 @@ impl Emitter {
                 let o = x.o.clone();
                 self.local(&DataType::Int32, &value, &o)
             }
+            Expr::Str {
+                func: StrFunc::Like(pattern),
+                expr,
+            } => {
+                let x = self.expr(expr, schema, column)?;
+                self.like(x, pattern)
+            }
             Expr::IsIn { expr, values } => {
                 let t = type_of(expr)?;
                 let operand =
@@ -601,6 +665,71 @@ impl Emitter {
         }
     }
 
+    /// `left op right` with a decimal side, as the CPU backend computes it: a comparison in
+    /// the planned operand type (both sides cast there, safely), exact `+ - *` into the
+    /// planned result with a row error on overflow (and past 38 digits when the type is
+    /// capped there), anything planned as floats refused for now.
+    fn decimal(
+        &mut self,
+        op: BinaryOp,
+        (left, right): (&Expr, &Expr),
+        plan: &DecimalPlan,
+        e: &Expr,
+        schema: &Schema,
+        column: &mut dyn FnMut(&mut Emitter, &str) -> Result<Val, Refusal>,
+    ) -> Result<Val, Refusal> {
+        let l = self.expr(left, schema, column)?;
+        let r = self.expr(right, schema, column)?;
+        // A Decimal64 operand at the planned scale is read as it is (its unscaled values
+        // are the planned ones), as the CPU backend does.
+        let operand = |em: &mut Emitter, x: Val, want: &DataType| match (&x.t, want) {
+            (DataType::Decimal64(_, s), DataType::Decimal128(_, to)) if s == to => Ok(x),
+            _ => em.cast(x, want),
+        };
+        match &plan.result {
+            DataType::Boolean => {
+                let l = self.cast(l, &plan.left)?;
+                let r = self.cast(r, &plan.right)?;
+                self.binary(op, &l, &r, &plan.operand, e)
+            }
+            DataType::Decimal128(p, scale)
+                if matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) =>
+            {
+                let l = operand(self, l, &plan.left)?;
+                let r = operand(self, r, &plan.right)?;
+                let f = match op {
+                    BinaryOp::Add => "tsr_add128",
+                    BinaryOp::Sub => "tsr_sub128",
+                    _ => "tsr_mul128",
+                };
+                let (v, o) = self.fresh();
+                let capped = if *p >= tessera_core::frame::expr::DECIMAL128_MAX_PRECISION {
+                    format!(" || !tsr_fits({v}, 38)")
+                } else {
+                    String::new()
+                };
+                let code = self.checks.len() + 1;
+                self.checks.push(format!(
+                    "{e}: a value does not fit Decimal128({p}, {scale}); cast an operand to Float64"
+                ));
+                self.lines.push(format!(
+                    "i128 {v}; u8 {o} = (u8)({} & {}); if ({f}((i128){}, (i128){}, &{v}){capped}) {{ if (keep && {o}) atomicMax((u64*)err, {code}ULL); }}",
+                    l.o, r.o, l.v, r.v
+                ));
+                Ok(Val {
+                    v,
+                    o,
+                    t: plan.result.clone(),
+                    lit: None,
+                    len: String::new(),
+                })
+            }
+            other => Err(format!(
+                "{e} computes in {other} (decimal division or a float side)"
+            )),
+        }
+    }
+
     /// `x` as a string the kernel reads (a string literal's bytes go into `P`: its length,
     /// then its bytes packed little-endian into words).
     fn string_of(&mut self, x: Val) -> Result<Val, Refusal> {
@@ -630,6 +759,75 @@ impl Emitter {
             t: x.t,
             lit: None,
             len,
+        })
+    }
+
+    /// SQL `LIKE` with `%` wildcards (a pattern with `_` or an escape is refused): the
+    /// text before the first `%` a prefix, after the last a suffix, the pieces between
+    /// found in order, each leftmost — which for `%` alone decides the match.
+    fn like(&mut self, x: Val, pattern: &str) -> Result<Val, Refusal> {
+        if pattern.contains(['_', '\\']) {
+            return Err(format!(
+                "like({pattern:?}): `_` and escapes have no device kernel yet"
+            ));
+        }
+        let x = self.string_of(x)?;
+        let pieces: Vec<&str> = pattern.split('%').collect();
+        let lit = |em: &mut Emitter, text: &str| {
+            em.string_of(Val {
+                v: String::new(),
+                o: String::new(),
+                t: DataType::Utf8,
+                lit: Some(Literal::Str(text.to_string())),
+                len: String::new(),
+            })
+        };
+        let (ok, _) = self.fresh();
+        let (pos, end) = (format!("p{}", &ok[1..]), format!("e{}", &ok[1..]));
+        self.lines.push(format!(
+            "u8 {ok} = 1; u64 {pos} = 0; u64 {end} = {};",
+            x.len
+        ));
+        let (a, n) = (x.v.clone(), x.len.clone());
+        if pieces.len() == 1 {
+            let p = lit(self, pattern)?;
+            self.lines.push(format!(
+                "{ok} = (u8)(tsr_str_cmp({a}, {n}, {}, {}) == 0);",
+                p.v, p.len
+            ));
+        } else {
+            let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+            if !first.is_empty() {
+                let p = lit(self, first)?;
+                self.lines.push(format!(
+                    "{ok} &= tsr_str_starts({a}, {n}, {}, {}); {pos} = {};",
+                    p.v, p.len, p.len
+                ));
+            }
+            if !last.is_empty() {
+                let p = lit(self, last)?;
+                self.lines.push(format!(
+                    "{ok} &= (u8)({n} >= {pos} + {} && tsr_str_ends({a}, {n}, {}, {})); if ({ok}) {end} = {n} - {};",
+                    p.len, p.v, p.len, p.len
+                ));
+            }
+            for middle in &pieces[1..pieces.len() - 1] {
+                if middle.is_empty() {
+                    continue;
+                }
+                let p = lit(self, middle)?;
+                self.lines.push(format!(
+                    "if ({ok}) {{ u64 f = tsr_str_find({a}, {pos}, {end}, {}, {}); if (f == ~0ULL) {ok} = 0; else {pos} = f + {}; }}",
+                    p.v, p.len, p.len
+                ));
+            }
+        }
+        Ok(Val {
+            v: ok,
+            o: x.o,
+            t: DataType::Boolean,
+            lit: None,
+            len: String::new(),
         })
     }
 

@@ -73,6 +73,8 @@ pub struct NativeProgram {
     outputs: Vec<Out>,
     /// The kernel outputs' types (`None` for a string validity), in order.
     kernel_types: Vec<Option<DataType>>,
+    /// The errors a row can raise, by code - 1 (each launch then has an `err` word).
+    checks: Vec<String>,
 }
 
 /// Where a column of the current step comes from.
@@ -176,6 +178,7 @@ pub fn native(
         hash,
         name,
         reads: e.reads,
+        checks: e.checks,
         literals: e.literals,
         filtered,
         outputs,
@@ -198,16 +201,18 @@ fn text(e: &Emitter, outs: &[KernelOut]) -> String {
     let idx = format!("in{}", 3 * e.reads.len());
     let lit_base = 3 + 3 * e.reads.len();
     let off_base = lit_base + e.literals.len();
+    // The word the rows' errors are flagged in, when a row can raise one.
+    let err = if e.checks.is_empty() { "" } else { ", u8* err" };
     let head = format!("const u64* C = P + 3; const u64* L = P + {lit_base}; (void)C; (void)L;");
     let row: String = e.lines.iter().map(|l| format!("        {l}\n")).collect();
     let range = "u64 n = P[0]; u64 per = (n + gridDim.x - 1) / gridDim.x; \
                  u64 lo = (u64)blockIdx.x * per; u64 hi = lo + per < n ? lo + per : n;";
     let mut s = String::new();
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_count(const u64* P{ins}, u8* out0) {{\n    {head}\n    {range}\n    u32 c = 0;\n    for (u64 row = lo + threadIdx.x; row < hi; row += blockDim.x) {{\n        u8 keep = 1;\n{row}        c += keep;\n    }}\n    __shared__ u32 s[256];\n    s[threadIdx.x] = c;\n    __syncthreads();\n    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {{\n        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];\n        __syncthreads();\n    }}\n    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = s[0];\n}}\n"
+        "extern \"C\" __global__ void {name}_count(const u64* P{ins}, u8* out0{err}) {{\n    {head}\n    {range}\n    u32 c = 0;\n    for (u64 row = lo + threadIdx.x; row < hi; row += blockDim.x) {{\n        u8 keep = 1;\n{row}        c += keep;\n    }}\n    __shared__ u32 s[256];\n    s[threadIdx.x] = c;\n    __syncthreads();\n    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {{\n        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];\n        __syncthreads();\n    }}\n    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = s[0];\n}}\n"
     ));
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_select(const u64* P{ins}, u8* out0) {{\n    {head}\n    {range}\n    u64 base = P[{off_base} + blockIdx.x];\n    __shared__ u32 s[256];\n    for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {{\n        u64 row = t0 + threadIdx.x;\n        u8 keep = 0;\n        if (row < hi) {{\n        keep = 1;\n{row}        }}\n        s[threadIdx.x] = keep;\n        __syncthreads();\n        for (u32 d = 1; d < blockDim.x; d <<= 1) {{\n            u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;\n            __syncthreads();\n            s[threadIdx.x] += x;\n            __syncthreads();\n        }}\n        if (keep) ((u32*)out0)[base + s[threadIdx.x] - 1] = (u32)row;\n        base += s[blockDim.x - 1];\n        __syncthreads();\n    }}\n}}\n"
+        "extern \"C\" __global__ void {name}_select(const u64* P{ins}, u8* out0{err}) {{\n    {head}\n    {range}\n    u64 base = P[{off_base} + blockIdx.x];\n    __shared__ u32 s[256];\n    for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {{\n        u64 row = t0 + threadIdx.x;\n        u8 keep = 0;\n        if (row < hi) {{\n        keep = 1;\n{row}        }}\n        s[threadIdx.x] = keep;\n        __syncthreads();\n        for (u32 d = 1; d < blockDim.x; d <<= 1) {{\n            u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;\n            __syncthreads();\n            s[threadIdx.x] += x;\n            __syncthreads();\n        }}\n        if (keep) ((u32*)out0)[base + s[threadIdx.x] - 1] = (u32)row;\n        base += s[blockDim.x - 1];\n        __syncthreads();\n    }}\n}}\n"
     ));
     let outs_args: String = (0..outs.iter().map(KernelOut::buffers).sum::<usize>())
         .map(|k| format!(", u8* out{k}"))
@@ -241,7 +246,7 @@ fn text(e: &Emitter, outs: &[KernelOut]) -> String {
         fin.push_str(&format!("        out{nulls}[q] = nb{k};\n"));
     }
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_project(const u64* P{ins}{outs_args}) {{\n    {head}\n    u64 m = P[1];\n    u64 octets = (m + 7) >> 3;\n    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{\n        {init}\n        for (u32 j = 0; j < 8; ++j) {{\n        u64 r = (q << 3) + j;\n        if (r >= m) break;\n        u64 row = P[2] ? (u64)((const u32*){idx})[r] : r;\n        u8 keep = 1; (void)keep;\n{row}{write}        }}\n{fin}    }}\n}}\n"
+        "extern \"C\" __global__ void {name}_project(const u64* P{ins}{outs_args}{err}) {{\n    {head}\n    u64 m = P[1];\n    u64 octets = (m + 7) >> 3;\n    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{\n        {init}\n        for (u32 j = 0; j < 8; ++j) {{\n        u64 r = (q << 3) + j;\n        if (r >= m) break;\n        u64 row = P[2] ? (u64)((const u32*){idx})[r] : r;\n        u8 keep = 1; (void)keep;\n{row}{write}        }}\n{fin}    }}\n}}\n"
     ));
     s
 }
@@ -264,7 +269,10 @@ impl NativeProgram {
             };
             let mut args = vec![Arg::Params];
             args.extend(inputs.iter().copied());
-            args.extend(std::iter::repeat_n(Arg::Output(DType::U8), outs));
+            args.extend(std::iter::repeat_n(
+                Arg::Output(DType::U8),
+                outs + usize::from(!self.checks.is_empty()),
+            ));
             Entry {
                 name: format!("{}{s}", self.name),
                 args,
@@ -283,6 +291,42 @@ impl NativeProgram {
             params,
             launch: Launch::Elementwise { n: 0 },
             out_dtype: DType::U8,
+        }
+    }
+
+    /// Launches `plan` with `outputs`, plus the error word when a row can raise an error;
+    /// raises the error a row flagged.
+    fn launch<D: Device>(
+        &self,
+        device: &D,
+        plan: KernelPlan,
+        grid: u32,
+        ins: &[&D::Buf],
+        mut outputs: Vec<Output>,
+    ) -> Result<Vec<D::Buf>> {
+        if self.checks.is_empty() {
+            return device.launch_grid(&plan, grid, ins, &outputs);
+        }
+        outputs.push(Output::Filled(8, 0));
+        let mut outs = device.launch_grid(&plan, grid, ins, &outputs)?;
+        let err = outs
+            .pop()
+            .ok_or_else(|| Error::Internal("a kernel gave no error word".into()))?;
+        let word = device.download(&err, 8)?;
+        let code = u64::from_le_bytes(
+            word[..8]
+                .try_into()
+                .map_err(|_| Error::Internal("the error word is not 8 bytes".into()))?,
+        );
+        match code {
+            0 => Ok(outs),
+            c => Err(Error::invalid(
+                "expression",
+                self.checks
+                    .get(c as usize - 1)
+                    .cloned()
+                    .unwrap_or_else(|| format!("a row raised error {c}")),
+            )),
         }
     }
 
@@ -375,11 +419,12 @@ pub fn run<D: Device>(
         let grid = grid_for(n as u64, device.sms());
         let mut ins: Vec<&D::Buf> = bufs.iter().map(|b| b.as_ref()).collect();
         ins.push(placeholder.as_ref());
-        let counts = device.launch_grid(
-            &p.plan("_count", params.clone()),
+        let counts = p.launch(
+            device,
+            p.plan("_count", params.clone()),
             grid,
             &ins,
-            &[Output::Written(grid as usize * 4)],
+            vec![Output::Written(grid as usize * 4)],
         )?;
         let bytes = device.download(&counts[0], grid as usize * 4)?;
         let mut select = params.clone();
@@ -389,11 +434,12 @@ pub fn run<D: Device>(
             total += u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
         }
         let m = usize::try_from(total).map_err(|_| Error::Internal("row count".into()))?;
-        let idx = device.launch_grid(
-            &p.plan("_select", select),
+        let idx = p.launch(
+            device,
+            p.plan("_select", select),
             grid,
             &ins,
-            &[Output::Written(m * 4)],
+            vec![Output::Written(m * 4)],
         )?;
         let idx = idx
             .into_iter()
@@ -429,7 +475,7 @@ pub fn run<D: Device>(
         }
         let grid = grid_for(octets as u64, device.sms());
         let written: Vec<Output> = sizes.iter().map(|&n| Output::Written(n)).collect();
-        let outs = device.launch_grid(&p.plan("_project", params), grid, &ins, &written)?;
+        let outs = p.launch(device, p.plan("_project", params), grid, &ins, written)?;
         let mut outs = outs.into_iter().zip(sizes);
         let mut take = || {
             outs.next()
