@@ -613,7 +613,7 @@ impl NativeGroupby {
         fixed_keys + 2 * self.states.len()
     }
 
-    fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
+    pub(crate) fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
         let cols = 3 * self.reads.len();
         let entry = |(s, ins, outs): (&str, usize, usize)| {
             let (ins, outs) = match s {
@@ -672,23 +672,135 @@ pub struct States<B> {
     pub columns: Vec<DeviceArray<B>>,
 }
 
-fn grid_for(units: u64, sms: u32) -> u32 {
+pub(crate) fn grid_for(units: u64, sms: u32) -> u32 {
     units
         .div_ceil(u64::from(BLOCK))
         .clamp(1, u64::from(sms.max(1)) * 8) as u32
 }
 
 /// The column buffers followed by `extra`.
-fn joined<'a, B>(cols: &[&'a B], extra: &[&'a B]) -> Vec<&'a B> {
+pub(crate) fn joined<'a, B>(cols: &[&'a B], extra: &[&'a B]) -> Vec<&'a B> {
     let mut v = cols.to_vec();
     v.extend_from_slice(extra);
     v
 }
 
-fn le_words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+pub(crate) fn le_words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
     bytes
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
+/// The buffers and `P` words of the columns `reads` of `b`: three buffers per column
+/// (Arrow's first buffer, its second or the first again, the bitmap or the first again)
+/// and three words (offset, bitmap offset, whether there is a bitmap).
+///
+/// # Errors
+/// [`Error::Internal`] for a column without buffers.
+pub(crate) fn column_args<B>(
+    b: &DeviceBatch<B>,
+    reads: impl Iterator<Item = usize>,
+) -> Result<ColumnArgs<B>> {
+    let (mut params, mut bufs) = (Vec::new(), Vec::new());
+    for i in reads {
+        let c = &b.columns[i];
+        let values = c.buffers.first().ok_or_else(|| {
+            Error::Internal(format!("a {} column without a values buffer", c.data_type))
+        })?;
+        params.push(c.offset as u64);
+        bufs.push(values.buf.clone());
+        bufs.push(c.buffers.get(1).unwrap_or(values).buf.clone());
+        match &c.nulls {
+            Some(nulls) => {
+                params.extend([nulls.offset as u64, 1]);
+                bufs.push(nulls.bytes.buf.clone());
+            }
+            None => {
+                params.extend([0, 0]);
+                bufs.push(values.buf.clone());
+            }
+        }
+    }
+    Ok(ColumnArgs { params, bufs })
+}
+
+/// What [`column_args`] gives: the columns' `P` words and buffers.
+pub(crate) struct ColumnArgs<B> {
+    pub params: Vec<u64>,
+    pub bufs: Vec<Arc<B>>,
+}
+
+/// The groups of a keyed groupby's rows: how many, each row's table slot (`u32::MAX` for
+/// a row with a null key), each slot's group, each group's first row, and the table
+/// itself (row + 1 per slot, 0 empty).
+pub(crate) struct Grouped<B> {
+    pub groups: usize,
+    pub slots: Arc<B>,
+    pub gid: Arc<B>,
+    pub rep: Arc<B>,
+    pub table: Arc<B>,
+}
+
+/// Runs `_insert` to `_assign` of `g` (keys only) over the `n` rows whose columns are
+/// `cols`, with the header `params` (`n`, the table mask, 0, 0, then the columns').
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy.
+pub(crate) fn group<D: Device>(
+    device: &D,
+    g: &NativeGroupby,
+    params: &[u64],
+    cols: &[&D::Buf],
+    n: usize,
+) -> Result<Grouped<D::Buf>> {
+    let table = params[1] as usize + 1;
+    let rows_grid = grid_for(n as u64, device.sms());
+    let mut made = device.launch_grid(
+        &g.plan("_insert", params.to_vec()),
+        rows_grid,
+        cols,
+        &[Output::Filled(table * 4, 0), Output::Written(n * 4)],
+    )?;
+    let slots = Arc::new(made.pop().ok_or_else(|| Error::Internal("insert".into()))?);
+    let table_buf = Arc::new(made.pop().ok_or_else(|| Error::Internal("insert".into()))?);
+    let first = device
+        .launch_grid(
+            &g.plan("_minrow", params.to_vec()),
+            rows_grid,
+            &joined(cols, &[&slots]),
+            &[Output::Filled(table * 4, 0xff)],
+        )?
+        .pop()
+        .map(Arc::new)
+        .ok_or_else(|| Error::Internal("minrow".into()))?;
+    let counts = device.launch_grid(
+        &g.plan("_firstcount", params.to_vec()),
+        rows_grid,
+        &joined(cols, &[&slots, &first]),
+        &[Output::Written(rows_grid as usize * 4)],
+    )?;
+    let counts = device.download(&counts[0], rows_grid as usize * 4)?;
+    let mut assign = params.to_vec();
+    let mut total = 0usize;
+    for c in le_words(&counts) {
+        assign.push(total as u64);
+        total += c as usize;
+    }
+    let mut made = device.launch_grid(
+        &g.plan("_assign", assign),
+        rows_grid,
+        &joined(cols, &[&slots, &first]),
+        &[Output::Written(table * 4), Output::Written(total * 4)],
+    )?;
+    let rep = Arc::new(made.pop().ok_or_else(|| Error::Internal("assign".into()))?);
+    let gid = Arc::new(made.pop().ok_or_else(|| Error::Internal("assign".into()))?);
+    Ok(Grouped {
+        groups: total,
+        slots,
+        gid,
+        rep,
+        table: table_buf,
+    })
 }
 
 /// Runs `g` over `b` on `device`.
@@ -711,26 +823,8 @@ pub fn run<D: Device>(
     let global = g.keys == 0;
     let table = (2 * n).max(16).next_power_of_two();
     let mut params = vec![n as u64, table as u64 - 1, u64::from(global), 0];
-    let mut bufs: Vec<Arc<D::Buf>> = Vec::with_capacity(3 * g.reads.len());
-    for (i, _) in &g.reads {
-        let c = &b.columns[*i];
-        let values = c.buffers.first().ok_or_else(|| {
-            Error::Internal(format!("a {} column without a values buffer", c.data_type))
-        })?;
-        params.push(c.offset as u64);
-        bufs.push(values.buf.clone());
-        bufs.push(c.buffers.get(1).unwrap_or(values).buf.clone());
-        match &c.nulls {
-            Some(nulls) => {
-                params.extend([nulls.offset as u64, 1]);
-                bufs.push(nulls.bytes.buf.clone());
-            }
-            None => {
-                params.extend([0, 0]);
-                bufs.push(values.buf.clone());
-            }
-        }
-    }
+    let ColumnArgs { params: tail, bufs } = column_args(b, g.reads.iter().map(|(i, _)| *i))?;
+    params.extend(tail);
     let placeholder = match bufs.first() {
         Some(x) => x.clone(),
         None => Arc::new(device.upload(&[0])?),
@@ -746,45 +840,8 @@ pub fn run<D: Device>(
             placeholder.clone(),
         )
     } else {
-        let mut made = device.launch_grid(
-            &g.plan("_insert", params.clone()),
-            rows_grid,
-            &cols,
-            &[Output::Filled(table * 4, 0), Output::Written(n * 4)],
-        )?;
-        let slots = Arc::new(made.pop().ok_or_else(|| Error::Internal("insert".into()))?);
-        let first = device
-            .launch_grid(
-                &g.plan("_minrow", params.clone()),
-                rows_grid,
-                &joined(&cols, &[&slots]),
-                &[Output::Filled(table * 4, 0xff)],
-            )?
-            .pop()
-            .map(Arc::new)
-            .ok_or_else(|| Error::Internal("minrow".into()))?;
-        let counts = device.launch_grid(
-            &g.plan("_firstcount", params.clone()),
-            rows_grid,
-            &joined(&cols, &[&slots, &first]),
-            &[Output::Written(rows_grid as usize * 4)],
-        )?;
-        let counts = device.download(&counts[0], rows_grid as usize * 4)?;
-        let mut assign = params.clone();
-        let mut total = 0usize;
-        for c in le_words(&counts) {
-            assign.push(total as u64);
-            total += c as usize;
-        }
-        let mut made = device.launch_grid(
-            &g.plan("_assign", assign),
-            rows_grid,
-            &joined(&cols, &[&slots, &first]),
-            &[Output::Written(table * 4), Output::Written(total * 4)],
-        )?;
-        let rep = Arc::new(made.pop().ok_or_else(|| Error::Internal("assign".into()))?);
-        let gid = Arc::new(made.pop().ok_or_else(|| Error::Internal("assign".into()))?);
-        (total, slots, gid, rep)
+        let grouped = group(device, g, &params, &cols, n)?;
+        (grouped.groups, grouped.slots, grouped.gid, grouped.rep)
     };
     params[3] = groups as u64;
     // Accumulators: counts and sums start at 0, minimums at all ones, maximums at 0.

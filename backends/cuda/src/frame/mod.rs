@@ -21,7 +21,9 @@
 pub mod column;
 pub mod groupby;
 mod host;
+pub mod join;
 pub mod program;
+pub mod scan;
 pub mod strings;
 
 use std::any::Any;
@@ -173,6 +175,7 @@ impl<D: Device> CudaFrameBackend<D> {
             .cloned()
             .collect();
         out.extend(strings::plans());
+        out.extend(scan::plans());
         out
     }
 
@@ -196,6 +199,19 @@ impl<D: Device> CudaFrameBackend<D> {
         self.remember(g.hash(), || g.plans());
         Ok(groupby::run(&self.devices[b.device], &g, b)
             .map(|s| self.wrap(g.schema().clone(), s.rows, s.columns, b.device)))
+    }
+
+    /// The join as device kernels when both sides' columns can be gathered there.
+    fn native_join(
+        &self,
+        l: &DeviceBatch<D::Buf>,
+        r: &DeviceBatch<D::Buf>,
+        spec: &JoinSpec,
+    ) -> std::result::Result<join::NativeJoin, String> {
+        let j = join::native(&l.schema, &r.schema, spec)?;
+        program::native(&l.schema, &program::identity())?;
+        program::native(&r.schema, &program::identity())?;
+        Ok(j)
     }
 
     fn place(&self) -> usize {
@@ -302,7 +318,20 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
                     Err(why) => format!("the groupby runs on the host: {why}"),
                 });
             }
-            PlanStep::Join(_) => "the join",
+            PlanStep::Join { left, right, spec } => {
+                let native = join::native(left, right, spec).and_then(|_| {
+                    program::native(left, &program::identity())?;
+                    program::native(right, &program::identity()).map(|_| ())
+                });
+                return Some(match native {
+                    Ok(()) => format!(
+                        "the partitions join on the device; when the engine shuffles them, \
+                         the hash partitioning runs on the host: {}",
+                        host::NOT_BUILT
+                    ),
+                    Err(why) => format!("the join runs on the host: {why}"),
+                });
+            }
             PlanStep::Sort(_) => "the sort",
             PlanStep::Repartition => "moving rows between partitions (concatenation)",
             PlanStep::Window(_) => "the window function",
@@ -411,9 +440,25 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
     }
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
-        self.on_host("join", host::NOT_BUILT, &[left, right], |h, p| {
-            h.join(&p[0], &p[1], spec)
-        })
+        let (l, r) = (self.batch(left, "join")?, self.batch(right, "join")?);
+        match self.native_join(l, r, spec) {
+            Ok(j) => {
+                self.remember(j.hash(), || j.plans());
+                let right_here;
+                let r = if r.device == l.device {
+                    r
+                } else {
+                    // The right side comes to the left's device through the host.
+                    right_here = self.upload(&self.download(r)?, l.device)?;
+                    self.batch(&right_here, "join")?
+                };
+                let out = join::run(&self.devices[l.device], &j, l, r)?;
+                Ok(self.wrap(j.schema().clone(), out.rows, out.columns, l.device))
+            }
+            Err(why) => self.on_host("join", &why, &[left, right], |h, p| {
+                h.join(&p[0], &p[1], spec)
+            }),
+        }
     }
 
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {

@@ -24,7 +24,9 @@ extern "C" __global__ void @KERNEL@_count(const u64* P, const u8* offs, const u8
     u64 lo = (u64)blockIdx.x * per; u64 hi = lo + per < n ? lo + per : n;
     u64 c = 0;
     for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) {
-        u64 row = base + ((const u32*)idx)[r];
+        u32 i = ((const u32*)idx)[r];
+        if (i == 0xffffffffu) continue;
+        u64 row = base + i;
         c += @KERNEL@_at(offs, wide, row + 1) - @KERNEL@_at(offs, wide, row);
     }
     __shared__ u64 s[256];
@@ -48,7 +50,7 @@ extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const 
     for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {
         u64 r = t0 + threadIdx.x;
         u64 len = 0;
-        if (r < hi) {
+        if (r < hi && ((const u32*)idx)[r] != 0xffffffffu) {
             u64 row = base + ((const u32*)idx)[r];
             len = @KERNEL@_at(offs, wide, row + 1) - @KERNEL@_at(offs, wide, row);
         }
@@ -71,7 +73,9 @@ extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const 
 extern "C" __global__ void @KERNEL@_copy(const u64* P, const u8* offs, const u8* vals, const u8* idx, const u8* fresh, u8* out0) {
     u64 n = P[0], base = P[1], wide = P[2];
     for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x) {
-        u64 row = base + ((const u32*)idx)[r];
+        u32 i = ((const u32*)idx)[r];
+        if (i == 0xffffffffu) continue;
+        u64 row = base + i;
         u64 from = @KERNEL@_at(offs, wide, row);
         u64 len = @KERNEL@_at(offs, wide, row + 1) - from;
         u64 to = @KERNEL@_at(fresh, wide, r);
@@ -125,7 +129,8 @@ pub fn plans() -> Vec<KernelPlan> {
 }
 
 /// The strings of `col` at the `m` row positions of `idx` (32-bit, relative to the
-/// column's offset), without validity.
+/// column's offset; `u32::MAX` gives an empty string, which the caller makes null),
+/// without validity.
 ///
 /// # Errors
 /// [`Error::Device`] for a failed launch or copy; [`Error::Invalid`] when the gathered

@@ -47,6 +47,9 @@ static inline unsigned atomicCAS(unsigned* a, unsigned cmp, unsigned val) {
     __atomic_compare_exchange_n(a, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return cmp;
 }
+static inline unsigned atomicAdd(unsigned* a, unsigned v) {
+    return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);
+}
 static inline unsigned long long atomicAdd(unsigned long long* a, unsigned long long v) {
     return __atomic_fetch_add(a, v, __ATOMIC_SEQ_CST);
 }

@@ -44,10 +44,19 @@ impl Node {
                     })),
                 )
             }
-            Node::Join { spec, .. } => (
-                format!("{} join on [{}]", spec.how.name(), spec.left_on.join(", ")),
-                Some(backend.fallback_note(PlanStep::Join(spec))),
-            ),
+            Node::Join {
+                left, right, spec, ..
+            } => {
+                let (l, r) = (left.schema(), right.schema());
+                (
+                    format!("{} join on [{}]", spec.how.name(), spec.left_on.join(", ")),
+                    Some(backend.fallback_note(PlanStep::Join {
+                        left: &l,
+                        right: &r,
+                        spec,
+                    })),
+                )
+            }
             Node::Sort { by, .. } | Node::TopK { by, .. } => (
                 match self {
                     Node::TopK { n, .. } => format!("top {n}"),

@@ -685,7 +685,14 @@ pub enum PlanStep<'a> {
         aggs: &'a [AggSpec],
     },
     /// A join, with the hash partitioning of a shuffle join.
-    Join(&'a JoinSpec),
+    Join {
+        /// The left partitions' schema.
+        left: &'a SchemaRef,
+        /// The right partitions' schema.
+        right: &'a SchemaRef,
+        /// The join.
+        spec: &'a JoinSpec,
+    },
     /// A sort or a top-k: range partitioning, sorts, slices.
     Sort(&'a [SortKey]),
     /// Rows moved between partitions: repartitioning, heads and tails, concatenation.

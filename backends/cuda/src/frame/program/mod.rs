@@ -225,7 +225,10 @@ fn text(e: &Emitter, outs: &[KernelOut]) -> String {
         init.push_str(&format!("u8 nb{k} = 0; "));
         let (v, t) = match out {
             KernelOut::Validity(v) => {
-                write.push_str(&format!("        nb{k} |= (u8)(({} & 1) << j);\n", v.o));
+                write.push_str(&format!(
+                    "        nb{k} |= (u8)((({} & 1) & (none ^ 1)) << j);\n",
+                    v.o
+                ));
                 fin.push_str(&format!("        out{next}[q] = nb{k};\n"));
                 next += 1;
                 continue;
@@ -242,11 +245,14 @@ fn text(e: &Emitter, outs: &[KernelOut]) -> String {
             let c = ctype(t).unwrap_or("u8");
             write.push_str(&format!("        (({c}*)out{vals})[r] = {};\n", v.v));
         }
-        write.push_str(&format!("        nb{k} |= (u8)(({} & 1) << j);\n", v.o));
+        write.push_str(&format!(
+            "        nb{k} |= (u8)((({} & 1) & (none ^ 1)) << j);\n",
+            v.o
+        ));
         fin.push_str(&format!("        out{nulls}[q] = nb{k};\n"));
     }
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_project(const u64* P{ins}{outs_args}{err}) {{\n    {head}\n    u64 m = P[1];\n    u64 octets = (m + 7) >> 3;\n    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{\n        {init}\n        for (u32 j = 0; j < 8; ++j) {{\n        u64 r = (q << 3) + j;\n        if (r >= m) break;\n        u64 row = P[2] ? (u64)((const u32*){idx})[r] : r;\n        u8 keep = 1; (void)keep;\n{row}{write}        }}\n{fin}    }}\n}}\n"
+        "extern \"C\" __global__ void {name}_project(const u64* P{ins}{outs_args}{err}) {{\n    {head}\n    u64 m = P[1];\n    u64 octets = (m + 7) >> 3;\n    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{\n        {init}\n        for (u32 j = 0; j < 8; ++j) {{\n        u64 r = (q << 3) + j;\n        if (r >= m) break;\n        u64 row = P[2] ? (u64)((const u32*){idx})[r] : r;\n        u8 none = row == 0xffffffffULL ? 1 : 0;\n        if (none) row = 0;\n        u8 keep = 1; (void)keep;\n{row}{write}        }}\n{fin}    }}\n}}\n"
     ));
     s
 }
@@ -379,6 +385,52 @@ pub fn run<D: Device>(
     p: &NativeProgram,
     b: &DeviceBatch<D::Buf>,
 ) -> Result<Evaluated<D::Buf>> {
+    run_at(device, p, b, None)
+}
+
+/// The columns of `b` at the `m` row numbers of `idx` (`u32`; `u32::MAX` gives a row of
+/// nulls), in `b`'s schema: a join's sides gathered at its matches.
+///
+/// # Errors
+/// [`Error::Unsupported`]-like [`Error::Internal`] when a column's type cannot be
+/// gathered on the device (the join checks this before it runs); [`Error::Device`].
+pub fn gather<D: Device>(
+    device: &D,
+    b: &DeviceBatch<D::Buf>,
+    idx: &D::Buf,
+    m: usize,
+) -> Result<Vec<DeviceArray<D::Buf>>> {
+    if b.rows == 0 {
+        // No row to read: every gathered row is a row of nulls.
+        return b
+            .schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let held = super::column::storage(f.data_type());
+                super::column::upload(device, &arrow_array::new_null_array(&held, m).to_data())
+            })
+            .collect();
+    }
+    let p = native(&b.schema, &identity())
+        .map_err(|why| Error::Internal(format!("a gather the device cannot run: {why}")))?;
+    Ok(run_at(device, &p, b, Some((idx, m)))?.columns)
+}
+
+/// The program that keeps every row and column: what a gather runs at given rows.
+pub fn identity() -> FrameProgram {
+    FrameProgram {
+        steps: vec![FrameStep::Filter(tessera_core::frame::expr::lit(true))],
+    }
+}
+
+/// [`run`], at the rows `given` instead of those the program's filters keep.
+fn run_at<D: Device>(
+    device: &D,
+    p: &NativeProgram,
+    b: &DeviceBatch<D::Buf>,
+    given: Option<(&D::Buf, usize)>,
+) -> Result<Evaluated<D::Buf>> {
     let n = b.rows;
     let mut params = vec![n as u64, 0, 0];
     // Three buffers per column read: Arrow's first buffer (values, or a string's
@@ -409,7 +461,9 @@ pub fn run<D: Device>(
         Some(b) => b.clone(),
         None => Arc::new(device.upload(&[0])?),
     };
-    let (m, idx) = if p.filtered {
+    let (m, idx): (usize, Option<Arc<D::Buf>>) = if let Some((_, m)) = given {
+        (m, None)
+    } else if p.filtered {
         if u32::try_from(n).is_err() {
             return Err(Error::invalid(
                 "evaluate",
@@ -449,15 +503,21 @@ pub fn run<D: Device>(
     } else {
         (n, None)
     };
+    // The rows read: those the filters kept, or those given.
+    let idx_ref: Option<&D::Buf> = match (&idx, given) {
+        (Some(i), _) => Some(i.as_ref()),
+        (None, Some((i, _))) => Some(i),
+        (None, None) => None,
+    };
     // What `_project` writes: per output, the values (fixed width, or bits) then the
     // validity; a string output's validity alone.
     let octets = m.div_ceil(8);
     let mut made: Vec<Option<Written<D::Buf>>> = Vec::new();
     if !p.kernel_types.is_empty() {
         params[1] = m as u64;
-        params[2] = u64::from(idx.is_some());
+        params[2] = u64::from(idx_ref.is_some());
         let mut ins: Vec<&D::Buf> = bufs.iter().map(|b| b.as_ref()).collect();
-        ins.push(idx.as_deref().unwrap_or(placeholder.as_ref()));
+        ins.push(idx_ref.unwrap_or(placeholder.as_ref()));
         let mut sizes: Vec<usize> = Vec::new();
         for t in &p.kernel_types {
             match t {
@@ -512,7 +572,7 @@ pub fn run<D: Device>(
         });
         outputs.push(match (strings, values, &p.kernel_types[k]) {
             (Some(i), _, _) => {
-                let idx = idx.as_deref().ok_or_else(|| {
+                let idx = idx_ref.ok_or_else(|| {
                     Error::Internal("a string gather without selected rows".into())
                 })?;
                 let mut a = super::strings::gather(device, &b.columns[i], idx, m)?;
