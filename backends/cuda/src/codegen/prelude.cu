@@ -358,3 +358,13 @@ TSR_D u64 tsr_str_find(const u8* a, u64 from, u64 end, const u8* p, u64 pn) {
     }
     return ~0ULL;
 }
+// Floats as unsigned words in the dataframe sort order: NaN (any) above every number,
+// -0 equal to 0.
+TSR_D u32 tsr_f32_order(f32 x) {
+    u32 b = (x != x) ? 0x7fc00000u : (x == 0.0f ? 0u : __float_as_uint(x));
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+TSR_D u64 tsr_f64_order(f64 x) {
+    u64 b = (x != x) ? 0x7ff8000000000000ULL : (x == 0.0 ? 0ULL : (u64)__double_as_longlong(x));
+    return (b & 0x8000000000000000ULL) ? ~b : (b | 0x8000000000000000ULL);
+}

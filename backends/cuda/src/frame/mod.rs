@@ -24,6 +24,7 @@ mod host;
 pub mod join;
 pub mod program;
 pub mod scan;
+pub mod sort;
 pub mod strings;
 
 use std::any::Any;
@@ -332,7 +333,11 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
                     Err(why) => format!("the join runs on the host: {why}"),
                 });
             }
-            PlanStep::Sort(_) => "the sort",
+            PlanStep::Sort(_) => {
+                "moving rows between partitions for the sort (range partitioning, \
+                 concatenation; each partition's own sort runs on the device when every key \
+                 is a number, boolean, date or time)"
+            }
             PlanStep::Repartition => "moving rows between partitions (concatenation)",
             PlanStep::Window(_) => "the window function",
         };
@@ -462,10 +467,27 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
     }
 
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
-        self.on_host("sort", host::NOT_BUILT, &[part], |h, p| h.sort(&p[0], by))
+        let b = self.batch(part, "sort")?;
+        let native = sort::native(&b.schema, by).and_then(|s| {
+            program::native(&b.schema, &program::identity())?;
+            Ok(s)
+        });
+        match native {
+            Ok(s) => {
+                self.remember(s.hash(), || s.plans());
+                let columns = sort::run(&self.devices[b.device], &s, b)?;
+                Ok(self.wrap(b.schema.clone(), b.rows, columns, b.device))
+            }
+            Err(why) => self.on_host("sort", &why, &[part], |h, p| h.sort(&p[0], by)),
+        }
     }
 
     fn sort_limit(&self, part: &Partition, by: &[SortKey], n: usize) -> Result<Partition> {
+        let b = self.batch(part, "sort")?;
+        if sort::native(&b.schema, by).is_ok() {
+            // The sort's first rows: the device sorts the whole partition for now.
+            return self.slice(&self.sort(part, by)?, 0, n);
+        }
         self.on_host("sort", host::NOT_BUILT, &[part], |h, p| {
             h.sort_limit(&p[0], by, n)
         })

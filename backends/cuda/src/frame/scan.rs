@@ -2,7 +2,8 @@
 //! kernel text: `_sum` and `_scan` give the exclusive prefix sums of a `u32` array
 //! (block sums over contiguous ranges, folded on the host, then a block-wide scan per
 //! tile), `_zeros` and `_split` one pass of a stable binary radix sort (the rows whose key
-//! has a bit clear, in order, then those with it set, in order), `_iota` the row numbers.
+//! has a bit clear, in order, then those with it set, in order), `_gather32` a `u32`
+//! array read at given positions, `_iota` the row numbers.
 //! Every result is the same on every run.
 
 use std::sync::{Arc, OnceLock};
@@ -97,6 +98,11 @@ extern "C" __global__ void @KERNEL@_split(const u64* P, const u8* in0, const u8*
         __syncthreads();
     }
 }
+extern "C" __global__ void @KERNEL@_gather32(const u64* P, const u8* in0, const u8* in1, u8* out0) {
+    u64 n = P[0];
+    for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x)
+        ((u32*)out0)[r] = ((const u32*)in0)[((const u32*)in1)[r]];
+}
 extern "C" __global__ void @KERNEL@_iota(const u64* P, u8* out0) {
     u64 n = P[0];
     for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x) ((u32*)out0)[r] = (u32)r;
@@ -109,11 +115,12 @@ fn named_text() -> &'static (String, u64, String) {
 }
 
 /// Entries: suffix, inputs, outputs.
-const ENTRIES: [(&str, usize, usize); 5] = [
+const ENTRIES: [(&str, usize, usize); 6] = [
     ("_sum", 1, 1),
     ("_scan", 1, 1),
     ("_zeros", 1, 1),
     ("_split", 2, 2),
+    ("_gather32", 2, 1),
     ("_iota", 0, 1),
 ];
 
@@ -203,6 +210,22 @@ pub fn iota<D: Device>(device: &D, n: usize) -> Result<D::Buf> {
             &[Output::Written(n * 4)],
         )?,
         "iota",
+    )
+}
+
+/// `values[idx[i]]` for each of the `n` positions `idx` (`u32` each).
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch.
+pub fn gather32<D: Device>(device: &D, values: &D::Buf, idx: &D::Buf, n: usize) -> Result<D::Buf> {
+    one(
+        device.launch_grid(
+            &plan("_gather32", vec![n as u64]),
+            grid_for(n as u64, device.sms()),
+            &[values, idx],
+            &[Output::Written(n * 4)],
+        )?,
+        "gather32",
     )
 }
 

@@ -836,3 +836,58 @@ fn device_joins_give_the_cpu_rows_on_host_devices() {
         }
     }
 }
+
+/// Sorts by keys the device covers run there (no fallback) and give the CPU backend's
+/// rows in its order: stable, nulls last ascending and descending, NaN above every number,
+/// -0 tied with 0, several keys, integer extremes, decimals, booleans, a sliced partition.
+#[test]
+fn device_sorts_give_the_cpu_order_on_host_devices() {
+    use tessera_core::frame::SortKey;
+    if let Err(reason) = host_shim::compiler() {
+        skip("device_sorts_give_the_cpu_order_on_host_devices", &reason);
+        return;
+    }
+    let cuda = host_backend("cuda-host-sort");
+    let cpu = CpuFrameBackend::default();
+    let key = |c: &str, descending: bool| SortKey {
+        column: c.to_string(),
+        descending,
+    };
+    let batch = edge_batch(600);
+    for by in [
+        vec![key("a", false)],
+        vec![key("f", true)],
+        vec![key("f", false)],
+        vec![key("k", false), key("d", true)],
+        vec![key("flag", true), key("b", false)],
+        vec![key("dec", false)],
+        vec![key("ts", true), key("u", false)],
+        vec![key("g", false), key("d64", true)],
+    ] {
+        for (offset, len) in [(0, batch.num_rows()), (7, 300)] {
+            let what = format!("{by:?} rows {offset}..{}", offset + len);
+            let part = batch.slice(offset, len);
+            let want = cpu
+                .export_batch(&cpu.sort(&cpu.import_batch(part).unwrap(), &by).unwrap())
+                .unwrap();
+            let dev = cuda
+                .slice(&cuda.import_batch(batch.clone()).unwrap(), offset, len)
+                .unwrap();
+            tessera_core::fallback::take();
+            let got = cuda
+                .sort(&dev, &by)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let fell = tessera_core::fallback::take();
+            assert!(fell.is_empty(), "{what}: ran through a fallback: {fell:?}");
+            assert_eq!(cuda.export_batch(&got).unwrap(), want, "{what}");
+            let top = cuda
+                .export_batch(&cuda.sort_limit(&dev, &by, 10).unwrap())
+                .unwrap();
+            assert_eq!(
+                top,
+                want.slice(0, 10.min(want.num_rows())),
+                "{what}: top 10"
+            );
+        }
+    }
+}
