@@ -19,6 +19,7 @@
 //! the host.
 
 pub mod column;
+pub mod concat;
 pub mod groupby;
 mod host;
 pub mod join;
@@ -312,8 +313,9 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             PlanStep::Aggregate { schema, keys, aggs } => {
                 return Some(match groupby::native(schema, keys, aggs) {
                     Ok(_) => format!(
-                        "the partial aggregation runs on the device; combining the partials \
-                         and the final step run on the host: {}",
+                        "the partial aggregation runs on the device (and the combine of \
+                         counts, integer and decimal sums, minimums and maximums); the final \
+                         step runs on the host: {}",
                         host::NOT_BUILT
                     ),
                     Err(why) => format!("the groupby runs on the host: {why}"),
@@ -428,9 +430,26 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         aggs: &[AggSpec],
     ) -> Result<Partition> {
         let refs: Vec<&Partition> = parts.iter().collect();
-        self.on_host("aggregate", host::NOT_BUILT, &refs, |h, p| {
-            h.aggregate_combine(p, keys, aggs)
-        })
+        let covered = match parts.first() {
+            Some(first) => {
+                let schema = first.schema();
+                concat::native(&schema).and_then(|_| groupby::native_combine(&schema, keys, aggs))
+            }
+            None => Err("no partitions".to_string()),
+        };
+        match covered {
+            Ok(g) => {
+                // The states one after the other, then grouped again on the device.
+                let all = self.concat(parts)?;
+                let b = self.batch(&all, "aggregate")?;
+                self.remember(g.hash(), || g.plans());
+                let s = groupby::run(&self.devices[b.device], &g, b)?;
+                Ok(self.wrap(g.schema().clone(), s.rows, s.columns, b.device))
+            }
+            Err(why) => self.on_host("aggregate", &why, &refs, |h, p| {
+                h.aggregate_combine(p, keys, aggs)
+            }),
+        }
     }
 
     fn aggregate_finalize(
@@ -495,7 +514,49 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
 
     fn concat(&self, parts: &[Partition]) -> Result<Partition> {
         let refs: Vec<&Partition> = parts.iter().collect();
-        self.on_host("concat", host::NOT_BUILT, &refs, |h, p| h.concat(p))
+        let batches = parts
+            .iter()
+            .map(|p| self.batch(p, "concat"))
+            .collect::<Result<Vec<_>>>()?;
+        let native = match batches.first() {
+            Some(first)
+                if batches
+                    .iter()
+                    .all(|b| b.schema.fields() == first.schema.fields()) =>
+            {
+                concat::native(&first.schema)
+            }
+            Some(_) => Err("partitions of different schemas".to_string()),
+            None => Err("no partitions".to_string()),
+        };
+        match native {
+            Ok(c) => {
+                self.remember(c.hash(), || c.plans());
+                let device = batches[0].device;
+                // Partitions held elsewhere come to the first one's device through the host.
+                let moved = batches
+                    .iter()
+                    .map(|b| {
+                        if b.device == device {
+                            Ok(None)
+                        } else {
+                            self.upload(&self.download(b)?, device).map(Some)
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let here = batches
+                    .iter()
+                    .zip(&moved)
+                    .map(|(b, m)| match m {
+                        Some(p) => self.batch(p, "concat"),
+                        None => Ok(*b),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let (rows, columns) = concat::run(&self.devices[device], &c, &here)?;
+                Ok(self.wrap(batches[0].schema.clone(), rows, columns, device))
+            }
+            Err(why) => self.on_host("concat", &why, &refs, |h, p| h.concat(p)),
+        }
     }
 
     fn slice(&self, part: &Partition, offset: usize, len: usize) -> Result<Partition> {

@@ -737,6 +737,48 @@ fn device_groupbys_give_the_cpu_groups_on_host_devices() {
                         .unwrap(),
                 )
                 .unwrap();
+            // The same partials combined on the device (two copies and a slice of them):
+            // the counts and sums doubled, the rest unchanged, against the CPU's combine.
+            let combinable: Vec<AggSpec> = aggs
+                .iter()
+                // Means of integers keep Float64 sums, which the device does not combine.
+                .filter(|a| {
+                    !(a.func == AggFunc::Mean && ["a", "b", "u"].contains(&a.column.as_str()))
+                })
+                .cloned()
+                .collect();
+            let dev_states = cuda.aggregate_partial(&dev, &keys, &combinable).unwrap();
+            let parts = vec![
+                dev_states.clone(),
+                dev_states.clone(),
+                cuda.slice(&dev_states, 1, 5).unwrap(),
+            ];
+            tessera_core::fallback::take();
+            let combined = cuda
+                .aggregate_combine(&parts, &keys, &combinable)
+                .unwrap_or_else(|e| panic!("{what}: combine: {e}"));
+            let fell = tessera_core::fallback::take();
+            assert!(
+                fell.is_empty(),
+                "{what}: the combine ran through a fallback: {fell:?}"
+            );
+            let host_parts: Vec<_> = parts
+                .iter()
+                .map(|p| cpu.import_batch(cuda.export_batch(p).unwrap()).unwrap())
+                .collect();
+            let finalize = |p| {
+                cpu.export_batch(&cpu.aggregate_finalize(&p, &keys, &combinable).unwrap())
+                    .unwrap()
+            };
+            let want_combined = finalize(
+                cpu.aggregate_combine(&host_parts, &keys, &combinable)
+                    .unwrap(),
+            );
+            let got_combined = finalize(
+                cpu.import_batch(cuda.export_batch(&combined).unwrap())
+                    .unwrap(),
+            );
+            assert_eq!(got_combined, want_combined, "{what}: combine");
             assert_eq!(got.num_rows(), want.num_rows(), "{what}");
             for (i, (g, w)) in got.columns().iter().zip(want.columns()).enumerate() {
                 let name = want.schema().field(i).name().clone();
@@ -889,5 +931,53 @@ fn device_sorts_give_the_cpu_order_on_host_devices() {
                 "{what}: top 10"
             );
         }
+    }
+}
+
+/// Concatenations run on the device (no fallback) and give the CPU backend's batch:
+/// partitions sliced at offsets that are not whole bytes of their bitmaps, empty ones,
+/// one to five of them, strings of both offset widths and views, booleans, decimals.
+#[test]
+fn device_concatenations_give_the_cpu_batch_on_host_devices() {
+    if let Err(reason) = host_shim::compiler() {
+        skip(
+            "device_concatenations_give_the_cpu_batch_on_host_devices",
+            &reason,
+        );
+        return;
+    }
+    let cuda = host_backend("cuda-host-concat");
+    let cpu = CpuFrameBackend::default();
+    let batch = edge_batch(500);
+    let cuts: Vec<Vec<(usize, usize)>> = vec![
+        vec![(0, 500)],
+        vec![(3, 17), (100, 0), (21, 77)],
+        vec![(0, 9), (9, 9), (18, 9), (27, 100), (499, 1)],
+        vec![(0, 0), (0, 0)],
+        vec![(250, 250), (1, 249)],
+    ];
+    for cut in cuts {
+        let want = cpu
+            .export_batch(
+                &cpu.concat(
+                    &cut.iter()
+                        .map(|&(o, l)| cpu.import_batch(batch.slice(o, l)).unwrap())
+                        .collect::<Vec<_>>(),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+        let whole = cuda.import_batch(batch.clone()).unwrap();
+        let parts: Vec<_> = cut
+            .iter()
+            .map(|&(o, l)| cuda.slice(&whole, o, l).unwrap())
+            .collect();
+        tessera_core::fallback::take();
+        let got = cuda
+            .concat(&parts)
+            .unwrap_or_else(|e| panic!("{cut:?}: {e}"));
+        let fell = tessera_core::fallback::take();
+        assert!(fell.is_empty(), "{cut:?}: ran through a fallback: {fell:?}");
+        assert_eq!(cuda.export_batch(&got).unwrap(), want, "{cut:?}");
     }
 }
