@@ -36,8 +36,8 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
 use arrow_schema::SchemaRef;
 use tessera_core::frame::{
-    downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, JoinSpec,
-    Partition, PartitionData, PlanStep, SortKey, StoredForms, WindowSpec,
+    downcast_partition, AggFunc, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram,
+    JoinSpec, Partition, PartitionData, PlanStep, SortKey, StoredForms, WindowSpec,
 };
 use tessera_core::{Error, Result};
 use tessera_cpu_frame::CpuFrameBackend;
@@ -201,6 +201,68 @@ impl<D: Device> CudaFrameBackend<D> {
         self.remember(g.hash(), || g.plans());
         Ok(groupby::run(&self.devices[b.device], &g, b)
             .map(|s| self.wrap(g.schema().clone(), s.rows, s.columns, b.device)))
+    }
+
+    /// The final step of a groupby on the device, when every aggregation's result is its
+    /// state (count, sum, min, max, first, last) and the keys sort there: the state's
+    /// columns renamed (no copy), then sorted by the keys.
+    fn device_finalize(
+        &self,
+        b: &DeviceBatch<D::Buf>,
+        keys: &[String],
+        aggs: &[AggSpec],
+    ) -> std::result::Result<Result<Partition>, String> {
+        let mut fields = Vec::new();
+        let mut columns = Vec::new();
+        let mut take = |name: &str, as_name: &str| -> std::result::Result<(), String> {
+            let i = b
+                .schema
+                .index_of(name)
+                .map_err(|_| format!("no state column '{name}'"))?;
+            fields.push(arrow_schema::Field::new(
+                as_name,
+                b.schema.field(i).data_type().clone(),
+                true,
+            ));
+            columns.push(b.columns[i].clone());
+            Ok(())
+        };
+        for k in keys {
+            take(k, k)?;
+        }
+        for a in aggs {
+            let part = match a.func {
+                AggFunc::Count => "count",
+                AggFunc::Sum => "sum",
+                AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => "value",
+                f => {
+                    return Err(format!(
+                        "finishing {}({}) has no device kernel yet",
+                        f.name(),
+                        a.column
+                    ))
+                }
+            };
+            take(&format!("{}#{part}", a.output), &a.output)?;
+        }
+        let schema: SchemaRef = Arc::new(arrow_schema::Schema::new(fields));
+        let by: Vec<SortKey> = keys
+            .iter()
+            .map(|k| SortKey {
+                column: k.clone(),
+                descending: false,
+            })
+            .collect();
+        if !by.is_empty() {
+            sort::native(&schema, &by)?;
+            program::native(&schema, &program::identity())?;
+        }
+        let renamed = self.wrap(schema, b.rows, columns, b.device);
+        Ok(if by.is_empty() {
+            Ok(renamed)
+        } else {
+            self.sort(&renamed, &by)
+        })
     }
 
     /// The join as device kernels when both sides' columns can be gathered there.
@@ -458,9 +520,13 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> Result<Partition> {
-        self.on_host("aggregate", host::NOT_BUILT, &[state], |h, p| {
-            h.aggregate_finalize(&p[0], keys, aggs)
-        })
+        let b = self.batch(state, "aggregate")?;
+        match self.device_finalize(b, keys, aggs) {
+            Ok(done) => done,
+            Err(why) => self.on_host("aggregate", &why, &[state], |h, p| {
+                h.aggregate_finalize(&p[0], keys, aggs)
+            }),
+        }
     }
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
@@ -568,9 +634,26 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
     }
 
     fn take(&self, part: &Partition, indices: &[u64]) -> Result<Partition> {
-        self.on_host("take", host::NOT_BUILT, &[part], |h, p| {
-            h.take(&p[0], indices)
-        })
+        let b = self.batch(part, "take")?;
+        let native = if indices.iter().any(|&i| i >= b.rows as u64) {
+            // The CPU backend names the position that is out of range.
+            Err("a position past the partition".to_string())
+        } else {
+            program::native(&b.schema, &program::identity()).map(|_| ())
+        };
+        match native {
+            Ok(()) => {
+                let device = &self.devices[b.device];
+                let bytes: Vec<u8> = indices
+                    .iter()
+                    .flat_map(|&i| (i as u32).to_le_bytes())
+                    .collect();
+                let idx = device.upload(&bytes)?;
+                let columns = program::gather(device, b, &idx, indices.len())?;
+                Ok(self.wrap(b.schema.clone(), indices.len(), columns, b.device))
+            }
+            Err(why) => self.on_host("take", &why, &[part], |h, p| h.take(&p[0], indices)),
+        }
     }
 
     fn window(

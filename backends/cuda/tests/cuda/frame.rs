@@ -779,6 +779,38 @@ fn device_groupbys_give_the_cpu_groups_on_host_devices() {
                     .unwrap(),
             );
             assert_eq!(got_combined, want_combined, "{what}: combine");
+            // The final step on the device where every result is its state.
+            let plain: Vec<AggSpec> = combinable
+                .iter()
+                .filter(|a| a.func != AggFunc::Mean)
+                .cloned()
+                .collect();
+            let states = cuda.aggregate_partial(&dev, &keys, &plain).unwrap();
+            tessera_core::fallback::take();
+            let finished = cuda.aggregate_finalize(&states, &keys, &plain).unwrap();
+            let fell = tessera_core::fallback::take();
+            let string_keys = keys.iter().any(|k| ["s", "t", "sv"].contains(&k.as_str()));
+            assert_eq!(
+                fell.is_empty(),
+                !string_keys,
+                "{what}: finalize fallbacks {fell:?}"
+            );
+            let want_finished = cpu
+                .export_batch(
+                    &cpu.aggregate_finalize(
+                        &cpu.import_batch(cuda.export_batch(&states).unwrap())
+                            .unwrap(),
+                        &keys,
+                        &plain,
+                    )
+                    .unwrap(),
+                )
+                .unwrap();
+            assert_eq!(
+                cuda.export_batch(&finished).unwrap(),
+                want_finished,
+                "{what}: finalize"
+            );
             assert_eq!(got.num_rows(), want.num_rows(), "{what}");
             for (i, (g, w)) in got.columns().iter().zip(want.columns()).enumerate() {
                 let name = want.schema().field(i).name().clone();
@@ -929,6 +961,30 @@ fn device_sorts_give_the_cpu_order_on_host_devices() {
                 top,
                 want.slice(0, 10.min(want.num_rows())),
                 "{what}: top 10"
+            );
+            // `take` at positions given, repeated and out of order.
+            let at: Vec<u64> = (0..len as u64)
+                .rev()
+                .step_by(3)
+                .chain([0, 0])
+                .filter(|&i| i < len as u64)
+                .collect();
+            let want_take = cpu
+                .export_batch(
+                    &cpu.take(&cpu.import_batch(batch.slice(offset, len)).unwrap(), &at)
+                        .unwrap(),
+                )
+                .unwrap();
+            tessera_core::fallback::take();
+            let taken = cuda.take(&dev, &at).unwrap();
+            assert!(
+                tessera_core::fallback::take().is_empty(),
+                "{what}: take fell back"
+            );
+            assert_eq!(
+                cuda.export_batch(&taken).unwrap(),
+                want_take,
+                "{what}: take"
             );
         }
     }
