@@ -330,8 +330,9 @@ fn build(
 }
 
 /// The entries: suffix, inputs beyond the column buffers, outputs.
-const ENTRIES: [(&str, usize, usize); 6] = [
+const ENTRIES: [(&str, usize, usize); 7] = [
     ("_insert", 0, 2),
+    ("_bucket", 0, 1),
     ("_minrow", 1, 1),
     ("_firstcount", 2, 1),
     ("_assign", 2, 2),
@@ -439,6 +440,20 @@ fn text(
         "static __device__ __forceinline__ u8 {name}_eq(const u64* C{ins}, u64 a, u64 b) {{ return (u8)({eq}); }}\n"
     ));
     let call_ins: String = (0..3 * reads.len()).map(|i| format!(", in{i}")).collect();
+    // The bucket of each row's keys among P[2] (a shuffle's hash partitioning; rows with
+    // a null key all go to one bucket).
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_bucket(const u64* P{ins}, u8* out0) {{
+    {head}
+    u64 buckets = P[2];
+    for (u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x; row < n; row += (u64)gridDim.x * blockDim.x) {{
+        u64 hb = 0x51ed270b27f2f0c1ULL;
+        if (!({any_null})) {{ {hash} hb = h; }}
+        ((u32*)out0)[row] = (u32)(hb % buckets);
+    }}
+}}
+"
+    ));
     // 1. insert
     s.push_str(&format!(
         "extern \"C\" __global__ void {name}_insert(const u64* P{ins}, u8* out0, u8* out1) {{
@@ -889,6 +904,85 @@ pub(crate) fn group<D: Device>(
         rep,
         table: table_buf,
     })
+}
+
+/// Each row's bucket among `n` by the hash of `g`'s keys, on the device.
+fn bucket_buf<D: Device>(
+    device: &D,
+    g: &NativeGroupby,
+    b: &DeviceBatch<D::Buf>,
+    n: usize,
+) -> Result<D::Buf> {
+    let rows = b.rows;
+    let ColumnArgs { params: tail, bufs } = column_args(b, g.reads.iter().map(|(i, _)| *i))?;
+    let mut params = vec![rows as u64, 0, n as u64, 0];
+    params.extend(tail);
+    let cols: Vec<&D::Buf> = bufs.iter().map(|x| x.as_ref()).collect();
+    device
+        .launch_grid(
+            &g.plan("_bucket", params),
+            grid_for(rows as u64, device.sms()),
+            &cols,
+            &[Output::Written(rows * 4)],
+        )?
+        .pop()
+        .ok_or_else(|| Error::Internal("the bucket kernel gave no output".into()))
+}
+
+/// Each row's bucket among `n` (the hash of `g`'s keys), on the host.
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy.
+pub fn buckets<D: Device>(
+    device: &D,
+    g: &NativeGroupby,
+    b: &DeviceBatch<D::Buf>,
+    n: usize,
+) -> Result<Vec<u32>> {
+    let buf = bucket_buf(device, g, b, n)?;
+    Ok(le_words(&device.download(&buf, b.rows * 4)?).collect())
+}
+
+/// `b` split into `n` partitions by the hash of `g`'s keys (equal keys land in the same
+/// output on every partition; rows keep their order within each): each row's bucket,
+/// the rows sorted stably by bucket, each bucket's rows gathered. Rows and columns of each.
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy; [`Error::Invalid`] for a partition of
+/// `u32::MAX` rows or more.
+#[allow(clippy::type_complexity)]
+pub fn partition<D: Device>(
+    device: &D,
+    g: &NativeGroupby,
+    b: &DeviceBatch<D::Buf>,
+    n: usize,
+) -> Result<Vec<(usize, Vec<DeviceArray<D::Buf>>)>> {
+    let rows = b.rows;
+    if rows >= u32::MAX as usize {
+        return Err(Error::invalid(
+            "hash_partition",
+            format!("a partition of {rows} rows; the device partitions up to 2^32 - 2 rows"),
+        ));
+    }
+    let buckets = bucket_buf(device, g, b, n)?;
+    let counts = super::scan::histogram(device, &buckets, rows, n)?;
+    let bits = u64::BITS - ((n - 1) as u64).leading_zeros();
+    let perm = super::scan::sort_by_key(
+        device,
+        Arc::new(buckets),
+        Arc::new(super::scan::iota(device, rows)?),
+        rows,
+        bits,
+    )?
+    .values;
+    let mut start = 0usize;
+    let mut out = Vec::with_capacity(n);
+    for c in counts {
+        let c = c as usize;
+        out.push((c, super::program::gather_from(device, b, &perm, start, c)?));
+        start += c;
+    }
+    Ok(out)
 }
 
 /// Runs `g` over `b` on `device`.

@@ -18,7 +18,7 @@ pub(crate) const NOT_BUILT: &str = "no device kernel yet; runs on the CPU frame 
 
 impl<D: Device> CudaFrameBackend<D> {
     /// Records the fallback of `op`, or refuses it under `dataframe.fallback = "error"`.
-    fn allow_fallback(&self, op: &str, why: &str) -> Result<()> {
+    pub(super) fn allow_fallback(&self, op: &str, why: &str) -> Result<()> {
         let policy = match self.policy {
             Some(p) => p,
             None => tessera_core::config::dataframe_fallback()?,

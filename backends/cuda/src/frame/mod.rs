@@ -373,36 +373,57 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
                     .map(|why| format!("runs on the host: {why}"));
             }
             PlanStep::Aggregate { schema, keys, aggs } => {
-                return Some(match groupby::native(schema, keys, aggs) {
-                    Ok(_) => format!(
-                        "the partial aggregation runs on the device (and the combine of \
-                         counts, integer and decimal sums, minimums and maximums); the final \
-                         step runs on the host: {}",
-                        host::NOT_BUILT
-                    ),
-                    Err(why) => format!("the groupby runs on the host: {why}"),
+                let g = match groupby::native(schema, keys, aggs) {
+                    Ok(g) => g,
+                    Err(why) => return Some(format!("the groupby runs on the host: {why}")),
+                };
+                let states = g.schema();
+                let mut host = Vec::new();
+                if let Err(why) = concat::native(states)
+                    .and_then(|_| groupby::native_combine(states, keys, aggs).map(|_| ()))
+                {
+                    host.push(format!("combining the partial states ({why})"));
+                }
+                if let Err(why) = finalize_plan(states, keys, aggs) {
+                    host.push(format!("the final step ({why})"));
+                }
+                return (!host.is_empty()).then(|| {
+                    format!(
+                        "the partial aggregation runs on the device; on the host: {}",
+                        host.join("; ")
+                    )
                 });
             }
             PlanStep::Join { left, right, spec } => {
                 let native = join::native(left, right, spec).and_then(|_| {
                     program::native(left, &program::identity())?;
-                    program::native(right, &program::identity()).map(|_| ())
+                    program::native(right, &program::identity())?;
+                    // A shuffle's partitioning hashes the keys on the device too.
+                    groupby::native(left, &spec.left_on, &[]).map(|_| ())
                 });
-                return Some(match native {
-                    Ok(()) => format!(
-                        "the partitions join on the device; when the engine shuffles them, \
-                         the hash partitioning runs on the host: {}",
+                return native
+                    .err()
+                    .map(|why| format!("the join runs on the host: {why}"));
+            }
+            PlanStep::Sort { schema, by, top } => {
+                let native = sort::native(schema, by)
+                    .and_then(|_| program::native(schema, &program::identity()).map(|_| ()))
+                    .and_then(|_| concat::native(schema).map(|_| ()));
+                return match (native, top) {
+                    (Ok(()), true) => None,
+                    (Ok(()), false) => Some(format!(
+                        "each partition's sort runs on the device; the range partitioning \
+                         between them runs on the host: {}",
                         host::NOT_BUILT
-                    ),
-                    Err(why) => format!("the join runs on the host: {why}"),
-                });
+                    )),
+                    (Err(why), _) => Some(format!("the sort runs on the host: {why}")),
+                };
             }
-            PlanStep::Sort(_) => {
-                "moving rows between partitions for the sort (range partitioning, \
-                 concatenation; each partition's own sort runs on the device when every key \
-                 is a number, boolean, date or time)"
+            PlanStep::Repartition { schema } => {
+                return concat::native(schema)
+                    .err()
+                    .map(|why| format!("moving rows between partitions runs on the host: {why}"));
             }
-            PlanStep::Repartition => "moving rows between partitions (concatenation)",
             PlanStep::Window(_) => "the window function",
         };
         Some(format!("{what} runs on the host: {}", host::NOT_BUILT))
@@ -434,9 +455,50 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         keys: &[String],
         n: usize,
     ) -> Result<Vec<Partition>> {
-        self.on_host_many("hash_partition", host::NOT_BUILT, &[part], |h, p| {
-            h.hash_partition(&p[0], keys, n)
-        })
+        let b = self.batch(part, "hash_partition")?;
+        if n == 0 || n > u32::MAX as usize {
+            return Err(Error::invalid(
+                "hash_partition",
+                format!("{n} outputs; give 1 to 2^32 - 1"),
+            ));
+        }
+        // Whenever the keys hash on the device, the buckets are the device's: the two
+        // sides of a shuffle join must agree on them whatever else their columns hold.
+        match groupby::native(&b.schema, keys, &[]) {
+            Ok(g) => {
+                self.remember(g.hash(), || g.plans());
+                let device = &self.devices[b.device];
+                match program::native(&b.schema, &program::identity()) {
+                    Ok(_) => Ok(groupby::partition(device, &g, b, n)?
+                        .into_iter()
+                        .map(|(rows, columns)| self.wrap(b.schema.clone(), rows, columns, b.device))
+                        .collect()),
+                    Err(why) => {
+                        // The device's buckets, the rows moved on the host.
+                        self.allow_fallback("hash_partition", &why)?;
+                        let buckets = groupby::buckets(device, &g, b, n)?;
+                        let batch = self.download(b)?;
+                        let mut rows: Vec<Vec<u32>> = vec![Vec::new(); n];
+                        for (r, &k) in buckets.iter().enumerate() {
+                            rows[k as usize].push(r as u32);
+                        }
+                        rows.into_iter()
+                            .map(|idx| {
+                                let taken = arrow_select::take::take_record_batch(
+                                    &batch,
+                                    &arrow_array::UInt32Array::from(idx),
+                                )
+                                .map_err(|e| Error::arrow("hash_partition", e))?;
+                                self.upload(&taken, b.device)
+                            })
+                            .collect()
+                    }
+                }
+            }
+            Err(why) => self.on_host_many("hash_partition", &why, &[part], |h, p| {
+                h.hash_partition(&p[0], keys, n)
+            }),
+        }
     }
 
     fn range_partition(
@@ -674,6 +736,60 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             h.window_carry(&p[0], spec)
         })
     }
+}
+
+/// The final step of a groupby as the device runs it: the result schema, the state
+/// columns it takes (in order), and the sort by the keys; or why it cannot.
+fn finalize_plan(
+    state: &SchemaRef,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> std::result::Result<(SchemaRef, Vec<usize>, Vec<SortKey>), String> {
+    let mut fields = Vec::new();
+    let mut picked = Vec::new();
+    let mut take = |name: &str, as_name: &str| -> std::result::Result<(), String> {
+        let i = state
+            .index_of(name)
+            .map_err(|_| format!("no state column '{name}'"))?;
+        fields.push(arrow_schema::Field::new(
+            as_name,
+            state.field(i).data_type().clone(),
+            true,
+        ));
+        picked.push(i);
+        Ok(())
+    };
+    for k in keys {
+        take(k, k)?;
+    }
+    for a in aggs {
+        let part = match a.func {
+            AggFunc::Count => "count",
+            AggFunc::Sum => "sum",
+            AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => "value",
+            f => {
+                return Err(format!(
+                    "finishing {}({}) has no device kernel yet",
+                    f.name(),
+                    a.column
+                ))
+            }
+        };
+        take(&format!("{}#{part}", a.output), &a.output)?;
+    }
+    let schema: SchemaRef = Arc::new(arrow_schema::Schema::new(fields));
+    let by: Vec<SortKey> = keys
+        .iter()
+        .map(|k| SortKey {
+            column: k.clone(),
+            descending: false,
+        })
+        .collect();
+    if !by.is_empty() {
+        sort::native(&schema, &by)?;
+        program::native(&schema, &program::identity())?;
+    }
+    Ok((schema, picked, by))
 }
 
 fn make() -> std::result::Result<tessera_core::frame::FrameBackendRef, String> {

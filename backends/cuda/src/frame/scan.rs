@@ -3,7 +3,8 @@
 //! (block sums over contiguous ranges, folded on the host, then a block-wide scan per
 //! tile), `_zeros` and `_split` one pass of a stable binary radix sort (the rows whose key
 //! has a bit clear, in order, then those with it set, in order), `_gather32` a `u32`
-//! array read at given positions, `_iota` the row numbers.
+//! array read at given positions, `_hist` a histogram (integer atomics), `_iota` the row
+//! numbers.
 //! Every result is the same on every run.
 
 use std::sync::{Arc, OnceLock};
@@ -103,6 +104,11 @@ extern "C" __global__ void @KERNEL@_gather32(const u64* P, const u8* in0, const 
     for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x)
         ((u32*)out0)[r] = ((const u32*)in0)[((const u32*)in1)[r]];
 }
+extern "C" __global__ void @KERNEL@_hist(const u64* P, const u8* in0, u8* out0) {
+    u64 n = P[0];
+    for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x)
+        atomicAdd(&((u32*)out0)[((const u32*)in0)[r]], 1u);
+}
 extern "C" __global__ void @KERNEL@_iota(const u64* P, u8* out0) {
     u64 n = P[0];
     for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x) ((u32*)out0)[r] = (u32)r;
@@ -115,7 +121,8 @@ fn named_text() -> &'static (String, u64, String) {
 }
 
 /// Entries: suffix, inputs, outputs.
-const ENTRIES: [(&str, usize, usize); 6] = [
+const ENTRIES: [(&str, usize, usize); 7] = [
+    ("_hist", 1, 1),
     ("_sum", 1, 1),
     ("_scan", 1, 1),
     ("_zeros", 1, 1),
@@ -211,6 +218,28 @@ pub fn iota<D: Device>(device: &D, n: usize) -> Result<D::Buf> {
         )?,
         "iota",
     )
+}
+
+/// How many of the `n` `u32` values fall in each of `bins` (each value below `bins`).
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy.
+pub fn histogram<D: Device>(
+    device: &D,
+    values: &D::Buf,
+    n: usize,
+    bins: usize,
+) -> Result<Vec<u32>> {
+    let counts = one(
+        device.launch_grid(
+            &plan("_hist", vec![n as u64]),
+            grid_for(n as u64, device.sms()),
+            &[values],
+            &[Output::Filled(bins * 4, 0)],
+        )?,
+        "hist",
+    )?;
+    Ok(le_words(&device.download(&counts, bins * 4)?).collect())
 }
 
 /// `values[idx[i]]` for each of the `n` positions `idx` (`u32` each).

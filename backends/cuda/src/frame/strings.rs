@@ -24,7 +24,7 @@ extern "C" __global__ void @KERNEL@_count(const u64* P, const u8* offs, const u8
     u64 lo = (u64)blockIdx.x * per; u64 hi = lo + per < n ? lo + per : n;
     u64 c = 0;
     for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) {
-        u32 i = ((const u32*)idx)[r];
+        u32 i = ((const u32*)idx)[P[3] + r];
         if (i == 0xffffffffu) continue;
         u64 row = base + i;
         c += @KERNEL@_at(offs, wide, row + 1) - @KERNEL@_at(offs, wide, row);
@@ -42,7 +42,7 @@ extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const 
     u64 n = P[0], base = P[1], wide = P[2];
     u64 per = (n + gridDim.x - 1) / gridDim.x;
     u64 lo = (u64)blockIdx.x * per; u64 hi = lo + per < n ? lo + per : n;
-    u64 at = P[3 + blockIdx.x];
+    u64 at = P[4 + blockIdx.x];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         if (wide) ((i64*)out0)[0] = 0; else ((i32*)out0)[0] = 0;
     }
@@ -50,8 +50,8 @@ extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const 
     for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {
         u64 r = t0 + threadIdx.x;
         u64 len = 0;
-        if (r < hi && ((const u32*)idx)[r] != 0xffffffffu) {
-            u64 row = base + ((const u32*)idx)[r];
+        if (r < hi && ((const u32*)idx)[P[3] + r] != 0xffffffffu) {
+            u64 row = base + ((const u32*)idx)[P[3] + r];
             len = @KERNEL@_at(offs, wide, row + 1) - @KERNEL@_at(offs, wide, row);
         }
         s[threadIdx.x] = len;
@@ -73,7 +73,7 @@ extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const 
 extern "C" __global__ void @KERNEL@_copy(const u64* P, const u8* offs, const u8* vals, const u8* idx, const u8* fresh, u8* out0) {
     u64 n = P[0], base = P[1], wide = P[2];
     for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x) {
-        u32 i = ((const u32*)idx)[r];
+        u32 i = ((const u32*)idx)[P[3] + r];
         if (i == 0xffffffffu) continue;
         u64 row = base + i;
         u64 from = @KERNEL@_at(offs, wide, row);
@@ -141,6 +141,20 @@ pub fn gather<D: Device>(
     idx: &D::Buf,
     m: usize,
 ) -> Result<DeviceArray<D::Buf>> {
+    gather_from(device, col, idx, 0, m)
+}
+
+/// [`gather`] at the positions `idx[start .. start + m]`.
+///
+/// # Errors
+/// As [`gather`].
+pub fn gather_from<D: Device>(
+    device: &D,
+    col: &DeviceArray<D::Buf>,
+    idx: &D::Buf,
+    start: usize,
+    m: usize,
+) -> Result<DeviceArray<D::Buf>> {
     let wide = matches!(col.data_type, DataType::LargeUtf8 | DataType::LargeBinary);
     let (Some(offs), Some(vals)) = (col.buffers.first(), col.buffers.get(1)) else {
         return Err(Error::Internal(format!(
@@ -148,7 +162,7 @@ pub fn gather<D: Device>(
             col.data_type
         )));
     };
-    let params = vec![m as u64, col.offset as u64, u64::from(wide)];
+    let params = vec![m as u64, col.offset as u64, u64::from(wide), start as u64];
     let grid = (m as u64)
         .div_ceil(u64::from(BLOCK))
         .clamp(1, u64::from(device.sms().max(1)) * 8) as u32;

@@ -561,11 +561,11 @@ fn the_error_policy_refuses_host_fallbacks() {
         .sort(
             &part,
             &[tessera_core::frame::SortKey {
-                column: "a".into(),
+                column: "s".into(),
                 descending: false,
             }],
         )
-        .expect_err("a sort has no device kernel yet, so the error policy refuses it");
+        .expect_err("a sort by strings has no device kernel yet, so the error policy refuses it");
     let text = e.to_string();
     assert!(
         matches!(e, tessera_core::Error::FrameUnsupported { .. }),
@@ -579,11 +579,11 @@ fn the_error_policy_refuses_host_fallbacks() {
         .evaluate(
             &part,
             &FrameProgram {
-                steps: vec![FrameStep::Filter(col("s").contains("1"))],
+                steps: vec![FrameStep::Filter(col("s").like("s_1"))],
             },
         )
-        .expect_err("contains has no device kernel yet");
-    assert!(e.to_string().contains("contains"), "{e}");
+        .expect_err("like with `_` has no device kernel yet");
+    assert!(e.to_string().contains("like"), "{e}");
     assert!(tessera_core::fallback::take().is_empty());
     let kept = cuda
         .evaluate(
@@ -606,15 +606,24 @@ fn explain_lists_every_host_fallback_before_the_plan_runs() {
     let name = "cuda-host-explain";
     let _ = tessera_core::registry::register_dataframe_backend(Arc::new(host_backend(name)));
     let df = DataFrame::from_record_batch(edge_batch(100), 3, Some(name)).unwrap();
-    let native = df.filter(col("a").gt(lit(0))).unwrap();
-    let text = native.explain().unwrap();
-    assert!(!text.contains("fallbacks:"), "{text}");
-    let q = native
-        .filter(col("s").contains("1"))
+    // A plan the device runs whole: a program, then a groupby whose partials, combine
+    // and final step (by an integer key) all run there.
+    let native = df
+        .filter(col("a").gt(lit(0)))
         .unwrap()
         .groupby(&["k"])
         .unwrap()
         .agg(&[("b", AggFunc::Sum)])
+        .unwrap();
+    let text = native.explain().unwrap();
+    assert!(!text.contains("fallbacks:"), "{text}");
+    // Three steps with a part on the host, each named with its reason.
+    let q = df
+        .filter(col("s").like("s_1%"))
+        .unwrap()
+        .groupby(&["s"])
+        .unwrap()
+        .agg(&[("b", AggFunc::Mean)])
         .unwrap()
         .sort_values(&["b"], &[true])
         .unwrap();
@@ -624,9 +633,9 @@ fn explain_lists_every_host_fallback_before_the_plan_runs() {
         "{text}"
     );
     for step in [
-        "sort: the sort runs on the host",
-        "groupby [k]: the groupby",
-        "contains",
+        "sort: each partition's sort runs on the device; the range partitioning",
+        "groupby [s]: the partial aggregation runs on the device; on the host: combining the partial states",
+        "like(\"s_1%\")",
     ] {
         assert!(text.contains(step), "{step}: {text}");
     }
@@ -1035,5 +1044,109 @@ fn device_concatenations_give_the_cpu_batch_on_host_devices() {
         let fell = tessera_core::fallback::take();
         assert!(fell.is_empty(), "{cut:?}: ran through a fallback: {fell:?}");
         assert_eq!(cuda.export_batch(&got).unwrap(), want, "{cut:?}");
+    }
+}
+
+/// Hash partitioning on the device: every row lands in exactly one output, in its order;
+/// equal keys land in the same output from every partition (two slices of a batch, and a
+/// batch with a column the device cannot gather, whose rows then move on the host by the
+/// device's buckets); the same outputs on every run; no fallback where the device covers it.
+#[test]
+fn device_hash_partitions_keep_keys_together_on_host_devices() {
+    if let Err(reason) = host_shim::compiler() {
+        skip(
+            "device_hash_partitions_keep_keys_together_on_host_devices",
+            &reason,
+        );
+        return;
+    }
+    let cuda = host_backend("cuda-host-partition");
+    let base = edge_batch(800);
+    let ids = Arc::new(Int64Array::from((0..800i64).collect::<Vec<_>>())) as ArrayRef;
+    let mut fields = base.schema().fields().to_vec();
+    fields.push(Arc::new(arrow_schema::Field::new(
+        "id",
+        DataType::Int64,
+        false,
+    )));
+    let mut columns = base.columns().to_vec();
+    columns.push(ids);
+    let batch = RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns).unwrap();
+    // A list column the device does not gather.
+    let lists = Arc::new(arrow_array::ListArray::from_iter_primitive::<
+        arrow_array::types::Int32Type,
+        _,
+        _,
+    >((0..800).map(|i| Some(vec![Some(i), None])))) as ArrayRef;
+    let with_list = RecordBatch::try_from_iter(
+        batch
+            .columns()
+            .iter()
+            .cloned()
+            .zip(batch.schema().fields().iter().map(|f| f.name().clone()))
+            .map(|(c, n)| (n, c))
+            .chain([("l".to_string(), lists)]),
+    )
+    .unwrap();
+    for keys in [vec!["k"], vec!["s", "flag"], vec!["sv"], vec!["d", "u"]] {
+        let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
+        let n = 5;
+        let mut bucket_of: std::collections::HashMap<String, usize> = Default::default();
+        let mut seen = vec![false; 800];
+        for (what, data, native) in [
+            ("first half", batch.slice(0, 400), true),
+            ("second half", batch.slice(400, 400), true),
+            ("with a list column", with_list.clone(), false),
+        ] {
+            let dev = cuda.import_batch(data.clone()).unwrap();
+            tessera_core::fallback::take();
+            let outs = cuda.hash_partition(&dev, &keys, n).unwrap();
+            let fell = tessera_core::fallback::take();
+            assert_eq!(fell.is_empty(), native, "{keys:?} {what}: {fell:?}");
+            let again: Vec<RecordBatch> = cuda
+                .hash_partition(&dev, &keys, n)
+                .unwrap()
+                .iter()
+                .map(|p| cuda.export_batch(p).unwrap())
+                .collect();
+            assert_eq!(outs.len(), n);
+            let mut total = 0;
+            for (i, out) in outs.iter().enumerate() {
+                let out = cuda.export_batch(out).unwrap();
+                assert_eq!(out, again[i], "{keys:?} {what}: two runs differ");
+                total += out.num_rows();
+                let id = out
+                    .column_by_name("id")
+                    .unwrap()
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap();
+                assert!(
+                    id.values().windows(2).all(|w| w[0] < w[1]),
+                    "{keys:?} {what}: order"
+                );
+                for r in 0..out.num_rows() {
+                    if native {
+                        assert!(!seen[id.value(r) as usize], "{keys:?}: row twice");
+                        seen[id.value(r) as usize] = true;
+                    }
+                    let key: Vec<String> = keys
+                        .iter()
+                        .map(|k| {
+                            let c = out.column_by_name(k).unwrap();
+                            if c.is_null(r) {
+                                "∅".to_string()
+                            } else {
+                                arrow_cast::display::array_value_to_string(c, r).unwrap()
+                            }
+                        })
+                        .collect();
+                    let b = *bucket_of.entry(key.join("|")).or_insert(i);
+                    assert_eq!(b, i, "{keys:?} {what}: key {key:?} in two outputs");
+                }
+            }
+            assert_eq!(total, data.num_rows(), "{keys:?} {what}");
+        }
+        assert!(seen.iter().all(|&s| s), "{keys:?}: a row lost");
     }
 }

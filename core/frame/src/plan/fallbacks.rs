@@ -57,17 +57,28 @@ impl Node {
                     })),
                 )
             }
-            Node::Sort { by, .. } | Node::TopK { by, .. } => (
-                match self {
-                    Node::TopK { n, .. } => format!("top {n}"),
-                    _ => "sort".to_string(),
-                },
-                Some(backend.fallback_note(PlanStep::Sort(by))),
-            ),
-            Node::Repartition { n, .. } => (
-                format!("repartition into {n}"),
-                Some(backend.fallback_note(PlanStep::Repartition)),
-            ),
+            Node::Sort { input, by } | Node::TopK { input, by, .. } => {
+                let schema = input.schema();
+                let top = matches!(self, Node::TopK { .. });
+                (
+                    match self {
+                        Node::TopK { n, .. } => format!("top {n}"),
+                        _ => "sort".to_string(),
+                    },
+                    Some(backend.fallback_note(PlanStep::Sort {
+                        schema: &schema,
+                        by,
+                        top,
+                    })),
+                )
+            }
+            Node::Repartition { input, n } => {
+                let schema = input.schema();
+                (
+                    format!("repartition into {n}"),
+                    Some(backend.fallback_note(PlanStep::Repartition { schema: &schema })),
+                )
+            }
             Node::Window { spec, .. } => (
                 format!("window {}({})", spec.func.name(), spec.column),
                 Some(backend.fallback_note(PlanStep::Window(spec))),

@@ -693,10 +693,21 @@ pub enum PlanStep<'a> {
         /// The join.
         spec: &'a JoinSpec,
     },
-    /// A sort or a top-k: range partitioning, sorts, slices.
-    Sort(&'a [SortKey]),
-    /// Rows moved between partitions: repartitioning, heads and tails, concatenation.
-    Repartition,
+    /// A sort (range partitioning, sorts, concatenation) or a top-k (each partition's
+    /// first rows, concatenated, then the first of those).
+    Sort {
+        /// The partitions' schema.
+        schema: &'a SchemaRef,
+        /// The sort keys.
+        by: &'a [SortKey],
+        /// A top-k rather than a full sort.
+        top: bool,
+    },
+    /// Rows moved between partitions: repartitioning (slices, concatenation).
+    Repartition {
+        /// The partitions' schema.
+        schema: &'a SchemaRef,
+    },
     /// A window function.
     Window(&'a WindowSpec),
 }

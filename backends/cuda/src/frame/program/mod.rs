@@ -252,7 +252,7 @@ fn text(e: &Emitter, outs: &[KernelOut]) -> String {
         fin.push_str(&format!("        out{nulls}[q] = nb{k};\n"));
     }
     s.push_str(&format!(
-        "extern \"C\" __global__ void {name}_project(const u64* P{ins}{outs_args}{err}) {{\n    {head}\n    u64 m = P[1];\n    u64 octets = (m + 7) >> 3;\n    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{\n        {init}\n        for (u32 j = 0; j < 8; ++j) {{\n        u64 r = (q << 3) + j;\n        if (r >= m) break;\n        u64 row = P[2] ? (u64)((const u32*){idx})[r] : r;\n        u8 none = row == 0xffffffffULL ? 1 : 0;\n        if (none) row = 0;\n        u8 keep = 1; (void)keep;\n{row}{write}        }}\n{fin}    }}\n}}\n"
+        "extern \"C\" __global__ void {name}_project(const u64* P{ins}{outs_args}{err}) {{\n    {head}\n    u64 m = P[1];\n    u64 octets = (m + 7) >> 3;\n    for (u64 q = (u64)blockIdx.x * blockDim.x + threadIdx.x; q < octets; q += (u64)gridDim.x * blockDim.x) {{\n        {init}\n        for (u32 j = 0; j < 8; ++j) {{\n        u64 r = (q << 3) + j;\n        if (r >= m) break;\n        u64 row = P[2] ? (u64)((const u32*){idx})[P[2] - 1 + r] : r;\n        u8 none = row == 0xffffffffULL ? 1 : 0;\n        if (none) row = 0;\n        u8 keep = 1; (void)keep;\n{row}{write}        }}\n{fin}    }}\n}}\n"
     ));
     s
 }
@@ -414,7 +414,32 @@ pub fn gather<D: Device>(
     }
     let p = native(&b.schema, &identity())
         .map_err(|why| Error::Internal(format!("a gather the device cannot run: {why}")))?;
-    Ok(run_at(device, &p, b, Some((idx, m)))?.columns)
+    Ok(run_at(device, &p, b, Some((idx, 0, m)))?.columns)
+}
+
+/// [`gather`] at the positions `idx[start .. start + m]`.
+///
+/// # Errors
+/// As [`gather`].
+pub fn gather_from<D: Device>(
+    device: &D,
+    b: &DeviceBatch<D::Buf>,
+    idx: &D::Buf,
+    start: usize,
+    m: usize,
+) -> Result<Vec<DeviceArray<D::Buf>>> {
+    if b.rows == 0 || start == 0 {
+        return gather(device, b, idx, m).and_then(|c| {
+            if start == 0 {
+                Ok(c)
+            } else {
+                Err(Error::Internal("a gather past an empty partition".into()))
+            }
+        });
+    }
+    let p = native(&b.schema, &identity())
+        .map_err(|why| Error::Internal(format!("a gather the device cannot run: {why}")))?;
+    Ok(run_at(device, &p, b, Some((idx, start, m)))?.columns)
 }
 
 /// The program that keeps every row and column: what a gather runs at given rows.
@@ -429,9 +454,10 @@ fn run_at<D: Device>(
     device: &D,
     p: &NativeProgram,
     b: &DeviceBatch<D::Buf>,
-    given: Option<(&D::Buf, usize)>,
+    given: Option<(&D::Buf, usize, usize)>,
 ) -> Result<Evaluated<D::Buf>> {
     let n = b.rows;
+    let start = given.map_or(0, |g| g.1);
     let mut params = vec![n as u64, 0, 0];
     // Three buffers per column read: Arrow's first buffer (values, or a string's
     // offsets), its second (a string's bytes; the first again otherwise) and the bitmap
@@ -461,7 +487,7 @@ fn run_at<D: Device>(
         Some(b) => b.clone(),
         None => Arc::new(device.upload(&[0])?),
     };
-    let (m, idx): (usize, Option<Arc<D::Buf>>) = if let Some((_, m)) = given {
+    let (m, idx): (usize, Option<Arc<D::Buf>>) = if let Some((_, _, m)) = given {
         (m, None)
     } else if p.filtered {
         if u32::try_from(n).is_err() {
@@ -506,7 +532,7 @@ fn run_at<D: Device>(
     // The rows read: those the filters kept, or those given.
     let idx_ref: Option<&D::Buf> = match (&idx, given) {
         (Some(i), _) => Some(i.as_ref()),
-        (None, Some((i, _))) => Some(i),
+        (None, Some((i, _, _))) => Some(i),
         (None, None) => None,
     };
     // What `_project` writes: per output, the values (fixed width, or bits) then the
@@ -515,7 +541,12 @@ fn run_at<D: Device>(
     let mut made: Vec<Option<Written<D::Buf>>> = Vec::new();
     if !p.kernel_types.is_empty() {
         params[1] = m as u64;
-        params[2] = u64::from(idx_ref.is_some());
+        // 1 + the first position read in the row numbers, 0 for none.
+        params[2] = if idx_ref.is_some() {
+            1 + start as u64
+        } else {
+            0
+        };
         let mut ins: Vec<&D::Buf> = bufs.iter().map(|b| b.as_ref()).collect();
         ins.push(idx_ref.unwrap_or(placeholder.as_ref()));
         let mut sizes: Vec<usize> = Vec::new();
@@ -575,7 +606,7 @@ fn run_at<D: Device>(
                 let idx = idx_ref.ok_or_else(|| {
                     Error::Internal("a string gather without selected rows".into())
                 })?;
-                let mut a = super::strings::gather(device, &b.columns[i], idx, m)?;
+                let mut a = super::strings::gather_from(device, &b.columns[i], idx, start, m)?;
                 a.nulls = nulls;
                 a
             }
