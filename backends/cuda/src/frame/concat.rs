@@ -363,7 +363,7 @@ fn strings<D: Device>(
 /// columns.
 ///
 /// # Errors
-/// As [`pair`].
+/// As the pairwise step: a failed launch or copy, or strings past 32-bit offsets.
 pub fn run<D: Device>(
     device: &D,
     c: &NativeConcat,

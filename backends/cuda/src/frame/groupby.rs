@@ -1,8 +1,9 @@
-//! The partial aggregation of a groupby on the device, with integer atomics only and a
-//! result that is the same on every run.
+//! A groupby on the device — partial aggregation, the combine of states, and a shuffle's
+//! hash partitioning — with integer atomics only and a result that is the same on every
+//! run.
 //!
-//! One kernel text per structure (key types, aggregations and their input types), with
-//! six entries:
+//! One kernel text per structure (key types, aggregations and their input types), whose
+//! entries are:
 //!
 //! 1. `_insert`: each row with no null key hashes its keys into an open-addressing table
 //!    of row numbers (`atomicCAS` claims an empty slot; a taken slot holding equal keys is
@@ -13,17 +14,21 @@
 //!    select does): group `g` is the `g`-th group to appear, whatever the table's layout
 //!    or the order the threads ran in — so the result is deterministic;
 //! 5. `_accumulate`: per row, its group's accumulators, 64-bit words updated by
-//!    `atomicAdd` (counts, wrapping integer sums) and `atomicMin`/`atomicMax` (integers
+//!    `atomicAdd` (counts, wrapping integer sums, the three words of an exact 192-bit
+//!    decimal or integer-mean sum with its carries) and `atomicMin`/`atomicMax` (integers
 //!    mapped to an order-preserving unsigned word): integer atomics are exact whatever
 //!    their order;
-//! 6. `_states`: eight groups a thread, the state columns in core's layout
+//! 6. `_rowgid` and `_fsum`: float sums, which atomics would add in a different order on
+//!    every run — the rows sorted stably by group, one thread per group adding its rows
+//!    in row order, as the CPU backend adds them (the same bits);
+//! 7. `_states`: eight groups a thread, the state columns in core's layout
 //!    ([`AggFunc::state_fields`]) and the fixed-width key columns, read at each group's
-//!    first row; string keys are gathered by [`super::strings`].
+//!    first row; string keys are gathered by [`super::strings`];
+//! 8. `_bucket`: each row's hash bucket among `n`, for [`partition`].
 //!
 //! Covered: keys of integer, boolean, date, time, timestamp, duration and string types;
-//! `count` of any column, `sum`, `min` and `max` of integer-like columns. Floats are not
-//! summed here: atomics would add them in a different order on every run, and a sum in a
-//! fixed order is the next step. Anything else runs on the host, recorded.
+//! `count` of any column; `sum` and `mean` of integers, floats and decimals; `min` and
+//! `max` of integer-like columns. Anything else runs on the host, recorded.
 
 use std::sync::Arc;
 
@@ -55,6 +60,10 @@ enum Acc {
     /// (decimals and integers, as 128-bit values): three words with the carries between
     /// them counted, so that the sum is exact whatever order the atomics run in.
     Wide(usize, u8),
+    /// The float sum of read slot `j` in row order (Float64, as the CPU backend adds):
+    /// not an atomic accumulator — `_fsum` folds each group's rows, sorted by group, one
+    /// after the other, so the bits are the CPU's.
+    FSum(usize),
 }
 
 /// One state column: its field and the accumulators it reads.
@@ -115,6 +124,8 @@ enum Item {
     Sum(String, Field),
     /// Exact 128-bit sum (decimals; an integer mean's sum, as Float64).
     Wide(String, Field),
+    /// Float sum in row order (Float64).
+    FSum(String, Field),
     /// Minimum (null when none).
     Min(String, Field),
     /// Maximum (null when none).
@@ -143,6 +154,11 @@ pub fn native(
             AggFunc::Count => items.push(Item::Count(c, state[0].clone())),
             AggFunc::Sum if t.is_integer() => items.push(Item::Sum(c, state[0].clone())),
             AggFunc::Sum if is_decimal(&t) => items.push(Item::Wide(c, state[0].clone())),
+            AggFunc::Sum if t.is_floating() => items.push(Item::FSum(c, state[0].clone())),
+            AggFunc::Mean if t.is_floating() => {
+                items.push(Item::FSum(c.clone(), state[0].clone()));
+                items.push(Item::Count(c, state[1].clone()));
+            }
             AggFunc::Mean if t.is_integer() || is_decimal(&t) => {
                 items.push(Item::Wide(c.clone(), state[0].clone()));
                 items.push(Item::Count(c, state[1].clone()));
@@ -191,6 +207,7 @@ pub fn native_combine(
                 match f.data_type() {
                     t if t.is_integer() => items.push(Item::Sum(f.name().clone(), f)),
                     DataType::Decimal128(_, _) => items.push(Item::Wide(f.name().clone(), f)),
+                    DataType::Float64 => items.push(Item::FSum(f.name().clone(), f)),
                     t => {
                         return Err(format!(
                             "combining {}({}) states of {t}",
@@ -276,6 +293,7 @@ fn build(
         let (Item::Count(c, f)
         | Item::Sum(c, f)
         | Item::Wide(c, f)
+        | Item::FSum(c, f)
         | Item::Min(c, f)
         | Item::Max(c, f)) = item;
         let (j, _) = slot_of(c, &mut reads)?;
@@ -289,6 +307,7 @@ fn build(
         let s = match item {
             Item::Count(..) => plain(acc(Acc::Count(j), &mut accs)),
             Item::Sum(..) => plain(acc(Acc::Sum(j), &mut accs)),
+            Item::FSum(..) => plain(acc(Acc::FSum(j), &mut accs)),
             Item::Wide(..) => State {
                 wide: Some((
                     acc(Acc::Wide(j, 2), &mut accs),
@@ -330,8 +349,10 @@ fn build(
 }
 
 /// The entries: suffix, inputs beyond the column buffers, outputs.
-const ENTRIES: [(&str, usize, usize); 7] = [
+const ENTRIES: [(&str, usize, usize); 9] = [
     ("_insert", 0, 2),
+    ("_rowgid", 2, 2),
+    ("_fsum", 3, usize::MAX),
     ("_bucket", 0, 1),
     ("_minrow", 1, 1),
     ("_firstcount", 2, 1),
@@ -537,6 +558,61 @@ fn text(
 ",
         c3 = 3 * reads.len()
     ));
+    // The rows' groups (G for a row with a null key; 0 for every row without keys) and
+    // each group's size, for the float sums' fold in row order.
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_rowgid(const u64* P{ins}, const u8* {i0}, const u8* {i1}, u8* out0, u8* out1) {{
+    {head}
+    u64 global = P[2]; u32 groups = (u32)P[3];
+    for (u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x; row < n; row += (u64)gridDim.x * blockDim.x) {{
+        u32 g = 0;
+        if (!global) {{
+            u32 at = ((const u32*){i0})[row];
+            g = at == {none} ? groups : ((const u32*){i1})[at];
+        }}
+        ((u32*)out1)[row] = g;
+        if (g < groups) atomicAdd(&((u32*)out0)[g], 1u);
+    }}
+}}
+"
+    ));
+    // The float sums: one thread per group adds its rows in row order, as the CPU backend
+    // adds them (`in{k+2}`: rows sorted by group, `in{k+3}`: each group's first place,
+    // `in{k+4}`: each group's size).
+    let fsums: Vec<(usize, usize)> = accs
+        .iter()
+        .enumerate()
+        .filter_map(|(a, x)| match x {
+            Acc::FSum(j) => Some((a, *j)),
+            _ => None,
+        })
+        .collect();
+    let fsum_outs: String = (0..fsums.len()).map(|o| format!(", u8* out{o}")).collect();
+    let mut folds = String::new();
+    for (o, (_, j)) in fsums.iter().enumerate() {
+        let t = &reads[*j].1;
+        folds.push_str(&format!(
+            "        {{ f64 acc = 0.0; for (u64 i = 0; i < cnt; ++i) {{ u64 row = sorted[start + i]; if ({}) acc += (f64){}; }} ((f64*)out{o})[g] = acc; }}\n",
+            valid_at(*j, "row"),
+            value_at(*j, t, "row")
+        ));
+    }
+    let (i2, i3, i4) = (
+        format!("in{}", k + 2),
+        format!("in{}", k + 3),
+        format!("in{}", k + 4),
+    );
+    s.push_str(&format!(
+        "extern \"C\" __global__ void {name}_fsum(const u64* P{ins}, const u8* {i2}, const u8* {i3}, const u8* {i4}{fsum_outs}) {{
+    {head}
+    u64 groups = P[3];
+    const u32* sorted = (const u32*){i2}; const u64* starts = (const u64*){i3}; const u32* counts = (const u32*){i4};
+    for (u64 g = (u64)blockIdx.x * blockDim.x + threadIdx.x; g < groups; g += (u64)gridDim.x * blockDim.x) {{
+        u64 start = starts[g], cnt = counts[g];
+{folds}    }}
+}}
+"
+    ));
     // 5. accumulate
     let acc_outs: String = (0..accs.len()).map(|a| format!(", u8* out{a}")).collect();
     let mut updates = String::new();
@@ -547,7 +623,7 @@ fn text(
             Acc::Min(j) => (j, "min"),
             Acc::Max(j) => (j, "max"),
             Acc::Wide(j, 1) => (j, "wide"),
-            Acc::Wide(..) => continue,
+            Acc::Wide(..) | Acc::FSum(_) => continue,
         };
         let t = &reads[j].1;
         if op == "wide" {
@@ -643,7 +719,9 @@ fn text(
         let c = ctype(t).unwrap_or("u64");
         let word = format!("((const u64*)acc{})[g]", st.value);
         let in_t = &reads[st.slot].1;
+        let fsum = matches!(accs[st.value], Acc::FSum(_));
         let value = match (st.present, st.wide) {
+            _ if fsum => format!("((const f64*)acc{})[g]", st.value),
             (_, Some((mid, top))) => {
                 // The 128-bit value; past 38 digits (or past 128 bits) an error.
                 let (m, tp) = (
@@ -721,6 +799,13 @@ impl NativeGroupby {
         let entry = |(s, ins, outs): (&str, usize, usize)| {
             let (ins, outs) = match s {
                 "_accumulate" => (ins, self.accs.len()),
+                "_fsum" => (
+                    ins,
+                    self.accs
+                        .iter()
+                        .filter(|a| matches!(a, Acc::FSum(_)))
+                        .count(),
+                ),
                 "_states" => (
                     ins + self.accs.len(),
                     self.state_outputs() + usize::from(!self.checks.is_empty()),
@@ -1035,12 +1120,45 @@ pub fn run<D: Device>(
             _ => Output::Filled(groups * 8, 0),
         })
         .collect();
-    let accs = device.launch_grid(
+    let mut accs = device.launch_grid(
         &g.plan("_accumulate", params.clone()),
         rows_grid,
         &joined(&cols, &[&slots, &gid]),
         &fills,
     )?;
+    if g.accs.iter().any(|a| matches!(a, Acc::FSum(_))) {
+        // Float sums in row order: the rows sorted stably by group, each group folded by
+        // one thread.
+        let mut made = device.launch_grid(
+            &g.plan("_rowgid", params.clone()),
+            rows_grid,
+            &joined(&cols, &[&slots, &gid]),
+            &[Output::Filled(groups * 4, 0), Output::Written(n * 4)],
+        )?;
+        let row_gid = Arc::new(made.pop().ok_or_else(|| Error::Internal("rowgid".into()))?);
+        let counts = made.pop().ok_or_else(|| Error::Internal("rowgid".into()))?;
+        let bits = u64::BITS - (groups as u64).leading_zeros();
+        let rows = Arc::new(super::scan::iota(device, n)?);
+        let sorted = super::scan::sort_by_key(device, row_gid, rows, n, bits)?.values;
+        let (starts, _) = super::scan::exclusive(device, &counts, groups)?;
+        let sums = device.launch_grid(
+            &g.plan("_fsum", params.clone()),
+            grid_for(groups as u64, device.sms()),
+            &joined(&cols, &[&sorted, &starts, &counts]),
+            &vec![
+                Output::Written(groups * 8);
+                g.accs.iter().filter(|a| matches!(a, Acc::FSum(_))).count()
+            ],
+        )?;
+        let mut sums = sums.into_iter();
+        for (a, acc) in g.accs.iter().enumerate() {
+            if matches!(acc, Acc::FSum(_)) {
+                accs[a] = sums
+                    .next()
+                    .ok_or_else(|| Error::Internal("the fsum kernel gave too few sums".into()))?;
+            }
+        }
+    }
     let mut extra: Vec<&D::Buf> = vec![&rep];
     extra.extend(accs.iter());
     let octets = groups.div_ceil(8);

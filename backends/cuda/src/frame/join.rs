@@ -2,7 +2,7 @@
 //! every run: for each left row in order, its matches in right-row order.
 //!
 //! 1. **Build** (the right side): its keys grouped as a groupby groups them
-//!    ([`super::groupby::group`]: a table of first rows, groups numbered by first
+//!    (the groupby's `_insert` to `_assign`: a table of first rows, groups numbered by first
 //!    appearance), each group's size counted (`_gcount`, integer atomics), and the right
 //!    rows sorted stably by group ([`super::scan::sort_by_key`]), so that group `g`'s rows
 //!    are `sorted[start[g] .. start[g] + count[g]]`, in row order.

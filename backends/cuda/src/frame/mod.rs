@@ -1,18 +1,26 @@
 //! The `cuda` dataframe backend: partitions whose columns live in device memory in Arrow's
-//! layout ([`column`]), fused filter/projection programs run as one generated kernel
-//! family per program ([`program`]), and every other step run on the host through the
-//! CPU frame backend — recorded, logged, announced by `explain()` before the plan runs,
-//! and refused instead under `dataframe.fallback = "error"` ([`host`]).
+//! layout ([`mod@column`]); fused filter/projection programs ([`program`]), groupbys
+//! ([`groupby`]), joins ([`join`]), sorts ([`sort`]), concatenation ([`mod@concat`]) and
+//! hash partitioning as generated kernels; what they do not cover run on the host
+//! through the CPU frame backend — recorded, logged, announced by `explain()` before the
+//! plan runs, and refused instead under `dataframe.fallback = "error"` (`host.rs`).
+//!
+//! **Deterministic.** Every kernel that combines rows does so with integer atomics only
+//! (counts, integer sums, min/max of integers, exact multi-word decimal sums: the same
+//! result in any order) or in an order fixed by block scans over contiguous row ranges
+//! (filters, group numbering, sorts, joins); float sums add each group's rows in row
+//! order, as the CPU backend does: the same answer bits on every run, and the CPU's.
 //!
 //! **Why Arrow's layout on the device.** A batch goes to the device and comes back as a
 //! copy of its buffers: no conversion per value on either side, the validity bitmap
 //! included. A slice is a new offset over the same buffers. Kernels read columns as Arrow
 //! defines them, so a column handed over by another engine needs no reshaping.
 //!
-//! **What runs natively.** Import, export, slicing, and `evaluate` of programs whose
-//! every expression the kernel generator covers ([`program::native`] says which and why
-//! not). The rest — groupby, joins, sorts, partitioning, windows, concatenation, takes —
-//! runs on the host, each call recorded as a fallback with what it did.
+//! **What runs natively.** Each module's `native` says, for a step's schema and
+//! arguments, whether its kernels cover it, or why not (the reason a fallback records and
+//! `explain()` shows). Not yet covered: medians,
+//! quantiles and distinct counts, right and outer joins, string sort keys, range
+//! partitioning, windows, decimal division and string functions that rewrite text.
 //!
 //! **Placement.** Partitions made from host data go to the devices in turn; a step runs
 //! on the device of its first input, and inputs held by another device come over through
@@ -34,7 +42,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::{
     downcast_partition, AggFunc, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram,
     JoinSpec, Partition, PartitionData, PlanStep, SortKey, StoredForms, WindowSpec,
@@ -212,57 +220,24 @@ impl<D: Device> CudaFrameBackend<D> {
         keys: &[String],
         aggs: &[AggSpec],
     ) -> std::result::Result<Result<Partition>, String> {
-        let mut fields = Vec::new();
-        let mut columns = Vec::new();
-        let mut take = |name: &str, as_name: &str| -> std::result::Result<(), String> {
-            let i = b
-                .schema
-                .index_of(name)
-                .map_err(|_| format!("no state column '{name}'"))?;
-            fields.push(arrow_schema::Field::new(
-                as_name,
-                b.schema.field(i).data_type().clone(),
-                true,
-            ));
-            columns.push(b.columns[i].clone());
-            Ok(())
-        };
-        for k in keys {
-            take(k, k)?;
-        }
-        for a in aggs {
-            let part = match a.func {
-                AggFunc::Count => "count",
-                AggFunc::Sum => "sum",
-                AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => "value",
-                f => {
-                    return Err(format!(
-                        "finishing {}({}) has no device kernel yet",
-                        f.name(),
-                        a.column
-                    ))
-                }
-            };
-            take(&format!("{}#{part}", a.output), &a.output)?;
-        }
-        let schema: SchemaRef = Arc::new(arrow_schema::Schema::new(fields));
-        let by: Vec<SortKey> = keys
+        let finish = finalize_plan(&b.schema, keys, aggs)?;
+        let columns = finish
+            .picked
             .iter()
-            .map(|k| SortKey {
-                column: k.clone(),
-                descending: false,
-            })
+            .map(|&i| b.columns[i].clone())
             .collect();
-        if !by.is_empty() {
-            sort::native(&schema, &by)?;
-            program::native(&schema, &program::identity())?;
-        }
-        let renamed = self.wrap(schema, b.rows, columns, b.device);
-        Ok(if by.is_empty() {
-            Ok(renamed)
-        } else {
-            self.sort(&renamed, &by)
-        })
+        let renamed = self.wrap(finish.schema, b.rows, columns, b.device);
+        Ok((|| {
+            let done = match &finish.program {
+                Some(p) => self.evaluate(&renamed, p)?,
+                None => renamed,
+            };
+            if finish.by.is_empty() {
+                Ok(done)
+            } else {
+                self.sort(&done, &finish.by)
+            }
+        })())
     }
 
     /// The join as device kernels when both sides' columns can be gathered there.
@@ -738,35 +713,65 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
     }
 }
 
-/// The final step of a groupby as the device runs it: the result schema, the state
-/// columns it takes (in order), and the sort by the keys; or why it cannot.
+/// The final step of a groupby as the device runs it.
+struct Finish {
+    /// The state columns taken, renamed: the keys, each result that is its state, and a
+    /// mean's sum and count.
+    schema: SchemaRef,
+    /// Which state columns, in that order.
+    picked: Vec<usize>,
+    /// The means' division (`sum / count`, null for no value), when there are means.
+    program: Option<FrameProgram>,
+    /// The sort by the keys.
+    by: Vec<SortKey>,
+}
+
+/// How the device finishes a groupby, or why it cannot.
 fn finalize_plan(
     state: &SchemaRef,
     keys: &[String],
     aggs: &[AggSpec],
-) -> std::result::Result<(SchemaRef, Vec<usize>, Vec<SortKey>), String> {
+) -> std::result::Result<Finish, String> {
+    use tessera_core::frame::expr::{col, lit, when, Expr, Literal};
     let mut fields = Vec::new();
     let mut picked = Vec::new();
-    let mut take = |name: &str, as_name: &str| -> std::result::Result<(), String> {
+    let mut take = |name: &str, as_name: &str| -> std::result::Result<DataType, String> {
         let i = state
             .index_of(name)
             .map_err(|_| format!("no state column '{name}'"))?;
-        fields.push(arrow_schema::Field::new(
-            as_name,
-            state.field(i).data_type().clone(),
-            true,
-        ));
+        let t = state.field(i).data_type().clone();
+        fields.push(arrow_schema::Field::new(as_name, t.clone(), true));
         picked.push(i);
-        Ok(())
+        Ok(t)
     };
+    let mut project: Vec<(String, Expr)> = Vec::new();
+    let mut means = false;
     for k in keys {
         take(k, k)?;
+        project.push((k.clone(), col(k.as_str())));
     }
     for a in aggs {
+        let o = &a.output;
         let part = match a.func {
             AggFunc::Count => "count",
             AggFunc::Sum => "sum",
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => "value",
+            AggFunc::Mean => {
+                // The CPU's `sum / count as f64`, null where the group had no value.
+                let (sum, count) = (format!("{o}#sum"), format!("{o}#count"));
+                if take(&sum, &sum)? != DataType::Float64 {
+                    return Err(format!("finishing mean({}) of a decimal sum", a.column));
+                }
+                take(&count, &count)?;
+                project.push((
+                    o.clone(),
+                    when(col(count.as_str()).gt(lit(0i64)))
+                        .then(col(sum.as_str()) / col(count.as_str()).cast(DataType::Float64))
+                        .otherwise(Expr::Literal(Literal::Null)),
+                ));
+                means = true;
+                continue;
+            }
             f => {
                 return Err(format!(
                     "finishing {}({}) has no device kernel yet",
@@ -775,9 +780,17 @@ fn finalize_plan(
                 ))
             }
         };
-        take(&format!("{}#{part}", a.output), &a.output)?;
+        take(&format!("{o}#{part}"), o)?;
+        project.push((o.clone(), col(o.as_str())));
     }
     let schema: SchemaRef = Arc::new(arrow_schema::Schema::new(fields));
+    let program = means.then(|| FrameProgram {
+        steps: vec![tessera_core::frame::FrameStep::Project(project)],
+    });
+    let done = match &program {
+        Some(p) => program::native(&schema, p)?.schema().clone(),
+        None => schema.clone(),
+    };
     let by: Vec<SortKey> = keys
         .iter()
         .map(|k| SortKey {
@@ -786,10 +799,15 @@ fn finalize_plan(
         })
         .collect();
     if !by.is_empty() {
-        sort::native(&schema, &by)?;
-        program::native(&schema, &program::identity())?;
+        sort::native(&done, &by)?;
+        program::native(&done, &program::identity())?;
     }
-    Ok((schema, picked, by))
+    Ok(Finish {
+        schema,
+        picked,
+        program,
+        by,
+    })
 }
 
 fn make() -> std::result::Result<tessera_core::frame::FrameBackendRef, String> {

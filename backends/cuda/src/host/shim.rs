@@ -303,7 +303,7 @@ impl HostKernels {
     }
 
     /// Runs `plan` (one output of `program`) over `inputs`; returns the output, shaped as
-    /// the program's output `shape`, with reductions in blocks of [`REDUCE_BLOCK`] threads.
+    /// the program's output `shape`, with reductions in blocks of `REDUCE_BLOCK` (the device's 256) threads.
     pub fn run(
         &self,
         plan: &KernelPlan,
@@ -318,8 +318,8 @@ impl HostKernels {
     }
 
     /// Runs `plan` over input buffers; returns an output buffer of `out_bytes` bytes (at
-    /// least one). Reductions run in blocks of [`BLOCK`] threads, not the device's
-    /// [`REDUCE_BLOCK`] of [`HostKernels::run`]: this is the host devices' path, whose
+    /// least one). Reductions run in blocks of `BLOCK` (8) threads, not the device's
+    /// `REDUCE_BLOCK` (the device's 256) of [`HostKernels::run`]: this is the host devices' path, whose
     /// suite launches thousands of kernels.
     pub fn run_bytes(
         &self,
@@ -330,7 +330,7 @@ impl HostKernels {
         self.launch(plan, inputs, out_bytes, BLOCK)
     }
 
-    /// Runs entry 0 of `plan` as `grid` blocks of [`BLOCK`] threads over `inputs`, with one
+    /// Runs entry 0 of `plan` as `grid` blocks of `BLOCK` (8) threads over `inputs`, with one
     /// poisoned output buffer of each length in `outputs` (the device's `launch_grid`).
     pub fn run_grid(
         &self,

@@ -1,5 +1,5 @@
 //! A fused filter/projection program on the device: one kernel text per program
-//! structure, with three entries that share the row's statements ([`emit`]):
+//! structure, with three entries that share the row's statements (`emit.rs`):
 //!
 //! 1. `_count`: each block counts the rows its contiguous range keeps;
 //! 2. `_select`: with the blocks' exclusive prefix sums (folded on the host from the
