@@ -10,13 +10,24 @@ cd "$(dirname "$0")/../.."
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/whl
 cargo build --release -p tessera-conformance --bin tessera-conformance
-cargo build --release --example gpu_check --example linalg_bench
+cargo build --release --example gpu_check --example linalg_bench --example tpch
 strip -o .gpu/bin/tessera-conformance target/release/tessera-conformance
-for e in gpu_check linalg_bench; do strip -o ".gpu/bin/$e" "target/release/examples/$e"; done
+for e in gpu_check linalg_bench tpch; do strip -o ".gpu/bin/$e" "target/release/examples/$e"; done
 gzip -9 .gpu/bin/*
 # Dask and what it needs beyond the GPU image (which has toolz, cloudpickle, fsspec,
 # pyyaml, packaging, numpy and CuPy).
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux2014_x86_64 --platform any -d .gpu/whl \
     "dask==2025.*" partd locket
+# TPC-H there (run.sh's `tpch` step): the data generator, and the peers named in
+# TPCH_PEERS (default "duckdb": the answers are checked against it; "duckdb,polars" may
+# not fit the carry beside the rest: run one peer per call, building again between).
+python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+    --implementation cp --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform any -d .gpu/whl tpchgen-cli
+for peer in ${TPCH_PEERS:-duckdb}; do
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+        --implementation cp --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 \
+        --platform manylinux_2_28_x86_64 --platform any -d .gpu/whl "${peer//,/ }"
+done
 du -sh .gpu

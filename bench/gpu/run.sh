@@ -10,7 +10,11 @@
 #      next to CuPy + Dask at each size and chunk;
 #   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask;
 #   5. the frame suite on the `cuda` dataframe backend, then again under memcheck
-#      (`frame`; its native and host-fallback cases are counted in the summary line).
+#      (`frame`; its native and host-fallback cases are counted in the summary line);
+#   6. TPC-H (`tpch`, not in the default STEPS: minutes): the data made there by
+#      tpchgen-cli at TPCH_SF (default 10), the 22 queries on `cuda`, on tessera's `cpu`
+#      with every core, and on DuckDB, best of TPCH_REPEAT (default 3), each engine's
+#      answers checked against DuckDB's; one JSON line per query and engine.
 # Every result lands in $OUT as it comes, so a step cut off by its limit still leaves
 # what it printed.
 #   STEPS (default "conformance,memcheck,streams,headline,svd,frame": the steps to run; e.g.
@@ -109,6 +113,37 @@ if wanted svd; then
             --repeat 3 2>&1 | tail -n 3 | tee -a "$out/svd.jsonl"
     done
 fi
+# TPC-H side by side: cuda, cpu (all cores), DuckDB (and Polars when its wheel came).
+if wanted tpch; then
+    step tpch
+    sf="${TPCH_SF:-10}"; rep="${TPCH_REPEAT:-3}"; data="/tmp/tpch-sf$sf"
+    mkdir -p "$out/tpch"
+    if [ ! -f "$data/lineitem.parquet" ] && [ ! -d "$data/lineitem" ]; then
+        # The wheel's executable, installed with the other wheels under /tmp/site.
+        timeout "${T_TPCH_GEN:-300}" /tmp/site/bin/tpchgen-cli parquet --scale-factor "$sf" \
+            --output-dir "$data" 2>&1 | tail -n 2
+    fi
+    for engine in cuda cpu; do
+        TESSERA_DATAFRAME_BACKEND=$engine timeout "${T_TPCH:-240}" "$bin/tpch" --data "$data" \
+            --sf "$sf" --repeat "$rep" --out "$out/tpch/$engine" 2>"$out/tpch/$engine.err" \
+            | sed "s/\"engine\":\"tessera\"/\"engine\":\"tessera-$engine\"/" \
+            | tee -a "$out/tpch/times.jsonl"
+        tail -n 3 "$out/tpch/$engine.err"
+    done
+    if python3 -c "import duckdb" 2>/dev/null; then
+        for engine in cuda cpu; do
+            timeout "${T_TPCH:-240}" python3 bench/tpch/check_duckdb.py "$data" "$out/tpch/$engine" \
+                --sf "$sf" $([ "$engine" = cuda ] && echo --time) 2>&1 \
+                | tee "$out/tpch/check-$engine.txt" | grep -v ': ok' | head -n 30
+        done
+        grep '^{' "$out/tpch/check-cuda.txt" >>"$out/tpch/times.jsonl" || true
+    fi
+    if python3 -c "import polars" 2>/dev/null; then
+        timeout "${T_TPCH:-240}" python3 bench/tpch/polars_queries.py "$data" --sf "$sf" \
+            --repeat "$rep" --out "$out/tpch/polars" | tee -a "$out/tpch/times.jsonl"
+    fi
+fi
+
 # The dataframe backend: the whole frame suite (`pass` = native throughout, `fallback` =
 # passed with a step on the host), then under memcheck.
 if wanted frame; then
