@@ -7,13 +7,13 @@
 use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
 use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
-use super::groupby::grid_for;
+use super::launch::{grid_for, plan_of};
 use super::program::emit::{ctype, is_string, offset_ctype};
 use super::DeviceBatch;
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
+use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 
 /// Why a concatenation does not run natively.
@@ -152,34 +152,16 @@ impl NativeConcat {
     }
 
     fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
-        let entry = |s: &str| {
-            let (ins, outs) = match s {
-                "_pair" => (4 * self.types.len(), self.pair_outputs()),
-                _ => (2, 1),
-            };
-            let mut args = vec![Arg::Params];
-            args.extend((0..ins).map(|i| Arg::Input(i, DType::U8)));
-            args.extend(std::iter::repeat_n(Arg::Output(DType::U8), outs));
-            Entry {
-                name: format!("{}{s}", self.name),
-                args,
-            }
-        };
-        let mut entries = vec![entry(suffix)];
-        entries.extend(
-            ["_pair", "_offsets", "_bytes"]
-                .iter()
-                .filter(|s| **s != suffix)
-                .map(|s| entry(s)),
-        );
-        KernelPlan {
-            body: self.body.clone(),
-            hash: self.hash,
-            entries,
+        plan_of(
+            (&self.body, self.hash, &self.name),
+            &[
+                ("_pair", 4 * self.types.len(), self.pair_outputs()),
+                ("_offsets", 2, 1),
+                ("_bytes", 2, 1),
+            ],
+            suffix,
             params,
-            launch: Launch::Elementwise { n: 0 },
-            out_dtype: DType::U8,
-        }
+        )
     }
 
     /// Its kernels with no run-time values (what the compile tests build).

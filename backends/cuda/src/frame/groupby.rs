@@ -34,13 +34,17 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use tessera_core::frame::{AggFunc, AggSpec};
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
 use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
+use super::launch::{
+    column_args, grid_for, hash_step, joined, key_equal, le_words, plan_of, valid_at, value_at,
+    ColumnArgs,
+};
 use super::program::emit::{ctype, is_string};
 use super::DeviceBatch;
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
-use crate::device::{Device, Output, BLOCK};
+use crate::codegen::{named, KernelPlan};
+use crate::device::{Device, Output};
 
 /// Why a groupby does not run natively.
 pub type Refusal = String;
@@ -361,40 +365,6 @@ const ENTRIES: [(&str, usize, usize); 9] = [
     ("_states", 1, usize::MAX),
 ];
 
-/// Reading slot `j` at row `r`: its value expression (fixed width) or its bytes and length
-/// (strings), and its validity.
-fn value_at(j: usize, t: &DataType, r: &str) -> String {
-    let c = ctype(t).unwrap_or("u8");
-    if *t == DataType::Boolean {
-        format!("tsr_bit(in{}, C[{}] + {r})", 3 * j, 3 * j)
-    } else {
-        format!("((const {c}*)in{})[C[{}] + {r}]", 3 * j, 3 * j)
-    }
-}
-
-fn valid_at(j: usize, r: &str) -> String {
-    format!(
-        "(C[{}] ? tsr_bit(in{}, C[{}] + {r}) : 1)",
-        3 * j + 2,
-        3 * j + 2,
-        3 * j + 1
-    )
-}
-
-fn string_at(j: usize, t: &DataType, r: &str) -> (String, String) {
-    let off = super::program::emit::offset_ctype(t);
-    let start = format!("(u64)(i64)((const {off}*)in{})[C[{}] + {r}]", 3 * j, 3 * j);
-    let end = format!(
-        "(u64)(i64)((const {off}*)in{})[C[{}] + {r} + 1]",
-        3 * j,
-        3 * j
-    );
-    (
-        format!("(in{} + {start})", 3 * j + 1),
-        format!("({end} - {start})"),
-    )
-}
-
 /// The order-preserving word of a value of `t` (signed: the sign bit flipped).
 fn ordered(t: &DataType, v: &str) -> String {
     if t.is_unsigned_integer() {
@@ -423,25 +393,8 @@ fn text(
     let mut eq = Vec::new();
     for (j, (_, t)) in reads.iter().enumerate().take(keys) {
         any_null.push(format!("!{}", valid_at(j, "row")));
-        if is_string(t) {
-            let (p, l) = string_at(j, t, "row");
-            hash.push_str(&format!(
-                " {{ const u8* s = {p}; u64 len = {l}; u64 f = 0xcbf29ce484222325ULL; for (u64 i = 0; i < len; ++i) {{ f ^= s[i]; f *= 0x100000001b3ULL; }} h = tsr_mix(h ^ f ^ len); }}"
-            ));
-            let (pa, la) = string_at(j, t, "a");
-            let (pb, lb) = string_at(j, t, "b");
-            eq.push(format!("tsr_str_cmp({pa}, {la}, {pb}, {lb}) == 0"));
-        } else {
-            hash.push_str(&format!(
-                " h = tsr_mix(h ^ (u64){});",
-                value_at(j, t, "row")
-            ));
-            eq.push(format!(
-                "{} == {}",
-                value_at(j, t, "a"),
-                value_at(j, t, "b")
-            ));
-        }
+        hash.push_str(&hash_step(j, t, "row"));
+        eq.push(key_equal(t, (j, "a"), (j, "b")));
     }
     let any_null = if any_null.is_empty() {
         "0".to_string()
@@ -796,44 +749,30 @@ impl NativeGroupby {
 
     pub(crate) fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
         let cols = 3 * self.reads.len();
-        let entry = |(s, ins, outs): (&str, usize, usize)| {
-            let (ins, outs) = match s {
-                "_accumulate" => (ins, self.accs.len()),
-                "_fsum" => (
-                    ins,
-                    self.accs
-                        .iter()
-                        .filter(|a| matches!(a, Acc::FSum(_)))
-                        .count(),
-                ),
+        let fsums = self
+            .accs
+            .iter()
+            .filter(|a| matches!(a, Acc::FSum(_)))
+            .count();
+        let entries: Vec<(&str, usize, usize)> = ENTRIES
+            .iter()
+            .map(|&(s, ins, outs)| match s {
+                "_accumulate" => (s, cols + ins, self.accs.len()),
+                "_fsum" => (s, cols + ins, fsums),
                 "_states" => (
-                    ins + self.accs.len(),
+                    s,
+                    cols + ins + self.accs.len(),
                     self.state_outputs() + usize::from(!self.checks.is_empty()),
                 ),
-                _ => (ins, outs),
-            };
-            let mut args = vec![Arg::Params];
-            args.extend((0..cols + ins).map(|i| Arg::Input(i, DType::U8)));
-            args.extend(std::iter::repeat_n(Arg::Output(DType::U8), outs));
-            Entry {
-                name: format!("{}{s}", self.name),
-                args,
-            }
-        };
-        let mut entries: Vec<Entry> = ENTRIES
-            .iter()
-            .filter(|e| e.0 == suffix)
-            .map(|e| entry(*e))
+                _ => (s, cols + ins, outs),
+            })
             .collect();
-        entries.extend(ENTRIES.iter().filter(|e| e.0 != suffix).map(|e| entry(*e)));
-        KernelPlan {
-            body: self.body.clone(),
-            hash: self.hash,
-            entries,
+        plan_of(
+            (&self.body, self.hash, &self.name),
+            &entries,
+            suffix,
             params,
-            launch: Launch::Elementwise { n: 0 },
-            out_dtype: DType::U8,
-        }
+        )
     }
 
     /// The six plans with no run-time values (what the compile tests build).
@@ -858,64 +797,6 @@ pub struct States<B> {
     pub rows: usize,
     /// Keys then state columns.
     pub columns: Vec<DeviceArray<B>>,
-}
-
-pub(crate) fn grid_for(units: u64, sms: u32) -> u32 {
-    units
-        .div_ceil(u64::from(BLOCK))
-        .clamp(1, u64::from(sms.max(1)) * 8) as u32
-}
-
-/// The column buffers followed by `extra`.
-pub(crate) fn joined<'a, B>(cols: &[&'a B], extra: &[&'a B]) -> Vec<&'a B> {
-    let mut v = cols.to_vec();
-    v.extend_from_slice(extra);
-    v
-}
-
-pub(crate) fn le_words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-}
-
-/// The buffers and `P` words of the columns `reads` of `b`: three buffers per column
-/// (Arrow's first buffer, its second or the first again, the bitmap or the first again)
-/// and three words (offset, bitmap offset, whether there is a bitmap).
-///
-/// # Errors
-/// [`Error::Internal`] for a column without buffers.
-pub(crate) fn column_args<B>(
-    b: &DeviceBatch<B>,
-    reads: impl Iterator<Item = usize>,
-) -> Result<ColumnArgs<B>> {
-    let (mut params, mut bufs) = (Vec::new(), Vec::new());
-    for i in reads {
-        let c = &b.columns[i];
-        let values = c.buffers.first().ok_or_else(|| {
-            Error::Internal(format!("a {} column without a values buffer", c.data_type))
-        })?;
-        params.push(c.offset as u64);
-        bufs.push(values.buf.clone());
-        bufs.push(c.buffers.get(1).unwrap_or(values).buf.clone());
-        match &c.nulls {
-            Some(nulls) => {
-                params.extend([nulls.offset as u64, 1]);
-                bufs.push(nulls.bytes.buf.clone());
-            }
-            None => {
-                params.extend([0, 0]);
-                bufs.push(values.buf.clone());
-            }
-        }
-    }
-    Ok(ColumnArgs { params, bufs })
-}
-
-/// What [`column_args`] gives: the columns' `P` words and buffers.
-pub(crate) struct ColumnArgs<B> {
-    pub params: Vec<u64>,
-    pub bufs: Vec<Arc<B>>,
 }
 
 /// The groups of a keyed groupby's rows: how many, each row's table slot (`u32::MAX` for

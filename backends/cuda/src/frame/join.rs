@@ -21,13 +21,13 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::{JoinSpec, JoinType};
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
 use super::column::DeviceArray;
-use super::groupby::{self, column_args, grid_for, joined, ColumnArgs, NativeGroupby};
-use super::program::emit::{ctype, is_string};
+use super::groupby::{self, NativeGroupby};
+use super::launch::{column_args, grid_for, hash_step, joined, key_equal, plan_of, ColumnArgs};
 use super::DeviceBatch;
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
+use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 
 /// Why a join does not run natively.
@@ -112,30 +112,6 @@ pub fn native(
     })
 }
 
-/// Reading key slot `j` at row `r`, as the groupby's text does.
-fn value_at(j: usize, t: &DataType, r: &str) -> String {
-    let c = ctype(t).unwrap_or("u8");
-    if *t == DataType::Boolean {
-        format!("tsr_bit(in{}, C[{}] + {r})", 3 * j, 3 * j)
-    } else {
-        format!("((const {c}*)in{})[C[{}] + {r}]", 3 * j, 3 * j)
-    }
-}
-
-fn string_at(j: usize, t: &DataType, r: &str) -> (String, String) {
-    let off = super::program::emit::offset_ctype(t);
-    let start = format!("(u64)(i64)((const {off}*)in{})[C[{}] + {r}]", 3 * j, 3 * j);
-    let end = format!(
-        "(u64)(i64)((const {off}*)in{})[C[{}] + {r} + 1]",
-        3 * j,
-        3 * j
-    );
-    (
-        format!("(in{} + {start})", 3 * j + 1),
-        format!("({end} - {start})"),
-    )
-}
-
 /// The probe and emit kernels; the left keys are slots `0..k`, the right's `k..2k`. The
 /// hash is the groupby's (`_insert`), so both sides land in the same slots.
 fn text(keys: &[(usize, DataType)]) -> String {
@@ -155,24 +131,8 @@ fn text(keys: &[(usize, DataType)]) -> String {
             3 * j + 2,
             3 * j + 1
         ));
-        if is_string(t) {
-            let (p, l) = string_at(j, t, "row");
-            hash.push_str(&format!(
-                " {{ const u8* s = {p}; u64 len = {l}; u64 f = 0xcbf29ce484222325ULL; for (u64 i = 0; i < len; ++i) {{ f ^= s[i]; f *= 0x100000001b3ULL; }} h = tsr_mix(h ^ f ^ len); }}"
-            ));
-            let (pr, lr) = string_at(k + j, t, "rrow");
-            eq.push(format!("tsr_str_cmp({p}, {l}, {pr}, {lr}) == 0"));
-        } else {
-            hash.push_str(&format!(
-                " h = tsr_mix(h ^ (u64){});",
-                value_at(j, t, "row")
-            ));
-            eq.push(format!(
-                "{} == {}",
-                value_at(j, t, "row"),
-                value_at(k + j, t, "rrow")
-            ));
-        }
+        hash.push_str(&hash_step(j, t, "row"));
+        eq.push(key_equal(t, (j, "row"), (k + j, "rrow")));
     }
     let null = null.join(" || ");
     let eq = eq.join(" && ");
@@ -239,35 +199,12 @@ extern \"C\" __global__ void {name}_emit(const u64* P, const u8* in0, const u8* 
 impl NativeJoin {
     fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
         let k = self.left_keys.len();
-        let entry = |s: &str| {
-            let (ins, outs) = match s {
-                "_gcount" => (2, 2),
-                "_probe" => (6 * k + 3, 2),
-                _ => (5, 2),
-            };
-            let mut args = vec![Arg::Params];
-            args.extend((0..ins).map(|i| Arg::Input(i, DType::U8)));
-            args.extend(std::iter::repeat_n(Arg::Output(DType::U8), outs));
-            Entry {
-                name: format!("{}{s}", self.name),
-                args,
-            }
-        };
-        let mut entries = vec![entry(suffix)];
-        entries.extend(
-            ["_gcount", "_probe", "_emit"]
-                .iter()
-                .filter(|s| **s != suffix)
-                .map(|s| entry(s)),
-        );
-        KernelPlan {
-            body: self.body.clone(),
-            hash: self.hash,
-            entries,
+        plan_of(
+            (&self.body, self.hash, &self.name),
+            &[("_gcount", 2, 2), ("_probe", 6 * k + 3, 2), ("_emit", 5, 2)],
+            suffix,
             params,
-            launch: Launch::Elementwise { n: 0 },
-            out_dtype: DType::U8,
-        }
+        )
     }
 
     /// Every kernel the join launches (its own, the build side's groupby's), with no

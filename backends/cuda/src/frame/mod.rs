@@ -31,6 +31,7 @@ pub mod concat;
 pub mod groupby;
 mod host;
 pub mod join;
+mod launch;
 pub mod program;
 pub mod scan;
 pub mod sort;

@@ -9,10 +9,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
-use super::groupby::{grid_for, le_words};
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
+use super::launch::{grid_for, le_words, plan_of};
+use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 
 const TEXT: &str = r#"
@@ -133,29 +133,7 @@ const ENTRIES: [(&str, usize, usize); 7] = [
 
 fn plan(suffix: &str, params: Vec<u64>) -> KernelPlan {
     let (body, hash, name) = named_text();
-    let entry = |(s, ins, outs): (&str, usize, usize)| {
-        let mut args = vec![Arg::Params];
-        args.extend((0..ins).map(|i| Arg::Input(i, DType::U8)));
-        args.extend(std::iter::repeat_n(Arg::Output(DType::U8), outs));
-        Entry {
-            name: format!("{name}{s}"),
-            args,
-        }
-    };
-    let mut entries: Vec<Entry> = ENTRIES
-        .iter()
-        .filter(|e| e.0 == suffix)
-        .map(|e| entry(*e))
-        .collect();
-    entries.extend(ENTRIES.iter().filter(|e| e.0 != suffix).map(|e| entry(*e)));
-    KernelPlan {
-        body: body.clone(),
-        hash: *hash,
-        entries,
-        params,
-        launch: Launch::Elementwise { n: 0 },
-        out_dtype: DType::U8,
-    }
+    plan_of((body, *hash, name), &ENTRIES, suffix, params)
 }
 
 /// The kernels with no run-time values (what the compile tests build).

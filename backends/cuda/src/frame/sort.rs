@@ -16,13 +16,13 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::SortKey;
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
 use super::column::DeviceArray;
-use super::groupby::{column_args, grid_for, ColumnArgs};
+use super::launch::{column_args, grid_for, plan_of, ColumnArgs};
 use super::program::emit::ctype;
 use super::DeviceBatch;
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
+use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 
 /// Why a sort does not run natively.
@@ -168,23 +168,12 @@ pub fn native(schema: &SchemaRef, by: &[SortKey]) -> std::result::Result<NativeS
 
 impl NativeSort {
     fn plan(&self, params: Vec<u64>) -> KernelPlan {
-        let mut args = vec![Arg::Params];
-        args.extend((0..3 * self.keys.len()).map(|i| Arg::Input(i, DType::U8)));
-        args.extend(std::iter::repeat_n(
-            Arg::Output(DType::U8),
-            self.digits.len(),
-        ));
-        KernelPlan {
-            body: self.body.clone(),
-            hash: self.hash,
-            entries: vec![Entry {
-                name: format!("{}_encode", self.name),
-                args,
-            }],
+        plan_of(
+            (&self.body, self.hash, &self.name),
+            &[("_encode", 3 * self.keys.len(), self.digits.len())],
+            "_encode",
             params,
-            launch: Launch::Elementwise { n: 0 },
-            out_dtype: DType::U8,
-        }
+        )
     }
 
     /// Its kernel with no run-time values (what the compile tests build).

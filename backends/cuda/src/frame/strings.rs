@@ -8,11 +8,12 @@
 use std::sync::{Arc, OnceLock};
 
 use arrow_schema::DataType;
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes};
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
-use crate::device::{Device, Output, BLOCK};
+use super::launch::{grid_for, plan_of};
+use crate::codegen::{named, KernelPlan};
+use crate::device::{Device, Output};
 
 const TEXT: &str = r#"
 static __device__ __forceinline__ u64 @KERNEL@_at(const u8* offs, u64 wide, u64 i) {
@@ -93,31 +94,12 @@ fn named_text() -> &'static (String, u64, String) {
 /// The plan launching entry `suffix` (first), with every entry listed.
 fn plan(suffix: &str, params: Vec<u64>) -> KernelPlan {
     let (body, hash, name) = named_text();
-    let entry = |s: &str| {
-        let inputs = if s == "_copy" { 4 } else { 2 };
-        let mut args = vec![Arg::Params];
-        args.extend((0..inputs).map(|i| Arg::Input(i, DType::U8)));
-        args.push(Arg::Output(DType::U8));
-        Entry {
-            name: format!("{name}{s}"),
-            args,
-        }
-    };
-    let mut entries = vec![entry(suffix)];
-    entries.extend(
-        ["_count", "_offsets", "_copy"]
-            .iter()
-            .filter(|s| **s != suffix)
-            .map(|s| entry(s)),
-    );
-    KernelPlan {
-        body: body.clone(),
-        hash: *hash,
-        entries,
+    plan_of(
+        (body, *hash, name),
+        &[("_count", 2, 1), ("_offsets", 2, 1), ("_copy", 4, 1)],
+        suffix,
         params,
-        launch: Launch::Elementwise { n: 0 },
-        out_dtype: DType::U8,
-    }
+    )
 }
 
 /// The string kernels' plans with no run-time values (what the compile tests build).
@@ -163,9 +145,7 @@ pub fn gather_from<D: Device>(
         )));
     };
     let params = vec![m as u64, col.offset as u64, u64::from(wide), start as u64];
-    let grid = (m as u64)
-        .div_ceil(u64::from(BLOCK))
-        .clamp(1, u64::from(device.sms().max(1)) * 8) as u32;
+    let grid = grid_for(m as u64, device.sms());
     let counts = device.launch_grid(
         &plan("_count", params.clone()),
         grid,

@@ -21,12 +21,13 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::{program_schema, FrameProgram, FrameStep};
-use tessera_core::{DType, Error, Result};
+use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes, DeviceNulls};
+use super::launch::{column_args, grid_for, plan_of, ColumnArgs};
 use super::DeviceBatch;
-use crate::codegen::{named, Arg, Entry, KernelPlan, Launch};
-use crate::device::{Device, Output, BLOCK};
+use crate::codegen::{named, KernelPlan};
+use crate::device::{Device, Output};
 use emit::{ctype, Emitter, Refusal, Val};
 
 /// One output column of a program.
@@ -261,43 +262,23 @@ impl NativeProgram {
     /// The plan launching entry `suffix` (its entry first, the others after, so that a
     /// library built from any of the three holds all of them).
     fn plan(&self, suffix: &str, params: Vec<u64>) -> KernelPlan {
-        let inputs: Vec<Arg> = (0..=3 * self.reads.len())
-            .map(|i| Arg::Input(i, DType::U8))
-            .collect();
-        let entry = |s: &str| {
-            let outs = if s == "_project" {
-                self.kernel_types
-                    .iter()
-                    .map(|t| if t.is_some() { 2 } else { 1 })
-                    .sum()
-            } else {
-                1
-            };
-            let mut args = vec![Arg::Params];
-            args.extend(inputs.iter().copied());
-            args.extend(std::iter::repeat_n(
-                Arg::Output(DType::U8),
-                outs + usize::from(!self.checks.is_empty()),
-            ));
-            Entry {
-                name: format!("{}{s}", self.name),
-                args,
-            }
-        };
-        let mut entries = vec![entry(suffix)];
-        for s in ["_count", "_select", "_project"] {
-            if s != suffix {
-                entries.push(entry(s));
-            }
-        }
-        KernelPlan {
-            body: self.body.clone(),
-            hash: self.hash,
-            entries,
+        let ins = 3 * self.reads.len() + 1;
+        let err = usize::from(!self.checks.is_empty());
+        let project: usize = self
+            .kernel_types
+            .iter()
+            .map(|t| if t.is_some() { 2 } else { 1 })
+            .sum();
+        plan_of(
+            (&self.body, self.hash, &self.name),
+            &[
+                ("_count", ins, 1 + err),
+                ("_select", ins, 1 + err),
+                ("_project", ins, project + err),
+            ],
+            suffix,
             params,
-            launch: Launch::Elementwise { n: 0 },
-            out_dtype: DType::U8,
-        }
+        )
     }
 
     /// Launches `plan` with `outputs`, plus the error word when a row can raise an error;
@@ -356,12 +337,6 @@ impl NativeProgram {
 }
 
 /// Blocks for a pass over `units` work items on a device of `sms` multiprocessors.
-fn grid_for(units: u64, sms: u32) -> u32 {
-    units
-        .div_ceil(u64::from(BLOCK))
-        .clamp(1, u64::from(sms.max(1)) * 8) as u32
-}
-
 /// The output of a program's run: a partition's parts.
 pub struct Evaluated<B> {
     /// The program's output schema.
@@ -459,29 +434,9 @@ fn run_at<D: Device>(
     let n = b.rows;
     let start = given.map_or(0, |g| g.1);
     let mut params = vec![n as u64, 0, 0];
-    // Three buffers per column read: Arrow's first buffer (values, or a string's
-    // offsets), its second (a string's bytes; the first again otherwise) and the bitmap
-    // (the first again when there is none, never read then).
-    let mut bufs: Vec<Arc<D::Buf>> = Vec::with_capacity(3 * p.reads.len() + 1);
-    for &i in &p.reads {
-        let c = &b.columns[i];
-        let values = c.buffers.first().ok_or_else(|| {
-            Error::Internal(format!("a {} column without a values buffer", c.data_type))
-        })?;
-        params.push(c.offset as u64);
-        bufs.push(values.buf.clone());
-        bufs.push(c.buffers.get(1).unwrap_or(values).buf.clone());
-        match &c.nulls {
-            Some(nulls) => {
-                params.extend([nulls.offset as u64, 1]);
-                bufs.push(nulls.bytes.buf.clone());
-            }
-            None => {
-                params.extend([0, 0]);
-                bufs.push(values.buf.clone());
-            }
-        }
-    }
+    // Three buffers per column read (`launch::column_args`).
+    let ColumnArgs { params: tail, bufs } = column_args(b, p.reads.iter().copied())?;
+    params.extend(tail);
     params.extend_from_slice(&p.literals);
     let placeholder = match bufs.first() {
         Some(b) => b.clone(),
