@@ -811,8 +811,14 @@ fn finalize_plan(
     })
 }
 
+/// Why the `cuda` dataframe backend is unavailable: the probe's reason, pointing at the
+/// dataframe backend's variable where it suggests another backend.
+pub fn unavailable_reason(probe_reason: &str) -> String {
+    probe_reason.replace("TESSERA_ARRAY_BACKEND", "TESSERA_DATAFRAME_BACKEND")
+}
+
 fn make() -> std::result::Result<tessera_core::frame::FrameBackendRef, String> {
-    let d = crate::ready()?;
+    let d = crate::ready().map_err(|r| unavailable_reason(&r))?;
     CudaFrameBackend::open(d.count)
         .map(|b| Arc::new(b) as tessera_core::frame::FrameBackendRef)
         .map_err(|e| e.to_string())
