@@ -368,3 +368,56 @@ TSR_D u64 tsr_f64_order(f64 x) {
     u64 b = (x != x) ? 0x7ff8000000000000ULL : (x == 0.0 ? 0ULL : (u64)__double_as_longlong(x));
     return (b & 0x8000000000000000ULL) ? ~b : (b | 0x8000000000000000ULL);
 }
+// Block-wide sums and prefix sums through `s`, a shared array of blockDim.x entries; every
+// thread of the block calls them (they synchronise the block) and gets the result.
+TSR_D u64 tsr_block_sum(u64* s, u64 v) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
+        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
+        __syncthreads();
+    }
+    u64 r = s[0];
+    __syncthreads();
+    return r;
+}
+TSR_D u32 tsr_block_sum(u32* s, u32 v) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
+        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
+        __syncthreads();
+    }
+    u32 r = s[0];
+    __syncthreads();
+    return r;
+}
+// The inclusive prefix sum of `v` over the block's threads; `*total` gets the block's sum.
+TSR_D u64 tsr_block_scan(u64* s, u64 v, u64* total) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x; d <<= 1) {
+        u64 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
+        __syncthreads();
+        s[threadIdx.x] += x;
+        __syncthreads();
+    }
+    u64 r = s[threadIdx.x];
+    *total = s[blockDim.x - 1];
+    __syncthreads();
+    return r;
+}
+TSR_D u32 tsr_block_scan(u32* s, u32 v, u32* total) {
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x; d <<= 1) {
+        u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
+        __syncthreads();
+        s[threadIdx.x] += x;
+        __syncthreads();
+    }
+    u32 r = s[threadIdx.x];
+    *total = s[blockDim.x - 1];
+    __syncthreads();
+    return r;
+}

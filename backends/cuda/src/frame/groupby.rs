@@ -470,13 +470,8 @@ fn text(
     u32 c = 0;
     for (u64 row = lo + threadIdx.x; row < hi; row += blockDim.x) c += {is_first} ? 1u : 0u;
     __shared__ u32 s[256];
-    s[threadIdx.x] = c;
-    __syncthreads();
-    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {{
-        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
-        __syncthreads();
-    }}
-    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = s[0];
+    u32 total = tsr_block_sum(s, c);
+    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = total;
 }}
 "
     ));
@@ -491,21 +486,14 @@ fn text(
     for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {{
         u64 row = t0 + threadIdx.x;
         u8 first = {is_first} ? 1 : 0;
-        s[threadIdx.x] = first;
-        __syncthreads();
-        for (u32 d = 1; d < blockDim.x; d <<= 1) {{
-            u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
-            __syncthreads();
-            s[threadIdx.x] += x;
-            __syncthreads();
-        }}
+        u32 total;
+        u32 incl = tsr_block_scan(s, (u32)first, &total);
         if (first) {{
-            u64 g = base + s[threadIdx.x] - 1;
+            u64 g = base + incl - 1;
             gid[((const u32*){i0})[row]] = (u32)g;
             rep[g] = (u32)row;
         }}
-        base += s[blockDim.x - 1];
-        __syncthreads();
+        base += total;
     }}
 }}
 ",

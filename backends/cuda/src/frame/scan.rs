@@ -23,13 +23,8 @@ extern "C" __global__ void @KERNEL@_sum(const u64* P, const u8* in0, u8* out0) {
     u64 c = 0;
     for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) c += ((const u32*)in0)[r];
     __shared__ u64 s[256];
-    s[threadIdx.x] = c;
-    __syncthreads();
-    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
-        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) ((u64*)out0)[blockIdx.x] = s[0];
+    u64 total = tsr_block_sum(s, c);
+    if (threadIdx.x == 0) ((u64*)out0)[blockIdx.x] = total;
 }
 extern "C" __global__ void @KERNEL@_scan(const u64* P, const u8* in0, u8* out0) {
     u64 n = P[0];
@@ -40,17 +35,10 @@ extern "C" __global__ void @KERNEL@_scan(const u64* P, const u8* in0, u8* out0) 
     for (u64 t0 = lo; t0 < hi; t0 += blockDim.x) {
         u64 r = t0 + threadIdx.x;
         u64 v = r < hi ? ((const u32*)in0)[r] : 0;
-        s[threadIdx.x] = v;
-        __syncthreads();
-        for (u32 d = 1; d < blockDim.x; d <<= 1) {
-            u64 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
-            __syncthreads();
-            s[threadIdx.x] += x;
-            __syncthreads();
-        }
-        if (r < hi) ((u64*)out0)[r] = at + s[threadIdx.x] - v;
-        at += s[blockDim.x - 1];
-        __syncthreads();
+        u64 total;
+        u64 incl = tsr_block_scan(s, v, &total);
+        if (r < hi) ((u64*)out0)[r] = at + incl - v;
+        at += total;
     }
 }
 extern "C" __global__ void @KERNEL@_zeros(const u64* P, const u8* in0, u8* out0) {
@@ -60,13 +48,8 @@ extern "C" __global__ void @KERNEL@_zeros(const u64* P, const u8* in0, u8* out0)
     u32 c = 0;
     for (u64 r = lo + threadIdx.x; r < hi; r += blockDim.x) c += ((((const u32*)in0)[r] >> bit) & 1u) ? 0u : 1u;
     __shared__ u32 s[256];
-    s[threadIdx.x] = c;
-    __syncthreads();
-    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
-        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = s[0];
+    u32 total = tsr_block_sum(s, c);
+    if (threadIdx.x == 0) ((u32*)out0)[blockIdx.x] = total;
 }
 extern "C" __global__ void @KERNEL@_split(const u64* P, const u8* in0, const u8* in1, u8* out0, u8* out1) {
     u64 n = P[0]; u32 bit = (u32)P[1]; u64 grid = P[2];
@@ -78,25 +61,16 @@ extern "C" __global__ void @KERNEL@_split(const u64* P, const u8* in0, const u8*
         u64 r = t0 + threadIdx.x;
         u32 k = r < hi ? ((const u32*)in0)[r] : 0;
         u32 z = (r < hi && !((k >> bit) & 1u)) ? 1u : 0u;
-        s[threadIdx.x] = z;
-        __syncthreads();
-        for (u32 d = 1; d < blockDim.x; d <<= 1) {
-            u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
-            __syncthreads();
-            s[threadIdx.x] += x;
-            __syncthreads();
-        }
-        u64 before = s[threadIdx.x] - z;
+        u32 tz;
+        u64 before = tsr_block_scan(s, z, &tz) - z;
         if (r < hi) {
             u64 to = z ? zeros + before : ones + (threadIdx.x - before);
             ((u32*)out0)[to] = k;
             ((u32*)out1)[to] = ((const u32*)in1)[r];
         }
         u64 len = hi - t0 < blockDim.x ? hi - t0 : blockDim.x;
-        u64 tz = s[blockDim.x - 1];
         zeros += tz;
         ones += len - tz;
-        __syncthreads();
     }
 }
 extern "C" __global__ void @KERNEL@_gather32(const u64* P, const u8* in0, const u8* in1, u8* out0) {

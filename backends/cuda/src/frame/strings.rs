@@ -31,13 +31,8 @@ extern "C" __global__ void @KERNEL@_count(const u64* P, const u8* offs, const u8
         c += @KERNEL@_at(offs, wide, row + 1) - @KERNEL@_at(offs, wide, row);
     }
     __shared__ u64 s[256];
-    s[threadIdx.x] = c;
-    __syncthreads();
-    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
-        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) ((u64*)out0)[blockIdx.x] = s[0];
+    u64 total = tsr_block_sum(s, c);
+    if (threadIdx.x == 0) ((u64*)out0)[blockIdx.x] = total;
 }
 extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const u8* idx, u8* out0) {
     u64 n = P[0], base = P[1], wide = P[2];
@@ -55,20 +50,13 @@ extern "C" __global__ void @KERNEL@_offsets(const u64* P, const u8* offs, const 
             u64 row = base + ((const u32*)idx)[P[3] + r];
             len = @KERNEL@_at(offs, wide, row + 1) - @KERNEL@_at(offs, wide, row);
         }
-        s[threadIdx.x] = len;
-        __syncthreads();
-        for (u32 d = 1; d < blockDim.x; d <<= 1) {
-            u64 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
-            __syncthreads();
-            s[threadIdx.x] += x;
-            __syncthreads();
-        }
+        u64 total;
+        u64 incl = tsr_block_scan(s, len, &total);
         if (r < hi) {
-            u64 end = at + s[threadIdx.x];
+            u64 end = at + incl;
             if (wide) ((i64*)out0)[r + 1] = (i64)end; else ((i32*)out0)[r + 1] = (i32)end;
         }
-        at += s[blockDim.x - 1];
-        __syncthreads();
+        at += total;
     }
 }
 extern "C" __global__ void @KERNEL@_copy(const u64* P, const u8* offs, const u8* vals, const u8* idx, const u8* fresh, u8* out0) {
