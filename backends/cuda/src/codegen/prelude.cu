@@ -370,53 +370,28 @@ TSR_D u64 tsr_f64_order(f64 x) {
 }
 // Block-wide sums and prefix sums through `s`, a shared array of blockDim.x entries; every
 // thread of the block calls them (they synchronise the block) and gets the result.
-TSR_D u64 tsr_block_sum(u64* s, u64 v) {
+template <typename T> TSR_D T tsr_block_sum(T* s, T v) {
     s[threadIdx.x] = v;
     __syncthreads();
     for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
         if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
         __syncthreads();
     }
-    u64 r = s[0];
-    __syncthreads();
-    return r;
-}
-TSR_D u32 tsr_block_sum(u32* s, u32 v) {
-    s[threadIdx.x] = v;
-    __syncthreads();
-    for (u32 d = blockDim.x / 2; d > 0; d >>= 1) {
-        if (threadIdx.x < d) s[threadIdx.x] += s[threadIdx.x + d];
-        __syncthreads();
-    }
-    u32 r = s[0];
+    T r = s[0];
     __syncthreads();
     return r;
 }
 // The inclusive prefix sum of `v` over the block's threads; `*total` gets the block's sum.
-TSR_D u64 tsr_block_scan(u64* s, u64 v, u64* total) {
+template <typename T> TSR_D T tsr_block_scan(T* s, T v, T* total) {
     s[threadIdx.x] = v;
     __syncthreads();
     for (u32 d = 1; d < blockDim.x; d <<= 1) {
-        u64 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
+        T x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
         __syncthreads();
         s[threadIdx.x] += x;
         __syncthreads();
     }
-    u64 r = s[threadIdx.x];
-    *total = s[blockDim.x - 1];
-    __syncthreads();
-    return r;
-}
-TSR_D u32 tsr_block_scan(u32* s, u32 v, u32* total) {
-    s[threadIdx.x] = v;
-    __syncthreads();
-    for (u32 d = 1; d < blockDim.x; d <<= 1) {
-        u32 x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
-        __syncthreads();
-        s[threadIdx.x] += x;
-        __syncthreads();
-    }
-    u32 r = s[threadIdx.x];
+    T r = s[threadIdx.x];
     *total = s[blockDim.x - 1];
     __syncthreads();
     return r;
