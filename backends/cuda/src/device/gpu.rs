@@ -386,6 +386,17 @@ impl Gpu {
             .map_err(|e| device_err("load function", e))
     }
 
+    /// `plan`'s parameters (`P`, at least one word) copied to the device on `s`.
+    fn params(&self, s: &Arc<CudaStream>, plan: &KernelPlan) -> Result<CudaSlice<u64>> {
+        let params = if plan.params.is_empty() {
+            vec![0u64]
+        } else {
+            plan.params.clone()
+        };
+        s.clone_htod(&params)
+            .map_err(|e| device_err("copy parameters", e))
+    }
+
     fn grid(&self, blocks: u64) -> u32 {
         // Enough blocks to fill every SM several times; the kernels stride over the rest.
         blocks.clamp(1, u64::from(self.sms) * 32) as u32
@@ -507,14 +518,7 @@ impl Device for Gpu {
             }
             outs.push(buf);
         }
-        let params = if plan.params.is_empty() {
-            vec![0u64]
-        } else {
-            plan.params.clone()
-        };
-        let p = s
-            .clone_htod(&params)
-            .map_err(|e| device_err("copy parameters", e))?;
+        let p = self.params(&s, plan)?;
         let f = self.function(plan, 0)?;
         let mut b = s.launch_builder(&f);
         b.arg(&p);
@@ -545,14 +549,7 @@ impl Device for Gpu {
     fn run(&self, plan: &KernelPlan, inputs: &[&GpuBuf], out_bytes: usize) -> Result<GpuBuf> {
         let s = self.stream()?;
         let mut out = self.for_kernel_output(out_bytes)?;
-        let params = if plan.params.is_empty() {
-            vec![0u64]
-        } else {
-            plan.params.clone()
-        };
-        let p = s
-            .clone_htod(&params)
-            .map_err(|e| device_err("copy parameters", e))?;
+        let p = self.params(&s, plan)?;
         let normal = plan.entries[0].args.contains(&Arg::ZigguratTables);
         let tables = if normal { Some(self.tables()?) } else { None };
         let cfg = |blocks: u64| LaunchConfig {

@@ -38,8 +38,8 @@ use tessera_core::{Error, Result};
 
 use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
 use super::launch::{
-    column_args, grid_for, hash_step, joined, key_equal, le_words, plan_of, valid_at, value_at,
-    ColumnArgs,
+    column_args, grid_for, hash_step, joined, key_equal, launch_checked, le_words, placeholder,
+    plan_of, valid_at, value_at, ColumnArgs,
 };
 use super::program::emit::{ctype, is_string};
 use super::DeviceBatch;
@@ -939,6 +939,50 @@ pub fn partition<D: Device>(
     Ok(out)
 }
 
+/// The rows of each group, in row order: `sorted[starts[g] .. starts[g] + counts[g]]`
+/// (`u32` row numbers, `u64` starts, `u32` counts).
+pub(crate) struct ByGroup<B> {
+    pub counts: B,
+    pub sorted: Arc<B>,
+    pub starts: B,
+}
+
+/// [`ByGroup`] of the `n` rows grouped into `groups` (`slots` and `gid` as
+/// [`group`] gives them; `params` the groupby's header with `P[2]` = 0 for keyed rows):
+/// each row's group and each group's size (`_rowgid`, integer atomics), the rows sorted
+/// stably by group, the groups' first places.
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy.
+pub(crate) fn by_group<D: Device>(
+    device: &D,
+    g: &NativeGroupby,
+    params: &[u64],
+    cols: &[&D::Buf],
+    (slots, gid): (&D::Buf, &D::Buf),
+    (n, groups): (usize, usize),
+) -> Result<ByGroup<D::Buf>> {
+    let mut params = params.to_vec();
+    params[3] = groups as u64;
+    let mut made = device.launch_grid(
+        &g.plan("_rowgid", params),
+        grid_for(n as u64, device.sms()),
+        &joined(cols, &[slots, gid]),
+        &[Output::Filled(groups * 4, 0), Output::Written(n * 4)],
+    )?;
+    let row_gid = Arc::new(made.pop().ok_or_else(|| Error::Internal("rowgid".into()))?);
+    let counts = made.pop().ok_or_else(|| Error::Internal("rowgid".into()))?;
+    let bits = u64::BITS - (groups as u64).leading_zeros();
+    let rows = Arc::new(super::scan::iota(device, n)?);
+    let sorted = super::scan::sort_by_key(device, row_gid, rows, n, bits)?.values;
+    let (starts, _) = super::scan::exclusive(device, &counts, groups)?;
+    Ok(ByGroup {
+        counts,
+        sorted,
+        starts,
+    })
+}
+
 /// Runs `g` over `b` on `device`.
 ///
 /// # Errors
@@ -961,10 +1005,7 @@ pub fn run<D: Device>(
     let mut params = vec![n as u64, table as u64 - 1, u64::from(global), 0];
     let ColumnArgs { params: tail, bufs } = column_args(b, g.reads.iter().map(|(i, _)| *i))?;
     params.extend(tail);
-    let placeholder = match bufs.first() {
-        Some(x) => x.clone(),
-        None => Arc::new(device.upload(&[0])?),
-    };
+    let placeholder = placeholder(device, &bufs)?;
     let cols: Vec<&D::Buf> = bufs.iter().map(|x| x.as_ref()).collect();
     let rows_grid = grid_for(n as u64, device.sms());
     // Groups: slots, first rows, numbering in row order.
@@ -998,18 +1039,11 @@ pub fn run<D: Device>(
     if g.accs.iter().any(|a| matches!(a, Acc::FSum(_))) {
         // Float sums in row order: the rows sorted stably by group, each group folded by
         // one thread.
-        let mut made = device.launch_grid(
-            &g.plan("_rowgid", params.clone()),
-            rows_grid,
-            &joined(&cols, &[&slots, &gid]),
-            &[Output::Filled(groups * 4, 0), Output::Written(n * 4)],
-        )?;
-        let row_gid = Arc::new(made.pop().ok_or_else(|| Error::Internal("rowgid".into()))?);
-        let counts = made.pop().ok_or_else(|| Error::Internal("rowgid".into()))?;
-        let bits = u64::BITS - (groups as u64).leading_zeros();
-        let rows = Arc::new(super::scan::iota(device, n)?);
-        let sorted = super::scan::sort_by_key(device, row_gid, rows, n, bits)?.values;
-        let (starts, _) = super::scan::exclusive(device, &counts, groups)?;
+        let ByGroup {
+            counts,
+            sorted,
+            starts,
+        } = by_group(device, g, &params, &cols, (&slots, &gid), (n, groups))?;
         let sums = device.launch_grid(
             &g.plan("_fsum", params.clone()),
             grid_for(groups as u64, device.sms()),
@@ -1046,36 +1080,15 @@ pub fn run<D: Device>(
         });
         sizes.push(octets);
     }
-    let mut written: Vec<Output> = sizes.iter().map(|&s| Output::Written(s)).collect();
-    if !g.checks.is_empty() {
-        written.push(Output::Filled(8, 0));
-    }
-    let mut outs = device.launch_grid(
+    let written: Vec<Output> = sizes.iter().map(|&s| Output::Written(s)).collect();
+    let outs = launch_checked(
+        device,
         &g.plan("_states", params),
         grid_for(octets as u64, device.sms()),
         &joined(&cols, &extra),
-        &written,
+        written,
+        ("sum", &g.checks),
     )?;
-    if !g.checks.is_empty() {
-        let err = outs
-            .pop()
-            .ok_or_else(|| Error::Internal("the states kernel gave no error word".into()))?;
-        let word = device.download(&err, 8)?;
-        let code = u64::from_le_bytes(
-            word[..8]
-                .try_into()
-                .map_err(|_| Error::Internal("the error word is not 8 bytes".into()))?,
-        );
-        if code != 0 {
-            return Err(Error::invalid(
-                "sum",
-                g.checks
-                    .get(code as usize - 1)
-                    .cloned()
-                    .unwrap_or_else(|| format!("a group raised error {code}")),
-            ));
-        }
-    }
     let mut outs = outs.into_iter().zip(sizes).map(|(buf, len)| DeviceBytes {
         buf: Arc::new(buf),
         len,

@@ -3,9 +3,9 @@
 //!
 //! 1. **Build** (the right side): its keys grouped as a groupby groups them
 //!    (the groupby's `_insert` to `_assign`: a table of first rows, groups numbered by first
-//!    appearance), each group's size counted (`_gcount`, integer atomics), and the right
-//!    rows sorted stably by group ([`super::scan::sort_by_key`]), so that group `g`'s rows
-//!    are `sorted[start[g] .. start[g] + count[g]]`, in row order.
+//!    appearance), each group's size counted and the right rows sorted stably by group
+//!    (as the groupby's float sums sort them; [`super::scan::sort_by_key`]), so that group
+//!    `g`'s rows are `sorted[start[g] .. start[g] + count[g]]`, in row order.
 //! 2. **Probe** (`_probe`): each left row hashes its keys the same way, walks the table to
 //!    the slot of equal keys (a null key matches nothing) and writes its group and how
 //!    many output rows it makes (matches; for a left join at least one; for semi and anti
@@ -16,8 +16,6 @@
 //!
 //! Covered: keys of the same integer, boolean, date, time, timestamp, duration or string
 //! type on both sides. Right and outer joins, float and decimal keys run on the host.
-
-use std::sync::Arc;
 
 use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::{JoinSpec, JoinType};
@@ -67,6 +65,9 @@ pub fn native(
         ));
     }
     let schema = spec.output_schema(left, right).map_err(|e| e.to_string())?;
+    // Both sides are gathered at the matched rows.
+    super::program::gatherable(left)?;
+    super::program::gatherable(right)?;
     let build = groupby::native(right, &spec.right_on, &[])?;
     let mut left_keys = Vec::new();
     let mut right_keys = Vec::new();
@@ -142,17 +143,7 @@ fn text(keys: &[(usize, DataType)]) -> String {
         format!("in{}", 6 * k + 2),
     );
     format!(
-        "extern \"C\" __global__ void {name}_gcount(const u64* P, const u8* in0, const u8* in1, u8* out0, u8* out1) {{
-    u64 n = P[0]; u32 groups = (u32)P[1];
-    const u32* slots = (const u32*)in0; const u32* gid = (const u32*)in1;
-    for (u64 r = (u64)blockIdx.x * blockDim.x + threadIdx.x; r < n; r += (u64)gridDim.x * blockDim.x) {{
-        u32 s = slots[r];
-        u32 g = s == {none} ? groups : gid[s];
-        ((u32*)out1)[r] = g;
-        if (g < groups) atomicAdd(&((u32*)out0)[g], 1u);
-    }}
-}}
-extern \"C\" __global__ void {name}_probe(const u64* P{ins}, u8* out0, u8* out1) {{
+        "extern \"C\" __global__ void {name}_probe(const u64* P{ins}, u8* out0, u8* out1) {{
     const u64* C = P + 4; u64 n = P[0]; u64 mask = P[1]; u64 how = P[2];
     const u32* table = (const u32*){table}; const u32* gids = (const u32*){gids}; const u32* counts = (const u32*){counts};
     for (u64 row = (u64)blockIdx.x * blockDim.x + threadIdx.x; row < n; row += (u64)gridDim.x * blockDim.x) {{
@@ -201,7 +192,7 @@ impl NativeJoin {
         let k = self.left_keys.len();
         plan_of(
             (&self.body, self.hash, &self.name),
-            &[("_gcount", 2, 2), ("_probe", 6 * k + 3, 2), ("_emit", 5, 2)],
+            &[("_probe", 6 * k + 3, 2), ("_emit", 5, 2)],
             suffix,
             params,
         )
@@ -210,7 +201,7 @@ impl NativeJoin {
     /// Every kernel the join launches (its own, the build side's groupby's), with no
     /// run-time values: what the compile tests build.
     pub fn plans(&self) -> Vec<KernelPlan> {
-        let mut out: Vec<KernelPlan> = ["_gcount", "_probe", "_emit"]
+        let mut out: Vec<KernelPlan> = ["_probe", "_emit"]
             .iter()
             .map(|s| self.plan(s, Vec::new()))
             .collect();
@@ -271,18 +262,18 @@ pub fn run<D: Device>(
     let rcols: Vec<&D::Buf> = rbufs.iter().map(|b| b.as_ref()).collect();
     let grouped = groupby::group(device, &j.build, &rparams, &rcols, nr)?;
     let groups = grouped.groups;
-    let mut made = device.launch_grid(
-        &j.plan("_gcount", vec![nr as u64, groups as u64]),
-        grid_for(nr as u64, device.sms()),
-        &[&grouped.slots, &grouped.gid],
-        &[Output::Filled(groups * 4, 0), Output::Written(nr * 4)],
+    let groupby::ByGroup {
+        counts,
+        sorted,
+        starts,
+    } = groupby::by_group(
+        device,
+        &j.build,
+        &rparams,
+        &rcols,
+        (&grouped.slots, &grouped.gid),
+        (nr, groups),
     )?;
-    let row_gid = Arc::new(one(made.split_off(1), "gcount")?);
-    let counts = Arc::new(one(made, "gcount")?);
-    let bits = u64::BITS - (groups as u64).leading_zeros();
-    let rows = Arc::new(super::scan::iota(device, nr)?);
-    let sorted = super::scan::sort_by_key(device, row_gid, rows, nr, bits)?.values;
-    let (starts, _) = super::scan::exclusive(device, &counts, groups)?;
     // Probe: each left row's group and output rows.
     let how = match j.how {
         JoinType::Inner => 0u64,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow_schema::DataType;
 
 use crate::codegen::{Arg, Entry, KernelPlan, Launch};
+use crate::device::{Device, Output};
 use tessera_core::DType;
 use tessera_core::{Error, Result};
 
@@ -162,5 +163,58 @@ pub(crate) fn key_equal(t: &DataType, (a, ra): (usize, &str), (b, rb): (usize, &
         format!("tsr_str_cmp({pa}, {la}, {pb}, {lb}) == 0")
     } else {
         format!("{} == {}", value_at(a, t, ra), value_at(b, t, rb))
+    }
+}
+
+/// `device.launch_grid` with one more output, the error word (0 when no row raised an
+/// error, else the largest code a row flagged), when `checks` (the messages by code - 1)
+/// is not empty; the word's error is raised as `Error::invalid(op, message)`.
+///
+/// # Errors
+/// [`Error::Device`] for a failed launch or copy; [`Error::Invalid`] with the message of
+/// the code a row flagged.
+pub(crate) fn launch_checked<D: Device>(
+    device: &D,
+    plan: &KernelPlan,
+    grid: u32,
+    ins: &[&D::Buf],
+    mut outputs: Vec<Output>,
+    (op, checks): (&str, &[String]),
+) -> Result<Vec<D::Buf>> {
+    if checks.is_empty() {
+        return device.launch_grid(plan, grid, ins, &outputs);
+    }
+    outputs.push(Output::Filled(8, 0));
+    let mut outs = device.launch_grid(plan, grid, ins, &outputs)?;
+    let err = outs
+        .pop()
+        .ok_or_else(|| Error::Internal("a kernel gave no error word".into()))?;
+    let word = device.download(&err, 8)?;
+    let code = u64::from_le_bytes(
+        word[..8]
+            .try_into()
+            .map_err(|_| Error::Internal("the error word is not 8 bytes".into()))?,
+    );
+    match code {
+        0 => Ok(outs),
+        c => Err(Error::invalid(
+            op,
+            checks
+                .get(c as usize - 1)
+                .cloned()
+                .unwrap_or_else(|| format!("a kernel flagged error {c}")),
+        )),
+    }
+}
+
+/// A buffer for an input slot a kernel does not read: the first column buffer, or one
+/// byte uploaded when there is none.
+///
+/// # Errors
+/// [`Error::Device`] for a failed upload.
+pub(crate) fn placeholder<D: Device>(device: &D, bufs: &[Arc<D::Buf>]) -> Result<Arc<D::Buf>> {
+    match bufs.first() {
+        Some(b) => Ok(b.clone()),
+        None => Ok(Arc::new(device.upload(&[0])?)),
     }
 }

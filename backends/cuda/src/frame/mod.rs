@@ -241,19 +241,6 @@ impl<D: Device> CudaFrameBackend<D> {
         })())
     }
 
-    /// The join as device kernels when both sides' columns can be gathered there.
-    fn native_join(
-        &self,
-        l: &DeviceBatch<D::Buf>,
-        r: &DeviceBatch<D::Buf>,
-        spec: &JoinSpec,
-    ) -> std::result::Result<join::NativeJoin, String> {
-        let j = join::native(&l.schema, &r.schema, spec)?;
-        program::native(&l.schema, &program::identity())?;
-        program::native(&r.schema, &program::identity())?;
-        Ok(j)
-    }
-
     fn place(&self) -> usize {
         self.next.fetch_add(1, Ordering::Relaxed) % self.devices.len()
     }
@@ -372,8 +359,6 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             }
             PlanStep::Join { left, right, spec } => {
                 let native = join::native(left, right, spec).and_then(|_| {
-                    program::native(left, &program::identity())?;
-                    program::native(right, &program::identity())?;
                     // A shuffle's partitioning hashes the keys on the device too.
                     groupby::native(left, &spec.left_on, &[]).map(|_| ())
                 });
@@ -382,9 +367,8 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
                     .map(|why| format!("the join runs on the host: {why}"));
             }
             PlanStep::Sort { schema, by, top } => {
-                let native = sort::native(schema, by)
-                    .and_then(|_| program::native(schema, &program::identity()).map(|_| ()))
-                    .and_then(|_| concat::native(schema).map(|_| ()));
+                let native =
+                    sort::native(schema, by).and_then(|_| concat::native(schema).map(|_| ()));
                 return match (native, top) {
                     (Ok(()), true) => None,
                     (Ok(()), false) => Some(format!(
@@ -444,7 +428,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             Ok(g) => {
                 self.remember(g.hash(), || g.plans());
                 let device = &self.devices[b.device];
-                match program::native(&b.schema, &program::identity()) {
+                match program::gatherable(&b.schema) {
                     Ok(_) => Ok(groupby::partition(device, &g, b, n)?
                         .into_iter()
                         .map(|(rows, columns)| self.wrap(b.schema.clone(), rows, columns, b.device))
@@ -569,7 +553,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
 
     fn join(&self, left: &Partition, right: &Partition, spec: &JoinSpec) -> Result<Partition> {
         let (l, r) = (self.batch(left, "join")?, self.batch(right, "join")?);
-        match self.native_join(l, r, spec) {
+        match join::native(&l.schema, &r.schema, spec) {
             Ok(j) => {
                 self.remember(j.hash(), || j.plans());
                 let right_here;
@@ -591,11 +575,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
 
     fn sort(&self, part: &Partition, by: &[SortKey]) -> Result<Partition> {
         let b = self.batch(part, "sort")?;
-        let native = sort::native(&b.schema, by).and_then(|s| {
-            program::native(&b.schema, &program::identity())?;
-            Ok(s)
-        });
-        match native {
+        match sort::native(&b.schema, by) {
             Ok(s) => {
                 self.remember(s.hash(), || s.plans());
                 let columns = sort::run(&self.devices[b.device], &s, b)?;
@@ -677,7 +657,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             // The CPU backend names the position that is out of range.
             Err("a position past the partition".to_string())
         } else {
-            program::native(&b.schema, &program::identity()).map(|_| ())
+            program::gatherable(&b.schema)
         };
         match native {
             Ok(()) => {
@@ -801,7 +781,6 @@ fn finalize_plan(
         .collect();
     if !by.is_empty() {
         sort::native(&done, &by)?;
-        program::native(&done, &program::identity())?;
     }
     Ok(Finish {
         schema,

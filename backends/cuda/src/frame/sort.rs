@@ -18,7 +18,7 @@ use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::SortKey;
 use tessera_core::{Error, Result};
 
-use super::column::DeviceArray;
+use super::column::{fixed_width, DeviceArray};
 use super::launch::{column_args, grid_for, plan_of, ColumnArgs};
 use super::program::emit::ctype;
 use super::DeviceBatch;
@@ -46,25 +46,13 @@ pub struct NativeSort {
     name: String,
 }
 
-/// Value bits of a key type, or `None` when the device does not sort it.
+/// Value bits of a key type, or `None` when the device does not sort it: a boolean's
+/// one, every other fixed-width type's width.
 fn width(t: &DataType) -> Option<u32> {
-    use DataType::*;
-    Some(match t {
-        Boolean => 1,
-        Int8 | UInt8 => 8,
-        Int16 | UInt16 => 16,
-        Int32 | UInt32 | Float32 | Date32 | Time32(_) => 32,
-        Int64
-        | UInt64
-        | Float64
-        | Date64
-        | Time64(_)
-        | Timestamp(_, _)
-        | Duration(_)
-        | Decimal64(_, _) => 64,
-        Decimal128(_, _) => 128,
-        _ => return None,
-    })
+    if *t == DataType::Boolean {
+        return Some(1);
+    }
+    fixed_width(t).map(|w| 8 * w as u32)
 }
 
 /// The sort as device kernels, or why it must run on the host.
@@ -143,6 +131,8 @@ pub fn native(schema: &SchemaRef, by: &[SortKey]) -> std::result::Result<NativeS
         }
         code.push_str("        }\n");
     }
+    // The rows are gathered in the order found.
+    super::program::gatherable(schema)?;
     let name = crate::codegen::names::NAME;
     let ins: String = (0..3 * by.len())
         .map(|i| format!(", const u8* in{i}"))

@@ -7,7 +7,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use arrow_schema::DataType;
 use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes};
@@ -125,7 +124,7 @@ pub fn gather_from<D: Device>(
     start: usize,
     m: usize,
 ) -> Result<DeviceArray<D::Buf>> {
-    let wide = matches!(col.data_type, DataType::LargeUtf8 | DataType::LargeBinary);
+    let wide = super::program::emit::offset_ctype(&col.data_type) == "i64";
     let (Some(offs), Some(vals)) = (col.buffers.first(), col.buffers.get(1)) else {
         return Err(Error::Internal(format!(
             "a {} column without offsets and values",

@@ -254,6 +254,22 @@ fn launcher(name: &str, args: &[Arg]) -> String {
     )
 }
 
+/// `plan`'s parameters as bytes (at least one word) and copies of `inputs`, each at least
+/// a byte, so that every pointer a kernel gets is valid.
+fn arguments(plan: &KernelPlan, inputs: &[&[u8]]) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let mut params: Vec<u8> = plan.params.iter().flat_map(|v| v.to_le_bytes()).collect();
+    params.resize(params.len().max(8), 0);
+    let ins = inputs
+        .iter()
+        .map(|b| {
+            let mut v = b.to_vec();
+            v.resize(v.len().max(1), 0);
+            v
+        })
+        .collect();
+    (params, ins)
+}
+
 /// A host buffer a kernel writes, filled with [`POISON`] first.
 struct Buf(Vec<u8>);
 
@@ -341,16 +357,7 @@ impl HostKernels {
     ) -> Result<Vec<Vec<u8>>, String> {
         let lib = self.library(plan)?;
         let _one_at_a_time = self.launch.lock().map_err(|e| e.to_string())?;
-        let mut params: Vec<u8> = plan.params.iter().flat_map(|v| v.to_le_bytes()).collect();
-        params.resize(params.len().max(8), 0);
-        let mut ins: Vec<Vec<u8>> = inputs
-            .iter()
-            .map(|b| {
-                let mut v = b.to_vec();
-                v.resize(v.len().max(1), 0);
-                v
-            })
-            .collect();
+        let (mut params, mut ins) = arguments(plan, inputs);
         let mut outs: Vec<Buf> = outputs
             .iter()
             .map(|o| match *o {
@@ -385,17 +392,7 @@ impl HostKernels {
         let lib = self.library(plan)?;
         let _one_at_a_time = self.launch.lock().map_err(|e| e.to_string())?;
         let tables = tessera_core::random::ziggurat::tables();
-        let mut params: Vec<u8> = plan.params.iter().flat_map(|v| v.to_le_bytes()).collect();
-        params.resize(params.len().max(8), 0);
-        // Copies, each at least a byte, so that every pointer is valid.
-        let mut ins: Vec<Vec<u8>> = inputs
-            .iter()
-            .map(|b| {
-                let mut v = b.to_vec();
-                v.resize(v.len().max(1), 0);
-                v
-            })
-            .collect();
+        let (mut params, mut ins) = arguments(plan, inputs);
         let wi: Vec<u8> = tables.wi.iter().flat_map(|v| v.to_le_bytes()).collect();
         let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
         let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();

@@ -24,7 +24,7 @@ use tessera_core::frame::{program_schema, FrameProgram, FrameStep};
 use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes, DeviceNulls};
-use super::launch::{column_args, grid_for, plan_of, ColumnArgs};
+use super::launch::{column_args, grid_for, launch_checked, placeholder, plan_of, ColumnArgs};
 use super::DeviceBatch;
 use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
@@ -289,32 +289,16 @@ impl NativeProgram {
         plan: KernelPlan,
         grid: u32,
         ins: &[&D::Buf],
-        mut outputs: Vec<Output>,
+        outputs: Vec<Output>,
     ) -> Result<Vec<D::Buf>> {
-        if self.checks.is_empty() {
-            return device.launch_grid(&plan, grid, ins, &outputs);
-        }
-        outputs.push(Output::Filled(8, 0));
-        let mut outs = device.launch_grid(&plan, grid, ins, &outputs)?;
-        let err = outs
-            .pop()
-            .ok_or_else(|| Error::Internal("a kernel gave no error word".into()))?;
-        let word = device.download(&err, 8)?;
-        let code = u64::from_le_bytes(
-            word[..8]
-                .try_into()
-                .map_err(|_| Error::Internal("the error word is not 8 bytes".into()))?,
-        );
-        match code {
-            0 => Ok(outs),
-            c => Err(Error::invalid(
-                "expression",
-                self.checks
-                    .get(c as usize - 1)
-                    .cloned()
-                    .unwrap_or_else(|| format!("a row raised error {c}")),
-            )),
-        }
+        launch_checked(
+            device,
+            &plan,
+            grid,
+            ins,
+            outputs,
+            ("expression", &self.checks),
+        )
     }
 
     /// The three plans with no run-time values (what the compile tests build).
@@ -417,6 +401,15 @@ pub fn gather_from<D: Device>(
     Ok(run_at(device, &p, b, Some((idx, start, m)))?.columns)
 }
 
+/// Whether the device gathers every column of `schema` at given rows (what a join, a
+/// sort, a take and a shuffle's split need), or why not.
+///
+/// # Errors
+/// The reason, naming the first column type the gather does not cover.
+pub fn gatherable(schema: &SchemaRef) -> std::result::Result<(), Refusal> {
+    native(schema, &identity()).map(|_| ())
+}
+
 /// The program that keeps every row and column: what a gather runs at given rows.
 pub fn identity() -> FrameProgram {
     FrameProgram {
@@ -438,10 +431,7 @@ fn run_at<D: Device>(
     let ColumnArgs { params: tail, bufs } = column_args(b, p.reads.iter().copied())?;
     params.extend(tail);
     params.extend_from_slice(&p.literals);
-    let placeholder = match bufs.first() {
-        Some(b) => b.clone(),
-        None => Arc::new(device.upload(&[0])?),
-    };
+    let placeholder = placeholder(device, &bufs)?;
     let (m, idx): (usize, Option<Arc<D::Buf>>) = if let Some((_, _, m)) = given {
         (m, None)
     } else if p.filtered {
