@@ -172,6 +172,18 @@ pub const KEYS: &[Key] = &[
         doc: "where plans over `memory-limit` spill (empty = the system temp dir; `none` = never spill, refuse instead)",
     },
     Key {
+        name: "device.memory-limit",
+        env: "TESSERA_DEVICE_MEMORY_LIMIT",
+        default: "80%",
+        doc: "device memory each GPU of the `cuda` backends may hold: a share of the card such as `80%`, a byte size such as `20GiB`, or `none`; past it the least recently used buffers spill to host memory (`device.host-limit`), then to `spill-dir`, and come back when a kernel reads them (read when the backend opens)",
+    },
+    Key {
+        name: "device.host-limit",
+        env: "TESSERA_DEVICE_HOST_LIMIT",
+        default: "memory-limit",
+        doc: "host memory that buffers spilled from GPUs may hold together before the least recently used go on to `spill-dir`: a byte size, `memory-limit` (as much as `memory-limit`; no bound when that is `none`) or `none` (read when the backend opens)",
+    },
+    Key {
         name: "progress",
         env: "TESSERA_PROGRESS",
         default: "auto",
@@ -312,6 +324,15 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
             // 0 would refuse every plan; "no limit" is `none`.
             "a byte size above 0 such as `8GiB`, or `none` for no limit"
         }
+        "device.memory-limit" if parse_device_limit(value).is_none() => {
+            "a share of the card such as `80%` (above 0, at most 100), a byte size above 0 such as `20GiB`, or `none`"
+        }
+        "device.host-limit"
+            if !matches!(value.trim(), "none" | "memory-limit")
+                && parse_bytes(value).is_none() =>
+        {
+            "a byte size such as `16GiB`, `memory-limit` or `none`"
+        }
         "array.backend" | "dataframe.backend" if value.trim().is_empty() => "a backend name",
         "dataframe.fallback" if parse_fallback(value).is_none() => "`allow` or `error`",
         "progress" if !matches!(value.trim(), "auto" | "always" | "never") => {
@@ -371,7 +392,7 @@ fn toml_type_ok(name: &str, v: &toml::Value) -> Option<&'static str> {
         | "plugins-allow-writable"
         | "storage.allow-http" => (matches!(v, Boolean(_)), "a boolean (true or false)"),
         "storage.retries" => (matches!(v, Integer(_)), "an integer"),
-        "array.chunk-size" | "memory-limit" => (
+        "array.chunk-size" | "memory-limit" | "device.memory-limit" | "device.host-limit" => (
             matches!(v, String(_) | Integer(_)),
             "a string such as \"8GiB\" or an integer number of bytes",
         ),
@@ -887,6 +908,73 @@ pub fn spill_dir() -> Result<Option<PathBuf>> {
     })
 }
 
+/// How much memory each device may hold (`device.memory-limit`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DeviceMemoryLimit {
+    /// No limit: buffers stay on the device until an allocation fails.
+    Unlimited,
+    /// This many bytes per device.
+    Bytes(u64),
+    /// This share of each device's memory (in (0, 1]).
+    Share(f64),
+}
+
+impl DeviceMemoryLimit {
+    /// The limit in bytes of a device holding `capacity` bytes (`None` when its capacity
+    /// is unknown and the limit is a share, or when unlimited).
+    pub fn bytes_of(self, capacity: Option<u64>) -> Option<u64> {
+        match self {
+            DeviceMemoryLimit::Unlimited => None,
+            DeviceMemoryLimit::Bytes(b) => Some(b),
+            DeviceMemoryLimit::Share(s) => capacity.map(|c| (c as f64 * s) as u64),
+        }
+    }
+}
+
+fn parse_device_limit(v: &str) -> Option<DeviceMemoryLimit> {
+    match v.trim() {
+        "none" => Some(DeviceMemoryLimit::Unlimited),
+        s if s.ends_with('%') => {
+            let p: f64 = s.trim_end_matches('%').trim().parse().ok()?;
+            (p > 0.0 && p <= 100.0).then_some(DeviceMemoryLimit::Share(p / 100.0))
+        }
+        s => parse_bytes(s)
+            .filter(|&b| b > 0)
+            .map(DeviceMemoryLimit::Bytes),
+    }
+}
+
+/// `device.memory-limit`: how much memory each device of the `cuda` backends may hold.
+///
+/// # Errors
+/// A value that is neither a share, a byte size nor `none`.
+pub fn device_memory_limit() -> Result<DeviceMemoryLimit> {
+    let (v, _) = get("device.memory-limit")?;
+    parse_device_limit(&v).ok_or_else(|| {
+        ConfigError::Invalid(format!(
+            "bad device.memory-limit '{v}': give a share of the card such as `80%`, a byte size such as `20GiB`, or `none`"
+        ))
+    })
+}
+
+/// `device.host-limit` in bytes: what buffers spilled from devices may hold in host memory
+/// together, `None` when unbounded (`memory-limit` follows that key).
+///
+/// # Errors
+/// A value that is not a byte size, `memory-limit` or `none`; a bad `memory-limit`.
+pub fn device_host_limit() -> Result<Option<u64>> {
+    let (v, _) = get("device.host-limit")?;
+    match v.trim() {
+        "none" => Ok(None),
+        "memory-limit" => memory_limit(),
+        s => parse_bytes(s).map(Some).ok_or_else(|| {
+            ConfigError::Invalid(format!(
+                "bad device.host-limit '{v}': give a byte size such as `16GiB`, `memory-limit` or `none`"
+            ))
+        }),
+    }
+}
+
 /// `memory-limit` in bytes, `None` when unlimited.
 pub fn memory_limit() -> Result<Option<u64>> {
     let (v, _) = get("memory-limit")?;
@@ -927,6 +1015,48 @@ mod tests {
                 "{zero}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn device_limits_are_shares_sizes_or_none() {
+        // Only this test touches the `device.*` overrides.
+        assert_eq!(
+            device_memory_limit().unwrap(),
+            DeviceMemoryLimit::Share(0.8)
+        );
+        assert_eq!(
+            DeviceMemoryLimit::Share(0.8).bytes_of(Some(1000)),
+            Some(800)
+        );
+        assert_eq!(DeviceMemoryLimit::Share(0.8).bytes_of(None), None);
+        let g = set(&[
+            ("device.memory-limit", "2GiB"),
+            ("device.host-limit", "1MiB"),
+        ])
+        .unwrap();
+        assert_eq!(
+            device_memory_limit().unwrap(),
+            DeviceMemoryLimit::Bytes(2 << 30)
+        );
+        assert_eq!(device_host_limit().unwrap(), Some(1 << 20));
+        drop(g);
+        let g = set(&[("memory-limit", "3GiB")]).unwrap();
+        assert_eq!(
+            device_host_limit().unwrap(),
+            Some(3 << 30),
+            "follows memory-limit"
+        );
+        drop(g);
+        for bad in ["0%", "101%", "lots", "0"] {
+            let err = set(&[("device.memory-limit", bad)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("`80%`"), "{bad}: {err}");
+        }
+        let err = set(&[("device.host-limit", "half")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`memory-limit` or `none`"), "{err}");
     }
 
     #[test]

@@ -410,6 +410,10 @@ impl Device for Gpu {
         self.sms
     }
 
+    fn capacity(&self) -> Option<u64> {
+        self.ctx.total_mem().ok().map(|b| b as u64)
+    }
+
     fn upload(&self, bytes: &[u8]) -> Result<GpuBuf> {
         let s = self.stream()?;
         // A zero-length allocation is refused by some drivers: hold one byte.

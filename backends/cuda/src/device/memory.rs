@@ -45,6 +45,19 @@ pub trait Device: Send + Sync + std::fmt::Debug + 'static {
     /// Its multiprocessor count (how many blocks it runs at once, roughly).
     fn sms(&self) -> u32;
 
+    /// Its memory in bytes, where known (what a `device.memory-limit` given as a share of
+    /// the card is a share of). Optional: the default is `None`.
+    fn capacity(&self) -> Option<u64> {
+        None
+    }
+
+    /// The bytes this device lets the backend hold at once, where it sets a bound (a
+    /// [`super::Tiered`] device's `device.memory-limit`; past it buffers spill). Optional:
+    /// the default is `None`.
+    fn memory_limit(&self) -> Option<u64> {
+        None
+    }
+
     /// A new buffer holding `bytes` (at least one byte long, even when `bytes` is empty).
     ///
     /// # Errors

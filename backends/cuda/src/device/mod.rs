@@ -23,6 +23,7 @@
 
 mod gpu;
 mod memory;
+pub mod tiers;
 
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -34,6 +35,7 @@ use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
 pub use gpu::{Gpu, GpuBuf};
 pub use memory::{parts_for, Device, Output, BLOCK};
+pub use tiers::{TierLimits, Tiered, Tiers};
 
 use crate::codegen::generate;
 use crate::host_bytes;
@@ -105,21 +107,38 @@ impl<B: Send + Sync + 'static> ChunkData for DeviceChunk<B> {
 /// `cuda` backend; tests run the same backend over host devices that execute the same
 /// kernel texts.
 #[derive(Debug)]
-pub struct CudaBackend<D: Device = Gpu> {
+pub struct CudaBackend<D: Device = Tiered<Gpu>> {
     name: String,
     gpus: Vec<D>,
     next: AtomicUsize,
     caps: Capabilities,
 }
 
-impl CudaBackend<Gpu> {
-    /// Opens `count` GPUs as the `cuda` backend.
+/// The process's GPUs: opened once under the configured memory tiers
+/// (`device.memory-limit`, `device.host-limit`, `spill-dir`) and shared by the array and
+/// dataframe backends, so that both count against one budget per card.
+///
+/// # Errors
+/// [`Error::Device`] when a device cannot be opened; a bad value of those keys.
+pub fn open_gpus(count: usize) -> Result<Arc<Tiers<Gpu>>> {
+    static GPUS: std::sync::Mutex<Option<Arc<Tiers<Gpu>>>> = std::sync::Mutex::new(None);
+    let mut held = GPUS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(t) = held.as_ref() {
+        return Ok(t.clone());
+    }
+    let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
+    let tiers = Tiers::configured(NAME, gpus)?;
+    *held = Some(tiers.clone());
+    Ok(tiers)
+}
+
+impl CudaBackend<Tiered<Gpu>> {
+    /// Opens `count` GPUs as the `cuda` backend, their memory in tiers ([`open_gpus`]).
     ///
     /// # Errors
-    /// [`Error::Device`] when a device cannot be opened.
-    pub fn open(count: usize) -> Result<CudaBackend<Gpu>> {
-        let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
-        CudaBackend::with_devices(NAME, gpus)
+    /// [`Error::Device`] when a device cannot be opened; a bad memory setting.
+    pub fn open(count: usize) -> Result<CudaBackend<Tiered<Gpu>>> {
+        CudaBackend::with_devices(NAME, open_gpus(count)?.devices())
     }
 }
 

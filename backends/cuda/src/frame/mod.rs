@@ -51,7 +51,7 @@ use tessera_core::frame::{
 use tessera_core::{Error, Result};
 use tessera_cpu_frame::CpuFrameBackend;
 
-use crate::device::{Device, Gpu};
+use crate::device::{Device, Gpu, Tiered};
 use column::DeviceArray;
 
 /// The backend's registered name.
@@ -113,7 +113,7 @@ impl<B: Send + Sync + 'static> PartitionData for DeviceBatch<B> {
 /// registered `cuda` backend; tests run it over host devices that execute the same kernel
 /// texts.
 #[derive(Debug)]
-pub struct CudaFrameBackend<D: Device = Gpu> {
+pub struct CudaFrameBackend<D: Device = Tiered<Gpu>> {
     name: String,
     devices: Vec<D>,
     next: AtomicUsize,
@@ -125,14 +125,14 @@ pub struct CudaFrameBackend<D: Device = Gpu> {
     policy: Option<tessera_core::config::FallbackPolicy>,
 }
 
-impl CudaFrameBackend<Gpu> {
-    /// Opens `count` GPUs as the `cuda` dataframe backend.
+impl CudaFrameBackend<Tiered<Gpu>> {
+    /// Opens `count` GPUs as the `cuda` dataframe backend, their memory in tiers shared
+    /// with the array backend ([`crate::device::open_gpus`]).
     ///
     /// # Errors
-    /// [`Error::Device`] when a device cannot be opened.
-    pub fn open(count: usize) -> Result<CudaFrameBackend<Gpu>> {
-        let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
-        CudaFrameBackend::with_devices(NAME, gpus)
+    /// [`Error::Device`] when a device cannot be opened; a bad memory setting.
+    pub fn open(count: usize) -> Result<CudaFrameBackend<Tiered<Gpu>>> {
+        CudaFrameBackend::with_devices(NAME, crate::device::open_gpus(count)?.devices())
     }
 }
 
@@ -326,6 +326,10 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             },
             ..FrameCapabilities::default()
         }
+    }
+
+    fn memory_budget(&self) -> Option<u64> {
+        self.devices.iter().filter_map(Device::memory_limit).min()
     }
 
     fn fallback_note(&self, step: PlanStep<'_>) -> Option<String> {

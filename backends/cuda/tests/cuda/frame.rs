@@ -20,7 +20,7 @@ use tessera_cuda::frame::CudaFrameBackend;
 use tessera_cuda::host::shim::{self as host_shim, HostKernels};
 use tessera_cuda::host::HostDevice;
 
-fn kernels() -> Arc<HostKernels> {
+pub(crate) fn kernels() -> Arc<HostKernels> {
     static K: OnceLock<Arc<HostKernels>> = OnceLock::new();
     K.get_or_init(|| Arc::new(host_shim::build(&[]).expect("an empty kernel library")))
         .clone()

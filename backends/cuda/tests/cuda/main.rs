@@ -21,6 +21,7 @@ use tessera_cuda as _;
 mod frame;
 mod kernels;
 mod random;
+mod tiers;
 
 #[test]
 fn selecting_cuda_gives_the_probe_reason() {

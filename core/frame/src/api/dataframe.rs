@@ -1255,8 +1255,26 @@ impl DataFrame {
     /// A plan the optimizer rejects, or a cluster that cannot open.
     pub fn explain(&self) -> Result<String> {
         let node = self.optimized()?;
-        let memory = match check_memory(&node, Output::InMemory) {
+        let memory = match check_memory(&node, Output::InMemory, &self.backend) {
             Ok(None) => String::new(),
+            Ok(Some(b)) if b.keep == u64::MAX => {
+                let m = node.memory(tessera_runtime::pool::worker_threads()? as u64);
+                let peak = m.held.saturating_add(m.output);
+                let limit = b.task_bytes.saturating_mul(4);
+                let fb = tessera_core::chunks::format_bytes;
+                format!(
+                    "device memory: backend '{}' holds at most {} per device (device.memory-limit); the plan is projected to hold about {} at its peak ({}); shuffles, broadcast sides and groupby combines are sized to about {} per task, and what does not fit on a device spills to host memory, then to spill-dir, and is read back by the kernel that needs it\n",
+                    self.backend.name(),
+                    fb(limit),
+                    fb(peak),
+                    if peak > limit {
+                        format!("about {} over one device's limit spills", fb(peak - limit))
+                    } else {
+                        "within one device's limit".to_string()
+                    },
+                    fb(b.task_bytes)
+                )
+            }
             Ok(Some(b)) => format!(
                 "memory-limit: groupby states, shuffle buckets, join sides and blocking results beyond {} (measured as they run) are spilled to {} (Arrow IPC, LZ4) and read back by the task that needs them; shuffles make buckets of about {} per task\n",
                 tessera_core::chunks::format_bytes(b.keep),
@@ -1373,7 +1391,7 @@ impl DataFrame {
             let ex = cluster.begin()?;
             return crate::exec::ranks::partitions(&node, &self.backend, &ex);
         }
-        let spill = check_memory(&node, Output::InMemory)?;
+        let spill = check_memory(&node, Output::InMemory, &self.backend)?;
         pipeline(&node, &self.backend, &spill)?.materialize()
     }
 
@@ -1387,7 +1405,7 @@ impl DataFrame {
 
     /// [`DataFrame::batch_stream`] of the planned `node`.
     fn stream_of(&self, node: &Arc<Node>) -> Result<BatchStream> {
-        let spill = check_memory(node, Output::Streamed)?;
+        let spill = check_memory(node, Output::Streamed, &self.backend)?;
         let pipe = pipeline(node, &self.backend, &spill)?;
         let backend = self.backend.clone();
         let task = pipe.task.clone();
@@ -1421,7 +1439,7 @@ impl DataFrame {
                 schema: self.schema(),
             }));
         }
-        let parts = match check_memory(&node, Output::InMemory) {
+        let parts = match check_memory(&node, Output::InMemory, &self.backend) {
             Ok(spill) => pipeline(&node, &self.backend, &spill)?.materialize()?,
             Err(e @ Error::MemoryLimit { .. }) => {
                 let Some(base) = crate::config::spill_dir()? else {
@@ -1535,9 +1553,22 @@ enum Output {
 /// runs when what must be in memory at once is over (the output, which `compute` returns
 /// in memory; a sort's or repartition's whole input; a partition per worker), or when
 /// `spill-dir` is `none`.
-fn check_memory(node: &Arc<Node>, output: Output) -> Result<Spill> {
+///
+/// A backend with a memory budget of its own (a device's, which spills within the backend)
+/// gets tasks sized to a quarter of it: shuffle buckets, broadcast sides and groupby
+/// combines then fit on the device, with `memory-limit` or without.
+fn check_memory(node: &Arc<Node>, output: Output, backend: &FrameBackendRef) -> Result<Spill> {
+    let device_task = backend.memory_budget().map(|d| (d / 4).max(1));
     let Some(limit) = crate::config::memory_limit()? else {
-        return Ok(None);
+        return Ok(device_task.map(|task| {
+            let base = crate::config::spill_dir()
+                .ok()
+                .flatten()
+                .unwrap_or_else(std::env::temp_dir);
+            // Nothing is kept back by the engine: the backend moves what its devices
+            // cannot hold.
+            Arc::new(SpillBudget::new(base, u64::MAX, task))
+        }));
     };
     let workers = tessera_runtime::pool::worker_threads()? as u64;
     let m = node.memory(workers);
@@ -1549,7 +1580,7 @@ fn check_memory(node: &Arc<Node>, output: Output) -> Result<Spill> {
     let spill_dir = crate::config::spill_dir()?;
     // Half the limit for what stages keep (spilled beyond it), half for the tasks running.
     let keep = limit / 2;
-    let task_bytes = limit / 2 / workers.max(1) / 4;
+    let task_bytes = (limit / 2 / workers.max(1) / 4).min(device_task.unwrap_or(u64::MAX));
     let budget = |base: PathBuf| Some(Arc::new(SpillBudget::new(base, keep, task_bytes)));
     if projected <= limit {
         // The projection is a model: what stages keep is also measured as they run (a

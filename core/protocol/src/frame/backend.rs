@@ -731,6 +731,15 @@ pub trait DataFrameBackend: Send + Sync {
         FrameCapabilities::default()
     }
 
+    /// Optional: the bytes one step of a plan may hold at once on this backend, where it
+    /// has a bound of its own below the process's `memory-limit` — a device backend's
+    /// `device.memory-limit`, past which it spills to the host itself. The engine then
+    /// sizes shuffle buckets, broadcast join sides and groupby combines to a quarter of
+    /// it. The default is `None`: tasks are sized by `memory-limit` alone.
+    fn memory_budget(&self) -> Option<u64> {
+        None
+    }
+
     /// Optional: how this backend will run `step` when not natively — what it does
     /// instead (e.g. copies the partitions to the host and runs the CPU kernels) and why —
     /// or `None` when it runs it natively. `explain()` lists every such step of a plan
