@@ -184,6 +184,12 @@ pub const KEYS: &[Key] = &[
         doc: "host memory that buffers spilled from GPUs may hold together before the least recently used go on to `spill-dir`: a byte size, `memory-limit` (as much as `memory-limit`; no bound when that is `none`) or `none` (read when the backend opens)",
     },
     Key {
+        name: "device.ordinal",
+        env: "TESSERA_DEVICE_ORDINAL",
+        default: "auto",
+        doc: "which GPUs the `cuda` backends open: `auto` (under `scheduler = \"mpi\"` each rank the one of its local rank on its node, modulo the devices it sees; otherwise every visible device), `all`, or one device's index (read when the backend opens)",
+    },
+    Key {
         name: "progress",
         env: "TESSERA_PROGRESS",
         default: "auto",
@@ -326,6 +332,9 @@ fn validate(k: &Key, value: &str, origin: &str) -> Result<()> {
         }
         "device.memory-limit" if parse_device_limit(value).is_none() => {
             "a share of the card such as `80%` (above 0, at most 100), a byte size above 0 such as `20GiB`, or `none`"
+        }
+        "device.ordinal" if parse_device_ordinal(value).is_none() => {
+            "`auto`, `all` or a device index such as `0`"
         }
         "device.host-limit"
             if !matches!(value.trim(), "none" | "memory-limit")
@@ -973,6 +982,38 @@ pub fn device_host_limit() -> Result<Option<u64>> {
             ))
         }),
     }
+}
+
+/// Which devices a device backend opens (`device.ordinal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceOrdinal {
+    /// Under `scheduler = "mpi"` the device of the rank's local rank; else all of them.
+    Auto,
+    /// Every visible device.
+    All,
+    /// This one.
+    One(usize),
+}
+
+fn parse_device_ordinal(v: &str) -> Option<DeviceOrdinal> {
+    match v.trim() {
+        "auto" => Some(DeviceOrdinal::Auto),
+        "all" => Some(DeviceOrdinal::All),
+        s => s.parse().ok().map(DeviceOrdinal::One),
+    }
+}
+
+/// `device.ordinal`: which devices the `cuda` backends open.
+///
+/// # Errors
+/// A value that is not `auto`, `all` or an index.
+pub fn device_ordinal() -> Result<DeviceOrdinal> {
+    let (v, _) = get("device.ordinal")?;
+    parse_device_ordinal(&v).ok_or_else(|| {
+        ConfigError::Invalid(format!(
+            "bad device.ordinal '{v}': give `auto`, `all` or a device index such as `0`"
+        ))
+    })
 }
 
 /// `memory-limit` in bytes, `None` when unlimited.

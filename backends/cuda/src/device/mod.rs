@@ -23,6 +23,7 @@
 
 mod gpu;
 mod memory;
+pub mod ordinals;
 pub mod tiers;
 
 use std::any::Any;
@@ -114,9 +115,11 @@ pub struct CudaBackend<D: Device = Tiered<Gpu>> {
     caps: Capabilities,
 }
 
-/// The process's GPUs: opened once under the configured memory tiers
-/// (`device.memory-limit`, `device.host-limit`, `spill-dir`) and shared by the array and
-/// dataframe backends, so that both count against one budget per card.
+/// The process's GPUs out of the `count` visible: those [`ordinals::choose`] picks
+/// (`device.ordinal`; under `scheduler = "mpi"` the device of the rank's local rank),
+/// opened once under the configured memory tiers (`device.memory-limit`,
+/// `device.host-limit`, `spill-dir`) and shared by the array and dataframe backends, so
+/// that both count against one budget per card.
 ///
 /// # Errors
 /// [`Error::Device`] when a device cannot be opened; a bad value of those keys.
@@ -126,7 +129,16 @@ pub fn open_gpus(count: usize) -> Result<Arc<Tiers<Gpu>>> {
     if let Some(t) = held.as_ref() {
         return Ok(t.clone());
     }
-    let gpus = (0..count).map(Gpu::open).collect::<Result<Vec<_>>>()?;
+    let chosen = ordinals::choose(
+        count,
+        tessera_core::config::device_ordinal()?,
+        tessera_core::config::scheduler()?.is_distributed(),
+        ordinals::local_rank(),
+    )?;
+    let gpus = chosen
+        .into_iter()
+        .map(Gpu::open)
+        .collect::<Result<Vec<_>>>()?;
     let tiers = Tiers::configured(NAME, gpus)?;
     *held = Some(tiers.clone());
     Ok(tiers)

@@ -21,6 +21,7 @@ use tessera_cuda as _;
 mod frame;
 mod kernels;
 mod random;
+mod ranks;
 mod tiers;
 
 #[test]

@@ -242,7 +242,7 @@ fn table(rows: usize, keys: i64, seed: u64) -> arrow_array::RecordBatch {
 
 /// The rows of a computed frame of numeric columns, sorted (as f64 bits, every column
 /// cast to f64: exact for these values): the answer without the order of its partitions.
-fn sorted_rows(df: &tessera_frame::DataFrame) -> Vec<Vec<u64>> {
+pub(crate) fn sorted_rows(df: &tessera_frame::DataFrame) -> Vec<Vec<u64>> {
     let c = df.compute().unwrap();
     let mut rows = Vec::new();
     for b in &c.batches {
