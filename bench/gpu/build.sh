@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, here, everything the GPU checklist runs there (the GPU machines have no Rust
 # toolchain and no network): stripped, compressed release binaries of the conformance
-# runner and the `gpu_check` and `linalg_bench` examples, and the Dask wheels the CuPy +
+# runner and the `gpu_check`, `gpu_spill`, `linalg_bench` and `tpch` examples, and the Dask wheels the CuPy +
 # Dask peer needs, into `.gpu/` (ignored by git through .git/info/exclude; about 30 MB,
 # inside the device tool's 64 MiB carry). Then, with the device tool:
 #   run  command: bash bench/gpu/run.sh   carry: [".gpu"]
@@ -10,9 +10,9 @@ cd "$(dirname "$0")/../.."
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >>.git/info/exclude
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/whl
 cargo build --release -p tessera-conformance --bin tessera-conformance
-cargo build --release --example gpu_check --example linalg_bench --example tpch
+cargo build --release --example gpu_check --example gpu_spill --example linalg_bench --example tpch
 strip -o .gpu/bin/tessera-conformance target/release/tessera-conformance
-for e in gpu_check linalg_bench tpch; do strip -o ".gpu/bin/$e" "target/release/examples/$e"; done
+for e in gpu_check gpu_spill linalg_bench tpch; do strip -o ".gpu/bin/$e" "target/release/examples/$e"; done
 gzip -9 .gpu/bin/*
 # Dask and what it needs beyond the GPU image (which has toolz, cloudpickle, fsspec,
 # pyyaml, packaging, numpy and CuPy).

@@ -8,7 +8,10 @@
 #      between streams (see the step);
 #   3. the headline's random array bit for bit against the CPU backend, and the headline
 #      next to CuPy + Dask at each size and chunk;
-#   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask;
+#   4. svd_compressed (200,000 x 5,000, k = 10) on `cuda` next to CuPy + Dask; then
+#      (`spill`) an array SPILL_TIMES (default 3) x SPILL_LIMIT (default 16GiB, as
+#      `device.memory-limit`) persisted and summed through the memory tiers, its spill
+#      throughput next to the copy rate measured in the same run;
 #   5. the frame suite on the `cuda` dataframe backend, then again under memcheck
 #      (`frame`; its native and host-fallback cases are counted in the summary line);
 #   6. TPC-H (`tpch`, not in the default STEPS: minutes): the data made there by
@@ -17,7 +20,7 @@
 #      answers checked against DuckDB's; one JSON line per query and engine.
 # Every result lands in $OUT as it comes, so a step cut off by its limit still leaves
 # what it printed.
-#   STEPS (default "conformance,memcheck,streams,headline,svd,frame": the steps to run; e.g.
+#   STEPS (default "conformance,memcheck,streams,headline,svd,spill,frame": the steps to run; e.g.
 #   STEPS=headline SIZES=200000,500000 CHUNKS=10000 for the seed's own size alone),
 #   SIZES (default "20000,80000"), CHUNKS (default "2000,10000"), SVD_ROWS (default
 #   "10000,20000"); T_CONF, T_CHECK, T_PEER, T_SVD: each step's limit in seconds.
@@ -30,7 +33,7 @@ chunks="${CHUNKS:-2000,10000}"
 svd_rows="${SVD_ROWS:-10000,20000}"
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/tessera-cache}"
 step() { echo "== $1 $(date +%T)" | tee -a "$out/steps.txt"; }
-steps=",${STEPS:-conformance,memcheck,streams,headline,svd,frame},"
+steps=",${STEPS:-conformance,memcheck,streams,headline,svd,spill,frame},"
 wanted() { [[ "$steps" == *",$1,"* ]]; }
 
 step card
@@ -112,6 +115,13 @@ if wanted svd; then
         timeout "${T_SVD:-60}" python3 bench/dask_linalg.py compressed --backend cupy --chunk-rows "$r" \
             --repeat 3 2>&1 | tail -n 3 | tee -a "$out/svd.jsonl"
     done
+fi
+
+if wanted spill; then
+    step spill
+    # Host memory takes what leaves the device: (SPILL_TIMES - 1) x SPILL_LIMIT of it.
+    timeout "${T_SPILL:-240}" "$bin/gpu_spill" --limit "${SPILL_LIMIT:-16GiB}" \
+        --times "${SPILL_TIMES:-3}" --chunk 10000 2>&1 | tee -a "$out/spill.jsonl"
 fi
 # TPC-H side by side: cuda, cpu (all cores), DuckDB (and Polars when its wheel came).
 if wanted tpch; then

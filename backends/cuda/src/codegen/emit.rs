@@ -39,7 +39,7 @@ impl<'p> Emitter<'p> {
     }
 
     /// Appends a run-time value; returns its offset in `P`.
-    fn param(&mut self, v: u64) -> usize {
+    pub(super) fn param(&mut self, v: u64) -> usize {
         self.params.push(v);
         self.params.len() - 1
     }
@@ -49,7 +49,7 @@ impl<'p> Emitter<'p> {
     }
 
     /// The kernel's leading arguments: `P`, then every input slot.
-    fn head_args(&self) -> (String, Vec<Arg>) {
+    pub(super) fn head_args(&self) -> (String, Vec<Arg>) {
         let mut text = String::from("const u64* __restrict__ P");
         let mut args = vec![Arg::Params];
         for (slot, &d) in self.program.input_dtypes.iter().enumerate() {
@@ -59,7 +59,7 @@ impl<'p> Emitter<'p> {
         (text, args)
     }
 
-    fn tail_args(&self, text: &mut String, args: &mut Vec<Arg>) {
+    pub(super) fn tail_args(&self, text: &mut String, args: &mut Vec<Arg>) {
         if super::uses_normal(self.program) {
             text.push_str(", const f64* __restrict__ zwi, const u64* __restrict__ zki, const f64* __restrict__ zfi");
             args.push(Arg::ZigguratTables);
@@ -79,7 +79,7 @@ impl<'p> Emitter<'p> {
     }
 
     /// Statements computing nodes `0..=last` as `v0, v1, ...` from coordinates `c[]`.
-    fn nodes(&mut self, last: NodeId, indent: &str) -> Result<String> {
+    pub(super) fn nodes(&mut self, last: NodeId, indent: &str) -> Result<String> {
         let mut s = String::new();
         let prog = self.program;
         for i in 0..=last {
@@ -182,7 +182,7 @@ impl<'p> Emitter<'p> {
         s
     }
 
-    fn zig_local(&self) -> &'static str {
+    pub(super) fn zig_local(&self) -> &'static str {
         if super::uses_normal(self.program) {
             "    tsr_zig zig; zig.wi = zwi; zig.ki = zki; zig.fi = zfi;\n"
         } else {

@@ -24,7 +24,9 @@
 //! host is compared bit for bit with the CPU backend; NVRTC compiles it with
 //! `--fmad=false` so that the device does not contract `a * b + c` either.
 
+pub mod concat;
 mod emit;
+mod fused_product;
 mod matmul;
 pub(crate) mod names;
 mod reduce;
@@ -33,6 +35,7 @@ use tessera_core::program::{Node, Program, ReduceOp};
 use tessera_core::random::Distribution;
 use tessera_core::{DType, Error, Result};
 
+pub use fused_product::program_product;
 pub use matmul::{matmul, matmul_transposed_a};
 pub use names::ctype;
 

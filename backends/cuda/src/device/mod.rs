@@ -1,25 +1,32 @@
 //! The `cuda` array backend: chunks in device memory, every fused program one generated
 //! kernel per output.
 //!
-//! **Placement (several GPUs on one node).** Every visible device gets a [`Gpu`]. A chunk
-//! made from nothing — uploaded from the host, or generated (`full`, `random`, `iota`, a
-//! program with no inputs) — goes to the next device in turn (round robin over all of
-//! them), so the blocks of an array spread evenly. An op runs on the device of its first
-//! input; inputs held by another device are copied over through the host first (a copy
-//! the scheduler's locality keeps rare, since a chain over one block stays where the block
-//! is). Results meet on the host when `compute()` gathers them. The scheduler's workers
-//! each use their own stream on every device.
+//! **Placement (several GPUs on one node).** Every device the process opens gets a
+//! [`Gpu`] (all visible ones, or under `scheduler = "mpi"` the one of the rank's local
+//! rank: [`ordinals`]). A chunk made from nothing — uploaded from the host, or generated
+//! (`full`, `random`, `iota`, a program with no inputs) — goes to the next device in turn
+//! (round robin), so the blocks of an array spread evenly. An op runs on the device of its
+//! first input; inputs held by another device are copied over through the host first (a
+//! copy the scheduler's locality keeps rare, since a chain over one block stays where the
+//! block is). Results meet on the host when `compute()` gathers them. The scheduler's
+//! workers each use their own stream on every device.
+//!
+//! **Memory.** The GPUs are [`Tiered`]: each holds at most `device.memory-limit`, and
+//! past it the least recently used buffers spill to host memory and on to disk
+//! ([`tiers`]), shared with the dataframe backend.
 //!
 //! **What runs where.** Programs (and through them every elementwise op, cast, strided or
 //! transposed read, broadcast, generator and reduction) run as kernels. `matmul` runs
 //! through cuBLAS for `f32`/`f64` where the library loads, and as a tiled kernel
 //! otherwise (every dtype). `reshape` relabels a buffer. `concatenate` copies the blocks on
-//! the device when they meet along their leading axis; along an inner axis it joins them
-//! on the host, recorded as a fallback and announced by `explain()`. `qr` and `svd` are
-//! declared unsupported, so linear algebra runs them on the host, saying so.
-//! `sketch_program` is native (`X Ω` and `Xᵀ (X Ω)` with the block read in place, stacked
-//! on the device); `moments_program` and `matmul_program` take the protocol's defaults,
-//! which run programs here.
+//! the device: as consecutive runs when they meet along their leading axis, by a kernel
+//! that interleaves them along an inner axis. `qr` and `svd` are declared unsupported, so
+//! linear algebra runs them on the host, saying so. The three streamed programs are
+//! native: `sketch_program` (`X Ω` and `Xᵀ (X Ω)` with the block read in place, stacked on
+//! the device), `matmul_program` (the program evaluated inside the product's tiles when
+//! the other operand is at most [`FUSED_WIDTH`] wide, so `svd_compressed`'s generated
+//! block never reaches memory; materialised and multiplied by the library otherwise) and
+//! `moments_program` (the block evaluated once, its sum and `M2` read from memory).
 
 mod gpu;
 mod memory;
@@ -43,6 +50,12 @@ use crate::host_bytes;
 
 /// The backend's name.
 pub const NAME: &str = "cuda";
+
+/// The widest other operand `matmul_program` fuses the program into (columns of `P @ b`,
+/// rows of `a @ P`): up to this, re-evaluating the program per tile of 16 costs less than
+/// writing and reading the block; past it the block is materialised and multiplied by the
+/// library.
+pub const FUSED_WIDTH: usize = 64;
 
 /// A chunk in one device's memory: a C-order buffer of its elements.
 pub struct DeviceChunk<B> {
@@ -211,28 +224,6 @@ impl<D: Device> CudaBackend<D> {
         let bytes = self.gpus[c.device].download(&c.buf, c.nbytes_exact())?;
         Ok(Arc::new(self.gpus[to].upload(&bytes)?))
     }
-
-    /// A host fallback for an op the device does not do natively: recorded, then the CPU
-    /// backend's kernel on host copies.
-    fn on_host(
-        &self,
-        op: &str,
-        inputs: &[Chunk],
-        f: impl FnOnce(&[HostArray]) -> Result<HostArray>,
-    ) -> Result<Chunk> {
-        tessera_core::fallback::record(&self.name, op, "runs on the host (copies both ways)");
-        let hosts = inputs
-            .iter()
-            .map(|c| self.to_host(c))
-            .collect::<Result<Vec<_>>>()?;
-        let device = inputs
-            .first()
-            .and_then(|c| self.chunk(c, op).ok())
-            .map_or_else(|| self.place(), |c| c.device);
-        let h = f(&hosts)?;
-        let buf = self.gpus[device].upload(&host_bytes::to_bytes(&h))?;
-        Ok(self.wrap(buf, h.dtype(), h.shape().to_vec(), device))
-    }
 }
 
 impl<D: Device> CudaBackend<D> {
@@ -335,25 +326,69 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
             .map(|c| (c.dtype, c.shape.as_slice()))
             .collect();
         let shape = tessera_core::backend::concat_shape(&shapes, axis)?;
-        match chunks.first() {
+        let Some(first) = chunks.first() else {
+            return Err(Error::invalid("concatenate", "no parts to concatenate"));
+        };
+        let device = first.device;
+        let bufs = chunks
+            .iter()
+            .map(|c| self.on(c, device))
+            .collect::<Result<Vec<_>>>()?;
+        let buf = if shape[..axis].iter().all(|&s| s == 1) {
             // Every axis before `axis` of length one: each block is one run of bytes of
             // the result, after the one before it, so the device copies them in turn.
-            Some(first) if shape[..axis].iter().all(|&s| s == 1) => {
-                let device = first.device;
-                let bufs = chunks
-                    .iter()
-                    .map(|c| self.on(c, device))
+            let runs: Vec<(&D::Buf, usize)> = bufs
+                .iter()
+                .zip(&chunks)
+                .map(|(b, c)| (b.as_ref(), c.nbytes_exact()))
+                .collect();
+            Arc::new(self.gpus[device].join(&runs)?)
+        } else {
+            // Interleaved: one kernel writes the result (groups of parts first when there
+            // are many).
+            let (pre, suf) = (
+                shape[..axis].iter().product::<usize>(),
+                shape[axis + 1..].iter().product::<usize>(),
+            );
+            let mut parts: Vec<(Arc<D::Buf>, usize)> = bufs
+                .into_iter()
+                .zip(&chunks)
+                .map(|(b, c)| (b, c.shape[axis]))
+                .collect();
+            while parts.len() > 1 {
+                parts = parts
+                    .chunks(crate::codegen::concat::MAX_PARTS)
+                    .map(|group| {
+                        let lens: Vec<usize> = group.iter().map(|(_, l)| *l).collect();
+                        let len: usize = lens.iter().sum();
+                        if group.len() == 1 {
+                            return Ok(group[0].clone());
+                        }
+                        let plan =
+                            crate::codegen::concat::concatenate(first.dtype, &lens, pre, suf)?;
+                        let bytes = [pre, len, suf, first.dtype.size()]
+                            .iter()
+                            .try_fold(1usize, |a, &b| a.checked_mul(b))
+                            .ok_or_else(|| {
+                                Error::shape("concatenate", format!("{shape:?} overflows usize"))
+                            })?;
+                        let refs: Vec<&D::Buf> = group.iter().map(|(b, _)| b.as_ref()).collect();
+                        Ok((Arc::new(self.gpus[device].run(&plan, &refs, bytes)?), len))
+                    })
                     .collect::<Result<Vec<_>>>()?;
-                let runs: Vec<(&D::Buf, usize)> = bufs
-                    .iter()
-                    .zip(&chunks)
-                    .map(|(b, c)| (b.as_ref(), c.nbytes_exact()))
-                    .collect();
-                let buf = self.gpus[device].join(&runs)?;
-                Ok(self.wrap(buf, first.dtype, shape, device))
             }
-            _ => self.on_host("concatenate", parts, |h| host_concatenate(h, axis)),
-        }
+            parts
+                .pop()
+                .map(|(b, _)| b)
+                .ok_or_else(|| Error::Internal("a concatenation made nothing".into()))?
+        };
+        Ok(Arc::new(DeviceChunk::new(
+            buf,
+            first.dtype,
+            shape,
+            device,
+            &self.name,
+        )))
     }
 
     fn matmul(&self, a: &Chunk, b: &Chunk) -> Result<Chunk> {
@@ -381,6 +416,93 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
         let y = self.product(cx, co, false)?;
         let xty = self.product(cx, self.chunk(&y, "sketch")?, true)?;
         self.concatenate(&[y, xty], 0)
+    }
+
+    fn matmul_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        other: &Chunk,
+        program_left: bool,
+    ) -> Result<Chunk> {
+        let o = self.chunk(other, "matmul")?;
+        let dtype = program.outputs.first().map(|out| program.dtypes[out.node]);
+        let fusable = program.outputs.len() == 1
+            && program.outputs[0].reduce.is_none()
+            && program.shape.len() == 2
+            && o.shape.len() == 2
+            && dtype == Some(o.dtype)
+            && o.dtype.is_float();
+        // The other operand's free dimension: how many column (or row) tiles re-evaluate
+        // the program. Past `FUSED_WIDTH` the block is materialised once and multiplied by
+        // the library instead.
+        let width = if program_left {
+            o.shape.get(1)
+        } else {
+            o.shape.first()
+        };
+        if !fusable
+            || width.is_none_or(|&w| w > FUSED_WIDTH)
+            || inputs.len() != program.num_inputs()
+        {
+            let p = self
+                .execute(program, inputs)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::Internal("a product program has no output".into()))?;
+            return if program_left {
+                self.matmul(&p, other)
+            } else {
+                self.matmul(other, &p)
+            };
+        }
+        let (left, right) = if program_left {
+            (
+                (o.dtype, program.shape.as_slice()),
+                (o.dtype, o.shape.as_slice()),
+            )
+        } else {
+            (
+                (o.dtype, o.shape.as_slice()),
+                (o.dtype, program.shape.as_slice()),
+            )
+        };
+        let (m, k, n) = tessera_core::backend::matmul_dims(left, right)?;
+        let bytes = m
+            .checked_mul(n)
+            .and_then(|e| e.checked_mul(o.dtype.size()))
+            .ok_or_else(|| Error::shape("matmul", format!("{m} x {n} overflows usize")))?;
+        let device = o.device;
+        let mut bufs = inputs
+            .iter()
+            .map(|c| self.on(self.chunk(c, "matmul")?, device))
+            .collect::<Result<Vec<_>>>()?;
+        bufs.push(o.buf.clone());
+        let refs: Vec<&D::Buf> = bufs.iter().map(|b| b.as_ref()).collect();
+        let plan = crate::codegen::program_product(program, program_left, (m, k, n))?;
+        let buf = self.gpus[device].run(&plan, &refs, bytes)?;
+        Ok(self.wrap(buf, o.dtype, vec![m, n], device))
+    }
+
+    fn moments_program(
+        &self,
+        program: &Program,
+        inputs: &[Chunk],
+        axes: &[usize],
+    ) -> Result<Chunk> {
+        // The block is evaluated once and its sum and `M2` read from memory: its
+        // generators and reads run once instead of twice (the protocol's default fuses the
+        // program into each pass). Both passes are the default's reduction kernels over
+        // the same values, so the bits are the default's; the two results are stacked on
+        // the device.
+        tessera_core::program::check_moments(program, axes)?;
+        let x = self
+            .execute(program, inputs)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::Internal("a moments program has no output".into()))?;
+        let read = primitives::cast(x.dtype(), x.shape(), x.dtype())?;
+        tessera_core::backend::moments_with_primitives(self, &read, &[x], axes)
     }
 
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
@@ -431,51 +553,5 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
             out.push(self.wrap(buf, plan.out_dtype, shape, device));
         }
         Ok(out)
-    }
-
-    fn primitive_note(&self, op: &str) -> Option<String> {
-        (op == "concatenate").then(|| {
-            "cuda joins blocks along an inner axis on the host (copies both ways); along \
-             the leading axis it copies them on the device"
-                .to_string()
-        })
-    }
-}
-
-/// Concatenation of host arrays of one dtype along `axis`.
-fn host_concatenate(parts: &[HostArray], axis: usize) -> Result<HostArray> {
-    let shapes: Vec<(DType, &[usize])> = parts.iter().map(|p| (p.dtype(), p.shape())).collect();
-    tessera_core::backend::concat_shape(&shapes, axis)?;
-    fn go<T: tessera_core::HostElement>(parts: &[HostArray], axis: usize) -> Result<HostArray> {
-        let views = parts
-            .iter()
-            .map(|p| {
-                T::view(p).ok_or_else(|| {
-                    Error::dtype("concatenate", p.dtype(), "parts must share a dtype")
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let out = ndarray::concatenate(ndarray::Axis(axis), &views)
-            .map_err(|e| Error::shape("concatenate", e.to_string()))?;
-        Ok(T::wrap(out.as_standard_layout().into_owned()))
-    }
-    tessera_core::dispatch_dtype!(parts[0].dtype(), T => go::<T>(parts, axis))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_concatenation_joins_along_the_axis() {
-        let a = HostArray::from_scalars(&[2, 1], DType::I32, &[Scalar::I32(1), Scalar::I32(2)])
-            .unwrap();
-        let b =
-            HostArray::from_scalars(&[2, 2], DType::I32, &[3, 4, 5, 6].map(Scalar::I32)).unwrap();
-        let c = host_concatenate(&[a.clone(), b], 1).unwrap();
-        assert_eq!(c.shape(), &[2, 3]);
-        assert_eq!(c.to_f64_vec(), vec![1.0, 3.0, 4.0, 2.0, 5.0, 6.0]);
-        let f = HostArray::from_scalars(&[2, 1], DType::F32, &[Scalar::F32(0.5); 2]).unwrap();
-        assert!(host_concatenate(&[a, f], 1).is_err(), "dtypes must agree");
     }
 }

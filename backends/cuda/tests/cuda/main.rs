@@ -20,6 +20,7 @@ use tessera_cuda as _;
 
 mod frame;
 mod kernels;
+mod programs;
 mod random;
 mod ranks;
 mod tiers;

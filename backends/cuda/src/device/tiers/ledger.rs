@@ -68,6 +68,10 @@ pub struct TierMoves {
     pub disk_to_device: (u64, u64),
     /// Device allocations that failed, spilled every unpinned buffer and were retried.
     pub retries: u64,
+    /// Nanoseconds spent moving buffers down (device to host, host or device to disk).
+    pub spill_ns: u64,
+    /// Nanoseconds spent bringing buffers back onto their device.
+    pub unspill_ns: u64,
 }
 
 /// Every buffer of a set of devices and the bytes each tier holds.

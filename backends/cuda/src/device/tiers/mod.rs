@@ -15,6 +15,13 @@
 //! more chunks or partitions). An allocation the device itself refuses (other processes,
 //! fragmentation) moves every unpinned buffer off the device and is tried once more.
 //!
+//! On a GPU a launch returns once the kernel is queued: the pin covers the queueing, and a
+//! later move of the buffer is ordered after the kernel by the buffer's stream events
+//! (`GpuBuf`): its copy to the host waits for the kernel, and its memory returns to the
+//! pool only after every queued use. A device's charge is what the ledger handed out,
+//! each buffer its requested length; the pool's rounding adds at most its granularity per
+//! buffer.
+//!
 //! Reading a buffer back to the host (`download`) does not bring it onto the device: a
 //! spilled result is copied out of host memory or its spill file directly. Spill files are
 //! the process's shared mechanism (`tessera_runtime::spill`): removed when their buffer
@@ -227,6 +234,23 @@ impl<D: Device> Tiers<D> {
         self.shared.lock().moves
     }
 
+    /// Counts a move's time and records it as a span of the running profile.
+    fn moved(
+        &self,
+        moves: &mut TierMoves,
+        (device, kind): (usize, &'static str),
+        start: Instant,
+        bytes: u64,
+    ) {
+        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        if kind.starts_with("unspill") {
+            moves.unspill_ns = moves.unspill_ns.saturating_add(ns);
+        } else {
+            moves.spill_ns = moves.spill_ns.saturating_add(ns);
+        }
+        self.span(device, kind, start, bytes);
+    }
+
     fn span(&self, device: usize, kind: &'static str, start: Instant, bytes: u64) {
         tessera_observe::profile::side_span(
             &format!("{}:{device} memory", self.name),
@@ -285,7 +309,7 @@ impl<D: Device> Tiers<D> {
         l.disk_used += len;
         l.moves.to_disk.0 += 1;
         l.moves.to_disk.1 += len;
-        self.span(device, "spill to disk", start, len);
+        self.moved(&mut l.moves, (device, "spill to disk"), start, len);
         Ok(())
     }
 
@@ -329,14 +353,14 @@ impl<D: Device> Tiers<D> {
             l.host_used += len;
             l.moves.device_to_host.0 += 1;
             l.moves.device_to_host.1 += len;
-            self.span(device, "spill to host", start, len);
+            self.moved(&mut l.moves, (device, "spill to host"), start, len);
             Place::Host(bytes)
         } else {
             let file = self.to_disk(&bytes)?;
             l.disk_used += len;
             l.moves.to_disk.0 += 1;
             l.moves.to_disk.1 += len;
-            self.span(device, "spill to disk", start, len);
+            self.moved(&mut l.moves, (device, "spill to disk"), start, len);
             Place::Disk(Arc::new(file))
         };
         l.device_used[device] -= len;
@@ -473,12 +497,12 @@ impl<D: Device> Tiers<D> {
             l.disk_used -= len;
             l.moves.disk_to_device.0 += 1;
             l.moves.disk_to_device.1 += len;
-            self.span(device, "unspill from disk", start, len);
+            self.moved(&mut l.moves, (device, "unspill from disk"), start, len);
         } else {
             l.host_used -= len;
             l.moves.host_to_device.0 += 1;
             l.moves.host_to_device.1 += len;
-            self.span(device, "unspill from host", start, len);
+            self.moved(&mut l.moves, (device, "unspill from host"), start, len);
         }
         Ok(())
     }
