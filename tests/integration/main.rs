@@ -16,6 +16,7 @@ mod distributed;
 mod dtypes;
 mod examples;
 mod frame_calendar;
+mod frame_comoments;
 mod frame_io;
 mod frame_plugins;
 mod frame_quantiles;

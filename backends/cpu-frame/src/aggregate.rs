@@ -664,7 +664,7 @@ impl Shared {
 
 /// One spec's state columns for one partition.
 fn partial_state(
-    a: &ArrayRef,
+    (a, with): (&ArrayRef, Option<&ArrayRef>),
     g: &Groups,
     spec: &AggSpec,
     shared: &mut Shared,
@@ -693,6 +693,15 @@ fn partial_state(
             vec![value_lists(&f, g, &DataType::Float64, false)?]
         }
         AggFunc::ApproxQuantile(_) => vec![digests(a, g)?],
+        AggFunc::Cov | AggFunc::Corr => {
+            let y = with.ok_or_else(|| {
+                Error::invalid(
+                    spec.func.name(),
+                    "a pair aggregation without its second column",
+                )
+            })?;
+            super::comoments::partial(a, y, g)?
+        }
     })
 }
 
@@ -801,9 +810,14 @@ pub(crate) fn partial_of_selected(
     let mut columns = Vec::new();
     let mut shared = Shared::default();
     for spec in aggs {
+        spec.check_arity()?;
         let a = column(batch, &spec.column, spec.func.name())?;
+        let with = match &spec.with {
+            Some(w) => Some(column(batch, w, spec.func.name())?),
+            None => None,
+        };
         fields.extend(spec.func.state_fields(&spec.output, a.data_type()));
-        columns.extend(partial_state(&a, &g, spec, &mut shared)?);
+        columns.extend(partial_state((&a, with.as_ref()), &g, spec, &mut shared)?);
     }
     keyed_output(batch, keys, &g, fields, columns)
 }
@@ -852,6 +866,7 @@ pub(crate) fn combine(
                 columns.extend(merge_moments(arrays[0], arrays[1], arrays[2], &g))
             }
             AggFunc::Skew | AggFunc::Kurt => columns.extend(merge_higher_moments(&arrays, &g)),
+            AggFunc::Cov | AggFunc::Corr => columns.extend(super::comoments::merge(&arrays, &g)),
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 columns.push(pick(arrays[0], &g, spec.func)?)
             }
@@ -988,6 +1003,7 @@ pub(crate) fn finalize(
                 )))
             }
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => a[0].clone(),
+            AggFunc::Cov | AggFunc::Corr => super::comoments::finish(&a, spec.func),
             AggFunc::NUnique => {
                 let list = a[0].as_list::<i32>();
                 let lens: Vec<i64> = list

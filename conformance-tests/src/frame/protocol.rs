@@ -592,6 +592,46 @@ fn aggregate(
     Ok(vec![Output::exact(s.export(&out)?).with_sums()])
 }
 
+/// A pair function (`cov`, `corr`) of the `v` values with a float64 column `w` drawn
+/// beside them (nulls, NaN, extremes and constant groups among the draws).
+fn pair_aggregate(
+    s: &FrameSide,
+    g: &mut Gen,
+    t: ColType,
+    variant: usize,
+    func: AggFunc,
+) -> Result<Vec<Output>> {
+    let (pieces, keys) = keyed_input(s, g, t, variant);
+    let pieces: Vec<RecordBatch> = pieces
+        .into_iter()
+        .map(|p| {
+            let n = p.num_rows();
+            let mut cols: Vec<(&str, ArrayRef)> =
+                vec![("k", p.column(0).clone()), ("v", p.column(1).clone())];
+            cols.push(("w", column(g, ColType::Float64, n, Draw::values(n))));
+            batch(cols)
+        })
+        .collect();
+    s.note("w: float64 values paired with v".to_string());
+    let specs = vec![AggSpec::pair("v", func, "w", "out")];
+    s.expect(|| {
+        let whole = pieces
+            .iter()
+            .map(oracle::table)
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map(|w| Table::concat(&w))?;
+        let out = oracle::aggregate::pair(&whole, &keys, ("v", "w"), func, "out")?;
+        oracle::batches(&[out])
+    });
+    let partials = pieces
+        .into_iter()
+        .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
+        .collect::<Result<Vec<Partition>>>()?;
+    let state = s.backend.aggregate_combine(&partials, &keys, &specs)?;
+    let out = s.backend.aggregate_finalize(&state, &keys, &specs)?;
+    Ok(vec![Output::exact(s.export(&out)?).with_sums()])
+}
+
 /// The level of a quantile case.
 fn level(q: f64) -> Quantile {
     Quantile::new(q).expect("a level in [0, 1]")
@@ -608,6 +648,12 @@ fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
     }
     let mut cases =
         plain!(Sum, Mean, Count, Min, Max, Std, Var, Skew, Kurt, First, Last, NUnique, Median);
+    cases.push((AggFunc::Cov, |s, g, t, v| {
+        pair_aggregate(s, g, t, v, AggFunc::Cov)
+    }));
+    cases.push((AggFunc::Corr, |s, g, t, v| {
+        pair_aggregate(s, g, t, v, AggFunc::Corr)
+    }));
     assert_eq!(cases.len(), AggFunc::ALL.len(), "a function without a case");
     cases.push((AggFunc::Quantile(level(0.3)), |s, g, t, v| {
         aggregate(s, g, t, v, AggFunc::Quantile(level(0.3)))

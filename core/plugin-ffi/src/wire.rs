@@ -580,11 +580,18 @@ pub fn names_from(v: &Value) -> Result<Vec<String>> {
     strings_from(v, "column names")
 }
 
-/// Aggregation specs in wire form.
+/// Aggregation specs in wire form (`with`, a pair function's second column, only where
+/// there is one: older plugins read the three other fields).
 pub fn aggs_to(aggs: &[AggSpec]) -> Value {
     json!(aggs
         .iter()
-        .map(|a| json!({ "column": a.column, "func": a.func.spec(), "output": a.output }))
+        .map(|a| {
+            let mut m = json!({ "column": a.column, "func": a.func.spec(), "output": a.output });
+            if let (Some(w), Some(obj)) = (&a.with, m.as_object_mut()) {
+                obj.insert("with".into(), json!(w));
+            }
+            m
+        })
         .collect::<Vec<_>>())
 }
 
@@ -601,11 +608,20 @@ pub fn aggs_from(v: &Value) -> Result<Vec<AggSpec>> {
             let m = a
                 .as_object()
                 .ok_or_else(|| bad("aggregation", a, "an object"))?;
-            Ok(AggSpec::new(
+            let spec = AggSpec::new(
                 str_of(m, "column", "aggregation")?,
                 AggFunc::parse(str_of(m, "func", "aggregation")?)?,
                 str_of(m, "output", "aggregation")?,
-            ))
+            );
+            let spec = match m.get("with") {
+                None | Some(Value::Null) => spec,
+                Some(_) => AggSpec {
+                    with: Some(str_of(m, "with", "aggregation")?.to_string()),
+                    ..spec
+                },
+            };
+            spec.check_arity()?;
+            Ok(spec)
         })
         .collect()
 }
@@ -849,7 +865,13 @@ mod tests {
     fn specs_and_capabilities_round_trip() {
         let mut aggs: Vec<AggSpec> = AggFunc::ALL
             .into_iter()
-            .map(|f| AggSpec::new("x", f, f.name()))
+            .map(|f| {
+                if f.is_pair() {
+                    AggSpec::pair("x", f, "w", f.name())
+                } else {
+                    AggSpec::new("x", f, f.name())
+                }
+            })
             .collect();
         aggs.extend([
             AggSpec::new("y", AggFunc::Std, "s"),
@@ -861,10 +883,13 @@ mod tests {
             ),
         ]);
         assert_eq!(aggs_from(&aggs_to(&aggs)).unwrap(), aggs);
-        for bad in ["quantile(1.5)", "quantile(x)", "quantiles"] {
+        for bad in ["quantile(1.5)", "quantile(x)", "quantiles", "corr"] {
             let v = json!([{ "column": "z", "func": bad, "output": "q" }]);
             assert!(aggs_from(&v).is_err(), "{bad}");
         }
+        let v = json!([{ "column": "z", "func": "sum", "output": "q", "with": "y" }]);
+        let e = aggs_from(&v).unwrap_err().to_string();
+        assert!(e.contains("takes one column"), "{e}");
         let by = vec![SortKey {
             column: "k".into(),
             descending: true,

@@ -26,6 +26,78 @@ pub fn aggregate(
     })
 }
 
+/// A pair function (`cov`, `corr`) of columns `x` and `y` per group of `keys` (laid out as
+/// [`aggregate`] does), over the rows where both hold a number (not null, not NaN), by
+/// two passes over compensated sums: the means first, then the sums of products of
+/// deviations — the route pandas takes, not the backends' one-pass co-moments. `cov`
+/// divides by `n − 1`; `corr` by `√(Σdx² Σdy²)`, clamped to [−1, 1]. None below two
+/// pairs, and `corr` none where either column is constant (or the sums are not finite
+/// and positive).
+///
+/// # Errors
+/// An unknown column, or a function that is not a pair function.
+pub fn pair(
+    t: &Table,
+    keys: &[String],
+    (x, y): (&str, &str),
+    func: AggFunc,
+    output: &str,
+) -> Result<Table, String> {
+    if !func.is_pair() {
+        return Err(format!("{} is not a pair function", func.name()));
+    }
+    let yc = t.column(y)?;
+    // The group's rows come as `x` cells; the `y` cell of each row is looked up by row,
+    // so rows are numbered into the cells through a row column of their own.
+    let mut rows = t.clone();
+    rows.columns.push(Column {
+        name: "#row".into(),
+        ty: Ty::Int64,
+        cells: (0..t.rows).map(|r| Some(Value::Int(r as i64))).collect(),
+    });
+    let xc = t.column(x)?.clone();
+    let pairs_of = |cells: &[&Value]| -> Vec<(f64, f64)> {
+        cells
+            .iter()
+            .filter_map(|v| match v {
+                Value::Int(r) => Some(*r as usize),
+                _ => None,
+            })
+            .filter_map(|r| {
+                let (a, b) = (xc.cells[r].as_ref()?, yc.cells[r].as_ref()?);
+                let (a, b) = (numbers(&[a])[0], numbers(&[b])[0]);
+                (!a.is_nan() && !b.is_nan()).then_some((a, b))
+            })
+            .collect()
+    };
+    aggregate_with(&rows, keys, "#row", output, Ty::Float64, &|cells| {
+        let pairs = pairs_of(cells);
+        if pairs.len() < 2 {
+            return Ok(None);
+        }
+        let n = pairs.len() as f64;
+        let xs: Vec<f64> = pairs.iter().map(|p| p.0).collect();
+        let ys: Vec<f64> = pairs.iter().map(|p| p.1).collect();
+        let (mx, my) = (fsum(&xs) / n, fsum(&ys) / n);
+        let sxy = fsum(
+            &pairs
+                .iter()
+                .map(|(a, b)| (a - mx) * (b - my))
+                .collect::<Vec<_>>(),
+        );
+        let value = match func {
+            AggFunc::Cov => Some(sxy / (n - 1.0)),
+            _ => {
+                let sxx = fsum(&xs.iter().map(|a| (a - mx) * (a - mx)).collect::<Vec<_>>());
+                let syy = fsum(&ys.iter().map(|b| (b - my) * (b - my)).collect::<Vec<_>>());
+                let den = (sxx * syy).sqrt();
+                (den > 0.0).then(|| (sxy / den).clamp(-1.0, 1.0))
+            }
+        };
+        Ok(value.map(Value::Float))
+    })
+}
+
 /// The bounds a t-digest estimate of the level-`q` quantile must lie in, per group of
 /// `keys` (as [`aggregate`] lays them out): the exact order statistics of the group's
 /// values (NaN left out, as every quantile does) at `rank_slack` ranks below and above

@@ -576,27 +576,29 @@ impl DataFrame {
         }
         let mut names = BTreeSet::new();
         for a in &aggs {
-            let f = input.field_with_name(&a.column).map_err(|_| {
-                Error::invalid(
-                    "agg",
-                    format!(
-                        "no column '{}'; columns: {}",
-                        a.column,
-                        self.columns().join(", ")
-                    ),
-                )
-            })?;
-            if !a.func.accepts(f.data_type()) {
-                return Err(Error::invalid(
-                    "agg",
-                    format!(
-                        "{} does not apply to column '{}' of type {}",
-                        a.func.name(),
-                        a.column,
-                        f.data_type()
-                    ),
-                ));
+            a.check_arity()?;
+            let mut read = Vec::new();
+            for c in a.inputs() {
+                read.push(input.field_with_name(c).map_err(|_| {
+                    Error::invalid(
+                        "agg",
+                        format!("no column '{c}'; columns: {}", self.columns().join(", ")),
+                    )
+                })?);
             }
+            for (c, f) in a.inputs().zip(&read) {
+                if !a.func.accepts(f.data_type()) {
+                    return Err(Error::invalid(
+                        "agg",
+                        format!(
+                            "{} does not apply to column '{c}' of type {}",
+                            a.func.name(),
+                            f.data_type()
+                        ),
+                    ));
+                }
+            }
+            let f = read[0];
             if self.backend.capabilities().lacks(a.func) {
                 return Err(Error::invalid(
                     "agg",
@@ -1703,6 +1705,72 @@ impl GroupBy {
     /// by the keys within each output partition.
     pub fn agg(&self, aggs: &[(&str, AggFunc)]) -> Result<DataFrame> {
         self.run(self.frame.clone(), named_aggs(aggs))
+    }
+
+    /// Aggregations given whole ([`AggSpec`]), pair functions among them:
+    /// `AggSpec::pair("x", AggFunc::Corr, "y", "r")`.
+    ///
+    /// # Errors
+    /// A column missing or of a type the function does not take, a pair function without
+    /// its second column (or another function with one), an output name used twice.
+    pub fn agg_specs(&self, aggs: Vec<AggSpec>) -> Result<DataFrame> {
+        self.run(self.frame.clone(), aggs)
+    }
+
+    /// The sample covariance of `x` and `y` per group, ddof 1 (pandas'
+    /// `groupby(..).apply(lambda g: g.x.cov(g.y))`), over the rows where both hold a
+    /// number; named `x_y_cov`.
+    ///
+    /// ```
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::{Float64Array, Int64Array};
+    /// use tessera_frame::DataFrame;
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let df = DataFrame::from_columns(
+    ///     vec![
+    ///         ("k", Arc::new(Int64Array::from(vec![1, 1, 1, 1, 2, 2]))),
+    ///         ("x", Arc::new(Float64Array::from(vec![1.0, 2.0, 3.0, 4.0, 1.0, 2.0]))),
+    ///         ("y", Arc::new(Float64Array::from(vec![2.0, 4.0, 5.0, 9.0, 3.0, 1.0]))),
+    ///     ],
+    ///     2,
+    /// )?;
+    /// let r = df.groupby(&["k"])?.corr("x", "y")?.sort_values(&["k"], &[true])?;
+    /// let c = r.compute()?.batches;
+    /// let mut got = Vec::new();
+    /// for b in &c {
+    ///     let col = b.column(1).as_any().downcast_ref::<Float64Array>().unwrap();
+    ///     got.extend(col.iter().flatten());
+    /// }
+    /// assert!((got[0] - 11.0 / 130f64.sqrt()).abs() < 1e-12); // by hand
+    /// assert_eq!(got[1], -1.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`GroupBy::agg_specs`].
+    pub fn cov(&self, x: &str, y: &str) -> Result<DataFrame> {
+        self.agg_specs(vec![AggSpec::pair(
+            x,
+            AggFunc::Cov,
+            y,
+            format!("{x}_{y}_cov"),
+        )])
+    }
+
+    /// The Pearson correlation of `x` and `y` per group (pandas' `Series.corr`), over
+    /// the rows where both hold a number; null where fewer than two or either is constant
+    /// there. Named `x_y_corr`.
+    ///
+    /// # Errors
+    /// As [`GroupBy::agg_specs`].
+    pub fn corr(&self, x: &str, y: &str) -> Result<DataFrame> {
+        self.agg_specs(vec![AggSpec::pair(
+            x,
+            AggFunc::Corr,
+            y,
+            format!("{x}_{y}_corr"),
+        )])
     }
 
     /// Aggregations with explicit output names.

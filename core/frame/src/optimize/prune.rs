@@ -180,7 +180,7 @@ fn prune(node: &Arc<Node>, required: Option<&BTreeSet<String>>) -> Result<Arc<No
         } => {
             let aggs = count_rows::counts_on_read_columns(&input.schema(), keys, aggs);
             let mut need: BTreeSet<String> = keys.iter().cloned().collect();
-            need.extend(aggs.iter().map(|a| a.column.clone()));
+            need.extend(aggs.iter().flat_map(|a| a.inputs().map(str::to_string)));
             Arc::new(Node::Aggregate {
                 input: prune(input, Some(&need))?,
                 keys: keys.clone(),

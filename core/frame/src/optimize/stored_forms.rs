@@ -146,7 +146,7 @@ fn stored_columns(
         // rows on a non-nullable key column).
         .filter(|k| {
             aggs.iter()
-                .all(|a| a.column != **k || a.func == AggFunc::Count)
+                .all(|a| a.inputs().all(|c| c != **k) || a.func == AggFunc::Count)
                 && passed_through(k)
         })
         .filter_map(|k| schema.index_of(k).ok())
@@ -202,7 +202,7 @@ fn summed_only(k: &str, program: Option<&FrameProgram>, keys: &[String], aggs: &
     names.iter().all(|n| !keys.contains(n))
         && aggs
             .iter()
-            .all(|a| !names.contains(&a.column) || summed.contains(&a.func))
+            .all(|a| a.inputs().all(|c| !names.iter().any(|n| n == c)) || summed.contains(&a.func))
 }
 
 /// Whether every read of column `k` in `e` is an operand of `+`, `-` or `*` (whose

@@ -131,7 +131,10 @@ impl Node {
             } => {
                 let a: Vec<String> = aggs
                     .iter()
-                    .map(|a| format!("{} = {}({})", a.output, a.func.name(), a.column))
+                    .map(|a| {
+                        let read: Vec<&str> = a.inputs().collect();
+                        format!("{} = {}({})", a.output, a.func.name(), read.join(", "))
+                    })
                     .collect();
                 let how = match strategy {
                     Some(GroupStrategy::Tree) => "tree combine (forced)",

@@ -161,6 +161,15 @@ pub enum AggFunc {
     /// interpolated linearly between the two nearest values as pandas' and NumPy's
     /// default (`method="linear"`). Its state holds every value of a group.
     Quantile(Quantile),
+    /// Sample covariance of the aggregation's column with its second column
+    /// ([`AggSpec::with`]), ddof 1 as pandas' `Series.cov`, over the rows where both are
+    /// non-null and not NaN (Float64; null below 2 such rows).
+    Cov,
+    /// Pearson correlation of the aggregation's column with its second column
+    /// ([`AggSpec::with`]), as pandas' `Series.corr`, over the rows where both are
+    /// non-null and not NaN (Float64; null below 2 such rows and when either column is
+    /// constant there).
+    Corr,
     /// The `q` quantile estimated from a t-digest ([`digest`](super::digest)): a state of
     /// a few hundred numbers per group whatever the group's size, for quantiles of large
     /// groups; the rank of the estimate is typically within 0.5% of `q`.
@@ -233,7 +242,15 @@ impl AggFunc {
             AggFunc::Median => "median",
             AggFunc::Quantile(_) => "quantile",
             AggFunc::ApproxQuantile(_) => "approx_quantile",
+            AggFunc::Cov => "cov",
+            AggFunc::Corr => "corr",
         }
+    }
+
+    /// Whether it aggregates a pair of columns (`cov`, `corr`: [`AggSpec::with`] names the
+    /// second).
+    pub fn is_pair(self) -> bool {
+        matches!(self, AggFunc::Cov | AggFunc::Corr)
     }
 
     /// The quantile level of `quantile` and `approx_quantile`.
@@ -245,7 +262,7 @@ impl AggFunc {
     }
 
     /// Every function without a parameter, for tests and docs (the quantiles take a level).
-    pub const ALL: [AggFunc; 13] = [
+    pub const ALL: [AggFunc; 15] = [
         AggFunc::Sum,
         AggFunc::Mean,
         AggFunc::Count,
@@ -259,6 +276,8 @@ impl AggFunc {
         AggFunc::Last,
         AggFunc::NUnique,
         AggFunc::Median,
+        AggFunc::Cov,
+        AggFunc::Corr,
     ];
 
     /// Parses a pandas-style name; `quantile` and `approx_quantile` take their level in
@@ -340,7 +359,9 @@ impl AggFunc {
             | AggFunc::Kurt
             | AggFunc::Median
             | AggFunc::Quantile(_)
-            | AggFunc::ApproxQuantile(_) => t.is_numeric() || *t == DataType::Boolean,
+            | AggFunc::ApproxQuantile(_)
+            | AggFunc::Cov
+            | AggFunc::Corr => t.is_numeric() || *t == DataType::Boolean,
         }
     }
 
@@ -356,7 +377,9 @@ impl AggFunc {
             | AggFunc::Kurt
             | AggFunc::Median
             | AggFunc::Quantile(_)
-            | AggFunc::ApproxQuantile(_) => DataType::Float64,
+            | AggFunc::ApproxQuantile(_)
+            | AggFunc::Cov
+            | AggFunc::Corr => DataType::Float64,
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => t.clone(),
         }
     }
@@ -371,6 +394,7 @@ impl AggFunc {
     /// | mean | `sum` (Float64; Decimal128(38, s) for a decimal), `count` |
     /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
     /// | skew, kurt | `count`, `mean`, `m2`, `m3`, `m4` (Float64; Pébay's pairwise update) |
+    /// | cov, corr | `count`, `mean_x`, `mean_y`, `m2_x`, `m2_y`, `c_xy` over the rows where both columns hold a number (Float64; the co-moment's pairwise update) |
     /// | min, max, first, last | `value` (input type, null when none) |
     /// | nunique | `values`: a List of the distinct non-null values |
     /// | median, quantile | `values`: a List (Float64) of the non-null values |
@@ -392,6 +416,14 @@ impl AggFunc {
                 f("m2", DataType::Float64),
                 f("m3", DataType::Float64),
                 f("m4", DataType::Float64),
+            ],
+            AggFunc::Cov | AggFunc::Corr => vec![
+                f("count", DataType::Int64),
+                f("mean_x", DataType::Float64),
+                f("mean_y", DataType::Float64),
+                f("m2_x", DataType::Float64),
+                f("m2_y", DataType::Float64),
+                f("c_xy", DataType::Float64),
             ],
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 vec![f("value", t.clone())]
@@ -430,6 +462,8 @@ pub struct AggSpec {
     pub func: AggFunc,
     /// The output column name.
     pub output: String,
+    /// The second input column of a pair function (`cov`, `corr`); `None` for the others.
+    pub with: Option<String>,
 }
 
 impl AggSpec {
@@ -440,6 +474,53 @@ impl AggSpec {
             column: column.into(),
             func,
             output: output.into(),
+            with: None,
+        }
+    }
+
+    /// `func(x, y)` of a pair function (`cov`, `corr`) as `output`.
+    pub fn pair(
+        x: impl Into<String>,
+        func: AggFunc,
+        y: impl Into<String>,
+        output: impl Into<String>,
+    ) -> Self {
+        AggSpec {
+            with: Some(y.into()),
+            ..AggSpec::new(x, func, output)
+        }
+    }
+
+    /// The input columns it reads: its column, and the second one of a pair.
+    pub fn inputs(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.column.as_str()).chain(self.with.as_deref())
+    }
+
+    /// Checks that a pair function has its second column and no other function has one.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the aggregation.
+    pub fn check_arity(&self) -> Result<()> {
+        match (self.func.is_pair(), &self.with) {
+            (true, None) => Err(Error::invalid(
+                "agg",
+                format!(
+                    "{}({}) takes a second column: give it as a pair, e.g. ({}, {}, other)",
+                    self.func.name(),
+                    self.column,
+                    self.column,
+                    self.func.name()
+                ),
+            )),
+            (false, Some(w)) => Err(Error::invalid(
+                "agg",
+                format!(
+                    "{}({}) takes one column; '{w}' was given as a second",
+                    self.func.name(),
+                    self.column
+                ),
+            )),
+            _ => Ok(()),
         }
     }
 }
