@@ -83,6 +83,7 @@ pub fn data_type_of(name: &str) -> PyResult<DataType> {
         "float64" | "float" => DataType::Float64,
         "bool" | "boolean" => DataType::Boolean,
         "string" | "str" | "utf8" => DataType::Utf8,
+        "category" | "categorical" => tessera::frame::categorical_type(),
         "datetime64[us]" | "timestamp[us]" | "datetime" => {
             DataType::Timestamp(TimeUnit::Microsecond, None)
         }

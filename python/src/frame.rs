@@ -350,6 +350,32 @@ impl PyGroupBy {
         self.all(AggFunc::NUnique)
     }
 
+    /// The first `n` rows of each group, in the frame's order (pandas' `head(n)`), found
+    /// in one pass without sorting.
+    #[pyo3(signature = (n=5))]
+    fn head(&self, n: usize) -> PyResult<PyDataFrame> {
+        wrap(self.inner.head(n))
+    }
+
+    /// Each row's number within its group from 0, as a column `cumcount` (pandas'
+    /// `cumcount()`, as a column of the frame rather than a Series).
+    fn cumcount(&self) -> PyResult<PyDataFrame> {
+        wrap(self.inner.cumcount("cumcount"))
+    }
+
+    /// Sample covariance of `x` and `y` per group (ddof 1), over the rows where both
+    /// are present: pandas' `g.x.cov(g.y)` for each group, as a column `x_y_cov`.
+    fn cov(&self, x: &str, y: &str) -> PyResult<PyDataFrame> {
+        wrap(self.inner.cov(x, y))
+    }
+
+    /// Pearson correlation of `x` and `y` per group, over the rows where both are
+    /// present: pandas' `g.x.corr(g.y)` for each group, as a column `x_y_corr` (missing
+    /// below two rows or where either is constant).
+    fn corr(&self, x: &str, y: &str) -> PyResult<PyDataFrame> {
+        wrap(self.inner.corr(x, y))
+    }
+
     /// A window function within each group into `output` (default: the column
     /// itself), in the frame's row order: `"cumsum"`, `"shift"` (`periods`), `"diff"`,
     /// `"cummin"`, `"cummax"`, `"cumprod"`, `"ffill"`, `"bfill"`, `"rolling_mean"` etc.

@@ -85,6 +85,35 @@ def test_groupby_named_and_list_aggregations(trips):
     same(got, want, ["zone"])
 
 
+def test_groupby_cov_and_corr_match_pandas(trips):
+    df = frame(trips)
+    for f in ["cov", "corr"]:
+        got = getattr(df.groupby("zone"), f)("fare", "tip").compute().to_pandas()
+        want = trips.groupby("zone").apply(
+            lambda g: getattr(g["fare"], f)(g["tip"]), include_groups=False
+        ).rename(f"fare_tip_{f}").reset_index()
+        same(got, want, ["zone"])
+
+
+def test_groupby_head_matches_pandas(trips):
+    got = frame(trips).groupby("zone").head(2).compute().to_pandas()
+    want = trips.groupby("zone").head(2)
+    assert len(got) == len(want)
+    same(got, want, ["zone", "fare", "vendor", "passengers"])
+
+
+def test_categorical_columns_match_pandas(trips):
+    df = frame(trips)
+    cat = df.assign(vendor=ts.col("vendor").astype("category"))
+    out = cat.compute().to_pandas()
+    assert isinstance(out["vendor"].dtype, pd.CategoricalDtype)
+    got = cat.groupby("vendor").agg({"fare": "sum"}).compute().to_pandas()
+    want = trips.assign(vendor=trips.vendor.astype("category")).groupby("vendor", observed=True).agg({"fare": "sum"}).reset_index()
+    got["vendor"] = got["vendor"].astype(str)
+    want["vendor"] = want["vendor"].astype(str)
+    same(got, want, ["vendor"])
+
+
 def test_groupby_keeps_null_keys_with_dropna_false():
     df = pd.DataFrame({"k": [1.0, None, 1.0, None, 2.0], "x": [1, 2, 3, 4, 5]})
     got = ts.from_pandas(df, npartitions=2).groupby("k", dropna=False).agg({"x": "sum"}).compute().to_pandas()

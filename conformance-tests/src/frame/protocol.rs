@@ -289,6 +289,8 @@ fn project(s: &FrameSide, g: &mut Gen, t: ColType, variant: usize) -> Result<Vec
             ("when", when(v().lt(0.0)).then(lit(0)).otherwise(v())),
         ],
         ColType::Utf8 => vec![
+            ("category", v().categorical()),
+            ("category_eq", v().categorical().eq("mé")),
             ("has_a", v().contains("a")),
             ("isin", v().is_in(["ka", "lo", ""])),
             ("filled", v().fill_null("?")),

@@ -41,7 +41,10 @@ pub use backend::{
     PartitionData, Quantile, SortKey, StoredForms,
 };
 pub use display::Value;
-pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
+pub use expr::{
+    categorical_type, coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc,
+    StrFunc,
+};
 #[cfg(feature = "parquet")]
 pub use io::read_parquet;
 pub use io::{read_csv, CsvOptions};

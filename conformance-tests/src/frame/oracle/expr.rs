@@ -217,11 +217,12 @@ fn literal_ty(l: &Literal) -> Ty {
 }
 
 /// Two column types meeting: equal stays, integers widen to Int64, numbers mixed with a
-/// float become Float64.
+/// float become Float64, a categorical meets text as text.
 fn widen(a: Ty, b: Ty) -> Result<Ty, Oops> {
     Ok(match (a, b) {
         (a, b) if a == b => a,
         (Ty::Null, x) | (x, Ty::Null) => x,
+        (Ty::Categorical, Ty::Utf8) | (Ty::Utf8, Ty::Categorical) => Ty::Utf8,
         (a, b) if a.is_int() && b.is_int() => Ty::Int64,
         (a, b) if a.is_numeric() && b.is_numeric() => Ty::Float64,
         (a, b) => return Err(format!("{a:?} and {b:?} have no common type")),
@@ -532,7 +533,7 @@ fn convert(v: &Value, from: Ty, to: Ty) -> Result<Cell, Oops> {
         }
         (Value::Bool(b), Ty::Int64 | Ty::Int32) => Some(Value::Int(i64::from(*b))),
         (Value::Bool(b), Ty::Float64) => Some(Value::Float(f64::from(u8::from(*b)))),
-        (Value::Str(s), Ty::Utf8) => Some(Value::Str(s.clone())),
+        (Value::Str(s), Ty::Utf8 | Ty::Categorical) => Some(Value::Str(s.clone())),
         (v, to) => {
             return Err(format!(
                 "the oracle does not cast {v:?} ({from:?}) to {to:?}"

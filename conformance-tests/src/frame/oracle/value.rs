@@ -34,6 +34,9 @@ pub enum Ty {
     TimestampUs,
     /// A list of UTF-8 texts (what `split` gives).
     ListUtf8,
+    /// A categorical: UTF-8 texts held as a dictionary with 32-bit codes (the values are
+    /// the texts; the codes are the backend's business).
+    Categorical,
     /// An exact decimal of this precision and scale (values are unscaled integers).
     Decimal(u8, i8),
 }
@@ -55,6 +58,9 @@ impl Ty {
             DataType::Timestamp(TimeUnit::Microsecond, None) => Ty::TimestampUs,
             DataType::List(f) if f.data_type() == &DataType::Utf8 => Ty::ListUtf8,
             DataType::Decimal128(p, s) => Ty::Decimal(*p, *s),
+            DataType::Dictionary(k, v) if **k == DataType::Int32 && **v == DataType::Utf8 => {
+                Ty::Categorical
+            }
             other => return Err(format!("the frame oracle does not model {other}")),
         })
     }
@@ -72,6 +78,7 @@ impl Ty {
             Ty::TimestampUs => DataType::Timestamp(TimeUnit::Microsecond, None),
             Ty::ListUtf8 => DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
             Ty::Decimal(p, s) => DataType::Decimal128(p, s),
+            Ty::Categorical => tessera_core::frame::categorical_type(),
         }
     }
 
@@ -288,6 +295,17 @@ pub fn read(a: &ArrayRef) -> Result<Vec<Cell>, String> {
         Ty::Date32 => cells!(a, Date32Array, |v: i32| Value::Int(i64::from(v))),
         Ty::TimestampUs => cells!(a, TimestampMicrosecondArray, Value::Int),
         Ty::Decimal(..) => cells!(a, Decimal128Array, Value::Dec),
+        Ty::Categorical => {
+            use arrow_array::cast::AsArray;
+            let d = a.as_dictionary::<arrow_array::types::Int32Type>();
+            let texts = d
+                .downcast_dict::<StringArray>()
+                .ok_or("a categorical whose values are not Utf8")?;
+            texts
+                .into_iter()
+                .map(|v| v.map(|s| Value::Str(s.to_string())))
+                .collect()
+        }
         Ty::ListUtf8 => {
             let l = a
                 .as_any()
@@ -344,6 +362,15 @@ pub fn build(ty: Ty, cells: &[Cell]) -> Result<ArrayRef, String> {
             Value::Float(x) => Some(*x),
             _ => None,
         })?)),
+        Ty::Categorical => {
+            let texts = each(cells, ty, |v| v.str().map(str::to_string))?;
+            Arc::new(
+                texts
+                    .iter()
+                    .map(Option::as_deref)
+                    .collect::<arrow_array::DictionaryArray<arrow_array::types::Int32Type>>(),
+            )
+        }
         Ty::Utf8 => Arc::new(StringArray::from(each(cells, ty, |v| {
             v.str().map(str::to_string)
         })?)),

@@ -1856,6 +1856,68 @@ impl GroupBy {
             )
         }
     }
+    /// Each row's number within its group, from 0 in the frame's row order (pandas'
+    /// `groupby(keys).cumcount()`), as the column `output`. A running count per group —
+    /// the rows stream through once, carried across partitions, with no sort. Rows whose
+    /// key is null are in no group (null) unless `dropna(false)`.
+    ///
+    /// # Errors
+    /// A missing key column, or a backend without window functions.
+    pub fn cumcount(&self, output: &str) -> Result<DataFrame> {
+        let one = self.unused_name("one");
+        let with_ones = self.frame.with_column(&one, crate::lit(1i64))?;
+        let grouped = GroupBy {
+            frame: with_ones,
+            ..self.clone()
+        };
+        grouped
+            .window(&one, WindowFunc::CumSum, output)?
+            .with_column(output, crate::col(output) - crate::lit(1i64))?
+            .drop(&[one.as_str()])
+    }
+
+    /// The first `n` rows of each group, in the frame's row order (pandas'
+    /// `groupby(keys).head(n)`): the rows whose [`GroupBy::cumcount`] is below `n`, found
+    /// in one streaming pass without sorting.
+    ///
+    /// ```
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::Int64Array;
+    /// use tessera_frame::DataFrame;
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let df = DataFrame::from_columns(
+    ///     vec![
+    ///         ("k", Arc::new(Int64Array::from(vec![1, 2, 1, 1, 2, 3]))),
+    ///         ("v", Arc::new(Int64Array::from(vec![10, 20, 11, 12, 21, 30]))),
+    ///     ],
+    ///     3,
+    /// )?;
+    /// let first_two = df.groupby(&["k"])?.head(2)?;
+    /// assert_eq!(first_two.columns(), vec!["k", "v"]);
+    /// assert_eq!(first_two.len()?, 5); // 10, 20, 11, 21, 30
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`GroupBy::cumcount`].
+    pub fn head(&self, n: usize) -> Result<DataFrame> {
+        let row = self.unused_name("row");
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        self.cumcount(&row)?
+            .filter(crate::col(row.as_str()).lt(crate::lit(n)))?
+            .drop(&[row.as_str()])
+    }
+
+    /// A column name the frame does not have, starting from `stem`.
+    fn unused_name(&self, stem: &str) -> String {
+        let schema = self.frame.schema();
+        (0..)
+            .map(|i| format!("__{stem}{i}"))
+            .find(|c| schema.field_with_name(c).is_err())
+            .unwrap_or_else(|| format!("__{stem}"))
+    }
+
     /// `groupby(keys)[column].sum()`.
     pub fn sum(&self, column: &str) -> Result<DataFrame> {
         self.agg(&[(column, AggFunc::Sum)])

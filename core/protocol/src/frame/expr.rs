@@ -678,6 +678,12 @@ impl Expr {
             to,
         }
     }
+    /// The strings as a categorical ([`categorical_type`]: each distinct value stored
+    /// once, the rows as 32-bit codes), as pandas' `astype("category")` and Polars'
+    /// `Categorical`: groupbys, joins, sorts and comparisons read the values.
+    pub fn categorical(self) -> Expr {
+        self.cast(categorical_type())
+    }
     /// String contains `pattern` (a literal substring, not a regex).
     pub fn contains(self, pattern: impl Into<String>) -> Expr {
         Expr::Contains {
@@ -1039,6 +1045,12 @@ impl std::ops::Neg for Expr {
     fn neg(self) -> Expr {
         Expr::Negate(Box::new(self))
     }
+}
+
+/// The type of a categorical column: a dictionary of `Utf8` values with `Int32` codes
+/// (what pyarrow gives pandas' `category` of strings, and Polars' `Categorical`).
+pub fn categorical_type() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
 }
 
 #[cfg(test)]

@@ -624,8 +624,9 @@ pub fn binary_types(
 }
 
 /// The cast typing rule: between two scalar types (null, boolean, integers, floats,
-/// decimals, strings, dates, times, timestamps, durations), or to the same type. Nested
-/// types cast only to themselves. A backend whose kernel cannot perform an accepted cast
+/// decimals, strings, dates, times, timestamps, durations), or to the same type; from
+/// strings to a categorical (a dictionary of strings with integer codes) and from a
+/// categorical as its values. Nested types cast only to themselves. A backend whose kernel cannot perform an accepted cast
 /// for particular values reports that when it runs (e.g. `"abc"` to Int64).
 pub fn castable(from: &DataType, to: &DataType) -> bool {
     fn scalar(t: &DataType) -> bool {
@@ -639,9 +640,18 @@ pub fn castable(from: &DataType, to: &DataType) -> bool {
                     | DataType::Utf8View
             )
     }
-    match from {
+    match (from, to) {
         // A categorical casts as its values do.
-        DataType::Dictionary(_, values) => castable(values, to),
+        (DataType::Dictionary(_, values), _) if !matches!(to, DataType::Dictionary(_, _)) => {
+            castable(values, to)
+        }
+        // To a categorical: strings, and other categoricals of strings (re-keyed).
+        (_, DataType::Dictionary(key, values)) => {
+            key.is_integer()
+                && is_string(values)
+                && !matches!(**values, DataType::Dictionary(_, _))
+                && is_string(from)
+        }
         _ => from == to || (scalar(from) && scalar(to)),
     }
 }

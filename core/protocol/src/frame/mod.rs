@@ -26,6 +26,9 @@ pub use backend::{
     FrameCapabilities, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     PartitionData, PlanStep, Quantile, SortKey, StoredForms,
 };
-pub use expr::{coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc, StrFunc};
+pub use expr::{
+    categorical_type, coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc,
+    StrFunc,
+};
 pub use temporal::{DateUnit, Interval};
 pub use window::{RollingAgg, WindowFunc, WindowSpec};
