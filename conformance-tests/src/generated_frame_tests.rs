@@ -446,6 +446,38 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.median/bool", "frame_aggregate_median_bool");
             }
             #[test]
+            fn frame_aggregate_cov_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.cov/int64", "frame_aggregate_cov_int64");
+            }
+            #[test]
+            fn frame_aggregate_cov_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.cov/int32", "frame_aggregate_cov_int32");
+            }
+            #[test]
+            fn frame_aggregate_cov_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.cov/float64", "frame_aggregate_cov_float64");
+            }
+            #[test]
+            fn frame_aggregate_cov_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.cov/bool", "frame_aggregate_cov_bool");
+            }
+            #[test]
+            fn frame_aggregate_corr_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.corr/int64", "frame_aggregate_corr_int64");
+            }
+            #[test]
+            fn frame_aggregate_corr_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.corr/int32", "frame_aggregate_corr_int32");
+            }
+            #[test]
+            fn frame_aggregate_corr_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.corr/float64", "frame_aggregate_corr_float64");
+            }
+            #[test]
+            fn frame_aggregate_corr_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.corr/bool", "frame_aggregate_corr_bool");
+            }
+            #[test]
             fn frame_aggregate_quantile_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.quantile/int64", "frame_aggregate_quantile_int64");
             }

@@ -163,19 +163,15 @@ fn categoricals_match_pandas() {
 
         // a filter comparing it with a string.
         let f = df.filter(col("s").eq(lit("b"))).unwrap().compute().unwrap();
-        let got: Vec<i64> = (0..f.num_rows())
-            .map(|row| match f.value("v", row).unwrap() {
-                Value::Int(i) => i,
-                other => panic!("{other:?}"),
-            })
+        let got: Vec<i64> = crate::frames::int_cells(&f, "v")
+            .into_iter()
+            .flatten()
             .collect();
-        let want_f: Vec<i64> = want["filtered"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_i64().unwrap())
-            .collect();
-        assert_eq!(got, want_f, "round {round}: filter");
+        assert_eq!(
+            got,
+            crate::frames::json_ints(&want["filtered"]),
+            "round {round}: filter"
+        );
     }
 }
 

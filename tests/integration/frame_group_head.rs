@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array};
-use tessera::frame::Value;
 
 use crate::frames::{batch, random_partitions, Rng};
 
@@ -38,14 +37,7 @@ fn group_head_matches_pandas() {
         ("v", Arc::new(Int64Array::from(v))),
     ]);
     let ints = |df: &tessera::frame::DataFrame, c: &str| -> Vec<Option<i64>> {
-        let out = df.compute().unwrap();
-        (0..out.num_rows())
-            .map(|row| match out.value(c, row).unwrap() {
-                Value::Int(i) => Some(i),
-                Value::Null => None,
-                other => panic!("{other:?}"),
-            })
-            .collect()
+        crate::frames::int_cells(&df.compute().unwrap(), c)
     };
     for round in 0..3 {
         let df = random_partitions(&b, &mut rng);
@@ -66,13 +58,11 @@ fn group_head_matches_pandas() {
                 "no helper column is left"
             );
             let got: Vec<i64> = ints(&head, "r").into_iter().flatten().collect();
-            let want_rows: Vec<i64> = rows
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_i64().unwrap())
-                .collect();
-            assert_eq!(got, want_rows, "round {round}: head({n})");
+            assert_eq!(
+                got,
+                crate::frames::json_ints(rows),
+                "round {round}: head({n})"
+            );
         }
     }
 }

@@ -167,18 +167,11 @@ fn relational_options_match_pandas() {
                 .unwrap()
                 .compute()
                 .unwrap();
-            let got: Vec<i64> = (0..kept.num_rows())
-                .map(|r| match kept.value("r", r).unwrap() {
-                    Value::Int(x) => x,
-                    v => panic!("row id {v:?}"),
-                })
+            let got: Vec<i64> = crate::frames::int_cells(&kept, "r")
+                .into_iter()
+                .flatten()
                 .collect();
-            let expected: Vec<i64> = want[format!("dedup.{name}")]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_i64().unwrap())
-                .collect();
+            let expected = crate::frames::json_ints(&want[format!("dedup.{name}")]);
             assert_eq!(got, expected, "round {round}: drop_duplicates keep={name}");
         }
     }

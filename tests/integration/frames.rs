@@ -49,6 +49,26 @@ pub(crate) fn random_partitions(batch: &RecordBatch, rng: &mut Rng) -> DataFrame
     DataFrame::from_record_batches(batches, None).unwrap()
 }
 
+/// The integer cells of `column` of a computed frame, in order (`None` for nulls).
+pub(crate) fn int_cells(c: &tessera::frame::Computed, column: &str) -> Vec<Option<i64>> {
+    (0..c.num_rows())
+        .map(|r| match c.value(column, r).unwrap() {
+            tessera::frame::Value::Int(x) => Some(x),
+            tessera::frame::Value::Null => None,
+            v => panic!("{column}: {v:?} is not an integer"),
+        })
+        .collect()
+}
+
+/// A JSON array of integers (a Python check script's answer).
+pub(crate) fn json_ints(v: &serde_json::Value) -> Vec<i64> {
+    v.as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|x| x.as_i64().expect("an integer"))
+        .collect()
+}
+
 pub(crate) fn batch(cols: Vec<(&str, ArrayRef)>) -> RecordBatch {
     tessera::frame::batch_from_columns(cols).unwrap()
 }

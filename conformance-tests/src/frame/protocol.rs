@@ -566,13 +566,7 @@ fn aggregate(
     // Variant 1 reduces the whole frame (no keys): one row out.
     let (pieces, keys) = keyed_input(s, g, t, variant);
     let specs = vec![AggSpec::new("v", func, "out")];
-    let whole = || {
-        pieces
-            .iter()
-            .map(oracle::table)
-            .collect::<std::result::Result<Vec<_>, String>>()
-            .map(|w| Table::concat(&w))
-    };
+    let whole = || whole_table(&pieces);
     match func {
         // An estimate: the oracle states the ranks it must lie between.
         AggFunc::ApproxQuantile(q) => s.expect_within(|| {
@@ -585,13 +579,7 @@ fn aggregate(
             oracle::batches(&[out])
         }),
     }
-    let partials = pieces
-        .into_iter()
-        .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
-        .collect::<Result<Vec<Partition>>>()?;
-    let state = s.backend.aggregate_combine(&partials, &keys, &specs)?;
-    let out = s.backend.aggregate_finalize(&state, &keys, &specs)?;
-    Ok(vec![Output::exact(s.export(&out)?).with_sums()])
+    partial_combine_finalize(s, pieces, &keys, &specs)
 }
 
 /// A pair function (`cov`, `corr`) of the `v` values with a float64 column `w` drawn
@@ -617,20 +605,35 @@ fn pair_aggregate(
     s.note("w: float64 values paired with v".to_string());
     let specs = vec![AggSpec::pair("v", func, "w", "out")];
     s.expect(|| {
-        let whole = pieces
-            .iter()
-            .map(oracle::table)
-            .collect::<std::result::Result<Vec<_>, String>>()
-            .map(|w| Table::concat(&w))?;
-        let out = oracle::aggregate::pair(&whole, &keys, ("v", "w"), func, "out")?;
+        let out = oracle::aggregate::pair(&whole_table(&pieces)?, &keys, ("v", "w"), func, "out")?;
         oracle::batches(&[out])
     });
+    partial_combine_finalize(s, pieces, &keys, &specs)
+}
+
+/// The pieces as one oracle table.
+fn whole_table(pieces: &[RecordBatch]) -> std::result::Result<Table, String> {
+    pieces
+        .iter()
+        .map(oracle::table)
+        .collect::<std::result::Result<Vec<_>, String>>()
+        .map(|w| Table::concat(&w))
+}
+
+/// The backend's partial aggregation of each piece, the combine of the states and the
+/// final step, as the case's one output.
+fn partial_combine_finalize(
+    s: &FrameSide,
+    pieces: Vec<RecordBatch>,
+    keys: &[String],
+    specs: &[AggSpec],
+) -> Result<Vec<Output>> {
     let partials = pieces
         .into_iter()
-        .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
+        .map(|p| s.backend.aggregate_partial(&s.import(p)?, keys, specs))
         .collect::<Result<Vec<Partition>>>()?;
-    let state = s.backend.aggregate_combine(&partials, &keys, &specs)?;
-    let out = s.backend.aggregate_finalize(&state, &keys, &specs)?;
+    let state = s.backend.aggregate_combine(&partials, keys, specs)?;
+    let out = s.backend.aggregate_finalize(&state, keys, specs)?;
     Ok(vec![Output::exact(s.export(&out)?).with_sums()])
 }
 

@@ -52,33 +52,29 @@ pub fn program_product(
     let nodes = e.nodes(out.node, "                    ")?;
     let (mut head, mut args) = e.head_args();
     let other = program.num_inputs();
-    let (other_name, load_a, load_b) = if program_left {
-        let load = format!(
+    // The program's side of the product: its element at (first, second) staged into
+    // `tile`, zero outside the bounds.
+    let staged = |(first, start, bound): (&str, &str, &str),
+                  (second, second_start, second_bound): (&str, &str, &str),
+                  tile: &str| {
+        format!(
             "const int r = e / 16, col = e % 16;\n\
-             \x20               const i64 i = i0 + r, l = l0 + col;\n\
+             \x20               const i64 {first} = {start} + r, {second} = {second_start} + col;\n\
              \x20               T val = (T)0;\n\
-             \x20               if (i < m && l < k) {{\n\
-             \x20                   i64 c[2]; c[0] = i; c[1] = l;\n\
+             \x20               if ({first} < {bound} && {second} < {second_bound}) {{\n\
+             \x20                   i64 c[2]; c[0] = {first}; c[1] = {second};\n\
              {nodes}\
              \x20                   val = v{};\n\
              \x20               }}\n\
-             \x20               as_[r][col] = val;",
+             \x20               {tile}[r][col] = val;",
             out.node
-        );
+        )
+    };
+    let (other_name, load_a, load_b) = if program_left {
+        let load = staged(("i", "i0", "m"), ("l", "l0", "k"), "as_");
         ("b", load, LOAD_B.to_string())
     } else {
-        let load = format!(
-            "const int r = e / 16, col = e % 16;\n\
-             \x20               const i64 l = l0 + r, j = j0 + col;\n\
-             \x20               T val = (T)0;\n\
-             \x20               if (l < k && j < n) {{\n\
-             \x20                   i64 c[2]; c[0] = l; c[1] = j;\n\
-             {nodes}\
-             \x20                   val = v{};\n\
-             \x20               }}\n\
-             \x20               bs_[r][col] = val;",
-            out.node
-        );
+        let load = staged(("l", "l0", "k"), ("j", "j0", "n"), "bs_");
         let load_a = "const int r = e / 16, col = e % 16;\n\
              \x20               const i64 i = i0 + r, l = l0 + col;\n\
              \x20               as_[r][col] = (i < m && l < k) ? a[i * k + l] : (T)0;"

@@ -445,16 +445,13 @@ impl<D: Device> ArrayBackend for CudaBackend<D> {
             || width.is_none_or(|&w| w > FUSED_WIDTH)
             || inputs.len() != program.num_inputs()
         {
-            let p = self
-                .execute(program, inputs)?
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::Internal("a product program has no output".into()))?;
-            return if program_left {
-                self.matmul(&p, other)
-            } else {
-                self.matmul(other, &p)
-            };
+            return tessera_core::backend::matmul_program_with_primitives(
+                self,
+                program,
+                inputs,
+                other,
+                program_left,
+            );
         }
         let (left, right) = if program_left {
             (

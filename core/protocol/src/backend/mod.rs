@@ -216,12 +216,7 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
         other: &Chunk,
         program_left: bool,
     ) -> Result<Chunk> {
-        let p = only_output(self, program, inputs)?;
-        if program_left {
-            self.matmul(&p, other)
-        } else {
-            self.matmul(other, &p)
-        }
+        matmul_program_with_primitives(self, program, inputs, other, program_left)
     }
 
     /// The range sketch of a fused program's output `P` (rows × n) and its projection,
@@ -306,6 +301,26 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
 
 /// The one output of a streamed operand's program, run with [`ArrayBackend::execute`]:
 /// the defaults of the optional `*_program` methods.
+/// `P @ other` (or `other @ P`) with `P` the program's output made first: the default of
+/// [`ArrayBackend::matmul_program`], for a backend that streams only some products.
+///
+/// # Errors
+/// Those of [`ArrayBackend::execute`] and [`ArrayBackend::matmul`].
+pub fn matmul_program_with_primitives<B: ArrayBackend + ?Sized>(
+    b: &B,
+    program: &Program,
+    inputs: &[Chunk],
+    other: &Chunk,
+    program_left: bool,
+) -> Result<Chunk> {
+    let p = only_output(b, program, inputs)?;
+    if program_left {
+        b.matmul(&p, other)
+    } else {
+        b.matmul(other, &p)
+    }
+}
+
 fn only_output<B: ArrayBackend + ?Sized>(
     b: &B,
     program: &Program,
