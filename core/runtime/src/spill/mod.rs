@@ -19,8 +19,10 @@
 //!   process that spills removes every directory whose lock nobody holds.
 //!
 //! Tiers: a value spills one tier down from where it lives. Host chunks and partitions go
-//! to disk; a device backend's chunks come to the host first (its `to_host`), which is the
-//! same path, so a CUDA backend spills device → host → disk without a mechanism of its own.
+//! to disk from here. A device backend keeps its own device → host tier (the `cuda`
+//! backend's `device/tiers`, per buffer, under `device.memory-limit`) and writes what
+//! leaves host memory through [`SpillFile`], so every spilled byte of the process lives in
+//! one directory and goes with its handle.
 //!
 //! [`stats`] counts what this process spilled and read back: tests use it to prove a plan
 //! really spilled, benchmarks to report throughput.
