@@ -510,6 +510,62 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.approx_quantile/bool", "frame_aggregate_approx_quantile_bool");
             }
             #[test]
+            fn frame_aggregate_nlargest_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/int64", "frame_aggregate_nlargest_int64");
+            }
+            #[test]
+            fn frame_aggregate_nlargest_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/int32", "frame_aggregate_nlargest_int32");
+            }
+            #[test]
+            fn frame_aggregate_nlargest_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/float64", "frame_aggregate_nlargest_float64");
+            }
+            #[test]
+            fn frame_aggregate_nlargest_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/utf8", "frame_aggregate_nlargest_utf8");
+            }
+            #[test]
+            fn frame_aggregate_nlargest_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/bool", "frame_aggregate_nlargest_bool");
+            }
+            #[test]
+            fn frame_aggregate_nlargest_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/date32", "frame_aggregate_nlargest_date32");
+            }
+            #[test]
+            fn frame_aggregate_nlargest_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nlargest/timestamp[us]", "frame_aggregate_nlargest_timestamp_us");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_int64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/int64", "frame_aggregate_nsmallest_int64");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_int32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/int32", "frame_aggregate_nsmallest_int32");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_float64() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/float64", "frame_aggregate_nsmallest_float64");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/utf8", "frame_aggregate_nsmallest_utf8");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_bool() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/bool", "frame_aggregate_nsmallest_bool");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_date32() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/date32", "frame_aggregate_nsmallest_date32");
+            }
+            #[test]
+            fn frame_aggregate_nsmallest_timestamp_us() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate.nsmallest/timestamp[us]", "frame_aggregate_nsmallest_timestamp_us");
+            }
+            #[test]
             fn frame_window_shift_2_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.window.shift_2/int64", "frame_window_shift_2_int64");
             }

@@ -357,6 +357,17 @@ impl PyGroupBy {
         wrap(self.inner.head(n))
     }
 
+    /// The `n` largest values of `column` per group, as rows of the keys and the value
+    /// (pandas' `gb[column].nlargest(n)`), found by a bounded selection per group.
+    fn nlargest(&self, n: usize, column: &str) -> PyResult<PyDataFrame> {
+        wrap(self.inner.nlargest(n, column))
+    }
+
+    /// The `n` smallest values of `column` per group; see `nlargest`.
+    fn nsmallest(&self, n: usize, column: &str) -> PyResult<PyDataFrame> {
+        wrap(self.inner.nsmallest(n, column))
+    }
+
     /// Each row's number within its group from 0, as a column `cumcount` (pandas'
     /// `cumcount()`, as a column of the frame rather than a Series).
     fn cumcount(&self) -> PyResult<PyDataFrame> {

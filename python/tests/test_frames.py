@@ -102,6 +102,12 @@ def test_groupby_head_matches_pandas(trips):
     same(got, want, ["zone", "fare", "vendor", "passengers"])
 
 
+def test_groupby_nlargest_matches_pandas(trips):
+    got = frame(trips).groupby("zone").nlargest(2, "fare").compute().to_pandas()
+    want = trips.groupby("zone")["fare"].nlargest(2).reset_index(level=0).reset_index(drop=True)
+    same(got, want, ["zone", "fare"])
+
+
 def test_categorical_columns_match_pandas(trips):
     df = frame(trips)
     cat = df.assign(vendor=ts.col("vendor").astype("category"))

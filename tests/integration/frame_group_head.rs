@@ -1,6 +1,7 @@
 //! Per-group row selection against pandas: `cumcount` (each row's number within its
 //! group) and `head(n)` (the first n rows of each group, in the frame's order), over random
-//! partitionings, with null keys (in no group, as pandas' default).
+//! partitionings, with null keys (in no group, as pandas' default); and the `n` largest and
+//! smallest values per group (`groupby(k)["v"].nlargest(n)`).
 
 use std::sync::Arc;
 

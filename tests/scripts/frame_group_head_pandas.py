@@ -1,11 +1,12 @@
 """pandas' answers for per-group row selection: `groupby(k).cumcount()` and
-`groupby(k).head(n)` for several n.
+`groupby(k).head(n)` for several n, and `groupby(k)["v"].nlargest(n)` / `nsmallest(n)`.
 
 Reads the CSV written by `frame_group_head::group_head_matches_pandas` (columns r: int64
 row id, k: Int64 key with missing values, v: int64) and prints one JSON object:
 
     {"cumcount": [count or null, ...] in row order,
-     "head": {n: [r, ...] the row ids kept, in order}}
+     "head": {n: [r, ...] the row ids kept, in order},
+     "nlargest" | "nsmallest": {n: {key: [v, ...] best first}}}
 
     python tests/scripts/frame_group_head_pandas.py INPUT.csv
 """
@@ -22,4 +23,12 @@ out = {
     "cumcount": [None if pd.isna(df.k[i]) else int(counts[i]) for i in range(len(df))],
     "head": {str(n): [int(r) for r in g.head(n)["r"]] for n in [0, 1, 3, 50]},
 }
+for name in ["nlargest", "nsmallest"]:
+    out[name] = {}
+    for n in [1, 3]:
+        picked = getattr(g["v"], name)(n)
+        per = {}
+        for (key, _), v in picked.items():
+            per.setdefault(str(key), []).append(int(v))
+        out[name][str(n)] = per
 print(json.dumps(out))

@@ -693,6 +693,9 @@ fn partial_state(
             vec![value_lists(&f, g, &DataType::Float64, false)?]
         }
         AggFunc::ApproxQuantile(_) => vec![digests(a, g)?],
+        AggFunc::Largest(_) | AggFunc::Smallest(_) => {
+            vec![super::top_values::select(a, g, spec.func)?]
+        }
         AggFunc::Cov | AggFunc::Corr => {
             let y = with.ok_or_else(|| {
                 Error::invalid(
@@ -867,6 +870,9 @@ pub(crate) fn combine(
             }
             AggFunc::Skew | AggFunc::Kurt => columns.extend(merge_higher_moments(&arrays, &g)),
             AggFunc::Cov | AggFunc::Corr => columns.extend(super::comoments::merge(&arrays, &g)),
+            AggFunc::Largest(_) | AggFunc::Smallest(_) => {
+                columns.push(super::top_values::merge(arrays[0], &g, spec.func)?)
+            }
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 columns.push(pick(arrays[0], &g, spec.func)?)
             }
@@ -1004,6 +1010,7 @@ pub(crate) fn finalize(
             }
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => a[0].clone(),
             AggFunc::Cov | AggFunc::Corr => super::comoments::finish(&a, spec.func),
+            AggFunc::Largest(_) | AggFunc::Smallest(_) => a[0].clone(),
             AggFunc::NUnique => {
                 let list = a[0].as_list::<i32>();
                 let lens: Vec<i64> = list

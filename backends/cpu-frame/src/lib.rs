@@ -24,6 +24,7 @@ mod packed_keys;
 mod selection;
 mod sort;
 mod temporal;
+mod top_values;
 mod views;
 mod window;
 

@@ -611,6 +611,67 @@ fn pair_aggregate(
     partial_combine_finalize(s, pieces, &keys, &specs)
 }
 
+/// `nlargest(k)`/`nsmallest(k)` per group: the backend's list per group, its values
+/// then laid out one per row (keys repeated) for the comparison with the oracle's rows.
+fn top_aggregate(
+    s: &FrameSide,
+    g: &mut Gen,
+    t: ColType,
+    variant: usize,
+    func: AggFunc,
+) -> Result<Vec<Output>> {
+    let (pieces, keys) = keyed_input(s, g, t, variant);
+    let specs = vec![AggSpec::new("v", func, "out")];
+    s.expect(|| {
+        let out = oracle::aggregate::top_values(&whole_table(&pieces)?, &keys, "v", func, "out")?;
+        oracle::batches(&[out])
+    });
+    let partials = pieces
+        .into_iter()
+        .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
+        .collect::<Result<Vec<Partition>>>()?;
+    let state = s.backend.aggregate_combine(&partials, &keys, &specs)?;
+    let out = s.export(&s.backend.aggregate_finalize(&state, &keys, &specs)?)?;
+    Ok(vec![Output::exact(one_value_per_row(&out, keys.len())?)])
+}
+
+/// `batch` with its list column `i` as one row per item, the other columns repeated.
+fn one_value_per_row(batch: &RecordBatch, i: usize) -> Result<RecordBatch> {
+    use arrow_array::cast::AsArray;
+    let list = batch
+        .column(i)
+        .as_list_opt::<i32>()
+        .ok_or_else(|| Error::Internal(format!("column {i} of the result is not a list")))?;
+    let offsets = list.offsets();
+    let mut rows = Vec::new();
+    for r in 0..list.len() {
+        rows.extend(std::iter::repeat_n(
+            r as u32,
+            (offsets[r + 1] - offsets[r]) as usize,
+        ));
+    }
+    let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
+    let idx = arrow_array::UInt32Array::from(rows);
+    let arrow = |e| Error::arrow("top values", e);
+    let mut columns = Vec::new();
+    let mut fields = Vec::new();
+    for (c, f) in batch.schema().fields().iter().enumerate() {
+        if c == i {
+            let values = list.values().slice(lo, hi - lo);
+            fields.push(arrow_schema::Field::new(
+                f.name(),
+                values.data_type().clone(),
+                true,
+            ));
+            columns.push(values);
+        } else {
+            fields.push((**f).clone());
+            columns.push(arrow_select::take::take(batch.column(c), &idx, None).map_err(arrow)?);
+        }
+    }
+    RecordBatch::try_new(Arc::new(arrow_schema::Schema::new(fields)), columns).map_err(arrow)
+}
+
 /// The pieces as one oracle table.
 fn whole_table(pieces: &[RecordBatch]) -> std::result::Result<Table, String> {
     pieces
@@ -665,6 +726,12 @@ fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
     }));
     cases.push((AggFunc::ApproxQuantile(level(0.9)), |s, g, t, v| {
         aggregate(s, g, t, v, AggFunc::ApproxQuantile(level(0.9)))
+    }));
+    cases.push((AggFunc::Largest(3), |s, g, t, v| {
+        top_aggregate(s, g, t, v, AggFunc::Largest(3))
+    }));
+    cases.push((AggFunc::Smallest(2), |s, g, t, v| {
+        top_aggregate(s, g, t, v, AggFunc::Smallest(2))
     }));
     cases
 }

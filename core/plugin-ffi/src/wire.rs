@@ -881,9 +881,18 @@ mod tests {
                 AggFunc::ApproxQuantile(Quantile::new(1.0).unwrap()),
                 "a",
             ),
+            AggSpec::new("z", AggFunc::Largest(3), "top"),
+            AggSpec::new("z", AggFunc::Smallest(1), "low"),
         ]);
         assert_eq!(aggs_from(&aggs_to(&aggs)).unwrap(), aggs);
-        for bad in ["quantile(1.5)", "quantile(x)", "quantiles", "corr"] {
+        for bad in [
+            "quantile(1.5)",
+            "quantile(x)",
+            "quantiles",
+            "corr",
+            "nlargest(0)",
+            "nlargest(-1)",
+        ] {
             let v = json!([{ "column": "z", "func": bad, "output": "q" }]);
             assert!(aggs_from(&v).is_err(), "{bad}");
         }

@@ -98,6 +98,88 @@ pub fn pair(
     })
 }
 
+/// The `k` best values of `v` per group of `keys` (`nlargest(k)`/`nsmallest(k)`), one
+/// row per value: the keys (groups in key order, as [`aggregate`] lays them out), then the
+/// value, best first within a group; nulls and NaN left out, a group without values
+/// without rows. Found by a stable sort of each group's values, not a bounded selection.
+///
+/// # Errors
+/// An unknown column, a function that is not a top-values one, or values the oracle
+/// cannot order.
+pub fn top_values(
+    t: &Table,
+    keys: &[String],
+    v: &str,
+    func: AggFunc,
+    output: &str,
+) -> Result<Table, String> {
+    let (k, largest) = match func {
+        AggFunc::Largest(k) => (k as usize, true),
+        AggFunc::Smallest(k) => (k as usize, false),
+        f => return Err(format!("{} is not a top-values function", f.name())),
+    };
+    let vc = t.column(v)?;
+    let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
+    let mut groups = groups(t, keys)?;
+    let mut err = None;
+    let mut sort_err = |r: Result<std::cmp::Ordering, String>| match r {
+        Ok(o) => o,
+        Err(e) => {
+            err = Some(e);
+            std::cmp::Ordering::Equal
+        }
+    };
+    groups.sort_by(|(a, _), (b, _)| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| sort_err(order(x, y)))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut out: Vec<Vec<Cell>> = vec![Vec::new(); keys.len() + 1];
+    for (key, rows) in &groups {
+        let mut values: Vec<&Value> = rows
+            .iter()
+            .filter_map(|&r| vc.cells[r].as_ref())
+            .filter(|x| !matches!(x, Value::Float(f) if f.is_nan()))
+            .collect();
+        // Stable: equal values keep their row order.
+        values.sort_by(|a, b| {
+            let o = sort_err(order(a, b));
+            if largest {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        for x in values.into_iter().take(k) {
+            for (i, kv) in key.iter().enumerate() {
+                out[i].push(Some(kv.clone()));
+            }
+            out[keys.len()].push(Some(x.clone()));
+        }
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let rows = out[keys.len()].len();
+    let mut columns: Vec<Column> = key_cols
+        .iter()
+        .zip(out.iter())
+        .map(|(c, cells)| Column {
+            name: c.name.clone(),
+            ty: c.ty,
+            cells: cells.clone(),
+        })
+        .collect();
+    columns.push(Column {
+        name: output.to_string(),
+        ty: vc.ty,
+        cells: out[keys.len()].clone(),
+    });
+    Ok(Table { rows, columns })
+}
+
 /// The bounds a t-digest estimate of the level-`q` quantile must lie in, per group of
 /// `keys` (as [`aggregate`] lays them out): the exact order statistics of the group's
 /// values (NaN left out, as every quantile does) at `rank_slack` ranks below and above

@@ -7,6 +7,7 @@
 pub(crate) mod dataframe;
 mod describe;
 pub mod display;
+mod explode;
 pub(crate) mod merge;
 pub(crate) mod null_keys;
 pub(crate) mod reshape;

@@ -161,6 +161,12 @@ pub enum AggFunc {
     /// interpolated linearly between the two nearest values as pandas' and NumPy's
     /// default (`method="linear"`). Its state holds every value of a group.
     Quantile(Quantile),
+    /// The `k` largest values of each group, largest first, as a list in the input's type
+    /// (nulls and NaN left out, as pandas' `nlargest`; fewer when the group has fewer):
+    /// each partition keeps a bounded selection of `k` per group, no sort.
+    Largest(u32),
+    /// The `k` smallest values of each group, smallest first; see [`AggFunc::Largest`].
+    Smallest(u32),
     /// Sample covariance of the aggregation's column with its second column
     /// ([`AggSpec::with`]), ddof 1 as pandas' `Series.cov`, over the rows where both are
     /// non-null and not NaN (Float64; null below 2 such rows).
@@ -244,6 +250,16 @@ impl AggFunc {
             AggFunc::ApproxQuantile(_) => "approx_quantile",
             AggFunc::Cov => "cov",
             AggFunc::Corr => "corr",
+            AggFunc::Largest(_) => "nlargest",
+            AggFunc::Smallest(_) => "nsmallest",
+        }
+    }
+
+    /// The count `k` of `nlargest(k)` and `nsmallest(k)`.
+    pub fn count_param(self) -> Option<u32> {
+        match self {
+            AggFunc::Largest(k) | AggFunc::Smallest(k) => Some(k),
+            _ => None,
         }
     }
 
@@ -287,6 +303,29 @@ impl AggFunc {
     /// [`Error::Invalid`] naming the known functions, or a level that is not in `[0, 1]`.
     pub fn parse(name: &str) -> Result<AggFunc> {
         for (stem, make) in [
+            ("nlargest", AggFunc::Largest as fn(u32) -> AggFunc),
+            ("nsmallest", AggFunc::Smallest),
+        ] {
+            if let Some(arg) = name
+                .strip_prefix(stem)
+                .and_then(|r| r.strip_prefix('('))
+                .and_then(|r| r.strip_suffix(')'))
+            {
+                let k = arg
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&k| k > 0)
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            "agg",
+                            format!("'{name}': the count '{arg}' is not a whole number above 0"),
+                        )
+                    })?;
+                return Ok(make(k));
+            }
+        }
+        for (stem, make) in [
             ("quantile", AggFunc::Quantile as fn(Quantile) -> AggFunc),
             ("approx_quantile", AggFunc::ApproxQuantile),
         ] {
@@ -314,7 +353,7 @@ impl AggFunc {
                 Error::invalid(
                     "agg",
                     format!(
-                        "unknown aggregation '{name}'; known: {}, quantile(q), approx_quantile(q)",
+                        "unknown aggregation '{name}'; known: {}, quantile(q), approx_quantile(q), nlargest(k), nsmallest(k)",
                         AggFunc::ALL.map(|f| f.name()).join(", ")
                     ),
                 )
@@ -323,9 +362,10 @@ impl AggFunc {
 
     /// The name with its level, as [`AggFunc::parse`] reads it back: `quantile(0.9)`.
     pub fn spec(self) -> String {
-        match self.level() {
-            Some(q) => format!("{}({})", self.name(), q.value()),
-            None => self.name().to_string(),
+        match (self.level(), self.count_param()) {
+            (Some(q), _) => format!("{}({})", self.name(), q.value()),
+            (_, Some(k)) => format!("{}({k})", self.name()),
+            _ => self.name().to_string(),
         }
     }
 
@@ -333,7 +373,7 @@ impl AggFunc {
     pub fn accepts(self, t: &DataType) -> bool {
         match self {
             AggFunc::Count | AggFunc::NUnique | AggFunc::First | AggFunc::Last => true,
-            AggFunc::Min | AggFunc::Max => {
+            AggFunc::Min | AggFunc::Max | AggFunc::Largest(_) | AggFunc::Smallest(_) => {
                 t.is_numeric()
                     || crate::frame::expr::is_string(t)
                     || matches!(
@@ -381,6 +421,9 @@ impl AggFunc {
             | AggFunc::Cov
             | AggFunc::Corr => DataType::Float64,
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => t.clone(),
+            AggFunc::Largest(_) | AggFunc::Smallest(_) => {
+                DataType::List(Arc::new(Field::new_list_field(t.clone(), true)))
+            }
         }
     }
 
@@ -394,6 +437,7 @@ impl AggFunc {
     /// | mean | `sum` (Float64; Decimal128(38, s) for a decimal), `count` |
     /// | var, std | `count`, `mean`, `m2` (Float64; Chan et al.'s pairwise update) |
     /// | skew, kurt | `count`, `mean`, `m2`, `m3`, `m4` (Float64; Pébay's pairwise update) |
+    /// | nlargest(k), nsmallest(k) | `values`: a List (input type) of up to k values, best first |
     /// | cov, corr | `count`, `mean_x`, `mean_y`, `m2_x`, `m2_y`, `c_xy` over the rows where both columns hold a number (Float64; the co-moment's pairwise update) |
     /// | min, max, first, last | `value` (input type, null when none) |
     /// | nunique | `values`: a List of the distinct non-null values |
@@ -428,6 +472,10 @@ impl AggFunc {
             AggFunc::Min | AggFunc::Max | AggFunc::First | AggFunc::Last => {
                 vec![f("value", t.clone())]
             }
+            AggFunc::Largest(_) | AggFunc::Smallest(_) => vec![f(
+                "values",
+                DataType::List(Arc::new(Field::new_list_field(t.clone(), true))),
+            )],
             AggFunc::NUnique => vec![f(
                 "values",
                 DataType::List(Arc::new(Field::new_list_field(t.clone(), true))),
