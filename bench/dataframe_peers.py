@@ -7,6 +7,8 @@ Run by bench/compare_dataframes.sh inside a virtual environment outside the repo
   taxi_tip_hour  read_csv(parse_dates) + filter + tip_fraction + groupby(hour).mean()
   join           inner join of a 20M-row and a 1M-row frame on an int64 key, then len
   multi_agg      groupby(key) with sum/mean/min/max/count/std on 20M rows
+  group_top2     the two largest x of each of 100k keys over 10M rows (pandas nlargest,
+                 Polars top_k, DuckDB row_number() <= 2)
 """
 import argparse
 import json
@@ -30,6 +32,11 @@ def emit(engine, query, seconds, **extra):
     print(json.dumps({"engine": engine, "query": query, "seconds": round(seconds, 4), **extra}), flush=True)
 
 
+def top_frame(rows, groups):
+    rng = np.random.default_rng(11)
+    return {"key": rng.integers(0, groups, rows, dtype=np.int64), "x": rng.random(rows)}
+
+
 def join_frames(n_left, n_right):
     rng = np.random.default_rng(42)
     left = {"key": rng.integers(0, n_right * 2, n_left, dtype=np.int64), "x": rng.random(n_left)}
@@ -46,7 +53,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--csv", required=True)
     p.add_argument("--engines", default="dask,pandas,polars,polars_lazy")
-    p.add_argument("--queries", default="taxi_groupby,taxi_tip_hour,join,multi_agg")
+    p.add_argument("--queries", default="taxi_groupby,taxi_tip_hour,join,multi_agg,group_top2")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--join-left", type=int, default=20_000_000)
     p.add_argument("--join-right", type=int, default=1_000_000)
@@ -86,6 +93,10 @@ def main():
 
     if "pandas" in engines:
         import pandas as pd
+        if "group_top2" in queries:
+            g = pd.DataFrame(top_frame(a.agg_rows // 2, a.agg_groups))
+            s, out = timed(lambda: g.groupby("key")["x"].nlargest(2), a.repeat)
+            emit("pandas", "group_top2", s, rows=len(out))
         if "taxi_groupby" in queries:
             s, out = timed(lambda: pd.read_csv(path).groupby("passenger_count").trip_distance.mean(), a.repeat)
             emit("pandas", "taxi_groupby", s, groups=len(out))
@@ -124,6 +135,10 @@ def main():
                 L, R = pl.DataFrame(l).lazy(), pl.DataFrame(r).lazy()
                 s, out = timed(lambda: L.join(R, on="key", how="inner").select(pl.len()).collect().item(), a.repeat)
                 emit("polars_lazy", "join", s, rows=int(out))
+            if "group_top2" in queries:
+                g = pl.DataFrame(top_frame(a.agg_rows // 2, a.agg_groups)).lazy()
+                s, out = timed(lambda: g.group_by("key").agg(pl.col("x").top_k(2)).explode("x").collect(), a.repeat)
+                emit("polars_lazy", "group_top2", s, rows=out.height)
             if "multi_agg" in queries:
                 g = pl.DataFrame(group_frame(a.agg_rows, a.agg_groups)).lazy()
                 aggs = [pl.col("x").sum().alias("x_sum"), pl.col("x").mean().alias("x_mean"), pl.col("x").min().alias("x_min"),
@@ -131,6 +146,15 @@ def main():
                 s, out = timed(lambda: g.group_by("key").agg(aggs).collect(), a.repeat)
                 emit("polars_lazy", "multi_agg", s, groups=out.height)
 
+    if "duckdb" in engines and "group_top2" in queries:
+        import duckdb
+        import pandas as pd
+        t = pd.DataFrame(top_frame(a.agg_rows // 2, a.agg_groups))
+        con = duckdb.connect()
+        con.register("t", t)
+        sql = "select key, x from (select key, x, row_number() over (partition by key order by x desc) as rn from t) where rn <= 2"
+        s, out = timed(lambda: con.sql(sql).to_arrow_table(), a.repeat)
+        emit("duckdb", "group_top2", s, rows=out.num_rows)
 
 if __name__ == "__main__":
     main()

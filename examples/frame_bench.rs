@@ -4,7 +4,9 @@
 //! - `taxi_groupby`: `read_csv` + `groupby(passenger_count).trip_distance.mean()`;
 //! - `taxi_tip_hour`: `read_csv(parse_dates)` + filter + `tip_fraction` + groupby hour;
 //! - `join`: inner join of 20M × 1M rows on an int64 key (16 × 1 partitions), then `len`;
-//! - `multi_agg`: groupby of 20M rows into 100k groups, 7 aggregations.
+//! - `multi_agg`: groupby of 20M rows into 100k groups, 7 aggregations;
+//! - `group_top2`: the two largest values of each of 100k groups over 10M rows
+//!   (`groupby(key).nlargest(2, "x")`, a bounded selection per group).
 //!
 //! ```text
 //! cargo run --release --example frame_bench -- [--csv FILE] [--queries a,b] [--repeat N]
@@ -50,7 +52,7 @@ fn frame(columns: Vec<(&str, ArrayRef)>, parts: usize) -> tessera::Result<DataFr
 
 fn main() -> tessera::Result<()> {
     let mut csv: Option<String> = None;
-    let mut queries = "taxi_groupby,taxi_tip_hour,join,multi_agg".to_string();
+    let mut queries = "taxi_groupby,taxi_tip_hour,join,multi_agg,group_top2".to_string();
     let mut repeat = 3;
     let (mut join_left, mut join_right) = (20_000_000usize, 1_000_000usize);
     let (mut agg_rows, mut agg_groups) = (20_000_000usize, 100_000u64);
@@ -167,6 +169,17 @@ fn main() -> tessera::Result<()> {
                 .compute()
         })?;
         emit("multi_agg", s, &format!("\"groups\":{}", out.num_rows()));
+    }
+    if want("group_top2") {
+        let rows = agg_rows / 2;
+        let mut rng = SplitMix(11);
+        let k: Int64Array = (0..rows)
+            .map(|_| Some((rng.next_u64() % agg_groups) as i64))
+            .collect();
+        let x: Float64Array = (0..rows).map(|_| Some(rng.uniform())).collect();
+        let g = frame(vec![("key", Arc::new(k)), ("x", Arc::new(x))], 16)?.persist()?;
+        let (s, out) = best(repeat, || g.groupby(&["key"])?.nlargest(2, "x")?.compute())?;
+        emit("group_top2", s, &format!("\"rows\":{}", out.num_rows()));
     }
     Ok(())
 }
