@@ -878,20 +878,7 @@ pub(crate) fn combine(
             }
             AggFunc::ApproxQuantile(_) => columns.push(merge_digests(arrays[0], &g)?),
             AggFunc::NUnique | AggFunc::Median | AggFunc::Quantile(_) => {
-                let list = arrays[0].as_list::<i32>();
-                let offsets = list.offsets();
-                let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
-                // The flattened values of this (possibly sliced) list column; each belongs
-                // to its list row's group.
-                let values = list.values().slice(lo, hi - lo);
-                let mut ids = Vec::with_capacity(values.len());
-                for (row, w) in offsets.windows(2).enumerate() {
-                    ids.extend(std::iter::repeat_n(g.ids[row], (w[1] - w[0]) as usize));
-                }
-                let vg = Groups {
-                    ids,
-                    first_rows: g.first_rows.clone(),
-                };
+                let (values, vg) = super::keys::list_items(arrays[0], &g);
                 let item = values.data_type().clone();
                 let distinct = spec.func == AggFunc::NUnique;
                 columns.push(value_lists(&values, &vg, &item, distinct)?)

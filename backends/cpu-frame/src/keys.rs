@@ -219,6 +219,27 @@ pub(crate) fn hash_rows(keys: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
         .collect())
 }
 
+/// The items of a (possibly sliced) List state column, flattened, and the group of each
+/// (its list row's group under `g`).
+pub(crate) fn list_items(
+    lists: &arrow_array::ArrayRef,
+    g: &Groups,
+) -> (arrow_array::ArrayRef, Groups) {
+    let list = arrow_array::cast::AsArray::as_list::<i32>(lists.as_ref());
+    let offsets = list.offsets();
+    let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
+    let values = list.values().slice(lo, hi - lo);
+    let mut ids = Vec::with_capacity(values.len());
+    for (row, w) in offsets.windows(2).enumerate() {
+        ids.extend(std::iter::repeat_n(g.ids[row], (w[1] - w[0]) as usize));
+    }
+    let items = Groups {
+        ids,
+        first_rows: g.first_rows.clone(),
+    };
+    (values, items)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,19 +83,8 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
 /// # Errors
 /// As [`select`].
 pub(crate) fn merge(lists: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
-    let list = lists.as_list::<i32>();
-    let offsets = list.offsets();
-    let (lo, hi) = (offsets[0] as usize, offsets[list.len()] as usize);
-    let values = list.values().slice(lo, hi - lo);
-    let mut ids = Vec::with_capacity(values.len());
-    for (row, w) in offsets.windows(2).enumerate() {
-        ids.extend(std::iter::repeat_n(g.ids[row], (w[1] - w[0]) as usize));
-    }
-    let flat = Groups {
-        ids,
-        first_rows: g.first_rows.clone(),
-    };
-    select(&values, &flat, func)
+    let (values, items) = super::keys::list_items(lists, g);
+    select(&values, &items, func)
 }
 
 #[cfg(test)]

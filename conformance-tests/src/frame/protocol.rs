@@ -626,12 +626,7 @@ fn top_aggregate(
         let out = oracle::aggregate::top_values(&whole_table(&pieces)?, &keys, "v", func, "out")?;
         oracle::batches(&[out])
     });
-    let partials = pieces
-        .into_iter()
-        .map(|p| s.backend.aggregate_partial(&s.import(p)?, &keys, &specs))
-        .collect::<Result<Vec<Partition>>>()?;
-    let state = s.backend.aggregate_combine(&partials, &keys, &specs)?;
-    let out = s.export(&s.backend.aggregate_finalize(&state, &keys, &specs)?)?;
+    let out = aggregated(s, pieces, &keys, &specs)?;
     Ok(vec![Output::exact(one_value_per_row(&out, keys.len())?)])
 }
 
@@ -689,13 +684,24 @@ fn partial_combine_finalize(
     keys: &[String],
     specs: &[AggSpec],
 ) -> Result<Vec<Output>> {
+    Ok(vec![
+        Output::exact(aggregated(s, pieces, keys, specs)?).with_sums()
+    ])
+}
+
+/// The backend's result of aggregating `pieces` (partial, combine, final step), exported.
+fn aggregated(
+    s: &FrameSide,
+    pieces: Vec<RecordBatch>,
+    keys: &[String],
+    specs: &[AggSpec],
+) -> Result<RecordBatch> {
     let partials = pieces
         .into_iter()
         .map(|p| s.backend.aggregate_partial(&s.import(p)?, keys, specs))
         .collect::<Result<Vec<Partition>>>()?;
     let state = s.backend.aggregate_combine(&partials, keys, specs)?;
-    let out = s.backend.aggregate_finalize(&state, keys, specs)?;
-    Ok(vec![Output::exact(s.export(&out)?).with_sums()])
+    s.export(&s.backend.aggregate_finalize(&state, keys, specs)?)
 }
 
 /// The level of a quantile case.
