@@ -119,24 +119,41 @@ pub(crate) fn partial(x: &ArrayRef, y: &ArrayRef, g: &Groups) -> Result<Vec<Arra
     Ok(columns(&acc))
 }
 
-fn read(state: &[&ArrayRef], row: usize) -> CoMoments {
-    let f = |k: usize| state[k].as_primitive::<Float64Type>().value(row);
-    CoMoments {
-        n: state[0].as_primitive::<Int64Type>().value(row),
-        mean_x: f(1),
-        mean_y: f(2),
-        m2_x: f(3),
-        m2_y: f(4),
-        c_xy: f(5),
+/// The six state columns' values, read once (not downcast per row).
+struct StateColumns<'a> {
+    n: &'a [i64],
+    f: [&'a [f64]; 5],
+}
+
+impl<'a> StateColumns<'a> {
+    fn of(state: &[&'a ArrayRef]) -> StateColumns<'a> {
+        let f = |k: usize| state[k].as_primitive::<Float64Type>().values().as_ref();
+        StateColumns {
+            n: state[0].as_primitive::<Int64Type>().values(),
+            f: [f(1), f(2), f(3), f(4), f(5)],
+        }
+    }
+
+    fn row(&self, r: usize) -> CoMoments {
+        let [mean_x, mean_y, m2_x, m2_y, c_xy] = self.f.map(|c| c[r]);
+        CoMoments {
+            n: self.n[r],
+            mean_x,
+            mean_y,
+            m2_x,
+            m2_y,
+            c_xy,
+        }
     }
 }
 
 /// Merges state rows per group (`g` assigns each row).
 pub(crate) fn merge(state: &[&ArrayRef], g: &Groups) -> Vec<ArrayRef> {
+    let cols = StateColumns::of(state);
     let mut acc = vec![CoMoments::default(); g.len()];
     for (row, &id) in g.ids.iter().enumerate() {
         if id != NO_GROUP {
-            acc[id as usize].merge(&read(state, row));
+            acc[id as usize].merge(&cols.row(row));
         }
     }
     columns(&acc)
@@ -144,9 +161,9 @@ pub(crate) fn merge(state: &[&ArrayRef], g: &Groups) -> Vec<ArrayRef> {
 
 /// The final column of `func` from merged states.
 pub(crate) fn finish(state: &[&ArrayRef], func: AggFunc) -> ArrayRef {
-    let rows = state[0].len();
+    let cols = StateColumns::of(state);
     Arc::new(Float64Array::from_iter(
-        (0..rows).map(|r| read(state, r).finish(func)),
+        (0..cols.n.len()).map(|r| cols.row(r).finish(func)),
     ))
 }
 

@@ -18,16 +18,17 @@ use tessera_core::{Error, Result};
 
 use super::keys::{Groups, NO_GROUP};
 
-/// Whether row `i` of `a` takes no part: null, or a NaN float.
-fn missing(a: &ArrayRef) -> impl Fn(usize) -> bool + '_ {
-    move |i| {
-        a.is_null(i)
-            || match a.data_type() {
-                DataType::Float64 => a.as_primitive::<Float64Type>().value(i).is_nan(),
-                DataType::Float32 => a.as_primitive::<Float32Type>().value(i).is_nan(),
-                _ => false,
-            }
-    }
+/// Whether each row of `a` takes no part: null, or a NaN float.
+fn missing(a: &ArrayRef) -> Vec<bool> {
+    let nan = |i: usize| match a.data_type() {
+        DataType::Float64 => a.as_primitive::<Float64Type>().value(i).is_nan(),
+        DataType::Float32 => a.as_primitive::<Float32Type>().value(i).is_nan(),
+        _ => false,
+    };
+    let floats = matches!(a.data_type(), DataType::Float64 | DataType::Float32);
+    (0..a.len())
+        .map(|i| a.is_null(i) || (floats && nan(i)))
+        .collect()
 }
 
 /// The best `k` values of `a` per group of `g` (`func` is `Largest(k)` or `Smallest(k)`)
@@ -51,15 +52,15 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
     let skip = missing(a);
     let mut best: Vec<Vec<u32>> = vec![Vec::new(); g.len()];
     for (i, &id) in g.ids.iter().enumerate() {
-        if id == NO_GROUP || skip(i) {
+        if id == NO_GROUP || skip[i] {
             continue;
         }
         let kept = &mut best[id as usize];
-        // The place after every kept row at least as good: an equal value stays behind
-        // the earlier rows.
+        // The place after every kept row at least as good (not worse): an equal value
+        // stays behind the earlier rows.
         let at = kept
             .iter()
-            .rposition(|&j| cmp(j as usize, i) == want || cmp(j as usize, i) == Ordering::Equal)
+            .rposition(|&j| cmp(j as usize, i) != want.reverse())
             .map_or(0, |p| p + 1);
         if at < k {
             kept.insert(at, i as u32);

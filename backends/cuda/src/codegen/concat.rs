@@ -56,11 +56,12 @@ pub fn concatenate(dtype: DType, lens: &[usize], pre: usize, suf: usize) -> Resu
     let mut params = vec![total as u64, suf as u64, n];
     let mut head = String::from("const u64* __restrict__ P");
     let mut args = vec![Arg::Params];
+    let mut end = 0u64;
     for (i, &len) in lens.iter().enumerate() {
         let _ = write!(head, ", const {t}* __restrict__ in{i}");
         args.push(Arg::Input(i, bits));
-        let end = lens[..=i].iter().sum::<usize>();
-        params.push(end as u64);
+        end += len as u64;
+        params.push(end);
         params.push(len as u64);
     }
     let _ = write!(head, ", {t}* __restrict__ out");

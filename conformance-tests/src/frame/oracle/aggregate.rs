@@ -46,32 +46,16 @@ pub fn pair(
     if !func.is_pair() {
         return Err(format!("{} is not a pair function", func.name()));
     }
-    let yc = t.column(y)?;
-    // The group's rows come as `x` cells; the `y` cell of each row is looked up by row,
-    // so rows are numbered into the cells through a row column of their own.
-    let mut rows = t.clone();
-    rows.columns.push(Column {
-        name: "#row".into(),
-        ty: Ty::Int64,
-        cells: (0..t.rows).map(|r| Some(Value::Int(r as i64))).collect(),
-    });
-    let xc = t.column(x)?.clone();
-    let pairs_of = |cells: &[&Value]| -> Vec<(f64, f64)> {
-        cells
+    let (xc, yc) = (t.column(x)?, t.column(y)?);
+    aggregate_rows(t, keys, output, Ty::Float64, &|rows| {
+        let pairs: Vec<(f64, f64)> = rows
             .iter()
-            .filter_map(|v| match v {
-                Value::Int(r) => Some(*r as usize),
-                _ => None,
-            })
-            .filter_map(|r| {
+            .filter_map(|&r| {
                 let (a, b) = (xc.cells[r].as_ref()?, yc.cells[r].as_ref()?);
                 let (a, b) = (numbers(&[a])[0], numbers(&[b])[0]);
                 (!a.is_nan() && !b.is_nan()).then_some((a, b))
             })
-            .collect()
-    };
-    aggregate_with(&rows, keys, "#row", output, Ty::Float64, &|cells| {
-        let pairs = pairs_of(cells);
+            .collect();
         if pairs.len() < 2 {
             return Ok(None);
         }
@@ -119,25 +103,10 @@ pub fn top_values(
         f => return Err(format!("{} is not a top-values function", f.name())),
     };
     let vc = t.column(v)?;
-    let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
-    let mut groups = groups(t, keys)?;
     let mut err = None;
-    let mut sort_err = |r: Result<std::cmp::Ordering, String>| match r {
-        Ok(o) => o,
-        Err(e) => {
-            err = Some(e);
-            std::cmp::Ordering::Equal
-        }
-    };
-    groups.sort_by(|(a, _), (b, _)| {
-        a.iter()
-            .zip(b)
-            .map(|(x, y)| sort_err(order(x, y)))
-            .find(|o| o.is_ne())
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let mut out: Vec<Vec<Cell>> = vec![Vec::new(); keys.len() + 1];
-    for (key, rows) in &groups {
+    let mut keyed: Vec<Vec<Value>> = Vec::new();
+    let mut cells: Vec<Cell> = Vec::new();
+    for (key, rows) in sorted_groups(t, keys)? {
         let mut values: Vec<&Value> = rows
             .iter()
             .filter_map(|&r| vc.cells[r].as_ref())
@@ -145,7 +114,10 @@ pub fn top_values(
             .collect();
         // Stable: equal values keep their row order.
         values.sort_by(|a, b| {
-            let o = sort_err(order(a, b));
+            let o = order(a, b).unwrap_or_else(|e| {
+                err = Some(e);
+                std::cmp::Ordering::Equal
+            });
             if largest {
                 o.reverse()
             } else {
@@ -153,31 +125,23 @@ pub fn top_values(
             }
         });
         for x in values.into_iter().take(k) {
-            for (i, kv) in key.iter().enumerate() {
-                out[i].push(Some(kv.clone()));
-            }
-            out[keys.len()].push(Some(x.clone()));
+            keyed.push(key.clone());
+            cells.push(Some(x.clone()));
         }
     }
     if let Some(e) = err {
         return Err(e);
     }
-    let rows = out[keys.len()].len();
-    let mut columns: Vec<Column> = key_cols
-        .iter()
-        .zip(out.iter())
-        .map(|(c, cells)| Column {
-            name: c.name.clone(),
-            ty: c.ty,
-            cells: cells.clone(),
-        })
-        .collect();
+    let mut columns = key_columns(t, keys, keyed.iter())?;
     columns.push(Column {
         name: output.to_string(),
         ty: vc.ty,
-        cells: out[keys.len()].clone(),
+        cells,
     });
-    Ok(Table { rows, columns })
+    Ok(Table {
+        rows: keyed.len(),
+        columns,
+    })
 }
 
 /// The bounds a t-digest estimate of the level-`q` quantile must lie in, per group of
@@ -236,13 +200,46 @@ fn aggregate_with(
     out_ty: Ty,
     per_group: &dyn Fn(&[&Value]) -> Result<Cell, String>,
 ) -> Result<Table, String> {
-    let key_cols: Vec<&Column> = keys.iter().map(|k| t.column(k)).collect::<Result<_, _>>()?;
     let vc = t.column(v)?;
-    // Groups in key order; each holds its rows in input order.
-    let mut groups = groups(t, keys)?;
+    aggregate_rows(t, keys, output, out_ty, &|rows| {
+        let cells: Vec<&Value> = rows.iter().filter_map(|&r| vc.cells[r].as_ref()).collect();
+        per_group(&cells)
+    })
+}
+
+/// One row per group of `keys` (in key order; one group when there are no keys, also of
+/// no rows): the keys, then `per_group` of the group's rows (in input order) as an
+/// `out_ty` column named `output`.
+fn aggregate_rows(
+    t: &Table,
+    keys: &[String],
+    output: &str,
+    out_ty: Ty,
+    per_group: &dyn Fn(&[usize]) -> Result<Cell, String>,
+) -> Result<Table, String> {
+    let mut groups = sorted_groups(t, keys)?;
     if keys.is_empty() && groups.is_empty() {
         groups.push((Vec::new(), Vec::new()));
     }
+    let mut columns = key_columns(t, keys, groups.iter().map(|(k, _)| k))?;
+    let cells = groups
+        .iter()
+        .map(|(_, rows)| per_group(rows))
+        .collect::<Result<Vec<Cell>, String>>()?;
+    columns.push(Column {
+        name: output.to_string(),
+        ty: out_ty,
+        cells,
+    });
+    Ok(Table {
+        rows: groups.len(),
+        columns,
+    })
+}
+
+/// [`groups`] in key order.
+fn sorted_groups(t: &Table, keys: &[String]) -> Result<Vec<Group>, String> {
+    let mut groups = groups(t, keys)?;
     let mut err = None;
     groups.sort_by(|(a, _), (b, _)| {
         for (x, y) in a.iter().zip(b) {
@@ -254,34 +251,29 @@ fn aggregate_with(
         }
         std::cmp::Ordering::Equal
     });
-    if let Some(e) = err {
-        return Err(e);
+    match err {
+        Some(e) => Err(e),
+        None => Ok(groups),
     }
-    let mut columns: Vec<Column> = key_cols
-        .iter()
+}
+
+/// The key columns of `t` named `keys`, holding `rows` (one key tuple per row).
+fn key_columns<'a>(
+    t: &Table,
+    keys: &[String],
+    rows: impl Iterator<Item = &'a Vec<Value>> + Clone,
+) -> Result<Vec<Column>, String> {
+    keys.iter()
         .enumerate()
-        .map(|(i, c)| Column {
-            name: c.name.clone(),
-            ty: c.ty,
-            cells: groups.iter().map(|(k, _)| Some(k[i].clone())).collect(),
+        .map(|(i, k)| {
+            let c = t.column(k)?;
+            Ok(Column {
+                name: c.name.clone(),
+                ty: c.ty,
+                cells: rows.clone().map(|key| Some(key[i].clone())).collect(),
+            })
         })
-        .collect();
-    let cells = groups
-        .iter()
-        .map(|(_, rows)| {
-            let cells: Vec<&Value> = rows.iter().filter_map(|&r| vc.cells[r].as_ref()).collect();
-            per_group(&cells)
-        })
-        .collect::<Result<Vec<Cell>, String>>()?;
-    columns.push(Column {
-        name: output.to_string(),
-        ty: out_ty,
-        cells,
-    });
-    Ok(Table {
-        rows: groups.len(),
-        columns,
-    })
+        .collect()
 }
 
 /// A group: its key's values and its rows.

@@ -21,6 +21,24 @@ pub(super) enum Place<B> {
     Disk(Arc<SpillFile>),
 }
 
+/// The tier a place is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Tier {
+    Device,
+    Host,
+    Disk,
+}
+
+impl<B> Place<B> {
+    fn tier(&self) -> Tier {
+        match self {
+            Place::Device(_) => Tier::Device,
+            Place::Host(_) => Tier::Host,
+            Place::Disk(_) => Tier::Disk,
+        }
+    }
+}
+
 /// One buffer of the ledger.
 pub(super) struct Entry<B> {
     /// Its length in bytes (at least one).
@@ -123,15 +141,57 @@ impl<B> Ledger<B> {
         id
     }
 
+    /// Puts buffer `id` in `place`: its charge leaves the tier it was in for the new one,
+    /// and the move is counted (`ns` of its time). The old place (a device buffer, a host
+    /// copy, a spill file's share) is released here. Returns the buffer's device, length
+    /// and the move's name for the profile, or `None` for an unknown buffer.
+    pub fn relocate(
+        &mut self,
+        id: u64,
+        place: Place<B>,
+        ns: u64,
+    ) -> Option<(usize, u64, &'static str)> {
+        let e = self.entries.get_mut(&id)?;
+        let (device, len) = (e.device, e.len);
+        let old = std::mem::replace(&mut e.place, place);
+        let (from, to) = (old.tier(), e.place.tier());
+        *self.used(from, device) -= len;
+        *self.used(to, device) += len;
+        let m = &mut self.moves;
+        let (counter, time, name) = match (from, to) {
+            (_, Tier::Disk) => (&mut m.to_disk, &mut m.spill_ns, "spill to disk"),
+            (Tier::Host, Tier::Device) => (
+                &mut m.host_to_device,
+                &mut m.unspill_ns,
+                "unspill from host",
+            ),
+            (Tier::Disk, Tier::Device) => (
+                &mut m.disk_to_device,
+                &mut m.unspill_ns,
+                "unspill from disk",
+            ),
+            _ => (&mut m.device_to_host, &mut m.spill_ns, "spill to host"),
+        };
+        counter.0 += 1;
+        counter.1 += len;
+        *time = time.saturating_add(ns);
+        Some((device, len, name))
+    }
+
+    /// The bytes charged to `tier` (on `device` for the device tier).
+    fn used(&mut self, tier: Tier, device: usize) -> &mut u64 {
+        match tier {
+            Tier::Device => &mut self.device_used[device],
+            Tier::Host => &mut self.host_used,
+            Tier::Disk => &mut self.disk_used,
+        }
+    }
+
     /// Removes a buffer and uncharges its tier; the caller drops the entry (a spill file's
     /// removal) after unlocking.
     pub fn remove(&mut self, id: u64) -> Option<Entry<B>> {
         let e = self.entries.remove(&id)?;
-        match e.place {
-            Place::Device(_) => self.device_used[e.device] -= e.len,
-            Place::Host(_) => self.host_used -= e.len,
-            Place::Disk(_) => self.disk_used -= e.len,
-        }
+        *self.used(e.place.tier(), e.device) -= e.len;
         Some(e)
     }
 
@@ -147,27 +207,25 @@ impl<B> Ledger<B> {
     /// The buffers on `device` that may be moved off it, least recently used first,
     /// leaving out `keep`.
     pub fn evictable_on(&self, device: usize, keep: &[u64]) -> Vec<(u64, u64)> {
-        let mut v: Vec<(u64, u64, u64)> = self
-            .entries
-            .iter()
-            .filter(|(id, e)| {
-                e.device == device
-                    && e.pins == 0
-                    && matches!(e.place, Place::Device(_))
-                    && !keep.contains(id)
-            })
-            .map(|(&id, e)| (e.tick, id, e.len))
-            .collect();
-        v.sort_unstable();
-        v.into_iter().map(|(_, id, len)| (id, len)).collect()
+        self.by_age(|id, e| {
+            e.device == device
+                && e.pins == 0
+                && matches!(e.place, Place::Device(_))
+                && !keep.contains(&id)
+        })
     }
 
     /// The buffers in host memory, least recently used first.
     pub fn host_by_age(&self) -> Vec<(u64, u64)> {
+        self.by_age(|_, e| matches!(e.place, Place::Host(_)))
+    }
+
+    /// `(id, len)` of the buffers `pick` takes, least recently used first.
+    fn by_age(&self, pick: impl Fn(u64, &Entry<B>) -> bool) -> Vec<(u64, u64)> {
         let mut v: Vec<(u64, u64, u64)> = self
             .entries
             .iter()
-            .filter(|(_, e)| matches!(e.place, Place::Host(_)))
+            .filter(|(&id, e)| pick(id, e))
             .map(|(&id, e)| (e.tick, id, e.len))
             .collect();
         v.sort_unstable();
@@ -205,6 +263,17 @@ mod tests {
         assert_eq!(l.pinned_on(0), 8);
         assert_eq!(l.evictable_on(0, &[a]), vec![], "a is kept");
         assert_eq!(l.evictable_on(1, &[]), vec![(c, 2)]);
+        assert_eq!(
+            l.relocate(a, Place::Host(vec![0; 4]), 7),
+            Some((0, 4, "spill to host"))
+        );
+        assert_eq!((l.usage().device[0], l.usage().host), (8, 4));
+        assert_eq!((l.moves.device_to_host, l.moves.spill_ns), ((1, 4), 7));
+        assert_eq!(
+            l.relocate(a, Place::Device(Arc::new(vec![0; 4])), 3),
+            Some((0, 4, "unspill from host"))
+        );
+        assert_eq!((l.moves.host_to_device, l.moves.unspill_ns), ((1, 4), 3));
         l.remove(b);
         assert_eq!(l.usage().device, vec![4, 2]);
         assert_eq!(l.usage().total(), 6);

@@ -234,21 +234,13 @@ impl<D: Device> Tiers<D> {
         self.shared.lock().moves
     }
 
-    /// Counts a move's time and records it as a span of the running profile.
-    fn moved(
-        &self,
-        moves: &mut TierMoves,
-        (device, kind): (usize, &'static str),
-        start: Instant,
-        bytes: u64,
-    ) {
+    /// Puts buffer `id` in `place` ([`Ledger::relocate`]: charges and counts the move,
+    /// timed from `start`) and records the move as a span of the running profile.
+    fn relocate(&self, l: &mut Ledger<D::Buf>, id: u64, place: Place<D::Buf>, start: Instant) {
         let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        if kind.starts_with("unspill") {
-            moves.unspill_ns = moves.unspill_ns.saturating_add(ns);
-        } else {
-            moves.spill_ns = moves.spill_ns.saturating_add(ns);
+        if let Some((device, len, kind)) = l.relocate(id, place, ns) {
+            self.span(device, kind, start, len);
         }
-        self.span(device, kind, start, bytes);
     }
 
     fn span(&self, device: usize, kind: &'static str, start: Instant, bytes: u64) {
@@ -293,23 +285,13 @@ impl<D: Device> Tiers<D> {
         let start = Instant::now();
         let Some(Entry {
             place: Place::Host(bytes),
-            len,
-            device,
             ..
         }) = l.entries.get(&id)
         else {
             return Ok(());
         };
-        let (len, device) = (*len, *device);
         let file = self.to_disk(bytes)?;
-        if let Some(e) = l.entries.get_mut(&id) {
-            e.place = Place::Disk(Arc::new(file));
-        }
-        l.host_used -= len;
-        l.disk_used += len;
-        l.moves.to_disk.0 += 1;
-        l.moves.to_disk.1 += len;
-        self.moved(&mut l.moves, (device, "spill to disk"), start, len);
+        self.relocate(l, id, Place::Disk(Arc::new(file)), start);
         Ok(())
     }
 
@@ -350,24 +332,12 @@ impl<D: Device> Tiers<D> {
         let bytes = self.devices[device].download(&buf, len as usize)?;
         drop(buf);
         let place = if self.host_has_room(l, len, keep)? {
-            l.host_used += len;
-            l.moves.device_to_host.0 += 1;
-            l.moves.device_to_host.1 += len;
-            self.moved(&mut l.moves, (device, "spill to host"), start, len);
             Place::Host(bytes)
         } else {
-            let file = self.to_disk(&bytes)?;
-            l.disk_used += len;
-            l.moves.to_disk.0 += 1;
-            l.moves.to_disk.1 += len;
-            self.moved(&mut l.moves, (device, "spill to disk"), start, len);
-            Place::Disk(Arc::new(file))
+            Place::Disk(Arc::new(self.to_disk(&bytes)?))
         };
-        l.device_used[device] -= len;
-        if let Some(e) = l.entries.get_mut(&id) {
-            // The device buffer is freed here (its last handle).
-            e.place = place;
-        }
+        // The device buffer is freed here (its last handle).
+        self.relocate(l, id, place, start);
         Ok(())
     }
 
@@ -483,27 +453,16 @@ impl<D: Device> Tiers<D> {
         let Some(e) = l.entries.get(&id) else {
             return Ok(());
         };
-        let (len, device) = (e.len, e.device);
-        let (buf, from_disk) = match &e.place {
+        let device = self
+            .devices
+            .get(e.device)
+            .ok_or_else(|| Error::Internal(format!("{}: a buffer of no device", self.name)))?;
+        let buf = match &e.place {
             Place::Device(_) => return Ok(()),
-            Place::Host(bytes) => (self.devices[device].upload(bytes)?, false),
-            Place::Disk(file) => (self.devices[device].upload(&file.read_to_vec()?)?, true),
+            Place::Host(bytes) => device.upload(bytes)?,
+            Place::Disk(file) => device.upload(&file.read_to_vec()?)?,
         };
-        if let Some(e) = l.entries.get_mut(&id) {
-            e.place = Place::Device(Arc::new(buf));
-        }
-        l.device_used[device] += len;
-        if from_disk {
-            l.disk_used -= len;
-            l.moves.disk_to_device.0 += 1;
-            l.moves.disk_to_device.1 += len;
-            self.moved(&mut l.moves, (device, "unspill from disk"), start, len);
-        } else {
-            l.host_used -= len;
-            l.moves.host_to_device.0 += 1;
-            l.moves.host_to_device.1 += len;
-            self.moved(&mut l.moves, (device, "unspill from host"), start, len);
-        }
+        self.relocate(l, id, Place::Device(Arc::new(buf)), start);
         Ok(())
     }
 
