@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::scan::{planned_key_types, scan};
-use super::stage::staged;
-use super::{pipeline, SHUFFLE_ROWS};
-use crate::backend::{AggSpec, DataFrameBackend, Partition};
+use super::stage::{staged, TaskOutput};
+use super::{pipeline, TREE_ROWS};
+use crate::backend::{AggFunc, AggSpec, DataFrameBackend, Partition};
 use crate::error::Result;
 use crate::exec::spill::{stash, Spill, Stashed};
 use crate::plan::{empty_batch, GroupStrategy, Node};
@@ -46,22 +46,86 @@ pub(crate) fn aggregate(
     };
     let planned = input.schema();
     let task = inner.task.clone();
-    let mut partials = {
+    // Partial aggregation that keeps most of a partition's rows (as many groups as rows)
+    // only copies them. The first partitions (one per worker) are aggregated first; when
+    // one of their states keeps more than half of its rows, no partition is aggregated on
+    // its own: every partition's rows are hash partitioned as they are, and each bucket
+    // aggregates its rows in one pass (DuckDB and Polars switch their partial aggregation
+    // off the same way). Not for `first`/`last` (a bucket's rows would be aggregated out
+    // of partition order), keys read in a stored form, or under a memory budget.
+    let may_pass = !keys.is_empty()
+        && inner.n > 2
+        && strategy != Some(GroupStrategy::Tree)
+        && !coded_keys
+        && spill.is_none()
+        && aggs
+            .iter()
+            .all(|a| !matches!(a.func, AggFunc::First | AggFunc::Last));
+    let partial = {
         let backend = backend.clone();
-        staged("aggregate: partial", inner.n, move |i| {
-            let part = task(i)?;
+        move |part: &Partition| -> Result<Partition> {
             let state = match program {
-                Some(program) => backend.aggregate_partial_of(&part, program, keys, aggs)?,
-                None => backend.aggregate_partial(&part, keys, aggs)?,
+                Some(program) => backend.aggregate_partial_of(part, program, keys, aggs)?,
+                None => backend.aggregate_partial(part, keys, aggs)?,
             };
-            let state = if coded_keys {
-                planned_key_types(&backend, state, keys, &planned)?
+            if coded_keys {
+                planned_key_types(&backend, state, keys, &planned)
             } else {
-                state
-            };
-            stash(spill, &backend, state)
+                Ok(state)
+            }
+        }
+    };
+    // The rows a partition passes through: its program's output.
+    let rows_of = |part: Partition| -> Result<Partition> {
+        match program {
+            Some(program) => backend.evaluate(&part, program),
+            None => Ok(part),
+        }
+    };
+    let first = if may_pass {
+        inner.n.min(tessera_runtime::pool::worker_threads()?.max(1))
+    } else {
+        0
+    };
+    let probed = {
+        let task = task.clone();
+        let partial = &partial;
+        staged("aggregate: partial", first, move |i| {
+            let part = task(i)?;
+            let state = partial(&part)?;
+            Ok(Probed { part, state })
         })?
     };
+    if probed
+        .iter()
+        .any(|p| p.part.num_rows() >= PASS_MIN_ROWS && 2 * p.state.num_rows() > p.part.num_rows())
+    {
+        let mut rows = probed
+            .into_iter()
+            .map(|p| stash(spill, backend, rows_of(p.part)?))
+            .collect::<Result<Vec<_>>>()?;
+        let rest = {
+            let backend = backend.clone();
+            let rows_of = &rows_of;
+            staged("aggregate: pass rows", inner.n - first, move |i| {
+                stash(spill, &backend, rows_of(task(first + i)?)?)
+            })?
+        };
+        rows.extend(rest);
+        return passed_through(backend, spill, rows, keys, aggs);
+    }
+    let mut partials = probed
+        .into_iter()
+        .map(|p| stash(spill, backend, p.state))
+        .collect::<Result<Vec<_>>>()?;
+    let rest = {
+        let backend = backend.clone();
+        let partial = &partial;
+        staged("aggregate: partial", inner.n - first, move |i| {
+            stash(spill, &backend, partial(&task(first + i)?)?)
+        })?
+    };
+    partials.extend(rest);
     if partials.is_empty() {
         let empty = backend.import_batch(empty_batch(&input.schema()))?;
         partials.push(stash(
@@ -73,7 +137,7 @@ pub(crate) fn aggregate(
     let rows: usize = partials.iter().map(|p| p.num_rows()).sum();
     let bytes: u64 = partials.iter().map(|p| p.nbytes() as u64).sum();
     let too_big = spill.as_ref().is_some_and(|b| bytes > b.task_bytes);
-    let strategy = strategy.unwrap_or(if keys.is_empty() || (rows <= SHUFFLE_ROWS && !too_big) {
+    let strategy = strategy.unwrap_or(if keys.is_empty() || (rows <= TREE_ROWS && !too_big) {
         GroupStrategy::Tree
     } else {
         GroupStrategy::Shuffle
@@ -116,6 +180,64 @@ pub(crate) fn aggregate(
             spill,
             &backend2,
             backend2.aggregate_finalize(&state, keys, aggs)?,
+        )
+    })
+}
+
+/// Rows a partition needs before its partial state may switch the others to passing
+/// their rows through: a small partition says little about the rest.
+const PASS_MIN_ROWS: usize = 10_000;
+
+/// A partition aggregated first, kept with its rows in case they pass through.
+struct Probed {
+    part: Partition,
+    state: Partition,
+}
+
+impl TaskOutput for Probed {
+    fn bytes(&self) -> u64 {
+        self.part.bytes() + self.state.bytes()
+    }
+}
+
+/// The groupby of partitions that pass their rows through: the rows are hash partitioned
+/// on the keys into as many buckets as partitions, and each bucket aggregates its rows in
+/// one pass and finalizes that state (there is nothing to combine it with).
+fn passed_through(
+    backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
+    rows: Vec<Stashed>,
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<Vec<Stashed>> {
+    let n = rows.len();
+    let buckets = {
+        let backend = backend.clone();
+        let rows = &rows;
+        staged("shuffle: hash partition", n, move |i| {
+            let part = rows[i].load(&backend)?;
+            backend
+                .hash_partition(&part, keys, n)?
+                .into_iter()
+                .map(|b| stash(spill, &backend, b))
+                .collect::<Result<Vec<_>>>()
+        })?
+    };
+    drop(rows);
+    let backend = backend.clone();
+    staged("aggregate: buckets", n, move |j| {
+        let pieces = buckets
+            .iter()
+            .map(|b| b[j].load(&backend))
+            .collect::<Result<Vec<_>>>()?;
+        let rows = backend.concat(&pieces)?;
+        drop(pieces);
+        let state = backend.aggregate_partial(&rows, keys, aggs)?;
+        drop(rows);
+        stash(
+            spill,
+            &backend,
+            backend.aggregate_finalize(&state, keys, aggs)?,
         )
     })
 }

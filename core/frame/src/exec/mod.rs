@@ -61,6 +61,13 @@ pub use window::window_carries;
 /// a tree: a tree would funnel them all through one task.
 pub const SHUFFLE_ROWS: usize = 1 << 20;
 
+/// In one process, a groupby whose partial results have more rows than this (in total)
+/// combines them by shuffle: the tree's last combine (and its sort by the keys) runs on
+/// one thread while the others wait. Measured on 2 cores (`frame_classes`, 16 partitions):
+/// 160k partial rows (10k groups) combine in 14 ms by tree and 17 ms by shuffle, 630k
+/// (1M rows into 630k groups) in 200 ms by tree and 110 ms by shuffle.
+pub const TREE_ROWS: usize = 1 << 18;
+
 /// In one process, a side of a join at most this many bytes is broadcast to every
 /// partition of the other: it is hashed once and shared, and the other side streams
 /// through it. The shuffle it replaces holds both sides too, and copies both into
