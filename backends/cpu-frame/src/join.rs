@@ -14,6 +14,7 @@ use tessera_core::{Error, Result};
 
 use super::keys::{encode_rows, int_key, key_nulls, valid_range};
 use super::packed_keys::Packing;
+use super::string_keys::{probe_strings, single_string, PassHash, StrValues};
 
 fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
     names
@@ -110,6 +111,14 @@ pub(crate) enum BuildTable {
         packing: Packing,
         table: Box<BuildTable>,
     },
+    /// One string key: chains by the hash of the strings' bytes (kept in the key column
+    /// as it came, any string layout), checked for equality against the column.
+    Strings {
+        keys: ArrayRef,
+        head: HashMap<u64, u32, PassHash>,
+        next: Vec<u32>,
+        state: ahash::RandomState,
+    },
     /// Any keys, encoded with `arrow-row`; chains are by hash and checked for equality.
     Rows {
         rows: arrow_row::Rows,
@@ -126,6 +135,7 @@ impl std::fmt::Debug for BuildTable {
             BuildTable::DenseSet { .. } => "BuildTable::DenseSet",
             BuildTable::Int { .. } => "BuildTable::Int",
             BuildTable::Packed { .. } => "BuildTable::Packed",
+            BuildTable::Strings { .. } => "BuildTable::Strings",
             BuildTable::Rows { .. } => "BuildTable::Rows",
         })
     }
@@ -212,6 +222,24 @@ impl BuildTable {
             });
         }
         let mut next = vec![MISSING; rn];
+        if let Some(keys) = single_string(rk) {
+            let values = StrValues::of(keys).ok_or_else(|| {
+                Error::Internal("join: a string key that reads as no strings".into())
+            })?;
+            let state = ahash::RandomState::new();
+            let mut head = HashMap::with_capacity_and_hasher(rn, PassHash::default());
+            for j in (0..rn).rev() {
+                if rvalid(j) {
+                    chain(&mut head, values.hash(&state, j), j, &mut next);
+                }
+            }
+            return Ok(BuildTable::Strings {
+                keys: keys.clone(),
+                head,
+                next,
+                state,
+            });
+        }
         let rows = encode_rows(rk)?;
         let state = ahash::RandomState::new();
         let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
@@ -230,8 +258,8 @@ impl BuildTable {
 }
 
 /// Puts row `j` at the head of `key`'s chain.
-fn chain<K: std::hash::Hash + Eq>(
-    head: &mut HashMap<K, u32, ahash::RandomState>,
+fn chain<K: std::hash::Hash + Eq, S: std::hash::BuildHasher>(
+    head: &mut HashMap<K, u32, S>,
     key: K,
     j: usize,
     next: &mut [u32],
@@ -283,6 +311,39 @@ fn encoded_matches<'a>(
             }
         }
         None
+    })
+}
+
+/// The right rows whose string key equals `key`, in chain order: the rows of its hash
+/// chain, checked for equality (hashes collide).
+fn string_matches<'a>(
+    right: &'a StrValues<'a>,
+    head: &HashMap<u64, u32, PassHash>,
+    next: &'a [u32],
+    state: &ahash::RandomState,
+    left: &'a StrValues<'a>,
+    i: usize,
+) -> impl Iterator<Item = u32> + 'a {
+    let mut r = head.get(&left.hash(state, i)).copied();
+    std::iter::from_fn(move || {
+        while let Some(v) = r {
+            let j = v & ROW;
+            r = (v & HAS_NEXT != 0).then(|| next[j as usize]);
+            if left.eq(i, right, j as usize) {
+                return Some(j);
+            }
+        }
+        None
+    })
+}
+
+/// The probe side's single string key, for a [`BuildTable::Strings`].
+fn probe_key(lk: &[ArrayRef]) -> Result<ArrayRef> {
+    probe_strings(lk).ok_or_else(|| {
+        Error::invalid(
+            "merge",
+            "the right key is a string column and the left one is not: cast one side so both keys are strings",
+        )
     })
 }
 
@@ -389,6 +450,35 @@ fn hash_pairs(
                 &mut pairs,
             )?;
         }
+        BuildTable::Strings {
+            keys,
+            head,
+            next,
+            state,
+        } => {
+            let (probe, right) = (probe_key(lk)?, StrValues::of(keys));
+            let (Some(left), Some(right)) = (StrValues::of(&probe), right) else {
+                return Err(Error::Internal(
+                    "join: string keys that read as none".into(),
+                ));
+            };
+            for i in 0..ln {
+                let mut hit = false;
+                if lvalid(i) {
+                    for j in string_matches(&right, head, next, state, &left, i) {
+                        pairs.left.push(i as u32);
+                        pairs.right.push(j);
+                        if keep_right {
+                            matched[j as usize] = true;
+                        }
+                        hit = true;
+                    }
+                }
+                if !hit && keep_left {
+                    pairs.push(Some(i as u32), None);
+                }
+            }
+        }
         BuildTable::Rows {
             rows,
             head,
@@ -474,6 +564,27 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
             return Err(Error::Internal(
                 "join: packed keys reached the probe of unpacked ones".into(),
             ))
+        }
+        BuildTable::Strings {
+            keys,
+            head,
+            next,
+            state,
+        } => {
+            let (probe, right) = (probe_key(lk)?, StrValues::of(keys));
+            let (Some(left), Some(right)) = (StrValues::of(&probe), right) else {
+                return Err(Error::Internal(
+                    "join: string keys that read as none".into(),
+                ));
+            };
+            (0..ln)
+                .map(|i| {
+                    lvalid(i)
+                        && string_matches(&right, head, next, state, &left, i)
+                            .next()
+                            .is_some()
+                })
+                .collect()
         }
         BuildTable::Rows {
             rows,
@@ -705,6 +816,7 @@ mod tests {
             BuildTable::DenseSet { .. } => "set",
             BuildTable::Int { .. } => "hash",
             BuildTable::Packed { .. } => "packed",
+            BuildTable::Strings { .. } => "strings",
             BuildTable::Rows { .. } => "rows",
         };
         let p = hash_pairs(&lk, &table, ln, rn, how).unwrap();
@@ -967,6 +1079,84 @@ mod tests {
         assert_eq!(
             has_match(&lk, &set, left.len()).unwrap(),
             [true, false, false, true, true, false, false, true]
+        );
+    }
+
+    /// One string key takes the string table in any layout on either side (a dictionary
+    /// probe included), and gives the pairs and matches of the same keys as integers.
+    #[test]
+    fn string_keys_give_the_pairs_and_matches_of_integer_ones() {
+        use arrow_schema::DataType;
+        let left = [
+            Some(53),
+            Some(97),
+            None,
+            Some(-21),
+            Some(53),
+            Some(400),
+            Some(31),
+        ];
+        let right = [Some(53), Some(31), Some(53), None, Some(-21), Some(12)];
+        let ints = |v: &[Option<i64>]| -> ArrayRef { Arc::new(Int64Array::from(v.to_vec())) };
+        let text = |v: &[Option<i64>], t: &DataType| -> ArrayRef {
+            let strings = v
+                .iter()
+                .map(|x| x.map(|x| format!("key number {x}")))
+                .collect::<arrow_array::StringArray>();
+            arrow_cast::cast(&strings, t).unwrap()
+        };
+        let (lk, rk) = (vec![ints(&left)], vec![ints(&right)]);
+        let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        for (lt, rt) in [
+            (DataType::Utf8, DataType::Utf8),
+            (DataType::Utf8View, DataType::Utf8),
+            (DataType::LargeUtf8, DataType::Utf8View),
+            (dict, DataType::Utf8View),
+        ] {
+            let (ls, rs) = (vec![text(&left, &lt)], vec![text(&right, &rt)]);
+            for keys_only in [false, true] {
+                let strings = BuildTable::build(&rs, right.len(), keys_only).unwrap();
+                assert!(matches!(strings, BuildTable::Strings { .. }), "{strings:?}");
+                let table = BuildTable::build(&rk, right.len(), keys_only).unwrap();
+                assert_eq!(
+                    has_match(&ls, &strings, left.len()).unwrap(),
+                    has_match(&lk, &table, left.len()).unwrap(),
+                    "{lt} against {rt}"
+                );
+                if keys_only {
+                    continue;
+                }
+                for how in [
+                    JoinType::Inner,
+                    JoinType::Left,
+                    JoinType::Right,
+                    JoinType::Outer,
+                ] {
+                    let p = hash_pairs(&ls, &strings, left.len(), right.len(), how).unwrap();
+                    let q = hash_pairs(&lk, &table, left.len(), right.len(), how).unwrap();
+                    assert_eq!(
+                        (&p.left, &p.right),
+                        (&q.left, &q.right),
+                        "{how:?}: {lt}, {rt}"
+                    );
+                }
+            }
+        }
+        let inner =
+            BuildTable::build(&[text(&right, &DataType::Utf8)], right.len(), false).unwrap();
+        let got = hash_pairs(
+            &[text(&left, &DataType::Utf8)],
+            &inner,
+            7,
+            6,
+            JoinType::Inner,
+        )
+        .unwrap();
+        let got: Vec<(u32, u32)> = got.left.into_iter().zip(got.right).collect();
+        assert_eq!(got, [(0, 0), (0, 2), (3, 4), (4, 0), (4, 2), (6, 1)]);
+        assert!(
+            hash_pairs(&lk, &inner, 7, 6, JoinType::Inner).is_err(),
+            "an integer probe of strings"
         );
     }
 }

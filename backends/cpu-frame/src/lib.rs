@@ -23,6 +23,7 @@ mod keys;
 mod packed_keys;
 mod selection;
 mod sort;
+mod string_keys;
 mod temporal;
 mod top_values;
 mod views;

@@ -8,7 +8,7 @@ use arrow_array::RecordBatch;
 
 use super::aggregate::{concat_or_empty, load_all, total_bytes};
 use super::stage::staged;
-use super::{pipeline, Pipeline, BROADCAST_BYTES, STREAMED_BROADCAST_BYTES};
+use super::{pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, STREAMED_BROADCAST_BYTES};
 use crate::backend::{
     DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     SortKey,
@@ -47,6 +47,31 @@ pub(crate) fn join(
         BROADCAST_BYTES.min(b.task_bytes as usize)
     });
     let stream_max = broadcast_max.min(STREAMED_BROADCAST_BYTES);
+    // Whether a side measured at `bytes` may be broadcast: within the bound, and not a
+    // large string-keyed build that a shuffle would build on every worker.
+    let workers = tessera_runtime::pool::worker_threads()?;
+    let string_keys = |schema: &arrow_schema::SchemaRef, keys: &[String]| {
+        keys.iter().any(|k| {
+            schema.field_with_name(k).is_ok_and(|f| {
+                matches!(
+                    f.data_type(),
+                    arrow_schema::DataType::Utf8
+                        | arrow_schema::DataType::LargeUtf8
+                        | arrow_schema::DataType::Utf8View
+                        | arrow_schema::DataType::Dictionary(_, _)
+                )
+            })
+        })
+    };
+    let (lstrings, rstrings) = (
+        string_keys(&lschema, &spec.left_on),
+        string_keys(&rschema, &spec.right_on),
+    );
+    let cheap_build = |parts: &[Stashed], strings: bool| {
+        !strings
+            || workers < 2
+            || parts.iter().map(|p| p.num_rows()).sum::<usize>() <= BROADCAST_STRING_ROWS
+    };
     let may_stream =
         !both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::Broadcast);
     let (mut left, mut right) = (None, None);
@@ -92,7 +117,7 @@ pub(crate) fn join(
             Some(Side::Right) => {
                 let r =
                     pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?;
-                if forced || total_bytes(&r) <= stream_max {
+                if forced || total_bytes(&r) <= stream_max && cheap_build(&r, rstrings) {
                     let probe = pipeline(left_node, backend, spill)?;
                     return broadcast(backend, &r, Side::Right, probe, hash, &lschema, &rschema);
                 }
@@ -100,7 +125,7 @@ pub(crate) fn join(
             }
             Some(Side::Left) => {
                 let l = pipeline(left_node, backend, spill)?.materialize_stashed(spill, backend)?;
-                if forced || total_bytes(&l) <= stream_max {
+                if forced || total_bytes(&l) <= stream_max && cheap_build(&l, lstrings) {
                     let probe = pipeline(right_node, backend, spill)?;
                     return broadcast(backend, &l, Side::Left, probe, hash, &lschema, &rschema);
                 }
@@ -118,7 +143,22 @@ pub(crate) fn join(
         None => pipeline(right_node, backend, spill)?.materialize_stashed(spill, backend)?,
     };
     let (lbytes, rbytes) = (total_bytes(&left), total_bytes(&right));
-    let side = broadcast_side(spec, strategy, lbytes, rbytes, broadcast_max);
+    // A side too costly to build alone counts as too large to broadcast.
+    let side = broadcast_side(
+        spec,
+        strategy,
+        if cheap_build(&left, lstrings) {
+            lbytes
+        } else {
+            usize::MAX
+        },
+        if cheap_build(&right, rstrings) {
+            rbytes
+        } else {
+            usize::MAX
+        },
+        broadcast_max,
+    );
     let fits = spill
         .as_ref()
         .is_none_or(|b| (lbytes + rbytes) as u64 <= b.task_bytes);
