@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Float32Type, Float64Type};
+use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, ArrayRef, ListArray, UInt32Array};
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, SortOptions};
@@ -47,28 +47,29 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
             )))
         }
     };
-    let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
-        .map_err(|e| Error::arrow(func.name(), e))?;
     let skip = missing(a);
-    let mut best: Vec<Vec<u32>> = vec![Vec::new(); g.len()];
-    for (i, &id) in g.ids.iter().enumerate() {
-        if id == NO_GROUP || skip[i] {
-            continue;
-        }
-        let kept = &mut best[id as usize];
-        // The place after every kept row at least as good (not worse): an equal value
-        // stays behind the earlier rows.
-        let at = kept
-            .iter()
-            .rposition(|&j| cmp(j as usize, i) != want.reverse())
-            .map_or(0, |p| p + 1);
-        if at < k {
-            kept.insert(at, i as u32);
-            kept.truncate(k);
-        }
+    // Primitive values compare as they are (floats by `total_cmp`, as arrow's comparator
+    // does); any other type through arrow's comparator, one dynamic call per comparison.
+    macro_rules! typed {
+        ($t:ty, $cmp:expr) => {{
+            let v = a.as_primitive::<$t>().values();
+            best_rows(g, &skip, k, want, |x, y| $cmp(&v[x], &v[y]))
+        }};
     }
-    let lengths: Vec<usize> = best.iter().map(Vec::len).collect();
-    let rows: Vec<u32> = best.into_iter().flatten().collect();
+    let (lengths, rows) = match a.data_type() {
+        DataType::Int64 => typed!(Int64Type, Ord::cmp),
+        DataType::Int32 => typed!(Int32Type, Ord::cmp),
+        DataType::UInt64 => typed!(UInt64Type, Ord::cmp),
+        DataType::UInt32 => typed!(UInt32Type, Ord::cmp),
+        DataType::Float64 => typed!(Float64Type, f64::total_cmp),
+        DataType::Float32 => typed!(Float32Type, f32::total_cmp),
+        _ => {
+            let cmp =
+                arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
+                    .map_err(|e| Error::arrow(func.name(), e))?;
+            best_rows(g, &skip, k, want, cmp)
+        }
+    };
     let values = arrow_select::take::take(a, &UInt32Array::from(rows), None)
         .map_err(|e| Error::arrow(func.name(), e))?;
     let field = Arc::new(Field::new_list_field(a.data_type().clone(), true));
@@ -76,6 +77,70 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
         ListArray::try_new(field, OffsetBuffer::from_lengths(lengths), values, None)
             .map_err(|e| Error::arrow(func.name(), e))?,
     ))
+}
+
+/// The rows of each group's best `k` (`want`: `Greater` for the largest), best first and
+/// ties in row order: each group's kept rows and their count, and the rows flattened in
+/// group order. The kept rows live in one buffer of `k` slots per group when that is at
+/// most four slots per row (no allocation per group: 100k groups of a partition took a
+/// `Vec` each), else in a `Vec` per group.
+fn best_rows(
+    g: &Groups,
+    skip: &[bool],
+    k: usize,
+    want: Ordering,
+    cmp: impl Fn(usize, usize) -> Ordering,
+) -> (Vec<usize>, Vec<u32>) {
+    let groups = g.len();
+    // The place after every kept row at least as good (not worse): an equal value stays
+    // behind the earlier rows.
+    let place = |kept: &[u32], i: usize| {
+        kept.iter()
+            .rposition(|&j| cmp(j as usize, i) != want.reverse())
+            .map_or(0, |p| p + 1)
+    };
+    let rows_of = g
+        .ids
+        .iter()
+        .enumerate()
+        .filter(|&(i, &id)| id != NO_GROUP && !skip[i]);
+    match groups
+        .checked_mul(k)
+        .filter(|&s| s <= 4 * g.ids.len().max(1024))
+    {
+        Some(slots) => {
+            let mut kept = vec![0u32; slots];
+            let mut lengths = vec![0usize; groups];
+            for (i, &id) in rows_of {
+                let (base, len) = (id as usize * k, lengths[id as usize]);
+                let at = place(&kept[base..base + len], i);
+                if at < k {
+                    let len = (len + 1).min(k);
+                    kept.copy_within(base + at..base + len - 1, base + at + 1);
+                    kept[base + at] = i as u32;
+                    lengths[id as usize] = len;
+                }
+            }
+            let mut rows = Vec::with_capacity(lengths.iter().sum());
+            for (group, &len) in lengths.iter().enumerate() {
+                rows.extend_from_slice(&kept[group * k..group * k + len]);
+            }
+            (lengths, rows)
+        }
+        None => {
+            let mut best: Vec<Vec<u32>> = vec![Vec::new(); groups];
+            for (i, &id) in rows_of {
+                let kept = &mut best[id as usize];
+                let at = place(kept, i);
+                if at < k {
+                    kept.insert(at, i as u32);
+                    kept.truncate(k);
+                }
+            }
+            let lengths = best.iter().map(Vec::len).collect();
+            (lengths, best.into_iter().flatten().collect())
+        }
+    }
 }
 
 /// Merges partial lists: the best `k` of each group's listed values (`g` assigns each list
@@ -167,5 +232,45 @@ mod tests {
             rows_of(AggFunc::Smallest(2)),
             vec![vec![Some(2.0), Some(4.0)]]
         );
+    }
+
+    /// A `k` past four slots per row keeps a list per group instead of one buffer: both
+    /// give every row of a group smaller than `k`, best first, ties in row order, and the
+    /// typed comparisons order as arrow's comparator does.
+    #[test]
+    fn the_slot_buffer_and_the_lists_keep_the_same_rows() {
+        let values: Vec<i64> = (0..300).map(|i| (i * 37) % 11).collect();
+        let ids: Vec<u32> = (0..300).map(|i| (i % 3) as u32).collect();
+        let g = groups(&ids);
+        let skip = vec![false; 300];
+        let cmp = |x: usize, y: usize| values[x].cmp(&values[y]);
+        let flat = best_rows(&g, &skip, 100, Ordering::Greater, cmp);
+        let lists = best_rows(&g, &skip, 5000, Ordering::Greater, cmp);
+        assert_eq!(flat, lists);
+        assert_eq!(flat.0, [100, 100, 100]);
+        let first = &flat.1[..100];
+        assert!(first.windows(2).all(|w| {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            values[a] > values[b] || values[a] == values[b] && a < b
+        }));
+        let a: ArrayRef = Arc::new(Float64Array::from(vec![0.0, -0.0, 2.5, -1.0, 2.5]));
+        let g = groups(&[0, 0, 0, 0, 0]);
+        let typed = select(&a, &g, AggFunc::Largest(5)).unwrap();
+        let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
+            .unwrap();
+        let dynamic = best_rows(&g, &[false; 5], 5, Ordering::Greater, cmp);
+        assert_eq!(dynamic.1, [2, 4, 0, 1, 3]);
+        let got = typed.as_list::<i32>().value(0);
+        let got: Vec<u64> = got
+            .as_primitive::<Float64Type>()
+            .values()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        let want: Vec<u64> = [2.5, 2.5, 0.0, -0.0, -1.0]
+            .iter()
+            .map(|v: &f64| v.to_bits())
+            .collect();
+        assert_eq!(got, want);
     }
 }
