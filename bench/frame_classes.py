@@ -129,6 +129,25 @@ def digest_rows(rows, cols):
     return {"rows": rows, "digest": [[n, float(s)] for n, s in cols]}
 
 
+def inputs(read, data, query):
+    """The path of a table, and the tables a query reads, read into memory by `read`
+    (none for the scan query, whose timed run reads its file)."""
+    path = lambda t: os.path.join(data, t + ".parquet")
+    if query == "gbstr_scan":
+        return path, {}
+    return path, {t: read(path(t), columns=cols) for t, cols in columns_of(query)}
+
+
+def best_of(q, repeat):
+    """The best seconds of `repeat` runs of `q`, and its last answer."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = q()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
 def run_duckdb(data, query, repeat):
     import duckdb
 
@@ -174,9 +193,7 @@ def run_duckdb(data, query, repeat):
 def run_polars(data, query, repeat):
     import polars as pl
 
-    path = lambda t: os.path.join(data, t + ".parquet")
-    tables = {t: pl.read_parquet(path(t), columns=cols) for t, cols in columns_of(query)} \
-        if query != "gbstr_scan" else {}
+    path, tables = inputs(pl.read_parquet, data, query)
     if query.startswith("gb6"):
         t = tables["keys6_" + query.split("_")[1]]
         q = lambda: t.lazy().group_by(KEYS6).agg(pl.col("v").sum().alias("v_sum"),
@@ -200,11 +217,7 @@ def run_polars(data, query, repeat):
         f, d = tables["fact"], tables[dim]
         how = {"outer": "full"}.get(how, how)
         q = lambda: f.lazy().join(d.lazy(), on=key, how=how, coalesce=True).collect()
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = q()
-        best = min(best, time.perf_counter() - t0)
+    best, out = best_of(q, repeat)
     cols = []
     for c in out.columns:
         s = out[c]
@@ -216,9 +229,7 @@ def run_polars(data, query, repeat):
 def run_pandas(data, query, repeat):
     import pandas as pd
 
-    path = lambda t: os.path.join(data, t + ".parquet")
-    tables = {t: pd.read_parquet(path(t), columns=cols) for t, cols in columns_of(query)} \
-        if query != "gbstr_scan" else {}
+    path, tables = inputs(pd.read_parquet, data, query)
     if query.startswith("gb6"):
         t = tables["keys6_" + query.split("_")[1]]
         q = lambda: t.groupby(KEYS6, sort=False).agg(v_sum=("v", "sum"), n=("v", "count")).reset_index()
@@ -237,11 +248,7 @@ def run_pandas(data, query, repeat):
         key, dim, how = JOINS[query]
         f, d = tables["fact"], tables[dim]
         q = lambda: f.merge(d, on=key, how=how)
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = q()
-        best = min(best, time.perf_counter() - t0)
+    best, out = best_of(q, repeat)
     cols = []
     for c in out.columns:
         s = out[c]

@@ -337,6 +337,49 @@ fn string_matches<'a>(
     })
 }
 
+/// Every match of each valid left row (`matches(i)`, in chain order) as a pair, or the
+/// row alone for a left/outer join; marks the matched right rows when `matched` is kept
+/// (right and outer joins).
+fn probe_each<I: Iterator<Item = u32>>(
+    ln: usize,
+    lvalid: &dyn Fn(usize) -> bool,
+    keep_left: bool,
+    matched: &mut [bool],
+    pairs: &mut Pairs,
+    matches: impl Fn(usize) -> I,
+) {
+    let keep_right = !matched.is_empty();
+    for i in 0..ln {
+        let mut hit = false;
+        if lvalid(i) {
+            for j in matches(i) {
+                pairs.left.push(i as u32);
+                pairs.right.push(j);
+                if keep_right {
+                    matched[j as usize] = true;
+                }
+                hit = true;
+            }
+        }
+        if !hit && keep_left {
+            pairs.push(Some(i as u32), None);
+        }
+    }
+}
+
+/// The probe (left) and build (right) string keys of a [`BuildTable::Strings`] as bytes.
+fn string_sides<'a>(
+    probe: &'a ArrayRef,
+    keys: &'a ArrayRef,
+) -> Result<(StrValues<'a>, StrValues<'a>)> {
+    match (StrValues::of(probe), StrValues::of(keys)) {
+        (Some(left), Some(right)) => Ok((left, right)),
+        _ => Err(Error::Internal(
+            "join: string keys that read as none".into(),
+        )),
+    }
+}
+
 /// The probe side's single string key, for a [`BuildTable::Strings`].
 fn probe_key(lk: &[ArrayRef]) -> Result<ArrayRef> {
     probe_strings(lk).ok_or_else(|| {
@@ -456,28 +499,10 @@ fn hash_pairs(
             next,
             state,
         } => {
-            let (probe, right) = (probe_key(lk)?, StrValues::of(keys));
-            let (Some(left), Some(right)) = (StrValues::of(&probe), right) else {
-                return Err(Error::Internal(
-                    "join: string keys that read as none".into(),
-                ));
-            };
-            for i in 0..ln {
-                let mut hit = false;
-                if lvalid(i) {
-                    for j in string_matches(&right, head, next, state, &left, i) {
-                        pairs.left.push(i as u32);
-                        pairs.right.push(j);
-                        if keep_right {
-                            matched[j as usize] = true;
-                        }
-                        hit = true;
-                    }
-                }
-                if !hit && keep_left {
-                    pairs.push(Some(i as u32), None);
-                }
-            }
+            let probe = probe_key(lk)?;
+            let (left, right) = string_sides(&probe, keys)?;
+            let each = |i: usize| string_matches(&right, head, next, state, &left, i);
+            probe_each(ln, &lvalid, keep_left, &mut matched, &mut pairs, each);
         }
         BuildTable::Rows {
             rows,
@@ -486,22 +511,8 @@ fn hash_pairs(
             state,
         } => {
             let lr = encode_rows(lk)?;
-            for i in 0..ln {
-                let mut hit = false;
-                if lvalid(i) {
-                    for j in encoded_matches(rows, head, next, state, lr.row(i)) {
-                        pairs.left.push(i as u32);
-                        pairs.right.push(j);
-                        if keep_right {
-                            matched[j as usize] = true;
-                        }
-                        hit = true;
-                    }
-                }
-                if !hit && keep_left {
-                    pairs.push(Some(i as u32), None);
-                }
-            }
+            let each = |i: usize| encoded_matches(rows, head, next, state, lr.row(i));
+            probe_each(ln, &lvalid, keep_left, &mut matched, &mut pairs, each);
         }
     }
     if keep_right {
@@ -571,12 +582,8 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
             next,
             state,
         } => {
-            let (probe, right) = (probe_key(lk)?, StrValues::of(keys));
-            let (Some(left), Some(right)) = (StrValues::of(&probe), right) else {
-                return Err(Error::Internal(
-                    "join: string keys that read as none".into(),
-                ));
-            };
+            let probe = probe_key(lk)?;
+            let (left, right) = string_sides(&probe, keys)?;
             (0..ln)
                 .map(|i| {
                     lvalid(i)

@@ -155,18 +155,14 @@ pub(crate) fn aggregate(
     let n = spill
         .as_ref()
         .map_or(partials.len(), |b| b.buckets(bytes, partials.len()));
-    let buckets = {
-        let backend = backend.clone();
-        let partials = &partials;
-        staged("shuffle: hash partition", partials.len(), move |i| {
-            let state = partials[i].load(&backend)?;
-            backend
-                .hash_partition(&state, keys, n)?
-                .into_iter()
-                .map(|b| stash(spill, &backend, b))
-                .collect::<Result<Vec<_>>>()
-        })?
-    };
+    let buckets = buckets_of(
+        "shuffle: hash partition",
+        backend,
+        spill,
+        &partials,
+        keys,
+        n,
+    )?;
     drop(partials);
     let backend2 = backend.clone();
     staged("aggregate: combine", n, move |j| {
@@ -213,18 +209,7 @@ fn passed_through(
     aggs: &[AggSpec],
 ) -> Result<Vec<Stashed>> {
     let n = rows.len();
-    let buckets = {
-        let backend = backend.clone();
-        let rows = &rows;
-        staged("shuffle: hash partition", n, move |i| {
-            let part = rows[i].load(&backend)?;
-            backend
-                .hash_partition(&part, keys, n)?
-                .into_iter()
-                .map(|b| stash(spill, &backend, b))
-                .collect::<Result<Vec<_>>>()
-        })?
-    };
+    let buckets = buckets_of("shuffle: hash partition", backend, spill, &rows, keys, n)?;
     drop(rows);
     let backend = backend.clone();
     staged("aggregate: buckets", n, move |j| {
@@ -264,6 +249,26 @@ pub(crate) fn tree_combine(
         })?;
     }
     Ok(parts.pop().expect("one state left"))
+}
+
+/// Each of `parts` hash partitioned on `keys` into `n` buckets (stage `stage`): bucket
+/// `j` of every part holds the rows whose keys hash to `j`.
+pub(crate) fn buckets_of(
+    stage: &str,
+    backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
+    parts: &[Stashed],
+    keys: &[String],
+    n: usize,
+) -> Result<Vec<Vec<Stashed>>> {
+    staged(stage, parts.len(), |i| {
+        let part = parts[i].load(backend)?;
+        backend
+            .hash_partition(&part, keys, n)?
+            .into_iter()
+            .map(|b| stash(spill, backend, b))
+            .collect()
+    })
 }
 
 pub(crate) fn total_bytes(parts: &[Stashed]) -> usize {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
-use super::aggregate::{concat_or_empty, load_all, total_bytes};
+use super::aggregate::{buckets_of, concat_or_empty, load_all, total_bytes};
 use super::stage::staged;
 use super::{pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, STREAMED_BROADCAST_BYTES};
 use crate::backend::{
@@ -418,25 +418,6 @@ pub(crate) fn sorted_on_keys(
             .capabilities()
             .missing_join_algorithms
             .contains(&JoinAlgorithm::SortedMerge)
-}
-
-/// Every partition of `side` hash-partitioned on `on` into `n` buckets, kept.
-fn buckets_of(
-    stage: &str,
-    backend: &Arc<dyn DataFrameBackend>,
-    spill: &Spill,
-    side: &[Stashed],
-    on: &[String],
-    n: usize,
-) -> Result<Vec<Vec<Stashed>>> {
-    staged(stage, side.len(), |i| {
-        let part = side[i].load(backend)?;
-        backend
-            .hash_partition(&part, on, n)?
-            .into_iter()
-            .map(|b| stash(spill, backend, b))
-            .collect()
-    })
 }
 
 /// Both sides are globally sorted on the keys: split the right side at the left
