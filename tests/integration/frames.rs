@@ -462,6 +462,93 @@ fn groupby_matches_reference_for_any_partitioning_and_strategy() {
     }
 }
 
+/// A groupby with about as many groups as rows switches its partial aggregation off (the
+/// rows of every partition are hash partitioned as they are, each bucket aggregated
+/// once; the profile's stage of those buckets shows it), and every group's results equal a
+/// reference map's and those of the tree combine, which never passes rows through.
+#[test]
+fn a_groupby_of_as_many_groups_as_rows_passes_its_rows_through() {
+    let n = 60_000i64;
+    // Two keys; every tenth row repeats the key of the row before, so some groups have
+    // two rows and the rest one; x has nulls.
+    let key = |i: i64| if i % 10 == 9 { i - 1 } else { i };
+    let a: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n).map(|i| key(i) / 7)));
+    let b: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n).map(|i| key(i) % 7)));
+    let x: ArrayRef =
+        Arc::new(Float64Array::from_iter((0..n).map(|i| {
+            (i % 13 != 0).then_some(((i * 37) % 101) as f64 - 50.0)
+        })));
+    let df = DataFrame::from_columns(vec![("a", a), ("b", b), ("x", x.clone())], 4).unwrap();
+    let mut want: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
+    let xs = x.as_primitive::<Float64Type>();
+    for i in 0..n {
+        let g = want.entry((key(i) / 7, key(i) % 7)).or_default();
+        if xs.is_valid(i as usize) {
+            g.push(xs.value(i as usize));
+        }
+    }
+    let aggs = [
+        ("x", AggFunc::Sum),
+        ("x", AggFunc::Count),
+        ("x", AggFunc::Min),
+        ("x", AggFunc::Max),
+    ];
+    let (passed, profile) = df
+        .groupby(&["a", "b"])
+        .unwrap()
+        .agg(&aggs)
+        .unwrap()
+        .compute_with_profile()
+        .unwrap();
+    assert!(
+        profile
+            .spans
+            .iter()
+            .any(|s| s.stage == "aggregate: buckets"),
+        "the rows were not passed through: {:?}",
+        profile
+            .spans
+            .iter()
+            .map(|s| &s.stage)
+            .collect::<std::collections::BTreeSet<_>>()
+    );
+    let tree = df
+        .groupby(&["a", "b"])
+        .unwrap()
+        .strategy(GroupStrategy::Tree)
+        .agg(&aggs)
+        .unwrap()
+        .compute()
+        .unwrap();
+    for out in [&passed, &tree] {
+        assert_eq!(out.num_rows(), want.len());
+        let mut seen = 0;
+        for r in 0..out.num_rows() {
+            let (Value::Int(ka), Value::Int(kb)) =
+                (out.value("a", r).unwrap(), out.value("b", r).unwrap())
+            else {
+                panic!("bad key at row {r}");
+            };
+            let xs = &want[&(ka, kb)];
+            let v = |c: &str| out.value(c, r).unwrap();
+            assert_eq!(v("x_count"), Value::Int(xs.len() as i64), "({ka}, {kb})");
+            if xs.is_empty() {
+                assert_eq!(v("x_min"), Value::Null);
+            } else {
+                assert!(close(v("x_sum").as_f64().unwrap(), xs.iter().sum()));
+                let min = xs.iter().cloned().fold(f64::INFINITY, f64::min);
+                let max = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                assert_eq!(
+                    (v("x_min"), v("x_max")),
+                    (Value::Float(min), Value::Float(max))
+                );
+            }
+            seen += 1;
+        }
+        assert_eq!(seen, want.len());
+    }
+}
+
 /// Rows of a join result as sortable text tuples.
 fn rows_of(c: &Computed) -> Vec<String> {
     let cols: Vec<String> = c.schema.fields().iter().map(|f| f.name().clone()).collect();
