@@ -14,7 +14,7 @@ use tessera_core::{Error, Result};
 
 use super::keys::{encode_rows, int_key, key_nulls, valid_range};
 use super::packed_keys::Packing;
-use super::string_keys::{probe_strings, single_string, PassHash, StrValues};
+use super::string_keys::{probe_strings, PassHash, StrValues};
 
 fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
     names
@@ -222,10 +222,10 @@ impl BuildTable {
             });
         }
         let mut next = vec![MISSING; rn];
-        if let Some(keys) = single_string(rk) {
-            let values = StrValues::of(keys).ok_or_else(|| {
-                Error::Internal("join: a string key that reads as no strings".into())
-            })?;
+        if let Some((keys, values)) = match rk {
+            [k] => StrValues::of(k).map(|v| (k, v)),
+            _ => None,
+        } {
             let state = ahash::RandomState::new();
             let mut head = HashMap::with_capacity_and_hasher(rn, PassHash::default());
             for j in (0..rn).rev() {

@@ -145,21 +145,17 @@ fn integer_order(batch: &RecordBatch, by: &[SortKey]) -> Result<Option<Vec<u32>>
     let row_bits = usize::BITS - rows.leading_zeros();
     if bits + row_bits <= 64 {
         let mut order: Vec<u64> = (0..rows)
-            .map(|r| pack::<u64>(&packed, &values, r) << row_bits | r as u64)
+            .map(|r| pack::<u64>(&packed, r) << row_bits | r as u64)
             .collect();
         order.sort_unstable();
         let mask = (1u64 << row_bits) - 1;
         return Ok(Some(order.into_iter().map(|t| (t & mask) as u32).collect()));
     }
     if bits <= 64 {
-        return Ok(Some(sorted_rows(rows, |r| {
-            pack::<u64>(&packed, &values, r)
-        })));
+        return Ok(Some(sorted_rows(rows, |r| pack::<u64>(&packed, r))));
     }
     if bits <= 128 {
-        return Ok(Some(sorted_rows(rows, |r| {
-            pack::<u128>(&packed, &values, r)
-        })));
+        return Ok(Some(sorted_rows(rows, |r| pack::<u128>(&packed, r))));
     }
     if by.len() > 3 {
         return Ok(None);
@@ -180,7 +176,9 @@ fn sorted_rows<K: Ord>(rows: usize, key: impl Fn(usize) -> K) -> Vec<u32> {
 }
 
 /// One key's place in [`integer_order`]'s packed integer.
-struct Packed {
+struct Packed<'a> {
+    /// The key's values.
+    values: &'a [i64],
     /// Its minimum (ascending) or maximum (descending).
     base: i64,
     /// Bits its range needs.
@@ -188,18 +186,17 @@ struct Packed {
     descending: bool,
 }
 
-impl Packed {
-    fn of(v: &[i64], descending: bool) -> Packed {
-        let (lo, hi) = v
-            .iter()
-            .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        let span = if v.is_empty() {
-            0
-        } else {
-            hi.wrapping_sub(lo) as u64
-        };
+impl<'a> Packed<'a> {
+    fn of(values: &'a [i64], descending: bool) -> Packed<'a> {
+        // No nulls here (`integer_order` takes none); no values: a range of one.
+        let (lo, span) = super::keys::valid_range(values, None).unwrap_or((0, 0));
         Packed {
-            base: if descending { hi } else { lo },
+            values,
+            base: if descending {
+                lo.wrapping_add(span as i64)
+            } else {
+                lo
+            },
             bits: u64::BITS - span.leading_zeros(),
             descending,
         }
@@ -235,13 +232,10 @@ impl PackInto for u128 {
 }
 
 /// Row `r`'s keys packed into one integer (their bits fit it: checked by the caller).
-fn pack<T: PackInto>(packed: &[Packed], values: &[(&[i64], bool)], r: usize) -> T {
-    packed
-        .iter()
-        .zip(values)
-        .fold(T::default(), |acc, (p, (v, _))| {
-            acc.push(p.bits, p.offset(v[r]))
-        })
+fn pack<T: PackInto>(packed: &[Packed], r: usize) -> T {
+    packed.iter().fold(T::default(), |acc, p| {
+        acc.push(p.bits, p.offset(p.values[r]))
+    })
 }
 
 /// Output index per row: the number of bounds strictly below the row's key, so a key equal

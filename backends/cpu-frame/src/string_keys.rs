@@ -64,14 +64,6 @@ impl<'a> StrValues<'a> {
 /// The longest string a view holds inline.
 const INLINE: u32 = 12;
 
-/// The single key of `keys` when it is a string column [`StrValues`] reads.
-pub(crate) fn single_string(keys: &[ArrayRef]) -> Option<&ArrayRef> {
-    match keys {
-        [k] if StrValues::of(k).is_some() => Some(k),
-        _ => None,
-    }
-}
-
 /// A probe side's key as a string column [`StrValues`] reads: as it is, or cast to `Utf8`
 /// (a dictionary of strings), or `None` when it is no string at all.
 pub(crate) fn probe_strings(keys: &[ArrayRef]) -> Option<ArrayRef> {
@@ -80,12 +72,7 @@ pub(crate) fn probe_strings(keys: &[ArrayRef]) -> Option<ArrayRef> {
         return Some(k.clone());
     }
     match k.data_type() {
-        DataType::Dictionary(_, v)
-            if matches!(
-                **v,
-                DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
-            ) =>
-        {
+        DataType::Dictionary(_, v) if tessera_core::frame::expr::is_string(v) => {
             arrow_cast::cast(k, &DataType::Utf8).ok()
         }
         _ => None,
@@ -153,8 +140,6 @@ mod tests {
                 }
             }
         }
-        assert!(single_string(std::slice::from_ref(&utf8)).is_some());
-        assert!(single_string(&[utf8.clone(), utf8]).is_none());
         let ints: ArrayRef = Arc::new(arrow_array::Int64Array::from(vec![1]));
         assert!(probe_strings(&[ints]).is_none());
     }

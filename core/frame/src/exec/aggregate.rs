@@ -166,10 +166,7 @@ pub(crate) fn aggregate(
     drop(partials);
     let backend2 = backend.clone();
     staged("aggregate: combine", n, move |j| {
-        let pieces = buckets
-            .iter()
-            .map(|b| b[j].load(&backend2))
-            .collect::<Result<Vec<_>>>()?;
+        let pieces = load_bucket(&backend2, &buckets, j)?;
         let state = backend2.aggregate_combine(&pieces, keys, aggs)?;
         drop(pieces);
         stash(
@@ -213,10 +210,7 @@ fn passed_through(
     drop(rows);
     let backend = backend.clone();
     staged("aggregate: buckets", n, move |j| {
-        let pieces = buckets
-            .iter()
-            .map(|b| b[j].load(&backend))
-            .collect::<Result<Vec<_>>>()?;
+        let pieces = load_bucket(&backend, &buckets, j)?;
         let rows = backend.concat(&pieces)?;
         drop(pieces);
         let state = backend.aggregate_partial(&rows, keys, aggs)?;
@@ -269,6 +263,15 @@ pub(crate) fn buckets_of(
             .map(|b| stash(spill, backend, b))
             .collect()
     })
+}
+
+/// Bucket `j` of every part [`buckets_of`] made, loaded, in part order.
+pub(crate) fn load_bucket(
+    backend: &Arc<dyn DataFrameBackend>,
+    buckets: &[Vec<Stashed>],
+    j: usize,
+) -> Result<Vec<Partition>> {
+    buckets.iter().map(|b| b[j].load(backend)).collect()
 }
 
 pub(crate) fn total_bytes(parts: &[Stashed]) -> usize {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
-use super::aggregate::{buckets_of, concat_or_empty, load_all, total_bytes};
+use super::aggregate::{buckets_of, concat_or_empty, load_all, load_bucket, total_bytes};
 use super::stage::staged;
 use super::{pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, STREAMED_BROADCAST_BYTES};
 use crate::backend::{
@@ -52,15 +52,9 @@ pub(crate) fn join(
     let workers = tessera_runtime::pool::worker_threads()?;
     let string_keys = |schema: &arrow_schema::SchemaRef, keys: &[String]| {
         keys.iter().any(|k| {
-            schema.field_with_name(k).is_ok_and(|f| {
-                matches!(
-                    f.data_type(),
-                    arrow_schema::DataType::Utf8
-                        | arrow_schema::DataType::LargeUtf8
-                        | arrow_schema::DataType::Utf8View
-                        | arrow_schema::DataType::Dictionary(_, _)
-                )
-            })
+            schema
+                .field_with_name(k)
+                .is_ok_and(|f| crate::expr::is_string(f.data_type()))
         })
     };
     let (lstrings, rstrings) = (
@@ -219,14 +213,7 @@ pub(crate) fn join(
     drop(right);
     let b = backend.clone();
     staged("join: hash", n, move |j| {
-        let l = lb
-            .iter()
-            .map(|bucket| bucket[j].load(&b))
-            .collect::<Result<Vec<_>>>()?;
-        let r = rb
-            .iter()
-            .map(|bucket| bucket[j].load(&b))
-            .collect::<Result<Vec<_>>>()?;
+        let (l, r) = (load_bucket(&b, &lb, j)?, load_bucket(&b, &rb, j)?);
         let l = concat_or_empty(&b, &l, &lschema)?;
         let r = concat_or_empty(&b, &r, &rschema)?;
         stash(spill, &b, b.join(&l, &r, &hash)?)
