@@ -7,11 +7,14 @@
 //!
 //! All kernels of a test go into one translation unit (`c++ -std=c++20 -O1
 //! -ffp-contract=off`, so no `a * b + c` is contracted, as NVRTC's `--fmad=false`), one
-//! shared library, loaded once.
+//! shared library, loaded once. The shim and the prelude, the same in every unit and half
+//! of its compile time (the standard headers above all), are compiled once per process
+//! into a GCC precompiled header that each unit includes.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::codegen::{ctype, Arg, KernelPlan, Launch, PRELUDE};
 use crate::host_bytes;
@@ -159,14 +162,99 @@ pub fn build(plans: &[&KernelPlan]) -> Result<HostKernels, String> {
     Ok(k)
 }
 
+/// The flags of every kernel unit and of the precompiled header: GCC uses a precompiled
+/// header only where the unit is compiled with the options it was.
+const CXX_FLAGS: [&str; 7] = [
+    "-std=c++20",
+    "-O1",
+    "-ffp-contract=off",
+    "-fno-fast-math",
+    "-fPIC",
+    "-pthread",
+    "-w",
+];
+
+/// The C++ compiler: `$CXX`, else `c++`.
+fn cxx() -> String {
+    std::env::var("CXX").unwrap_or_else(|_| "c++".to_string())
+}
+
+/// The shim and the prelude as a header with its precompiled form beside it, in a folder
+/// of the temp dir named by a hash of the text, the compiler's version and the flags (so
+/// the processes of a test run share it); `None` where the compiler is not GCC (whose
+/// `.gch` files the include picks up) or the build failed, and each unit then carries the
+/// text itself.
+fn shim_header() -> Option<&'static Path> {
+    static HEADER: OnceLock<Option<PathBuf>> = OnceLock::new();
+    HEADER.get_or_init(build_shim_header).as_deref()
+}
+
+/// Finds or builds [`shim_header`]. Both files are written under names of this process
+/// and renamed into place, so a process never includes another's half-written header.
+fn build_shim_header() -> Option<PathBuf> {
+    const PREFIX: &str = "tessera-host-kernels-pch-";
+    let cxx = cxx();
+    let version = Command::new(&cxx).arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&version.stdout).into_owned();
+    if !version.contains("Free Software Foundation") {
+        return None;
+    }
+    let text = format!("{SHIM}{PRELUDE}");
+    let key =
+        crate::codegen::stable_hash(format!("{cxx}\n{version}\n{CXX_FLAGS:?}\n{text}").as_bytes());
+    let tmp = std::env::temp_dir();
+    let name = format!("{PREFIX}{key:x}");
+    let dir = tmp.join(&name);
+    let (header, gch) = (dir.join("shim.hpp"), dir.join("shim.hpp.gch"));
+    if header.exists() && gch.exists() {
+        return Some(header);
+    }
+    // The headers of other versions of the shim or the compiler, made over a day ago (a
+    // precompiled header is tens of megabytes).
+    for entry in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+        let other = entry.file_name();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age.as_secs() > 24 * 3600);
+        if stale && other != name.as_str() && other.to_string_lossy().starts_with(PREFIX) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    let me = std::process::id();
+    let (header_tmp, gch_tmp) = (dir.join(format!("{me}.hpp")), dir.join(format!("{me}.gch")));
+    std::fs::write(&header_tmp, &text).ok()?;
+    std::fs::rename(&header_tmp, &header).ok()?;
+    let built = Command::new(&cxx)
+        .args(CXX_FLAGS)
+        .args(["-x", "c++-header", "-o"])
+        .arg(&gch_tmp)
+        .arg(&header)
+        .output()
+        .ok()?;
+    if !built.status.success() {
+        let _ = std::fs::remove_file(&gch_tmp);
+        return None;
+    }
+    std::fs::rename(&gch_tmp, &gch).ok()?;
+    Some(header)
+}
+
 /// Compiles `plans` into one library; returns it with the entry names it holds.
-fn compile(plans: &[&KernelPlan]) -> Result<(libloading::Library, Vec<String>), String> {
+fn compile(plans: &[&KernelPlan]) -> Result<(Arc<libloading::Library>, Vec<String>), String> {
     let mut unique: BTreeMap<u64, &KernelPlan> = BTreeMap::new();
     for p in plans {
         unique.entry(p.hash).or_insert(p);
     }
-    let mut src = String::from(SHIM);
-    src.push_str(PRELUDE);
+    // The header's text stays beside its precompiled form: a unit that cannot use the
+    // latter still compiles, only slower.
+    let mut src = match shim_header().filter(|h| h.exists()) {
+        Some(header) => format!("#include \"{}\"\n", header.display()),
+        None => format!("{SHIM}{PRELUDE}"),
+    };
     let mut names = Vec::new();
     for p in unique.values() {
         src.push_str(&p.body);
@@ -175,27 +263,43 @@ fn compile(plans: &[&KernelPlan]) -> Result<(libloading::Library, Vec<String>), 
             names.push(e.name.clone());
         }
     }
+    Ok((library_of(&src)?, names))
+}
+
+/// A unit whose compile ended, by a hash of its text.
+type Built = Arc<OnceLock<Result<Arc<libloading::Library>, String>>>;
+
+/// The library of the unit `src`, compiled once per process: the frame suite's two runs on
+/// host devices (its bits, and the kernels NVRTC compiles) ask for the same units from two
+/// threads, and the second waits for the first's library instead of compiling it again.
+/// Sharing a library is safe: `tsr_launch` runs one launch of a library at a time.
+fn library_of(src: &str) -> Result<Arc<libloading::Library>, String> {
+    static BUILT: OnceLock<Mutex<HashMap<u64, Built>>> = OnceLock::new();
+    let key = crate::codegen::stable_hash(src.as_bytes());
+    let cell = {
+        let mut built = BUILT
+            .get_or_init(Mutex::default)
+            .lock()
+            .map_err(|e| e.to_string())?;
+        built.entry(key).or_default().clone()
+    };
+    cell.get_or_init(|| compile_unit(src, key).map(Arc::new))
+        .clone()
+}
+
+/// Compiles the unit `src` (whose hash is `key`) into a shared library and loads it.
+fn compile_unit(src: &str, key: u64) -> Result<libloading::Library, String> {
     let dir = std::env::temp_dir().join(format!(
-        "tessera-host-kernels-{}-{:x}",
+        "tessera-host-kernels-{}-{key:x}",
         std::process::id(),
-        crate::codegen::stable_hash(src.as_bytes())
     ));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let (cpp, so) = (dir.join("kernels.cpp"), dir.join("libkernels.so"));
-    std::fs::write(&cpp, &src).map_err(|e| e.to_string())?;
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    std::fs::write(&cpp, src).map_err(|e| e.to_string())?;
+    let cxx = cxx();
     let out = Command::new(&cxx)
-        .args([
-            "-std=c++20",
-            "-O1",
-            "-ffp-contract=off",
-            "-fno-fast-math",
-            "-fPIC",
-            "-shared",
-            "-pthread",
-            "-w",
-            "-o",
-        ])
+        .args(CXX_FLAGS)
+        .args(["-shared", "-o"])
         .arg(&so)
         .arg(&cpp)
         .output()
@@ -217,12 +321,12 @@ fn compile(plans: &[&KernelPlan]) -> Result<(libloading::Library, Vec<String>), 
     let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| e.to_string())?;
     // The mapping outlives the file; nothing is left in the temp dir.
     let _ = std::fs::remove_dir_all(&dir);
-    Ok((lib, names))
+    Ok(lib)
 }
 
 /// Whether a C++ compiler is there (the test skips with the reason when not).
 pub fn compiler() -> Result<(), String> {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
+    let cxx = cxx();
     match Command::new(&cxx).arg("--version").output() {
         Ok(o) if o.status.success() => Ok(()),
         _ => Err(format!("no C++ compiler ({cxx}) to build the host shim")),
@@ -302,7 +406,7 @@ impl HostKernels {
             return Ok(());
         }
         let (lib, names) = compile(&missing)?;
-        libs.0.push(Arc::new(lib));
+        libs.0.push(lib);
         let at = libs.0.len() - 1;
         for n in names {
             libs.1.insert(n, at);
@@ -459,5 +563,75 @@ impl HostKernels {
             }
         }
         Ok(out.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit of one trivial kernel entry point, different for each `tag`.
+    fn unit(tag: &str) -> String {
+        let head = match shim_header() {
+            Some(header) => format!("#include \"{}\"\n", header.display()),
+            None => format!("{SHIM}{PRELUDE}"),
+        };
+        format!("{head}extern \"C\" int tsr_test_{tag}() {{ return 7; }}\n")
+    }
+
+    #[test]
+    fn gcc_gets_a_precompiled_shim_that_units_compile_against() {
+        if compiler().is_err() {
+            eprintln!("skipped: gcc_gets_a_precompiled_shim: no C++ compiler");
+            return;
+        }
+        let version = Command::new(cxx()).arg("--version").output().unwrap();
+        if !String::from_utf8_lossy(&version.stdout).contains("Free Software Foundation") {
+            assert!(
+                shim_header().is_none(),
+                "only GCC picks up a .gch beside an include"
+            );
+            return;
+        }
+        let header = shim_header().expect("GCC builds the precompiled shim");
+        assert!(
+            header.with_extension("hpp.gch").is_file(),
+            "{}",
+            header.display()
+        );
+        assert_eq!(
+            std::fs::read_to_string(header).unwrap(),
+            format!("{SHIM}{PRELUDE}")
+        );
+        let lib = library_of(&unit("pch")).unwrap();
+        // SAFETY: the entry was compiled just above with this signature and takes nothing.
+        #[allow(unsafe_code)]
+        let got = unsafe {
+            lib.get::<unsafe extern "C" fn() -> i32>(b"tsr_test_pch")
+                .unwrap()()
+        };
+        assert_eq!(got, 7);
+    }
+
+    #[test]
+    fn a_unit_is_compiled_once_per_process_and_its_library_shared() {
+        if compiler().is_err() {
+            eprintln!("skipped: a_unit_is_compiled_once_per_process: no C++ compiler");
+            return;
+        }
+        let src = unit("shared");
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| library_of(&src).unwrap());
+            let b = s.spawn(|| library_of(&src).unwrap());
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "two threads asking for one unit share one library"
+        );
+        let other = library_of(&unit("other")).unwrap();
+        assert!(!Arc::ptr_eq(&a, &other));
+        let broken = library_of("this is not C++").unwrap_err();
+        assert!(broken.contains("did not compile as C++"), "{broken}");
     }
 }
