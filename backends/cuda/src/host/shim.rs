@@ -8,8 +8,9 @@
 //! All kernels of a test go into one translation unit (`c++ -std=c++20 -O1
 //! -ffp-contract=off`, so no `a * b + c` is contracted, as NVRTC's `--fmad=false`), one
 //! shared library, loaded once. The shim and the prelude, the same in every unit and half
-//! of its compile time (the standard headers above all), are compiled once per process
-//! into a GCC precompiled header that each unit includes.
+//! of its compile time (the standard headers above all), are compiled once into a GCC
+//! precompiled header that each unit includes (shared by the processes of a run), and a
+//! unit is compiled once per process however many tests ask for it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
