@@ -180,6 +180,22 @@ fn cxx() -> String {
     std::env::var("CXX").unwrap_or_else(|_| "c++".to_string())
 }
 
+/// Whether the compiler whose `--version` printed `version` is GCC, whose `.gch` files an
+/// `#include` picks up.
+fn is_gcc(version: &[u8]) -> bool {
+    String::from_utf8_lossy(version).contains("Free Software Foundation")
+}
+
+/// The start of every unit: an include of [`shim_header`], or where there is none the
+/// shim's and the prelude's text. The header's text stays beside its precompiled form, so
+/// a unit that cannot use the latter still compiles, only slower.
+fn unit_head() -> String {
+    match shim_header().filter(|h| h.exists()) {
+        Some(header) => format!("#include \"{}\"\n", header.display()),
+        None => format!("{SHIM}{PRELUDE}"),
+    }
+}
+
 /// The shim and the prelude as a header with its precompiled form beside it, in a folder
 /// of the temp dir named by a hash of the text, the compiler's version and the flags (so
 /// the processes of a test run share it); `None` where the compiler is not GCC (whose
@@ -196,10 +212,10 @@ fn build_shim_header() -> Option<PathBuf> {
     const PREFIX: &str = "tessera-host-kernels-pch-";
     let cxx = cxx();
     let version = Command::new(&cxx).arg("--version").output().ok()?;
-    let version = String::from_utf8_lossy(&version.stdout).into_owned();
-    if !version.contains("Free Software Foundation") {
+    if !is_gcc(&version.stdout) {
         return None;
     }
+    let version = String::from_utf8_lossy(&version.stdout);
     let text = format!("{SHIM}{PRELUDE}");
     let key =
         crate::codegen::stable_hash(format!("{cxx}\n{version}\n{CXX_FLAGS:?}\n{text}").as_bytes());
@@ -250,12 +266,7 @@ fn compile(plans: &[&KernelPlan]) -> Result<(Arc<libloading::Library>, Vec<Strin
     for p in plans {
         unique.entry(p.hash).or_insert(p);
     }
-    // The header's text stays beside its precompiled form: a unit that cannot use the
-    // latter still compiles, only slower.
-    let mut src = match shim_header().filter(|h| h.exists()) {
-        Some(header) => format!("#include \"{}\"\n", header.display()),
-        None => format!("{SHIM}{PRELUDE}"),
-    };
+    let mut src = unit_head();
     let mut names = Vec::new();
     for p in unique.values() {
         src.push_str(&p.body);
@@ -272,7 +283,8 @@ type Built = Arc<OnceLock<Result<Arc<libloading::Library>, String>>>;
 
 /// The library of the unit `src`, compiled once per process: the frame suite's two runs on
 /// host devices (its bits, and the kernels NVRTC compiles) ask for the same units from two
-/// threads, and the second waits for the first's library instead of compiling it again.
+/// threads, and the second waits for the first's library instead of compiling it again
+/// (before, both compiled it in the same temp folder, and the first to finish removed it).
 /// Sharing a library is safe: `tsr_launch` runs one launch of a library at a time.
 fn library_of(src: &str) -> Result<Arc<libloading::Library>, String> {
     static BUILT: OnceLock<Mutex<HashMap<u64, Built>>> = OnceLock::new();
@@ -573,10 +585,7 @@ mod tests {
 
     /// A unit of one trivial kernel entry point, different for each `tag`.
     fn unit(tag: &str) -> String {
-        let head = match shim_header() {
-            Some(header) => format!("#include \"{}\"\n", header.display()),
-            None => format!("{SHIM}{PRELUDE}"),
-        };
+        let head = unit_head();
         format!("{head}extern \"C\" int tsr_test_{tag}() {{ return 7; }}\n")
     }
 
@@ -587,7 +596,7 @@ mod tests {
             return;
         }
         let version = Command::new(cxx()).arg("--version").output().unwrap();
-        if !String::from_utf8_lossy(&version.stdout).contains("Free Software Foundation") {
+        if !is_gcc(&version.stdout) {
             assert!(
                 shim_header().is_none(),
                 "only GCC picks up a .gch beside an include"
