@@ -1,13 +1,15 @@
 //! Runs generated kernel texts on the host: the same text NVRTC compiles, compiled as C++
 //! with a shim header that defines what CUDA provides (`__global__`, `threadIdx`,
-//! `__syncthreads`, the intrinsics), and launched with every block's threads as real
-//! threads meeting at a barrier. It proves the numerics of the text — the bits of every
-//! op, cast and generator, the order-free correctness of the reduction tree — not launch
+//! `__syncthreads`, the intrinsics), and launched with every block's threads as fibers on
+//! the launching thread that run in rounds from barrier to barrier. It proves the numerics
+//! of the text — the bits of every op, cast and generator, the order-free correctness of
+//! the reduction tree, that every thread of a block reaches each barrier — not launch
 //! configuration, races, streams or speed.
 //!
-//! All kernels of a test go into one translation unit (`c++ -std=c++20 -O1
+//! The kernels of a test go into one translation unit (`c++ -std=c++20 -O1
 //! -ffp-contract=off`, so no `a * b + c` is contracted, as NVRTC's `--fmad=false`), one
-//! shared library, loaded once. The shim and the prelude, the same in every unit and half
+//! shared library, loaded once; a suite's thousands into one unit per core, compiled side
+//! by side. The shim and the prelude, the same in every unit and half
 //! of its compile time (the standard headers above all), are compiled once into a GCC
 //! precompiled header that each unit includes (shared by the processes of a run), and a
 //! unit is compiled once per process however many tests ask for it.
@@ -26,20 +28,55 @@ const SHIM: &str = r#"
 #include <math.h>
 #include <cmath>
 #include <cstring>
-#include <thread>
-#include <barrier>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
-#include <functional>
 #include <mutex>
-#include <condition_variable>
+#include <setjmp.h>
+#include <ucontext.h>
+#include <sys/mman.h>
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 static thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
-static thread_local std::barrier<>* tsr_bar = nullptr;
-static inline void __syncthreads() { tsr_bar->arrive_and_wait(); }
+// A block's threads are fibers on the launching thread (see `tsr_launch`): `__syncthreads`
+// hands control back to the launch, which runs every other thread of the block up to the
+// same barrier before this one goes on. A fiber starts on its own stack through
+// `setcontext` and switches with `_setjmp`/`_longjmp`, which save no signal mask (a
+// `swapcontext` is two system calls, and was a third of a suite's run).
+struct TsrJump { jmp_buf at; };
+struct TsrFibers {
+    // Each fiber's stack, with a page below it that faults on overflow instead of
+    // writing into the next fiber's stack.
+    static constexpr size_t STACK = 256 * 1024, GUARD = 4096;
+    char* stacks = nullptr;
+    unsigned capacity = 0;
+    // Each fiber's entry onto its stack (made once, entered once per block), and where it
+    // waits at a barrier.
+    std::vector<ucontext_t> start;
+    std::vector<TsrJump> waits;
+    // 0: not started, 1: waiting at a barrier, 2: returned.
+    std::vector<unsigned char> state;
+    jmp_buf launch;
+    // The launch's body (a launcher's call of its kernel) and its argument.
+    void (*body)(void*) = nullptr;
+    void* arg = nullptr;
+};
+// The launch in progress: one at a time per library (`tsr_launch` holds its lock).
+static TsrFibers* tsr_fibers = nullptr;
+// Set while this thread runs a launch without fibers, whose kernel has no barrier.
+static thread_local bool tsr_flat = false;
+__attribute__((noinline)) static void __syncthreads() {
+    if (tsr_flat) {
+        std::fprintf(stderr, "__syncthreads in a kernel launched without fibers: a barrier the host shim did not see in its text\n");
+        std::abort();
+    }
+    TsrFibers& f = *tsr_fibers;
+    f.state[threadIdx.x] = 1;
+    if (!_setjmp(f.waits[threadIdx.x].at)) _longjmp(f.launch, 1);
+}
 static inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
 static inline long long __double_as_longlong(double d) { long long v; std::memcpy(&v, &d, 8); return v; }
 static inline unsigned __float_as_uint(float f) { unsigned v; std::memcpy(&v, &f, 4); return v; }
@@ -47,7 +84,8 @@ static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((un
 static inline unsigned long long __umul64hi(unsigned long long a, unsigned long long b) {
     return (unsigned long long)(((unsigned __int128)a * b) >> 64);
 }
-// CUDA's integer atomics, as the block's threads run at once here.
+// CUDA's integer atomics (the blocks of one launch run one after another here, but
+// the kernel text is the device's).
 static inline unsigned atomicCAS(unsigned* a, unsigned cmp, unsigned val) {
     __atomic_compare_exchange_n(a, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return cmp;
@@ -71,57 +109,84 @@ template <typename T> static inline T tsr_atomic_max(T* a, T v) {
 static inline unsigned atomicMin(unsigned* a, unsigned v) { return tsr_atomic_min(a, v); }
 static inline unsigned long long atomicMin(unsigned long long* a, unsigned long long v) { return tsr_atomic_min(a, v); }
 static inline unsigned long long atomicMax(unsigned long long* a, unsigned long long v) { return tsr_atomic_max(a, v); }
-// Blocks one after another (so `__shared__` statics are the block's), the threads of a
-// block at once, on a pool of threads that lives as long as the library (a reduction's
-// block is the device's 256 threads: spawning them per block would cost more than the
-// kernels).
-struct TsrPool {
-    std::mutex m;
-    std::condition_variable go, done;
-    std::vector<std::thread> threads;
-    unsigned long generation = 0;
-    unsigned pending = 0, grid = 0, block = 0, b = 0;
-    const std::function<void()>* kernel = nullptr;
-    std::barrier<>* bar = nullptr;
-    void work(unsigned t) {
-        unsigned long seen = 0;
-        std::unique_lock<std::mutex> l(m);
-        for (;;) {
-            go.wait(l, [&] { return generation != seen; });
-            seen = generation;
-            if (t >= block) continue;
-            const std::function<void()>* k = kernel;
-            threadIdx.x = t; blockIdx.x = b; blockDim.x = block; gridDim.x = grid;
-            tsr_bar = bar;
-            l.unlock();
-            (*k)();
-            l.lock();
-            if (--pending == 0) done.notify_all();
-        }
-    }
-};
-static void tsr_launch(unsigned grid, unsigned block, const std::function<void()>& k) {
+// A fiber: the kernel as thread `threadIdx.x`, then back to the launch for good.
+static void tsr_fiber() {
+    tsr_fibers->body(tsr_fibers->arg);
+    tsr_fibers->state[threadIdx.x] = 2;
+    _longjmp(tsr_fibers->launch, 1);
+}
+// Blocks one after another (so `__shared__` statics are the block's), a block's threads as
+// fibers on this thread, run in rounds: each runs to its next `__syncthreads` or its end,
+// so no thread passes a barrier before every thread of the block has reached it, as on the
+// device. Rounds alternate direction, so that a read of another thread's write with no
+// barrier between them sees the stale value in one round or the next. Fibers make a
+// barrier a few jumps where threads meeting at `std::barrier` cost futex wake-ups of the
+// whole block (a reduction's block is the device's 256 threads). Returns 0, or 1 when a
+// block's threads diverged: some returned while others wait at a barrier (which would
+// hang the device), with what happened on stderr.
+static int tsr_launch(const char* name, unsigned grid, unsigned block, void (*body)(void*), void* arg) {
     // One launch at a time per library: tests that build the same kernels load the same
-    // library, and share its pool (and its `__shared__` statics).
+    // library, and share its fibers (and its `__shared__` statics).
     static std::mutex launching;
     std::lock_guard<std::mutex> one(launching);
-    // Never destroyed: its threads wait on it until the process ends.
-    static TsrPool* pool = new TsrPool();
-    TsrPool& p = *pool;
-    std::unique_lock<std::mutex> l(p.m);
-    while (p.threads.size() < block) {
-        unsigned t = (unsigned)p.threads.size();
-        p.threads.emplace_back([t] { pool->work(t); });
-        p.threads.back().detach();
+    static TsrFibers f;
+    const size_t span = TsrFibers::STACK + TsrFibers::GUARD;
+    if (f.capacity < block) {
+        if (f.stacks) munmap(f.stacks, span * f.capacity);
+        void* m = mmap(nullptr, span * block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) { std::fprintf(stderr, "%s: no memory for %u fiber stacks\n", name, block); f.stacks = nullptr; f.capacity = 0; return 1; }
+        f.stacks = (char*)m;
+        f.start.resize(block);
+        f.waits.resize(block);
+        f.state.resize(block);
+        for (unsigned t = 0; t < block; ++t) {
+            mprotect(f.stacks + span * t, TsrFibers::GUARD, PROT_NONE);
+            getcontext(&f.start[t]);
+            f.start[t].uc_stack.ss_sp = f.stacks + span * t + TsrFibers::GUARD;
+            f.start[t].uc_stack.ss_size = TsrFibers::STACK;
+            f.start[t].uc_link = nullptr;
+            makecontext(&f.start[t], tsr_fiber, 0);
+        }
+        f.capacity = block;
     }
+    tsr_fibers = &f;
+    f.body = body;
+    f.arg = arg;
+    blockDim.x = block; gridDim.x = grid;
     for (unsigned b = 0; b < grid; ++b) {
-        std::barrier<> bar(block);
-        p.grid = grid; p.block = block; p.b = b; p.kernel = &k; p.bar = &bar;
-        p.pending = block;
-        ++p.generation;
-        p.go.notify_all();
-        p.done.wait(l, [&] { return p.pending == 0; });
+        blockIdx.x = b;
+        for (unsigned t = 0; t < block; ++t) f.state[t] = 0;
+        for (bool up = true;; up = !up) {
+            unsigned waiting = 0, returned = 0;
+            for (unsigned i = 0; i < block; ++i) {
+                const unsigned t = up ? i : block - 1 - i;
+                if (f.state[t] == 2) { ++returned; continue; }
+                threadIdx.x = t;
+                if (!_setjmp(f.launch)) {
+                    if (f.state[t] == 0) setcontext(&f.start[t]);
+                    _longjmp(f.waits[t].at, 1);
+                }
+                if (f.state[t] == 1) ++waiting; else ++returned;
+            }
+            if (waiting == 0) break;
+            if (returned > 0) {
+                std::fprintf(stderr, "%s: block %u of %u diverged at __syncthreads: %u of its %u threads wait at a barrier that %u returned without reaching\n", name, b, grid, waiting, block, returned);
+                return 1;
+            }
+        }
     }
+    return 0;
+}
+// A launch of a kernel without barriers: every thread of every block in turn, called.
+static int tsr_launch_flat(unsigned grid, unsigned block, void (*body)(void*), void* arg) {
+    blockDim.x = block; gridDim.x = grid;
+    tsr_flat = true;
+    for (unsigned b = 0; b < grid; ++b) {
+        blockIdx.x = b;
+        for (unsigned t = 0; t < block; ++t) { threadIdx.x = t; body(arg); }
+    }
+    tsr_flat = false;
+    return 0;
 }
 "#;
 
@@ -164,14 +229,17 @@ pub fn build(plans: &[&KernelPlan]) -> Result<HostKernels, String> {
 }
 
 /// The flags of every kernel unit and of the precompiled header: GCC uses a precompiled
-/// header only where the unit is compiled with the options it was.
-const CXX_FLAGS: [&str; 7] = [
+/// header only where the unit is compiled with the options it was. No `_FORTIFY_SOURCE`
+/// (some distributions' default): its checked `longjmp` refuses a jump onto another stack,
+/// which is how a fiber is resumed.
+const CXX_FLAGS: [&str; 8] = [
     "-std=c++20",
     "-O1",
     "-ffp-contract=off",
     "-fno-fast-math",
     "-fPIC",
     "-pthread",
+    "-U_FORTIFY_SOURCE",
     "-w",
 ];
 
@@ -260,22 +328,58 @@ fn build_shim_header() -> Option<PathBuf> {
     Some(header)
 }
 
-/// Compiles `plans` into one library; returns it with the entry names it holds.
-fn compile(plans: &[&KernelPlan]) -> Result<(Arc<libloading::Library>, Vec<String>), String> {
+/// What a kernel's text calls when it synchronises its block: `__syncthreads`, and the
+/// prelude's functions that call it (a test below finds every such function of the
+/// prelude here). A kernel with none of them runs without fibers.
+const BARRIERS: [&str; 3] = ["__syncthreads", "tsr_block_sum", "tsr_block_scan"];
+
+/// Plans per unit when a compile is split: a large set (a suite's thousands of kernels) is
+/// compiled as several units side by side, one per core at most, each its own library.
+const PLANS_PER_UNIT: usize = 200;
+
+/// A compiled library and the entry names it holds.
+type Compiled = (Arc<libloading::Library>, Vec<String>);
+
+/// Compiles `plans` into libraries (one, or for many plans one per core); returns each with
+/// the entry names it holds.
+fn compile(plans: &[&KernelPlan]) -> Result<Vec<Compiled>, String> {
     let mut unique: BTreeMap<u64, &KernelPlan> = BTreeMap::new();
     for p in plans {
         unique.entry(p.hash).or_insert(p);
     }
-    let mut src = unit_head();
-    let mut names = Vec::new();
-    for p in unique.values() {
-        src.push_str(&p.body);
-        for e in &p.entries {
-            src.push_str(&launcher(&e.name, &e.args));
-            names.push(e.name.clone());
+    let unique: Vec<&KernelPlan> = unique.into_values().collect();
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let units = unique.len().div_ceil(PLANS_PER_UNIT).clamp(1, cores);
+    let per_unit = unique.len().div_ceil(units).max(1);
+    let unit = |plans: &[&KernelPlan]| {
+        let mut src = unit_head();
+        let mut names = Vec::new();
+        for p in plans {
+            src.push_str(&p.body);
+            let barriers = BARRIERS.iter().any(|b| p.body.contains(b));
+            for e in &p.entries {
+                src.push_str(&launcher(&e.name, &e.args, barriers));
+                names.push(e.name.clone());
+            }
         }
+        library_of(&src).map(|lib| (lib, names))
+    };
+    if units == 1 {
+        return Ok(vec![unit(&unique)?]);
     }
-    Ok((library_of(&src)?, names))
+    std::thread::scope(|s| {
+        let compiles: Vec<_> = unique
+            .chunks(per_unit)
+            .map(|part| s.spawn(move || unit(part)))
+            .collect();
+        compiles
+            .into_iter()
+            .map(|c| {
+                c.join()
+                    .unwrap_or_else(|_| Err("a host-shim compile panicked".to_string()))
+            })
+            .collect()
+    })
 }
 
 /// A unit whose compile ended, by a hash of its text.
@@ -346,8 +450,21 @@ pub fn compiler() -> Result<(), String> {
     }
 }
 
-/// The host launcher of entry `name`: unpacks `void** a` into the kernel's arguments.
-fn launcher(name: &str, args: &[Arg]) -> String {
+/// The error of a launch whose block's threads diverged at `__syncthreads` (the launcher
+/// printed which block, and how many threads waited and returned).
+fn diverged(launcher: &str) -> String {
+    format!(
+        "{launcher}: the threads of a block diverged at __syncthreads (some returned while \
+         others waited at a barrier, which hangs the device); the counts are on stderr"
+    )
+}
+
+/// The host launcher of entry `name`: a body that unpacks `void** a` into the kernel's
+/// arguments (a plain function: a `std::function` per launcher, the template machinery of
+/// thousands, took half of a large unit's compile), and the entry that launches it and
+/// returns the launch's verdict (0, or 1 when a block's threads diverged). A kernel whose
+/// text has `barriers` runs its threads as fibers, one without as plain calls.
+fn launcher(name: &str, args: &[Arg], barriers: bool) -> String {
     let mut call = Vec::new();
     let mut k = 0;
     for a in args {
@@ -366,8 +483,14 @@ fn launcher(name: &str, args: &[Arg]) -> String {
         k += 1;
     }
     format!(
-        "extern \"C\" void host_{name}(unsigned grid, unsigned block, void** a) {{ tsr_launch(grid, block, [&] {{ {name}({}); }}); }}\n",
-        call.join(", ")
+        "static void tsr_body_{name}(void* p) {{ void** a = (void**)p; {name}({}); }}\n\
+         extern \"C\" int host_{name}(unsigned grid, unsigned block, void** a) {{ return {launch}grid, block, tsr_body_{name}, a); }}\n",
+        call.join(", "),
+        launch = if barriers {
+            format!("tsr_launch(\"{name}\", ")
+        } else {
+            "tsr_launch_flat(".to_string()
+        }
     )
 }
 
@@ -418,11 +541,12 @@ impl HostKernels {
         if missing.is_empty() {
             return Ok(());
         }
-        let (lib, names) = compile(&missing)?;
-        libs.0.push(lib);
-        let at = libs.0.len() - 1;
-        for n in names {
-            libs.1.insert(n, at);
+        for (lib, names) in compile(&missing)? {
+            libs.0.push(lib);
+            let at = libs.0.len() - 1;
+            for n in names {
+                libs.1.insert(n, at);
+            }
         }
         Ok(())
     }
@@ -491,9 +615,12 @@ impl HostKernels {
         // outputs sized by the caller for what the kernel writes.
         #[allow(unsafe_code)]
         unsafe {
-            let f: libloading::Symbol<unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void)> =
-                lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
-            f(grid.max(1), BLOCK, args.as_mut_ptr());
+            let f: libloading::Symbol<
+                unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void) -> i32,
+            > = lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
+            if f(grid.max(1), BLOCK, args.as_mut_ptr()) != 0 {
+                return Err(diverged(&name));
+            }
         }
         Ok(outs.into_iter().map(|b| b.0).collect())
     }
@@ -527,10 +654,12 @@ impl HostKernels {
             #[allow(unsafe_code)]
             unsafe {
                 let f: libloading::Symbol<
-                    unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void),
+                    unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void) -> i32,
                 > = lib.get(name.as_bytes()).map_err(|e| e.to_string())?;
                 let mut args = args;
-                f(grid.clamp(1, MAX_GRID) as u32, block, args.as_mut_ptr());
+                if f(grid.clamp(1, MAX_GRID) as u32, block, args.as_mut_ptr()) != 0 {
+                    return Err(diverged(&name));
+                }
             }
             Ok(())
         };
@@ -621,6 +750,122 @@ mod tests {
                 .unwrap()()
         };
         assert_eq!(got, 7);
+    }
+
+    /// Runs `host_{name}` of `src` on `out` (one word per thread) as `grid` blocks of
+    /// `block` threads and returns its verdict.
+    fn launch_words(src: &str, name: &str, grid: u32, block: u32, out: &mut [u64]) -> i32 {
+        let lib = library_of(&format!("{}{src}", unit_head())).unwrap();
+        let mut args: Vec<*mut std::ffi::c_void> = vec![out.as_mut_ptr().cast()];
+        let symbol = format!("host_{name}");
+        // SAFETY: the launcher below has this signature, and its kernel writes one word
+        // per thread of the launch into `out`, which holds `grid * block` words.
+        #[allow(unsafe_code)]
+        unsafe {
+            let f = lib
+                .get::<unsafe extern "C" fn(u32, u32, *mut *mut std::ffi::c_void) -> i32>(
+                    symbol.as_bytes(),
+                )
+                .unwrap();
+            f(grid, block, args.as_mut_ptr())
+        }
+    }
+
+    #[test]
+    fn every_thread_of_a_block_reaches_a_barrier_before_any_passes_it() {
+        if compiler().is_err() {
+            eprintln!("skipped: every_thread_of_a_block_reaches_a_barrier: no C++ compiler");
+            return;
+        }
+        // Each thread writes its slot, then (after a barrier) adds its neighbours' slots on
+        // both sides: a thread that ran past the barrier early would read a neighbour's
+        // stale zero. Twice, through a second barrier, with the slots rewritten between.
+        let src = r#"
+__global__ void rounds(u64* out) {
+    __shared__ u64 slot[256];
+    unsigned t = threadIdx.x, n = blockDim.x;
+    slot[t] = 1000 * (blockIdx.x + 1) + t;
+    __syncthreads();
+    u64 sum = slot[(t + 1) % n] + slot[(t + n - 1) % n];
+    __syncthreads();
+    slot[t] = sum;
+    __syncthreads();
+    out[blockIdx.x * n + t] = slot[(t + 1) % n] + slot[(t + n - 1) % n];
+}
+"#;
+        let block = 256u32;
+        let mut out = vec![0u64; 3 * block as usize];
+        let src = format!(
+            "{src}{}",
+            launcher("rounds", &[Arg::Output(DType::U64)], true)
+        );
+        assert_eq!(launch_words(&src, "rounds", 3, block, &mut out), 0);
+        let n = u64::from(block);
+        let first = |b: u64, t: u64| 1000 * (b + 1) + t;
+        let second = |b: u64, t: u64| first(b, (t + 1) % n) + first(b, (t + n - 1) % n);
+        for b in 0..3u64 {
+            for t in 0..n {
+                let want = second(b, (t + 1) % n) + second(b, (t + n - 1) % n);
+                assert_eq!(out[(b * n + t) as usize], want, "block {b} thread {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_prelude_function_that_synchronises_the_block_is_a_barrier() {
+        // The prelude's functions start at column 0 with `TSR_D` (after any `template`
+        // line) and end at a `}` in column 0.
+        let mut syncing = Vec::new();
+        let mut current: Option<String> = None;
+        for line in PRELUDE.lines() {
+            if let Some(rest) = line.strip_prefix("template <typename T> ").or(Some(line)) {
+                if let Some(sig) = rest.strip_prefix("TSR_D ") {
+                    let name = sig.split('(').next().unwrap_or_default();
+                    current = name.split_whitespace().last().map(str::to_string);
+                }
+            }
+            if line.contains("__syncthreads") {
+                if let Some(name) = &current {
+                    if !syncing.contains(name) {
+                        syncing.push(name.clone());
+                    }
+                }
+            }
+            if line.starts_with('}') {
+                current = None;
+            }
+        }
+        assert!(syncing.len() >= 2, "{syncing:?}");
+        for name in &syncing {
+            assert!(
+                BARRIERS.contains(&name.as_str()),
+                "{name} synchronises the block"
+            );
+        }
+    }
+
+    #[test]
+    fn threads_that_diverge_at_a_barrier_are_an_error_not_a_hang() {
+        if compiler().is_err() {
+            eprintln!("skipped: threads_that_diverge_at_a_barrier: no C++ compiler");
+            return;
+        }
+        // The odd threads return before the barrier the even ones wait at.
+        let src = r#"
+__global__ void diverges(u64* out) {
+    if (threadIdx.x % 2 == 1) return;
+    __syncthreads();
+    out[threadIdx.x] = 1;
+}
+"#;
+        let mut out = vec![0u64; 8];
+        let src = format!(
+            "{src}{}",
+            launcher("diverges", &[Arg::Output(DType::U64)], true)
+        );
+        assert_eq!(launch_words(&src, "diverges", 1, 8, &mut out), 1);
+        let err = diverged("host_diverges");
+        assert!(err.contains("diverged at __syncthreads"), "{err}");
     }
 
     #[test]
