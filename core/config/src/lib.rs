@@ -628,8 +628,15 @@ pub fn set(values: &[(&str, &str)]) -> Result<ConfigGuard> {
 /// itself: a near miss of a real key (at most two edits, e.g. `TESSERA_SHEDULER`) is an
 /// error with "did you mean", because it is almost certainly a typo whose setting would
 /// otherwise be ignored; any other unknown name is logged once as a warning and ignored.
+///
+/// [`get`] runs this on every call, so each unknown name is judged once per process: the
+/// edit distances to every key, computed on every call, made a conformance run 8x slower
+/// (43 s instead of 5 s) once a variable of another tool's, such as the CUDA backend's
+/// `TESSERA_NVRTC_DIR`, was set.
 fn check_env() -> Result<()> {
-    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    /// Unknown names seen so far, each with the key it nearly spells (or none).
+    static JUDGED: std::sync::Mutex<Vec<(String, Option<&'static str>)>> =
+        std::sync::Mutex::new(Vec::new());
     for (var, _) in std::env::vars_os() {
         let Some(var) = var.to_str() else { continue };
         if !var.starts_with("TESSERA_")
@@ -638,25 +645,33 @@ fn check_env() -> Result<()> {
         {
             continue;
         }
-        let names = KEYS.iter().map(|k| k.env).chain(["TESSERA_CONFIG"]);
-        if let Some(near) = names
-            .map(|n| (edit_distance(var, n), n))
-            .filter(|&(d, _)| d <= 2)
-            .min()
-        {
+        let mut judged = JUDGED.lock().unwrap_or_else(|e| e.into_inner());
+        let near = match judged.iter().find(|(seen, _)| seen == var) {
+            Some(&(_, near)) => near,
+            None => {
+                let near = KEYS
+                    .iter()
+                    .map(|k| k.env)
+                    .chain(["TESSERA_CONFIG"])
+                    .map(|n| (edit_distance(var, n), n))
+                    .filter(|&(d, _)| d <= 2)
+                    .min()
+                    .map(|(_, n)| n);
+                if near.is_none() {
+                    log::warn!(
+                        "ignoring environment variable {var}: not a tessera setting (valid: TESSERA_CONFIG, {})",
+                        KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
+                    );
+                }
+                judged.push((var.to_string(), near));
+                near
+            }
+        };
+        if let Some(near) = near {
             return Err(ConfigError::Invalid(format!(
-                "unknown environment variable {var}; did you mean {}? valid: TESSERA_CONFIG, {}",
-                near.1,
+                "unknown environment variable {var}; did you mean {near}? valid: TESSERA_CONFIG, {}",
                 KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
             )));
-        }
-        let mut warned = WARNED.lock().unwrap_or_else(|e| e.into_inner());
-        if !warned.iter().any(|w| w == var) {
-            log::warn!(
-                "ignoring environment variable {var}: not a tessera setting (valid: TESSERA_CONFIG, {})",
-                KEYS.iter().map(|k| k.env).collect::<Vec<_>>().join(", ")
-            );
-            warned.push(var.to_string());
         }
     }
     Ok(())
