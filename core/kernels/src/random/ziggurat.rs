@@ -27,6 +27,7 @@
 use std::sync::LazyLock;
 
 use super::math::{exp_nonpositive, ln_positive};
+use super::unit::exact_f64;
 use super::{philox4x32_10, unit_f64};
 
 /// Number of layers (a power of two: the layer is the low 10 bits of a word).
@@ -101,8 +102,8 @@ pub fn tables() -> &'static Tables {
 pub fn first_try(t: &Tables, w: u64) -> (f64, bool) {
     let j = (w & 0x3ff) as usize;
     let rabs = w >> 12;
-    // Through i64 (exact: rabs < 2^52), one instruction at every x86-64 level.
-    let x = (rabs as i64) as f64 * t.wi[j];
+    // Exact (rabs < 2^52), and vectorised on every SIMD level (see `exact_f64`).
+    let x = exact_f64(rabs) * t.wi[j];
     // The sign bit moved onto the float's sign: branch-free, so loops vectorise.
     let signed = f64::from_bits(x.to_bits() ^ ((w & 0x400) << 53));
     (signed, rabs < t.ki[j])
