@@ -1,5 +1,9 @@
 //! Random bits as floats in `[0, 1)`: the one conversion every mapping and the ziggurat use.
 
+/// `2^52`, whose exponent `exact_f64` puts over a 52-bit integer (and the ziggurat's `rabs`
+/// scale: it is a 52-bit integer).
+pub(super) const TWO52: f64 = 4_503_599_627_370_496.0;
+
 /// 53 random bits as a double in `[0, 1)`.
 #[inline(always)]
 pub fn unit_f64(lo: u32, hi: u32) -> f64 {
@@ -16,7 +20,6 @@ pub fn unit_f64(lo: u32, hi: u32) -> f64 {
 #[inline(always)]
 pub fn exact_f64(x: u64) -> f64 {
     const TWO52_BITS: u64 = 0x4330_0000_0000_0000;
-    const TWO52: f64 = 4_503_599_627_370_496.0;
     let low = f64::from_bits((x & ((1 << 52) - 1)) | TWO52_BITS) - TWO52;
     let high = f64::from_bits(0u64.wrapping_sub((x >> 52) & 1) & TWO52_BITS);
     low + high

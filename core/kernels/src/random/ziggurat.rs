@@ -27,7 +27,7 @@
 use std::sync::LazyLock;
 
 use super::math::{exp_nonpositive, ln_positive};
-use super::unit::exact_f64;
+use super::unit::{exact_f64, TWO52};
 use super::{philox4x32_10, unit_f64};
 
 /// Number of layers (a power of two: the layer is the low 10 bits of a word).
@@ -38,8 +38,6 @@ const LAYERS: usize = 1024;
 const R: f64 = f64::from_bits(0x4010_27c8_4109_fad6); // 4.038849846109505
 /// The common area of every layer (the base layer's includes the tail).
 const V: f64 = f64::from_bits(0x3f54_1794_1005_fc0a); // 0.0012263246463530852
-/// `2^52`: `rabs` is a 52-bit integer.
-const TWO52: f64 = 4_503_599_627_370_496.0;
 /// Blocks per element before the sampler stops trying: the top byte of the stream word
 /// numbers them. Reaching it takes about 500 consecutive rejections (probability far
 /// below 10^-800); the sampler then returns its last candidate rather than loop forever.
