@@ -5,6 +5,16 @@ use std::process::ExitCode;
 use tessera::backend::Availability;
 
 fn backends() -> tessera::Result<()> {
+    let built = tessera::target::built_for();
+    println!(
+        "cpu: compiled for {}; multiversioned kernels take the {} path",
+        if built.is_empty() {
+            "the portable baseline".to_string()
+        } else {
+            built.join(", ")
+        },
+        tessera::simd::detected().name()
+    );
     for info in tessera::backends()? {
         let status = match &info.availability {
             Availability::Available => "available".to_string(),

@@ -14,6 +14,14 @@ cargo build --release --example gpu_check --example gpu_spill --example linalg_b
 strip -o .gpu/bin/tessera-conformance target/release/tessera-conformance
 for e in gpu_check gpu_spill linalg_bench tpch; do strip -o ".gpu/bin/$e" "target/release/examples/$e"; done
 gzip -9 .gpu/bin/*
+# The instruction set the binaries were compiled for (the default is the portable x86-64
+# baseline; a RUSTFLAGS target-cpu build refuses to run on a CPU without its features).
+{
+    echo "host: $(rustc -vV | sed -n 's/^host: //p'), RUSTFLAGS='${RUSTFLAGS:-}'"
+    # shellcheck disable=SC2086
+    echo "target features: $(rustc --print cfg ${RUSTFLAGS:-} | sed -n 's/^target_feature="\(.*\)"$/\1/p' | tr '\n' ' ')"
+} >.gpu/TARGET
+cat .gpu/TARGET
 # Dask and what it needs beyond the GPU image (which has toolz, cloudpickle, fsspec,
 # pyyaml, packaging, numpy and CuPy).
 python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \

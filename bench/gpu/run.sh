@@ -38,6 +38,8 @@ wanted() { [[ "$steps" == *",$1,"* ]]; }
 
 step card
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee "$out/card.txt"
+# What the carried binaries were compiled for, beside this machine's CPU.
+{ cat .gpu/TARGET 2>/dev/null; grep -m1 'model name' /proc/cpuinfo; } | tee "$out/target.txt"
 nvrtc="$(ldconfig -p 2>/dev/null | awk '/libnvrtc\.so\.13 /{print $NF; exit}')"
 [ -z "$nvrtc" ] && nvrtc="$(timeout 30 find /usr /opt -name 'libnvrtc.so.13' 2>/dev/null | head -n 1)"
 if [ -n "$nvrtc" ]; then

@@ -66,7 +66,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::UnknownBackend { .. }
         | Error::Unavailable { .. }
         | Error::DuplicateBackend { .. }
-        | Error::ForeignChunk { .. } => "BackendUnavailableError",
+        | Error::ForeignChunk { .. }
+        | Error::WrongCpu(_) => "BackendUnavailableError",
         Error::Config(_) => "ConfigError",
         Error::MemoryLimit { .. } => "MemoryLimitError",
         Error::FileChanged { .. } => "FileChangedError",

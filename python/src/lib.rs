@@ -33,6 +33,10 @@ pub mod ufunc;
 /// The extension module.
 #[pymodule]
 fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // A wheel compiled for a newer CPU than this one refuses to import with the reason,
+    // rather than stopping the interpreter with an illegal instruction later.
+    tessera::target::check()
+        .map_err(|e| pyo3::exceptions::PyImportError::new_err(e.to_string()))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<array::PyArray>()?;
     m.add_class::<creation::PyRandomState>()?;

@@ -6,7 +6,8 @@
 //! - [`random`]: the counter-based Philox generator, its ziggurat and its mappings from
 //!   words to uniform and normal values;
 //! - [`digest`]: the t-digest behind approximate quantiles, whose states from any
-//!   partitions merge.
+//!   partitions merge;
+//! - [`target`]: whether this CPU can run what the binary was compiled for.
 //!
 //! Nothing here knows arrays, dtypes or backends: the protocol crate (`tessera-core`)
 //! defines what a random source or an aggregation state is and calls these to compute it.
@@ -14,3 +15,4 @@
 pub mod digest;
 pub mod random;
 pub mod simd;
+pub mod target;

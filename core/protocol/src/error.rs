@@ -82,6 +82,12 @@ pub enum Error {
         reason: String,
     },
 
+    /// This program was compiled for instructions this CPU lacks (a `-C target-cpu` build
+    /// carried to an older CPU); refused before a kernel stops with an illegal
+    /// instruction.
+    #[error(transparent)]
+    WrongCpu(#[from] tessera_kernels::target::TargetMismatch),
+
     /// A backend of that name is already registered.
     #[error("a backend named '{name}' is already registered; backend names must be unique")]
     DuplicateBackend {

@@ -31,7 +31,7 @@ pub mod host;
 pub mod program;
 pub mod random;
 pub mod registry;
-pub use tessera_kernels::{simd, simd_kernel};
+pub use tessera_kernels::{simd, simd_kernel, target};
 
 pub use backend::{
     sketch_with_primitives, ArrayBackend, Availability, AxisSlice, BackendRef, Capabilities, Chunk,

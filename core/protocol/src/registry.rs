@@ -263,7 +263,13 @@ pub fn ensure_array_backend(backend: BackendRef) -> Result<BackendRef> {
 }
 
 /// Looks up an array backend by name (loading configured plugins first).
+///
+/// # Errors
+/// [`Error::WrongCpu`] when this binary was compiled for instructions the CPU lacks
+/// (checked once, before any backend runs a kernel); [`Error::UnknownBackend`],
+/// [`Error::Unavailable`], or a plugin's load error.
 pub fn array_backend(name: &str) -> Result<BackendRef> {
+    tessera_kernels::target::check()?;
     load_configured_plugins()?;
     lookup(BackendKind::Array, name, &read().array)
 }
@@ -341,6 +347,7 @@ fn describe_names<E: Entry>(entries: &BTreeMap<String, E>) -> String {
 /// Every registered backend with its kind and availability (loading configured plugins
 /// first; one that fails to load is an error): array backends, then dataframe backends.
 pub fn backends() -> Result<Vec<BackendInfo>> {
+    tessera_kernels::target::check()?;
     load_configured_plugins()?;
     let reg = read();
     let mut out: Vec<BackendInfo> = reg.array.values().cloned().collect();
@@ -374,8 +381,12 @@ pub fn register_dataframe_backend(backend: FrameBackendRef) -> Result<()> {
 }
 
 /// Looks up a dataframe backend by name (loading configured plugins first, as
-/// [`array_backend`] does).
+/// [`array_backend`] does, after the same CPU check).
+///
+/// # Errors
+/// As [`array_backend`].
 pub fn dataframe_backend(name: &str) -> Result<FrameBackendRef> {
+    tessera_kernels::target::check()?;
     load_configured_plugins()?;
     lookup(BackendKind::DataFrame, name, &read().frame)
 }
