@@ -10,7 +10,10 @@ for rows tied on the ORDER BY keys), equal values: text and dates exactly, numbe
 within 1e-9 relative (averages and any arithmetic with a float literal are floating point
 in every engine; the peers' scripts cast decimals to float64). Exits 1 on any
 difference, printing the first one of each query.
-With `--time`, also prints one JSON line per query with DuckDB's seconds (best of 3).
+With `--time`, also prints one JSON line per query with DuckDB's seconds (best of
+`--repeat`, default 3) and the process's peak RSS so far. `--memory-limit 16GiB` gives
+DuckDB that `memory_limit` (it spills to `--temp-dir`, default its own), as the SF 100
+runs under a limit do (`bench/tpch/sf100.sh`).
 """
 
 import argparse
@@ -19,6 +22,7 @@ import decimal
 import json
 import math
 import os
+import resource
 import sys
 import time
 
@@ -295,6 +299,11 @@ def first_difference(got, want, names):
     return None
 
 
+def peak_rss_mb():
+    # Linux reports ru_maxrss in KiB.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("data")
@@ -302,8 +311,16 @@ def main():
     p.add_argument("--sf", type=float, default=1.0)
     p.add_argument("--queries", default=",".join(str(q) for q in QUERIES))
     p.add_argument("--time", action="store_true")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--memory-limit")
+    p.add_argument("--temp-dir")
     a = p.parse_args()
     con = duckdb.connect()
+    if a.memory_limit:
+        # DuckDB reads "16GiB" as 16 * 2^30 bytes, as tessera does.
+        con.execute(f"set memory_limit = '{a.memory_limit}'")
+    if a.temp_dir:
+        con.execute(f"set temp_directory = '{a.temp_dir}'")
     for t in TABLES:
         folder = os.path.join(a.data, t)
         source = os.path.join(folder, "*.parquet") if os.path.isdir(folder) else f"{folder}.parquet"
@@ -312,7 +329,7 @@ def main():
     for q in [int(x) for x in a.queries.split(",") if x.strip()]:
         sql = QUERIES[q].format(fraction=0.0001 / a.sf)
         best = None
-        for _ in range(3 if a.time else 1):
+        for _ in range(max(1, a.repeat) if a.time else 1):
             t = time.perf_counter()
             cur = con.execute(sql)
             rows = cur.fetchall()
@@ -323,7 +340,8 @@ def main():
         if a.time:
             print(json.dumps({"engine": "duckdb", "query": q, "sf": a.sf,
                               "seconds": round(best, 4), "rows": len(want),
-                              "duckdb": duckdb.__version__}))
+                              "peak_rss_mb": round(peak_rss_mb()),
+                              "duckdb": duckdb.__version__}), flush=True)
         path = os.path.join(a.answers, f"q{q:02d}.jsonl")
         if not os.path.exists(path):
             print(f"q{q}: no answer at {path}")

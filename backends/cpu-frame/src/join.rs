@@ -111,6 +111,14 @@ pub(crate) enum BuildTable {
         packing: Packing,
         table: Box<BuildTable>,
     },
+    /// One string key whose strings all have at most 15 bytes (codes, names,
+    /// identifiers): chains by the strings [`packed`](super::string_keys::packed) into
+    /// 128-bit integers, compared as integers (a longer probe string misses at once).
+    /// Comparing the bytes called `memcmp` for every match.
+    ShortStrings {
+        head: HashMap<u128, u32, ahash::RandomState>,
+        next: Vec<u32>,
+    },
     /// One string key: chains by the hash of the strings' bytes (kept in the key column
     /// as it came, any string layout), checked for equality against the column.
     Strings {
@@ -135,6 +143,7 @@ impl std::fmt::Debug for BuildTable {
             BuildTable::DenseSet { .. } => "BuildTable::DenseSet",
             BuildTable::Int { .. } => "BuildTable::Int",
             BuildTable::Packed { .. } => "BuildTable::Packed",
+            BuildTable::ShortStrings { .. } => "BuildTable::ShortStrings",
             BuildTable::Strings { .. } => "BuildTable::Strings",
             BuildTable::Rows { .. } => "BuildTable::Rows",
         })
@@ -226,6 +235,18 @@ impl BuildTable {
             [k] => StrValues::of(k).map(|v| (k, v)),
             _ => None,
         } {
+            let short: Option<Vec<u128>> = (0..rn)
+                .map(|j| if rvalid(j) { values.packed(j) } else { Some(0) })
+                .collect();
+            if let Some(short) = short {
+                let mut head = HashMap::with_capacity_and_hasher(rn, ahash::RandomState::new());
+                for j in (0..rn).rev() {
+                    if rvalid(j) {
+                        chain(&mut head, short[j], j, &mut next);
+                    }
+                }
+                return Ok(BuildTable::ShortStrings { head, next });
+            }
             let state = ahash::RandomState::new();
             let mut head = HashMap::with_capacity_and_hasher(rn, PassHash::default());
             for j in (0..rn).rev() {
@@ -405,9 +426,24 @@ fn probe_ints(
     let l = int_key(lk)?.ok_or_else(|| {
         Error::Internal("join: integer build table for non-integer probe keys".into())
     })?;
+    let values = l.as_primitive::<Int64Type>().values();
+    let heads = (0..values.len()).map(|i| if lvalid(i) { lookup(values[i]) } else { None });
+    probe_heads(heads, next, keep_left, matched, pairs);
+    Ok(())
+}
+
+/// Walks the chain of each left row's head (`None`: no match, or a null key), in left
+/// order: every match as a pair, or the row alone for a left/outer join; marks the
+/// matched right rows when `matched` is kept (right and outer joins).
+fn probe_heads(
+    heads: impl Iterator<Item = Option<u32>>,
+    next: &[u32],
+    keep_left: bool,
+    matched: &mut [bool],
+    pairs: &mut Pairs,
+) {
     let keep_right = !matched.is_empty();
-    for (i, &key) in l.as_primitive::<Int64Type>().values().iter().enumerate() {
-        let mut r = if lvalid(i) { lookup(key) } else { None };
+    for (i, mut r) in heads.enumerate() {
         let hit = r.is_some();
         while let Some(v) = r {
             let j = v & ROW;
@@ -422,7 +458,22 @@ fn probe_ints(
             pairs.push(Some(i as u32), None);
         }
     }
-    Ok(())
+}
+
+/// The probe side's string key read as bytes, for a [`BuildTable::ShortStrings`].
+fn probe_values(probe: &ArrayRef) -> Result<StrValues<'_>> {
+    StrValues::of(probe)
+        .ok_or_else(|| Error::Internal("join: string keys that read as none".into()))
+}
+
+/// Row `i`'s chain head in a [`BuildTable::ShortStrings`]: `None` for a string too long to
+/// be in the table, or one that is not.
+fn short_head(
+    head: &HashMap<u128, u32, ahash::RandomState>,
+    left: &StrValues<'_>,
+    i: usize,
+) -> Option<u32> {
+    head.get(&left.packed(i)?).copied()
 }
 
 /// Hash join pairs, in left order (then unmatched right rows).
@@ -492,6 +543,12 @@ fn hash_pairs(
                 &mut matched,
                 &mut pairs,
             )?;
+        }
+        BuildTable::ShortStrings { head, next } => {
+            let probe = probe_key(lk)?;
+            let left = probe_values(&probe)?;
+            let heads = (0..ln).map(|i| lvalid(i).then(|| short_head(head, &left, i)).flatten());
+            probe_heads(heads, next, keep_left, &mut matched, &mut pairs);
         }
         BuildTable::Strings {
             keys,
@@ -575,6 +632,13 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
             return Err(Error::Internal(
                 "join: packed keys reached the probe of unpacked ones".into(),
             ))
+        }
+        BuildTable::ShortStrings { head, .. } => {
+            let probe = probe_key(lk)?;
+            let left = probe_values(&probe)?;
+            (0..ln)
+                .map(|i| lvalid(i) && short_head(head, &left, i).is_some())
+                .collect()
         }
         BuildTable::Strings {
             keys,
@@ -823,6 +887,7 @@ mod tests {
             BuildTable::DenseSet { .. } => "set",
             BuildTable::Int { .. } => "hash",
             BuildTable::Packed { .. } => "packed",
+            BuildTable::ShortStrings { .. } => "short strings",
             BuildTable::Strings { .. } => "strings",
             BuildTable::Rows { .. } => "rows",
         };
@@ -1105,65 +1170,89 @@ mod tests {
         ];
         let right = [Some(53), Some(31), Some(53), None, Some(-21), Some(12)];
         let ints = |v: &[Option<i64>]| -> ArrayRef { Arc::new(Int64Array::from(v.to_vec())) };
-        let text = |v: &[Option<i64>], t: &DataType| -> ArrayRef {
-            let strings = v
-                .iter()
-                .map(|x| x.map(|x| format!("key number {x}")))
-                .collect::<arrow_array::StringArray>();
-            arrow_cast::cast(&strings, t).unwrap()
-        };
         let (lk, rk) = (vec![ints(&left)], vec![ints(&right)]);
         let dict = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
-        for (lt, rt) in [
-            (DataType::Utf8, DataType::Utf8),
-            (DataType::Utf8View, DataType::Utf8),
-            (DataType::LargeUtf8, DataType::Utf8View),
-            (dict, DataType::Utf8View),
-        ] {
-            let (ls, rs) = (vec![text(&left, &lt)], vec![text(&right, &rt)]);
-            for keys_only in [false, true] {
-                let strings = BuildTable::build(&rs, right.len(), keys_only).unwrap();
-                assert!(matches!(strings, BuildTable::Strings { .. }), "{strings:?}");
-                let table = BuildTable::build(&rk, right.len(), keys_only).unwrap();
-                assert_eq!(
-                    has_match(&ls, &strings, left.len()).unwrap(),
-                    has_match(&lk, &table, left.len()).unwrap(),
-                    "{lt} against {rt}"
-                );
-                if keys_only {
-                    continue;
-                }
-                for how in [
-                    JoinType::Inner,
-                    JoinType::Left,
-                    JoinType::Right,
-                    JoinType::Outer,
-                ] {
-                    let p = hash_pairs(&ls, &strings, left.len(), right.len(), how).unwrap();
-                    let q = hash_pairs(&lk, &table, left.len(), right.len(), how).unwrap();
+        // Keys of at most 15 bytes take the packed table, longer ones the hashed bytes.
+        for (prefix, short) in [("key no. ", true), ("the key number ", false)] {
+            let text = |v: &[Option<i64>], t: &DataType| -> ArrayRef {
+                let strings = v
+                    .iter()
+                    .map(|x| x.map(|x| format!("{prefix}{x}")))
+                    .collect::<arrow_array::StringArray>();
+                arrow_cast::cast(&strings, t).unwrap()
+            };
+            for (lt, rt) in [
+                (DataType::Utf8, DataType::Utf8),
+                (DataType::Utf8View, DataType::Utf8),
+                (DataType::LargeUtf8, DataType::Utf8View),
+                (dict.clone(), DataType::Utf8View),
+            ] {
+                let (ls, rs) = (vec![text(&left, &lt)], vec![text(&right, &rt)]);
+                for keys_only in [false, true] {
+                    let strings = BuildTable::build(&rs, right.len(), keys_only).unwrap();
+                    if short {
+                        assert!(
+                            matches!(strings, BuildTable::ShortStrings { .. }),
+                            "{strings:?}"
+                        );
+                    } else {
+                        assert!(matches!(strings, BuildTable::Strings { .. }), "{strings:?}");
+                    }
+                    let table = BuildTable::build(&rk, right.len(), keys_only).unwrap();
                     assert_eq!(
-                        (&p.left, &p.right),
-                        (&q.left, &q.right),
-                        "{how:?}: {lt}, {rt}"
+                        has_match(&ls, &strings, left.len()).unwrap(),
+                        has_match(&lk, &table, left.len()).unwrap(),
+                        "{lt} against {rt}"
                     );
+                    if keys_only {
+                        continue;
+                    }
+                    for how in [
+                        JoinType::Inner,
+                        JoinType::Left,
+                        JoinType::Right,
+                        JoinType::Outer,
+                    ] {
+                        let p = hash_pairs(&ls, &strings, left.len(), right.len(), how).unwrap();
+                        let q = hash_pairs(&lk, &table, left.len(), right.len(), how).unwrap();
+                        assert_eq!(
+                            (&p.left, &p.right),
+                            (&q.left, &q.right),
+                            "{how:?}: {lt}, {rt}"
+                        );
+                    }
                 }
             }
+            let inner =
+                BuildTable::build(&[text(&right, &DataType::Utf8)], right.len(), false).unwrap();
+            let got = hash_pairs(
+                &[text(&left, &DataType::Utf8)],
+                &inner,
+                7,
+                6,
+                JoinType::Inner,
+            )
+            .unwrap();
+            let got: Vec<(u32, u32)> = got.left.into_iter().zip(got.right).collect();
+            assert_eq!(got, [(0, 0), (0, 2), (3, 4), (4, 0), (4, 2), (6, 1)]);
+            assert!(
+                hash_pairs(&lk, &inner, 7, 6, JoinType::Inner).is_err(),
+                "an integer probe of strings"
+            );
         }
-        let inner =
-            BuildTable::build(&[text(&right, &DataType::Utf8)], right.len(), false).unwrap();
-        let got = hash_pairs(
-            &[text(&left, &DataType::Utf8)],
-            &inner,
-            7,
-            6,
-            JoinType::Inner,
-        )
-        .unwrap();
-        let got: Vec<(u32, u32)> = got.left.into_iter().zip(got.right).collect();
-        assert_eq!(got, [(0, 0), (0, 2), (3, 4), (4, 0), (4, 2), (6, 1)]);
-        assert!(
-            hash_pairs(&lk, &inner, 7, 6, JoinType::Inner).is_err(),
-            "an integer probe of strings"
+        // A probe string longer than any in a packed table misses; its first 15 bytes
+        // equal a key of the table.
+        let table: ArrayRef = Arc::new(arrow_array::StringArray::from(vec!["fifteen bytes!!"]));
+        let table = BuildTable::build(&[table], 1, false).unwrap();
+        assert!(matches!(table, BuildTable::ShortStrings { .. }));
+        let probe: ArrayRef = Arc::new(arrow_array::StringArray::from(vec![
+            "fifteen bytes!!!",
+            "fifteen bytes!!",
+            "fifteen bytes!",
+        ]));
+        assert_eq!(
+            has_match(&[probe], &table, 3).unwrap(),
+            [false, true, false]
         );
     }
 }

@@ -64,6 +64,59 @@ impl<'a> StrValues<'a> {
 /// The longest string a view holds inline.
 const INLINE: u32 = 12;
 
+/// The longest string [`packed`] holds.
+pub(crate) const PACKED: usize = 15;
+
+/// A string of at most [`PACKED`] bytes starting at `start` of `data` as one integer: its
+/// bytes (little-endian, zero above them) and its length in the top byte, so equal
+/// integers are equal strings. Read as one unaligned 16-byte load and a mask where the
+/// buffer has 16 bytes from `start`, else copied. Groupbys number short string keys and
+/// joins hash them in this form: two integer comparisons where comparing byte slices
+/// called `memcmp` for every probe.
+pub(crate) fn packed(data: &[u8], start: usize, len: usize) -> u128 {
+    let tail = data.get(start..).unwrap_or(&[]);
+    let word = match tail.first_chunk::<16>() {
+        Some(w) => u128::from_le_bytes(*w),
+        None => {
+            let mut w = [0u8; 16];
+            let n = len.min(tail.len());
+            w[..n].copy_from_slice(&tail[..n]);
+            u128::from_le_bytes(w)
+        }
+    };
+    (word & ((1u128 << (8 * len)) - 1)) | ((len as u128) << 120)
+}
+
+impl StrValues<'_> {
+    /// Row `i`'s string as [`packed`], or `None` when it is longer than [`PACKED`] bytes.
+    pub(crate) fn packed(&self, i: usize) -> Option<u128> {
+        fn of_offsets<O: arrow_array::OffsetSizeTrait>(
+            a: &arrow_array::GenericStringArray<O>,
+            i: usize,
+        ) -> Option<u128> {
+            let offsets = a.value_offsets();
+            let start = offsets[i].as_usize();
+            let len = offsets[i + 1].as_usize() - start;
+            (len <= PACKED).then(|| packed(a.value_data(), start, len))
+        }
+        match self {
+            StrValues::Utf8(a) => of_offsets(a, i),
+            StrValues::Large(a) => of_offsets(a, i),
+            StrValues::View(a) => {
+                let v = a.views()[i];
+                let len = v as u32;
+                if len <= INLINE {
+                    // An inline view: the length, then the bytes zero-padded.
+                    Some((v >> 32) | (u128::from(len) << 120))
+                } else {
+                    let bytes = a.value(i).as_bytes();
+                    (bytes.len() <= PACKED).then(|| packed(bytes, 0, bytes.len()))
+                }
+            }
+        }
+    }
+}
+
 /// A probe side's key as a string column [`StrValues`] reads: as it is, or cast to `Utf8`
 /// (a dictionary of strings), or `None` when it is no string at all.
 pub(crate) fn probe_strings(keys: &[ArrayRef]) -> Option<ArrayRef> {
@@ -155,6 +208,50 @@ mod tests {
         let (a, b) = (StrValues::of(&a).unwrap(), StrValues::of(&b).unwrap());
         assert!(!a.eq(0, &b, 0));
         assert!(a.eq(0, &b, 1));
+    }
+
+    #[test]
+    fn packed_strings_are_their_bytes_and_length() {
+        // Near the buffer's end (no 16 bytes left) and far from it, and the lengths at
+        // the edges: equal packings exactly for equal strings.
+        let data = b"abcdefghijklmnopqrstuvwxyz0123456789abc";
+        let mut seen: std::collections::HashMap<u128, &[u8]> = Default::default();
+        for start in 0..data.len() {
+            for len in 0..=PACKED.min(data.len() - start) {
+                let s = &data[start..start + len];
+                let p = packed(data, start, len);
+                assert_eq!(p >> 120, len as u128);
+                assert_eq!(&p.to_le_bytes()[..len], s);
+                assert!(p.to_le_bytes()[len..15].iter().all(|&b| b == 0));
+                if let Some(other) = seen.insert(p, s) {
+                    assert_eq!(other, s);
+                }
+            }
+        }
+        // "a" and "a\0" differ by length although their bytes pack alike.
+        assert_ne!(packed(b"a\0", 0, 1), packed(b"a\0", 0, 2));
+    }
+
+    #[test]
+    fn every_layout_packs_a_string_alike() {
+        let rows = vec![
+            "",
+            "a",
+            "twelve bytes",
+            "thirteen byte",
+            "fifteen bytes!!",
+            "sixteen bytes!!!",
+        ];
+        let utf8: ArrayRef = Arc::new(StringArray::from(rows.clone()));
+        let large: ArrayRef = Arc::new(LargeStringArray::from(rows.clone()));
+        let view: ArrayRef = Arc::new(StringViewArray::from(rows.clone()));
+        for a in [&utf8, &large, &view] {
+            let s = StrValues::of(a).unwrap();
+            for (i, r) in rows.iter().enumerate() {
+                let want = (r.len() <= PACKED).then(|| packed(r.as_bytes(), 0, r.len()));
+                assert_eq!(s.packed(i), want, "{:?} row {i}", a.data_type());
+            }
+        }
     }
 
     #[test]
