@@ -32,7 +32,7 @@ use arrow_schema::DataType;
 use tessera_core::Result;
 
 use super::keys::{dense_limit, groups_of, valid_range, Groups};
-use super::string_keys::{packed, PACKED};
+use super::string_keys::{packed, StrValues, PACKED};
 
 /// A key column as codes in `0..cardinality` (a null row's code is arbitrary).
 struct Codes {
@@ -224,16 +224,23 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                         rows,
                     )
                 }
-                _ => number(
-                    (0..rows).map(|i| {
-                        if a.is_valid(i) {
-                            a.value(i).as_bytes()
-                        } else {
-                            &[]
-                        }
-                    }),
-                    rows,
-                ),
+                // Longer strings among them: short ones as packed integers, the others
+                // by their bytes.
+                _ => {
+                    let values = StrValues::View(a);
+                    number(
+                        (0..rows).map(|i| {
+                            if !a.is_valid(i) {
+                                StrKey::Short(0)
+                            } else if let Some(p) = values.packed(i) {
+                                StrKey::Short(p)
+                            } else {
+                                StrKey::Long(a.value(i).as_bytes())
+                            }
+                        }),
+                        rows,
+                    )
+                }
             }
         }
         DataType::Utf8 => strings(k.as_string::<i32>()),

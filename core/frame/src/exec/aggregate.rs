@@ -152,9 +152,7 @@ pub(crate) fn aggregate(
         let out = backend.aggregate_finalize(&state, keys, aggs)?;
         return Ok(vec![stash(spill, backend, out)?]);
     }
-    let n = spill
-        .as_ref()
-        .map_or(partials.len(), |b| b.buckets(bytes, partials.len()));
+    let n = shuffle_buckets(spill, bytes, partials.len());
     let buckets = buckets_of(
         "shuffle: hash partition",
         backend,
@@ -196,7 +194,7 @@ impl TaskOutput for Probed {
 }
 
 /// The groupby of partitions that pass their rows through: the rows are hash partitioned
-/// on the keys into as many buckets as partitions, and each bucket aggregates its rows in
+/// on the keys into as many buckets as partitions (up to [`SHUFFLE_FAN`]), and each bucket aggregates its rows in
 /// one pass and finalizes that state (there is nothing to combine it with).
 fn passed_through(
     backend: &Arc<dyn DataFrameBackend>,
@@ -205,7 +203,7 @@ fn passed_through(
     keys: &[String],
     aggs: &[AggSpec],
 ) -> Result<Vec<Stashed>> {
-    let n = rows.len();
+    let n = shuffle_buckets(spill, total_bytes(&rows) as u64, rows.len());
     let buckets = buckets_of("shuffle: hash partition", backend, spill, &rows, keys, n)?;
     drop(rows);
     let backend = backend.clone();
@@ -245,8 +243,47 @@ pub(crate) fn tree_combine(
     Ok(parts.pop().expect("one state left"))
 }
 
-/// Each of `parts` hash partitioned on `keys` into `n` buckets (stage `stage`): bucket
-/// `j` of every part holds the rows whose keys hash to `j`.
+/// The most buckets a shuffle makes, and the most groups of input partitions it cuts
+/// into them: a shuffle keeps a piece per group and bucket, so at most `SHUFFLE_FAN`²
+/// pieces. With a bucket per partition, as before this bound, TPC-H at scale 100 (5,232
+/// partitions of line items, one per row group) cut 35 million pieces in Q4's shuffle,
+/// whose bookkeeping took 17 GB beside 3 GB of keys.
+pub(crate) const SHUFFLE_FAN: usize = 256;
+
+/// Buckets for a shuffle of `parts` partitions holding `bytes`: a bucket per partition,
+/// at most [`SHUFFLE_FAN`], and under a spill budget at least enough for one bucket to fit
+/// a task ([`SpillBudget::buckets`](super::spill::SpillBudget::buckets)).
+pub(crate) fn shuffle_buckets(spill: &Spill, bytes: u64, parts: usize) -> usize {
+    let n = parts.clamp(1, SHUFFLE_FAN);
+    spill.as_ref().map_or(n, |b| b.buckets(bytes, n))
+}
+
+/// Consecutive runs of parts (of `sizes` bytes each) cut together into buckets: one part
+/// each while there are at most [`SHUFFLE_FAN`], else about `len / SHUFFLE_FAN` parts
+/// each, a run ending early where it would pass `max_bytes`.
+fn shuffle_groups(sizes: &[u64], max_bytes: u64) -> Vec<std::ops::Range<usize>> {
+    let per = sizes.len().div_ceil(SHUFFLE_FAN).max(1);
+    let mut groups = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0u64;
+    for (i, &b) in sizes.iter().enumerate() {
+        if i > start && (i - start == per || bytes.saturating_add(b) > max_bytes) {
+            groups.push(start..i);
+            start = i;
+            bytes = 0;
+        }
+        bytes = bytes.saturating_add(b);
+    }
+    if start < sizes.len() {
+        groups.push(start..sizes.len());
+    }
+    groups
+}
+
+/// `parts` hash partitioned on `keys` into `n` buckets (stage `stage`): bucket `j` of
+/// every group holds the rows whose keys hash to `j`. Parts are cut in consecutive groups
+/// ([`shuffle_groups`]; one part each unless there are more than [`SHUFFLE_FAN`]), so a
+/// bucket's pieces stay in part order.
 pub(crate) fn buckets_of(
     stage: &str,
     backend: &Arc<dyn DataFrameBackend>,
@@ -255,8 +292,21 @@ pub(crate) fn buckets_of(
     keys: &[String],
     n: usize,
 ) -> Result<Vec<Vec<Stashed>>> {
-    staged(stage, parts.len(), |i| {
-        let part = parts[i].load(backend)?;
+    let max_bytes = spill.as_ref().map_or(u64::MAX, |b| b.task_bytes);
+    let sizes: Vec<u64> = parts.iter().map(|p| p.nbytes() as u64).collect();
+    let groups = shuffle_groups(&sizes, max_bytes);
+    staged(stage, groups.len(), |g| {
+        let loaded = load_all(backend, &parts[groups[g].clone()])?;
+        let part = if loaded.len() == 1 {
+            loaded
+                .into_iter()
+                .next()
+                .ok_or_else(|| crate::error::Error::Internal("shuffle: an empty group".into()))?
+        } else {
+            let whole = backend.concat(&loaded)?;
+            drop(loaded);
+            whole
+        };
         backend
             .hash_partition(&part, keys, n)?
             .into_iter()
@@ -296,5 +346,59 @@ pub(crate) fn concat_or_empty(
         Ok(parts[0].clone())
     } else {
         backend.concat(parts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The groups cover every part once, in order, without an empty one.
+    fn check_cover(groups: &[std::ops::Range<usize>], len: usize) {
+        let mut next = 0;
+        for g in groups {
+            assert_eq!(g.start, next);
+            assert!(g.end > g.start, "{groups:?}");
+            next = g.end;
+        }
+        assert_eq!(next, len);
+    }
+
+    #[test]
+    fn shuffle_groups_bound_the_pieces_and_keep_part_order() {
+        // Up to the fan, one part a group (nothing is concatenated).
+        let few = shuffle_groups(&[10; 200], u64::MAX);
+        check_cover(&few, 200);
+        assert!(few.iter().all(|g| g.len() == 1));
+        // TPC-H SF 100's line items: 5,232 partitions in at most SHUFFLE_FAN groups.
+        let many = shuffle_groups(&vec![8 << 20; 5232], u64::MAX);
+        check_cover(&many, 5232);
+        assert!(many.len() <= SHUFFLE_FAN, "{}", many.len());
+        assert!(many
+            .iter()
+            .all(|g| g.len() <= 5232usize.div_ceil(SHUFFLE_FAN)));
+        // A group ends before it passes the task bound, and a part over the bound is a
+        // group of its own.
+        let sized = shuffle_groups(&[40, 40, 40, 200, 10, 10], 100);
+        check_cover(&sized, 6);
+        let bounded = shuffle_groups(&vec![60; 1000], 100);
+        check_cover(&bounded, 1000);
+        assert!(bounded.iter().all(|g| g.len() == 1));
+        assert!(shuffle_groups(&[], 100).is_empty());
+    }
+
+    #[test]
+    fn shuffle_buckets_follow_partitions_up_to_the_fan() {
+        assert_eq!(shuffle_buckets(&None, 1 << 40, 0), 1);
+        assert_eq!(shuffle_buckets(&None, 1 << 40, 100), 100);
+        assert_eq!(shuffle_buckets(&None, 1 << 40, 5232), SHUFFLE_FAN);
+        // A budget asks for buckets that fit its tasks, past the fan if it must.
+        let budget = Some(std::sync::Arc::new(super::super::spill::SpillBudget::new(
+            std::env::temp_dir(),
+            1 << 30,
+            1 << 20,
+        )));
+        assert_eq!(shuffle_buckets(&budget, 1 << 30, 5232), 1024);
+        assert_eq!(shuffle_buckets(&budget, 1 << 20, 10), 10);
     }
 }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
-use super::aggregate::{buckets_of, concat_or_empty, load_all, load_bucket, total_bytes};
+use super::aggregate::{
+    buckets_of, concat_or_empty, load_all, load_bucket, shuffle_buckets, total_bytes,
+};
 use super::stage::staged;
 use super::{pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, STREAMED_BROADCAST_BYTES};
 use crate::backend::{
@@ -189,10 +191,7 @@ pub(crate) fn join(
         }
         None => {}
     }
-    let at_least = left.len().max(right.len()).max(1);
-    let n = spill
-        .as_ref()
-        .map_or(at_least, |b| b.buckets((lbytes + rbytes) as u64, at_least));
+    let n = shuffle_buckets(spill, (lbytes + rbytes) as u64, left.len().max(right.len()));
     let lb = buckets_of(
         "join: partition left",
         backend,
