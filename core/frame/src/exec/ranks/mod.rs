@@ -9,8 +9,8 @@
 //!   rank gathers all partial states (small by construction) and combines them in partition
 //!   order — the same tree as one process, so the same answer;
 //! - **groupby, shuffle** (many groups): each rank hash-partitions its partial states into
-//!   one bucket per partition and an all-to-all delivers bucket `j` to its owner, which
-//!   combines the pieces in partition order;
+//!   one bucket per partition (at most 256) and an all-to-all delivers bucket `j` to its
+//!   owner, which combines the pieces in partition order;
 //! - **join, broadcast**: the small side is gathered by every rank, its hash table built
 //!   once, and joined with the rank's own partitions of the other side;
 //! - **join, shuffle**: both sides hash-partitioned into matching buckets, moved by
@@ -175,6 +175,13 @@ impl Run<'_> {
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Owned { parts })
+    }
+
+    /// Buckets for a shuffle of `parts` partitions: a bucket per partition, at most
+    /// [`SHUFFLE_FAN`](crate::exec::aggregate::SHUFFLE_FAN) (each partition is cut into
+    /// every bucket: a bucket per partition grows the pieces as its square).
+    fn buckets(parts: usize) -> usize {
+        parts.min(crate::exec::aggregate::SHUFFLE_FAN)
     }
 
     /// Splits this rank's partitions into `n` pieces each with `split`, sends piece `j` to
@@ -387,7 +394,7 @@ impl Run<'_> {
             let out = b.aggregate_finalize(&state, keys, aggs)?;
             return self.keep_own(vec![out]);
         }
-        let n = partials.n();
+        let n = Self::buckets(partials.n());
         let buckets = self.shuffle(&partials, n, |p| b.hash_partition(p, keys, n))?;
         let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
         let done = tessera_runtime::pool::parallel_map(buckets.len(), |k| {
@@ -443,7 +450,7 @@ impl Run<'_> {
             }
             None => {}
         }
-        let n = left.n().max(right.n()).max(1);
+        let n = Self::buckets(left.n().max(right.n())).max(1);
         // Both sides get `n` buckets; the owner of bucket j joins the two.
         let lb = self.shuffle(&left, n, |p| b.hash_partition(p, &spec.left_on, n))?;
         let rb = self.shuffle(&right, n, |p| b.hash_partition(p, &spec.right_on, n))?;
