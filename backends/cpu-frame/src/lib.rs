@@ -110,6 +110,9 @@ impl CpuFrameBackend {
 
     /// Splits `batch` by an output index per row, keeping row order within each output.
     fn scatter(&self, batch: &RecordBatch, ids: &[u32], n: usize) -> Result<Vec<Partition>> {
+        // Compacted once here, not by each of the `n` takes below, which would otherwise
+        // each clone the input's buffer lists.
+        let batch = &views::compact_batch(batch.clone())?;
         let mut idx: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, &d) in ids.iter().enumerate() {
             idx[d as usize].push(i as u32);

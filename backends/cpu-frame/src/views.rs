@@ -19,6 +19,13 @@ use tessera_core::{Error, Result};
 /// Slack below which a column is left as it is: small buffers are not worth a copy.
 const SLACK: usize = 64 << 10;
 
+/// Data buffers past which a column is compacted whatever it uses of them. Concatenating
+/// view columns appends their buffer lists, so the states of a groupby combined from
+/// hundreds of partitions carry every partition's buffers; each `take` of such a column
+/// then clones (and later drops) the whole list: TPC-H Q16 at scale factor 10 spent 6 s of
+/// its 6.4 s sorting 27,840 rows that way, where it takes 0.2 s compacted.
+const MANY_BUFFERS: usize = 64;
+
 /// `a` with its view data compacted when it holds more than twice what its rows use.
 pub(crate) fn compact(a: &ArrayRef) -> ArrayRef {
     match a.data_type() {
@@ -29,10 +36,12 @@ pub(crate) fn compact(a: &ArrayRef) -> ArrayRef {
     .unwrap_or_else(|| a.clone())
 }
 
-/// The compacted copy of `v`, or `None` when it uses most of what it holds.
+/// The compacted copy of `v`, or `None` when it uses most of what it holds in a few
+/// buffers.
 fn compact_views<T: ByteViewType + ?Sized>(v: &GenericByteViewArray<T>) -> Option<ArrayRef> {
     let held: usize = v.data_buffers().iter().map(|b| b.len()).sum();
-    (held > 2 * v.total_buffer_bytes_used() + SLACK).then(|| Arc::new(v.gc()) as ArrayRef)
+    (held > 2 * v.total_buffer_bytes_used() + SLACK || v.data_buffers().len() > MANY_BUFFERS)
+        .then(|| Arc::new(v.gc()) as ArrayRef)
 }
 
 /// `batch` with every view column compacted where it pays ([`compact`]).
@@ -85,5 +94,27 @@ mod tests {
         // A column that uses most of its buffers is left alone (the same buffers).
         let all = compact(&a);
         assert!(Arc::ptr_eq(&all, &a));
+    }
+
+    #[test]
+    fn a_column_of_many_buffers_is_compacted_into_few() {
+        // Concatenated pieces, each with a buffer of its own, every byte used.
+        let pieces: Vec<ArrayRef> = (0..200)
+            .map(|i| {
+                Arc::new(StringViewArray::from_iter_values([format!(
+                    "piece number {i} of a concatenation"
+                )])) as ArrayRef
+            })
+            .collect();
+        let refs: Vec<&dyn Array> = pieces.iter().map(|p| p.as_ref()).collect();
+        let joined = arrow_select::concat::concat(&refs).unwrap();
+        assert_eq!(joined.as_string_view().data_buffers().len(), 200);
+        let c = compact(&joined);
+        assert!(c.as_string_view().data_buffers().len() <= MANY_BUFFERS);
+        assert_eq!(
+            c.as_string_view().value(137),
+            "piece number 137 of a concatenation"
+        );
+        assert_eq!(c.len(), 200);
     }
 }
