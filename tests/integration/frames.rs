@@ -2222,3 +2222,64 @@ fn nunique_of_integers_and_dates_per_group() {
     assert_eq!(g.value("d", 0).unwrap(), Value::Int(3));
     assert_eq!(g.value("d", 1).unwrap(), Value::Int(1));
 }
+
+/// Rows of a computed frame as sorted tuples of its integer columns (order-free
+/// comparison of shuffled outputs).
+fn sorted_int_rows(c: &Computed, columns: &[&str]) -> Vec<Vec<Option<i64>>> {
+    let cells: Vec<Vec<Option<i64>>> = columns.iter().map(|k| int_cells(c, k)).collect();
+    let mut rows: Vec<Vec<Option<i64>>> = (0..c.num_rows())
+        .map(|r| cells.iter().map(|col| col[r]).collect())
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// More partitions than a shuffle cuts one at a time (256): runs of consecutive
+/// partitions are joined before they are cut into buckets, and the answers must be those
+/// of one partition — `first` and `last` included, which see the rows in partition order.
+#[test]
+fn shuffles_of_more_partitions_than_their_fan_keep_every_row_in_order() {
+    let rows = 6_000usize;
+    let k: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        (0..rows as i64).map(|i| i * 7 % 977),
+    ));
+    let y: ArrayRef = Arc::new(Int64Array::from_iter_values(0..rows as i64));
+    let b = RecordBatch::try_from_iter([("k", k), ("y", y)]).unwrap();
+    let many = DataFrame::from_record_batch(b.clone(), 600, None).unwrap();
+    let one = DataFrame::from_record_batch(b, 1, None).unwrap();
+    let grouped = |df: &DataFrame, strategy| {
+        df.groupby(&["k"])
+            .unwrap()
+            .strategy(strategy)
+            .agg(&[
+                ("y", AggFunc::Sum),
+                ("y", AggFunc::First),
+                ("y", AggFunc::Last),
+                ("y", AggFunc::Count),
+            ])
+            .unwrap()
+            .compute()
+            .unwrap()
+    };
+    let columns = ["k", "y_sum", "y_first", "y_last", "y_count"];
+    let want = sorted_int_rows(&grouped(&one, GroupStrategy::Tree), &columns);
+    assert_eq!(want.len(), 977);
+    let got = sorted_int_rows(&grouped(&many, GroupStrategy::Shuffle), &columns);
+    assert_eq!(got, want);
+
+    // A join of two such frames, shuffled, against the same join broadcast.
+    let dim_k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..977).map(|i| i * 3 % 977)));
+    let dim_z: ArrayRef = Arc::new(Int64Array::from_iter_values(0..977));
+    let dim = RecordBatch::try_from_iter([("k", dim_k), ("z", dim_z)]).unwrap();
+    let dim_many = DataFrame::from_record_batch(dim, 300, None).unwrap();
+    let joined = |strategy| {
+        many.merge_on(&dim_many, &["k"], &["k"], JoinType::Inner, strategy)
+            .unwrap()
+            .compute()
+            .unwrap()
+    };
+    let shuffled = sorted_int_rows(&joined(JoinStrategy::Shuffle), &["k", "y", "z"]);
+    let broadcast = sorted_int_rows(&joined(JoinStrategy::Broadcast), &["k", "y", "z"]);
+    assert_eq!(shuffled.len(), rows);
+    assert_eq!(shuffled, broadcast);
+}
