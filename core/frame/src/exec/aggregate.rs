@@ -194,8 +194,9 @@ impl TaskOutput for Probed {
 }
 
 /// The groupby of partitions that pass their rows through: the rows are hash partitioned
-/// on the keys into as many buckets as partitions (up to [`SHUFFLE_FAN`]), and each bucket aggregates its rows in
-/// one pass and finalizes that state (there is nothing to combine it with).
+/// on the keys into as many buckets as partitions (up to [`SHUFFLE_FAN`]), and each
+/// bucket aggregates its rows in one pass and finalizes that state (there is nothing to
+/// combine it with).
 fn passed_through(
     backend: &Arc<dyn DataFrameBackend>,
     spill: &Spill,
@@ -245,7 +246,7 @@ pub(crate) fn tree_combine(
 
 /// The most buckets a shuffle makes, and the most groups of input partitions it cuts
 /// into them: a shuffle keeps a piece per group and bucket, so at most `SHUFFLE_FAN`²
-/// pieces. With a bucket per partition, as before this bound, TPC-H at scale 100 (5,232
+/// pieces unless a spill budget's task bound asks for more. With a bucket per partition, as before this bound, TPC-H at scale 100 (5,232
 /// partitions of line items, one per row group) cut 35 million pieces in Q4's shuffle,
 /// whose bookkeeping took 17 GB beside 3 GB of keys.
 pub(crate) const SHUFFLE_FAN: usize = 256;
@@ -260,7 +261,8 @@ pub(crate) fn shuffle_buckets(spill: &Spill, bytes: u64, parts: usize) -> usize 
 
 /// Consecutive runs of parts (of `sizes` bytes each) cut together into buckets: one part
 /// each while there are at most [`SHUFFLE_FAN`], else about `len / SHUFFLE_FAN` parts
-/// each, a run ending early where it would pass `max_bytes`.
+/// each, a run ending early where it would pass `max_bytes` (so there may then be more
+/// runs than the fan).
 fn shuffle_groups(sizes: &[u64], max_bytes: u64) -> Vec<std::ops::Range<usize>> {
     let per = sizes.len().div_ceil(SHUFFLE_FAN).max(1);
     let mut groups = Vec::new();
@@ -379,8 +381,12 @@ mod tests {
             .all(|g| g.len() <= 5232usize.div_ceil(SHUFFLE_FAN)));
         // A group ends before it passes the task bound, and a part over the bound is a
         // group of its own.
-        let sized = shuffle_groups(&[40, 40, 40, 200, 10, 10], 100);
-        check_cover(&sized, 6);
+        // 600 parts make runs of 3, cut to 2 where 3 would pass the bound (more groups
+        // than the fan then: the bound on a task's bytes comes first).
+        let sized = shuffle_groups(&[40; 600], 100);
+        check_cover(&sized, 600);
+        assert!(sized.iter().all(|g| g.len() == 2), "{sized:?}");
+        assert_eq!(shuffle_groups(&[40; 600], u64::MAX).len(), 200);
         let bounded = shuffle_groups(&vec![60; 1000], 100);
         check_cover(&bounded, 1000);
         assert!(bounded.iter().all(|g| g.len() == 1));
