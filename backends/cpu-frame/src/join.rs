@@ -393,12 +393,7 @@ fn string_sides<'a>(
     probe: &'a ArrayRef,
     keys: &'a ArrayRef,
 ) -> Result<(StrValues<'a>, StrValues<'a>)> {
-    match (StrValues::of(probe), StrValues::of(keys)) {
-        (Some(left), Some(right)) => Ok((left, right)),
-        _ => Err(Error::Internal(
-            "join: string keys that read as none".into(),
-        )),
-    }
+    Ok((probe_values(probe)?, probe_values(keys)?))
 }
 
 /// The probe side's single string key, for a [`BuildTable::Strings`].
@@ -460,7 +455,7 @@ fn probe_heads(
     }
 }
 
-/// The probe side's string key read as bytes, for a [`BuildTable::ShortStrings`].
+/// A string key column read as bytes (the probe side's, or the table's).
 fn probe_values(probe: &ArrayRef) -> Result<StrValues<'_>> {
     StrValues::of(probe)
         .ok_or_else(|| Error::Internal("join: string keys that read as none".into()))
