@@ -2283,3 +2283,34 @@ fn shuffles_of_more_partitions_than_their_fan_keep_every_row_in_order() {
     assert_eq!(shuffled.len(), rows);
     assert_eq!(shuffled, broadcast);
 }
+
+/// A shuffled join cuts a large build side into buckets of at most
+/// `JOIN_BUCKET_ROWS` rows each (its hash tables stay near the caches), however few
+/// partitions its inputs have, and answers as the broadcast join does.
+#[test]
+fn shuffled_joins_cut_a_large_build_side_into_cache_sized_buckets() {
+    use tessera::frame::exec::JOIN_BUCKET_ROWS;
+    let rows = 3 * JOIN_BUCKET_ROWS + 1000;
+    let side = |n: usize, mul: i64, name: &str, parts: usize| {
+        let k: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            (0..n as i64).map(|i| i * mul % (2 * n as i64)),
+        ));
+        let v: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
+        let b = RecordBatch::try_from_iter([("k", k), (name, v)]).unwrap();
+        DataFrame::from_record_batch(b, parts, None).unwrap()
+    };
+    // Two partitions a side: the bucket count comes from the build side's rows.
+    let (left, right) = (side(rows, 3, "y", 2), side(rows, 5, "z", 2));
+    let joined = |strategy| {
+        left.merge_on(&right, &["k"], &["k"], JoinType::Inner, strategy)
+            .unwrap()
+            .compute()
+            .unwrap()
+    };
+    let shuffled = joined(JoinStrategy::Shuffle);
+    assert_eq!(shuffled.batches.len(), rows.div_ceil(JOIN_BUCKET_ROWS));
+    let got = sorted_int_rows(&shuffled, &["k", "y", "z"]);
+    let want = sorted_int_rows(&joined(JoinStrategy::Broadcast), &["k", "y", "z"]);
+    assert!(got.len() > rows / 4, "{} rows joined", got.len());
+    assert_eq!(got, want);
+}

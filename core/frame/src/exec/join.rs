@@ -10,7 +10,10 @@ use super::aggregate::{
     buckets_of, concat_or_empty, load_all, load_bucket, shuffle_buckets, total_bytes,
 };
 use super::stage::staged;
-use super::{pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, STREAMED_BROADCAST_BYTES};
+use super::{
+    pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, JOIN_BUCKET_ROWS,
+    STREAMED_BROADCAST_BYTES,
+};
 use crate::backend::{
     DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     SortKey,
@@ -191,7 +194,13 @@ pub(crate) fn join(
         }
         None => {}
     }
-    let n = shuffle_buckets(spill, (lbytes + rbytes) as u64, left.len().max(right.len()));
+    // The right side is each bucket's build side: enough buckets to keep its tables small.
+    let build_rows: usize = right.iter().map(|p| p.num_rows()).sum();
+    let n = shuffle_buckets(
+        spill,
+        (lbytes + rbytes) as u64,
+        (left.len().max(right.len())).max(build_rows.div_ceil(JOIN_BUCKET_ROWS)),
+    );
     let lb = buckets_of(
         "join: partition left",
         backend,
