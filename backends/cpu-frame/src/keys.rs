@@ -188,8 +188,11 @@ pub(crate) fn hashed_groups<K: std::hash::Hash + Eq>(
 ) -> Groups {
     let mut ids = vec![NO_GROUP; rows];
     let mut first_rows = Vec::new();
+    // Sized for a group per row: growing a table of many groups by doubling rehashed
+    // every key about twice (a tenth of a groupby of 1M rows into 1M groups). Only the
+    // control bytes are written up front; the pages of buckets never used stay untouched.
     let mut map: HashMap<K, u32, ahash::RandomState> =
-        HashMap::with_hasher(ahash::RandomState::new());
+        HashMap::with_capacity_and_hasher(rows, ahash::RandomState::new());
     for (i, id) in ids.iter_mut().enumerate() {
         if !valid(i) {
             continue;
