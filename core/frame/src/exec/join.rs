@@ -199,7 +199,9 @@ pub(crate) fn join(
     let n = shuffle_buckets(
         spill,
         (lbytes + rbytes) as u64,
-        (left.len().max(right.len())).max(build_rows.div_ceil(JOIN_BUCKET_ROWS)),
+        left.len()
+            .max(right.len())
+            .max(build_rows.div_ceil(JOIN_BUCKET_ROWS)),
     );
     let lb = buckets_of(
         "join: partition left",
