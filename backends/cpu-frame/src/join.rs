@@ -388,14 +388,6 @@ fn probe_each<I: Iterator<Item = u32>>(
     }
 }
 
-/// The probe (left) and build (right) string keys of a [`BuildTable::Strings`] as bytes.
-fn string_sides<'a>(
-    probe: &'a ArrayRef,
-    keys: &'a ArrayRef,
-) -> Result<(StrValues<'a>, StrValues<'a>)> {
-    Ok((probe_values(probe)?, probe_values(keys)?))
-}
-
 /// The probe side's single string key, for a [`BuildTable::Strings`].
 fn probe_key(lk: &[ArrayRef]) -> Result<ArrayRef> {
     probe_strings(lk).ok_or_else(|| {
@@ -456,9 +448,8 @@ fn probe_heads(
 }
 
 /// A string key column read as bytes (the probe side's, or the table's).
-fn probe_values(probe: &ArrayRef) -> Result<StrValues<'_>> {
-    StrValues::of(probe)
-        .ok_or_else(|| Error::Internal("join: string keys that read as none".into()))
+fn string_values(keys: &ArrayRef) -> Result<StrValues<'_>> {
+    StrValues::of(keys).ok_or_else(|| Error::Internal("join: string keys that read as none".into()))
 }
 
 /// Row `i`'s chain head in a [`BuildTable::ShortStrings`]: `None` for a string too long to
@@ -541,7 +532,7 @@ fn hash_pairs(
         }
         BuildTable::ShortStrings { head, next } => {
             let probe = probe_key(lk)?;
-            let left = probe_values(&probe)?;
+            let left = string_values(&probe)?;
             let heads = (0..ln).map(|i| lvalid(i).then(|| short_head(head, &left, i)).flatten());
             probe_heads(heads, next, keep_left, &mut matched, &mut pairs);
         }
@@ -552,7 +543,7 @@ fn hash_pairs(
             state,
         } => {
             let probe = probe_key(lk)?;
-            let (left, right) = string_sides(&probe, keys)?;
+            let (left, right) = (string_values(&probe)?, string_values(keys)?);
             let each = |i: usize| string_matches(&right, head, next, state, &left, i);
             probe_each(ln, &lvalid, keep_left, &mut matched, &mut pairs, each);
         }
@@ -630,7 +621,7 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
         }
         BuildTable::ShortStrings { head, .. } => {
             let probe = probe_key(lk)?;
-            let left = probe_values(&probe)?;
+            let left = string_values(&probe)?;
             (0..ln)
                 .map(|i| lvalid(i) && short_head(head, &left, i).is_some())
                 .collect()
@@ -642,7 +633,7 @@ fn has_match(lk: &[ArrayRef], table: &BuildTable, ln: usize) -> Result<Vec<bool>
             state,
         } => {
             let probe = probe_key(lk)?;
-            let (left, right) = string_sides(&probe, keys)?;
+            let (left, right) = (string_values(&probe)?, string_values(keys)?);
             (0..ln)
                 .map(|i| {
                     lvalid(i)

@@ -134,7 +134,7 @@ pub(crate) fn aggregate(
             backend.aggregate_partial(&empty, keys, aggs)?,
         )?);
     }
-    let rows: usize = partials.iter().map(|p| p.num_rows()).sum();
+    let rows = total_rows(&partials);
     let bytes: u64 = partials.iter().map(|p| p.nbytes() as u64).sum();
     let too_big = spill.as_ref().is_some_and(|b| bytes > b.task_bytes);
     let strategy = strategy.unwrap_or(if keys.is_empty() || (rows <= TREE_ROWS && !too_big) {
@@ -246,9 +246,10 @@ pub(crate) fn tree_combine(
 
 /// The most buckets a shuffle makes, and the most groups of input partitions it cuts
 /// into them: a shuffle keeps a piece per group and bucket, so at most `SHUFFLE_FAN`²
-/// pieces unless a spill budget's task bound asks for more. With a bucket per partition, as before this bound, TPC-H at scale 100 (5,232
-/// partitions of line items, one per row group) cut 35 million pieces in Q4's shuffle,
-/// whose bookkeeping took 17 GB beside 3 GB of keys.
+/// pieces unless a spill budget's task bound asks for more. With a bucket per partition,
+/// as before this bound, TPC-H at scale 100 (5,232 partitions of line items, one per row
+/// group) cut 35 million pieces in Q4's shuffle, whose bookkeeping took 17 GB beside 3 GB
+/// of keys.
 pub(crate) const SHUFFLE_FAN: usize = 256;
 
 /// Buckets for a shuffle of `parts` partitions holding `bytes`: a bucket per partition,
@@ -326,8 +327,14 @@ pub(crate) fn load_bucket(
     buckets.iter().map(|b| b[j].load(backend)).collect()
 }
 
+/// The bytes of `parts`' buffers.
 pub(crate) fn total_bytes(parts: &[Stashed]) -> usize {
     parts.iter().map(|p| p.nbytes()).sum()
+}
+
+/// The rows of `parts`.
+pub(crate) fn total_rows(parts: &[Stashed]) -> usize {
+    parts.iter().map(|p| p.num_rows()).sum()
 }
 
 pub(crate) fn load_all(

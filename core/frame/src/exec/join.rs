@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 
 use super::aggregate::{
-    buckets_of, concat_or_empty, load_all, load_bucket, shuffle_buckets, total_bytes,
+    buckets_of, concat_or_empty, load_all, load_bucket, shuffle_buckets, total_bytes, total_rows,
 };
 use super::stage::staged;
 use super::{
@@ -67,9 +67,7 @@ pub(crate) fn join(
         string_keys(&rschema, &spec.right_on),
     );
     let cheap_build = |parts: &[Stashed], strings: bool| {
-        !strings
-            || workers < 2
-            || parts.iter().map(|p| p.num_rows()).sum::<usize>() <= BROADCAST_STRING_ROWS
+        !strings || workers < 2 || total_rows(parts) <= BROADCAST_STRING_ROWS
     };
     let may_stream =
         !both_sorted && matches!(strategy, JoinStrategy::Auto | JoinStrategy::Broadcast);
@@ -195,13 +193,12 @@ pub(crate) fn join(
         None => {}
     }
     // The right side is each bucket's build side: enough buckets to keep its tables small.
-    let build_rows: usize = right.iter().map(|p| p.num_rows()).sum();
     let n = shuffle_buckets(
         spill,
         (lbytes + rbytes) as u64,
         left.len()
             .max(right.len())
-            .max(build_rows.div_ceil(JOIN_BUCKET_ROWS)),
+            .max(total_rows(&right).div_ceil(JOIN_BUCKET_ROWS)),
     );
     let lb = buckets_of(
         "join: partition left",
