@@ -31,6 +31,7 @@ use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
 
+use super::code_table::{distinct_estimate, CodeKey, CodeTable, BLOCK};
 use super::keys::{dense_limit, groups_of, valid_range, Groups};
 use super::string_keys::{packed, StrValues, PACKED};
 
@@ -38,6 +39,10 @@ use super::string_keys::{packed, StrValues, PACKED};
 struct Codes {
     codes: Vec<u32>,
     cardinality: u64,
+    /// When the codes were given in order of first appearance (by a numbering, not by a
+    /// value's offset), the first row of each: a single key's codes are then its groups
+    /// as they stand.
+    first_rows: Option<Vec<u32>>,
 }
 
 /// Distinct keys a column may have for [`number`] to find them by scanning a list.
@@ -47,39 +52,47 @@ const FEW: usize = 8;
 /// distinct values (flags, statuses, modes: TPC-H Q1 groups by two of them) is numbered
 /// by a scan of the values seen so far, which costs less than hashing every row; from the
 /// `FEW + 1`-th distinct value on, a hash map takes over.
-fn number<K: std::hash::Hash + Eq + Copy>(mut keys: impl Iterator<Item = K>, rows: usize) -> Codes {
+fn number<K: std::hash::Hash + Eq + Copy>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut codes = Vec::with_capacity(rows);
+    let mut first_rows = Vec::new();
     let mut few: Vec<K> = Vec::with_capacity(FEW);
-    while let Some(k) = keys.next() {
+    let mut keys = keys.enumerate();
+    while let Some((i, k)) = keys.next() {
         if let Some(c) = few.iter().position(|s| *s == k) {
             codes.push(c as u32);
             continue;
         }
         if few.len() < FEW {
             codes.push(few.len() as u32);
+            first_rows.push(i as u32);
             few.push(k);
             continue;
         }
         let mut map: HashMap<K, u32, ahash::RandomState> =
             HashMap::with_hasher(ahash::RandomState::new());
         map.extend(few.iter().enumerate().map(|(c, &s)| (s, c as u32)));
-        for k in std::iter::once(k).chain(keys) {
+        for (i, k) in std::iter::once((i, k)).chain(keys) {
             let next = map.len() as u32;
-            codes.push(*map.entry(k).or_insert(next));
+            codes.push(*map.entry(k).or_insert_with(|| {
+                first_rows.push(i as u32);
+                next
+            }));
         }
         return Codes {
             codes,
             cardinality: map.len() as u64,
+            first_rows: Some(first_rows),
         };
     }
     Codes {
         codes,
         cardinality: few.len() as u64,
+        first_rows: Some(first_rows),
     }
 }
 
 /// A fixed-width key [`number_cached`] can place in its direct-mapped cache.
-trait Slot: Copy + Eq + std::hash::Hash {
+trait Slot: Copy + Eq {
     /// The key's slot in a cache of `1 << CACHE_BITS` entries: a multiplicative hash.
     fn slot(self) -> usize;
 }
@@ -121,43 +134,70 @@ impl Slot for i128 {
 /// Rows [`number_cached`] looks at before it judges its cache.
 const CACHE_TRIAL: usize = 4096;
 
+/// Rows whose distinct keys predict a column's (see [`distinct_estimate`]); the table
+/// holding them stays in the second-level cache while it grows.
+const ESTIMATE_ROWS: usize = 1 << 14;
+
 /// [`number`] for fixed-width keys: codes in order of first appearance, found through a
-/// direct-mapped cache of the last key seen in each of 256 slots before the hash map. A
-/// column of a few distinct values (TPC-H Q1's return flag and line status, as 16-byte
+/// direct-mapped cache of the last key seen in each of 256 slots before a [`CodeTable`].
+/// A column of a few distinct values (TPC-H Q1's return flag and line status, as 16-byte
 /// string views) then costs one well-predicted comparison per row; a scan of the values
 /// seen so far mispredicts its exit on most rows when they come in no order. When the
 /// cache misses on more than half of the first [`CACHE_TRIAL`] rows (many distinct keys),
-/// the rest go straight to the map.
-fn number_cached<K: Slot>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
+/// the rest go straight to the table a block at a time, which fetches their slots ahead;
+/// once a quarter of the rows (at most [`ESTIMATE_ROWS`]) are numbered, the table makes
+/// room for the distinct keys they predict ([`distinct_estimate`]) instead of doubling
+/// its way there (the rehashes were an eighth of a groupby on 100k distinct strings).
+fn number_cached<K: Slot + CodeKey>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut codes = Vec::with_capacity(rows);
-    let mut map: HashMap<K, u32, ahash::RandomState> =
-        HashMap::with_hasher(ahash::RandomState::new());
+    let mut first_rows = Vec::new();
+    let mut table = CodeTable::with_capacity(0);
     let mut cache: Vec<Option<(K, u32)>> = vec![None; 1 << CACHE_BITS];
     let mut misses = 0usize;
     let mut keys = keys.enumerate();
+    let mut cached = true;
     for (i, k) in keys.by_ref() {
         let slot = &mut cache[k.slot()];
         match *slot {
             Some((seen, code)) if seen == k => codes.push(code),
             _ => {
                 misses += 1;
-                let next = map.len() as u32;
-                let code = *map.entry(k).or_insert(next);
-                *slot = Some((k, code));
-                codes.push(code);
+                table.number(&[k], &mut codes, |_| first_rows.push(i as u32));
+                *slot = codes.last().map(|&code| (k, code));
             }
         }
         if i + 1 == CACHE_TRIAL && misses * 2 > CACHE_TRIAL {
+            cached = false;
             break;
         }
     }
-    for (_, k) in keys {
-        let next = map.len() as u32;
-        codes.push(*map.entry(k).or_insert(next));
+    if !cached {
+        let trial = (rows / 4).min(ESTIMATE_ROWS);
+        let mut estimated = false;
+        let mut block = [K::ZERO; BLOCK];
+        loop {
+            let start = codes.len();
+            let mut m = 0;
+            for (slot, (_, k)) in block.iter_mut().zip(keys.by_ref()) {
+                *slot = k;
+                m += 1;
+            }
+            if m == 0 {
+                break;
+            }
+            table.number(&block[..m], &mut codes, |j| {
+                first_rows.push((start + j) as u32)
+            });
+            if !estimated && codes.len() >= trial {
+                estimated = true;
+                table.reserve(distinct_estimate(table.len(), codes.len(), rows));
+            }
+        }
     }
     Codes {
         codes,
-        cardinality: map.len() as u64,
+        cardinality: table.len() as u64,
+        first_rows: Some(first_rows),
     }
 }
 
@@ -265,6 +305,7 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                     })
                     .collect(),
                 cardinality: values.cardinality,
+                first_rows: None,
             }
         }
         DataType::Binary => {
@@ -300,6 +341,7 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             Codes {
                 codes: (0..rows).map(|i| u32::from(a.value(i))).collect(),
                 cardinality: 2,
+                first_rows: None,
             }
         }
         t if t.is_integer()
@@ -322,6 +364,7 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                         .map(|(i, &x)| if valid(i) { (x - lo) as u32 } else { 0 })
                         .collect(),
                     cardinality: span + 1,
+                    first_rows: None,
                 },
                 // All null (no range) or a wide range: number the values.
                 _ => number_cached(v.values().iter().copied(), rows),
@@ -424,6 +467,27 @@ pub(crate) fn group_by_codes(
         }
         numbered.push(c);
     }
+    // One key numbered in order of first appearance: its codes are the groups, unless a
+    // null row took a code (the groups number only rows with keys).
+    if let [Codes {
+        first_rows: Some(_),
+        ..
+    }] = numbered.as_slice()
+    {
+        if (0..rows).all(&valid) {
+            if let Some(Codes {
+                codes,
+                first_rows: Some(first_rows),
+                ..
+            }) = numbered.pop()
+            {
+                return Ok(Some(Groups {
+                    ids: codes,
+                    first_rows,
+                }));
+            }
+        }
+    }
     let dense = (combinations <= dense_limit(rows)).then_some(combinations);
     Ok(Some(match numbered.as_slice() {
         [] => groups_of(rows, |_| 0, dense, valid),
@@ -481,6 +545,7 @@ mod tests {
                 })
                 .collect();
             assert_eq!(got.codes, want, "{distinct} distinct");
+            assert_eq!(got.first_rows, Some(first_rows(&want)));
             assert_eq!(got.cardinality, distinct, "{distinct} distinct");
         }
     }
@@ -501,6 +566,12 @@ mod tests {
                 .collect(),
             (0..1000u64).map(|i| (i * 7919 + i / 3) % 50).collect(),
             (0..20_000u64).map(|i| i * 2_654_435_761 % 9_973).collect(),
+            // Past `ESTIMATE_ROWS` into a table past the cache (its slots fetched
+            // ahead), and as many keys as rows (the estimate says so at once).
+            (0..300_000u64)
+                .map(|i| i * 2_654_435_761 % 100_003)
+                .collect(),
+            (0..70_000u64).map(|i| i * 7 + (i >> 3)).collect(),
             Vec::new(),
         ];
         for keys in cases {
@@ -521,6 +592,7 @@ mod tests {
             assert_eq!(got.codes, want);
             assert_eq!(got.cardinality, seen.len() as u64);
             assert_eq!(first_rows(&got.codes), first);
+            assert_eq!(got.first_rows, Some(first));
         }
     }
 

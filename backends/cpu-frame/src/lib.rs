@@ -13,6 +13,7 @@
 //! linker drops the registration.
 
 mod aggregate;
+mod code_table;
 mod comoments;
 mod eval;
 mod filter;

@@ -73,6 +73,7 @@ pub(crate) const PACKED: usize = 15;
 /// buffer has 16 bytes from `start`, else copied. Groupbys number short string keys and
 /// joins hash them in this form: two integer comparisons where comparing byte slices
 /// called `memcmp` for every probe.
+#[inline]
 pub(crate) fn packed(data: &[u8], start: usize, len: usize) -> u128 {
     let tail = data.get(start..).unwrap_or(&[]);
     let word = match tail.first_chunk::<16>() {
