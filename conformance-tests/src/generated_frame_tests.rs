@@ -1102,6 +1102,10 @@ macro_rules! frame_backend_tests {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate_of.dictionary_keys/utf8", "frame_aggregate_of_dictionary_keys_utf8");
             }
             #[test]
+            fn frame_aggregate_of_view_keys_utf8() {
+                $crate::frame::run_generated_frame_test(backend(), "frame.aggregate_of.view_keys/utf8", "frame_aggregate_of_view_keys_utf8");
+            }
+            #[test]
             fn frame_aggregate_of_decimal64_int64() {
                 $crate::frame::run_generated_frame_test(backend(), "frame.aggregate_of.decimal64/int64", "frame_aggregate_of_decimal64_int64");
             }

@@ -205,6 +205,53 @@ fn string_keys_read_as_dictionaries_group_as_strings() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// String keys whose distinct values outgrow the writer's dictionary page (1 MB), so
+/// that most of each chunk is stored as plain pages, reach the cpu backend as views into
+/// the decoded pages (short ones inline, long ones pointing into the pages) and give the
+/// groups and nulls that grouping the same rows held in memory gives.
+#[test]
+fn string_keys_read_as_views_group_as_strings() {
+    let d = dir("pq-view-keys");
+    let n = 200_000usize;
+    // 90k distinct keys of 8 to 40 bytes, about a twentieth null.
+    let key: StringArray = (0..n)
+        .map(|i| {
+            let g = i * 7919 % 90_000;
+            (i % 19 != 7).then(|| format!("key{g:05}{}", "-pad".repeat(g % 9)))
+        })
+        .collect();
+    let x: Float64Array = (0..n).map(|i| Some((i % 1000) as f64 * 0.5)).collect();
+    let batch = arrow_array::RecordBatch::try_from_iter([
+        ("key", Arc::new(key) as ArrayRef),
+        ("x", Arc::new(x) as ArrayRef),
+    ])
+    .unwrap();
+    let df = DataFrame::from_record_batch(batch, 2, None).unwrap();
+    df.to_parquet(&p(&d, "v.parquet")).unwrap();
+    let scanned = read_parquet(&p(&d, "v.parquet")).unwrap();
+    let held = scanned.persist().unwrap();
+    let queries: [Query; 2] = [
+        |f| {
+            f.groupby(&["key"])
+                .unwrap()
+                .agg(&[("x", AggFunc::Sum), ("x", AggFunc::Count)])
+                .unwrap()
+        },
+        |f| {
+            f.filter(col("x").gt(lit(100.0)))
+                .unwrap()
+                .groupby(&["key"])
+                .unwrap()
+                .agg(&[("x", AggFunc::Mean)])
+                .unwrap()
+        },
+    ];
+    same_answers(&queries, &scanned, &held, 50_000);
+    let plan = queries[0](&scanned).explain().unwrap();
+    assert!(plan.contains("key as dictionary codes or views"), "{plan}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// Decimals of at most 18 digits a Parquet scan hands over in 64 bits (the cpu backend
 /// reads them so where only arithmetic and sums see them) give the sums, means and types
 /// that the same rows held in memory give: TPC-H Q1's shape (a filter on another column,
@@ -285,7 +332,7 @@ fn decimals_read_in_64_bits_sum_as_their_decimal128_values() {
     assert!(
         plan.contains(
             "stored forms for the groupby (where the file keeps them): flag as dictionary \
-             codes, price as 64-bit decimals, discount as 64-bit decimals, tax as 64-bit decimals"
+             codes or views, price as 64-bit decimals, discount as 64-bit decimals, tax as 64-bit decimals"
         ),
         "{plan}"
     );

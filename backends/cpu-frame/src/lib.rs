@@ -190,6 +190,7 @@ impl DataFrameBackend for CpuFrameBackend {
             stored_forms: StoredForms {
                 dictionary_keys: true,
                 narrow_decimals: true,
+                view_keys: true,
             },
             ..FrameCapabilities::default()
         }

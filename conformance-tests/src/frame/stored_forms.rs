@@ -1,7 +1,7 @@
 //! Cases for the stored forms a backend may take in place of the plan's types: a
 //! groupby over a Parquet scan hands `aggregate_partial_of` string keys as
-//! `Dictionary(Int32, Utf8)` when the backend declares `stored_forms.dictionary_keys`, and
-//! decimals of at most 18 digits as `Decimal64` when it declares `stored_forms.narrow_decimals`
+//! `Dictionary(Int32, Utf8)` when the backend declares `stored_forms.dictionary_keys`, as
+//! `Utf8View` when it declares `stored_forms.view_keys`, and decimals of at most 18 digits as `Decimal64` when it declares `stored_forms.narrow_decimals`
 //! (`FrameCapabilities::stored_forms`). Each case runs the same
 //! program and aggregations on the reference with the plan's types and on the backend with
 //! the stored forms; the results must agree exactly. A backend that does not declare a
@@ -29,6 +29,8 @@ pub enum StoredForm {
     DictionaryKeys,
     /// `Decimal64` decimals of at most 18 digits (`StoredForms::narrow_decimals`).
     Decimal64,
+    /// `Utf8View` group keys (`StoredForms::view_keys`).
+    ViewKeys,
 }
 
 impl StoredForm {
@@ -37,6 +39,7 @@ impl StoredForm {
         match self {
             StoredForm::DictionaryKeys => backend.capabilities().stored_forms.dictionary_keys,
             StoredForm::Decimal64 => backend.capabilities().stored_forms.narrow_decimals,
+            StoredForm::ViewKeys => backend.capabilities().stored_forms.view_keys,
         }
     }
 }
@@ -50,6 +53,13 @@ pub fn families() -> Vec<FrameFamily> {
             types: vec![ColType::Utf8],
             need: Need::StoredForm(StoredForm::DictionaryKeys),
             run: |s, g, t, v| aggregate_stored(s, g, t, v, StoredForm::DictionaryKeys),
+        },
+        FrameFamily {
+            op: "frame.aggregate_of.view_keys".into(),
+            group: Group::Protocol,
+            types: vec![ColType::Utf8],
+            need: Need::StoredForm(StoredForm::ViewKeys),
+            run: |s, g, t, v| aggregate_stored(s, g, t, v, StoredForm::ViewKeys),
         },
         FrameFamily {
             op: "frame.aggregate_of.decimal64".into(),
@@ -84,8 +94,8 @@ fn rates(g: &mut Gen, n: usize) -> ArrayRef {
     Arc::new(values.with_precision_and_scale(4, 2).expect("4 digits"))
 }
 
-/// `b` with its columns in the stored form: the key `k` as a dictionary of its strings,
-/// or the decimals `p` and `r` as Decimal64.
+/// `b` with its columns in the stored form: the key `k` as a dictionary of its strings or
+/// as string views, or the decimals `p` and `r` as Decimal64.
 fn stored(b: &RecordBatch, form: StoredForm) -> Result<RecordBatch> {
     let mut fields = Vec::new();
     let mut columns = Vec::new();
@@ -95,6 +105,7 @@ fn stored(b: &RecordBatch, form: StoredForm) -> Result<RecordBatch> {
                 Box::new(DataType::Int32),
                 Box::new(DataType::Utf8),
             )),
+            (StoredForm::ViewKeys, "k", DataType::Utf8) => Some(DataType::Utf8View),
             (StoredForm::Decimal64, "p" | "r", DataType::Decimal128(p, s)) => {
                 Some(DataType::Decimal64(*p, *s))
             }
@@ -115,13 +126,16 @@ fn stored(b: &RecordBatch, form: StoredForm) -> Result<RecordBatch> {
         .map_err(|e| Error::arrow("stored form", e))
 }
 
-/// A state's key column `k` cast back from a dictionary to Utf8, as core does with the
-/// partial states of dictionary keys before it combines them.
+/// A state's key column `k` cast back from a dictionary or views to Utf8, as core does
+/// with the partial states of such keys before it combines them.
 fn keys_back(b: RecordBatch) -> Result<RecordBatch> {
     let Ok(i) = b.schema().index_of("k") else {
         return Ok(b);
     };
-    if !matches!(b.column(i).data_type(), DataType::Dictionary(..)) {
+    if !matches!(
+        b.column(i).data_type(),
+        DataType::Dictionary(..) | DataType::Utf8View
+    ) {
         return Ok(b);
     }
     // A cast takes any key type and rejects keys outside the dictionary.

@@ -729,6 +729,7 @@ pub fn capabilities_to(c: &FrameCapabilities) -> Value {
         "stored_forms": {
             "dictionary_keys": c.stored_forms.dictionary_keys,
             "narrow_decimals": c.stored_forms.narrow_decimals,
+            "view_keys": c.stored_forms.view_keys,
         },
     })
 }
@@ -773,6 +774,7 @@ pub fn capabilities_from(v: &Value) -> Result<FrameCapabilities> {
                 StoredForms {
                     dictionary_keys: flag(f.get("dictionary_keys"), "dictionary_keys")?,
                     narrow_decimals: flag(f.get("narrow_decimals"), "narrow_decimals")?,
+                    view_keys: flag(f.get("view_keys"), "view_keys")?,
                 }
             }
         },
@@ -931,6 +933,7 @@ mod tests {
             stored_forms: StoredForms {
                 dictionary_keys: true,
                 narrow_decimals: false,
+                view_keys: true,
             },
         };
         let back = capabilities_from(&capabilities_to(&caps)).unwrap();
@@ -944,6 +947,7 @@ mod tests {
         assert!(back.lacks(AggFunc::ApproxQuantile(Quantile::new(0.9).unwrap())));
         assert!(!back.lacks(AggFunc::Quantile(Quantile::new(0.9).unwrap())));
         assert_eq!(back.missing_join_algorithms, caps.missing_join_algorithms);
+        assert_eq!(back.stored_forms, caps.stored_forms);
     }
 
     #[test]

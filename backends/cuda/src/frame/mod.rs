@@ -323,6 +323,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             stored_forms: StoredForms {
                 dictionary_keys: true,
                 narrow_decimals: true,
+                view_keys: false,
             },
             ..FrameCapabilities::default()
         }

@@ -30,8 +30,8 @@ pub(crate) fn leading_filter(program: &FrameProgram) -> Option<Expr> {
 
 /// The pipeline of a scan node: a task per selected partition reads it (through
 /// [`crate::plan::FileSource::read_filtered`] when `filter` follows the scan, through
-/// [`crate::plan::FileSource::read_coded`] when `coded` names group keys to read as
-/// dictionaries) and hands it to `backend`.
+/// [`crate::plan::FileSource::read_coded`] when `coded` names columns to read in the
+/// stored forms `backend` takes) and hands it to `backend`.
 pub(crate) fn scan(
     node: &Node,
     backend: &Arc<dyn DataFrameBackend>,
@@ -53,12 +53,13 @@ pub(crate) fn scan(
     let source = source.clone();
     let projection = projection.clone();
     let backend = backend.clone();
+    let forms = backend.capabilities().stored_forms;
     Pipeline {
         n: ids.len(),
         task: Arc::new(move |i| {
             let batch = match &filter {
                 None if !coded.is_empty() => {
-                    source.read_coded(ids[i], projection.as_deref(), &coded)?
+                    source.read_coded(ids[i], projection.as_deref(), &coded, forms)?
                 }
                 None => source.read(ids[i], projection.as_deref())?,
                 Some(predicate) => {
@@ -83,8 +84,8 @@ pub(crate) fn scan(
     }
 }
 
-/// `state` with each key column that came as a dictionary cast back to its type in
-/// `planned` (a few rows: one per group).
+/// `state` with each key column that came as a dictionary or as string views cast back
+/// to its type in `planned` (a few rows: one per group).
 pub(crate) fn planned_key_types(
     backend: &Arc<dyn DataFrameBackend>,
     state: Partition,
@@ -99,7 +100,11 @@ pub(crate) fn planned_key_types(
     for (f, c) in schema.fields().iter().zip(batch.columns()) {
         // A key that came as a dictionary, and the plan's type for it.
         let want = match (c.data_type(), planned.field_with_name(f.name())) {
-            (DataType::Dictionary(..), Ok(p)) if keys.contains(f.name()) => Some(p.data_type()),
+            (DataType::Dictionary(..) | DataType::Utf8View, Ok(p))
+                if keys.contains(f.name()) && p.data_type() != c.data_type() =>
+            {
+                Some(p.data_type())
+            }
             _ => None,
         };
         match want {

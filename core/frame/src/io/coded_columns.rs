@@ -8,6 +8,12 @@
 //!   whose every data page is dictionary-encoded, as its page encoding statistics record,
 //!   is read so: a writer that fell back to plain pages (mostly distinct strings) would
 //!   make the reader build the dictionary itself.
+//! - **Other strings as views**, for a backend that takes them (`StoredForms::view_keys`):
+//!   a chunk a writer stored as plain pages (its distinct strings outgrew the dictionary
+//!   page: pyarrow's limit is 1 MB) is read as `Utf8View`, a view per row into the
+//!   decoded pages with strings of at most 12 bytes inline, where `Utf8` copies every
+//!   string into one buffer that grows by doubling (a third of a scan's time on 10M short
+//!   strings).
 //! - **Decimals of at most 18 digits as `Decimal64`.** Parquet stores them in `INT64`; the
 //!   frame's type is `Decimal128`, and the reader would widen each value to 128 bits.
 //!
@@ -88,14 +94,16 @@ pub(crate) fn int64_decimal(file_schema: &Schema, md: &ParquetMetaData, root: us
 }
 
 /// `schema` with the fields at `at` in their stored forms, as the reader returns them:
-/// strings as dictionaries of their strings, decimals of at most 18 digits as `Decimal64`.
-pub(crate) fn coded_schema(schema: &Schema, at: &[usize]) -> SchemaRef {
+/// strings as dictionaries of their strings, decimals of at most 18 digits as `Decimal64`;
+/// and the strings at `views` as `Utf8View`.
+pub(crate) fn coded_schema(schema: &Schema, at: &[usize], views: &[usize]) -> SchemaRef {
     let fields: Vec<_> = schema
         .fields()
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let coded = match (dictionary_value_type(f.data_type()), f.data_type()) {
+                (Some(_), _) if views.contains(&i) => Some(DataType::Utf8View),
                 _ if !at.contains(&i) => None,
                 (Some(value), _) => Some(DataType::Dictionary(
                     Box::new(DataType::Int32),

@@ -120,7 +120,7 @@ impl DictionaryTests {
             .map(|(r, _)| *r)
             .chain(self.narrowed.iter().copied())
             .collect();
-        coded_schema(file_schema, &at)
+        coded_schema(file_schema, &at, &[])
     }
 
     /// Applies the tests to `batch`, the read of root columns `roots` (in that order),

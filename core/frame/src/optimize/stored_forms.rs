@@ -103,7 +103,8 @@ impl StoredFormsPass {
 /// ([`crate::plan::FileSource::read_coded`]) when the backend takes `forms`, as indices
 /// into the scan's file schema:
 ///
-/// - string group keys, when the backend groups dictionary keys by their codes, and only
+/// - string group keys, when the backend groups dictionary keys by their codes or takes
+///   string views (`StoredForms::view_keys`), and only
 ///   keys the program passes through unchanged under their own name and no aggregation
 ///   but a count or other expression reads (the backend then sees a dictionary only where
 ///   it groups or counts);
@@ -141,7 +142,7 @@ fn stored_columns(
     let in_scan = |i: &usize| projection.as_ref().is_none_or(|p| p.contains(i));
     let strings = keys
         .iter()
-        .filter(|_| forms.dictionary_keys)
+        .filter(|_| forms.dictionary_keys || forms.view_keys)
         // A count reads only a column's nulls, which a dictionary keeps (the plan counts
         // rows on a non-nullable key column).
         .filter(|k| {

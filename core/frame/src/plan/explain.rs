@@ -79,7 +79,8 @@ impl Node {
                             let f = full.field(i);
                             let form = match f.data_type() {
                                 DataType::Decimal128(..) => "64-bit decimals",
-                                _ => "dictionary codes",
+                                // Views of plain pages for a backend that takes them.
+                                _ => "dictionary codes or views",
                             };
                             format!("{} as {form}", f.name())
                         })

@@ -23,7 +23,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::backend::{
-    program_schema, AggSpec, FrameProgram, FrameStep, JoinSpec, Partition, SortKey,
+    program_schema, AggSpec, FrameProgram, FrameStep, JoinSpec, Partition, SortKey, StoredForms,
 };
 use crate::error::Error;
 use crate::error::Result;
@@ -71,15 +71,15 @@ pub trait FileSource: Send + Sync + fmt::Debug {
         self.read(partition, projection)
     }
     /// Reads one partition as [`FileSource::read`] does, except that the columns at
-    /// `coded` (indices into [`FileSource::schema`]) may come in the form the format stores
-    /// them in: a string column as `Dictionary(Int32, Utf8 | LargeUtf8)` when it is stored
-    /// dictionary-encoded, a `Decimal128(p, s)` of at most 18 digits as `Decimal64(p, s)`
-    /// when it is stored in 64 bits. The engine asks for this for group keys that a
-    /// backend groups by their codes
-    /// ([`tessera_core::frame::StoredForms::dictionary_keys`]) and for decimals
-    /// that it sums in 64 bits
-    /// ([`tessera_core::frame::StoredForms::narrow_decimals`]). The default
-    /// reads everything in the schema's types.
+    /// `coded` (indices into [`FileSource::schema`]) may come in the forms the format
+    /// stores them in, as far as `forms` (the backend's) allows: a string column as
+    /// `Dictionary(Int32, Utf8 | LargeUtf8)` when it is stored dictionary-encoded
+    /// ([`StoredForms::dictionary_keys`]), as `Utf8View` views into the decoded pages
+    /// otherwise ([`StoredForms::view_keys`]); a `Decimal128(p, s)` of at most 18 digits
+    /// as `Decimal64(p, s)` when it is stored in 64 bits
+    /// ([`StoredForms::narrow_decimals`]). The engine asks for this for group keys and for
+    /// decimals that the backend only sums. The default reads everything in the schema's
+    /// types.
     ///
     /// # Errors
     /// As [`FileSource::read`].
@@ -88,8 +88,9 @@ pub trait FileSource: Send + Sync + fmt::Debug {
         partition: usize,
         projection: Option<&[usize]>,
         coded: &[usize],
+        forms: StoredForms,
     ) -> Result<RecordBatch> {
-        let _ = coded;
+        let _ = (coded, forms);
         self.read(partition, projection)
     }
     /// The partitions that may hold rows matching every predicate; `None` when the

@@ -780,6 +780,13 @@ pub struct StoredForms {
     /// over the stored 64-bit values without widening each to 128 bits, and the sums read
     /// half the bytes.
     pub narrow_decimals: bool,
+    /// Group key columns typed `Utf8View` in place of the `Utf8`/`LargeUtf8` columns a
+    /// plan gives them (cast back to the plan's type after the partial aggregation, as
+    /// dictionaries are). A scan that stores those strings as plain pages (a writer's
+    /// fallback when a chunk's distinct strings outgrow its dictionary page) then hands
+    /// over a view per row into the decoded pages — strings of at most 12 bytes inline —
+    /// instead of copying every string into one buffer.
+    pub view_keys: bool,
 }
 
 impl FrameCapabilities {

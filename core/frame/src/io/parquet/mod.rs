@@ -24,6 +24,7 @@ use arrow_schema::SchemaRef;
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::api::dataframe::DataFrame;
+use crate::backend::StoredForms;
 use crate::error::{Error, Result};
 use crate::plan::{ColumnPredicate, FileSource, Node, ScanFilter};
 use tessera_io::file::StoredFile;
@@ -79,7 +80,7 @@ impl FileSource for ParquetSource {
     }
 
     fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, None, &[])
+        self.read_caught(partition, projection, None, &[], StoredForms::default())
     }
 
     fn read_filtered(
@@ -88,7 +89,13 @@ impl FileSource for ParquetSource {
         projection: Option<&[usize]>,
         filter: &ScanFilter<'_>,
     ) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, Some(filter), &[])
+        self.read_caught(
+            partition,
+            projection,
+            Some(filter),
+            &[],
+            StoredForms::default(),
+        )
     }
 
     fn read_coded(
@@ -96,8 +103,9 @@ impl FileSource for ParquetSource {
         partition: usize,
         projection: Option<&[usize]>,
         coded: &[usize],
+        forms: StoredForms,
     ) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, None, coded)
+        self.read_caught(partition, projection, None, coded, forms)
     }
 }
 
@@ -130,6 +138,13 @@ mod tests {
     use parquet::file::reader::ChunkReader;
     use std::fs::File;
 
+    /// Every stored form taken.
+    const ALL_FORMS: StoredForms = StoredForms {
+        dictionary_keys: true,
+        narrow_decimals: true,
+        view_keys: true,
+    };
+
     /// A three-column file of 300 rows in row groups of 100.
     fn three_groups(path: &Path) {
         let ids: Vec<i64> = (0..300).collect();
@@ -159,8 +174,9 @@ mod tests {
     }
 
     /// `read_coded` gives a dictionary for a string column whose chunk is all
-    /// dictionary pages, the schema's type for one written as plain pages and for columns
-    /// not asked for, and the same strings either way.
+    /// dictionary pages; for one written as plain pages, views where the backend takes
+    /// them and the schema's type where it does not; the schema's type for columns not
+    /// asked for; and the same strings every way.
     #[test]
     fn coded_reads_give_dictionaries_only_for_dictionary_encoded_strings() {
         use arrow_array::cast::AsArray;
@@ -188,12 +204,39 @@ mod tests {
         w.close().unwrap();
         let source = ParquetSource::open(path.to_str().unwrap()).unwrap();
         let plain = source.read(0, None).unwrap();
-        let coded = source.read_coded(0, None, &[0, 1]).unwrap();
+        let no_views = StoredForms {
+            view_keys: false,
+            ..ALL_FORMS
+        };
+        let coded = source.read_coded(0, None, &[0, 1], no_views).unwrap();
         assert!(matches!(
             coded.column(0).data_type(),
             DataType::Dictionary(..)
         ));
         assert_eq!(coded.column(1).data_type(), plain.column(1).data_type());
+        // Taking views, the plain-page strings come as views of the same strings, in the
+        // batch's schema too; the dictionary-encoded ones stay dictionaries.
+        let viewed = source.read_coded(0, None, &[0, 1], ALL_FORMS).unwrap();
+        assert_eq!(viewed.column(1).data_type(), &DataType::Utf8View);
+        assert_eq!(viewed.schema().field(1).data_type(), &DataType::Utf8View);
+        assert!(matches!(
+            viewed.column(0).data_type(),
+            DataType::Dictionary(..)
+        ));
+        let back = arrow_cast::cast(viewed.column(1), &DataType::Utf8).unwrap();
+        assert_eq!(&back, plain.column(1));
+        // A backend that takes views and no dictionaries gets views of both.
+        let views_only = StoredForms {
+            view_keys: true,
+            ..StoredForms::default()
+        };
+        let viewed = source
+            .read_coded(0, Some(&[0, 2]), &[0, 2], views_only)
+            .unwrap();
+        assert_eq!(viewed.column(0).data_type(), &DataType::Utf8View);
+        assert_eq!(viewed.column(1).data_type(), &DataType::Utf8View);
+        let back = arrow_cast::cast(viewed.column(0), &DataType::Utf8).unwrap();
+        assert_eq!(&back, plain.column(0));
         assert_eq!(coded.column(2).data_type(), plain.column(2).data_type());
         assert_eq!(
             coded.schema().field(0).data_type(),
@@ -203,7 +246,7 @@ mod tests {
         assert_eq!(&back, plain.column(0));
         assert_eq!(coded.column(1), plain.column(1));
         // With a projection, the coded column is found among the columns read.
-        let coded = source.read_coded(0, Some(&[1, 2]), &[2]).unwrap();
+        let coded = source.read_coded(0, Some(&[1, 2]), &[2], no_views).unwrap();
         assert!(matches!(
             coded.column(1).data_type(),
             DataType::Dictionary(..)
@@ -241,7 +284,7 @@ mod tests {
         w.close().unwrap();
         let source = ParquetSource::open(path.to_str().unwrap()).unwrap();
         let plain = source.read(0, None).unwrap();
-        let coded = source.read_coded(0, None, &[0, 1, 2]).unwrap();
+        let coded = source.read_coded(0, None, &[0, 1, 2], ALL_FORMS).unwrap();
         assert_eq!(coded.column(0).data_type(), &DataType::Decimal64(15, 2));
         assert_eq!(
             coded.schema().field(0).data_type(),
@@ -293,7 +336,9 @@ mod tests {
         let (name_start, _) = rg.column(1).byte_range();
         assert!(bytes.from(name_start).is_none(), "column 1 was not fetched");
         // Decoded through the fetched bytes: row group 1 holds rows 100..200.
-        let batch = source.read_row_group(1, Some(&[2]), None, &[]).unwrap();
+        let batch = source
+            .read_row_group(1, Some(&[2]), None, &[], StoredForms::default())
+            .unwrap();
         let twice = batch
             .column(0)
             .as_any()

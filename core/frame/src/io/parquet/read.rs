@@ -13,7 +13,10 @@ use crate::plan::ScanFilter;
 
 use super::bytes::RowGroupBytes;
 use super::{perr, ParquetSource};
-use crate::io::coded_columns::{coded_schema, dictionary_encoded_strings, int64_decimal};
+use crate::backend::StoredForms;
+use crate::io::coded_columns::{
+    coded_schema, dictionary_encoded_strings, dictionary_value_type, int64_decimal,
+};
 use crate::io::dictionary_filter::DictionaryTests;
 
 impl ParquetSource {
@@ -30,12 +33,13 @@ impl ParquetSource {
         projection: Option<&[usize]>,
         filter: Option<&ScanFilter<'_>>,
         coded: &[usize],
+        forms: StoredForms,
     ) -> Result<RecordBatch> {
         // The parquet crate panics on some corrupt pages (an index out of bounds): the
         // panic stops at this boundary as an error naming the file and row group.
         let (f, g) = self.groups[partition];
         tessera_core::error::catch_panic(
-            || self.read_row_group(partition, projection, filter, coded),
+            || self.read_row_group(partition, projection, filter, coded, forms),
             |m| {
                 perr(
                     &self.files[f].0,
@@ -50,14 +54,16 @@ impl ParquetSource {
     /// Reads one row group (partition), projected; with the filter over the scan, the
     /// conjuncts it can test on dictionary-encoded string columns drop rows early
     /// ([`DictionaryTests`]). Without such tests, the columns at `coded` (schema indices)
-    /// come in their stored forms where this row group has them ([`FileSource::read_coded`](crate::plan::FileSource::read_coded)):
-    /// dictionary-encoded strings as dictionaries, `INT64` decimals as `Decimal64`.
+    /// come in the stored forms `forms` allows where this row group has them
+    /// ([`FileSource::read_coded`](crate::plan::FileSource::read_coded)): dictionary-encoded
+    /// strings as dictionaries, other strings as views, `INT64` decimals as `Decimal64`.
     pub(super) fn read_row_group(
         &self,
         partition: usize,
         projection: Option<&[usize]>,
         filter: Option<&ScanFilter<'_>>,
         coded: &[usize],
+        forms: StoredForms,
     ) -> Result<RecordBatch> {
         let (f, g) = self.groups[partition];
         let (path, md) = &self.files[f];
@@ -80,28 +86,41 @@ impl ParquetSource {
         let tests = filter
             .map(|f| DictionaryTests::plan(f.predicate, meta.schema(), md, g, &from_file))
             .filter(|t| !t.is_empty());
-        // Columns asked for in their stored forms, where this row group stores them so.
-        let coded: Vec<usize> = match &tests {
+        // Columns asked for in their stored forms, where this row group stores them so:
+        // dictionaries and 64-bit decimals (`coded`), and the other strings as views.
+        let asked: Vec<usize> = match &tests {
             Some(_) => Vec::new(),
             None => coded
                 .iter()
                 .copied()
                 .filter(|c| from_file.binary_search(c).is_ok())
-                .filter(|&c| {
-                    dictionary_encoded_strings(meta.schema(), md, g, c)
-                        || int64_decimal(meta.schema(), md, c)
-                })
                 .collect(),
         };
+        let mut viewed = Vec::new();
+        let coded: Vec<usize> = asked
+            .into_iter()
+            .filter(|&c| {
+                let strings = dictionary_value_type(meta.schema().field(c).data_type()).is_some();
+                let stored = if strings {
+                    forms.dictionary_keys && dictionary_encoded_strings(meta.schema(), md, g, c)
+                } else {
+                    forms.narrow_decimals && int64_decimal(meta.schema(), md, c)
+                };
+                if strings && !stored && forms.view_keys {
+                    viewed.push(c);
+                }
+                stored
+            })
+            .collect();
         let meta = match &tests {
             Some(t) => ArrowReaderMetadata::try_new(
                 md.clone(),
                 ArrowReaderOptions::new().with_schema(t.read_schema(meta.schema())),
             )
             .map_err(|e| perr(path, e))?,
-            None if !coded.is_empty() => ArrowReaderMetadata::try_new(
+            None if !coded.is_empty() || !viewed.is_empty() => ArrowReaderMetadata::try_new(
                 md.clone(),
-                ArrowReaderOptions::new().with_schema(coded_schema(meta.schema(), &coded)),
+                ArrowReaderOptions::new().with_schema(coded_schema(meta.schema(), &coded, &viewed)),
             )
             .map_err(|e| perr(path, e))?,
             None => meta,
@@ -115,13 +134,19 @@ impl ParquetSource {
             let mask = ProjectionMask::roots(b.parquet_schema(), from_file.iter().copied());
             b = b.with_projection(mask);
         }
-        let schema = coded_schema(&self.schema.project(&from_file).map_err(at)?, &{
-            // The coded columns' places among the columns read.
-            coded
-                .iter()
-                .filter_map(|c| from_file.binary_search(c).ok())
-                .collect::<Vec<_>>()
-        });
+        // The coded and viewed columns' places among the columns read.
+        let among = |cols: &[usize], read: &[usize]| -> Vec<usize> {
+            read.iter()
+                .enumerate()
+                .filter(|(_, r)| cols.contains(r))
+                .map(|(k, _)| k)
+                .collect()
+        };
+        let schema = coded_schema(
+            &self.schema.project(&from_file).map_err(at)?,
+            &among(&coded, &from_file),
+            &among(&viewed, &from_file),
+        );
         let group_rows = usize::try_from(self.files[f].1.row_group(g).num_rows()).unwrap_or(0);
         let reader = b.build().map_err(|e| perr(path, e))?;
         let batches = reader
@@ -171,14 +196,11 @@ impl ParquetSource {
         }
         // Hive partition columns are as long as what the filter kept.
         let rows = stored.num_rows();
-        let out = coded_schema(&self.schema.project(&wanted).map_err(at)?, &{
-            wanted
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| coded.contains(w))
-                .map(|(k, _)| k)
-                .collect::<Vec<_>>()
-        });
+        let out = coded_schema(
+            &self.schema.project(&wanted).map_err(at)?,
+            &among(&coded, &wanted),
+            &among(&viewed, &wanted),
+        );
         let cols = wanted
             .iter()
             .map(|&i| match from_file.binary_search(&i) {
