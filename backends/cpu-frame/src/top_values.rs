@@ -48,12 +48,13 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
         }
     };
     let skip = missing(a);
-    // Primitive values compare as they are (floats by `total_cmp`, as arrow's comparator
-    // does); any other type through arrow's comparator, one dynamic call per comparison.
+    // Primitive values are kept beside their rows and compare as they are (floats by
+    // `total_cmp`, as arrow's comparator does); any other type by its row, through
+    // arrow's comparator, one dynamic call per comparison.
     macro_rules! typed {
         ($t:ty, $cmp:expr) => {{
             let v = a.as_primitive::<$t>().values();
-            best_rows(g, &skip, k, want, |x, y| $cmp(&v[x], &v[y]))
+            best_rows(g, &skip, k, want, |i| v[i], $cmp)
         }};
     }
     let (lengths, rows) = match a.data_type() {
@@ -67,7 +68,7 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
             let cmp =
                 arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
                     .map_err(|e| Error::arrow(func.name(), e))?;
-            best_rows(g, &skip, k, want, cmp)
+            best_rows(g, &skip, k, want, |i| i, |&x: &usize, &y: &usize| cmp(x, y))
         }
     };
     let values = arrow_select::take::take(a, &UInt32Array::from(rows), None)
@@ -81,22 +82,26 @@ pub(crate) fn select(a: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef
 
 /// The rows of each group's best `k` (`want`: `Greater` for the largest), best first and
 /// ties in row order: each group's kept rows and their count, and the rows flattened in
-/// group order. The kept rows live in one buffer of `k` slots per group when that is at
-/// most four slots per row (no allocation per group: 100k groups of a partition took a
-/// `Vec` each), else in a `Vec` per group.
-fn best_rows(
+/// group order. Rows compare by `key(row)` under `cmp`; each kept row's key is kept
+/// beside it, so a row is compared with its group's best without reading the column at
+/// the kept rows (a read anywhere in the partition: most of `top2`'s time). The kept rows
+/// live in one buffer of `k` slots per group when that is at most four slots per row (no
+/// allocation per group: 100k groups of a partition took a `Vec` each), else in a `Vec`
+/// per group.
+fn best_rows<K: Copy + Default>(
     g: &Groups,
     skip: &[bool],
     k: usize,
     want: Ordering,
-    cmp: impl Fn(usize, usize) -> Ordering,
+    key: impl Fn(usize) -> K,
+    cmp: impl Fn(&K, &K) -> Ordering,
 ) -> (Vec<usize>, Vec<u32>) {
     let groups = g.len();
-    // The place after every kept row at least as good (not worse): an equal value stays
+    // The place after every kept key at least as good (not worse): an equal value stays
     // behind the earlier rows.
-    let place = |kept: &[u32], i: usize| {
+    let place = |kept: &[K], x: &K| {
         kept.iter()
-            .rposition(|&j| cmp(j as usize, i) != want.reverse())
+            .rposition(|y| cmp(y, x) != want.reverse())
             .map_or(0, |p| p + 1)
     };
     let rows_of = g
@@ -110,35 +115,47 @@ fn best_rows(
     {
         Some(slots) => {
             let mut kept = vec![0u32; slots];
-            let mut lengths = vec![0usize; groups];
+            let mut keys = vec![K::default(); slots];
+            // A group keeps at most `k` rows, and `k` came as a `u32`.
+            let mut lengths = vec![0u32; groups];
             for (i, &id) in rows_of {
-                let (base, len) = (id as usize * k, lengths[id as usize]);
-                let at = place(&kept[base..base + len], i);
+                let (base, len) = (id as usize * k, lengths[id as usize] as usize);
+                let x = key(i);
+                let at = place(&keys[base..base + len], &x);
                 if at < k {
                     let len = (len + 1).min(k);
                     kept.copy_within(base + at..base + len - 1, base + at + 1);
+                    keys.copy_within(base + at..base + len - 1, base + at + 1);
                     kept[base + at] = i as u32;
-                    lengths[id as usize] = len;
+                    keys[base + at] = x;
+                    lengths[id as usize] = len as u32;
                 }
             }
-            let mut rows = Vec::with_capacity(lengths.iter().sum());
+            let mut rows = Vec::with_capacity(lengths.iter().map(|&l| l as usize).sum());
             for (group, &len) in lengths.iter().enumerate() {
-                rows.extend_from_slice(&kept[group * k..group * k + len]);
+                rows.extend_from_slice(&kept[group * k..group * k + len as usize]);
             }
-            (lengths, rows)
+            (lengths.into_iter().map(|l| l as usize).collect(), rows)
         }
         None => {
-            let mut best: Vec<Vec<u32>> = vec![Vec::new(); groups];
+            let mut best: Vec<Vec<(K, u32)>> = vec![Vec::new(); groups];
             for (i, &id) in rows_of {
                 let kept = &mut best[id as usize];
-                let at = place(kept, i);
+                let x = key(i);
+                let at = kept
+                    .iter()
+                    .rposition(|(y, _)| cmp(y, &x) != want.reverse())
+                    .map_or(0, |p| p + 1);
                 if at < k {
-                    kept.insert(at, i as u32);
+                    kept.insert(at, (x, i as u32));
                     kept.truncate(k);
                 }
             }
             let lengths = best.iter().map(Vec::len).collect();
-            (lengths, best.into_iter().flatten().collect())
+            (
+                lengths,
+                best.into_iter().flatten().map(|(_, row)| row).collect(),
+            )
         }
     }
 }
@@ -243,10 +260,14 @@ mod tests {
         let ids: Vec<u32> = (0..300).map(|i| (i % 3) as u32).collect();
         let g = groups(&ids);
         let skip = vec![false; 300];
-        let cmp = |x: usize, y: usize| values[x].cmp(&values[y]);
-        let flat = best_rows(&g, &skip, 100, Ordering::Greater, cmp);
-        let lists = best_rows(&g, &skip, 5000, Ordering::Greater, cmp);
+        // Keyed by the values kept beside the rows, and by the rows themselves.
+        let value = |i: usize| values[i];
+        let by_row = |x: &usize, y: &usize| values[*x].cmp(&values[*y]);
+        let flat = best_rows(&g, &skip, 100, Ordering::Greater, value, i64::cmp);
+        let lists = best_rows(&g, &skip, 5000, Ordering::Greater, value, i64::cmp);
+        let rows = best_rows(&g, &skip, 100, Ordering::Greater, |i| i, by_row);
         assert_eq!(flat, lists);
+        assert_eq!(flat, rows);
         assert_eq!(flat.0, [100, 100, 100]);
         let first = &flat.1[..100];
         assert!(first.windows(2).all(|w| {
@@ -258,7 +279,14 @@ mod tests {
         let typed = select(&a, &g, AggFunc::Largest(5)).unwrap();
         let cmp = arrow_ord::ord::make_comparator(a.as_ref(), a.as_ref(), SortOptions::default())
             .unwrap();
-        let dynamic = best_rows(&g, &[false; 5], 5, Ordering::Greater, cmp);
+        let dynamic = best_rows(
+            &g,
+            &[false; 5],
+            5,
+            Ordering::Greater,
+            |i| i,
+            |x, y| cmp(*x, *y),
+        );
         assert_eq!(dynamic.1, [2, 4, 0, 1, 3]);
         let got = typed.as_list::<i32>().value(0);
         let got: Vec<u64> = got
