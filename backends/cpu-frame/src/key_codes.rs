@@ -1,12 +1,14 @@
 //! Grouping by several keys, or by strings, without encoding rows.
 //!
 //! Each key column is first turned into small integer codes on its own: an integer column
-//! whose range is small is its offset from the minimum (no hashing at all), any other
-//! integer column and any string column is numbered by a hash map over its values, and a
-//! string view column whose strings all fit in the view (12 bytes or fewer: flags, status
-//! codes, ship modes) is numbered by the 16-byte view itself, never touching string bytes.
-//! Fixed-width values are looked up in a small direct-mapped cache before the hash map, so
-//! a column of a few distinct values costs one well-predicted comparison per row. A
+//! whose range is small is its offset from the minimum (no hashing at all); any other
+//! integer column, and any string column whose strings fit in 15 bytes (packed into a
+//! `u128`), is numbered by a [`CodeTable`] that fetches the slots of the keys ahead of
+//! the one it looks up; longer strings by a hash map over their bytes; and a string view
+//! column whose strings all fit in the view (12 bytes or fewer: flags, status codes, ship
+//! modes) by the 16-byte view itself, never touching string bytes. Fixed-width values are
+//! looked up in a small direct-mapped cache before the table, so a column of a few
+//! distinct values costs one well-predicted comparison per row. A
 //! dictionary of strings (a Parquet scan's keys, see
 //! `StoredForms::dictionary_keys`) is numbered through its keys: its values
 //! once, then each row by its key. A row's codes then combine into one integer (mixed
