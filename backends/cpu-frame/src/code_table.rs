@@ -217,6 +217,10 @@ fn free<K: CodeKey>() -> Slot<K> {
     }
 }
 
+/// Rows whose distinct keys predict a column's (see [`distinct_estimate`]); the table
+/// holding them stays in the second-level cache while it grows.
+pub(crate) const ESTIMATE_ROWS: usize = 1 << 14;
+
 /// The distinct keys `rows` rows are expected to hold when their first `sample` rows
 /// held `seen`, the keys drawn uniformly from a fixed set: that set's size `n` solves
 /// `n (1 - e^(-sample/n)) = seen`, and `rows` draws from it find `n (1 - e^(-rows/n))`.

@@ -33,7 +33,7 @@ use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
 
-use super::code_table::{distinct_estimate, CodeKey, CodeTable, BLOCK};
+use super::code_table::{distinct_estimate, CodeKey, CodeTable, BLOCK, ESTIMATE_ROWS};
 use super::keys::{dense_limit, groups_of, valid_range, Groups};
 use super::string_keys::{packed, StrValues, PACKED};
 
@@ -135,10 +135,6 @@ impl Slot for i128 {
 
 /// Rows [`number_cached`] looks at before it judges its cache.
 const CACHE_TRIAL: usize = 4096;
-
-/// Rows whose distinct keys predict a column's (see [`distinct_estimate`]); the table
-/// holding them stays in the second-level cache while it grows.
-const ESTIMATE_ROWS: usize = 1 << 14;
 
 /// [`number`] for fixed-width keys: codes in order of first appearance, found through a
 /// direct-mapped cache of the last key seen in each of 256 slots before a [`CodeTable`].
