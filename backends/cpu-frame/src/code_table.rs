@@ -229,6 +229,8 @@ pub(crate) const ESTIMATE_ROWS: usize = 1 << 14;
 /// without repeats says no more than "at least as many as rows": the answer is then
 /// `rows`. Skewed keys make this an underestimate, which costs only growing later.
 pub(crate) fn distinct_estimate(seen: usize, sample: usize, rows: usize) -> usize {
+    // Never below what was seen, whatever the caller counts as rows.
+    let rows = rows.max(seen);
     if seen >= sample {
         return rows;
     }
@@ -386,5 +388,8 @@ mod tests {
         assert_eq!(distinct_estimate(16_384, 16_384, 625_000), 625_000);
         assert_eq!(distinct_estimate(20, 65_536, 625_000), 20);
         assert_eq!(distinct_estimate(0, 0, 10), 10);
+        // Fewer rows than were seen (a caller's miscount): what was seen, no panic.
+        assert_eq!(distinct_estimate(10, 20, 5), 10);
+        assert_eq!(distinct_estimate(20, 20, 5), 20);
     }
 }
