@@ -98,7 +98,7 @@ pub(crate) fn planned_key_types(
     let mut fields = Vec::with_capacity(schema.fields().len());
     let mut columns = Vec::with_capacity(schema.fields().len());
     for (f, c) in schema.fields().iter().zip(batch.columns()) {
-        // A key that came as a dictionary, and the plan's type for it.
+        // A key that came as a dictionary or as views, and the plan's type for it.
         let want = match (c.data_type(), planned.field_with_name(f.name())) {
             (DataType::Dictionary(..) | DataType::Utf8View, Ok(p))
                 if keys.contains(f.name()) && p.data_type() != c.data_type() =>

@@ -96,22 +96,20 @@ impl ParquetSource {
                 .filter(|c| from_file.binary_search(c).is_ok())
                 .collect(),
         };
-        let mut viewed = Vec::new();
-        let coded: Vec<usize> = asked
-            .into_iter()
-            .filter(|&c| {
-                let strings = dictionary_value_type(meta.schema().field(c).data_type()).is_some();
-                let stored = if strings {
-                    forms.dictionary_keys && dictionary_encoded_strings(meta.schema(), md, g, c)
-                } else {
-                    forms.narrow_decimals && int64_decimal(meta.schema(), md, c)
-                };
-                if strings && !stored && forms.view_keys {
-                    viewed.push(c);
-                }
-                stored
-            })
-            .collect();
+        let (mut coded, mut viewed) = (Vec::new(), Vec::new());
+        for c in asked {
+            let strings = dictionary_value_type(meta.schema().field(c).data_type()).is_some();
+            let stored = if strings {
+                forms.dictionary_keys && dictionary_encoded_strings(meta.schema(), md, g, c)
+            } else {
+                forms.narrow_decimals && int64_decimal(meta.schema(), md, c)
+            };
+            if stored {
+                coded.push(c);
+            } else if strings && forms.view_keys {
+                viewed.push(c);
+            }
+        }
         let meta = match &tests {
             Some(t) => ArrowReaderMetadata::try_new(
                 md.clone(),
