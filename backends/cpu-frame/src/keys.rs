@@ -10,8 +10,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::code_table::{distinct_estimate, CodeTable, BLOCK, ESTIMATE_ROWS};
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef};
@@ -162,7 +160,7 @@ pub(crate) fn groups_of(
     valid: impl Fn(usize) -> bool,
 ) -> Groups {
     let Some(n) = dense else {
-        return table_groups(rows, code, valid);
+        return hashed_groups(rows, code, valid);
     };
     let mut ids = vec![NO_GROUP; rows];
     let mut first_rows = Vec::new();
@@ -181,48 +179,9 @@ pub(crate) fn groups_of(
     Groups { ids, first_rows }
 }
 
-/// Up to this many rows, [`hashed_groups`] and [`table_groups`] make room for a group per
-/// row at once: such a table stays near the caches however few groups it holds.
+/// Up to this many rows, [`hashed_groups`] makes room for a group per row at once: such
+/// a table stays in the caches however few groups it holds.
 const GROUPS_SIZED: usize = 1 << 17;
-
-/// [`hashed_groups`] for a `u64` code per row, through a [`CodeTable`], which fetches the
-/// slots of the codes ahead of the one it looks up (a groupby of as many groups as rows
-/// looks up a table far past the caches on every row). A larger partition's table makes
-/// room for the groups its first rows predict ([`distinct_estimate`]) once they are
-/// numbered.
-fn table_groups(rows: usize, code: impl Fn(usize) -> u64, valid: impl Fn(usize) -> bool) -> Groups {
-    let mut ids = vec![NO_GROUP; rows];
-    let mut first_rows = Vec::new();
-    let sized = rows <= GROUPS_SIZED;
-    let mut table = CodeTable::<u64>::with_capacity(if sized { rows } else { 0 });
-    let trial = (rows / 4).min(ESTIMATE_ROWS);
-    let mut estimated = sized;
-    let (mut keys, mut at) = ([0u64; BLOCK], [0u32; BLOCK]);
-    let mut codes = Vec::with_capacity(BLOCK);
-    let (mut i, mut numbered) = (0, 0);
-    while i < rows {
-        let mut m = 0;
-        while m < BLOCK && i < rows {
-            if valid(i) {
-                keys[m] = code(i);
-                at[m] = i as u32;
-                m += 1;
-            }
-            i += 1;
-        }
-        codes.clear();
-        table.number(&keys[..m], &mut codes, |j| first_rows.push(at[j]));
-        for (&row, &c) in at.iter().zip(&codes) {
-            ids[row as usize] = c;
-        }
-        numbered += m;
-        if !estimated && numbered >= trial {
-            estimated = true;
-            table.reserve(distinct_estimate(table.len(), numbered, rows));
-        }
-    }
-    Groups { ids, first_rows }
-}
 
 /// Rows grouped by a hashable key per row (`key(i)`), ids in order of first appearance;
 /// rows where `valid` is false get [`NO_GROUP`].
@@ -398,8 +357,7 @@ mod tests {
     }
 
     /// Small and large partitions, few groups and a group per row (where the table makes
-    /// room for every row after its trial), with null rows: the same groups either way,
-    /// through the hash map and through the code table.
+    /// room for every row after its trial), with null rows: the same groups either way.
     #[test]
     fn hashed_groups_number_in_order_of_first_appearance_at_every_size() {
         let mix = |i: u64| (i ^ (i >> 7)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 13;
@@ -407,17 +365,13 @@ mod tests {
             for groups in [7u64, 5000, u64::MAX] {
                 let keys: Vec<u64> = (0..rows as u64).map(|i| mix(i) % groups).collect();
                 let valid = |i: usize| i % 97 != 5;
+                let got = hashed_groups(rows, |i| keys[i], valid);
                 let want = scanned(&keys, valid);
-                for got in [
-                    hashed_groups(rows, |i| keys[i], valid),
-                    table_groups(rows, |i| keys[i], valid),
-                ] {
-                    assert_eq!(got.ids, want.ids, "{rows} rows, {groups} groups");
-                    assert_eq!(
-                        got.first_rows, want.first_rows,
-                        "{rows} rows, {groups} groups"
-                    );
-                }
+                assert_eq!(got.ids, want.ids, "{rows} rows, {groups} groups");
+                assert_eq!(
+                    got.first_rows, want.first_rows,
+                    "{rows} rows, {groups} groups"
+                );
                 let n = want.first_rows.len();
                 assert!(n <= groups as usize && (groups > rows as u64 || n == groups as usize));
             }
