@@ -9,9 +9,9 @@
 //! hashes a block of keys, asks the CPU to fetch their slots, and only then compares: the
 //! fetches overlap instead of following one another.
 //!
-//! A table grown by doubling from empty rehashes each of its keys about twice; a caller
-//! that can estimate the distinct keys to come makes room for them once
-//! ([`CodeTable::reserve`], with [`distinct_estimate`]).
+//! A table grown by doubling from empty rehashes each of its keys about twice; a table
+//! told how many rows it will number ([`CodeTable::for_rows`]) makes room once for the
+//! distinct keys its first rows predict ([`distinct_estimate`]).
 //!
 //! The hash is a folded multiply (as `ahash`'s fallback) seeded per table from the
 //! operating system's randomness, so keys cannot be chosen to collide.
@@ -102,6 +102,13 @@ pub(crate) struct CodeTable<K: CodeKey> {
     /// The keys held, which is the next code.
     len: usize,
     seed: [u64; 2],
+    /// The rows the caller will number in all ([`CodeTable::for_rows`]).
+    rows: usize,
+    /// The rows numbered so far.
+    numbered: usize,
+    /// After how many numbered rows to make room for the distinct keys they predict;
+    /// `None` once done, or for a table sized by its caller.
+    estimate_at: Option<usize>,
 }
 
 /// The number of slots for `keys` keys: a power of two at least 1.5 times as many.
@@ -123,6 +130,21 @@ impl<K: CodeKey> CodeTable<K> {
             mask: n - 1,
             len: 0,
             seed,
+            rows: 0,
+            numbered: 0,
+            estimate_at: None,
+        }
+    }
+
+    /// An empty table that will number `rows` rows: once a quarter of them (at most
+    /// [`ESTIMATE_ROWS`]) are numbered, it makes room for the distinct keys they predict
+    /// ([`distinct_estimate`]) instead of doubling its way there (the rehashes were an
+    /// eighth of a groupby on 100k distinct strings).
+    pub(crate) fn for_rows(rows: usize) -> CodeTable<K> {
+        CodeTable {
+            rows,
+            estimate_at: Some((rows / 4).clamp(1, ESTIMATE_ROWS)),
+            ..CodeTable::with_capacity(0)
         }
     }
 
@@ -132,7 +154,7 @@ impl<K: CodeKey> CodeTable<K> {
     }
 
     /// Makes room for `keys` keys in all without growing again.
-    pub(crate) fn reserve(&mut self, keys: usize) {
+    fn reserve(&mut self, keys: usize) {
         let n = slots_for(keys);
         if n > self.slots.len() {
             self.rehash(n);
@@ -195,6 +217,11 @@ impl<K: CodeKey> CodeTable<K> {
                 let code = self.code_hashed(key, h, &mut || new(b * BLOCK + j));
                 codes.push(code);
             }
+            self.numbered += block.len();
+            if self.estimate_at.is_some_and(|at| self.numbered >= at) {
+                self.estimate_at = None;
+                self.reserve(distinct_estimate(self.len, self.numbered, self.rows));
+            }
         }
     }
 
@@ -219,7 +246,7 @@ fn free<K: CodeKey>() -> Slot<K> {
 
 /// Rows whose distinct keys predict a column's (see [`distinct_estimate`]); the table
 /// holding them stays in the second-level cache while it grows.
-pub(crate) const ESTIMATE_ROWS: usize = 1 << 14;
+const ESTIMATE_ROWS: usize = 1 << 14;
 
 /// The distinct keys `rows` rows are expected to hold when their first `sample` rows
 /// held `seen`, the keys drawn uniformly from a fixed set: that set's size `n` solves
@@ -228,7 +255,7 @@ pub(crate) const ESTIMATE_ROWS: usize = 1 << 14;
 /// of 100k keys (about 1,300 repeats) from one of 625k (about 200) well. A sample
 /// without repeats says no more than "at least as many as rows": the answer is then
 /// `rows`. Skewed keys make this an underestimate, which costs only growing later.
-pub(crate) fn distinct_estimate(seen: usize, sample: usize, rows: usize) -> usize {
+fn distinct_estimate(seen: usize, sample: usize, rows: usize) -> usize {
     // Never below what was seen, whatever the caller counts as rows.
     let rows = rows.max(seen);
     if seen >= sample {
@@ -343,6 +370,23 @@ mod tests {
         t.reserve(100_000);
         let (again, firsts) = numbered(&mut t, &keys);
         assert_eq!((again, firsts.len()), (codes, 0));
+    }
+
+    /// A table told its rows makes room, after its trial, for the keys they will hold:
+    /// 625k rows from 100k keys never grow again, and give a `std` map's codes.
+    #[test]
+    fn a_table_told_its_rows_sizes_itself_once_from_its_first_rows() {
+        let keys: Vec<u64> = (0..625_000u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 100_000)
+            .collect();
+        let mut t = CodeTable::<u64>::for_rows(keys.len());
+        let mut codes = Vec::new();
+        t.number(&keys[..ESTIMATE_ROWS], &mut codes, |_| {});
+        let sized = t.slots.len();
+        assert!(sized >= slots_for(90_000), "{sized} slots after the trial");
+        t.number(&keys[ESTIMATE_ROWS..], &mut codes, |_| {});
+        assert_eq!(t.slots.len(), sized, "grew after the trial");
+        assert_eq!(codes, reference(&keys).0);
     }
 
     #[test]

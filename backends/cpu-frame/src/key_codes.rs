@@ -33,7 +33,7 @@ use arrow_array::{Array, ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_schema::DataType;
 use tessera_core::Result;
 
-use super::code_table::{distinct_estimate, CodeKey, CodeTable, BLOCK, ESTIMATE_ROWS};
+use super::code_table::{CodeKey, CodeTable, BLOCK};
 use super::keys::{dense_limit, groups_of, valid_range, Groups};
 use super::string_keys::{packed, StrValues, PACKED};
 
@@ -93,44 +93,13 @@ fn number<K: std::hash::Hash + Eq + Copy>(keys: impl Iterator<Item = K>, rows: u
     }
 }
 
-/// A fixed-width key [`number_cached`] can place in its direct-mapped cache.
-trait Slot: Copy + Eq {
-    /// The key's slot in a cache of `1 << CACHE_BITS` entries: a multiplicative hash.
-    fn slot(self) -> usize;
-}
-
 /// Slots in [`number_cached`]'s cache, as a power of two.
 const CACHE_BITS: u32 = 8;
 
-/// The top `CACHE_BITS` bits of `x` times the golden ratio (Fibonacci hashing).
-fn fib_slot(x: u64) -> usize {
-    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_BITS)) as usize
-}
-
-impl Slot for u64 {
-    fn slot(self) -> usize {
-        fib_slot(self)
-    }
-}
-impl Slot for u32 {
-    fn slot(self) -> usize {
-        fib_slot(u64::from(self))
-    }
-}
-impl Slot for i64 {
-    fn slot(self) -> usize {
-        fib_slot(self as u64)
-    }
-}
-impl Slot for u128 {
-    fn slot(self) -> usize {
-        fib_slot((self as u64) ^ ((self >> 64) as u64).rotate_left(29))
-    }
-}
-impl Slot for i128 {
-    fn slot(self) -> usize {
-        (self as u128).slot()
-    }
+/// `k`'s slot in [`number_cached`]'s cache: the top bits of its hash under a fixed seed
+/// (two keys sharing a slot only cost a look-up in the table).
+fn cache_slot<K: CodeKey>(k: K) -> usize {
+    (k.mix([0x2545_f491_4f6c_dd1d, 0x9e37_79b9_7f4a_7c15]) >> (64 - CACHE_BITS)) as usize
 }
 
 /// Rows [`number_cached`] looks at before it judges its cache.
@@ -142,20 +111,19 @@ const CACHE_TRIAL: usize = 4096;
 /// string views) then costs one well-predicted comparison per row; a scan of the values
 /// seen so far mispredicts its exit on most rows when they come in no order. When the
 /// cache misses on more than half of the first [`CACHE_TRIAL`] rows (many distinct keys),
-/// the rest go straight to the table a block at a time, which fetches their slots ahead;
-/// once a quarter of the rows (at most [`ESTIMATE_ROWS`]) are numbered, the table makes
-/// room for the distinct keys they predict ([`distinct_estimate`]) instead of doubling
-/// its way there (the rehashes were an eighth of a groupby on 100k distinct strings).
-fn number_cached<K: Slot + CodeKey>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
+/// the rest go straight to the table a block at a time, which fetches their slots ahead
+/// and makes room once for the distinct keys its first rows predict
+/// ([`CodeTable::for_rows`]).
+fn number_cached<K: CodeKey>(keys: impl Iterator<Item = K>, rows: usize) -> Codes {
     let mut codes = Vec::with_capacity(rows);
     let mut first_rows = Vec::new();
-    let mut table = CodeTable::with_capacity(0);
+    let mut table = CodeTable::for_rows(rows);
     let mut cache: Vec<Option<(K, u32)>> = vec![None; 1 << CACHE_BITS];
     let mut misses = 0usize;
     let mut keys = keys.enumerate();
     let mut cached = true;
     for (i, k) in keys.by_ref() {
-        let slot = &mut cache[k.slot()];
+        let slot = &mut cache[cache_slot(k)];
         match *slot {
             Some((seen, code)) if seen == k => codes.push(code),
             _ => {
@@ -170,8 +138,6 @@ fn number_cached<K: Slot + CodeKey>(keys: impl Iterator<Item = K>, rows: usize) 
         }
     }
     if !cached {
-        let trial = (rows / 4).min(ESTIMATE_ROWS);
-        let mut estimated = false;
         let mut block = [K::ZERO; BLOCK];
         loop {
             let start = codes.len();
@@ -186,10 +152,6 @@ fn number_cached<K: Slot + CodeKey>(keys: impl Iterator<Item = K>, rows: usize) 
             table.number(&block[..m], &mut codes, |j| {
                 first_rows.push((start + j) as u32)
             });
-            if !estimated && codes.len() >= trial {
-                estimated = true;
-                table.reserve(distinct_estimate(table.len(), codes.len(), rows));
-            }
         }
     }
     Codes {
@@ -557,7 +519,9 @@ mod tests {
         // Keys 256 * j share slot patterns less than distinct ones; the hash is
         // multiplicative, so find two keys with the same slot to be sure.
         let a = 1u64;
-        let b = (2..u64::MAX).find(|&k| k.slot() == a.slot()).unwrap();
+        let b = (2..u64::MAX)
+            .find(|&k| cache_slot(k) == cache_slot(a))
+            .unwrap();
         let cases: Vec<Vec<u64>> = vec![
             (0..5000u64)
                 .map(|i| [a, b, 7][(i * 7919 % 3) as usize])
