@@ -809,6 +809,44 @@ fn a_dataset_write_leaves_no_stale_parts_of_an_earlier_write() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A commit into a directory shared with other files that fails midway (the third new
+/// part cannot be renamed in: a folder holds its name) leaves the old parts as they were,
+/// and no new part beside them.
+#[cfg(unix)]
+#[test]
+fn a_failed_commit_into_a_shared_directory_keeps_the_old_parts() {
+    let d = dir("failed-merge");
+    let out = d.join("shared");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), b"not part of the dataset").unwrap();
+    let pattern = out.join("part-*.csv").to_string_lossy().into_owned();
+    rows_frame(2000, 2, 1).to_csv(&pattern).unwrap();
+    let old: Vec<Vec<u8>> = (0..2)
+        .map(|i| std::fs::read(out.join(format!("part-{i}.csv"))).unwrap())
+        .collect();
+    std::fs::create_dir_all(out.join("part-2.csv").join("inside")).unwrap();
+    let err = rows_frame(3000, 3, 2).to_csv(&pattern).unwrap_err();
+    assert!(matches!(err, tessera::Error::Io { .. }), "{err}");
+    for (i, body) in old.iter().enumerate() {
+        assert_eq!(
+            &std::fs::read(out.join(format!("part-{i}.csv"))).unwrap(),
+            body,
+            "part {i} of the old dataset was replaced by a commit that failed"
+        );
+    }
+    let entries: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        entries.len(),
+        4,
+        "only the old parts, the notes and the folder: {entries:?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Run by `a_writer_killed_mid_write_leaves_a_whole_dataset`: rewrites a dataset until it
 /// is killed.
 #[test]

@@ -9,12 +9,15 @@
 //!   one removed. A reader sees the whole old set or the whole new set; a writer killed
 //!   at the one instant between the two renames leaves no directory under the target name
 //!   (a reader gets "no such file", never a mix), with both sets intact in hidden
-//!   siblings. Stale parts of an earlier, larger write cannot survive: the old directory
+//!   siblings, and the next write into the parent directory puts the old set back. Stale parts of an earlier, larger write cannot survive: the old directory
 //!   goes as a whole.
-//! * **A directory shared with other files**: the new parts are renamed into place one by
-//!   one and parts of an earlier write that the new one does not replace are removed, so
-//!   stale parts are never read as part of the new set; a writer killed during these
-//!   renames can leave a mix. Give a dataset a directory of its own for an atomic commit.
+//! * **A directory shared with other files**: the parts of an earlier write are moved into
+//!   a hidden set-aside folder inside the directory, the new parts renamed into place one
+//!   by one, and only then the old ones removed, so stale parts are never read as part of
+//!   the new set. A failed rename takes the new parts out and puts the old ones back; a
+//!   writer killed midway leaves the folder, and the next write into the directory puts
+//!   the old set back ([`tessera_io::leftovers`]). Readers during the renames can see a
+//!   partial set: give a dataset a directory of its own for an atomic commit.
 //!
 //! * **A directory that is a mount point** (a volume mounted at `out/`): a rename cannot
 //!   cross into or replace it, so the staging directory is a hidden entry inside it and the
@@ -23,8 +26,9 @@
 //! Why a directory swap rather than a manifest that readers honour: every reader — pandas,
 //! pyarrow, DuckDB, a shell glob — understands a directory of parts; a manifest only
 //! helps readers that know it. Staging and set-aside directories are hidden (`.name…`)
-//! siblings, never matched by a pattern inside the target directory; one left by a killed
-//! writer is removed by the next write to the same target.
+//! siblings, never matched by a pattern inside the target directory; what a killed writer
+//! left is cleaned up by the next write into the same directory, which puts a set-aside
+//! old copy back when it is the only one (a kill between the two renames).
 
 use std::path::{Path, PathBuf};
 
@@ -180,7 +184,13 @@ impl Staging {
             if owns_directory(&self.dir, &self.name) && !self.staging.starts_with(&self.dir) {
                 swap_in(&self.staging, &self.dir, &self.parent, &self.base)
             } else {
-                merge_in(&self.staging, &self.dir, &self.name, &self.finals)
+                merge_in(
+                    &self.staging,
+                    &self.dir,
+                    &self.base,
+                    &self.name,
+                    &self.finals,
+                )
             }
         });
         match result {
@@ -266,26 +276,51 @@ fn swap_in(staging: &Path, dir: &Path, parent: &Path, base: &str) -> Result<()> 
     sync_dir(parent, dir)
 }
 
-/// The staged parts are renamed into a shared directory; older parts not replaced go.
-fn merge_in(staging: &Path, dir: &Path, pattern: &str, finals: &[PathBuf]) -> Result<()> {
+/// The staged parts are renamed into a shared directory. The parts already there that
+/// match the pattern (replaced or stale) are first moved into a hidden set-aside folder
+/// inside it ([`leftovers::set_aside_parts`]); if a rename fails, the new parts are taken
+/// out and the old ones put back, and a writer killed midway leaves the folder for the
+/// next write's sweep to put back. Only when every new part is in are the old ones removed.
+fn merge_in(
+    staging: &Path,
+    dir: &Path,
+    base: &str,
+    pattern: &str,
+    finals: &[PathBuf],
+) -> Result<()> {
+    let mut old = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
-            let p = e.path();
-            let matches = wildcard_match(
-                pattern.as_bytes(),
-                e.file_name().to_string_lossy().as_bytes(),
-            );
-            if matches && e.file_type().is_ok_and(|t| t.is_file()) && !finals.contains(&p) {
-                std::fs::remove_file(&p).map_err(|err| Error::io(&p, err))?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if wildcard_match(pattern.as_bytes(), name.as_bytes())
+                && e.file_type().is_ok_and(|t| t.is_file())
+            {
+                old.push(name);
             }
         }
     }
-    for f in finals {
-        let from = staging.join(f.file_name().unwrap_or_default());
-        std::fs::rename(&from, f).map_err(|e| Error::io(f, e))?;
+    let incoming: Vec<String> = finals
+        .iter()
+        .map(|f| {
+            f.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let aside =
+        leftovers::set_aside_parts(dir, base, &old, &incoming).map_err(|e| Error::io(dir, e))?;
+    for (f, name) in finals.iter().zip(&incoming) {
+        if let Err(e) = std::fs::rename(staging.join(name), f) {
+            // Put the old set back: readers see the parts they saw before the commit.
+            let _ = leftovers::restore_parts(&aside, dir);
+            return Err(Error::io(f, e));
+        }
     }
+    sync_dir(dir, dir)?;
+    leftovers::discard_parts(&aside);
     let _ = std::fs::remove_dir(staging);
-    sync_dir(dir, dir)
+    Ok(())
 }
 
 /// Makes the directory's entries durable (a no-op where directories cannot be opened).

@@ -137,10 +137,11 @@ pub(crate) struct ZarrSource {
     note: Option<String>,
     /// The metadata file and its identity, for stores on the local file system.
     metadata: Option<(PathBuf, FileIdentity)>,
-    /// For stores on the local file system: the store's root and when the array was
-    /// opened; a chunk file changed after that (written in place, or replaced by a
-    /// rename, which sets its status-change time too) fails the read.
-    chunk_files: Option<(PathBuf, SystemTime)>,
+    /// For stores on the local file system: the store's root, the array's directory and
+    /// when the array was opened; a chunk file changed after that (written in place, or
+    /// replaced by a rename, which sets its status-change time too) or removed after
+    /// that (which stamps the directory that held it) fails the read.
+    chunk_files: Option<(PathBuf, PathBuf, SystemTime)>,
     /// The compressor whole chunks are decoded with here rather than by zarrs
     /// ([`super::direct`]), when the codec chain is one it takes.
     direct: Option<Compressor>,
@@ -180,7 +181,10 @@ impl ZarrSource {
             None => None,
         };
         let direct = super::direct::plan(&array.codecs(), dtype);
-        let chunk_files = store.root.clone().map(|r| (r, SystemTime::now()));
+        let chunk_files = store.root.clone().map(|r| {
+            let dir = r.join(node.trim_start_matches('/'));
+            (r, dir, SystemTime::now())
+        });
         #[cfg(feature = "object-store")]
         let (array, versions, note) = pin(store, &node, &location, array)?;
         #[cfg(not(feature = "object-store"))]
@@ -397,8 +401,11 @@ impl ZarrSource {
 
     /// Checks, after a read of `region`, that none of the stored chunks it touches changed
     /// since the array was opened. On the local file system: a chunk file's status-change
-    /// time is later than the opening (file systems stamp times from a clock a tick behind
-    /// the real one, so a change in the same tick as the opening may pass). On an object
+    /// time is later than the opening, or the file is missing and the directory that held
+    /// it was changed after the opening (file systems stamp times from a clock a tick
+    /// behind the real one, so a change in the same tick as the opening may pass; a chunk
+    /// never written whose directory gained or lost another chunk since is taken as
+    /// changed too). On an object
     /// store: a chunk object the read met replaced, removed or added
     /// ([`super::versions`]). A change never fails a read that does not touch it.
     ///
@@ -415,23 +422,43 @@ impl ZarrSource {
             versions.check(root, &self.location, &keys)?;
         }
         #[cfg(unix)]
-        if let Some((root, opened)) = &self.chunk_files {
+        if let Some((root, array_dir, opened)) = &self.chunk_files {
             use std::os::unix::fs::MetadataExt;
-            for index in self.touched(region) {
-                let path = root.join(self.array.chunk_key(&index).as_str());
-                let Ok(meta) = std::fs::metadata(&path) else {
-                    continue;
-                };
-                let changed = std::time::UNIX_EPOCH
+            let stamp = |meta: &std::fs::Metadata| {
+                std::time::UNIX_EPOCH
                     + std::time::Duration::new(
                         u64::try_from(meta.ctime()).unwrap_or(0),
                         u32::try_from(meta.ctime_nsec()).unwrap_or(0),
-                    );
-                if changed > *opened {
+                    )
+            };
+            for index in self.touched(region) {
+                let path = root.join(self.array.chunk_key(&index).as_str());
+                let changed = match std::fs::metadata(&path) {
+                    Ok(meta) => (stamp(&meta) > *opened).then_some("written"),
+                    // Never written (it reads as the fill value), or removed since the
+                    // opening: a removal stamps the directory that held the file, and the
+                    // removal of that directory its parent, up to the array's own.
+                    Err(_) => {
+                        let mut dir = path.parent();
+                        loop {
+                            match dir {
+                                Some(d) if d.starts_with(array_dir) => match std::fs::metadata(d) {
+                                    Ok(meta) => {
+                                        break (stamp(&meta) > *opened).then_some("removed")
+                                    }
+                                    Err(_) if d == array_dir.as_path() => break Some("removed"),
+                                    Err(_) => dir = d.parent(),
+                                },
+                                _ => break None,
+                            }
+                        }
+                    }
+                };
+                if let Some(how) = changed {
                     return Err(Error::FileChanged {
                         path: path.display().to_string(),
                         detail: format!(
-                            "a chunk of {} was written after the array was opened, so \
+                            "a chunk of {} was {how} after the array was opened, so \
                              this result would mix two versions; open the array again",
                             self.location
                         ),

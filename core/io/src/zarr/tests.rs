@@ -206,7 +206,17 @@ fn a_failed_write_leaves_no_array_and_no_chunks() {
 fn a_failed_overwrite_keeps_the_old_array() {
     let d = dir("overwrite");
     let local = ZarrStore::open(d.to_str().unwrap()).unwrap();
-    for (store, path) in [(&local, "group/a"), (&ZarrStore::memory(), "a")] {
+    // The store's root node (`path` ""), as Dask's `to_zarr(x, url)` writes it: staged
+    // beside the store's directory (or, in memory, under a hidden node) like any other.
+    let root_dir = dir("overwrite-root");
+    let local_root = ZarrStore::open(root_dir.to_str().unwrap()).unwrap();
+    let memory = ZarrStore::memory();
+    for (store, path) in [
+        (&local, "group/a"),
+        (&ZarrStore::memory(), "a"),
+        (&local_root, ""),
+        (&memory, ""),
+    ] {
         let old = grid(8, 8, [2, 8]);
         to_zarr(&old, store, path, &ZarrWriteOptions::default()).unwrap();
         let failing = failing_from(&(&old + 100.0).unwrap(), 132.0);
@@ -232,6 +242,266 @@ fn a_failed_overwrite_keeps_the_old_array() {
         })
         .collect();
     assert!(staged.is_empty(), "left behind: {staged:?}");
+    let beside_root: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            n.starts_with(&format!(
+                ".{}.",
+                root_dir.file_name().unwrap().to_string_lossy()
+            ))
+        })
+        .collect();
+    assert!(
+        beside_root.is_empty(),
+        "left beside the root store: {beside_root:?}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+    std::fs::remove_dir_all(&root_dir).unwrap();
+}
+
+/// A store over memory whose `set` fails on the `fail_at`-th write outside any staging
+/// node (counted from when it is armed): an object store whose third key copy of an
+/// overwrite's switch fails.
+struct FailingSets {
+    inner: zarrs::storage::store::MemoryStore,
+    armed: std::sync::atomic::AtomicBool,
+    sets: std::sync::atomic::AtomicUsize,
+    fail_at: usize,
+}
+
+impl zarrs::storage::ReadableStorageTraits for FailingSets {
+    fn get_partial_many<'a>(
+        &'a self,
+        key: &zarrs::storage::StoreKey,
+        ranges: zarrs::storage::byte_range::ByteRangeIterator<'a>,
+    ) -> Result<zarrs::storage::MaybeBytesIterator<'a>, zarrs::storage::StorageError> {
+        self.inner.get_partial_many(key, ranges)
+    }
+    fn size_key(
+        &self,
+        key: &zarrs::storage::StoreKey,
+    ) -> Result<Option<u64>, zarrs::storage::StorageError> {
+        self.inner.size_key(key)
+    }
+    fn supports_get_partial(&self) -> bool {
+        self.inner.supports_get_partial()
+    }
+}
+
+impl zarrs::storage::ListableStorageTraits for FailingSets {
+    fn list(&self) -> Result<zarrs::storage::StoreKeys, zarrs::storage::StorageError> {
+        self.inner.list()
+    }
+    fn list_prefix(
+        &self,
+        prefix: &zarrs::storage::StorePrefix,
+    ) -> Result<zarrs::storage::StoreKeys, zarrs::storage::StorageError> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(
+        &self,
+        prefix: &zarrs::storage::StorePrefix,
+    ) -> Result<zarrs::storage::StoreKeysPrefixes, zarrs::storage::StorageError> {
+        self.inner.list_dir(prefix)
+    }
+    fn size_prefix(
+        &self,
+        prefix: &zarrs::storage::StorePrefix,
+    ) -> Result<u64, zarrs::storage::StorageError> {
+        self.inner.size_prefix(prefix)
+    }
+}
+
+impl zarrs::storage::WritableStorageTraits for FailingSets {
+    fn set(
+        &self,
+        key: &zarrs::storage::StoreKey,
+        value: zarrs::storage::Bytes,
+    ) -> Result<(), zarrs::storage::StorageError> {
+        use std::sync::atomic::Ordering;
+        if self.armed.load(Ordering::SeqCst) && !key.as_str().contains("tessera-staging") {
+            let n = self.sets.fetch_add(1, Ordering::SeqCst) + 1;
+            if n == self.fail_at {
+                return Err(zarrs::storage::StorageError::Other(format!(
+                    "planted failure of write {n} ({key})"
+                )));
+            }
+        }
+        self.inner.set(key, value)
+    }
+    fn set_partial_many(
+        &self,
+        key: &zarrs::storage::StoreKey,
+        offset_values: zarrs::storage::OffsetBytesIterator<'_>,
+    ) -> Result<(), zarrs::storage::StorageError> {
+        self.inner.set_partial_many(key, offset_values)
+    }
+    fn erase(&self, key: &zarrs::storage::StoreKey) -> Result<(), zarrs::storage::StorageError> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(
+        &self,
+        prefix: &zarrs::storage::StorePrefix,
+    ) -> Result<(), zarrs::storage::StorageError> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn supports_set_partial(&self) -> bool {
+        self.inner.supports_set_partial()
+    }
+}
+
+/// An overwrite on a store without renames (an object store; here memory through the
+/// same code) whose switch fails at its third key copy: the complete new array is kept at
+/// the staging node the error names, nothing opens as a mix of the two, and writing again
+/// completes. Before, the switch erased the old array first and its cleanup erased the
+/// staged copy too: both were lost.
+#[test]
+fn an_overwrite_whose_third_key_copy_fails_keeps_a_complete_copy() {
+    use std::sync::atomic::Ordering;
+    for (format, path) in [
+        (ZarrFormat::V2, "a"),
+        (ZarrFormat::V3, "a"),
+        (ZarrFormat::V3, ""),
+    ] {
+        let failing = Arc::new(FailingSets {
+            inner: zarrs::storage::store::MemoryStore::new(),
+            armed: false.into(),
+            sets: 0.into(),
+            fail_at: 3,
+        });
+        let store = ZarrStore {
+            storage: failing.clone(),
+            location: "memory:".to_string(),
+            root: None,
+            shared: false,
+            #[cfg(feature = "object-store")]
+            objects: None,
+        };
+        let options = ZarrWriteOptions {
+            format,
+            overwrite: true,
+            ..ZarrWriteOptions::default()
+        };
+        let old = grid(8, 8, [2, 8]);
+        to_zarr(&old, &store, path, &options).unwrap();
+        let new = (&grid(8, 8, [4, 4]) + 100.0).unwrap();
+        failing.armed.store(true, Ordering::SeqCst);
+        let err = to_zarr(&new, &store, path, &options).unwrap_err();
+        failing.armed.store(false, Ordering::SeqCst);
+        let said = err.to_string();
+        assert!(said.contains("planted failure of write 3"), "{said}");
+        let kept = said
+            .split("kept at ")
+            .nth(1)
+            .and_then(|rest| rest.split(" of the store").next())
+            .unwrap_or_else(|| panic!("the error names no kept copy: {said}"));
+        let back = from_zarr(&store, kept, None, Some("cpu")).unwrap();
+        assert_eq!(
+            values(&back),
+            values(&new),
+            "{format:?} {path:?}: the kept copy"
+        );
+        // The node itself opens as neither a mix nor the old array over new chunks.
+        if let Ok(mixed) = from_zarr(&store, path, None, Some("cpu")) {
+            let got = mixed.compute().map(|h| h.to_f64_vec());
+            assert!(
+                got.as_ref().is_ok_and(|v| *v == values(&new)),
+                "{format:?} {path:?}: the node opens as {got:?}"
+            );
+        }
+        to_zarr(&new, &store, path, &options).unwrap();
+        let back = from_zarr(&store, path, None, Some("cpu")).unwrap();
+        assert_eq!(
+            values(&back),
+            values(&new),
+            "{format:?} {path:?}: written again"
+        );
+    }
+}
+
+/// A chunk file removed after the array was opened: the read that touches it fails with
+/// `FileChanged` naming it (it used to read as the fill value), on v2 and v3 layouts; a
+/// chunk never written still reads as the fill value.
+#[test]
+fn a_chunk_removed_after_opening_is_detected() {
+    let d = dir("chunk-removed");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    let x = grid(4, 4, [2, 2]);
+    for format in [ZarrFormat::V2, ZarrFormat::V3] {
+        let options = ZarrWriteOptions {
+            format,
+            overwrite: true,
+            ..ZarrWriteOptions::default()
+        };
+        to_zarr(&x, &store, "x", &options).unwrap();
+        let opened = from_zarr(&store, "x", None, Some("cpu")).unwrap();
+        assert_eq!(values(&opened), values(&x));
+        let gone = match format {
+            ZarrFormat::V3 => d.join("x/c/1/1"),
+            ZarrFormat::V2 => d.join("x/1.1"),
+        };
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::remove_file(&gone).unwrap();
+        let err = opened.compute().unwrap_err();
+        match &err {
+            Error::FileChanged { path, detail } => {
+                assert!(path.ends_with(gone.to_str().unwrap()), "{format:?}: {err}");
+                assert!(detail.contains("removed"), "{format:?}: {err}");
+            }
+            other => panic!("{format:?}: {other}"),
+        }
+        let untouched = opened.slice(&[Index::slice(Some(0), Some(2), 1)]).unwrap();
+        assert_eq!(values(&untouched), values(&x)[..8].to_vec(), "{format:?}");
+    }
+    // Zeros are the fill value: zarrs stores no chunk for them, and they read back.
+    let zeros = Array::zeros(&[4, 4], DType::F64, [2usize, 2].as_slice(), Some("cpu")).unwrap();
+    to_zarr(&zeros, &store, "z", &ZarrWriteOptions::default()).unwrap();
+    let z = from_zarr(&store, "z", None, Some("cpu")).unwrap();
+    assert_eq!(values(&z), vec![0.0; 16]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A writer killed between a swap's two renames leaves the old array set aside and no
+/// array under its name; a later write of an unrelated file into the same directory puts
+/// the old array back (it used to delete both copies).
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unrelated_write_puts_back_an_array_a_killed_swap_set_aside() {
+    let d = dir("killed-swap");
+    let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
+    let x = grid(6, 4, [2, 4]);
+    to_zarr(&x, &store, "x", &ZarrWriteOptions::default()).unwrap();
+    to_zarr(
+        &(&x + 1.0).unwrap(),
+        &store,
+        "staged",
+        &ZarrWriteOptions::default(),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let tag = |n: u32| format!("{}-{dead}-{n}", host.trim());
+    std::fs::rename(d.join("x"), d.join(format!(".x.tessera-old-{}", tag(0)))).unwrap();
+    std::fs::rename(
+        d.join("staged"),
+        d.join(format!(".x.tessera-staging-{}", tag(1))),
+    )
+    .unwrap();
+    assert!(from_zarr(&store, "x", None, Some("cpu")).is_err());
+    crate::npy::to_npy(&x, d.join("unrelated.npy")).unwrap();
+    let back = from_zarr(&store, "x", None, Some("cpu")).unwrap();
+    assert_eq!(values(&back), values(&x));
+    let hidden: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -2,6 +2,7 @@
 //! metadata last.
 
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -11,7 +12,10 @@ use tessera_core::dtype::{DType, Scalar};
 use tessera_core::error::{Error, Result};
 use tessera_core::host::{HostArray, HostElement};
 use zarrs::array::{Array as ZArray, ArrayMetadata, ArrayMetadataOptions};
-use zarrs::storage::{ReadableWritableListableStorageTraits, StoreKey, StorePrefix};
+use zarrs::filesystem::FilesystemStore;
+use zarrs::storage::{
+    ReadableWritableListableStorage, ReadableWritableListableStorageTraits, StoreKey, StorePrefix,
+};
 
 use super::store::{node_path, ZarrStore};
 
@@ -114,10 +118,20 @@ pub struct ZarrWriteOptions {
 /// array takes in the store (compressed chunks and metadata, counted once at the end).
 ///
 /// With `overwrite`, an array or group already at `path` is replaced only once the new
-/// one is complete: the new array is written beside it (a hidden sibling node) and then
-/// swapped in — on a local directory by two renames, elsewhere by replacing the old keys
-/// with the staged ones — so a write that fails leaves the old array as it was. (An array
-/// at the store's root has no sibling to stage into; it is removed first.)
+/// one is complete: the new array is written beside it and then swapped in, so a write
+/// that fails leaves the old array as it was, and at every instant a complete old or a
+/// complete new copy exists.
+///
+/// - On a local directory the new array is staged in a hidden sibling directory (of the
+///   node's directory, or of the store's directory for the root node, `path` `""`) and
+///   swapped in by two renames; a writer killed between them leaves the old copy set
+///   aside, and the next write into that directory puts it back
+///   ([`crate::leftovers::sweep`]).
+/// - Elsewhere (an object store, memory) there is no rename: the new array is staged
+///   under a hidden node, then the old metadata is removed (the node stops opening, so no
+///   reader sees old metadata over new chunks), the old keys the new array does not
+///   replace are removed, the staged chunks copied in, and the metadata written last. If
+///   that switch fails midway, the staged copy is kept and the error names it.
 ///
 /// # Errors
 /// An array or group already at `path` without `overwrite`; invalid options (chunks of
@@ -160,49 +174,51 @@ pub fn to_zarr(
         tessera_runtime::cluster::refuse_distributed_write(&format!("to_zarr {location}"))?;
     }
     let root = ranks.as_ref().is_none_or(|c| c.rank() == 0);
-    // Rank 0 decides where the chunks go: `node` itself, or a staging sibling when an old
+    // Rank 0 decides where the chunks go: `node` itself, or a staging place when an old
     // array must survive until the new one is complete.
     let prepare = || -> Result<Vec<u8>> {
-        if holds_node(storage.as_ref(), &node)? {
-            if !options.overwrite {
-                return Err(invalid(
-                    "already holds a Zarr array or group; set `overwrite` to replace it".into(),
-                ));
-            }
-            if let Some(stage) = staging_node(&node) {
-                // Staged replacements and set-aside arrays of killed writers go first.
-                if let Some(dir) = store
-                    .root
-                    .as_ref()
-                    .map(|r| r.join(stage.trim_start_matches('/')))
-                {
-                    if let Some(parent) = dir.parent() {
-                        crate::leftovers::sweep(parent);
-                    }
-                }
-                erase(storage.as_ref(), &stage, &location)?;
-                return Ok(stage.into_bytes());
-            }
-            erase(storage.as_ref(), &node, &location)?;
+        // What killed writers left beside the node goes first; a set-aside old copy that
+        // is the only one is put back, so `holds_node` below sees it.
+        if let Some(dir) = store.root.as_ref().map(|r| sweep_home(r, &node)) {
+            crate::leftovers::sweep(&dir);
         }
-        Ok(Vec::new())
+        if !holds_node(storage.as_ref(), &node)? {
+            return Ok(Staged::InPlace.encode());
+        }
+        if !options.overwrite {
+            return Err(invalid(
+                "already holds a Zarr array or group; set `overwrite` to replace it".into(),
+            ));
+        }
+        let staged = staging_for(store, &node)?;
+        if let Staged::Node(stage) = &staged {
+            erase(storage.as_ref(), stage, &location)?;
+        }
+        Ok(staged.encode())
     };
-    let staged = crate::ranks::once(ranks.as_deref(), prepare)?;
-    let target = if staged.is_empty() {
-        node.clone()
-    } else {
-        String::from_utf8(staged)
-            .map_err(|e| Error::Internal(format!("the staging node of {location}: {e}")))?
+    let staged = Staged::decode(&crate::ranks::once(ranks.as_deref(), prepare)?)?;
+    let (target_storage, target) = match &staged {
+        Staged::InPlace => (storage.clone(), node.clone()),
+        Staged::Node(stage) => (storage.clone(), stage.clone()),
+        Staged::Dir(dir) => {
+            let fs = FilesystemStore::new(dir).map_err(|e| Error::Storage {
+                location: location.clone(),
+                detail: format!("cannot stage the new array in {}: {e}", dir.display()),
+            })?;
+            let fs: ReadableWritableListableStorage = Arc::new(fs);
+            (fs, "/".to_string())
+        }
     };
     if let Some(cluster) = ranks.as_deref() {
-        every_rank_sees(cluster, store, &target, &location)?;
+        every_rank_sees(cluster, target_storage.as_ref(), &target, &location)?;
     }
-    let zarray = ZArray::new_with_metadata(storage.clone(), &target, metadata).map_err(|e| {
-        Error::Storage {
-            location: location.clone(),
-            detail: format!("the metadata is not valid: {e}"),
-        }
-    })?;
+    let zarray =
+        ZArray::new_with_metadata(target_storage.clone(), &target, metadata).map_err(|e| {
+            Error::Storage {
+                location: location.clone(),
+                detail: format!("the metadata is not valid: {e}"),
+            }
+        })?;
     let zarray = Arc::new(zarray);
 
     let regular = tessera_core::chunks::Chunks::regular(&shape, &chunks);
@@ -218,6 +234,9 @@ pub fn to_zarr(
         chunks: chunks.clone(),
         shared: store.shared,
     };
+    // Set once the switch of a staged array into `node` began on an object store or in
+    // memory: from then on the staged copy may be the only complete one, and stays.
+    let switching = std::sync::atomic::AtomicBool::new(false);
     let commit = || -> Result<Vec<u8>> {
         let fail = |what: &str, e: String| Error::Storage {
             location: location.clone(),
@@ -227,8 +246,27 @@ pub fn to_zarr(
         zarray
             .store_metadata_opt(&opts)
             .map_err(|e| fail("writing the metadata", e.to_string()))?;
-        if target != node {
-            swap_in(store, &node, &target, &location)?;
+        match &staged {
+            Staged::InPlace => {}
+            Staged::Node(stage) => match &store.root {
+                Some(root) => swap_dirs(
+                    &root.join(node.trim_start_matches('/')),
+                    &root.join(stage.trim_start_matches('/')),
+                    &location,
+                )?,
+                None => {
+                    switching.store(true, std::sync::atomic::Ordering::SeqCst);
+                    switch_keys(storage.as_ref(), &node, stage, &location)?;
+                }
+            },
+            Staged::Dir(dir) => {
+                let home = store.root.as_ref().ok_or_else(|| {
+                    Error::Internal(format!(
+                        "a staged directory for {location}, not a local store"
+                    ))
+                })?;
+                swap_dirs(home, dir, &location)?;
+            }
         }
         // One listing for the whole array (not a request per chunk on an object store).
         let bytes = storage
@@ -246,12 +284,204 @@ pub fn to_zarr(
             ..summary
         })
     });
-    if written.is_err() && root {
+    if written.is_err() && root && !switching.load(std::sync::atomic::Ordering::SeqCst) {
         // Chunks without metadata read as nothing; remove them too (the staged ones, when
         // an old array is kept).
-        let _ = erase(storage.as_ref(), &target, &location);
+        match &staged {
+            Staged::Dir(dir) => {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            _ => {
+                let _ = erase(target_storage.as_ref(), &target, &location);
+            }
+        }
     }
     written
+}
+
+/// Where the chunks of a write go.
+enum Staged {
+    /// Into the node itself (nothing was there to keep).
+    InPlace,
+    /// Into this hidden node of the same store, swapped in when complete.
+    Node(String),
+    /// Into this hidden directory beside a local store's directory (the root node of a
+    /// local store, which has no sibling node), swapped in when complete.
+    Dir(PathBuf),
+}
+
+impl Staged {
+    /// As rank 0 sends it to the other ranks of a job.
+    fn encode(&self) -> Vec<u8> {
+        match self {
+            Staged::InPlace => Vec::new(),
+            Staged::Node(n) => format!("node:{n}").into_bytes(),
+            Staged::Dir(d) => format!("dir:{}", d.display()).into_bytes(),
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Staged> {
+        let s = std::str::from_utf8(bytes)
+            .map_err(|e| Error::Internal(format!("a zarr staging place: {e}")))?;
+        if s.is_empty() {
+            Ok(Staged::InPlace)
+        } else if let Some(n) = s.strip_prefix("node:") {
+            Ok(Staged::Node(n.to_string()))
+        } else if let Some(d) = s.strip_prefix("dir:") {
+            Ok(Staged::Dir(PathBuf::from(d)))
+        } else {
+            Err(Error::Internal(format!("a zarr staging place {s:?}")))
+        }
+    }
+}
+
+/// The directory whose leftovers concern `node` of the local store at `root`: the node
+/// directory's parent (the store directory's parent for the root node).
+fn sweep_home(root: &Path, node: &str) -> PathBuf {
+    let dir = root.join(node.trim_start_matches('/'));
+    let dir = if node.trim_matches('/').is_empty() {
+        root.to_path_buf()
+    } else {
+        dir
+    };
+    match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Where a replacement of `node` is staged: a hidden sibling node, or for the root node
+/// of a local store a hidden sibling directory of the store's directory (for the root of
+/// an object store or memory, a hidden node under the root, which the switch skips).
+fn staging_for(store: &ZarrStore, node: &str) -> Result<Staged> {
+    let base = node.trim_start_matches('/').trim_end_matches('/');
+    let staging = |name: &str| crate::leftovers::name(name, crate::leftovers::Kind::Staging);
+    if !base.is_empty() {
+        let (parent, name) = match base.rsplit_once('/') {
+            Some((p, n)) => (format!("/{p}/"), n),
+            None => ("/".to_string(), base),
+        };
+        return Ok(Staged::Node(format!("{parent}{}", staging(name))));
+    }
+    let Some(root) = &store.root else {
+        return Ok(Staged::Node(format!("/{}", staging("root"))));
+    };
+    let abs = std::path::absolute(root).map_err(|e| Error::io(root, e))?;
+    let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+        return Err(Error::invalid(
+            "to_zarr",
+            format!(
+                "{}: a store at the file system's root cannot be replaced safely; write the                  array as a named component (path \"data\") instead",
+                root.display()
+            ),
+        ));
+    };
+    Ok(Staged::Dir(parent.join(staging(&name.to_string_lossy()))))
+}
+
+/// Replaces the directory `dir` by the complete one staged at `new`: `dir` is renamed
+/// aside, `new` renamed into place (the old one is put back if that fails), and the old
+/// one removed. A writer killed between the renames leaves the old copy set aside, which
+/// the next write into the directory puts back ([`crate::leftovers::sweep`]).
+fn swap_dirs(dir: &Path, new: &Path, location: &str) -> Result<()> {
+    let fail = |what: &str, e: std::io::Error| Error::Storage {
+        location: location.to_string(),
+        detail: format!("{what}: {e}"),
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "zarr".to_string());
+    let old = dir.with_file_name(crate::leftovers::name(&name, crate::leftovers::Kind::Old));
+    std::fs::rename(dir, &old).map_err(|e| fail("moving the old array aside", e))?;
+    if let Err(e) = std::fs::rename(new, dir) {
+        let _ = std::fs::rename(&old, dir);
+        return Err(fail("moving the new array into place", e));
+    }
+    // The new array is in place; the old one is only garbage now.
+    let _ = std::fs::remove_dir_all(&old);
+    Ok(())
+}
+
+/// The names Zarr metadata documents have (v3, v2, consolidated).
+const METADATA_NAMES: [&str; 5] = ["zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"];
+
+fn is_metadata(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    METADATA_NAMES.contains(&name)
+}
+
+/// Switches `node` of a store without renames (an object store, memory) to the complete
+/// array staged at `staged`, keeping a complete copy at every instant: the staged one is
+/// complete before anything of `node` is touched and is removed last. In order: the old
+/// metadata goes (the node stops opening, so no reader meets old metadata over new
+/// chunks), then the old keys the new array does not replace (a chunk the new array
+/// leaves unwritten must read as its fill value, not as old data), then the staged
+/// chunks are copied in, the metadata last, and the staged copy removed. Hidden entries
+/// of tessera's under `node` (other writes' stagings) are never touched.
+///
+/// # Errors
+/// A listing, copy or removal that fails; the message names the staged copy, which is
+/// kept whole.
+fn switch_keys(
+    storage: &dyn ReadableWritableListableStorageTraits,
+    node: &str,
+    staged: &str,
+    location: &str,
+) -> Result<()> {
+    let from = node_prefix(staged)?;
+    let to = node_prefix(node)?;
+    let kept = || {
+        format!(
+            "; the complete new array is kept at {staged} of the store (the array at \
+             {location} no longer opens): write again, or copy it from there"
+        )
+    };
+    let fail = |what: &str, e: String| Error::Storage {
+        location: location.to_string(),
+        detail: super::store::explain(format!("{what}: {e}{}", kept())),
+    };
+    let list = |p: &StorePrefix, what: &str| {
+        storage
+            .list_prefix(p)
+            .map_err(|e| fail(what, e.to_string()))
+    };
+    let staged_keys = list(&from, "listing the staged array")?;
+    let rel = |key: &StoreKey, base: &StorePrefix| key.as_str()[base.as_str().len()..].to_string();
+    let incoming: std::collections::HashSet<String> =
+        staged_keys.iter().map(|k| rel(k, &from)).collect();
+    let ours = |rest: &str| {
+        let first = rest.split('/').next().unwrap_or(rest);
+        first.starts_with('.') && crate::leftovers::is_temporary(first)
+    };
+    let old: Vec<StoreKey> = list(&to, "listing the old array")?
+        .into_iter()
+        .filter(|k| !ours(&rel(k, &to)))
+        .collect();
+    let key = |s: String| StoreKey::new(s).map_err(|e| Error::invalid("to_zarr", e.to_string()));
+    let (old_meta, old_rest): (Vec<_>, Vec<_>) =
+        old.into_iter().partition(|k| is_metadata(k.as_str()));
+    for k in old_meta.iter().chain(
+        old_rest
+            .iter()
+            .filter(|k| !incoming.contains(&rel(*k, &to))),
+    ) {
+        storage
+            .erase(k)
+            .map_err(|e| fail("removing the old array", e.to_string()))?;
+    }
+    let (meta, chunks): (Vec<_>, Vec<_>) =
+        staged_keys.iter().partition(|k| is_metadata(k.as_str()));
+    for k in chunks.into_iter().chain(meta) {
+        let bytes = storage
+            .get(k)
+            .map_err(|e| fail("reading a staged key", e.to_string()))?
+            .ok_or_else(|| fail("reading a staged key", format!("{k} vanished")))?;
+        storage
+            .set(&key(format!("{}{}", to.as_str(), rel(k, &from)))?, bytes)
+            .map_err(|e| fail("writing the new array", e.to_string()))?;
+    }
+    erase(storage, staged, location)
 }
 
 /// Checks that every rank of the job reaches the store rank 0 writes into: rank 0 puts a
@@ -260,11 +490,10 @@ pub fn to_zarr(
 /// disk and read back as the fill value) fails the write on every rank, naming the rank.
 fn every_rank_sees(
     cluster: &tessera_runtime::cluster::Cluster,
-    store: &ZarrStore,
+    storage: &dyn ReadableWritableListableStorageTraits,
     target: &str,
     location: &str,
 ) -> Result<()> {
-    let storage = store.storage.as_ref();
     let base = target.trim_start_matches('/');
     let name = if base.is_empty() {
         ".tessera-rank-probe".to_string()
@@ -312,75 +541,6 @@ fn every_rank_sees(
         Ok(Vec::new())
     });
     agreed.and(removed.map(|_| ()))
-}
-
-/// The hidden sibling of `node` a replacement is staged in (`None` for the root node,
-/// which has no parent to hold a sibling).
-fn staging_node(node: &str) -> Option<String> {
-    let base = node.trim_start_matches('/').trim_end_matches('/');
-    let (parent, name) = match base.rsplit_once('/') {
-        Some((p, n)) => (format!("/{p}/"), n),
-        None if base.is_empty() => return None,
-        None => ("/".to_string(), base),
-    };
-    Some(format!(
-        "{parent}{}",
-        crate::leftovers::name(name, crate::leftovers::Kind::Staging)
-    ))
-}
-
-/// Replaces the array at `node` by the complete one staged at `staged`.
-///
-/// On a local directory: the old directory is renamed aside, the staged one renamed into
-/// place (the old one is put back if that fails), and the old one removed. Elsewhere (an
-/// object store, memory) there is no rename: the old keys are removed and the staged ones
-/// copied under `node`, then removed.
-fn swap_in(store: &ZarrStore, node: &str, staged: &str, location: &str) -> Result<()> {
-    let storage = store.storage.as_ref();
-    let fail = |what: &str, e: String| Error::Storage {
-        location: location.to_string(),
-        detail: super::store::explain(format!("{what}: {e}")),
-    };
-    if let Some(root) = &store.root {
-        let dir = root.join(node.trim_start_matches('/'));
-        let new = root.join(staged.trim_start_matches('/'));
-        let old = dir.with_file_name(crate::leftovers::name(
-            &dir.file_name().unwrap_or_default().to_string_lossy(),
-            crate::leftovers::Kind::Old,
-        ));
-        std::fs::rename(&dir, &old)
-            .map_err(|e| fail("moving the old array aside", e.to_string()))?;
-        if let Err(e) = std::fs::rename(&new, &dir) {
-            let _ = std::fs::rename(&old, &dir);
-            return Err(fail("moving the new array into place", e.to_string()));
-        }
-        // The new array is in place; the old one is only garbage now.
-        let _ = std::fs::remove_dir_all(&old);
-        return Ok(());
-    }
-    erase(storage, node, location)?;
-    let from = node_prefix(staged)?;
-    let keys = storage
-        .list_prefix(&from)
-        .map_err(|e| fail("listing the staged array", e.to_string()))?;
-    let to_base = node.trim_start_matches('/');
-    for key in keys {
-        let rest = &key.as_str()[from.as_str().len()..];
-        let dest = if to_base.is_empty() {
-            rest.to_string()
-        } else {
-            format!("{to_base}/{rest}")
-        };
-        let dest = StoreKey::new(dest).map_err(|e| Error::invalid("to_zarr", e.to_string()))?;
-        let bytes = storage
-            .get(&key)
-            .map_err(|e| fail("reading a staged chunk", e.to_string()))?
-            .ok_or_else(|| fail("reading a staged chunk", format!("{key} vanished")))?;
-        storage
-            .set(&dest, bytes)
-            .map_err(|e| fail("writing the new array", e.to_string()))?;
-    }
-    erase(storage, staged, location)
 }
 
 /// Computes `array` into a Zarr array held in memory, compressed with `compression`, and
