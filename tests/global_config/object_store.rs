@@ -139,6 +139,7 @@ mod s3 {
         }
 
         chunk_replaced_under_a_plan(&store, &x);
+        overwrite_whose_third_copy_fails(&store, &x, &server);
 
         // A missing array names the URL.
         let err = from_zarr(&store, "nothing-here", None, None).unwrap_err();
@@ -200,6 +201,54 @@ mod s3 {
         assert!(from_zarr(&store, "plain", None, None).is_ok());
 
         csv_on_s3();
+    }
+
+    /// An overwrite whose switch fails at its third key copy (the server refuses every PUT
+    /// into the array from the third on): the complete new array is kept at the staging
+    /// node the error names, the array does not open as a mix of the two, and once the
+    /// server takes writes again a second overwrite completes. Before, the switch erased
+    /// the old keys first and its cleanup erased the staged copy: both arrays were lost.
+    fn overwrite_whose_third_copy_fails(
+        store: &tessera::io::zarr::ZarrStore,
+        x: &tessera::Array,
+        server: &Mutex<Server>,
+    ) {
+        use tessera::io::zarr::{from_zarr, to_zarr, ZarrFormat, ZarrWriteOptions};
+        let sum = |a: &tessera::Array| a.sum(None, false).unwrap().compute_f64().unwrap();
+        let new = x
+            .binary_scalar(tessera::program::BinaryOp::Add, 100.0.into(), false)
+            .unwrap();
+        for format in [ZarrFormat::V2, ZarrFormat::V3] {
+            let path = format!("swap-{format:?}");
+            let options = ZarrWriteOptions {
+                format,
+                overwrite: true,
+                ..ZarrWriteOptions::default()
+            };
+            to_zarr(x, store, &path, &options).unwrap();
+            server
+                .lock()
+                .unwrap()
+                .command(&format!("fail-puts 3 /{path}/"));
+            let err = to_zarr(&new, store, &path, &options)
+                .unwrap_err()
+                .to_string();
+            server.lock().unwrap().command("heal");
+            let kept = err
+                .split("kept at ")
+                .nth(1)
+                .and_then(|rest| rest.split(" of the store").next())
+                .unwrap_or_else(|| panic!("{path}: the error names no kept copy: {err}"));
+            let back = from_zarr(store, kept, None, None).unwrap();
+            assert_eq!(sum(&back), sum(&new), "{path}: the kept copy");
+            assert!(
+                from_zarr(store, &path, None, None).is_err(),
+                "{path}: the half-switched array opens"
+            );
+            to_zarr(&new, store, &path, &options).unwrap();
+            let back = from_zarr(store, &path, None, None).unwrap();
+            assert_eq!(sum(&back), sum(&new), "{path}: written again");
+        }
     }
 
     /// A chunk object replaced, removed or added after `from_zarr` opened the array stops

@@ -7,7 +7,10 @@ with an access key allowed to do everything, go unauthenticated), creates BUCKET
 user's key, prints one JSON line {"endpoint", "key", "secret"} and serves until its
 standard input closes or it is killed. A line `stop` on standard input stops the server
 (answered `stopped`) and `start` starts it again on the same port with the same buckets
-and objects (answered `started`): moto keeps its state in this process.
+and objects (answered `started`): moto keeps its state in this process. A line
+`fail-puts N TEXT` makes every PUT whose path contains TEXT, from the N-th on, fail with
+403 AccessDenied (answered `armed`); PUTs into tessera's hidden staging nodes are neither
+counted nor failed. `heal` ends that (answered `healed`).
 """
 
 import json
@@ -21,11 +24,41 @@ import boto3  # noqa: E402
 from moto.server import ThreadedMotoServer  # noqa: E402
 
 
+class Faults:
+    """A WSGI layer over moto's application that fails chosen PUTs (see the module docs)."""
+
+    BODY = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
+            b"<Message>planted failure</Message></Error>")
+
+    def __init__(self):
+        self.app = None
+        self.text = None
+        self.start = 0
+        self.seen = 0
+
+    def wrap(self, server):
+        self.app = server._server.app
+        server._server.app = self
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if (self.text is not None and environ.get("REQUEST_METHOD") == "PUT"
+                and self.text in path and "tessera-staging" not in path):
+            self.seen += 1
+            if self.seen >= self.start:
+                start_response("403 Forbidden", [("Content-Type", "application/xml"),
+                                                 ("Content-Length", str(len(self.BODY)))])
+                return [self.BODY]
+        return self.app(environ, start_response)
+
+
 def main(bucket):
     # moto talks on stdout; keep stdout for the lines the test reads.
     out, sys.stdout = sys.stdout, sys.stderr
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
     server.start()
+    faults = Faults()
+    faults.wrap(server)
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
     boot = dict(endpoint_url=endpoint, region_name="us-east-1",
@@ -45,12 +78,20 @@ def main(bucket):
     print(json.dumps({"endpoint": endpoint, "key": key["AccessKeyId"],
                       "secret": key["SecretAccessKey"]}), file=out, flush=True)
     for line in sys.stdin:
-        if line.strip() == "stop":
+        words = line.split()
+        if words[:1] == ["fail-puts"] and len(words) == 3:
+            faults.text, faults.start, faults.seen = words[2], int(words[1]), 0
+            print("armed", file=out, flush=True)
+        elif words == ["heal"]:
+            faults.text = None
+            print("healed", file=out, flush=True)
+        elif line.strip() == "stop":
             server.stop()
             print("stopped", file=out, flush=True)
         elif line.strip() == "start":
             server = ThreadedMotoServer(ip_address="127.0.0.1", port=port)
             server.start()
+            faults.wrap(server)
             print("started", file=out, flush=True)
     server.stop()
 
