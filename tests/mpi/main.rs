@@ -44,6 +44,7 @@ fn rank_entry_point() {
         "workloads" => rank_workloads(),
         "fail" => rank_fail(),
         "frame_fail" => rank_frame_fail(),
+        "frame_fail_blocked" => rank_frame_fail_blocked(),
         "kill" => rank_kill(),
         "big" => rank_big(),
         "node_local" => rank_node_local(),
@@ -146,6 +147,50 @@ fn rank_frame_fail() -> tessera::Result<()> {
     let failing = df.map_partitions_with_schema(
         |b| {
             if tessera::cluster::rank() == 1 {
+                return Err(tessera::Error::invalid(
+                    "partition function",
+                    "refused on rank 1",
+                ));
+            }
+            Ok(b)
+        },
+        schema,
+    )?;
+    let out = failing
+        .groupby(&["k"])?
+        .strategy(GroupStrategy::Shuffle)
+        .agg(&[("v", AggFunc::Sum)])?
+        .compute()?;
+    println!(
+        "rank {} groups {}",
+        tessera::cluster::rank(),
+        out.concat()?.num_rows()
+    );
+    Ok(())
+}
+
+/// A shuffle groupby whose partials are megabytes (one group per row): ranks 0 and 2 send
+/// rank 1 its share while rank 1 is still in its partition function, which fails after a
+/// second — so their sends are blocked (more than the channel holds, and nobody receiving)
+/// when the failure comes, and the abort must end them there.
+fn rank_frame_fail_blocked() -> tessera::Result<()> {
+    use tessera::frame::{AggFunc, DataFrame, GroupStrategy};
+    const ROWS: i64 = 400_000;
+    let batch = |p: i64| {
+        let k: arrow_array::ArrayRef = std::sync::Arc::new(
+            arrow_array::Int64Array::from_iter_values((0..ROWS).map(|i| p * ROWS + i)),
+        );
+        let v: arrow_array::ArrayRef = std::sync::Arc::new(
+            arrow_array::Float64Array::from_iter_values((0..ROWS).map(|i| i as f64)),
+        );
+        arrow_array::RecordBatch::try_from_iter([("k", k), ("v", v)]).expect("a batch")
+    };
+    let df = DataFrame::from_record_batches((0..6).map(batch).collect(), Some("cpu"))?;
+    let schema = df.schema();
+    let failing = df.map_partitions_with_schema(
+        |b| {
+            if tessera::cluster::rank() == 1 {
+                std::thread::sleep(Duration::from_millis(1500));
                 return Err(tessera::Error::invalid(
                     "partition function",
                     "refused on rank 1",
@@ -320,7 +365,7 @@ fn mpirun() -> Result<PathBuf, String> {
     std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .map(|d| d.join("mpirun"))
         .find(|p| p.is_file())
-        .ok_or_else(|| "mpirun not found".into())
+        .ok_or_else(|| "mpirun not found (apt-get install openmpi-bin; .ci/run installs it)".into())
 }
 
 /// `mpirun`, or returns from the test after reporting the skip and why.
@@ -605,6 +650,45 @@ fn a_failing_frame_plan_stops_every_rank_with_an_error_naming_the_rank() {
         );
     }
     assert!(took < Duration::from_secs(60), "took {took:?}");
+}
+
+/// The failure of `a_failing_frame_plan_stops_every_rank_with_an_error_naming_the_rank`
+/// while the other ranks' sends are blocked (megabytes of partials each, to a rank that is
+/// not receiving): every rank still ends, with the error naming rank 1, within the bound.
+#[test]
+fn a_failure_while_other_ranks_sends_are_blocked_ends_every_rank() {
+    let mpirun =
+        mpirun_or_skip!("mpi::a_failure_while_other_ranks_sends_are_blocked_ends_every_rank");
+    let (out, took) = launch(&mpirun, 3, "frame_fail_blocked", &[], &out_dir());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !out.status.success(),
+        "mpirun succeeded:\n{}",
+        tail(&out.stdout)
+    );
+    assert!(
+        !stdout.contains("groups"),
+        "a rank finished:\n{}",
+        tail(&out.stdout)
+    );
+    // Rank 1 says why; a rank whose send was still blocked after the grace time is ended
+    // by the job's abort, and may not get to say anything.
+    let errors: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.find("ERROR").map(|i| &l[i..]))
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("refused on rank 1")),
+        "no rank named the failure:\n{stdout}\n{}",
+        tail(&out.stderr)
+    );
+    for e in &errors {
+        assert!(e.contains("rank 1"), "{e}");
+    }
+    assert!(
+        took < Duration::from_secs(60),
+        "took {took:?}: a rank hung in its send"
+    );
 }
 
 #[test]

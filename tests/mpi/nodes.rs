@@ -28,8 +28,36 @@ pub struct Nodes {
     subnet: String,
     /// The hostfile naming each node with its slots.
     hostfile: PathBuf,
-    /// The launcher agent.
+    /// The launcher agent ([`agent_dir`]).
     agent: PathBuf,
+}
+
+/// Where the launcher agent goes: `launch` (the launch directory) unless its path has a `:`
+/// or a space, else a fresh directory under `/var/tmp`. Open MPI splits `plm_rsh_agent`
+/// at `:` and at spaces (it is a list of agents, each with arguments) and looks the first
+/// word up, so an agent under a checkout path with either (a CI clone in
+/// `run 2026-12-01T10:00`) "could not be found". Not under `/tmp`: that is each node's
+/// own, and a daemon on a node may launch the next through the same agent.
+fn agent_dir(launch: &Path, pid: u32, k: usize) -> Result<PathBuf, String> {
+    let nameable = |p: &Path| {
+        !p.to_string_lossy()
+            .contains(|c: char| c == ':' || c.is_whitespace())
+    };
+    if nameable(launch) {
+        return Ok(launch.to_path_buf());
+    }
+    let dir = Path::new("/var/tmp").join(format!("tessera-mpi-agent-{pid}-{k}"));
+    if !nameable(&dir) {
+        return Err(format!(
+            "the launch directory {} has a `:` or a space, which Open MPI's plm_rsh_agent \
+             cannot name, and so has {}",
+            launch.display(),
+            dir.display()
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 /// Runs `program args`, or says what failed.
@@ -80,7 +108,8 @@ fn sweep() {
 }
 
 impl Nodes {
-    /// `count` nodes of `slots` slots each, with the hostfile and agent written into `dir`;
+    /// `count` nodes of `slots` slots each, with the hostfile written into `dir` and the
+    /// agent beside it (or where [`agent_dir`] says);
     /// `Err` says why nodes cannot be made here.
     pub fn new(count: usize, slots: usize, dir: &Path) -> Result<Nodes, String> {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
@@ -103,7 +132,7 @@ impl Nodes {
             bridge: format!("tsb{pid}x{k}"),
             subnet: format!("{SUBNET}.{third}.0/24"),
             hostfile: dir.join("hostfile"),
-            agent: dir.join("agent.sh"),
+            agent: agent_dir(dir, pid, k)?.join("agent.sh"),
         };
         // From here on, whatever was made is removed by Drop if a later step fails.
         let gateway = format!("{SUBNET}.{third}.254/24");
@@ -203,6 +232,9 @@ impl Drop for Nodes {
             let _ = sh("ip", &["netns", "del", ns]);
         }
         let _ = sh("ip", &["link", "del", &self.bridge]);
+        if let Some(dir) = self.agent.parent().filter(|d| d.starts_with("/var/tmp")) {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
