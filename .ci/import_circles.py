@@ -10,12 +10,16 @@ parent/child back-reference).
 How a file's imports are found: every `use` tree (braces expanded) and every path in the
 code that starts with `crate::`, `super::` or `self::` is resolved to the file of the
 longest module prefix that exists, then followed through that file's `pub use`
-re-exports to the file that defines the item. Edges between a module file and its own
-descendants (`mod.rs` re-exporting a child, a child using `super::Item`) are a module's
-own structure and are not counted. Only `src/` of crates with a `lib.rs` is read.
+re-exports to the file that defines the item. A module file's re-exports of its own
+descendants (`mod.rs`'s `pub use child::Item`) are its structure and are not counted; a
+child's use of its parent's items (`super::helper`) and a parent's calls into its child
+are edges like any other. Comments and string and char literals (raw ones, and strings
+continued over lines with `\`) are blanked first. Only `src/` of crates with a `lib.rs`
+is read.
 
-Usage: .ci/import_circles.py [--all]   (exit 1 when a circle is not among the kept ones;
---all lists the kept ones too)
+Usage: .ci/import_circles.py [--all | --self-test]   (exit 1 when a circle is not among the
+kept ones; --all lists the kept ones too; --self-test checks the checker on planted
+circles, exit 1 when it misses one or finds one that is not there)
 """
 
 import pathlib
@@ -25,8 +29,13 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 USE = re.compile(r"\b(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", re.S)
 PATH = re.compile(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)")
-COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+# Comments, string literals (plain, byte, raw with any number of `#`, continued over lines
+# with `\`) and char literals, in one pass: a `//` inside a string is no comment, and a `"`
+# inside a char literal or a raw string opens no string.
+LITERAL = re.compile(
+    r"""//[^\n]*|/\*.*?\*/|b?r(#*)".*?"\1|b?"(?:\\.|[^"\\])*"|b?'(?:\\.|[^\\'\n])'""",
+    re.S,
+)
 
 
 def expand(tree):
@@ -76,8 +85,7 @@ class Crate:
 
     @staticmethod
     def _clean(text):
-        text = COMMENT.sub("", text)
-        text = STRING.sub('""', text)
+        text = LITERAL.sub(lambda m: "" if m.group(0).startswith("/") else '""', text)
         # Unit tests beside the code may import anything; they are not the module's imports.
         cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
         return text[: cut.start()] if cut else text
@@ -127,11 +135,26 @@ class Crate:
         graph = {m: set() for m in self.files}
         for module, text in self.text.items():
             paths = []
+            # Re-exports of the module's own descendants (`mod.rs`'s `pub use child::Item`)
+            # are its structure, not a use; every other path, to a descendant or an
+            # ancestor included, is an edge.
+            reexported = set()
             for m in USE.finditer(text):
                 for p in expand(m.group(1)):
                     if p and p[0] in ("crate", "super", "self"):
                         paths.append(p)
-            paths += [m.group(1).split("::") for m in PATH.finditer(text)]
+                    elif p and tuple(module + (p[0],)) in self.files:
+                        paths.append(["self"] + p)
+                    else:
+                        continue
+                    if m.group(0).lstrip().startswith("pub"):
+                        reexported.add(id(paths[-1]))
+            body = USE.sub(lambda m: " " * len(m.group(0)), text)
+            paths += [m.group(1).split("::") for m in PATH.finditer(body)]
+            # A child module named by its bare name (`child::run()`, 2018 paths).
+            for child in (f[-1] for f in self.files if len(f) == len(module) + 1 and f[:-1] == module):
+                for m in re.finditer(rf"(?<![:\w]){child}((?:::[A-Za-z_]\w*)+)", body):
+                    paths.append(["self", child] + m.group(1).split("::")[1:])
             # A module imported by name (`use crate::codegen::{self, ..}`, `use super::keys`)
             # is then used through that name: `codegen::matmul::Kernel`.
             for p in list(paths):
@@ -145,7 +168,9 @@ class Crate:
                 if target is None:
                     continue
                 dest = self.resolve(target)
-                if dest == module or dest[: len(module)] == module or module[: len(dest)] == dest:
+                if dest == module:
+                    continue
+                if id(p) in reexported and dest[: len(module)] == module:
                     continue
                 graph[module].add(dest)
         return graph
@@ -201,7 +226,71 @@ def kept():
     return found
 
 
+# Planted crates for `--self-test`: (files, the circles the checker must report).
+PLANTED = [
+    (
+        # A string continued with `\` threw the quote pairing off for the rest of the file:
+        # `b.rs`'s use of `a` was read as inside a string.
+        {
+            "lib.rs": "mod a;\nmod b;\n",
+            "a.rs": 'pub fn f() {}\nuse crate::b::g;\n',
+            "b.rs": 'const S: &str = "one \\\n  two";\npub fn g() { crate::a::f() }\nconst T: &str = "t";\n',
+        },
+        [("a.rs", "b.rs")],
+    ),
+    (
+        # A parent that calls its child, whose code calls back into the parent.
+        {
+            "lib.rs": "mod p;\n",
+            "p/mod.rs": "mod c;\npub fn top() { c::run() }\npub fn helper() {}\n",
+            "p/c.rs": "pub fn run() { super::helper() }\n",
+        },
+        [("p/c.rs", "p/mod.rs")],
+    ),
+    (
+        # No circle: a parent re-exporting its child, text that looks like imports inside
+        # strings, raw strings and comments, and a `"` char literal.
+        {
+            "lib.rs": "mod p;\npub use p::run;\n",
+            "p/mod.rs": "mod c;\npub use c::run;\n",
+            "p/c.rs": (
+                "pub fn run() { let _ = ('\"', r#\"use crate::p::x; \"# , \"// \\\"crate::p::y\"); }\n"
+                "// use super::z;\n"
+            ),
+        },
+        [],
+    ),
+]
+
+
+def self_test():
+    """Runs the checker on the planted crates; returns what went wrong, if anything."""
+    import tempfile
+
+    failures = []
+    for files, want in PLANTED:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = pathlib.Path(tmp) / "src"
+            for name, text in files.items():
+                (src / name).parent.mkdir(parents=True, exist_ok=True)
+                (src / name).write_text(text)
+            crate = Crate(src)
+            got = sorted(
+                tuple(sorted(str(crate.files[m].relative_to(src)) for m in comp))
+                for comp in circles(crate.edges())
+            )
+            if got != sorted(want):
+                failures.append(f"planted {sorted(files)}: found {got}, want {sorted(want)}")
+    return failures
+
+
 def main():
+    if "--self-test" in sys.argv[1:]:
+        failures = self_test()
+        for f in failures:
+            print(f"self-test FAILED: {f}")
+        print(f"import circle checker self-test: {len(PLANTED) - len(failures)} of {len(PLANTED)} planted cases right")
+        return 1 if failures else 0
     show_all = "--all" in sys.argv[1:]
     allowed = kept()
     unexpected = 0

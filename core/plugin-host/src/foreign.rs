@@ -168,7 +168,7 @@ impl ForeignBackend {
             .ok_or_else(|| self.fault(op, "reported success but returned no chunk"))?;
         // From here the handle is owned: it is released on every path below.
         let bad_meta = match (
-            super::convert::dtype_from_code(out.dtype),
+            tessera_plugin_ffi::convert::dtype_from_code(out.dtype),
             (out.ndim as usize) <= abi::MAX_NDIM,
         ) {
             (Some(d), true) => Ok(d),
