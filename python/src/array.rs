@@ -102,15 +102,57 @@ pub fn axes_of(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<
         .map(|a| {
             let n = ndim as i64;
             if a < -n || a >= n {
-                Err(PyValueError::new_err(format!(
-                    "axis {a} is out of bounds for an array of {ndim} dimensions"
-                )))
+                Err(axis_error(axis.py(), a, ndim))
             } else {
                 Ok(a.rem_euclid(n.max(1)) as usize)
             }
         })
         .collect::<PyResult<Vec<_>>>()
         .map(Some)
+}
+
+/// NumPy's `AxisError` (a `ValueError` and an `IndexError`) for `axis` of an array of
+/// `ndim` dimensions, with NumPy's message.
+pub fn axis_error(py: Python<'_>, axis: i64, ndim: usize) -> PyErr {
+    let class = py
+        .import("numpy.exceptions")
+        .and_then(|m| m.getattr("AxisError"))
+        .or_else(|_| py.import("numpy").and_then(|m| m.getattr("AxisError")));
+    match class.and_then(|c| c.call1((axis, ndim))) {
+        Ok(e) => PyErr::from_value(e),
+        Err(_) => PyValueError::new_err(format!(
+            "axis {axis} is out of bounds for array of dimension {ndim}"
+        )),
+    }
+}
+
+/// An integer index out of range raises `IndexError` with NumPy's message (what Python's
+/// iteration protocol stops on), before the engine sees it. `index` is a key as
+/// `__getitem__` parsed it; axes past the array's are left to the engine's error.
+fn check_bounds(index: &[Index], shape: &[usize]) -> PyResult<()> {
+    let takes_axis = |i: &Index| matches!(i, Index::At(_) | Index::Slice { .. });
+    let (head, tail) = match index.iter().position(|i| matches!(i, Index::Ellipsis)) {
+        Some(p) => (&index[..p], &index[p + 1..]),
+        None => (index, &[][..]),
+    };
+    let tail_from = shape
+        .len()
+        .saturating_sub(tail.iter().filter(|i| takes_axis(i)).count());
+    for (part, first) in [(head, 0), (tail, tail_from)] {
+        let mut axis = first;
+        for i in part {
+            if let (Index::At(k), Some(&n)) = (i, shape.get(axis)) {
+                let n = n as i64;
+                if *k < -n || *k >= n {
+                    return Err(PyIndexError::new_err(format!(
+                        "index {k} is out of bounds for axis {axis} with size {n}"
+                    )));
+                }
+            }
+            axis += usize::from(takes_axis(i));
+        }
+    }
+    Ok(())
 }
 
 fn one_axis(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<usize>> {
@@ -446,6 +488,7 @@ impl PyArray {
             Ok(t) => t.iter().map(|i| index_item(&i)).collect::<PyResult<_>>()?,
             Err(_) => vec![index_item(key)?],
         };
+        check_bounds(&index, &self.inner.shape())?;
         self.inner.slice(&index).py_err().map(Into::into)
     }
 

@@ -197,7 +197,17 @@ fn axis_of(n: i64) -> AxisChunks {
 /// `TypeError` for a dtype tessera does not compute with.
 pub fn numpy_to_host(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<HostArray> {
     let np = py.import("numpy")?;
-    let arr = np.call_method1("asarray", (obj,))?;
+    let mut arr = np.call_method1("asarray", (obj,))?;
+    // Non-native byte orders (big-endian NetCDF and FITS data) as native values: NumPy
+    // converts them; the engine's buffers are native.
+    if !arr
+        .getattr("dtype")?
+        .getattr("isnative")?
+        .extract::<bool>()?
+    {
+        let native = arr.getattr("dtype")?.call_method1("newbyteorder", ("=",))?;
+        arr = arr.call_method1("astype", (native,))?;
+    }
     let untyped = arr.cast::<numpy::PyUntypedArray>().map_err(PyErr::from)?;
     let name: String = untyped.dtype().getattr("name")?.extract()?;
     let dtype = DType::parse(&name).ok_or_else(|| {

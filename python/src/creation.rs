@@ -229,11 +229,11 @@ fn arrays_of(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Array>> {
 #[pyo3(signature = (seq, axis=0))]
 pub fn concatenate(seq: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyArray> {
     let arrays = arrays_of(seq, "concatenate")?;
-    let ndim = arrays.first().map_or(1, |a| a.ndim()) as i64;
+    let ndim = arrays.first().map_or(1, |a| a.ndim());
     let refs: Vec<&Array> = arrays.iter().collect();
     wrap(Array::concatenate(
         &refs,
-        axis.rem_euclid(ndim.max(1)) as usize,
+        normalize_axis(seq.py(), axis, ndim)?,
     ))
 }
 
@@ -242,9 +242,19 @@ pub fn concatenate(seq: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyArray> {
 #[pyo3(signature = (seq, axis=0))]
 pub fn stack(seq: &Bound<'_, PyAny>, axis: i64) -> PyResult<PyArray> {
     let arrays = arrays_of(seq, "stack")?;
-    let ndim = arrays.first().map_or(0, |a| a.ndim()) as i64 + 1;
+    let ndim = arrays.first().map_or(0, |a| a.ndim()) + 1;
     let refs: Vec<&Array> = arrays.iter().collect();
-    wrap(Array::stack(&refs, axis.rem_euclid(ndim) as usize))
+    wrap(Array::stack(&refs, normalize_axis(seq.py(), axis, ndim)?))
+}
+
+/// `axis` of an array of `ndim` dimensions, a negative one counted from the end; one
+/// outside `-ndim..ndim` raises NumPy's `AxisError`, as `np.concatenate` does.
+fn normalize_axis(py: Python<'_>, axis: i64, ndim: usize) -> PyResult<usize> {
+    let n = ndim as i64;
+    if axis < -n || axis >= n {
+        return Err(crate::array::axis_error(py, axis, ndim));
+    }
+    Ok(axis.rem_euclid(n.max(1)) as usize)
 }
 
 /// The dtype a weak Python scalar takes beside an array of dtype `like` (NEP 50: it

@@ -861,7 +861,13 @@ pub fn read_csv(
         o.parse_dates = p;
     }
     if let Some(n) = na_values {
-        o.null_values = n;
+        // As pandas' `na_values`: added to the default missing markers ("", "NA", "NaN",
+        // ...), not in place of them.
+        for v in n {
+            if !o.null_values.contains(&v) {
+                o.null_values.push(v);
+            }
+        }
     }
     if let Some(b) = blocksize {
         o.partition_bytes = b.max(1);

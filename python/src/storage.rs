@@ -51,9 +51,10 @@ pub fn from_zarr(
         .map(Into::into)
 }
 
-/// Computes `x` and writes it as the Zarr array `component` of the store at `url`
-/// (metadata last, so a failed write leaves nothing that opens; `overwrite=True` swaps
-/// the new array in when it is complete).
+/// Computes `x` and writes it as the Zarr array `component` of the store at `url` (the
+/// store's root without one, as Dask's `to_zarr(x, url)`): metadata last, so a failed
+/// write leaves nothing that opens; `overwrite=True` stages the new array beside the old
+/// one and swaps it in when it is complete, so a failed overwrite keeps the old array.
 #[pyfunction]
 #[pyo3(signature = (x, url, component=None, overwrite=false))]
 pub fn to_zarr(

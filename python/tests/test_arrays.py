@@ -215,8 +215,49 @@ def test_out_of_range_and_fancy_indices_are_refused():
     x = ts.arange(10, chunks=3)
     with pytest.raises(IndexError):
         x[[1, 2]]
-    with pytest.raises((IndexError, ValueError)):
-        x[10].compute()
+    # Past the end is IndexError at indexing time, with NumPy's message, as NumPy raises.
+    for key in (10, -11, (slice(None), 3)):
+        with pytest.raises(IndexError) as err:
+            (x.reshape(5, 2) if isinstance(key, tuple) else x)[key]
+        with pytest.raises(IndexError) as want:
+            (np.arange(10).reshape(5, 2) if isinstance(key, tuple) else np.arange(10))[key]
+        assert str(err.value) == str(want.value)
+
+
+def test_iterating_an_array_yields_its_rows_as_numpy_does(rng):
+    a = rng.standard_normal((5, 3))
+    x = ts.from_array(a, chunks=(2, 3))
+    rows = list(x)
+    assert len(rows) == 5
+    for got, want in zip(rows, a):
+        assert_same(got.compute(), want)
+    assert [int(v) for v in ts.arange(4, chunks=3)] == [0, 1, 2, 3]
+    assert list(ts.from_array(np.zeros((0, 2)))) == []
+
+
+@pytest.mark.parametrize("dtype", [">f8", ">i4", ">u2", "<f4", "=i8"])
+def test_from_array_converts_any_byte_order(rng, dtype):
+    # NetCDF and FITS data arrive big-endian; the values are what NumPy reads.
+    a = (rng.standard_normal((6, 4)) * 100).astype(dtype)
+    x = ts.from_array(a, chunks=(4, 3))
+    got = x.compute()
+    assert got.dtype == a.dtype.newbyteorder("=")
+    np.testing.assert_array_equal(got, a)
+    assert_same((x * 2).sum(axis=0).compute(), (a.astype(a.dtype.newbyteorder("=")) * 2).sum(axis=0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("func, axis", [("concatenate", 2), ("concatenate", 5), ("concatenate", -3),
+                                        ("stack", 3), ("stack", -4)])
+def test_an_out_of_range_axis_is_numpys_axis_error(func, axis):
+    a = np.ones((2, 3))
+    x = ts.from_array(a)
+    with pytest.raises(np.exceptions.AxisError) as err:
+        getattr(ts, func)([x, x], axis=axis)
+    with pytest.raises(np.exceptions.AxisError) as want:
+        getattr(np, func)([a, a], axis=axis)
+    assert str(err.value) == str(want.value)
+    with pytest.raises(np.exceptions.AxisError):
+        x.sum(axis=2)
 
 
 # -- reductions --------------------------------------------------------------------------
@@ -421,3 +462,31 @@ def test_zarr_round_trip_with_zarr_python(tmp_path, rng):
     back = ts.from_zarr(str(tmp_path / "s.zarr"), "x")
     assert back.chunks == ((10, 10, 10, 10), (6, 6))
     assert_same(back[::3].sum(axis=0).compute(), a[::3].sum(axis=0), rtol=1e-12)
+
+
+def test_to_zarr_overwrite_of_the_store_root_keeps_the_old_array_when_a_block_fails(tmp_path):
+    # Dask's `to_zarr(x, url, overwrite=True)` writes the store's root node; a failed
+    # overwrite used to erase the old array first ("array metadata is missing").
+    zarr = pytest.importorskip("zarr")
+    url = str(tmp_path / "root.zarr")
+    old = np.arange(48.0).reshape(8, 6)
+    ts.to_zarr(ts.from_array(old, chunks=(2, 6)), url)
+
+    class Full(Exception):
+        pass
+
+    def fail_late(block):
+        if block[0, 0] >= 24:
+            raise Full("the disk is full")
+        return block + 1000
+
+    failing = ts.from_array(old, chunks=(2, 6)).map_blocks(fail_late)
+    with pytest.raises(Full):
+        ts.to_zarr(failing, url, overwrite=True)
+    assert_same(ts.from_zarr(url).compute(), old)
+    assert_same(zarr.open_array(url, mode="r")[:], old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["root.zarr"], "nothing staged is left"
+    new = ts.from_array(old * 2, chunks=(4, 3))
+    ts.to_zarr(new, url, overwrite=True)
+    assert_same(zarr.open_array(url, mode="r")[:], old * 2)
+    assert ts.from_zarr(url).chunks == ((4, 4), (3, 3))

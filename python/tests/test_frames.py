@@ -29,10 +29,14 @@ def frame(df, n=7):
 
 
 def same(ours, theirs, by):
-    """Equal as tables after sorting by `by` (row order of a groupby is unspecified)."""
+    """Equal as tables after sorting by `by` (row order of a groupby is unspecified): the
+    same columns (none dropped, none added), each of pandas' dtype, with pandas' values."""
+    assert sorted(ours.columns) == sorted(theirs.columns), (
+        f"columns {list(ours.columns)}, pandas has {list(theirs.columns)}"
+    )
     ours = ours.sort_values(by).reset_index(drop=True)
     theirs = theirs.sort_values(by).reset_index(drop=True)[list(ours.columns)]
-    pd.testing.assert_frame_equal(ours, theirs, check_dtype=False, rtol=1e-9, atol=1e-9)
+    pd.testing.assert_frame_equal(ours, theirs, check_dtype=True, rtol=1e-9, atol=1e-9)
 
 
 def test_filter_and_expressions(trips):
@@ -267,3 +271,92 @@ def test_a_lazy_frame_exports_the_arrow_stream(trips):
     pl = pytest.importorskip("polars")
     df = frame(trips).filter(ts.col("zone") == 3)
     assert pl.DataFrame(df).height == int((trips.zone == 3).sum())
+
+
+@pytest.mark.parametrize("how", ["semi", "anti"])
+def test_semi_and_anti_merges_match_pandas_membership(trips, how):
+    zones = pd.DataFrame({"zone": np.arange(0, 50, 3), "borough": [f"b{i % 5}" for i in range(17)]})
+    got = frame(trips).merge(ts.from_pandas(zones, npartitions=2), on="zone", how=how).compute().to_pandas()
+    member = trips.zone.isin(zones.zone)
+    want = trips[member if how == "semi" else ~member]
+    assert len(got) == len(want)
+    same(got, want, ["zone", "fare", "vendor", "passengers"])
+
+
+@pytest.mark.parametrize("keep", ["first", "last", False])
+def test_drop_duplicates_matches_pandas(trips, keep):
+    got = frame(trips).drop_duplicates(subset=["zone", "vendor"], keep=keep).compute().to_pandas()
+    want = trips.drop_duplicates(subset=["zone", "vendor"], keep=keep)
+    same(got, want, ["zone", "vendor", "fare", "passengers"])
+    got = frame(trips[["zone", "vendor"]]).drop_duplicates().compute().to_pandas()
+    same(got, trips[["zone", "vendor"]].drop_duplicates(), ["zone", "vendor"])
+
+
+def test_dropna_matches_pandas(trips):
+    df = trips.assign(extra=np.where(np.arange(len(trips)) % 7 == 0, np.nan, 1.0))
+    for kwargs in [{}, {"subset": ["tip"]}, {"subset": ["tip", "extra"], "how": "all"}]:
+        got = frame(df).dropna(**kwargs).compute().to_pandas()
+        same(got, df.dropna(**kwargs), ["zone", "fare", "vendor", "passengers"])
+
+
+def test_rename_tail_repartition_and_to_backend(trips):
+    df = frame(trips)
+    got = df.rename({"fare": "amount", "zone": "area"}).compute().to_pandas()
+    same(got, trips.rename(columns={"fare": "amount", "zone": "area"}), ["area", "amount", "vendor", "passengers"])
+    # tail keeps row order: the last rows of the last partitions.
+    pd.testing.assert_frame_equal(df.tail(7).to_pandas(), trips.tail(7).reset_index(drop=True))
+    re = df.repartition(3)
+    assert re.npartitions == 3
+    pd.testing.assert_frame_equal(re.compute().to_pandas(), trips.reset_index(drop=True))
+    moved = df.to_backend("cpu")
+    assert moved.backend == "cpu"
+    pd.testing.assert_frame_equal(moved.compute().to_pandas(), trips.reset_index(drop=True))
+
+
+def test_string_functions_match_pandas():
+    s = pd.DataFrame({"name": ["Alpha", "beta", "GAMMA", "delta-x", "", "alphabet"], "i": range(6)})
+    df = ts.from_pandas(s, npartitions=2)
+    n = df.name
+    got = df.assign(
+        has=n.str.contains("ta"),
+        starts=n.str.startswith("al"),
+        ends=n.str.endswith("a"),
+        low=n.str.lower(),
+        up=n.str.upper(),
+        length=n.str.len(),
+    ).compute().to_pandas()
+    want = s.assign(
+        has=s.name.str.contains("ta", regex=False),
+        starts=s.name.str.startswith("al"),
+        ends=s.name.str.endswith("a"),
+        low=s.name.str.lower(),
+        up=s.name.str.upper(),
+        length=s.name.str.len(),
+    )
+    same(got, want, ["i"])
+
+
+def test_read_csv_na_values_and_blocksize_match_pandas(tmp_path, rng):
+    n = 3000
+    text = ["id,code,x"]
+    for i in range(n):
+        code = "NA" if i % 11 == 0 else ("-" if i % 13 == 0 else f"c{i % 5}")
+        text.append(f"{i},{code},{'' if i % 17 == 0 else i * 0.5}")
+    path = tmp_path / "coded.csv"
+    path.write_text("\n".join(text) + "\n")
+    df = ts.read_csv(str(path), na_values=["NA", "-"], blocksize=4096)
+    assert df.npartitions > 4, "a 4 KiB blocksize splits the file"
+    got = df.compute().to_pandas()
+    want = pd.read_csv(path, na_values=["NA", "-"])
+    same(got, want, ["id"])
+
+
+def test_the_comparison_catches_a_dropped_column_and_a_wrong_dtype(trips):
+    # What `same` guards against: a result that lost a column, or changed one's dtype,
+    # passed the comparison of only tessera's own columns without dtypes.
+    got = frame(trips).compute().to_pandas()
+    same(got, trips, ["zone", "fare", "vendor", "passengers"])
+    with pytest.raises(AssertionError, match="columns"):
+        same(got.drop(columns=["tip"]), trips, ["zone", "fare", "vendor", "passengers"])
+    with pytest.raises(AssertionError, match="dtype"):
+        same(got.astype({"passengers": "float64"}), trips, ["zone", "fare", "vendor", "passengers"])
