@@ -461,11 +461,10 @@ fn switch_keys(
     let key = |s: String| StoreKey::new(s).map_err(|e| Error::invalid("to_zarr", e.to_string()));
     let (old_meta, old_rest): (Vec<_>, Vec<_>) =
         old.into_iter().partition(|k| is_metadata(k.as_str()));
-    for k in old_meta.iter().chain(
-        old_rest
-            .iter()
-            .filter(|k| !incoming.contains(&rel(*k, &to))),
-    ) {
+    for k in old_meta
+        .iter()
+        .chain(old_rest.iter().filter(|k| !incoming.contains(&rel(k, &to))))
+    {
         storage
             .erase(k)
             .map_err(|e| fail("removing the old array", e.to_string()))?;
