@@ -38,7 +38,16 @@ const SHIM: &str = r#"
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __shared__ static
+// Every `__shared__` array in one section, which each launch fills with the poison byte
+// before each block (a GPU's shared memory starts undefined in every block; a block that
+// reads a slot before writing it must see garbage, not what the previous block left).
+#define __shared__ static __attribute__((section("tsr_shared"), aligned(16)))
+extern "C" char __start_tsr_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_tsr_shared[] __attribute__((weak, visibility("hidden")));
+static inline void tsr_poison_shared() {
+    if (__start_tsr_shared && __stop_tsr_shared > __start_tsr_shared)
+        std::memset(__start_tsr_shared, 0xA5, (size_t)(__stop_tsr_shared - __start_tsr_shared));
+}
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 static thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 // A block's threads are fibers on the launching thread (see `tsr_launch`): `__syncthreads`
@@ -155,6 +164,7 @@ static int tsr_launch(const char* name, unsigned grid, unsigned block, void (*bo
     blockDim.x = block; gridDim.x = grid;
     for (unsigned b = 0; b < grid; ++b) {
         blockIdx.x = b;
+        tsr_poison_shared();
         for (unsigned t = 0; t < block; ++t) f.state[t] = 0;
         for (bool up = true;; up = !up) {
             unsigned waiting = 0, returned = 0;
@@ -183,6 +193,7 @@ static int tsr_launch_flat(unsigned grid, unsigned block, void (*body)(void*), v
     tsr_flat = true;
     for (unsigned b = 0; b < grid; ++b) {
         blockIdx.x = b;
+        tsr_poison_shared();
         for (unsigned t = 0; t < block; ++t) { threadIdx.x = t; body(arg); }
     }
     tsr_flat = false;
@@ -190,10 +201,15 @@ static int tsr_launch_flat(unsigned grid, unsigned block, void (*body)(void*), v
 }
 "#;
 
-/// Threads per block of an elementwise launch and the most blocks a launch uses on the
-/// host: small, so a launch is cheap, and not a divisor of most shapes, so grid-stride
-/// loops and ragged parts happen.
+/// Threads per block of an array program's elementwise launch and the most blocks a
+/// launch uses on the host: small, so a launch is cheap, and not a divisor of most shapes,
+/// so grid-stride loops and ragged parts happen.
 const BLOCK: u32 = 8;
+/// Threads per block of the dataframe kernels' launches ([`HostKernels::run_grid`]): the
+/// device's own, so the upper levels of the block-wide scans and sums (`tsr_block_scan`,
+/// `tsr_block_sum`: 128 down to 8 partners apart) run here as there; at 8 threads only
+/// the lowest three ever ran.
+const FRAME_BLOCK: u32 = crate::device::BLOCK;
 const MAX_GRID: u64 = 6;
 /// Threads per block of a reduction's launches through [`HostKernels::run`] (the bit
 /// tests): the device's own block size, so every level of the shared-memory tree (128
@@ -443,7 +459,9 @@ pub fn compiler() -> Result<(), String> {
     let cxx = cxx();
     match Command::new(&cxx).arg("--version").output() {
         Ok(o) if o.status.success() => Ok(()),
-        _ => Err(format!("no C++ compiler ({cxx}) to build the host shim")),
+        _ => Err(format!(
+            "no C++ compiler ({cxx}) to build the host shim: apt-get install g++ (.ci/run installs it)"
+        )),
     }
 }
 
@@ -538,10 +556,14 @@ struct Buf(Vec<u8>);
 
 /// What every output and partial buffer holds before a kernel runs: `0xA5` bytes (not NaN,
 /// but unmistakable in every dtype: -2.5e-127 as f64, -2.9e-16 as f32, 0xA5A5… as an
-/// integer, `true` as a bool byte). A
-/// GPU leaves fresh buffers uninitialised, so a kernel that skips an element must show as a
-/// wrong value here too, not pass wherever the CPU's answer happens to be 0.
+/// integer). A GPU leaves fresh buffers uninitialised, so a kernel that skips an element
+/// must show as a wrong value here too, not pass wherever the CPU's answer happens to be 0.
+/// A bool byte has no value wrong for both answers (`0xA5` reads as `true`), so a kernel
+/// with a bool output runs twice, poisoned `false` and `true` ([`BOOL_POISONS`]), and an
+/// element the two runs disagree on was never written.
 const POISON: u8 = 0xA5;
+/// The two poisons of a bool output: `false`, then `true`.
+const BOOL_POISONS: [u8; 2] = [0, 1];
 
 impl Buf {
     fn poisoned(d: DType, n: usize) -> Buf {
@@ -610,8 +632,9 @@ impl HostKernels {
         self.launch(plan, inputs, out_bytes, BLOCK)
     }
 
-    /// Runs entry 0 of `plan` as `grid` blocks of `BLOCK` (8) threads over `inputs`, with one
-    /// poisoned output buffer of each length in `outputs` (the device's `launch_grid`).
+    /// Runs entry 0 of `plan` as `grid` blocks of `FRAME_BLOCK` (the device's 256)
+    /// threads over `inputs`, with one poisoned output buffer of each length in `outputs`
+    /// (the device's `launch_grid`).
     pub fn run_grid(
         &self,
         plan: &KernelPlan,
@@ -636,18 +659,56 @@ impl HostKernels {
         // inputs, and the outputs sized by the caller for what the kernel writes.
         #[allow(unsafe_code)]
         unsafe {
-            call_entry(&lib, &plan.entries[0].name, grid.max(1), BLOCK, &mut args)?;
+            call_entry(
+                &lib,
+                &plan.entries[0].name,
+                grid.max(1),
+                FRAME_BLOCK,
+                &mut args,
+            )?;
         }
         Ok(outs.into_iter().map(|b| b.0).collect())
     }
 
-    /// [`HostKernels::run_bytes`] with reductions in blocks of `reduce_block` threads.
+    /// [`HostKernels::run_bytes`] with reductions in blocks of `reduce_block` threads. A
+    /// bool output runs twice, poisoned `false` and `true` (see [`POISON`]); the runs must
+    /// agree on every byte.
     fn launch(
         &self,
         plan: &KernelPlan,
         inputs: &[&[u8]],
         out_bytes: usize,
         reduce_block: u32,
+    ) -> Result<Vec<u8>, String> {
+        if plan.out_dtype != DType::Bool {
+            return self.launch_poisoned(plan, inputs, out_bytes, reduce_block, POISON);
+        }
+        let [f, t] =
+            BOOL_POISONS.map(|p| self.launch_poisoned(plan, inputs, out_bytes, reduce_block, p));
+        let (f, t) = (f?, t?);
+        // The buffers hold at least one byte; only the output's own bytes count.
+        match f[..out_bytes]
+            .iter()
+            .zip(&t[..out_bytes])
+            .position(|(a, b)| a != b)
+        {
+            None => Ok(f),
+            Some(i) => Err(format!(
+                "{}: bool output element {i} of {out_bytes} was never written (it read as \
+                 the poison: {} when poisoned false, {} when poisoned true)",
+                plan.entries[0].name, f[i], t[i]
+            )),
+        }
+    }
+
+    /// One run of [`HostKernels::launch`] with the output poisoned with `poison`.
+    fn launch_poisoned(
+        &self,
+        plan: &KernelPlan,
+        inputs: &[&[u8]],
+        out_bytes: usize,
+        reduce_block: u32,
+        poison: u8,
     ) -> Result<Vec<u8>, String> {
         let lib = self.library(plan)?;
         let _one_at_a_time = self.launch.lock().map_err(|e| e.to_string())?;
@@ -656,7 +717,7 @@ impl HostKernels {
         let wi: Vec<u8> = tables.wi.iter().flat_map(|v| v.to_le_bytes()).collect();
         let ki: Vec<u8> = tables.ki.iter().flat_map(|v| v.to_le_bytes()).collect();
         let fi: Vec<u8> = tables.fi.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let mut out = Buf(vec![POISON; out_bytes.max(1)]);
+        let mut out = Buf(vec![poison; out_bytes.max(1)]);
         let pass = |entry: usize,
                     grid: u64,
                     block: u32,
@@ -730,7 +791,10 @@ mod tests {
     #[test]
     fn gcc_gets_a_precompiled_shim_that_units_compile_against() {
         if compiler().is_err() {
-            eprintln!("skipped: gcc_gets_a_precompiled_shim: no C++ compiler");
+            tessera_conformance::skip::skip(
+                "gcc_gets_a_precompiled_shim",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
             return;
         }
         let version = Command::new(cxx()).arg("--version").output().unwrap();
@@ -781,9 +845,202 @@ mod tests {
     }
 
     #[test]
+    fn shared_memory_is_poisoned_in_every_block() {
+        if compiler().is_err() {
+            tessera_conformance::skip::skip(
+                "shared_memory_is_poisoned_in_every_block",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
+            return;
+        }
+        // Only block 0 writes its slots; block 1 reads slots it never wrote, which on a GPU
+        // hold garbage. Statics on the host kept block 0's values: a kernel that forgot to
+        // write its shared memory in some blocks passed.
+        let src = r#"
+__global__ void reads_before_writing(u64* out) {
+    __shared__ u64 slot[8];
+    unsigned t = threadIdx.x;
+    if (blockIdx.x == 0) slot[t] = 7;
+    __syncthreads();
+    out[blockIdx.x * blockDim.x + t] = slot[t];
+}
+"#;
+        let mut out = vec![0u64; 16];
+        let src = format!(
+            "{src}{}",
+            launcher("reads_before_writing", &[Arg::Output(DType::U64)], true)
+        );
+        launch_words(&src, "reads_before_writing", 2, 8, &mut out).unwrap();
+        assert_eq!(&out[..8], &[7; 8]);
+        assert_eq!(
+            &out[8..],
+            &[0xA5A5_A5A5_A5A5_A5A5; 8],
+            "block 1 saw block 0's slots"
+        );
+    }
+
+    /// `x > 0` over five floats, as the array backend's kernel for it; with `skip_last`,
+    /// the kernel's loop planted one element short.
+    fn greater_than_zero(skip_last: bool) -> KernelPlan {
+        use tessera_core::program::{AxisMap, BinaryOp, IndexMap, ProgramBuilder};
+        let mut pb = ProgramBuilder::new(&[5]);
+        let map = IndexMap {
+            src_shape: vec![5],
+            axes: vec![AxisMap {
+                start: 0,
+                step: 1,
+                out_axis: Some(0),
+            }],
+        };
+        let x = pb.input(0, DType::F64, map);
+        let zero = pb.constant(tessera_core::Scalar::F64(0.0));
+        let y = pb.binary(BinaryOp::Gt, x, zero).unwrap();
+        let program = pb.finish(vec![(y, None)]).unwrap();
+        let mut plan = crate::codegen::generate(&program, 0, 1).unwrap();
+        assert_eq!(plan.out_dtype, DType::Bool);
+        if skip_last {
+            assert!(plan.body.contains("f < n;"), "{}", plan.body);
+            plan.body = plan.body.replace("f < n;", "f < n - 1;");
+            // Its own name: the library caches kernels by name.
+            let (old, new) = (
+                plan.entries[0].name.clone(),
+                format!("{}_planted", plan.entries[0].name),
+            );
+            plan.body = plan.body.replace(&old, &new);
+            plan.entries[0].name = new;
+        }
+        plan
+    }
+
+    #[test]
+    fn a_bool_kernel_that_skips_an_element_is_caught_whatever_the_answer() {
+        if compiler().is_err() {
+            tessera_conformance::skip::skip(
+                "a_bool_kernel_that_skips_an_element_is_caught",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
+            return;
+        }
+        let (good, planted) = (greater_than_zero(false), greater_than_zero(true));
+        let lib = build(&[&good, &planted]).unwrap();
+        // The skipped last element's answer is `true` here and `false` there: a single
+        // poison would pass one of the two.
+        for last in [1.0, -1.0] {
+            let x = ndarray::ArrayD::from_shape_vec(
+                ndarray::IxDyn(&[5]),
+                vec![1.0, -2.0, 3.0, 0.0, last],
+            )
+            .unwrap();
+            let input = <f64 as tessera_core::host::HostElement>::wrap(x);
+            let got = lib.run(&good, std::slice::from_ref(&input), &[5]).unwrap();
+            let want: Vec<bool> = vec![true, false, true, false, last > 0.0];
+            assert_eq!(
+                got.to_f64_vec(),
+                want.iter()
+                    .map(|&b| f64::from(u8::from(b)))
+                    .collect::<Vec<_>>()
+            );
+            let err = lib.run(&planted, &[input], &[5]).unwrap_err();
+            assert!(
+                err.contains("bool output element 4 of 5 was never written"),
+                "{err}"
+            );
+        }
+    }
+
+    /// A frame kernel (launched as the dataframe backend launches them) that writes each
+    /// thread's inclusive block scan of ones, through the prelude's `tsr_block_scan` or,
+    /// `capped`, a copy of it planted to stop at 8 partners apart.
+    fn scan_plan(name: &str, capped: bool) -> KernelPlan {
+        let scan = if capped {
+            format!("{name}_capped")
+        } else {
+            "tsr_block_scan".to_string()
+        };
+        let body = format!(
+            r#"
+template <typename T> TSR_D T {name}_capped(T* s, T v, T* total) {{
+    s[threadIdx.x] = v;
+    __syncthreads();
+    for (u32 d = 1; d < blockDim.x && d < 8; d <<= 1) {{
+        T x = threadIdx.x >= d ? s[threadIdx.x - d] : 0;
+        __syncthreads();
+        s[threadIdx.x] += x;
+        __syncthreads();
+    }}
+    T r = s[threadIdx.x];
+    *total = s[blockDim.x - 1];
+    __syncthreads();
+    return r;
+}}
+extern "C" __global__ void {name}(const u64* P, u8* out0) {{
+    __shared__ u64 s[256];
+    u64 total;
+    u64 incl = {scan}(s, (u64)1, &total);
+    ((u64*)out0)[blockIdx.x * blockDim.x + threadIdx.x] = incl;
+}}
+"#
+        );
+        KernelPlan {
+            hash: crate::codegen::stable_hash(body.as_bytes()),
+            body,
+            entries: vec![crate::codegen::Entry {
+                name: name.to_string(),
+                args: vec![Arg::Params, Arg::Output(DType::U8)],
+            }],
+            params: vec![0],
+            launch: Launch::Elementwise { n: 0 },
+            out_dtype: DType::U8,
+        }
+    }
+
+    /// The dataframe kernels run in blocks of the device's 256 threads, so a block scan
+    /// whose upper levels are wrong (planted: capped at 8 partners apart) gives wrong
+    /// sums here, as on the GPU; in the 8-thread blocks of before, both scans agreed.
+    #[test]
+    fn a_block_scan_capped_at_8_threads_is_caught_on_host_devices() {
+        if compiler().is_err() {
+            tessera_conformance::skip::skip(
+                "a_block_scan_capped_at_8_threads_is_caught_on_host_devices",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
+            return;
+        }
+        let (good, capped) = (
+            scan_plan("tsr_test_block_scan", false),
+            scan_plan("tsr_test_capped_scan", true),
+        );
+        let lib = build(&[&good, &capped]).unwrap();
+        let words = |plan: &KernelPlan| -> Vec<u64> {
+            let out = lib
+                .run_grid(plan, 1, &[], &[crate::device::Output::Written(256 * 8)])
+                .unwrap();
+            out[0]
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        let want: Vec<u64> = (1..=256).collect();
+        assert_eq!(
+            words(&good),
+            want,
+            "every one of the block's 256 threads scans"
+        );
+        let planted = words(&capped);
+        assert_eq!(&planted[..8], &want[..8]);
+        assert_ne!(
+            planted, want,
+            "the capped scan passed: the upper levels never ran"
+        );
+    }
+
+    #[test]
     fn every_thread_of_a_block_reaches_a_barrier_before_any_passes_it() {
         if compiler().is_err() {
-            eprintln!("skipped: every_thread_of_a_block_reaches_a_barrier: no C++ compiler");
+            tessera_conformance::skip::skip(
+                "every_thread_of_a_block_reaches_a_barrier",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
             return;
         }
         // Each thread writes its slot, then (after a barrier) adds its neighbours' slots on
@@ -856,7 +1113,10 @@ __global__ void rounds(u64* out) {
     #[test]
     fn threads_that_diverge_at_a_barrier_are_an_error_not_a_hang() {
         if compiler().is_err() {
-            eprintln!("skipped: threads_that_diverge_at_a_barrier: no C++ compiler");
+            tessera_conformance::skip::skip(
+                "threads_that_diverge_at_a_barrier",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
             return;
         }
         // The odd threads return before the barrier the even ones wait at.
@@ -882,7 +1142,10 @@ __global__ void diverges(u64* out) {
     #[test]
     fn a_unit_is_compiled_once_per_process_and_its_library_shared() {
         if compiler().is_err() {
-            eprintln!("skipped: a_unit_is_compiled_once_per_process: no C++ compiler");
+            tessera_conformance::skip::skip(
+                "a_unit_is_compiled_once_per_process",
+                "no C++ compiler (apt-get install g++; .ci/run installs it)",
+            );
             return;
         }
         let src = unit("shared");
