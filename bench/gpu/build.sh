@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, here, everything the GPU checklist runs there (the GPU machines have no Rust
 # toolchain and no network): stripped, compressed release binaries of the conformance
-# runner and the `gpu_check`, `gpu_spill`, `linalg_bench` and `tpch` examples, and the Dask wheels the CuPy +
+# runner, the CUDA backend's test binary and the `gpu_check`, `gpu_spill`, `linalg_bench` and `tpch` examples, and the Dask wheels the CuPy +
 # Dask peer needs, into `.gpu/` (ignored by git through .git/info/exclude; about 30 MB,
 # inside the device tool's 64 MiB carry). Then, with the device tool:
 #   run  command: bash bench/gpu/run.sh   carry: [".gpu"]
@@ -12,6 +12,11 @@ rm -rf .gpu && mkdir -p .gpu/bin .gpu/whl
 cargo build --release -p tessera-conformance --bin tessera-conformance
 cargo build --release --example gpu_check --example gpu_spill --example linalg_bench --example tpch
 strip -o .gpu/bin/tessera-conformance target/release/tessera-conformance
+# The CUDA backend's own test binary, for run.sh's `probe` step (the tests that branch on
+# whether a device is present).
+cuda_tests=$(cargo test --release -p tessera-cuda --test cuda --no-run 2>&1 \
+    | sed -n 's/^ *Executable .*(\(.*\))$/\1/p' | tail -n 1)
+strip -o .gpu/bin/cuda-tests "$cuda_tests"
 for e in gpu_check gpu_spill linalg_bench tpch; do strip -o ".gpu/bin/$e" "target/release/examples/$e"; done
 gzip -9 .gpu/bin/*
 # The instruction set the binaries were compiled for (the default is the portable x86-64

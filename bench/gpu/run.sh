@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU checklist in one call, on a GPU machine, with `.gpu/` from build.sh carried:
-#   1. the card and driver, and NVRTC from the image;
+#   1. the card and driver, and NVRTC from the image; the CUDA backend's tests that branch
+#      on a device being present (`probe`: selectable by name and by configuration);
 #   2. the conformance suite on `cuda`, its ops dealt to 12 processes side by side (the
 #      first run compiles some 2,800 kernels with NVRTC, which is CPU-bound: one process
 #      takes minutes, twelve take seconds), then all of it again under compute-sanitizer
@@ -20,7 +21,7 @@
 #      answers checked against DuckDB's; one JSON line per query and engine.
 # Every result lands in $OUT as it comes, so a step cut off by its limit still leaves
 # what it printed.
-#   STEPS (default "conformance,memcheck,streams,headline,svd,spill,frame": the steps to run; e.g.
+#   STEPS (default "probe,conformance,memcheck,streams,headline,svd,spill,frame": the steps to run; e.g.
 #   STEPS=headline SIZES=200000,500000 CHUNKS=10000 for the seed's own size alone),
 #   SIZES (default "20000,80000"), CHUNKS (default "2000,10000"), SVD_ROWS (default
 #   "10000,20000"); T_CONF, T_CHECK, T_PEER, T_SVD: each step's limit in seconds.
@@ -33,7 +34,7 @@ chunks="${CHUNKS:-2000,10000}"
 svd_rows="${SVD_ROWS:-10000,20000}"
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-/tmp/tessera-cache}"
 step() { echo "== $1 $(date +%T)" | tee -a "$out/steps.txt"; }
-steps=",${STEPS:-conformance,memcheck,streams,headline,svd,spill,frame},"
+steps=",${STEPS:-probe,conformance,memcheck,streams,headline,svd,spill,frame},"
 wanted() { [[ "$steps" == *",$1,"* ]]; }
 
 step card
@@ -54,6 +55,17 @@ bin=/tmp/tessera-bin
 mkdir -p "$bin"
 for f in .gpu/bin/*.gz; do gunzip -c "$f" >"$bin/$(basename "$f" .gz)"; done
 chmod +x "$bin"/*
+
+# The CUDA backend's tests that branch on whether a device is present: with one, `cuda`
+# (arrays and frames) must be selectable, by name and through the configuration, and the
+# probe and the registry must agree.
+if wanted probe; then
+    step probe
+    timeout "${T_CHECK:-90}" "$bin/cuda-tests" --exact --test-threads=1 \
+        selecting_cuda_gives_the_backend_or_the_probe_reason \
+        selecting_the_cuda_dataframe_backend_gives_it_or_the_probe_reason \
+        the_probe_and_the_backend_agree 2>&1 | tee "$out/probe.txt" | tail -n 5
+fi
 
 # The suite's ops in 12 groups, each group one process; `$1` wraps each run (memcheck).
 suite() {

@@ -52,7 +52,10 @@ fn the_fallback_setting_refuses_host_steps_before_the_plan_runs() {
     let _serial = crate::serial();
     use tessera::frame::{col, lit, AggFunc};
     if let Err(reason) = tessera::tessera_cuda::host::shim::compiler() {
-        println!("skipped: the_fallback_setting_refuses_host_steps_before_the_plan_runs: {reason}");
+        tessera_conformance::skip::skip(
+            "the_fallback_setting_refuses_host_steps_before_the_plan_runs",
+            &reason.to_string(),
+        );
         return;
     }
     let name = "cuda-host-fallback-setting";

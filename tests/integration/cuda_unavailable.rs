@@ -68,7 +68,7 @@ fn backend_switch_on_cuda_with_an_old_driver_and_no_device_names_the_device() {
     let Some(dir) = std::env::var_os("TESSERA_TEST_OLD_LIBCUDA_DIR") else {
         tessera_conformance::skip::skip(
             test,
-            "TESSERA_TEST_OLD_LIBCUDA_DIR is not set (`.ci/run` unpacks Debian's libcuda1 535 and sets it)",
+            "TESSERA_TEST_OLD_LIBCUDA_DIR is not set (.ci/run installs it: Debian's libcuda1 535, unpacked into its cache)",
         );
         return;
     };
