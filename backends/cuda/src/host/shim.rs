@@ -57,9 +57,13 @@ static thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 // `swapcontext` is two system calls, and was a third of a suite's run).
 struct TsrJump { jmp_buf at; };
 struct TsrFibers {
-    // Each fiber's stack, with a page below it that faults on overflow instead of
-    // writing into the next fiber's stack.
-    static constexpr size_t STACK = 256 * 1024, GUARD = 4096;
+    // Each fiber's stack, one mapping for all: a guard page per fiber would be a mapping
+    // of its own, and a process that loads hundreds of libraries (TPC-H on host devices),
+    // each with a set of 256, ran out of mappings (`vm.max_map_count`: a new thread then
+    // failed to map its signal stack). A canary word at the bottom of each stack, checked
+    // after every launch, reports an overflow instead.
+    static constexpr size_t STACK = 256 * 1024;
+    static constexpr unsigned long long CANARY = 0x7e55e7a5ca9a11edULL;
     char* stacks = nullptr;
     unsigned capacity = 0;
     // Each fiber's entry onto its stack (made once, entered once per block), and where it
@@ -139,7 +143,7 @@ static int tsr_launch(const char* name, unsigned grid, unsigned block, void (*bo
     static std::mutex launching;
     std::lock_guard<std::mutex> one(launching);
     static TsrFibers f;
-    const size_t span = TsrFibers::STACK + TsrFibers::GUARD;
+    const size_t span = TsrFibers::STACK;
     if (f.capacity < block) {
         if (f.stacks) munmap(f.stacks, span * f.capacity);
         void* m = mmap(nullptr, span * block, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -149,9 +153,8 @@ static int tsr_launch(const char* name, unsigned grid, unsigned block, void (*bo
         f.waits.resize(block);
         f.state.resize(block);
         for (unsigned t = 0; t < block; ++t) {
-            mprotect(f.stacks + span * t, TsrFibers::GUARD, PROT_NONE);
             getcontext(&f.start[t]);
-            f.start[t].uc_stack.ss_sp = f.stacks + span * t + TsrFibers::GUARD;
+            f.start[t].uc_stack.ss_sp = f.stacks + span * t;
             f.start[t].uc_stack.ss_size = TsrFibers::STACK;
             f.start[t].uc_link = nullptr;
             makecontext(&f.start[t], tsr_fiber, 0);
@@ -162,7 +165,9 @@ static int tsr_launch(const char* name, unsigned grid, unsigned block, void (*bo
     f.body = body;
     f.arg = arg;
     blockDim.x = block; gridDim.x = grid;
-    for (unsigned b = 0; b < grid; ++b) {
+    for (unsigned t = 0; t < block; ++t) std::memcpy(f.stacks + span * t, &TsrFibers::CANARY, 8);
+    int rc = 0;
+    for (unsigned b = 0; b < grid && rc == 0; ++b) {
         blockIdx.x = b;
         tsr_poison_shared();
         for (unsigned t = 0; t < block; ++t) f.state[t] = 0;
@@ -181,11 +186,18 @@ static int tsr_launch(const char* name, unsigned grid, unsigned block, void (*bo
             if (waiting == 0) break;
             if (returned > 0) {
                 std::fprintf(stderr, "%s: block %u of %u diverged at __syncthreads: %u of its %u threads wait at a barrier that %u returned without reaching\n", name, b, grid, waiting, block, returned);
-                return 1;
+                rc = 1;
+                break;
             }
         }
     }
-    return 0;
+    for (unsigned t = 0; t < block; ++t) {
+        if (std::memcmp(f.stacks + span * t, &TsrFibers::CANARY, 8) != 0) {
+            std::fprintf(stderr, "%s: thread %u overflowed its %zu-byte fiber stack\n", name, t, TsrFibers::STACK);
+            rc = 1;
+        }
+    }
+    return rc;
 }
 // A launch of a kernel without barriers: every thread of every block in turn, called.
 static int tsr_launch_flat(unsigned grid, unsigned block, void (*body)(void*), void* arg) {
