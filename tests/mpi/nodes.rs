@@ -30,6 +30,8 @@ pub struct Nodes {
     hostfile: PathBuf,
     /// The launcher agent ([`agent_dir`]).
     agent: PathBuf,
+    /// Where the agent stashes the folder it binds back over a node's /tmp, if any.
+    stash: Option<PathBuf>,
 }
 
 /// Where the launcher agent goes: `launch` (the launch directory) unless its path has a `:`
@@ -58,6 +60,16 @@ fn agent_dir(launch: &Path, pid: u32, k: usize) -> Result<PathBuf, String> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     Ok(dir)
+}
+
+/// The folder directly under the system's /tmp that holds `dir`, when `dir` is there: each
+/// node mounts an empty /tmp of its own, which would hide it (and the test binary beside
+/// it) from the ranks, so the agent binds it back.
+fn shared_under_tmp(dir: &Path) -> Option<PathBuf> {
+    let abs = std::fs::canonicalize(dir).ok()?;
+    let rest = abs.strip_prefix("/tmp").ok()?;
+    let first = rest.components().next()?;
+    Some(Path::new("/tmp").join(first))
 }
 
 /// Runs `program args`, or says what failed.
@@ -98,6 +110,18 @@ fn sweep() {
             }
         }
     }
+    // Stashes of the agents of runs whose process is gone (a node may still have held
+    // one when its run ended).
+    for e in std::fs::read_dir("/var/tmp")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if owner_dead(&name, "tessera-node-stash-") || owner_dead(&name, "tessera-mpi-agent-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
     if let Ok(list) = sh("ip", &["-o", "link", "show", "type", "bridge"]) {
         for link in list.lines().filter_map(|l| l.split(": ").nth(1)) {
             if owner_dead(link, "tsb") {
@@ -133,6 +157,7 @@ impl Nodes {
             subnet: format!("{SUBNET}.{third}.0/24"),
             hostfile: dir.join("hostfile"),
             agent: agent_dir(dir, pid, k)?.join("agent.sh"),
+            stash: None,
         };
         // From here on, whatever was made is removed by Drop if a later step fails.
         let gateway = format!("{SUBNET}.{third}.254/24");
@@ -180,6 +205,26 @@ impl Nodes {
             .zip(&nodes.namespaces)
             .map(|(a, ns)| format!("  {a}) ns={ns} ;;\n"))
             .collect();
+        // What lives under /tmp and every node must still see: the checkout's folder there
+        // (a clone in /tmp/ci holds the test binary and the launch directory), bound back
+        // over the node's own empty /tmp through a stash outside it.
+        let keep = shared_under_tmp(dir);
+        let stash = Path::new("/var/tmp").join(format!("tessera-node-stash-{pid}-{k}"));
+        let (bind_aside, bind_back) = match &keep {
+            Some(keep) => {
+                std::fs::create_dir_all(&stash).map_err(|e| format!("{}: {e}", stash.display()))?;
+                nodes.stash = Some(stash.clone());
+                (
+                    format!("mount --bind {} {} && ", keep.display(), stash.display()),
+                    format!(
+                        " && mkdir -p {k} && mount --bind {s} {k}",
+                        k = keep.display(),
+                        s = stash.display()
+                    ),
+                )
+            }
+            None => (String::new(), String::new()),
+        };
         let agent = format!(
             "#!/bin/sh\n\
              # mpirun's launcher agent for nodes made of namespaces: `agent HOST COMMAND...`\n\
@@ -187,7 +232,7 @@ impl Nodes {
              host=\"$1\"; shift\n\
              case \"$host\" in\n{cases}  *) echo \"agent: no node $host\" >&2; exit 1 ;;\nesac\n\
              exec ip netns exec \"$ns\" unshare --mount --uts sh -c \
-             'mount -t tmpfs tmpfs /tmp && hostname \"$0\" && eval \"$1\"' \"$ns\" \"$*\"\n"
+             '{bind_aside}mount -t tmpfs tmpfs /tmp{bind_back} && hostname \"$0\" && eval \"$1\"' \"$ns\" \"$*\"\n"
         );
         std::fs::write(&nodes.agent, agent).map_err(|e| format!("agent: {e}"))?;
         sh("chmod", &["+x", nodes.agent.to_str().ok_or("agent path")?])?;
@@ -234,6 +279,9 @@ impl Drop for Nodes {
         let _ = sh("ip", &["link", "del", &self.bridge]);
         if let Some(dir) = self.agent.parent().filter(|d| d.starts_with("/var/tmp")) {
             let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some(stash) = &self.stash {
+            let _ = std::fs::remove_dir(stash);
         }
     }
 }
