@@ -132,41 +132,7 @@ fn rank_fail() -> tessera::Result<()> {
 /// shuffled groupby (every rank waits for every other's buckets): every rank must stop
 /// with the error, naming rank 1.
 fn rank_frame_fail() -> tessera::Result<()> {
-    use tessera::frame::{AggFunc, DataFrame, GroupStrategy};
-    let batch = |p: i64| {
-        let k: arrow_array::ArrayRef = std::sync::Arc::new(
-            arrow_array::Int64Array::from_iter_values((0..50).map(|i| i % 7)),
-        );
-        let v: arrow_array::ArrayRef = std::sync::Arc::new(
-            arrow_array::Float64Array::from_iter_values((0..50).map(|i| (i + p) as f64)),
-        );
-        arrow_array::RecordBatch::try_from_iter([("k", k), ("v", v)]).expect("a batch")
-    };
-    let df = DataFrame::from_record_batches((0..6).map(batch).collect(), Some("cpu"))?;
-    let schema = df.schema();
-    let failing = df.map_partitions_with_schema(
-        |b| {
-            if tessera::cluster::rank() == 1 {
-                return Err(tessera::Error::invalid(
-                    "partition function",
-                    "refused on rank 1",
-                ));
-            }
-            Ok(b)
-        },
-        schema,
-    )?;
-    let out = failing
-        .groupby(&["k"])?
-        .strategy(GroupStrategy::Shuffle)
-        .agg(&[("v", AggFunc::Sum)])?
-        .compute()?;
-    println!(
-        "rank {} groups {}",
-        tessera::cluster::rank(),
-        out.concat()?.num_rows()
-    );
-    Ok(())
+    shuffle_groupby_failing_on_rank_1(50, |_, i| i % 7, Duration::ZERO)
 }
 
 /// A shuffle groupby whose partials are megabytes (one group per row): ranks 0 and 2 send
@@ -174,23 +140,33 @@ fn rank_frame_fail() -> tessera::Result<()> {
 /// second — so their sends are blocked (more than the channel holds, and nobody receiving)
 /// when the failure comes, and the abort must end them there.
 fn rank_frame_fail_blocked() -> tessera::Result<()> {
-    use tessera::frame::{AggFunc, DataFrame, GroupStrategy};
     const ROWS: i64 = 400_000;
+    shuffle_groupby_failing_on_rank_1(ROWS, |p, i| p * ROWS + i, Duration::from_millis(1500))
+}
+
+/// A shuffle groupby over 6 partitions of `rows` rows (partition `p`, row `i`: key
+/// `key(p, i)`) whose partition function fails on rank 1 after `delay`.
+fn shuffle_groupby_failing_on_rank_1(
+    rows: i64,
+    key: fn(i64, i64) -> i64,
+    delay: Duration,
+) -> tessera::Result<()> {
+    use tessera::frame::{AggFunc, DataFrame, GroupStrategy};
     let batch = |p: i64| {
         let k: arrow_array::ArrayRef = std::sync::Arc::new(
-            arrow_array::Int64Array::from_iter_values((0..ROWS).map(|i| p * ROWS + i)),
+            arrow_array::Int64Array::from_iter_values((0..rows).map(|i| key(p, i))),
         );
         let v: arrow_array::ArrayRef = std::sync::Arc::new(
-            arrow_array::Float64Array::from_iter_values((0..ROWS).map(|i| i as f64)),
+            arrow_array::Float64Array::from_iter_values((0..rows).map(|i| (i + p) as f64)),
         );
         arrow_array::RecordBatch::try_from_iter([("k", k), ("v", v)]).expect("a batch")
     };
     let df = DataFrame::from_record_batches((0..6).map(batch).collect(), Some("cpu"))?;
     let schema = df.schema();
     let failing = df.map_partitions_with_schema(
-        |b| {
+        move |b| {
             if tessera::cluster::rank() == 1 {
-                std::thread::sleep(Duration::from_millis(1500));
+                std::thread::sleep(delay);
                 return Err(tessera::Error::invalid(
                     "partition function",
                     "refused on rank 1",

@@ -430,13 +430,7 @@ fn a_chunk_removed_after_opening_is_detected() {
     let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
     let x = grid(4, 4, [2, 2]);
     for format in [ZarrFormat::V2, ZarrFormat::V3] {
-        let options = ZarrWriteOptions {
-            format,
-            overwrite: true,
-            ..ZarrWriteOptions::default()
-        };
-        to_zarr(&x, &store, "x", &options).unwrap();
-        let opened = from_zarr(&store, "x", None, Some("cpu")).unwrap();
+        let opened = written_and_opened(&store, &x, format);
         assert_eq!(values(&opened), values(&x));
         let gone = match format {
             ZarrFormat::V3 => d.join("x/c/1/1"),
@@ -633,6 +627,17 @@ fn an_array_rewritten_after_opening_is_detected() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// `x` written to `x` of `store` in `format` (replacing what is there) and opened again.
+fn written_and_opened(store: &ZarrStore, x: &Array, format: ZarrFormat) -> Array {
+    let options = ZarrWriteOptions {
+        format,
+        overwrite: true,
+        ..ZarrWriteOptions::default()
+    };
+    to_zarr(x, store, "x", &options).unwrap();
+    from_zarr(store, "x", None, Some("cpu")).unwrap()
+}
+
 /// A chunk file swapped after the array was opened (another chunk's bytes renamed over
 /// it, as a writer mixing two versions would) or rewritten in place: the read that touches
 /// it fails naming the chunk, where it would have mixed two versions; the metadata is the
@@ -643,13 +648,7 @@ fn a_chunk_changed_after_opening_is_detected() {
     let store = ZarrStore::open(d.to_str().unwrap()).unwrap();
     let x = grid(4, 4, [2, 2]);
     for (how, format) in [("renamed", ZarrFormat::V3), ("rewritten", ZarrFormat::V2)] {
-        let options = ZarrWriteOptions {
-            format,
-            overwrite: true,
-            ..ZarrWriteOptions::default()
-        };
-        to_zarr(&x, &store, "x", &options).unwrap();
-        let opened = from_zarr(&store, "x", None, Some("cpu")).unwrap();
+        let opened = written_and_opened(&store, &x, format);
         let (a, b) = match format {
             ZarrFormat::V3 => (d.join("x/c/0/0"), d.join("x/c/1/1")),
             ZarrFormat::V2 => (d.join("x/0.0"), d.join("x/1.1")),

@@ -338,11 +338,11 @@ impl Staged {
 /// The directory whose leftovers concern `node` of the local store at `root`: the node
 /// directory's parent (the store directory's parent for the root node).
 fn sweep_home(root: &Path, node: &str) -> PathBuf {
-    let dir = root.join(node.trim_start_matches('/'));
-    let dir = if node.trim_matches('/').is_empty() {
-        root.to_path_buf()
-    } else {
-        dir
+    // `root.join("")` is `root/`, whose parent is `root` itself: the root node's own
+    // directory goes through `root`.
+    let dir = match node.trim_matches('/') {
+        "" => root.to_path_buf(),
+        rest => root.join(rest),
     };
     match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
