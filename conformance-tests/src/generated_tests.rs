@@ -2041,6 +2041,226 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "argmax/float64", "argmax_float64");
             }
             #[test]
+            fn cumsum_bool() {
+                $crate::run_generated_test(backend(), "cumsum/bool", "cumsum_bool");
+            }
+            #[test]
+            fn cumsum_int8() {
+                $crate::run_generated_test(backend(), "cumsum/int8", "cumsum_int8");
+            }
+            #[test]
+            fn cumsum_int16() {
+                $crate::run_generated_test(backend(), "cumsum/int16", "cumsum_int16");
+            }
+            #[test]
+            fn cumsum_int32() {
+                $crate::run_generated_test(backend(), "cumsum/int32", "cumsum_int32");
+            }
+            #[test]
+            fn cumsum_int64() {
+                $crate::run_generated_test(backend(), "cumsum/int64", "cumsum_int64");
+            }
+            #[test]
+            fn cumsum_uint8() {
+                $crate::run_generated_test(backend(), "cumsum/uint8", "cumsum_uint8");
+            }
+            #[test]
+            fn cumsum_uint16() {
+                $crate::run_generated_test(backend(), "cumsum/uint16", "cumsum_uint16");
+            }
+            #[test]
+            fn cumsum_uint32() {
+                $crate::run_generated_test(backend(), "cumsum/uint32", "cumsum_uint32");
+            }
+            #[test]
+            fn cumsum_uint64() {
+                $crate::run_generated_test(backend(), "cumsum/uint64", "cumsum_uint64");
+            }
+            #[test]
+            fn cumsum_float32() {
+                $crate::run_generated_test(backend(), "cumsum/float32", "cumsum_float32");
+            }
+            #[test]
+            fn cumsum_float64() {
+                $crate::run_generated_test(backend(), "cumsum/float64", "cumsum_float64");
+            }
+            #[test]
+            fn cumprod_bool() {
+                $crate::run_generated_test(backend(), "cumprod/bool", "cumprod_bool");
+            }
+            #[test]
+            fn cumprod_int8() {
+                $crate::run_generated_test(backend(), "cumprod/int8", "cumprod_int8");
+            }
+            #[test]
+            fn cumprod_int16() {
+                $crate::run_generated_test(backend(), "cumprod/int16", "cumprod_int16");
+            }
+            #[test]
+            fn cumprod_int32() {
+                $crate::run_generated_test(backend(), "cumprod/int32", "cumprod_int32");
+            }
+            #[test]
+            fn cumprod_int64() {
+                $crate::run_generated_test(backend(), "cumprod/int64", "cumprod_int64");
+            }
+            #[test]
+            fn cumprod_uint8() {
+                $crate::run_generated_test(backend(), "cumprod/uint8", "cumprod_uint8");
+            }
+            #[test]
+            fn cumprod_uint16() {
+                $crate::run_generated_test(backend(), "cumprod/uint16", "cumprod_uint16");
+            }
+            #[test]
+            fn cumprod_uint32() {
+                $crate::run_generated_test(backend(), "cumprod/uint32", "cumprod_uint32");
+            }
+            #[test]
+            fn cumprod_uint64() {
+                $crate::run_generated_test(backend(), "cumprod/uint64", "cumprod_uint64");
+            }
+            #[test]
+            fn cumprod_float32() {
+                $crate::run_generated_test(backend(), "cumprod/float32", "cumprod_float32");
+            }
+            #[test]
+            fn cumprod_float64() {
+                $crate::run_generated_test(backend(), "cumprod/float64", "cumprod_float64");
+            }
+            #[test]
+            fn cummax_bool() {
+                $crate::run_generated_test(backend(), "cummax/bool", "cummax_bool");
+            }
+            #[test]
+            fn cummax_int8() {
+                $crate::run_generated_test(backend(), "cummax/int8", "cummax_int8");
+            }
+            #[test]
+            fn cummax_int16() {
+                $crate::run_generated_test(backend(), "cummax/int16", "cummax_int16");
+            }
+            #[test]
+            fn cummax_int32() {
+                $crate::run_generated_test(backend(), "cummax/int32", "cummax_int32");
+            }
+            #[test]
+            fn cummax_int64() {
+                $crate::run_generated_test(backend(), "cummax/int64", "cummax_int64");
+            }
+            #[test]
+            fn cummax_uint8() {
+                $crate::run_generated_test(backend(), "cummax/uint8", "cummax_uint8");
+            }
+            #[test]
+            fn cummax_uint16() {
+                $crate::run_generated_test(backend(), "cummax/uint16", "cummax_uint16");
+            }
+            #[test]
+            fn cummax_uint32() {
+                $crate::run_generated_test(backend(), "cummax/uint32", "cummax_uint32");
+            }
+            #[test]
+            fn cummax_uint64() {
+                $crate::run_generated_test(backend(), "cummax/uint64", "cummax_uint64");
+            }
+            #[test]
+            fn cummax_float32() {
+                $crate::run_generated_test(backend(), "cummax/float32", "cummax_float32");
+            }
+            #[test]
+            fn cummax_float64() {
+                $crate::run_generated_test(backend(), "cummax/float64", "cummax_float64");
+            }
+            #[test]
+            fn cummin_bool() {
+                $crate::run_generated_test(backend(), "cummin/bool", "cummin_bool");
+            }
+            #[test]
+            fn cummin_int8() {
+                $crate::run_generated_test(backend(), "cummin/int8", "cummin_int8");
+            }
+            #[test]
+            fn cummin_int16() {
+                $crate::run_generated_test(backend(), "cummin/int16", "cummin_int16");
+            }
+            #[test]
+            fn cummin_int32() {
+                $crate::run_generated_test(backend(), "cummin/int32", "cummin_int32");
+            }
+            #[test]
+            fn cummin_int64() {
+                $crate::run_generated_test(backend(), "cummin/int64", "cummin_int64");
+            }
+            #[test]
+            fn cummin_uint8() {
+                $crate::run_generated_test(backend(), "cummin/uint8", "cummin_uint8");
+            }
+            #[test]
+            fn cummin_uint16() {
+                $crate::run_generated_test(backend(), "cummin/uint16", "cummin_uint16");
+            }
+            #[test]
+            fn cummin_uint32() {
+                $crate::run_generated_test(backend(), "cummin/uint32", "cummin_uint32");
+            }
+            #[test]
+            fn cummin_uint64() {
+                $crate::run_generated_test(backend(), "cummin/uint64", "cummin_uint64");
+            }
+            #[test]
+            fn cummin_float32() {
+                $crate::run_generated_test(backend(), "cummin/float32", "cummin_float32");
+            }
+            #[test]
+            fn cummin_float64() {
+                $crate::run_generated_test(backend(), "cummin/float64", "cummin_float64");
+            }
+            #[test]
+            fn sort_bool() {
+                $crate::run_generated_test(backend(), "sort/bool", "sort_bool");
+            }
+            #[test]
+            fn sort_int8() {
+                $crate::run_generated_test(backend(), "sort/int8", "sort_int8");
+            }
+            #[test]
+            fn sort_int16() {
+                $crate::run_generated_test(backend(), "sort/int16", "sort_int16");
+            }
+            #[test]
+            fn sort_int32() {
+                $crate::run_generated_test(backend(), "sort/int32", "sort_int32");
+            }
+            #[test]
+            fn sort_int64() {
+                $crate::run_generated_test(backend(), "sort/int64", "sort_int64");
+            }
+            #[test]
+            fn sort_uint8() {
+                $crate::run_generated_test(backend(), "sort/uint8", "sort_uint8");
+            }
+            #[test]
+            fn sort_uint16() {
+                $crate::run_generated_test(backend(), "sort/uint16", "sort_uint16");
+            }
+            #[test]
+            fn sort_uint32() {
+                $crate::run_generated_test(backend(), "sort/uint32", "sort_uint32");
+            }
+            #[test]
+            fn sort_uint64() {
+                $crate::run_generated_test(backend(), "sort/uint64", "sort_uint64");
+            }
+            #[test]
+            fn sort_float32() {
+                $crate::run_generated_test(backend(), "sort/float32", "sort_float32");
+            }
+            #[test]
+            fn sort_float64() {
+                $crate::run_generated_test(backend(), "sort/float64", "sort_float64");
+            }
+            #[test]
             fn execute_bool() {
                 $crate::run_generated_test(backend(), "execute/bool", "execute_bool");
             }
@@ -4527,6 +4747,226 @@ macro_rules! array_backend_tests {
             #[test]
             fn api_argmax_float64() {
                 $crate::run_generated_test(backend(), "api.argmax/float64", "api_argmax_float64");
+            }
+            #[test]
+            fn api_cumsum_bool() {
+                $crate::run_generated_test(backend(), "api.cumsum/bool", "api_cumsum_bool");
+            }
+            #[test]
+            fn api_cumsum_int8() {
+                $crate::run_generated_test(backend(), "api.cumsum/int8", "api_cumsum_int8");
+            }
+            #[test]
+            fn api_cumsum_int16() {
+                $crate::run_generated_test(backend(), "api.cumsum/int16", "api_cumsum_int16");
+            }
+            #[test]
+            fn api_cumsum_int32() {
+                $crate::run_generated_test(backend(), "api.cumsum/int32", "api_cumsum_int32");
+            }
+            #[test]
+            fn api_cumsum_int64() {
+                $crate::run_generated_test(backend(), "api.cumsum/int64", "api_cumsum_int64");
+            }
+            #[test]
+            fn api_cumsum_uint8() {
+                $crate::run_generated_test(backend(), "api.cumsum/uint8", "api_cumsum_uint8");
+            }
+            #[test]
+            fn api_cumsum_uint16() {
+                $crate::run_generated_test(backend(), "api.cumsum/uint16", "api_cumsum_uint16");
+            }
+            #[test]
+            fn api_cumsum_uint32() {
+                $crate::run_generated_test(backend(), "api.cumsum/uint32", "api_cumsum_uint32");
+            }
+            #[test]
+            fn api_cumsum_uint64() {
+                $crate::run_generated_test(backend(), "api.cumsum/uint64", "api_cumsum_uint64");
+            }
+            #[test]
+            fn api_cumsum_float32() {
+                $crate::run_generated_test(backend(), "api.cumsum/float32", "api_cumsum_float32");
+            }
+            #[test]
+            fn api_cumsum_float64() {
+                $crate::run_generated_test(backend(), "api.cumsum/float64", "api_cumsum_float64");
+            }
+            #[test]
+            fn api_cumprod_bool() {
+                $crate::run_generated_test(backend(), "api.cumprod/bool", "api_cumprod_bool");
+            }
+            #[test]
+            fn api_cumprod_int8() {
+                $crate::run_generated_test(backend(), "api.cumprod/int8", "api_cumprod_int8");
+            }
+            #[test]
+            fn api_cumprod_int16() {
+                $crate::run_generated_test(backend(), "api.cumprod/int16", "api_cumprod_int16");
+            }
+            #[test]
+            fn api_cumprod_int32() {
+                $crate::run_generated_test(backend(), "api.cumprod/int32", "api_cumprod_int32");
+            }
+            #[test]
+            fn api_cumprod_int64() {
+                $crate::run_generated_test(backend(), "api.cumprod/int64", "api_cumprod_int64");
+            }
+            #[test]
+            fn api_cumprod_uint8() {
+                $crate::run_generated_test(backend(), "api.cumprod/uint8", "api_cumprod_uint8");
+            }
+            #[test]
+            fn api_cumprod_uint16() {
+                $crate::run_generated_test(backend(), "api.cumprod/uint16", "api_cumprod_uint16");
+            }
+            #[test]
+            fn api_cumprod_uint32() {
+                $crate::run_generated_test(backend(), "api.cumprod/uint32", "api_cumprod_uint32");
+            }
+            #[test]
+            fn api_cumprod_uint64() {
+                $crate::run_generated_test(backend(), "api.cumprod/uint64", "api_cumprod_uint64");
+            }
+            #[test]
+            fn api_cumprod_float32() {
+                $crate::run_generated_test(backend(), "api.cumprod/float32", "api_cumprod_float32");
+            }
+            #[test]
+            fn api_cumprod_float64() {
+                $crate::run_generated_test(backend(), "api.cumprod/float64", "api_cumprod_float64");
+            }
+            #[test]
+            fn api_cummax_bool() {
+                $crate::run_generated_test(backend(), "api.cummax/bool", "api_cummax_bool");
+            }
+            #[test]
+            fn api_cummax_int8() {
+                $crate::run_generated_test(backend(), "api.cummax/int8", "api_cummax_int8");
+            }
+            #[test]
+            fn api_cummax_int16() {
+                $crate::run_generated_test(backend(), "api.cummax/int16", "api_cummax_int16");
+            }
+            #[test]
+            fn api_cummax_int32() {
+                $crate::run_generated_test(backend(), "api.cummax/int32", "api_cummax_int32");
+            }
+            #[test]
+            fn api_cummax_int64() {
+                $crate::run_generated_test(backend(), "api.cummax/int64", "api_cummax_int64");
+            }
+            #[test]
+            fn api_cummax_uint8() {
+                $crate::run_generated_test(backend(), "api.cummax/uint8", "api_cummax_uint8");
+            }
+            #[test]
+            fn api_cummax_uint16() {
+                $crate::run_generated_test(backend(), "api.cummax/uint16", "api_cummax_uint16");
+            }
+            #[test]
+            fn api_cummax_uint32() {
+                $crate::run_generated_test(backend(), "api.cummax/uint32", "api_cummax_uint32");
+            }
+            #[test]
+            fn api_cummax_uint64() {
+                $crate::run_generated_test(backend(), "api.cummax/uint64", "api_cummax_uint64");
+            }
+            #[test]
+            fn api_cummax_float32() {
+                $crate::run_generated_test(backend(), "api.cummax/float32", "api_cummax_float32");
+            }
+            #[test]
+            fn api_cummax_float64() {
+                $crate::run_generated_test(backend(), "api.cummax/float64", "api_cummax_float64");
+            }
+            #[test]
+            fn api_cummin_bool() {
+                $crate::run_generated_test(backend(), "api.cummin/bool", "api_cummin_bool");
+            }
+            #[test]
+            fn api_cummin_int8() {
+                $crate::run_generated_test(backend(), "api.cummin/int8", "api_cummin_int8");
+            }
+            #[test]
+            fn api_cummin_int16() {
+                $crate::run_generated_test(backend(), "api.cummin/int16", "api_cummin_int16");
+            }
+            #[test]
+            fn api_cummin_int32() {
+                $crate::run_generated_test(backend(), "api.cummin/int32", "api_cummin_int32");
+            }
+            #[test]
+            fn api_cummin_int64() {
+                $crate::run_generated_test(backend(), "api.cummin/int64", "api_cummin_int64");
+            }
+            #[test]
+            fn api_cummin_uint8() {
+                $crate::run_generated_test(backend(), "api.cummin/uint8", "api_cummin_uint8");
+            }
+            #[test]
+            fn api_cummin_uint16() {
+                $crate::run_generated_test(backend(), "api.cummin/uint16", "api_cummin_uint16");
+            }
+            #[test]
+            fn api_cummin_uint32() {
+                $crate::run_generated_test(backend(), "api.cummin/uint32", "api_cummin_uint32");
+            }
+            #[test]
+            fn api_cummin_uint64() {
+                $crate::run_generated_test(backend(), "api.cummin/uint64", "api_cummin_uint64");
+            }
+            #[test]
+            fn api_cummin_float32() {
+                $crate::run_generated_test(backend(), "api.cummin/float32", "api_cummin_float32");
+            }
+            #[test]
+            fn api_cummin_float64() {
+                $crate::run_generated_test(backend(), "api.cummin/float64", "api_cummin_float64");
+            }
+            #[test]
+            fn api_sort_bool() {
+                $crate::run_generated_test(backend(), "api.sort/bool", "api_sort_bool");
+            }
+            #[test]
+            fn api_sort_int8() {
+                $crate::run_generated_test(backend(), "api.sort/int8", "api_sort_int8");
+            }
+            #[test]
+            fn api_sort_int16() {
+                $crate::run_generated_test(backend(), "api.sort/int16", "api_sort_int16");
+            }
+            #[test]
+            fn api_sort_int32() {
+                $crate::run_generated_test(backend(), "api.sort/int32", "api_sort_int32");
+            }
+            #[test]
+            fn api_sort_int64() {
+                $crate::run_generated_test(backend(), "api.sort/int64", "api_sort_int64");
+            }
+            #[test]
+            fn api_sort_uint8() {
+                $crate::run_generated_test(backend(), "api.sort/uint8", "api_sort_uint8");
+            }
+            #[test]
+            fn api_sort_uint16() {
+                $crate::run_generated_test(backend(), "api.sort/uint16", "api_sort_uint16");
+            }
+            #[test]
+            fn api_sort_uint32() {
+                $crate::run_generated_test(backend(), "api.sort/uint32", "api_sort_uint32");
+            }
+            #[test]
+            fn api_sort_uint64() {
+                $crate::run_generated_test(backend(), "api.sort/uint64", "api_sort_uint64");
+            }
+            #[test]
+            fn api_sort_float32() {
+                $crate::run_generated_test(backend(), "api.sort/float32", "api_sort_float32");
+            }
+            #[test]
+            fn api_sort_float64() {
+                $crate::run_generated_test(backend(), "api.sort/float64", "api_sort_float64");
             }
             #[test]
             fn api_permute_dims_bool() {

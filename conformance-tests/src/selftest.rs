@@ -32,7 +32,7 @@ use std::any::Any;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use tessera_core::program::{BinaryOp, IndexMap, Node, Program, ReduceOp, UnaryOp};
+use tessera_core::program::{BinaryOp, IndexMap, Node, Program, ReduceOp, ScanOp, UnaryOp};
 use tessera_core::random::RandomSpec;
 use tessera_core::{
     ArrayBackend, AxisSlice, BackendRef, Capabilities, Chunk, ChunkData, DType, HostArray, Result,
@@ -342,6 +342,12 @@ impl ArrayBackend for BrokenBackend {
     fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
         let (u, s, vt) = self.cpu.svd(self.inner(x, "svd")?)?;
         Ok((self.wrap(u), self.wrap(s), self.wrap(vt)))
+    }
+    fn scan(&self, x: &Chunk, op: ScanOp, axis: usize) -> Result<Chunk> {
+        Ok(self.wrap(self.cpu.scan(self.inner(x, op.name())?, op, axis)?))
+    }
+    fn sort(&self, x: &Chunk, axis: usize, descending: bool) -> Result<Chunk> {
+        Ok(self.wrap(self.cpu.sort(self.inner(x, "sort")?, axis, descending)?))
     }
     fn execute(&self, program: &Program, inputs: &[Chunk]) -> Result<Vec<Chunk>> {
         let inputs = self.inners(inputs, "execute")?;

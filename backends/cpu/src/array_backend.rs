@@ -4,7 +4,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use tessera_core::backend::{downcast_chunk, ArrayBackend, Capabilities, Chunk, ChunkData};
-use tessera_core::program::Program;
+use tessera_core::program::{Program, ScanOp};
 use tessera_core::{DType, HostArray, Result, Scalar};
 
 use crate::fused::{self, kernels};
@@ -163,6 +163,16 @@ impl ArrayBackend for CpuBackend {
 
     fn host_view<'a>(&self, chunk: &'a Chunk) -> Option<&'a HostArray> {
         self.host(chunk, "to_host").ok()
+    }
+
+    fn sort(&self, x: &Chunk, axis: usize, descending: bool) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(
+            self.host(x, "sort")?.sort(axis, descending)?,
+        ))
+    }
+
+    fn scan(&self, x: &Chunk, op: ScanOp, axis: usize) -> Result<Chunk> {
+        Ok(CpuBackend::wrap(self.host(x, op.name())?.scan(op, axis)?))
     }
 
     fn qr(&self, x: &Chunk) -> Result<(Chunk, Chunk)> {

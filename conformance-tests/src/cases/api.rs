@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use tessera_array::{Array, Index, RandomState};
 use tessera_core::chunks::{numel, ChunkSpec, Chunks};
-use tessera_core::program::{BinaryOp, ReduceOp, UnaryOp};
+use tessera_core::program::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 use tessera_core::{DType, HostArray, Result, Scalar};
 
 use super::{all, describe, floats, integers, numeric};
@@ -107,6 +107,8 @@ pub fn families() -> Vec<Family> {
     v.extend(elementwise());
     v.extend(indexing());
     v.extend(reductions());
+    v.extend(scans());
+    v.push(sorting());
     v.extend(structure());
     v.extend(blocks_and_linalg());
     v
@@ -432,6 +434,57 @@ enum Red {
     NanMean,
     Var,
     Std,
+}
+
+/// `cumulative` over irregular chunks: each block scanned, the carries of the blocks
+/// before it combined in, against one chunk on the reference and the oracle's scan.
+fn scans() -> Vec<Family> {
+    ScanOp::ALL
+        .into_iter()
+        .map(|op| {
+            fam(op.name(), all(), move |s, g, d, v| {
+                let shape = g.shape(1, 4);
+                let tame = match op {
+                    ScanOp::Prod => for_product,
+                    ScanOp::Sum => for_sum,
+                    _ => |h| h,
+                };
+                let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, tame)?;
+                let axis = g.below(shape.len());
+                let initial = matches!(op, ScanOp::Sum | ScanOp::Prod) && g.chance(0.3);
+                let rd = expect::scan_dtype(op, d);
+                s.expect(|| vec![expect::cumulative(&h, op, axis, initial)]);
+                let n = shape[axis];
+                let tol = match op {
+                    ScanOp::Sum => Tol::reduction(rd, n, max_abs(&h)),
+                    ScanOp::Prod => Tol::product(rd, n, has_subnormal(&h)),
+                    _ => Tol::EXACT,
+                };
+                one(
+                    a.cumulative(op, axis, None, initial)?,
+                    tol,
+                    format!("{desc}, axis {axis}, include_initial {initial}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `sort` over irregular chunks: each block sorted, each output block merged from its
+/// lane's sorted blocks, against one chunk on the reference and the oracle's sort.
+fn sorting() -> Family {
+    fam("sort", all(), |s, g, d, v| {
+        let shape = g.shape(1, 4);
+        let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, |h| h)?;
+        let axis = g.below(shape.len());
+        let descending = g.chance(0.3);
+        s.expect(|| vec![crate::oracle::sort::sort(&h, axis, descending)]);
+        one(
+            a.sort(axis, descending)?,
+            Tol::EXACT,
+            format!("{desc}, axis {axis}, descending {descending}"),
+        )
+    })
 }
 
 fn reductions() -> Vec<Family> {

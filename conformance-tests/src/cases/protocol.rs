@@ -8,7 +8,9 @@
 
 use ndarray::{ArrayD, IxDyn};
 use tessera_core::chunks::numel;
-use tessera_core::program::{ArrayOp, BinaryOp, ProgramBuilder, ReduceOp, Reduction, UnaryOp};
+use tessera_core::program::{
+    ArrayOp, BinaryOp, ProgramBuilder, ReduceOp, Reduction, ScanOp, UnaryOp,
+};
 use tessera_core::random::{Distribution, RandomSpec};
 use tessera_core::{AxisSlice, Chunk, DType, Error, HostArray, Result, Scalar};
 
@@ -554,6 +556,47 @@ pub fn families() -> Vec<Family> {
             ))
         }));
     }
+    for op in ScanOp::ALL {
+        v.push(fam(op.name(), all(), move |s, g, d, v| {
+            let shape = g.shape(1, 4);
+            let tame = match op {
+                ScanOp::Prod => for_product,
+                ScanOp::Sum => for_sum,
+                _ => |h| h,
+            };
+            let (h, x) = input_with(s, g, &shape, d, v, tame)?;
+            let axis = g.below(shape.len());
+            s.expect(|| vec![oracle::scan::scan(&h, op, axis)]);
+            let r = s.b().scan(&x, op, axis)?;
+            let n = shape[axis];
+            let tol = match op {
+                ScanOp::Sum => Tol::reduction(d, n, max_abs(&h)),
+                ScanOp::Prod => Tol::product(d, n, has_subnormal(&h)),
+                _ => Tol::EXACT,
+            };
+            Ok(Produced::one(
+                s.download(&r)?,
+                tol,
+                format!("{}, axis {axis}", describe("x", d, &shape, None)),
+            ))
+        }));
+    }
+    v.push(fam("sort", all(), |s, g, d, v| {
+        let shape = g.shape(1, 4);
+        let (h, x) = input(s, g, &shape, d, v)?;
+        let axis = g.below(shape.len());
+        let descending = g.chance(0.3);
+        s.expect(|| vec![oracle::sort::sort(&h, axis, descending)]);
+        let r = s.b().sort(&x, axis, descending)?;
+        Ok(Produced::one(
+            s.download(&r)?,
+            Tol::EXACT,
+            format!(
+                "{}, axis {axis}, descending {descending}",
+                describe("x", d, &shape, None)
+            ),
+        ))
+    }));
     v.push(fam("execute", all(), program_case));
     v
 }

@@ -386,6 +386,42 @@ pub fn twice_minus_one(x: &HostArray) -> HostArray {
     build(x.shape(), DType::F64, &vals)
 }
 
+/// The dtype NumPy's `cumsum`/`cumprod` accumulate in, written out here (not taken from
+/// the protocol's `ScanOp::result_dtype`): `int64` for bool and signed integers, `uint64`
+/// for unsigned ones, floats as they are; a running max or min keeps the input's dtype.
+pub fn scan_dtype(op: tessera_core::program::ScanOp, d: DType) -> DType {
+    use tessera_core::program::ScanOp;
+    match (op, d) {
+        (ScanOp::Max | ScanOp::Min, d) => d,
+        (_, DType::Bool | DType::I8 | DType::I16 | DType::I32 | DType::I64) => DType::I64,
+        (_, DType::U8 | DType::U16 | DType::U32 | DType::U64) => DType::U64,
+        (_, d) => d,
+    }
+}
+
+/// `Array::cumulative(op, axis, None, include_initial)`: `x` in the accumulation dtype,
+/// scanned, with the empty scan (0 for sums, 1 for products) first when `include_initial`.
+pub fn cumulative(
+    x: &HostArray,
+    op: tessera_core::program::ScanOp,
+    axis: usize,
+    include_initial: bool,
+) -> HostArray {
+    let d = scan_dtype(op, x.dtype());
+    let scanned = super::scan::scan(&super::cast(x, d), op, axis);
+    if !include_initial {
+        return scanned;
+    }
+    let mut shape = x.shape().to_vec();
+    shape[axis] = 1;
+    let empty = match op {
+        tessera_core::program::ScanOp::Sum => V::I(0),
+        _ => V::I(1),
+    };
+    let first = build(&shape, d, &vec![empty; count(&shape)]);
+    concatenate(&[first, scanned], axis)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,8 @@ pub mod linalg;
 pub mod program;
 pub mod random;
 pub mod reduce;
+pub mod scan;
+pub mod sort;
 pub mod values;
 
 use tessera_core::program::{BinaryOp, IndexMap, ReduceOp, UnaryOp};

@@ -101,6 +101,16 @@ pub(crate) enum Op {
     SketchPart { packed: Array, xty: bool },
     /// A user function per block.
     MapBlocks(Vec<Array>, BlockFn),
+    /// Per output block, a function of the blocks of `input` along `axis` that
+    /// `sources[j]` names (`j` the output block's index along `axis`; the other axes'
+    /// block indices are the output's): the shape of sorts, merges and gathers, where an
+    /// output block needs several input blocks of its lane but not the whole array.
+    AlongAxis {
+        input: Array,
+        axis: usize,
+        sources: Arc<Vec<Vec<usize>>>,
+        f: LaneBlockFn,
+    },
     /// Move to another backend.
     Transfer(Array),
     /// Blocks read from storage (a leaf).
@@ -115,11 +125,17 @@ pub type HostBlockFn = Arc<dyn Fn(&[HostArray]) -> Result<HostArray> + Send + Sy
 /// A function over backend chunks (one per input) returning the output chunk.
 pub type BackendBlockFn = Arc<dyn Fn(&dyn ArrayBackend, &[Chunk]) -> Result<Chunk> + Send + Sync>;
 
-/// Either form of block function.
+/// A function of output block `j` along an axis and the input blocks its lane needs
+/// (see [`Op::AlongAxis`]).
+pub type LaneBlockFn =
+    Arc<dyn Fn(&dyn ArrayBackend, usize, &[Chunk]) -> Result<Chunk> + Send + Sync>;
+
+/// Either form of block function, or a lane function with the axis its `j` is read on.
 #[derive(Clone)]
 pub(crate) enum BlockFn {
     Host(HostBlockFn),
     Backend(BackendBlockFn),
+    Lane { f: LaneBlockFn, axis: usize },
 }
 
 impl Array {

@@ -14,6 +14,8 @@ mod io;
 mod linalg;
 mod map_blocks;
 mod reduction;
+mod scan;
+mod sort;
 mod structure;
 
 pub(crate) use crate::block_io::block_region;

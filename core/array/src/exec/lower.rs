@@ -355,6 +355,12 @@ impl Lowerer {
             Op::Sketch(x, omega) => self.sketch_task(t, x, omega),
             Op::SketchPart { packed, xty } => self.sketch_part_task(t, packed, *xty),
             Op::MapBlocks(inputs, f) => self.map_blocks_task(t, inputs, f),
+            Op::AlongAxis {
+                input,
+                axis,
+                sources,
+                f,
+            } => self.along_axis_task(t, input, *axis, sources, f),
             Op::Transfer(input) => self.transfer_task(t, input),
             Op::Source(source) => {
                 let region = crate::array::block_region(a.chunks(), block);
@@ -795,6 +801,46 @@ impl Lowerer {
         Ok(self.push(
             TaskOp::MapBlocks {
                 f: f.clone(),
+                shape,
+                dtype: a.dtype(),
+                block: block.to_vec(),
+            },
+            deps,
+            backend,
+            bytes,
+        ))
+    }
+
+    /// One output block of an [`Op::AlongAxis`]: its lane function over the input blocks
+    /// `sources[j]` names along `axis`.
+    fn along_axis_task(
+        &mut self,
+        t: Target<'_>,
+        input: &Array,
+        axis: usize,
+        sources: &[Vec<usize>],
+        f: &crate::graph::LaneBlockFn,
+    ) -> Result<usize> {
+        let Target {
+            a,
+            block,
+            shape,
+            bytes,
+            backend,
+        } = t;
+        let j = block[axis];
+        let wanted = sources.get(j).ok_or_else(|| {
+            Error::Internal(format!("no sources for block {j} along axis {axis}"))
+        })?;
+        let mut deps = Vec::with_capacity(wanted.len());
+        for &i in wanted {
+            let mut at = block.to_vec();
+            at[axis] = i;
+            deps.push(self.block_task(input, &at)?);
+        }
+        Ok(self.push(
+            TaskOp::MapBlocks {
+                f: BlockFn::Lane { f: f.clone(), axis },
                 shape,
                 dtype: a.dtype(),
                 block: block.to_vec(),

@@ -136,6 +136,7 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                     b.from_host_owned(f(&host)?)?
                 }
                 BlockFn::Backend(f) => f(b.as_ref(), deps)?,
+                BlockFn::Lane { f, axis } => f(b.as_ref(), block[*axis], deps)?,
             };
             if out.shape() != shape.as_slice() || out.dtype() != *dtype {
                 return Err(Error::user_function(

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use crate::dtype::{DType, Scalar};
 use crate::error::{Error, Result};
 use crate::host::HostArray;
-use crate::program::{BinaryOp, IndexMap, Program, ReduceOp, UnaryOp};
+use crate::program::{BinaryOp, IndexMap, Program, ReduceOp, ScanOp, UnaryOp};
 use crate::random::RandomSpec;
 
 mod by_primitives;
@@ -278,6 +278,49 @@ pub trait ArrayBackend: Send + Sync + fmt::Debug {
     /// backend that does not override it declares `svd` unsupported in its capabilities.
     fn svd(&self, x: &Chunk) -> Result<(Chunk, Chunk, Chunk)> {
         Err(block_kernel_unsupported(self.name(), "svd", x))
+    }
+
+    /// The inclusive scan `op` along `axis` of `x`, in `x`'s dtype (the caller casts to
+    /// the accumulation dtype first; see [`ScanOp::result_dtype`]), with the bits of
+    /// [`HostArray::scan`].
+    ///
+    /// Optional: the default copies the chunk to the host, scans it there and copies it
+    /// back, and [records](crate::fallback::record) that it did, so every backend answers
+    /// and the copies are visible (`explain()` names the step through
+    /// [`ArrayBackend::primitive_note`]). A backend that scans natively overrides it.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `axis` is not an axis of `x`; those of `to_host` and
+    /// `from_host`.
+    fn scan(&self, x: &Chunk, op: ScanOp, axis: usize) -> Result<Chunk> {
+        let host = self.to_host(x)?;
+        let out = host.scan(op, axis)?;
+        crate::fallback::record(
+            self.name(),
+            op.name(),
+            "scanned on the host (copied out and back): the backend has no scan kernel",
+        );
+        self.from_host_owned(out)
+    }
+
+    /// `x` sorted along `axis`, ascending in NumPy's order (NaN last, stable) or
+    /// descending, with the bits of [`HostArray::sort`]. A chunked sort sorts each block
+    /// with it and merges the sorted blocks of a lane rank range by rank range.
+    ///
+    /// Optional, as [`ArrayBackend::scan`]: the default sorts a host copy and records the
+    /// fallback.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `axis` is not an axis of `x`; those of `to_host` and
+    /// `from_host`.
+    fn sort(&self, x: &Chunk, axis: usize, descending: bool) -> Result<Chunk> {
+        let out = self.to_host(x)?.sort(axis, descending)?;
+        crate::fallback::record(
+            self.name(),
+            "sort",
+            "sorted on the host (copied out and back): the backend has no sort kernel",
+        );
+        self.from_host_owned(out)
     }
 
     /// What `Array::explain` (in `tessera-array`) should say about running `program`

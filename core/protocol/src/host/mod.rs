@@ -5,6 +5,8 @@
 //! [`HostArray::view_typed`], which check the dtype instead of converting silently.
 
 pub mod arrow;
+mod scan;
+mod sort;
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::ops::{BinaryOp, ReduceOp, UnaryOp};
+use super::scan_op::ScanOp;
 
 /// An op a backend can declare unsupported for a dtype: the structural entry points of
 /// `ArrayBackend` and every elementwise and reduce op of a program.
@@ -40,17 +41,21 @@ pub enum ArrayOp {
     Qr,
     /// `svd` of a block (optional, as `qr`).
     Svd,
+    /// `sort` of a block along an axis (optional: the default sorts on the host).
+    Sort,
     /// An elementwise unary op.
     Unary(UnaryOp),
     /// An elementwise binary op.
     Binary(BinaryOp),
     /// A reduction.
     Reduce(ReduceOp),
+    /// A cumulative scan along one axis ([`ArrayBackend::scan`](crate::ArrayBackend::scan)).
+    Scan(ScanOp),
 }
 
 impl ArrayOp {
     /// The structural ops, in the order listings show them.
-    const STRUCTURAL: [ArrayOp; 15] = [
+    const STRUCTURAL: [ArrayOp; 16] = [
         ArrayOp::FromHost,
         ArrayOp::ToHost,
         ArrayOp::Full,
@@ -66,14 +71,16 @@ impl ArrayOp {
         ArrayOp::Matmul,
         ArrayOp::Qr,
         ArrayOp::Svd,
+        ArrayOp::Sort,
     ];
 
-    /// Every op: the structural ones, then the unary, binary and reduce ops.
+    /// Every op: the structural ones, then the unary, binary, reduce and scan ops.
     pub fn all() -> Vec<ArrayOp> {
         let mut v = ArrayOp::STRUCTURAL.to_vec();
         v.extend(UnaryOp::ALL.iter().map(|&o| ArrayOp::Unary(o)));
         v.extend(BinaryOp::ALL.iter().map(|&o| ArrayOp::Binary(o)));
         v.extend(ReduceOp::ALL.iter().map(|&o| ArrayOp::Reduce(o)));
+        v.extend(ScanOp::ALL.iter().map(|&o| ArrayOp::Scan(o)));
         v
     }
 
@@ -96,9 +103,11 @@ impl ArrayOp {
             ArrayOp::Matmul => "matmul",
             ArrayOp::Qr => "qr",
             ArrayOp::Svd => "svd",
+            ArrayOp::Sort => "sort",
             ArrayOp::Unary(o) => o.name(),
             ArrayOp::Binary(o) => o.name(),
             ArrayOp::Reduce(o) => o.name(),
+            ArrayOp::Scan(o) => o.name(),
         }
     }
 
@@ -123,6 +132,12 @@ impl From<UnaryOp> for ArrayOp {
 impl From<BinaryOp> for ArrayOp {
     fn from(op: BinaryOp) -> ArrayOp {
         ArrayOp::Binary(op)
+    }
+}
+
+impl From<ScanOp> for ArrayOp {
+    fn from(op: ScanOp) -> ArrayOp {
+        ArrayOp::Scan(op)
     }
 }
 

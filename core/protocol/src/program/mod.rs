@@ -18,6 +18,7 @@ mod builder;
 mod moments;
 mod ops;
 pub mod primitives;
+mod scan_op;
 
 pub use array_op::ArrayOp;
 pub use builder::ProgramBuilder;
@@ -26,6 +27,7 @@ pub use ops::{
     ipow_i64, py_floor_div_f32, py_floor_div_f64, py_fmod_f64, wrap_i64, BinaryOp, ReduceOp,
     UnaryOp,
 };
+pub use scan_op::ScanOp;
 
 use crate::chunks::c_strides;
 use crate::dtype::{DType, Scalar};
