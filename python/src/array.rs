@@ -623,8 +623,17 @@ impl PyArray {
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let not_implemented = || py.NotImplemented();
+        // `out=`, `dtype=`, `where=`, `.reduce`, `.accumulate`, `.outer` and the ufuncs
+        // that are not elementwise ops (`matmul`): the Python half
+        // (`tessera/_numpy_functions.py`) maps them onto the array methods.
+        let in_python = || -> PyResult<Py<PyAny>> {
+            Ok(py
+                .import("tessera._numpy_functions")?
+                .call_method1("array_ufunc", (ufunc, method, inputs, kwargs))?
+                .unbind())
+        };
         if method != "__call__" || kwargs.is_some_and(|k| !k.is_empty()) {
-            return Ok(not_implemented());
+            return in_python();
         }
         let name: String = ufunc.getattr("__name__")?.extract()?;
         let mut operands = Vec::with_capacity(inputs.len());
@@ -636,8 +645,97 @@ impl PyArray {
         }
         match crate::ufunc::apply(&name, operands) {
             Some(r) => Ok(Py::new(py, PyArray::from(r.py_err()?))?.into_any()),
-            None => Ok(not_implemented()),
+            None => in_python(),
         }
+    }
+
+    /// NEP 18: NumPy functions on tessera arrays (`np.mean(x)`, `np.concatenate([x, y])`,
+    /// `np.cumsum(x)`) run tessera's lazy implementation; one tessera does not have
+    /// returns `NotImplemented`, so NumPy raises `TypeError` naming the function instead
+    /// of computing it eagerly.
+    fn __array_function__(
+        &self,
+        py: Python<'_>,
+        func: &Bound<'_, PyAny>,
+        types: &Bound<'_, PyAny>,
+        args: &Bound<'_, PyAny>,
+        kwargs: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("tessera._numpy_functions")?
+            .call_method1("array_function", (func, types, args, kwargs))?
+            .unbind())
+    }
+
+    /// The Python Array API namespace of this array (`tessera.array_api`, standard
+    /// 2024.12; `api_version` may name 2023.12 or 2024.12).
+    #[pyo3(signature = (api_version=None))]
+    fn __array_namespace__<'py>(
+        &self,
+        py: Python<'py>,
+        api_version: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match api_version {
+            None | Some("2024.12") | Some("2023.12") => Ok(py.import("tessera.array_api")?.into_any()),
+            Some(v) => Err(PyValueError::new_err(format!(
+                "tessera implements the Array API standard 2024.12 (and 2023.12); {v} is not one of them"
+            ))),
+        }
+    }
+
+    /// Where the chunks live, as an Array API device: `"cpu"` for host backends,
+    /// `"cuda:N"` on a GPU.
+    #[getter]
+    fn device(&self) -> String {
+        crate::array_device::device_of(&self.inner)
+    }
+
+    /// The array on `device` (`"cpu"` or `"cuda"`/`"cuda:N"`): the same array when it is
+    /// there already, else a transfer to that device's backend.
+    #[pyo3(signature = (device, /, *, stream=None))]
+    fn to_device(
+        &self,
+        device: &Bound<'_, PyAny>,
+        stream: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        crate::array_device::to_device(&self.inner, device, stream).map(Into::into)
+    }
+
+    /// The transpose of the last two axes (a stack of matrices transposed).
+    #[getter(mT)]
+    fn matrix_transpose(&self) -> PyResult<PyArray> {
+        let n = self.inner.ndim();
+        if n < 2 {
+            return Err(PyValueError::new_err(format!(
+                "mT needs at least 2 dimensions; the array has {n}"
+            )));
+        }
+        let mut perm: Vec<usize> = (0..n).collect();
+        perm.swap(n - 2, n - 1);
+        self.inner.permute_dims(&perm).py_err().map(Into::into)
+    }
+
+    /// Running sum along `axis` (`None`: the flattened array), as `dask.array.cumsum`:
+    /// each chunk scanned and the totals of the chunks before it carried in.
+    #[pyo3(signature = (axis=None, dtype=None))]
+    fn cumsum(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        crate::scan::cumulative(py, self, "sum", axis, dtype, false)
+    }
+
+    /// Running product along `axis` (`None`: the flattened array).
+    #[pyo3(signature = (axis=None, dtype=None))]
+    fn cumprod(
+        &self,
+        py: Python<'_>,
+        axis: Option<&Bound<'_, PyAny>>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
+        crate::scan::cumulative(py, self, "prod", axis, dtype, false)
     }
 
     /// Sum over `axis` (all axes when `None`).
@@ -659,6 +757,16 @@ impl PyArray {
     #[pyo3(signature = (axis=None, keepdims=false))]
     fn max(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
         reduce(&self.inner, axis, |a| self.inner.max(a, keepdims))
+    }
+    /// Sum over `axis` with NaNs counted as zero.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nansum(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nansum(a, keepdims))
+    }
+    /// Mean over `axis` of the elements that are not NaN.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nanmean(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nanmean(a, keepdims))
     }
     /// Mean over `axis` (float64 for integer input).
     #[pyo3(signature = (axis=None, keepdims=false))]

@@ -17,6 +17,7 @@
 use pyo3::prelude::*;
 
 pub mod array;
+pub mod array_device;
 pub mod arrow_ffi;
 pub mod config;
 pub mod convert;
@@ -27,6 +28,8 @@ pub mod frame;
 pub mod html;
 pub mod linalg;
 pub mod run;
+pub mod scan;
+pub mod sort;
 pub mod storage;
 pub mod ufunc;
 
@@ -59,6 +62,8 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(creation::where_, m)?)?;
     m.add_function(wrap_pyfunction!(creation::map_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(creation::compute, m)?)?;
+    m.add_function(wrap_pyfunction!(scan::cumulative, m)?)?;
+    m.add_function(wrap_pyfunction!(sort::sort, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd_compressed, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::qr, m)?)?;

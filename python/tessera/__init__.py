@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _tessera, config, exceptions, linalg, random
+from . import _tessera, array_api, config, exceptions, linalg, random
 from ._tessera import (
     Array,
     ComputedFrame,
@@ -41,6 +41,7 @@ from ._tessera import (
     lit,
     map_blocks,
     ones,
+    sort,
     read_csv,
     read_parquet,
     stack,
@@ -61,11 +62,14 @@ __all__ = [
     "GroupBy",
     "__version__",
     "arange",
+    "array_api",
     "backends",
     "col",
     "compute",
     "concatenate",
     "config",
+    "cumprod",
+    "cumsum",
     "empty",
     "eye",
     "from_array",
@@ -79,8 +83,11 @@ __all__ = [
     "lit",
     "load_plugin",
     "map_blocks",
+    "nanmean",
+    "nansum",
     "ones",
     "random",
+    "sort",
     "read_csv",
     "read_parquet",
     "stack",
@@ -149,6 +156,38 @@ def from_pandas(df, npartitions: int | None = None, backend: str | None = None) 
     if npartitions is None:
         npartitions = max(1, -(-len(df) // 1_000_000))
     return from_arrow(table, npartitions=npartitions, backend=backend)
+
+
+def cumsum(x: Array, axis: int | None = None, dtype=None) -> Array:
+    """The running sum along ``axis`` (``None``: the flattened array), as
+    ``dask.array.cumsum``: each chunk is scanned and the totals of the chunks before it
+    are carried in, so nothing is gathered into one chunk.
+
+    >>> import tessera as ts
+    >>> ts.cumsum(ts.arange(5, chunks=2)).compute().tolist()
+    [0, 1, 3, 6, 10]
+    """
+    return _tessera.cumulative(x, "sum", axis, dtype)
+
+
+def cumprod(x: Array, axis: int | None = None, dtype=None) -> Array:
+    """The running product along ``axis`` (``None``: the flattened array).
+
+    >>> import tessera as ts
+    >>> ts.cumprod(ts.arange(1, 6, chunks=2)).compute().tolist()
+    [1, 2, 6, 24, 120]
+    """
+    return _tessera.cumulative(x, "prod", axis, dtype)
+
+
+def nansum(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The sum over ``axis`` with NaNs counted as zero (``dask.array.nansum``)."""
+    return x.nansum(axis=axis, keepdims=keepdims)
+
+
+def nanmean(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The mean over ``axis`` of the elements that are not NaN (``dask.array.nanmean``)."""
+    return x.nanmean(axis=axis, keepdims=keepdims)
 
 
 def _ufunc(np_ufunc):

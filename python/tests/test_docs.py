@@ -37,3 +37,24 @@ def test_every_public_name_has_a_docstring():
     for cls in (ts.Array, ts.DataFrame, ts.GroupBy, ts.Expr, ts.ComputedFrame):
         bare = [m for m in dir(cls) if not m.startswith("_") and not (getattr(cls, m).__doc__ or "").strip()]
         assert not bare, f"{cls.__name__} methods without docstrings: {bare}"
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scan_examples_run(name):
+    examples, failures = run_examples(getattr(ts, name), name)
+    assert examples > 0 and failures == 0
+
+
+def test_the_protocol_modules_examples_run_and_their_names_are_documented():
+    from tessera import _numpy_functions
+
+    for module in (ts.array_api, _numpy_functions):
+        examples, failures = run_examples(module, module.__name__)
+        assert examples > 0 and failures == 0, module.__name__
+    missing = [
+        n
+        for n in ts.array_api.__all__
+        if callable(getattr(ts.array_api, n)) and not isinstance(getattr(ts.array_api, n), np.dtype)
+        and not (getattr(ts.array_api, n).__doc__ or "").strip()
+    ]
+    assert not missing, f"namespace functions without docstrings: {missing}"
