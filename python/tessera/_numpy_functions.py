@@ -123,22 +123,20 @@ HANDLED[_np.prod] = _reduction("prod", "prod", True)
 HANDLED[_np.nansum] = _reduction("nansum", "nansum", True)
 
 
-@implements(_np.min, "amin")
-def _min(a, axis=None, out=None, keepdims=_np._NoValue, initial=_np._NoValue, where=_np._NoValue):
-    _no_out("min", out)
-    _no_where("min", where)
-    if initial is not _np._NoValue:
-        raise TypeError("numpy.min(..., initial=...) is not supported on tessera arrays")
-    return _array(a).min(axis=axis, keepdims=_keep(keepdims))
+def _extremum(name):
+    def impl(a, axis=None, out=None, keepdims=_np._NoValue, initial=_np._NoValue, where=_np._NoValue):
+        _no_out(name, out)
+        _no_where(name, where)
+        if initial is not _np._NoValue:
+            raise TypeError(f"numpy.{name}(..., initial=...) is not supported on tessera arrays")
+        return getattr(_array(a), name)(axis=axis, keepdims=_keep(keepdims))
+
+    impl.__name__ = name
+    return impl
 
 
-@implements(_np.max, "amax")
-def _max(a, axis=None, out=None, keepdims=_np._NoValue, initial=_np._NoValue, where=_np._NoValue):
-    _no_out("max", out)
-    _no_where("max", where)
-    if initial is not _np._NoValue:
-        raise TypeError("numpy.max(..., initial=...) is not supported on tessera arrays")
-    return _array(a).max(axis=axis, keepdims=_keep(keepdims))
+implements(_np.min, "amin")(_extremum("min"))
+implements(_np.max, "amax")(_extremum("max"))
 
 
 @implements(_np.mean)
