@@ -15,6 +15,7 @@ use pyo3::types::{PyDict, PyEllipsis, PySlice, PyTuple};
 use tessera::program::{BinaryOp, UnaryOp};
 use tessera::{Array, DType, HostArray, Index};
 
+pub use crate::axes::{axes_of, axis_error};
 use crate::convert::{
     chunks_of, dtype_of, host_to_numpy, numpy_to_host, scalar_as, scalar_if_0d, scalar_to_py,
     weak_scalar,
@@ -82,48 +83,6 @@ fn binary(
         Some(Operand::Array(o)) => me.binary(op, &o),
     };
     out.py_err().map(|a| Some(a.into()))
-}
-
-/// `axis` as given to a reduction: `None`, an int or a sequence of ints, negative ones
-/// counted from the end.
-pub fn axes_of(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<Vec<usize>>> {
-    let Some(axis) = axis.filter(|a| !a.is_none()) else {
-        return Ok(None);
-    };
-    let raw: Vec<i64> = match axis.extract::<i64>() {
-        Ok(a) => vec![a],
-        Err(_) => axis.extract().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "axis must be None, an int or a tuple of ints, got {axis}"
-            ))
-        })?,
-    };
-    raw.into_iter()
-        .map(|a| {
-            let n = ndim as i64;
-            if a < -n || a >= n {
-                Err(axis_error(axis.py(), a, ndim))
-            } else {
-                Ok(a.rem_euclid(n.max(1)) as usize)
-            }
-        })
-        .collect::<PyResult<Vec<_>>>()
-        .map(Some)
-}
-
-/// NumPy's `AxisError` (a `ValueError` and an `IndexError`) for `axis` of an array of
-/// `ndim` dimensions, with NumPy's message.
-pub fn axis_error(py: Python<'_>, axis: i64, ndim: usize) -> PyErr {
-    let class = py
-        .import("numpy.exceptions")
-        .and_then(|m| m.getattr("AxisError"))
-        .or_else(|_| py.import("numpy").and_then(|m| m.getattr("AxisError")));
-    match class.and_then(|c| c.call1((axis, ndim))) {
-        Ok(e) => PyErr::from_value(e),
-        Err(_) => PyValueError::new_err(format!(
-            "axis {axis} is out of bounds for array of dimension {ndim}"
-        )),
-    }
 }
 
 /// An integer index out of range raises `IndexError` with NumPy's message (what Python's
@@ -724,7 +683,7 @@ impl PyArray {
         axis: Option<&Bound<'_, PyAny>>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyArray> {
-        crate::scan::cumulative(py, self, "sum", axis, dtype, false)
+        crate::scan::cumulative_of(py, &self.inner, "sum", axis, dtype, false).map(Into::into)
     }
 
     /// Running product along `axis` (`None`: the flattened array).
@@ -735,7 +694,7 @@ impl PyArray {
         axis: Option<&Bound<'_, PyAny>>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyArray> {
-        crate::scan::cumulative(py, self, "prod", axis, dtype, false)
+        crate::scan::cumulative_of(py, &self.inner, "prod", axis, dtype, false).map(Into::into)
     }
 
     /// Sum over `axis` (all axes when `None`).

@@ -471,3 +471,20 @@ impl PyRandomState {
         format!("tessera.random.RandomState(seed={})", self.seed)
     }
 }
+
+/// The running `op` (`"sum"`, `"prod"`, `"max"`, `"min"`) of `x` along `axis` (`None`:
+/// over the flattened array, as NumPy's `cumsum`), in `dtype` (default: NumPy's
+/// accumulation dtype, `int64` for bool and small signed integers); `include_initial`
+/// starts the result with the empty sum or product (the Array API's `cumulative_sum`).
+#[pyfunction]
+#[pyo3(signature = (x, op, axis=None, dtype=None, include_initial=false))]
+pub fn cumulative(
+    py: Python<'_>,
+    x: &PyArray,
+    op: &str,
+    axis: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    include_initial: bool,
+) -> PyResult<PyArray> {
+    crate::scan::cumulative_of(py, &x.inner, op, axis, dtype, include_initial).map(Into::into)
+}

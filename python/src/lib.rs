@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 pub mod array;
 pub mod array_device;
 pub mod arrow_ffi;
+pub mod axes;
 pub mod config;
 pub mod convert;
 pub mod creation;
@@ -62,7 +63,7 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(creation::where_, m)?)?;
     m.add_function(wrap_pyfunction!(creation::map_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(creation::compute, m)?)?;
-    m.add_function(wrap_pyfunction!(scan::cumulative, m)?)?;
+    m.add_function(wrap_pyfunction!(creation::cumulative, m)?)?;
     m.add_function(wrap_pyfunction!(sort::sort, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd_compressed, m)?)?;

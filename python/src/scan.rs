@@ -1,5 +1,6 @@
 //! Cumulative scans from Python: `Array.cumsum`/`cumprod`, `tessera.cumsum`, the Array
-//! API's `cumulative_sum`/`cumulative_prod` and `np.add.accumulate` all come here.
+//! API's `cumulative_sum`/`cumulative_prod` and `np.add.accumulate` all come here
+//! (through `creation::cumulative`, the module function).
 //!
 //! The engine scans chunk by chunk and carries each chunk's running value into the next
 //! (`tessera::Array::cumulative`); nothing is gathered into one chunk.
@@ -7,8 +8,9 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use tessera::program::ScanOp;
+use tessera::Array;
 
-use crate::array::{axes_of, PyArray};
+use crate::axes::axes_of;
 use crate::convert::dtype_of;
 use crate::errors::IntoPy;
 
@@ -25,26 +27,27 @@ fn scan_op(name: &str) -> PyResult<ScanOp> {
     }
 }
 
-/// The running `op` (`"sum"`, `"prod"`, `"max"`, `"min"`) of `x` along `axis` (`None`:
+/// The running `op` (`"sum"`, `"prod"`, `"max"`, `"min"`) of `a` along `axis` (`None`:
 /// over the flattened array, as NumPy's `cumsum`), in `dtype` (default: NumPy's
 /// accumulation dtype, `int64` for bool and small signed integers); `include_initial`
 /// starts the result with the empty sum or product (the Array API's `cumulative_sum`).
-#[pyfunction]
-#[pyo3(signature = (x, op, axis=None, dtype=None, include_initial=false))]
-pub fn cumulative(
+///
+/// # Errors
+/// `ValueError` for an unknown op, NumPy's `AxisError` for an axis out of range,
+/// `TypeError` for several axes, and the engine's errors.
+pub fn cumulative_of(
     py: Python<'_>,
-    x: &PyArray,
+    a: &Array,
     op: &str,
     axis: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
     include_initial: bool,
-) -> PyResult<PyArray> {
+) -> PyResult<Array> {
     let op = scan_op(op)?;
     let dtype = match dtype.filter(|d| !d.is_none()) {
         Some(d) => Some(dtype_of(py, d)?),
         None => None,
     };
-    let a = &x.inner;
     let (a, axis) = match axes_of(axis, a.ndim())? {
         None if a.ndim() == 1 => (a.clone(), 0),
         None => (a.reshape(&[-1]).py_err()?, 0),
@@ -55,7 +58,5 @@ pub fn cumulative(
             ))
         }
     };
-    a.cumulative(op, axis, dtype, include_initial)
-        .py_err()
-        .map(Into::into)
+    a.cumulative(op, axis, dtype, include_initial).py_err()
 }
