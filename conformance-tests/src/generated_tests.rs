@@ -4661,6 +4661,214 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.std/float64", "api_std_float64");
             }
             #[test]
+            fn api_nanvar_int8() {
+                $crate::run_generated_test(backend(), "api.nanvar/int8", "api_nanvar_int8");
+            }
+            #[test]
+            fn api_nanvar_int16() {
+                $crate::run_generated_test(backend(), "api.nanvar/int16", "api_nanvar_int16");
+            }
+            #[test]
+            fn api_nanvar_int32() {
+                $crate::run_generated_test(backend(), "api.nanvar/int32", "api_nanvar_int32");
+            }
+            #[test]
+            fn api_nanvar_int64() {
+                $crate::run_generated_test(backend(), "api.nanvar/int64", "api_nanvar_int64");
+            }
+            #[test]
+            fn api_nanvar_uint8() {
+                $crate::run_generated_test(backend(), "api.nanvar/uint8", "api_nanvar_uint8");
+            }
+            #[test]
+            fn api_nanvar_uint16() {
+                $crate::run_generated_test(backend(), "api.nanvar/uint16", "api_nanvar_uint16");
+            }
+            #[test]
+            fn api_nanvar_uint32() {
+                $crate::run_generated_test(backend(), "api.nanvar/uint32", "api_nanvar_uint32");
+            }
+            #[test]
+            fn api_nanvar_uint64() {
+                $crate::run_generated_test(backend(), "api.nanvar/uint64", "api_nanvar_uint64");
+            }
+            #[test]
+            fn api_nanvar_float32() {
+                $crate::run_generated_test(backend(), "api.nanvar/float32", "api_nanvar_float32");
+            }
+            #[test]
+            fn api_nanvar_float64() {
+                $crate::run_generated_test(backend(), "api.nanvar/float64", "api_nanvar_float64");
+            }
+            #[test]
+            fn api_nanstd_int8() {
+                $crate::run_generated_test(backend(), "api.nanstd/int8", "api_nanstd_int8");
+            }
+            #[test]
+            fn api_nanstd_int16() {
+                $crate::run_generated_test(backend(), "api.nanstd/int16", "api_nanstd_int16");
+            }
+            #[test]
+            fn api_nanstd_int32() {
+                $crate::run_generated_test(backend(), "api.nanstd/int32", "api_nanstd_int32");
+            }
+            #[test]
+            fn api_nanstd_int64() {
+                $crate::run_generated_test(backend(), "api.nanstd/int64", "api_nanstd_int64");
+            }
+            #[test]
+            fn api_nanstd_uint8() {
+                $crate::run_generated_test(backend(), "api.nanstd/uint8", "api_nanstd_uint8");
+            }
+            #[test]
+            fn api_nanstd_uint16() {
+                $crate::run_generated_test(backend(), "api.nanstd/uint16", "api_nanstd_uint16");
+            }
+            #[test]
+            fn api_nanstd_uint32() {
+                $crate::run_generated_test(backend(), "api.nanstd/uint32", "api_nanstd_uint32");
+            }
+            #[test]
+            fn api_nanstd_uint64() {
+                $crate::run_generated_test(backend(), "api.nanstd/uint64", "api_nanstd_uint64");
+            }
+            #[test]
+            fn api_nanstd_float32() {
+                $crate::run_generated_test(backend(), "api.nanstd/float32", "api_nanstd_float32");
+            }
+            #[test]
+            fn api_nanstd_float64() {
+                $crate::run_generated_test(backend(), "api.nanstd/float64", "api_nanstd_float64");
+            }
+            #[test]
+            fn api_nanmax_bool() {
+                $crate::run_generated_test(backend(), "api.nanmax/bool", "api_nanmax_bool");
+            }
+            #[test]
+            fn api_nanmax_int8() {
+                $crate::run_generated_test(backend(), "api.nanmax/int8", "api_nanmax_int8");
+            }
+            #[test]
+            fn api_nanmax_int16() {
+                $crate::run_generated_test(backend(), "api.nanmax/int16", "api_nanmax_int16");
+            }
+            #[test]
+            fn api_nanmax_int32() {
+                $crate::run_generated_test(backend(), "api.nanmax/int32", "api_nanmax_int32");
+            }
+            #[test]
+            fn api_nanmax_int64() {
+                $crate::run_generated_test(backend(), "api.nanmax/int64", "api_nanmax_int64");
+            }
+            #[test]
+            fn api_nanmax_uint8() {
+                $crate::run_generated_test(backend(), "api.nanmax/uint8", "api_nanmax_uint8");
+            }
+            #[test]
+            fn api_nanmax_uint16() {
+                $crate::run_generated_test(backend(), "api.nanmax/uint16", "api_nanmax_uint16");
+            }
+            #[test]
+            fn api_nanmax_uint32() {
+                $crate::run_generated_test(backend(), "api.nanmax/uint32", "api_nanmax_uint32");
+            }
+            #[test]
+            fn api_nanmax_uint64() {
+                $crate::run_generated_test(backend(), "api.nanmax/uint64", "api_nanmax_uint64");
+            }
+            #[test]
+            fn api_nanmax_float32() {
+                $crate::run_generated_test(backend(), "api.nanmax/float32", "api_nanmax_float32");
+            }
+            #[test]
+            fn api_nanmax_float64() {
+                $crate::run_generated_test(backend(), "api.nanmax/float64", "api_nanmax_float64");
+            }
+            #[test]
+            fn api_nanmin_bool() {
+                $crate::run_generated_test(backend(), "api.nanmin/bool", "api_nanmin_bool");
+            }
+            #[test]
+            fn api_nanmin_int8() {
+                $crate::run_generated_test(backend(), "api.nanmin/int8", "api_nanmin_int8");
+            }
+            #[test]
+            fn api_nanmin_int16() {
+                $crate::run_generated_test(backend(), "api.nanmin/int16", "api_nanmin_int16");
+            }
+            #[test]
+            fn api_nanmin_int32() {
+                $crate::run_generated_test(backend(), "api.nanmin/int32", "api_nanmin_int32");
+            }
+            #[test]
+            fn api_nanmin_int64() {
+                $crate::run_generated_test(backend(), "api.nanmin/int64", "api_nanmin_int64");
+            }
+            #[test]
+            fn api_nanmin_uint8() {
+                $crate::run_generated_test(backend(), "api.nanmin/uint8", "api_nanmin_uint8");
+            }
+            #[test]
+            fn api_nanmin_uint16() {
+                $crate::run_generated_test(backend(), "api.nanmin/uint16", "api_nanmin_uint16");
+            }
+            #[test]
+            fn api_nanmin_uint32() {
+                $crate::run_generated_test(backend(), "api.nanmin/uint32", "api_nanmin_uint32");
+            }
+            #[test]
+            fn api_nanmin_uint64() {
+                $crate::run_generated_test(backend(), "api.nanmin/uint64", "api_nanmin_uint64");
+            }
+            #[test]
+            fn api_nanmin_float32() {
+                $crate::run_generated_test(backend(), "api.nanmin/float32", "api_nanmin_float32");
+            }
+            #[test]
+            fn api_nanmin_float64() {
+                $crate::run_generated_test(backend(), "api.nanmin/float64", "api_nanmin_float64");
+            }
+            #[test]
+            fn api_nanprod_int8() {
+                $crate::run_generated_test(backend(), "api.nanprod/int8", "api_nanprod_int8");
+            }
+            #[test]
+            fn api_nanprod_int16() {
+                $crate::run_generated_test(backend(), "api.nanprod/int16", "api_nanprod_int16");
+            }
+            #[test]
+            fn api_nanprod_int32() {
+                $crate::run_generated_test(backend(), "api.nanprod/int32", "api_nanprod_int32");
+            }
+            #[test]
+            fn api_nanprod_int64() {
+                $crate::run_generated_test(backend(), "api.nanprod/int64", "api_nanprod_int64");
+            }
+            #[test]
+            fn api_nanprod_uint8() {
+                $crate::run_generated_test(backend(), "api.nanprod/uint8", "api_nanprod_uint8");
+            }
+            #[test]
+            fn api_nanprod_uint16() {
+                $crate::run_generated_test(backend(), "api.nanprod/uint16", "api_nanprod_uint16");
+            }
+            #[test]
+            fn api_nanprod_uint32() {
+                $crate::run_generated_test(backend(), "api.nanprod/uint32", "api_nanprod_uint32");
+            }
+            #[test]
+            fn api_nanprod_uint64() {
+                $crate::run_generated_test(backend(), "api.nanprod/uint64", "api_nanprod_uint64");
+            }
+            #[test]
+            fn api_nanprod_float32() {
+                $crate::run_generated_test(backend(), "api.nanprod/float32", "api_nanprod_float32");
+            }
+            #[test]
+            fn api_nanprod_float64() {
+                $crate::run_generated_test(backend(), "api.nanprod/float64", "api_nanprod_float64");
+            }
+            #[test]
             fn api_argmin_bool() {
                 $crate::run_generated_test(backend(), "api.argmin/bool", "api_argmin_bool");
             }

@@ -727,6 +727,41 @@ impl PyArray {
     fn nanmean(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
         reduce(&self.inner, axis, |a| self.inner.nanmean(a, keepdims))
     }
+    /// Maximum over `axis` ignoring NaN (NaN where all are NaN).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nanmax(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nanmax(a, keepdims))
+    }
+    /// Minimum over `axis` ignoring NaN (NaN where all are NaN).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nanmin(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nanmin(a, keepdims))
+    }
+    /// Product over `axis` with NaNs counted as one.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nanprod(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nanprod(a, keepdims))
+    }
+    /// Variance over `axis` of the elements that are not NaN.
+    #[pyo3(signature = (axis=None, ddof=0, keepdims=false))]
+    fn nanvar(
+        &self,
+        axis: Option<&Bound<'_, PyAny>>,
+        ddof: usize,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nanvar(a, ddof, keepdims))
+    }
+    /// Standard deviation over `axis` of the elements that are not NaN.
+    #[pyo3(signature = (axis=None, ddof=0, keepdims=false))]
+    fn nanstd(
+        &self,
+        axis: Option<&Bound<'_, PyAny>>,
+        ddof: usize,
+        keepdims: bool,
+    ) -> PyResult<PyArray> {
+        reduce(&self.inner, axis, |a| self.inner.nanstd(a, ddof, keepdims))
+    }
     /// Mean over `axis` (float64 for integer input).
     #[pyo3(signature = (axis=None, keepdims=false))]
     fn mean(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {

@@ -83,8 +83,13 @@ __all__ = [
     "lit",
     "load_plugin",
     "map_blocks",
+    "nanmax",
     "nanmean",
+    "nanmin",
+    "nanprod",
+    "nanstd",
     "nansum",
+    "nanvar",
     "ones",
     "random",
     "sort",
@@ -188,6 +193,32 @@ def nansum(x: Array, axis=None, keepdims: bool = False) -> Array:
 def nanmean(x: Array, axis=None, keepdims: bool = False) -> Array:
     """The mean over ``axis`` of the elements that are not NaN (``dask.array.nanmean``)."""
     return x.nanmean(axis=axis, keepdims=keepdims)
+
+
+def nanmax(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The maximum over ``axis`` ignoring NaN; NaN where all are NaN (``dask.array.nanmax``)."""
+    return x.nanmax(axis=axis, keepdims=keepdims)
+
+
+def nanmin(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The minimum over ``axis`` ignoring NaN; NaN where all are NaN (``dask.array.nanmin``)."""
+    return x.nanmin(axis=axis, keepdims=keepdims)
+
+
+def nanprod(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The product over ``axis`` with NaNs counted as one (``dask.array.nanprod``)."""
+    return x.nanprod(axis=axis, keepdims=keepdims)
+
+
+def nanvar(x: Array, axis=None, ddof: int = 0, keepdims: bool = False) -> Array:
+    """The variance over ``axis`` of the elements that are not NaN (``dask.array.nanvar``)."""
+    return x.nanvar(axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def nanstd(x: Array, axis=None, ddof: int = 0, keepdims: bool = False) -> Array:
+    """The standard deviation over ``axis`` of the elements that are not NaN
+    (``dask.array.nanstd``)."""
+    return x.nanstd(axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 def _ufunc(np_ufunc):

@@ -121,6 +121,7 @@ def _reduction(name, method, cast_input):
 HANDLED[_np.sum] = _reduction("sum", "sum", True)
 HANDLED[_np.prod] = _reduction("prod", "prod", True)
 HANDLED[_np.nansum] = _reduction("nansum", "nansum", True)
+HANDLED[_np.nanprod] = _reduction("nanprod", "nanprod", True)
 
 
 def _extremum(name):
@@ -137,6 +138,8 @@ def _extremum(name):
 
 implements(_np.min, "amin")(_extremum("min"))
 implements(_np.max, "amax")(_extremum("max"))
+implements(_np.nanmin)(_extremum("nanmin"))
+implements(_np.nanmax)(_extremum("nanmax"))
 
 
 @implements(_np.mean)
@@ -169,6 +172,8 @@ def _moment(name):
 
 HANDLED[_np.var] = _moment("var")
 HANDLED[_np.std] = _moment("std")
+HANDLED[_np.nanvar] = _moment("nanvar")
+HANDLED[_np.nanstd] = _moment("nanstd")
 
 
 @implements(_np.any)

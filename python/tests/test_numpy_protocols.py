@@ -162,3 +162,20 @@ def test_sort_of_many_chunks_with_nans_matches_numpy():
         got = np.asarray(np.sort(x, axis=axis).compute())
         np.testing.assert_array_equal(got, np.sort(a, axis=axis))
     assert np.sort(x).chunks == x.chunks
+
+
+@pytest.mark.parametrize("fn", [np.nanmax, np.nanmin, np.nanprod, np.nanvar, np.nanstd, np.nanmean, np.nansum])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_nan_reductions_match_numpy(fn, axis):
+    import warnings
+
+    a = data((9, 8), seed=7) / 10
+    a[a > 0.6] = np.nan
+    a[:, 3] = np.nan  # an all-NaN column: NaN from nanmax/nanmin/nanvar (NumPy also warns)
+    x = ts.from_array(a, chunks=(4, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = fn(a, axis=axis)
+    got = fn(x, axis=axis)
+    assert isinstance(got, ts.Array)
+    np.testing.assert_allclose(np.asarray(got.compute()), want, rtol=1e-10, equal_nan=True)

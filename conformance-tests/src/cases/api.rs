@@ -434,6 +434,10 @@ enum Red {
     NanMean,
     Var,
     Std,
+    NanVar,
+    NanStd,
+    /// `nanmax`, `nanmin`, `nanprod`.
+    Nan(ReduceOp),
 }
 
 /// `cumulative` over irregular chunks: each block scanned, the carries of the blocks
@@ -512,6 +516,11 @@ fn reductions() -> Vec<Family> {
         ("nanmean", Red::NanMean, numeric()),
         ("var", Red::Var, numeric()),
         ("std", Red::Std, numeric()),
+        ("nanvar", Red::NanVar, numeric()),
+        ("nanstd", Red::NanStd, numeric()),
+        ("nanmax", Red::Nan(ReduceOp::Max), all()),
+        ("nanmin", Red::Nan(ReduceOp::Min), all()),
+        ("nanprod", Red::Nan(ReduceOp::Prod), numeric()),
     ]);
     let mut v: Vec<Family> = list
         .into_iter()
@@ -519,12 +528,14 @@ fn reductions() -> Vec<Family> {
             fam(name, dtypes, move |s, g, d, v| {
                 let shape = g.shape(0, 4);
                 let tame = match red {
-                    Red::Op(ReduceOp::Prod) => for_product,
+                    Red::Op(ReduceOp::Prod) | Red::Nan(ReduceOp::Prod) => for_product,
                     Red::Op(ReduceOp::Sum | ReduceOp::NanSum)
                     | Red::Mean
                     | Red::NanMean
                     | Red::Var
-                    | Red::Std => for_sum,
+                    | Red::Std
+                    | Red::NanVar
+                    | Red::NanStd => for_sum,
                     _ => |h| h,
                 };
                 let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, tame)?;
@@ -557,6 +568,21 @@ fn reductions() -> Vec<Family> {
                     Red::Std => {
                         Expect::Values(vec![expect::moment(&h, Moment::Std(ddof), axes_opt, keep)])
                     }
+                    Red::NanVar => Expect::Values(vec![expect::moment(
+                        &h,
+                        Moment::NanVar(ddof),
+                        axes_opt,
+                        keep,
+                    )]),
+                    Red::NanStd => Expect::Values(vec![expect::moment(
+                        &h,
+                        Moment::NanStd(ddof),
+                        axes_opt,
+                        keep,
+                    )]),
+                    Red::Nan(op) => expect::nan_reduce(&h, op, axes_opt, keep)
+                        .map(|r| vec![r])
+                        .into(),
                 });
                 let r = match red {
                     Red::Op(op) => a.reduce(op, axes_opt, keep)?,
@@ -564,15 +590,22 @@ fn reductions() -> Vec<Family> {
                     Red::NanMean => a.nanmean(axes_opt, keep)?,
                     Red::Var => a.var(axes_opt, ddof, keep)?,
                     Red::Std => a.std(axes_opt, ddof, keep)?,
+                    Red::NanVar => a.nanvar(axes_opt, ddof, keep)?,
+                    Red::NanStd => a.nanstd(axes_opt, ddof, keep)?,
+                    Red::Nan(ReduceOp::Max) => a.nanmax(axes_opt, keep)?,
+                    Red::Nan(ReduceOp::Min) => a.nanmin(axes_opt, keep)?,
+                    Red::Nan(_) => a.nanprod(axes_opt, keep)?,
                 };
                 let od = r.dtype();
                 let tol = match red {
                     Red::Op(ReduceOp::Sum | ReduceOp::NanSum) | Red::Mean | Red::NanMean => {
                         Tol::reduction(od, n, scale)
                     }
-                    Red::Op(ReduceOp::Prod) => Tol::product(od, n, has_subnormal(&h)),
-                    Red::Var => Tol::reduction(od, n, scale * scale),
-                    Red::Std => Tol::reduction(od, n, scale),
+                    Red::Op(ReduceOp::Prod) | Red::Nan(ReduceOp::Prod) => {
+                        Tol::product(od, n, has_subnormal(&h))
+                    }
+                    Red::Var | Red::NanVar => Tol::reduction(od, n, scale * scale),
+                    Red::Std | Red::NanStd => Tol::reduction(od, n, scale),
                     _ => Tol::EXACT,
                 };
                 one(

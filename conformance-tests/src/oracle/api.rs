@@ -234,6 +234,10 @@ pub enum Moment {
     Var(usize),
     /// `std` with this `ddof`.
     Std(usize),
+    /// `nanvar`: NaN left out; NaN when no more than `ddof` elements are left.
+    NanVar(usize),
+    /// `nanstd`, likewise.
+    NanStd(usize),
 }
 
 /// `mean`/`nanmean`/`var`/`std` over `axes` (all for `None`): float64 for integers and
@@ -250,16 +254,23 @@ pub fn moment(x: &HostArray, m: Moment, axes: Option<&[usize]>, keep: bool) -> H
             let g: Vec<f64> = g
                 .iter()
                 .map(|v| v.num())
-                .filter(|x| m != Moment::NanMean || !x.is_nan())
+                .filter(|x| {
+                    !matches!(m, Moment::NanMean | Moment::NanVar(_) | Moment::NanStd(_))
+                        || !x.is_nan()
+                })
                 .collect();
             let n = g.len() as f64;
             let mean = float_sum(g.iter().copied()) / n;
             let r = match m {
                 Moment::Mean | Moment::NanMean => mean,
-                Moment::Var(ddof) | Moment::Std(ddof) => {
+                Moment::NanVar(ddof) | Moment::NanStd(ddof) if n <= ddof as f64 => f64::NAN,
+                Moment::Var(ddof)
+                | Moment::Std(ddof)
+                | Moment::NanVar(ddof)
+                | Moment::NanStd(ddof) => {
                     let ss = float_sum(g.iter().map(|x| (x - mean) * (x - mean)));
                     let var = ss / (n - ddof as f64).max(0.0);
-                    if matches!(m, Moment::Std(_)) {
+                    if matches!(m, Moment::Std(_) | Moment::NanStd(_)) {
                         var.sqrt()
                     } else {
                         var
@@ -420,6 +431,41 @@ pub fn cumulative(
     };
     let first = build(&shape, d, &vec![empty; count(&shape)]);
     concatenate(&[first, scanned], axis)
+}
+
+/// `nanmax`, `nanmin` (`op` `Max`/`Min`) or `nanprod` (`Prod`) over `axes`: the NaNs of a
+/// float array left out of each group (an all-NaN group is NaN for max and min, 1 for the
+/// product); on integers and bools the plain reduction.
+///
+/// # Errors
+/// [`NoIdentity`] for max and min of an empty group.
+pub fn nan_reduce(
+    x: &HostArray,
+    op: ReduceOp,
+    axes: Option<&[usize]>,
+    keep: bool,
+) -> Result<HostArray, NoIdentity> {
+    let d = x.dtype();
+    if !d.is_float() {
+        return reduce(x, op, axes, keep);
+    }
+    let axes = axes_of(x, axes);
+    let (groups, out_shape) = group_by_output(&read(x), x.shape(), &axes);
+    let mut vals = Vec::with_capacity(groups.len());
+    for g in &groups {
+        if g.is_empty() && op != ReduceOp::Prod {
+            return Err(NoIdentity);
+        }
+        let kept: Vec<f64> = g.iter().map(|v| v.num()).filter(|v| !v.is_nan()).collect();
+        let r = match op {
+            ReduceOp::Prod => kept.iter().product(),
+            _ if kept.is_empty() => f64::NAN,
+            ReduceOp::Max => kept.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            _ => kept.iter().copied().fold(f64::INFINITY, f64::min),
+        };
+        vals.push(V::F(values::round_to(d, r)));
+    }
+    Ok(keepdims(build(&out_shape, d, &vals), &axes, keep))
 }
 
 #[cfg(test)]

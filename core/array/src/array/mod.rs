@@ -13,6 +13,7 @@ mod indexing;
 mod io;
 mod linalg;
 mod map_blocks;
+mod nan_reduction;
 mod reduction;
 mod scan;
 mod sort;
