@@ -477,27 +477,16 @@ def mean(x, /, *, axis=None, keepdims=False):
     return asarray(x).mean(axis=_axis(axis), keepdims=keepdims)
 
 
-def _accumulation_dtype(x, dtype):
-    if dtype is not None:
-        return dtype
-    if isdtype(x.dtype, "bool") or isdtype(x.dtype, "signed integer"):
-        return int64
-    if isdtype(x.dtype, "unsigned integer"):
-        return uint64
-    return x.dtype
-
-
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001
     """The sum, in ``dtype`` (default: ``int64`` for bool and signed integers,
     ``uint64`` for unsigned, the float dtype for floats)."""
-    x = asarray(x)
-    return x.astype(_accumulation_dtype(x, dtype)).sum(axis=_axis(axis), keepdims=keepdims)
+    # The engine's sum already accumulates in these dtypes.
+    return _nf._cast(asarray(x), dtype).sum(axis=_axis(axis), keepdims=keepdims)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """The product, in ``dtype`` (defaults as ``sum``)."""
-    x = asarray(x)
-    return x.astype(_accumulation_dtype(x, dtype)).prod(axis=_axis(axis), keepdims=keepdims)
+    return _nf._cast(asarray(x), dtype).prod(axis=_axis(axis), keepdims=keepdims)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):

@@ -96,8 +96,9 @@ impl Array {
         }
         let ax = normalize_axes("nanvar", axes, self.ndim())?;
         let mean = self.nanmean(Some(&ax), true)?;
-        let (filled, nan) = self.nan_filled(0.0)?;
-        let dev = filled.binary(BinaryOp::Sub, &mean)?;
+        // The input's NaNs (not the NaNs `inf - inf` makes) add nothing to the squares.
+        let nan = self.unary(UnaryOp::IsNan)?;
+        let dev = self.binary(BinaryOp::Sub, &mean)?;
         let dev = nan.where_(&dev.filled_like(0.0)?, &dev)?;
         let ss = dev.binary(BinaryOp::Mul, &dev)?.sum(Some(&ax), keepdims)?;
         let count = self
