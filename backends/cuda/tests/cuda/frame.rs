@@ -209,6 +209,7 @@ fn project(list: Vec<(&str, Expr)>) -> FrameStep {
 /// Programs the kernel generator covers: each runs natively (no fallback recorded) and
 /// gives exactly the CPU backend's batch — values bit for bit, nulls where its nulls are.
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn native_programs_give_the_cpu_batches_on_host_devices() {
     if let Err(reason) = host_shim::compiler() {
         skip(
@@ -647,6 +648,7 @@ fn explain_lists_every_host_fallback_before_the_plan_runs() {
 /// wrapping sums, minimums and maximums with nulls and integer extremes; sliced
 /// partitions and empty ones.
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn device_groupbys_give_the_cpu_groups_on_host_devices() {
     use tessera_core::frame::{AggFunc, AggSpec};
     if let Err(reason) = host_shim::compiler() {
@@ -851,6 +853,7 @@ fn device_groupbys_give_the_cpu_groups_on_host_devices() {
 /// duplicate keys
 /// on both sides, null keys, several keys, string keys, an empty right side.
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn device_joins_give_the_cpu_rows_on_host_devices() {
     use tessera_core::frame::{JoinAlgorithm, JoinSpec, JoinType};
     if let Err(reason) = host_shim::compiler() {
@@ -925,6 +928,7 @@ fn device_joins_give_the_cpu_rows_on_host_devices() {
 /// rows in its order: stable, nulls last ascending and descending, NaN above every number,
 /// -0 tied with 0, several keys, integer extremes, decimals, booleans, a sliced partition.
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn device_sorts_give_the_cpu_order_on_host_devices() {
     use tessera_core::frame::SortKey;
     if let Err(reason) = host_shim::compiler() {
@@ -1053,6 +1057,7 @@ fn device_concatenations_give_the_cpu_batch_on_host_devices() {
 /// batch with a column the device cannot gather, whose rows then move on the host by the
 /// device's buckets); the same outputs on every run; no fallback where the device covers it.
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn device_hash_partitions_keep_keys_together_on_host_devices() {
     if let Err(reason) = host_shim::compiler() {
         skip(

@@ -60,6 +60,7 @@ fn input(b: &CudaBackend<HostDevice>, shape: &[usize], dtype: DType) -> Chunk {
 }
 
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn native_moments_give_the_defaults_bits() {
     if let Err(reason) = host_shim::compiler() {
         skip("native_moments_give_the_defaults_bits", &reason);
@@ -88,6 +89,7 @@ fn native_moments_give_the_defaults_bits() {
 }
 
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn fused_products_give_the_materialised_products_bits() {
     if let Err(reason) = host_shim::compiler() {
         skip(

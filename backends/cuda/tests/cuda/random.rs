@@ -105,6 +105,7 @@ fn specs() -> Vec<RandomSpec> {
 }
 
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn random_kernels_give_the_cpu_bits_on_the_host() {
     if let Err(reason) = host_shim::compiler() {
         skip("random_kernels_give_the_cpu_bits_on_the_host", &reason);

@@ -103,6 +103,7 @@ fn shuffle_join(backend: &str) -> Vec<Vec<u64>> {
 }
 
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn ranks_with_a_device_each_give_the_single_process_answers() {
     if let Err(reason) = host_shim::compiler() {
         skip(

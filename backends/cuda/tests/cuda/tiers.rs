@@ -57,6 +57,7 @@ fn bits(a: &HostArray) -> Vec<u64> {
 }
 
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn an_array_five_times_the_device_persists_and_reduces_through_the_tiers() {
     if let Err(reason) = host_shim::compiler() {
         skip(
@@ -266,6 +267,7 @@ pub(crate) fn sorted_rows(df: &tessera_frame::DataFrame) -> Vec<Vec<u64>> {
 /// A groupby whose tables together exceed the device limit and a join whose build side is
 /// three times it: the answers of unlimited devices, and nothing left behind.
 #[test]
+#[ignore = "tens of seconds: compiles its kernels as C++ on host devices; run by .ci/run, or with cargo test -p tessera-cuda --test cuda -- --ignored"]
 fn frames_over_the_device_limit_group_and_join_through_the_tiers() {
     use tessera_frame::DataFrame;
     if let Err(reason) = host_shim::compiler() {
