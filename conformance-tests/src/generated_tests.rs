@@ -961,6 +961,158 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "isfinite/float64", "isfinite_float64");
             }
             #[test]
+            fn tan_float32() {
+                $crate::run_generated_test(backend(), "tan/float32", "tan_float32");
+            }
+            #[test]
+            fn tan_float64() {
+                $crate::run_generated_test(backend(), "tan/float64", "tan_float64");
+            }
+            #[test]
+            fn arcsin_float32() {
+                $crate::run_generated_test(backend(), "arcsin/float32", "arcsin_float32");
+            }
+            #[test]
+            fn arcsin_float64() {
+                $crate::run_generated_test(backend(), "arcsin/float64", "arcsin_float64");
+            }
+            #[test]
+            fn arccos_float32() {
+                $crate::run_generated_test(backend(), "arccos/float32", "arccos_float32");
+            }
+            #[test]
+            fn arccos_float64() {
+                $crate::run_generated_test(backend(), "arccos/float64", "arccos_float64");
+            }
+            #[test]
+            fn arctan_float32() {
+                $crate::run_generated_test(backend(), "arctan/float32", "arctan_float32");
+            }
+            #[test]
+            fn arctan_float64() {
+                $crate::run_generated_test(backend(), "arctan/float64", "arctan_float64");
+            }
+            #[test]
+            fn sinh_float32() {
+                $crate::run_generated_test(backend(), "sinh/float32", "sinh_float32");
+            }
+            #[test]
+            fn sinh_float64() {
+                $crate::run_generated_test(backend(), "sinh/float64", "sinh_float64");
+            }
+            #[test]
+            fn cosh_float32() {
+                $crate::run_generated_test(backend(), "cosh/float32", "cosh_float32");
+            }
+            #[test]
+            fn cosh_float64() {
+                $crate::run_generated_test(backend(), "cosh/float64", "cosh_float64");
+            }
+            #[test]
+            fn arcsinh_float32() {
+                $crate::run_generated_test(backend(), "arcsinh/float32", "arcsinh_float32");
+            }
+            #[test]
+            fn arcsinh_float64() {
+                $crate::run_generated_test(backend(), "arcsinh/float64", "arcsinh_float64");
+            }
+            #[test]
+            fn arccosh_float32() {
+                $crate::run_generated_test(backend(), "arccosh/float32", "arccosh_float32");
+            }
+            #[test]
+            fn arccosh_float64() {
+                $crate::run_generated_test(backend(), "arccosh/float64", "arccosh_float64");
+            }
+            #[test]
+            fn arctanh_float32() {
+                $crate::run_generated_test(backend(), "arctanh/float32", "arctanh_float32");
+            }
+            #[test]
+            fn arctanh_float64() {
+                $crate::run_generated_test(backend(), "arctanh/float64", "arctanh_float64");
+            }
+            #[test]
+            fn log1p_float32() {
+                $crate::run_generated_test(backend(), "log1p/float32", "log1p_float32");
+            }
+            #[test]
+            fn log1p_float64() {
+                $crate::run_generated_test(backend(), "log1p/float64", "log1p_float64");
+            }
+            #[test]
+            fn expm1_float32() {
+                $crate::run_generated_test(backend(), "expm1/float32", "expm1_float32");
+            }
+            #[test]
+            fn expm1_float64() {
+                $crate::run_generated_test(backend(), "expm1/float64", "expm1_float64");
+            }
+            #[test]
+            fn log2_float32() {
+                $crate::run_generated_test(backend(), "log2/float32", "log2_float32");
+            }
+            #[test]
+            fn log2_float64() {
+                $crate::run_generated_test(backend(), "log2/float64", "log2_float64");
+            }
+            #[test]
+            fn log10_float32() {
+                $crate::run_generated_test(backend(), "log10/float32", "log10_float32");
+            }
+            #[test]
+            fn log10_float64() {
+                $crate::run_generated_test(backend(), "log10/float64", "log10_float64");
+            }
+            #[test]
+            fn sign_int8() {
+                $crate::run_generated_test(backend(), "sign/int8", "sign_int8");
+            }
+            #[test]
+            fn sign_int16() {
+                $crate::run_generated_test(backend(), "sign/int16", "sign_int16");
+            }
+            #[test]
+            fn sign_int32() {
+                $crate::run_generated_test(backend(), "sign/int32", "sign_int32");
+            }
+            #[test]
+            fn sign_int64() {
+                $crate::run_generated_test(backend(), "sign/int64", "sign_int64");
+            }
+            #[test]
+            fn sign_uint8() {
+                $crate::run_generated_test(backend(), "sign/uint8", "sign_uint8");
+            }
+            #[test]
+            fn sign_uint16() {
+                $crate::run_generated_test(backend(), "sign/uint16", "sign_uint16");
+            }
+            #[test]
+            fn sign_uint32() {
+                $crate::run_generated_test(backend(), "sign/uint32", "sign_uint32");
+            }
+            #[test]
+            fn sign_uint64() {
+                $crate::run_generated_test(backend(), "sign/uint64", "sign_uint64");
+            }
+            #[test]
+            fn sign_float32() {
+                $crate::run_generated_test(backend(), "sign/float32", "sign_float32");
+            }
+            #[test]
+            fn sign_float64() {
+                $crate::run_generated_test(backend(), "sign/float64", "sign_float64");
+            }
+            #[test]
+            fn signbit_float32() {
+                $crate::run_generated_test(backend(), "signbit/float32", "signbit_float32");
+            }
+            #[test]
+            fn signbit_float64() {
+                $crate::run_generated_test(backend(), "signbit/float64", "signbit_float64");
+            }
+            #[test]
             fn add_int8() {
                 $crate::run_generated_test(backend(), "add/int8", "add_int8");
             }
@@ -3979,6 +4131,662 @@ macro_rules! array_backend_tests {
             #[test]
             fn api_isfinite_float64() {
                 $crate::run_generated_test(backend(), "api.isfinite/float64", "api_isfinite_float64");
+            }
+            #[test]
+            fn api_tan_bool() {
+                $crate::run_generated_test(backend(), "api.tan/bool", "api_tan_bool");
+            }
+            #[test]
+            fn api_tan_int8() {
+                $crate::run_generated_test(backend(), "api.tan/int8", "api_tan_int8");
+            }
+            #[test]
+            fn api_tan_int16() {
+                $crate::run_generated_test(backend(), "api.tan/int16", "api_tan_int16");
+            }
+            #[test]
+            fn api_tan_int32() {
+                $crate::run_generated_test(backend(), "api.tan/int32", "api_tan_int32");
+            }
+            #[test]
+            fn api_tan_int64() {
+                $crate::run_generated_test(backend(), "api.tan/int64", "api_tan_int64");
+            }
+            #[test]
+            fn api_tan_uint8() {
+                $crate::run_generated_test(backend(), "api.tan/uint8", "api_tan_uint8");
+            }
+            #[test]
+            fn api_tan_uint16() {
+                $crate::run_generated_test(backend(), "api.tan/uint16", "api_tan_uint16");
+            }
+            #[test]
+            fn api_tan_uint32() {
+                $crate::run_generated_test(backend(), "api.tan/uint32", "api_tan_uint32");
+            }
+            #[test]
+            fn api_tan_uint64() {
+                $crate::run_generated_test(backend(), "api.tan/uint64", "api_tan_uint64");
+            }
+            #[test]
+            fn api_tan_float32() {
+                $crate::run_generated_test(backend(), "api.tan/float32", "api_tan_float32");
+            }
+            #[test]
+            fn api_tan_float64() {
+                $crate::run_generated_test(backend(), "api.tan/float64", "api_tan_float64");
+            }
+            #[test]
+            fn api_arcsin_bool() {
+                $crate::run_generated_test(backend(), "api.arcsin/bool", "api_arcsin_bool");
+            }
+            #[test]
+            fn api_arcsin_int8() {
+                $crate::run_generated_test(backend(), "api.arcsin/int8", "api_arcsin_int8");
+            }
+            #[test]
+            fn api_arcsin_int16() {
+                $crate::run_generated_test(backend(), "api.arcsin/int16", "api_arcsin_int16");
+            }
+            #[test]
+            fn api_arcsin_int32() {
+                $crate::run_generated_test(backend(), "api.arcsin/int32", "api_arcsin_int32");
+            }
+            #[test]
+            fn api_arcsin_int64() {
+                $crate::run_generated_test(backend(), "api.arcsin/int64", "api_arcsin_int64");
+            }
+            #[test]
+            fn api_arcsin_uint8() {
+                $crate::run_generated_test(backend(), "api.arcsin/uint8", "api_arcsin_uint8");
+            }
+            #[test]
+            fn api_arcsin_uint16() {
+                $crate::run_generated_test(backend(), "api.arcsin/uint16", "api_arcsin_uint16");
+            }
+            #[test]
+            fn api_arcsin_uint32() {
+                $crate::run_generated_test(backend(), "api.arcsin/uint32", "api_arcsin_uint32");
+            }
+            #[test]
+            fn api_arcsin_uint64() {
+                $crate::run_generated_test(backend(), "api.arcsin/uint64", "api_arcsin_uint64");
+            }
+            #[test]
+            fn api_arcsin_float32() {
+                $crate::run_generated_test(backend(), "api.arcsin/float32", "api_arcsin_float32");
+            }
+            #[test]
+            fn api_arcsin_float64() {
+                $crate::run_generated_test(backend(), "api.arcsin/float64", "api_arcsin_float64");
+            }
+            #[test]
+            fn api_arccos_bool() {
+                $crate::run_generated_test(backend(), "api.arccos/bool", "api_arccos_bool");
+            }
+            #[test]
+            fn api_arccos_int8() {
+                $crate::run_generated_test(backend(), "api.arccos/int8", "api_arccos_int8");
+            }
+            #[test]
+            fn api_arccos_int16() {
+                $crate::run_generated_test(backend(), "api.arccos/int16", "api_arccos_int16");
+            }
+            #[test]
+            fn api_arccos_int32() {
+                $crate::run_generated_test(backend(), "api.arccos/int32", "api_arccos_int32");
+            }
+            #[test]
+            fn api_arccos_int64() {
+                $crate::run_generated_test(backend(), "api.arccos/int64", "api_arccos_int64");
+            }
+            #[test]
+            fn api_arccos_uint8() {
+                $crate::run_generated_test(backend(), "api.arccos/uint8", "api_arccos_uint8");
+            }
+            #[test]
+            fn api_arccos_uint16() {
+                $crate::run_generated_test(backend(), "api.arccos/uint16", "api_arccos_uint16");
+            }
+            #[test]
+            fn api_arccos_uint32() {
+                $crate::run_generated_test(backend(), "api.arccos/uint32", "api_arccos_uint32");
+            }
+            #[test]
+            fn api_arccos_uint64() {
+                $crate::run_generated_test(backend(), "api.arccos/uint64", "api_arccos_uint64");
+            }
+            #[test]
+            fn api_arccos_float32() {
+                $crate::run_generated_test(backend(), "api.arccos/float32", "api_arccos_float32");
+            }
+            #[test]
+            fn api_arccos_float64() {
+                $crate::run_generated_test(backend(), "api.arccos/float64", "api_arccos_float64");
+            }
+            #[test]
+            fn api_arctan_bool() {
+                $crate::run_generated_test(backend(), "api.arctan/bool", "api_arctan_bool");
+            }
+            #[test]
+            fn api_arctan_int8() {
+                $crate::run_generated_test(backend(), "api.arctan/int8", "api_arctan_int8");
+            }
+            #[test]
+            fn api_arctan_int16() {
+                $crate::run_generated_test(backend(), "api.arctan/int16", "api_arctan_int16");
+            }
+            #[test]
+            fn api_arctan_int32() {
+                $crate::run_generated_test(backend(), "api.arctan/int32", "api_arctan_int32");
+            }
+            #[test]
+            fn api_arctan_int64() {
+                $crate::run_generated_test(backend(), "api.arctan/int64", "api_arctan_int64");
+            }
+            #[test]
+            fn api_arctan_uint8() {
+                $crate::run_generated_test(backend(), "api.arctan/uint8", "api_arctan_uint8");
+            }
+            #[test]
+            fn api_arctan_uint16() {
+                $crate::run_generated_test(backend(), "api.arctan/uint16", "api_arctan_uint16");
+            }
+            #[test]
+            fn api_arctan_uint32() {
+                $crate::run_generated_test(backend(), "api.arctan/uint32", "api_arctan_uint32");
+            }
+            #[test]
+            fn api_arctan_uint64() {
+                $crate::run_generated_test(backend(), "api.arctan/uint64", "api_arctan_uint64");
+            }
+            #[test]
+            fn api_arctan_float32() {
+                $crate::run_generated_test(backend(), "api.arctan/float32", "api_arctan_float32");
+            }
+            #[test]
+            fn api_arctan_float64() {
+                $crate::run_generated_test(backend(), "api.arctan/float64", "api_arctan_float64");
+            }
+            #[test]
+            fn api_sinh_bool() {
+                $crate::run_generated_test(backend(), "api.sinh/bool", "api_sinh_bool");
+            }
+            #[test]
+            fn api_sinh_int8() {
+                $crate::run_generated_test(backend(), "api.sinh/int8", "api_sinh_int8");
+            }
+            #[test]
+            fn api_sinh_int16() {
+                $crate::run_generated_test(backend(), "api.sinh/int16", "api_sinh_int16");
+            }
+            #[test]
+            fn api_sinh_int32() {
+                $crate::run_generated_test(backend(), "api.sinh/int32", "api_sinh_int32");
+            }
+            #[test]
+            fn api_sinh_int64() {
+                $crate::run_generated_test(backend(), "api.sinh/int64", "api_sinh_int64");
+            }
+            #[test]
+            fn api_sinh_uint8() {
+                $crate::run_generated_test(backend(), "api.sinh/uint8", "api_sinh_uint8");
+            }
+            #[test]
+            fn api_sinh_uint16() {
+                $crate::run_generated_test(backend(), "api.sinh/uint16", "api_sinh_uint16");
+            }
+            #[test]
+            fn api_sinh_uint32() {
+                $crate::run_generated_test(backend(), "api.sinh/uint32", "api_sinh_uint32");
+            }
+            #[test]
+            fn api_sinh_uint64() {
+                $crate::run_generated_test(backend(), "api.sinh/uint64", "api_sinh_uint64");
+            }
+            #[test]
+            fn api_sinh_float32() {
+                $crate::run_generated_test(backend(), "api.sinh/float32", "api_sinh_float32");
+            }
+            #[test]
+            fn api_sinh_float64() {
+                $crate::run_generated_test(backend(), "api.sinh/float64", "api_sinh_float64");
+            }
+            #[test]
+            fn api_cosh_bool() {
+                $crate::run_generated_test(backend(), "api.cosh/bool", "api_cosh_bool");
+            }
+            #[test]
+            fn api_cosh_int8() {
+                $crate::run_generated_test(backend(), "api.cosh/int8", "api_cosh_int8");
+            }
+            #[test]
+            fn api_cosh_int16() {
+                $crate::run_generated_test(backend(), "api.cosh/int16", "api_cosh_int16");
+            }
+            #[test]
+            fn api_cosh_int32() {
+                $crate::run_generated_test(backend(), "api.cosh/int32", "api_cosh_int32");
+            }
+            #[test]
+            fn api_cosh_int64() {
+                $crate::run_generated_test(backend(), "api.cosh/int64", "api_cosh_int64");
+            }
+            #[test]
+            fn api_cosh_uint8() {
+                $crate::run_generated_test(backend(), "api.cosh/uint8", "api_cosh_uint8");
+            }
+            #[test]
+            fn api_cosh_uint16() {
+                $crate::run_generated_test(backend(), "api.cosh/uint16", "api_cosh_uint16");
+            }
+            #[test]
+            fn api_cosh_uint32() {
+                $crate::run_generated_test(backend(), "api.cosh/uint32", "api_cosh_uint32");
+            }
+            #[test]
+            fn api_cosh_uint64() {
+                $crate::run_generated_test(backend(), "api.cosh/uint64", "api_cosh_uint64");
+            }
+            #[test]
+            fn api_cosh_float32() {
+                $crate::run_generated_test(backend(), "api.cosh/float32", "api_cosh_float32");
+            }
+            #[test]
+            fn api_cosh_float64() {
+                $crate::run_generated_test(backend(), "api.cosh/float64", "api_cosh_float64");
+            }
+            #[test]
+            fn api_arcsinh_bool() {
+                $crate::run_generated_test(backend(), "api.arcsinh/bool", "api_arcsinh_bool");
+            }
+            #[test]
+            fn api_arcsinh_int8() {
+                $crate::run_generated_test(backend(), "api.arcsinh/int8", "api_arcsinh_int8");
+            }
+            #[test]
+            fn api_arcsinh_int16() {
+                $crate::run_generated_test(backend(), "api.arcsinh/int16", "api_arcsinh_int16");
+            }
+            #[test]
+            fn api_arcsinh_int32() {
+                $crate::run_generated_test(backend(), "api.arcsinh/int32", "api_arcsinh_int32");
+            }
+            #[test]
+            fn api_arcsinh_int64() {
+                $crate::run_generated_test(backend(), "api.arcsinh/int64", "api_arcsinh_int64");
+            }
+            #[test]
+            fn api_arcsinh_uint8() {
+                $crate::run_generated_test(backend(), "api.arcsinh/uint8", "api_arcsinh_uint8");
+            }
+            #[test]
+            fn api_arcsinh_uint16() {
+                $crate::run_generated_test(backend(), "api.arcsinh/uint16", "api_arcsinh_uint16");
+            }
+            #[test]
+            fn api_arcsinh_uint32() {
+                $crate::run_generated_test(backend(), "api.arcsinh/uint32", "api_arcsinh_uint32");
+            }
+            #[test]
+            fn api_arcsinh_uint64() {
+                $crate::run_generated_test(backend(), "api.arcsinh/uint64", "api_arcsinh_uint64");
+            }
+            #[test]
+            fn api_arcsinh_float32() {
+                $crate::run_generated_test(backend(), "api.arcsinh/float32", "api_arcsinh_float32");
+            }
+            #[test]
+            fn api_arcsinh_float64() {
+                $crate::run_generated_test(backend(), "api.arcsinh/float64", "api_arcsinh_float64");
+            }
+            #[test]
+            fn api_arccosh_bool() {
+                $crate::run_generated_test(backend(), "api.arccosh/bool", "api_arccosh_bool");
+            }
+            #[test]
+            fn api_arccosh_int8() {
+                $crate::run_generated_test(backend(), "api.arccosh/int8", "api_arccosh_int8");
+            }
+            #[test]
+            fn api_arccosh_int16() {
+                $crate::run_generated_test(backend(), "api.arccosh/int16", "api_arccosh_int16");
+            }
+            #[test]
+            fn api_arccosh_int32() {
+                $crate::run_generated_test(backend(), "api.arccosh/int32", "api_arccosh_int32");
+            }
+            #[test]
+            fn api_arccosh_int64() {
+                $crate::run_generated_test(backend(), "api.arccosh/int64", "api_arccosh_int64");
+            }
+            #[test]
+            fn api_arccosh_uint8() {
+                $crate::run_generated_test(backend(), "api.arccosh/uint8", "api_arccosh_uint8");
+            }
+            #[test]
+            fn api_arccosh_uint16() {
+                $crate::run_generated_test(backend(), "api.arccosh/uint16", "api_arccosh_uint16");
+            }
+            #[test]
+            fn api_arccosh_uint32() {
+                $crate::run_generated_test(backend(), "api.arccosh/uint32", "api_arccosh_uint32");
+            }
+            #[test]
+            fn api_arccosh_uint64() {
+                $crate::run_generated_test(backend(), "api.arccosh/uint64", "api_arccosh_uint64");
+            }
+            #[test]
+            fn api_arccosh_float32() {
+                $crate::run_generated_test(backend(), "api.arccosh/float32", "api_arccosh_float32");
+            }
+            #[test]
+            fn api_arccosh_float64() {
+                $crate::run_generated_test(backend(), "api.arccosh/float64", "api_arccosh_float64");
+            }
+            #[test]
+            fn api_arctanh_bool() {
+                $crate::run_generated_test(backend(), "api.arctanh/bool", "api_arctanh_bool");
+            }
+            #[test]
+            fn api_arctanh_int8() {
+                $crate::run_generated_test(backend(), "api.arctanh/int8", "api_arctanh_int8");
+            }
+            #[test]
+            fn api_arctanh_int16() {
+                $crate::run_generated_test(backend(), "api.arctanh/int16", "api_arctanh_int16");
+            }
+            #[test]
+            fn api_arctanh_int32() {
+                $crate::run_generated_test(backend(), "api.arctanh/int32", "api_arctanh_int32");
+            }
+            #[test]
+            fn api_arctanh_int64() {
+                $crate::run_generated_test(backend(), "api.arctanh/int64", "api_arctanh_int64");
+            }
+            #[test]
+            fn api_arctanh_uint8() {
+                $crate::run_generated_test(backend(), "api.arctanh/uint8", "api_arctanh_uint8");
+            }
+            #[test]
+            fn api_arctanh_uint16() {
+                $crate::run_generated_test(backend(), "api.arctanh/uint16", "api_arctanh_uint16");
+            }
+            #[test]
+            fn api_arctanh_uint32() {
+                $crate::run_generated_test(backend(), "api.arctanh/uint32", "api_arctanh_uint32");
+            }
+            #[test]
+            fn api_arctanh_uint64() {
+                $crate::run_generated_test(backend(), "api.arctanh/uint64", "api_arctanh_uint64");
+            }
+            #[test]
+            fn api_arctanh_float32() {
+                $crate::run_generated_test(backend(), "api.arctanh/float32", "api_arctanh_float32");
+            }
+            #[test]
+            fn api_arctanh_float64() {
+                $crate::run_generated_test(backend(), "api.arctanh/float64", "api_arctanh_float64");
+            }
+            #[test]
+            fn api_log1p_bool() {
+                $crate::run_generated_test(backend(), "api.log1p/bool", "api_log1p_bool");
+            }
+            #[test]
+            fn api_log1p_int8() {
+                $crate::run_generated_test(backend(), "api.log1p/int8", "api_log1p_int8");
+            }
+            #[test]
+            fn api_log1p_int16() {
+                $crate::run_generated_test(backend(), "api.log1p/int16", "api_log1p_int16");
+            }
+            #[test]
+            fn api_log1p_int32() {
+                $crate::run_generated_test(backend(), "api.log1p/int32", "api_log1p_int32");
+            }
+            #[test]
+            fn api_log1p_int64() {
+                $crate::run_generated_test(backend(), "api.log1p/int64", "api_log1p_int64");
+            }
+            #[test]
+            fn api_log1p_uint8() {
+                $crate::run_generated_test(backend(), "api.log1p/uint8", "api_log1p_uint8");
+            }
+            #[test]
+            fn api_log1p_uint16() {
+                $crate::run_generated_test(backend(), "api.log1p/uint16", "api_log1p_uint16");
+            }
+            #[test]
+            fn api_log1p_uint32() {
+                $crate::run_generated_test(backend(), "api.log1p/uint32", "api_log1p_uint32");
+            }
+            #[test]
+            fn api_log1p_uint64() {
+                $crate::run_generated_test(backend(), "api.log1p/uint64", "api_log1p_uint64");
+            }
+            #[test]
+            fn api_log1p_float32() {
+                $crate::run_generated_test(backend(), "api.log1p/float32", "api_log1p_float32");
+            }
+            #[test]
+            fn api_log1p_float64() {
+                $crate::run_generated_test(backend(), "api.log1p/float64", "api_log1p_float64");
+            }
+            #[test]
+            fn api_expm1_bool() {
+                $crate::run_generated_test(backend(), "api.expm1/bool", "api_expm1_bool");
+            }
+            #[test]
+            fn api_expm1_int8() {
+                $crate::run_generated_test(backend(), "api.expm1/int8", "api_expm1_int8");
+            }
+            #[test]
+            fn api_expm1_int16() {
+                $crate::run_generated_test(backend(), "api.expm1/int16", "api_expm1_int16");
+            }
+            #[test]
+            fn api_expm1_int32() {
+                $crate::run_generated_test(backend(), "api.expm1/int32", "api_expm1_int32");
+            }
+            #[test]
+            fn api_expm1_int64() {
+                $crate::run_generated_test(backend(), "api.expm1/int64", "api_expm1_int64");
+            }
+            #[test]
+            fn api_expm1_uint8() {
+                $crate::run_generated_test(backend(), "api.expm1/uint8", "api_expm1_uint8");
+            }
+            #[test]
+            fn api_expm1_uint16() {
+                $crate::run_generated_test(backend(), "api.expm1/uint16", "api_expm1_uint16");
+            }
+            #[test]
+            fn api_expm1_uint32() {
+                $crate::run_generated_test(backend(), "api.expm1/uint32", "api_expm1_uint32");
+            }
+            #[test]
+            fn api_expm1_uint64() {
+                $crate::run_generated_test(backend(), "api.expm1/uint64", "api_expm1_uint64");
+            }
+            #[test]
+            fn api_expm1_float32() {
+                $crate::run_generated_test(backend(), "api.expm1/float32", "api_expm1_float32");
+            }
+            #[test]
+            fn api_expm1_float64() {
+                $crate::run_generated_test(backend(), "api.expm1/float64", "api_expm1_float64");
+            }
+            #[test]
+            fn api_log2_bool() {
+                $crate::run_generated_test(backend(), "api.log2/bool", "api_log2_bool");
+            }
+            #[test]
+            fn api_log2_int8() {
+                $crate::run_generated_test(backend(), "api.log2/int8", "api_log2_int8");
+            }
+            #[test]
+            fn api_log2_int16() {
+                $crate::run_generated_test(backend(), "api.log2/int16", "api_log2_int16");
+            }
+            #[test]
+            fn api_log2_int32() {
+                $crate::run_generated_test(backend(), "api.log2/int32", "api_log2_int32");
+            }
+            #[test]
+            fn api_log2_int64() {
+                $crate::run_generated_test(backend(), "api.log2/int64", "api_log2_int64");
+            }
+            #[test]
+            fn api_log2_uint8() {
+                $crate::run_generated_test(backend(), "api.log2/uint8", "api_log2_uint8");
+            }
+            #[test]
+            fn api_log2_uint16() {
+                $crate::run_generated_test(backend(), "api.log2/uint16", "api_log2_uint16");
+            }
+            #[test]
+            fn api_log2_uint32() {
+                $crate::run_generated_test(backend(), "api.log2/uint32", "api_log2_uint32");
+            }
+            #[test]
+            fn api_log2_uint64() {
+                $crate::run_generated_test(backend(), "api.log2/uint64", "api_log2_uint64");
+            }
+            #[test]
+            fn api_log2_float32() {
+                $crate::run_generated_test(backend(), "api.log2/float32", "api_log2_float32");
+            }
+            #[test]
+            fn api_log2_float64() {
+                $crate::run_generated_test(backend(), "api.log2/float64", "api_log2_float64");
+            }
+            #[test]
+            fn api_log10_bool() {
+                $crate::run_generated_test(backend(), "api.log10/bool", "api_log10_bool");
+            }
+            #[test]
+            fn api_log10_int8() {
+                $crate::run_generated_test(backend(), "api.log10/int8", "api_log10_int8");
+            }
+            #[test]
+            fn api_log10_int16() {
+                $crate::run_generated_test(backend(), "api.log10/int16", "api_log10_int16");
+            }
+            #[test]
+            fn api_log10_int32() {
+                $crate::run_generated_test(backend(), "api.log10/int32", "api_log10_int32");
+            }
+            #[test]
+            fn api_log10_int64() {
+                $crate::run_generated_test(backend(), "api.log10/int64", "api_log10_int64");
+            }
+            #[test]
+            fn api_log10_uint8() {
+                $crate::run_generated_test(backend(), "api.log10/uint8", "api_log10_uint8");
+            }
+            #[test]
+            fn api_log10_uint16() {
+                $crate::run_generated_test(backend(), "api.log10/uint16", "api_log10_uint16");
+            }
+            #[test]
+            fn api_log10_uint32() {
+                $crate::run_generated_test(backend(), "api.log10/uint32", "api_log10_uint32");
+            }
+            #[test]
+            fn api_log10_uint64() {
+                $crate::run_generated_test(backend(), "api.log10/uint64", "api_log10_uint64");
+            }
+            #[test]
+            fn api_log10_float32() {
+                $crate::run_generated_test(backend(), "api.log10/float32", "api_log10_float32");
+            }
+            #[test]
+            fn api_log10_float64() {
+                $crate::run_generated_test(backend(), "api.log10/float64", "api_log10_float64");
+            }
+            #[test]
+            fn api_sign_int8() {
+                $crate::run_generated_test(backend(), "api.sign/int8", "api_sign_int8");
+            }
+            #[test]
+            fn api_sign_int16() {
+                $crate::run_generated_test(backend(), "api.sign/int16", "api_sign_int16");
+            }
+            #[test]
+            fn api_sign_int32() {
+                $crate::run_generated_test(backend(), "api.sign/int32", "api_sign_int32");
+            }
+            #[test]
+            fn api_sign_int64() {
+                $crate::run_generated_test(backend(), "api.sign/int64", "api_sign_int64");
+            }
+            #[test]
+            fn api_sign_uint8() {
+                $crate::run_generated_test(backend(), "api.sign/uint8", "api_sign_uint8");
+            }
+            #[test]
+            fn api_sign_uint16() {
+                $crate::run_generated_test(backend(), "api.sign/uint16", "api_sign_uint16");
+            }
+            #[test]
+            fn api_sign_uint32() {
+                $crate::run_generated_test(backend(), "api.sign/uint32", "api_sign_uint32");
+            }
+            #[test]
+            fn api_sign_uint64() {
+                $crate::run_generated_test(backend(), "api.sign/uint64", "api_sign_uint64");
+            }
+            #[test]
+            fn api_sign_float32() {
+                $crate::run_generated_test(backend(), "api.sign/float32", "api_sign_float32");
+            }
+            #[test]
+            fn api_sign_float64() {
+                $crate::run_generated_test(backend(), "api.sign/float64", "api_sign_float64");
+            }
+            #[test]
+            fn api_signbit_bool() {
+                $crate::run_generated_test(backend(), "api.signbit/bool", "api_signbit_bool");
+            }
+            #[test]
+            fn api_signbit_int8() {
+                $crate::run_generated_test(backend(), "api.signbit/int8", "api_signbit_int8");
+            }
+            #[test]
+            fn api_signbit_int16() {
+                $crate::run_generated_test(backend(), "api.signbit/int16", "api_signbit_int16");
+            }
+            #[test]
+            fn api_signbit_int32() {
+                $crate::run_generated_test(backend(), "api.signbit/int32", "api_signbit_int32");
+            }
+            #[test]
+            fn api_signbit_int64() {
+                $crate::run_generated_test(backend(), "api.signbit/int64", "api_signbit_int64");
+            }
+            #[test]
+            fn api_signbit_uint8() {
+                $crate::run_generated_test(backend(), "api.signbit/uint8", "api_signbit_uint8");
+            }
+            #[test]
+            fn api_signbit_uint16() {
+                $crate::run_generated_test(backend(), "api.signbit/uint16", "api_signbit_uint16");
+            }
+            #[test]
+            fn api_signbit_uint32() {
+                $crate::run_generated_test(backend(), "api.signbit/uint32", "api_signbit_uint32");
+            }
+            #[test]
+            fn api_signbit_uint64() {
+                $crate::run_generated_test(backend(), "api.signbit/uint64", "api_signbit_uint64");
+            }
+            #[test]
+            fn api_signbit_float32() {
+                $crate::run_generated_test(backend(), "api.signbit/float32", "api_signbit_float32");
+            }
+            #[test]
+            fn api_signbit_float64() {
+                $crate::run_generated_test(backend(), "api.signbit/float64", "api_signbit_float64");
             }
             #[test]
             fn api_astype_bool() {

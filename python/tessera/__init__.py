@@ -241,7 +241,8 @@ for _name in [
     "rint", "isnan", "isfinite", "negative", "logical_not", "maximum", "minimum", "power",
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "equal",
     "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
-    "logical_or",
+    "logical_or", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
+    "arctanh", "log1p", "expm1", "log2", "log10", "sign", "signbit",
 ]:
     globals()[_name] = _ufunc(getattr(_np, _name))
     __all__.append(_name)

@@ -352,6 +352,31 @@ sqrt = _elementwise(_np.sqrt, "The square root.")
 subtract = _elementwise(_np.subtract, "``x1 - x2``.")
 tanh = _elementwise(_np.tanh, "The hyperbolic tangent.")
 trunc = _elementwise(_np.trunc, "Rounded toward zero.")
+tan = _elementwise(_np.tan, "The tangent.")
+asin = _elementwise(_np.arcsin, "The inverse sine.")
+acos = _elementwise(_np.arccos, "The inverse cosine.")
+atan = _elementwise(_np.arctan, "The inverse tangent.")
+sinh = _elementwise(_np.sinh, "The hyperbolic sine.")
+cosh = _elementwise(_np.cosh, "The hyperbolic cosine.")
+asinh = _elementwise(_np.arcsinh, "The inverse hyperbolic sine.")
+acosh = _elementwise(_np.arccosh, "The inverse hyperbolic cosine.")
+atanh = _elementwise(_np.arctanh, "The inverse hyperbolic tangent.")
+log1p = _elementwise(_np.log1p, "``log(1 + x)``, accurate near zero.")
+expm1 = _elementwise(_np.expm1, "``exp(x) - 1``, accurate near zero.")
+log2 = _elementwise(_np.log2, "The base-2 logarithm.")
+log10 = _elementwise(_np.log10, "The base-10 logarithm.")
+sign = _elementwise(_np.sign, "-1, 0 or 1 (NaN stays NaN).")
+signbit = _elementwise(_np.signbit, "True where the sign bit is set (``-0.0`` included).")
+
+
+def reciprocal(x, /):
+    """``1 / x`` in ``x``'s floating-point dtype (integers give float64).
+
+    >>> import tessera.array_api as xp
+    >>> xp.reciprocal(xp.asarray([2.0, 4.0])).compute().tolist()
+    [0.5, 0.25]
+    """
+    return 1.0 / x
 
 
 def positive(x, /):

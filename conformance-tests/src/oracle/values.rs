@@ -183,6 +183,81 @@ pub fn round_half_even(x: f64) -> f64 {
     }
 }
 
+/// `asinh` by its Maclaurin series below 0.1 (where `ln(x + sqrt(x² + 1))` cancels), by
+/// the logarithm above, and `ln|x| + ln 2` where `x²` would overflow: shares nothing with
+/// the protocol's `log1p` form.
+fn asinh(x: f64) -> f64 {
+    let a = x.abs();
+    if !a.is_finite() {
+        return x;
+    }
+    let r = if a < 0.1 {
+        // Σ (-1)^n (2n)! / (4^n (n!)² (2n + 1)) a^(2n+1)
+        let (mut term, mut sum, a2) = (a, 0.0, a * a);
+        for n in 0..30 {
+            let n = f64::from(n);
+            sum += term / (2.0 * n + 1.0);
+            term *= -a2 * (2.0 * n + 1.0) * (2.0 * n + 2.0) / (4.0 * (n + 1.0) * (n + 1.0));
+        }
+        sum
+    } else if a > 1e150 {
+        a.ln() + std::f64::consts::LN_2
+    } else {
+        (a + (a * a + 1.0).sqrt()).ln()
+    };
+    r.copysign(x)
+}
+
+/// `acosh`: near 1 (where the logarithm's argument loses `x - 1`) by Newton's method on
+/// `2 sinh²(y / 2) = x - 1`, a residual without cancellation; above by the logarithm.
+fn acosh(x: f64) -> f64 {
+    if x.is_nan() || x < 1.0 {
+        return f64::NAN;
+    }
+    if x.is_infinite() {
+        return x;
+    }
+    if x > 1e150 {
+        return x.ln() + std::f64::consts::LN_2;
+    }
+    if x >= 1.5 {
+        return (x + (x * x - 1.0).sqrt()).ln();
+    }
+    let t = x - 1.0;
+    if t == 0.0 {
+        return 0.0;
+    }
+    let mut y = (2.0 * t).sqrt();
+    for _ in 0..8 {
+        let h = (y / 2.0).sinh();
+        y -= (2.0 * h * h - t) / y.sinh();
+    }
+    y
+}
+
+/// `atanh`: its series below 0.1, `ln((1 + x) / (1 - x)) / 2` above (`1 - x` is exact
+/// there), ±inf at ±1 and NaN past them.
+fn atanh(x: f64) -> f64 {
+    let a = x.abs();
+    if a.is_nan() || a > 1.0 {
+        return f64::NAN;
+    }
+    if a == 1.0 {
+        return f64::INFINITY.copysign(x);
+    }
+    let r = if a < 0.1 {
+        let (mut p, mut sum, a2) = (a, 0.0, a * a);
+        for n in 0..30 {
+            sum += p / f64::from(2 * n + 1);
+            p *= a2;
+        }
+        sum
+    } else {
+        0.5 * ((1.0 + a) / (1.0 - a)).ln()
+    };
+    r.copysign(x)
+}
+
 /// A unary op on an operand of dtype `d` (the op's operand dtype).
 pub fn unary(op: UnaryOp, x: V, d: DType) -> V {
     match (op, x) {
@@ -191,6 +266,10 @@ pub fn unary(op: UnaryOp, x: V, d: DType) -> V {
         (UnaryOp::IsNan, _) => V::B(false),
         (UnaryOp::IsFinite, V::F(f)) => V::B(f.is_finite()),
         (UnaryOp::IsFinite, _) => V::B(true),
+        (UnaryOp::Signbit, V::F(f)) => V::B(f.is_sign_negative()),
+        (UnaryOp::Signbit, V::I(i)) => V::B(i < 0),
+        (UnaryOp::Signbit, V::B(_)) => V::B(false),
+        (UnaryOp::Sign, V::I(i)) => V::I(i.signum()),
         (UnaryOp::Neg, V::I(i)) => V::I(wrap(-i, d)),
         (UnaryOp::Abs, V::I(i)) => V::I(wrap(i.abs(), d)),
         (_, V::I(i)) => V::I(i),
@@ -210,7 +289,25 @@ pub fn unary(op: UnaryOp, x: V, d: DType) -> V {
                 UnaryOp::Ceil => f.ceil(),
                 UnaryOp::Trunc => f.trunc(),
                 UnaryOp::Round => round_half_even(f),
-                UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite => unreachable!("handled above"),
+                UnaryOp::Tan => f.tan(),
+                UnaryOp::Arcsin => f.asin(),
+                UnaryOp::Arccos => f.acos(),
+                UnaryOp::Arctan => f.atan(),
+                UnaryOp::Sinh => f.sinh(),
+                UnaryOp::Cosh => f.cosh(),
+                UnaryOp::Arcsinh => asinh(f),
+                UnaryOp::Arccosh => acosh(f),
+                UnaryOp::Arctanh => atanh(f),
+                UnaryOp::Log1p => f.ln_1p(),
+                UnaryOp::Expm1 => f.exp_m1(),
+                UnaryOp::Log2 => f.log2(),
+                UnaryOp::Log10 => f.log10(),
+                UnaryOp::Sign if f.is_nan() => f,
+                UnaryOp::Sign if f == 0.0 => 0.0,
+                UnaryOp::Sign => f.signum(),
+                UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite | UnaryOp::Signbit => {
+                    unreachable!("handled above")
+                }
             },
         )),
     }

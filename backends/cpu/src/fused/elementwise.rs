@@ -70,8 +70,7 @@ pub(crate) fn f64_to_u64(f: f64) -> u64 {
 }
 
 pub(crate) fn unary(op: UnaryOp, x: &Buf, dtype: DType) -> Buf {
-    let to_bool = matches!(op, UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite);
-    if to_bool {
+    if op.is_predicate() {
         return Buf::B(match x {
             Buf::F64(v) => v.iter().map(|&f| op.apply_f64(f) != 0.0).collect(),
             Buf::F32(v) => v.iter().map(|&f| op.apply_f32(f) != 0.0).collect(),
@@ -81,7 +80,7 @@ pub(crate) fn unary(op: UnaryOp, x: &Buf, dtype: DType) -> Buf {
                 .iter()
                 .map(|&b| match op {
                     UnaryOp::Not => !b,
-                    UnaryOp::IsNan => false,
+                    UnaryOp::IsNan | UnaryOp::Signbit => false,
                     _ => true,
                 })
                 .collect(),

@@ -473,6 +473,36 @@ fn unary_expr(op: UnaryOp, x: &str, d: DType) -> Result<String> {
         UnaryOp::Sin => fname("sin", "sinf"),
         UnaryOp::Cos => fname("cos", "cosf"),
         UnaryOp::Tanh => fname("tanh", "tanhf"),
+        UnaryOp::Tan => fname("tan", "tanf"),
+        UnaryOp::Arcsin => fname("asin", "asinf"),
+        UnaryOp::Arccos => fname("acos", "acosf"),
+        UnaryOp::Arctan => fname("atan", "atanf"),
+        UnaryOp::Sinh => fname("sinh", "sinhf"),
+        UnaryOp::Cosh => fname("cosh", "coshf"),
+        // The inverse hyperbolic functions are the protocol's own formulas (ops.rs), in
+        // f64 for either float type, as the CPU backend computes them.
+        UnaryOp::Arcsinh => format!("({t})tsr_asinh((f64){x})"),
+        UnaryOp::Arccosh => format!("({t})tsr_acosh((f64){x})"),
+        UnaryOp::Arctanh => format!("({t})tsr_atanh((f64){x})"),
+        UnaryOp::Log1p => fname("log1p", "log1pf"),
+        UnaryOp::Expm1 => fname("expm1", "expm1f"),
+        UnaryOp::Log2 => fname("log2", "log2f"),
+        UnaryOp::Log10 => fname("log10", "log10f"),
+        // NaN stays NaN (both comparisons false); either zero gives +0, as NumPy's.
+        UnaryOp::Sign if float => {
+            format!("({x} > 0 ? ({t})1 : ({x} < 0 ? ({t})-1 : ({x} == 0 ? ({t})0 : {x})))")
+        }
+        UnaryOp::Sign if d.kind() == tessera_core::dtype::DTypeKind::Int => {
+            format!("({t})(({x} > 0) - ({x} < 0))")
+        }
+        UnaryOp::Sign => format!("({t})({x} != 0)"),
+        // The sign bit of the value widened to f64 (widening keeps a NaN's sign).
+        UnaryOp::Signbit if float => format!("(b8)(tsr_bits_f64((f64){x}) >> 63)"),
+        UnaryOp::Signbit => {
+            return Err(bad(format!(
+                "signbit of {d}: the builder casts to float first"
+            )))
+        }
         UnaryOp::Floor if float => fname("floor", "floorf"),
         UnaryOp::Ceil if float => fname("ceil", "ceilf"),
         UnaryOp::Trunc if float => fname("trunc", "truncf"),

@@ -117,6 +117,25 @@ TSR_D f32 tsr_fmaxf(f32 a, f32 b) { return (f32)tsr_fmax((f64)a, (f64)b); }
 TSR_D f32 tsr_fminf(f32 a, f32 b) { return (f32)tsr_fmin((f64)a, (f64)b); }
 TSR_D b8 tsr_isfinite(f64 x) { return (x - x) == 0.0; }
 
+// ---- inverse hyperbolic functions (asinh_f64, acosh_f64, atanh_f64 in ops.rs) ----
+TSR_D f64 tsr_asinh(f64 x) {
+    f64 a = fabs(x);
+    if (a != a || a - a != 0.0) return x;
+    f64 r = a >= 268435456.0 ? log(a) + 0.6931471805599453
+                             : log1p(a + a * a / (1.0 + sqrt(a * a + 1.0)));
+    return copysign(r, x);
+}
+TSR_D f64 tsr_acosh(f64 x) {
+    if (x != x || x < 1.0) return tsr_f64_of(0x7ff8000000000000ULL);
+    if (x >= 268435456.0) return x - x != 0.0 ? x : log(x) + 0.6931471805599453;
+    f64 t = x - 1.0;
+    return log1p(t + sqrt(t * (t + 2.0)));
+}
+TSR_D f64 tsr_atanh(f64 x) {
+    f64 a = fabs(x);
+    return copysign(0.5 * log1p((2.0 * a) / (1.0 - a)), x);
+}
+
 // ---- Philox 4x32-10 and the element layout (random/philox.rs) ----
 struct tsr_u4 { u32 x, y, z, w; };
 TSR_D tsr_u4 tsr_philox(u32 c0, u32 c1, u32 c2, u32 c3, u32 k0, u32 k1) {

@@ -347,7 +347,10 @@ macro_rules! unary_methods {
 unary_methods!(
     neg => Neg, abs => Abs, sqrt => Sqrt, exp => Exp, log => Log, sin => Sin, cos => Cos,
     tanh => Tanh, floor => Floor, ceil => Ceil, round => Round, logical_not => Not,
-    isnan => IsNan, isfinite => IsFinite,
+    isnan => IsNan, isfinite => IsFinite, tan => Tan, arcsin => Arcsin, arccos => Arccos,
+    arctan => Arctan, sinh => Sinh, cosh => Cosh, arcsinh => Arcsinh, arccosh => Arccosh,
+    arctanh => Arctanh, log1p => Log1p, expm1 => Expm1, log2 => Log2, log10 => Log10,
+    sign => Sign, signbit => Signbit,
 );
 
 macro_rules! binary_methods {

@@ -29,6 +29,31 @@ pub enum UnaryOp {
     Not,
     IsNan,
     IsFinite,
+    Tan,
+    /// `np.arcsin`
+    Arcsin,
+    /// `np.arccos`
+    Arccos,
+    /// `np.arctan`
+    Arctan,
+    Sinh,
+    Cosh,
+    /// `np.arcsinh`
+    Arcsinh,
+    /// `np.arccosh`
+    Arccosh,
+    /// `np.arctanh`
+    Arctanh,
+    /// `log(1 + x)`, accurate near zero.
+    Log1p,
+    /// `exp(x) - 1`, accurate near zero.
+    Expm1,
+    Log2,
+    Log10,
+    /// -1, 0 or 1 (NaN stays NaN; the zero of a float is +0, as NumPy's).
+    Sign,
+    /// True where the sign bit is set (`-0.0` and negative NaNs included; operand float).
+    Signbit,
 }
 
 /// Binary elementwise ops (operands share a dtype).
@@ -91,7 +116,7 @@ pub enum ReduceOp {
 
 impl UnaryOp {
     /// Every unary op.
-    pub const ALL: [UnaryOp; 15] = [
+    pub const ALL: [UnaryOp; 30] = [
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Sqrt,
@@ -107,6 +132,21 @@ impl UnaryOp {
         UnaryOp::Not,
         UnaryOp::IsNan,
         UnaryOp::IsFinite,
+        UnaryOp::Tan,
+        UnaryOp::Arcsin,
+        UnaryOp::Arccos,
+        UnaryOp::Arctan,
+        UnaryOp::Sinh,
+        UnaryOp::Cosh,
+        UnaryOp::Arcsinh,
+        UnaryOp::Arccosh,
+        UnaryOp::Arctanh,
+        UnaryOp::Log1p,
+        UnaryOp::Expm1,
+        UnaryOp::Log2,
+        UnaryOp::Log10,
+        UnaryOp::Sign,
+        UnaryOp::Signbit,
     ];
 
     /// Lower-case name.
@@ -127,6 +167,21 @@ impl UnaryOp {
             UnaryOp::Not => "logical_not",
             UnaryOp::IsNan => "isnan",
             UnaryOp::IsFinite => "isfinite",
+            UnaryOp::Tan => "tan",
+            UnaryOp::Arcsin => "arcsin",
+            UnaryOp::Arccos => "arccos",
+            UnaryOp::Arctan => "arctan",
+            UnaryOp::Sinh => "sinh",
+            UnaryOp::Cosh => "cosh",
+            UnaryOp::Arcsinh => "arcsinh",
+            UnaryOp::Arccosh => "arccosh",
+            UnaryOp::Arctanh => "arctanh",
+            UnaryOp::Log1p => "log1p",
+            UnaryOp::Expm1 => "expm1",
+            UnaryOp::Log2 => "log2",
+            UnaryOp::Log10 => "log10",
+            UnaryOp::Sign => "sign",
+            UnaryOp::Signbit => "signbit",
         }
     }
 
@@ -140,6 +195,27 @@ impl UnaryOp {
                 | UnaryOp::Sin
                 | UnaryOp::Cos
                 | UnaryOp::Tanh
+                | UnaryOp::Tan
+                | UnaryOp::Arcsin
+                | UnaryOp::Arccos
+                | UnaryOp::Arctan
+                | UnaryOp::Sinh
+                | UnaryOp::Cosh
+                | UnaryOp::Arcsinh
+                | UnaryOp::Arccosh
+                | UnaryOp::Arctanh
+                | UnaryOp::Log1p
+                | UnaryOp::Expm1
+                | UnaryOp::Log2
+                | UnaryOp::Log10
+        )
+    }
+
+    /// True for ops whose result is `bool` whatever the operand.
+    pub fn is_predicate(self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite | UnaryOp::Signbit
         )
     }
 
@@ -167,6 +243,9 @@ impl UnaryOp {
             UnaryOp::Neg | UnaryOp::Abs => Some(x),
             UnaryOp::Round if x == DType::Bool => None,
             UnaryOp::Round => Some(x),
+            // NumPy 2 has no `sign` loop for bool; integers keep their dtype.
+            UnaryOp::Sign if x == DType::Bool => None,
+            UnaryOp::Sign => Some(x),
             UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc => Some(x),
             _ => Some(x.float_result()),
         }
@@ -175,7 +254,7 @@ impl UnaryOp {
     /// Result dtype for an operand of dtype `x` (already cast by [`Self::operand_dtype`]).
     pub fn result_dtype(self, x: DType) -> DType {
         match self {
-            UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite => DType::Bool,
+            op if op.is_predicate() => DType::Bool,
             _ => x,
         }
     }
@@ -198,6 +277,21 @@ impl UnaryOp {
             UnaryOp::Not => f64::from(u8::from(x == 0.0)),
             UnaryOp::IsNan => f64::from(u8::from(x.is_nan())),
             UnaryOp::IsFinite => f64::from(u8::from(x.is_finite())),
+            UnaryOp::Tan => x.tan(),
+            UnaryOp::Arcsin => x.asin(),
+            UnaryOp::Arccos => x.acos(),
+            UnaryOp::Arctan => x.atan(),
+            UnaryOp::Sinh => x.sinh(),
+            UnaryOp::Cosh => x.cosh(),
+            UnaryOp::Arcsinh => asinh_f64(x),
+            UnaryOp::Arccosh => acosh_f64(x),
+            UnaryOp::Arctanh => atanh_f64(x),
+            UnaryOp::Log1p => x.ln_1p(),
+            UnaryOp::Expm1 => x.exp_m1(),
+            UnaryOp::Log2 => x.log2(),
+            UnaryOp::Log10 => x.log10(),
+            UnaryOp::Sign => sign_f64(x),
+            UnaryOp::Signbit => f64::from(u8::from(x.is_sign_negative())),
         }
     }
 
@@ -219,6 +313,23 @@ impl UnaryOp {
             UnaryOp::Not => f32::from(u8::from(x == 0.0)),
             UnaryOp::IsNan => f32::from(u8::from(x.is_nan())),
             UnaryOp::IsFinite => f32::from(u8::from(x.is_finite())),
+            UnaryOp::Tan => x.tan(),
+            UnaryOp::Arcsin => x.asin(),
+            UnaryOp::Arccos => x.acos(),
+            UnaryOp::Arctan => x.atan(),
+            UnaryOp::Sinh => x.sinh(),
+            UnaryOp::Cosh => x.cosh(),
+            // The inverse hyperbolic functions in `f64`, rounded once (the CUDA backend's
+            // kernels compute the same).
+            UnaryOp::Arcsinh => asinh_f64(f64::from(x)) as f32,
+            UnaryOp::Arccosh => acosh_f64(f64::from(x)) as f32,
+            UnaryOp::Arctanh => atanh_f64(f64::from(x)) as f32,
+            UnaryOp::Log1p => x.ln_1p(),
+            UnaryOp::Expm1 => x.exp_m1(),
+            UnaryOp::Log2 => x.log2(),
+            UnaryOp::Log10 => x.log10(),
+            UnaryOp::Sign => sign_f64(f64::from(x)) as f32,
+            UnaryOp::Signbit => f32::from(u8::from(x.is_sign_negative())),
         }
     }
 
@@ -230,6 +341,8 @@ impl UnaryOp {
             UnaryOp::Not => i64::from(x == 0),
             UnaryOp::IsNan => 0,
             UnaryOp::IsFinite => 1,
+            UnaryOp::Sign => x.signum(),
+            UnaryOp::Signbit => i64::from(x < 0),
             // Round/Floor/Ceil/Trunc of an integer is the integer.
             _ => x,
         }
@@ -242,8 +355,67 @@ impl UnaryOp {
             UnaryOp::Not => u64::from(x == 0),
             UnaryOp::IsNan => 0,
             UnaryOp::IsFinite => 1,
+            UnaryOp::Sign => u64::from(x != 0),
+            UnaryOp::Signbit => 0,
             _ => x,
         }
+    }
+}
+
+/// Above this magnitude `sqrt(x² ± 1)` is `|x|` in `f64`, and the inverse hyperbolic
+/// functions are `ln(2|x|)`, computed as `ln|x| + ln 2` so that `2|x|` cannot overflow.
+const HYPERBOLIC_LARGE: f64 = (1u64 << 28) as f64;
+
+/// `asinh` that stays finite up to `f64::MAX` (the textbook formula overflows past
+/// `f64::MAX / 2`) and keeps the sign of zero.
+pub fn asinh_f64(x: f64) -> f64 {
+    let a = x.abs();
+    if a.is_nan() || a.is_infinite() {
+        return x;
+    }
+    let r = if a >= HYPERBOLIC_LARGE {
+        a.ln() + std::f64::consts::LN_2
+    } else {
+        // ln(a + sqrt(a² + 1)) = log1p(a + a² / (1 + sqrt(a² + 1))), accurate near 0.
+        (a + a * a / (1.0 + (a * a + 1.0).sqrt())).ln_1p()
+    };
+    r.copysign(x)
+}
+
+/// `acosh` that stays finite up to `f64::MAX`; NaN below 1.
+pub fn acosh_f64(x: f64) -> f64 {
+    if x.is_nan() || x < 1.0 {
+        return f64::NAN;
+    }
+    if x >= HYPERBOLIC_LARGE {
+        if x.is_infinite() {
+            return x;
+        }
+        return x.ln() + std::f64::consts::LN_2;
+    }
+    // ln(x + sqrt(x² - 1)) = log1p(t + sqrt(t (t + 2))) with t = x - 1 (exact for x < 2).
+    let t = x - 1.0;
+    (t + (t * (t + 2.0)).sqrt()).ln_1p()
+}
+
+/// `atanh` as `log1p(2a / (1 - a)) / 2` of `a = |x|`, with the sign of `x`: accurate near
+/// zero and near ±1 (where `log1p` of the signed form would meet `1 + (-1 + ε)`), ±inf at
+/// ±1, NaN past them.
+pub fn atanh_f64(x: f64) -> f64 {
+    let a = x.abs();
+    (0.5 * ((2.0 * a) / (1.0 - a)).ln_1p()).copysign(x)
+}
+
+/// NumPy's `sign` of a float: NaN for NaN, +0 for either zero.
+pub fn sign_f64(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else if x == 0.0 {
+        0.0
+    } else {
+        x
     }
 }
 
@@ -643,6 +815,32 @@ impl ReduceOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The inverse hyperbolic functions where textbook formulas fail, against values
+    /// NumPy 2 (glibc) gives: past `f64::MAX / 2`, next to ±1, and at both zeros.
+    #[test]
+    fn inverse_hyperbolic_functions_hold_at_the_edges_of_their_domains() {
+        let close = |got: f64, want: f64| {
+            assert!(
+                (got - want).abs() <= 4.0 * f64::EPSILON * want.abs(),
+                "{got} vs {want}"
+            );
+        };
+        close(asinh_f64(1e308), 709.889355822726);
+        close(asinh_f64(-f64::MAX), -710.4758600739439);
+        close(acosh_f64(1e308), 709.889355822726);
+        close(atanh_f64(0.999999), 7.254328619247669);
+        close(atanh_f64(-0.999999), -7.254328619247669);
+        close(atanh_f64(1e-5), 1.0000000000333335e-05);
+        close(acosh_f64(1.0 + f64::EPSILON), 2.1073424255447017e-08);
+        assert_eq!(atanh_f64(-1.0), f64::NEG_INFINITY);
+        assert!(atanh_f64(1.5).is_nan() && acosh_f64(0.5).is_nan());
+        for f in [asinh_f64, atanh_f64] {
+            assert!(f(-0.0).is_sign_negative() && f(-0.0) == 0.0);
+        }
+        assert!(sign_f64(-0.0).is_sign_positive());
+        assert!(sign_f64(f64::NAN).is_nan());
+    }
 
     #[test]
     fn integer_division_and_modulo_follow_python() {
