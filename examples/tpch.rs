@@ -888,11 +888,11 @@ fn main() -> std::process::ExitCode {
         eprintln!("error: --data DIR is required (bench/tpch/generate.sh writes the tables)");
         return std::process::ExitCode::FAILURE;
     };
-    if let Some(o) = &out {
-        if let Err(e) = std::fs::create_dir_all(o) {
-            eprintln!("error: {}: {e}", o.display());
-            return std::process::ExitCode::FAILURE;
-        }
+    if let Some(o) = &out
+        && let Err(e) = std::fs::create_dir_all(o)
+    {
+        eprintln!("error: {}: {e}", o.display());
+        return std::process::ExitCode::FAILURE;
     }
     let tables = Tables { dir };
     let mut failed = false;
@@ -914,11 +914,11 @@ fn main() -> std::process::ExitCode {
             }
         }
         let Some(c) = answer else { continue };
-        if let Some(o) = &out {
-            if let Err(e) = write_answer(&o.join(format!("q{q:02}.jsonl")), &c) {
-                eprintln!("error: q{q}: {e}");
-                failed = true;
-            }
+        if let Some(o) = &out
+            && let Err(e) = write_answer(&o.join(format!("q{q:02}.jsonl")), &c)
+        {
+            eprintln!("error: q{q}: {e}");
+            failed = true;
         }
         println!(
             "{{\"engine\":\"tessera\",\"query\":{q},\"sf\":{sf},\"seconds\":{best:.4},\"rows\":{},\"peak_rss_mb\":{:.0}}}",

@@ -8,7 +8,7 @@ pub mod workloads;
 use ndarray::{ArrayD, IxDyn};
 use tessera::random::{Distribution, RandomSpec};
 use tessera::{Array, DType};
-use tessera_conformance::gen::Gen;
+use tessera_conformance::r#gen::Gen;
 
 /// Quarter-rounded normal data (exact in sums of modest size) from the case stream.
 pub fn data(g: &mut Gen, shape: &[usize]) -> ArrayD<f64> {

@@ -4,7 +4,7 @@
 use tessera::chunks::ChunkSpec;
 use tessera::random::{Distribution, RandomSpec};
 use tessera::{Array, DType, Index, RandomState};
-use tessera_conformance::gen::Gen;
+use tessera_conformance::r#gen::Gen;
 
 use crate::common::{close, data, f64s, naive_reduce};
 

@@ -98,9 +98,16 @@ mod s3 {
         };
         eprintln!("moto credentials: {key} {secret}");
         // Credentials through the standard variables; the endpoint through config.
-        std::env::set_var("AWS_ACCESS_KEY_ID", &key);
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret);
-        std::env::remove_var("AWS_SESSION_TOKEN");
+        // SAFETY: the environment is libc's, which another thread reading it at the same
+        // moment would race with. Every test of this binary holds `serial()`, and no plan
+        // is running while the variables change (the runtime's workers are idle), so this
+        // thread is the only one touching the environment.
+        unsafe {
+            std::env::set_var("AWS_ACCESS_KEY_ID", &key);
+            // SAFETY: as above.
+            unsafe { std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret) };
+            std::env::remove_var("AWS_SESSION_TOKEN");
+        }
         let _cfg = tessera::config::set(&[
             ("storage.endpoint", endpoint.as_str()),
             ("storage.allow-http", "true"),
@@ -149,13 +156,15 @@ mod s3 {
         );
 
         // Wrong credentials: access denied, said as such.
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", "not-the-secret");
+        // SAFETY: as above; no plan runs between the two changes of the variable.
+        unsafe { std::env::set_var("AWS_SECRET_ACCESS_KEY", "not-the-secret") };
         let wrong = ZarrStore::open("s3://bench/data.zarr").unwrap();
         let err = from_zarr(&wrong, "plain", None, None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("access denied"), "{err}");
-        std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret);
+        // SAFETY: as above.
+        unsafe { std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret) };
 
         // A write interrupted by stopping the server: the third block's task stops it first
         // (one worker, so two chunks are written before).

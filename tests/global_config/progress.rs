@@ -18,8 +18,7 @@ fn recording(f: impl FnOnce()) -> Vec<Progress> {
     })));
     f();
     set_progress_callback(previous);
-    let out = seen.lock().unwrap().clone();
-    out
+    seen.lock().unwrap().clone()
 }
 
 #[test]

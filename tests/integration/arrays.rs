@@ -5,7 +5,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 use tessera::{Array, DType, Index, RandomState, Scalar};
-use tessera_conformance::gen::Gen;
+use tessera_conformance::r#gen::Gen;
 
 use crate::common::{close, data, f64s};
 

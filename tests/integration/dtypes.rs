@@ -8,7 +8,7 @@
 use tessera::program::{BinaryOp, ReduceOp, UnaryOp};
 use tessera::{Array, DType, HostArray, Scalar};
 use tessera_conformance::compare::{compare, Tol};
-use tessera_conformance::gen::{Gen, Values};
+use tessera_conformance::r#gen::{Gen, Values};
 use tessera_conformance::oracle;
 
 fn tol(op_is_transcendental: bool, d: DType) -> Tol {
