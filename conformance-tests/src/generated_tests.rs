@@ -1113,6 +1113,38 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "signbit/float64", "signbit_float64");
             }
             #[test]
+            fn invert_int8() {
+                $crate::run_generated_test(backend(), "invert/int8", "invert_int8");
+            }
+            #[test]
+            fn invert_int16() {
+                $crate::run_generated_test(backend(), "invert/int16", "invert_int16");
+            }
+            #[test]
+            fn invert_int32() {
+                $crate::run_generated_test(backend(), "invert/int32", "invert_int32");
+            }
+            #[test]
+            fn invert_int64() {
+                $crate::run_generated_test(backend(), "invert/int64", "invert_int64");
+            }
+            #[test]
+            fn invert_uint8() {
+                $crate::run_generated_test(backend(), "invert/uint8", "invert_uint8");
+            }
+            #[test]
+            fn invert_uint16() {
+                $crate::run_generated_test(backend(), "invert/uint16", "invert_uint16");
+            }
+            #[test]
+            fn invert_uint32() {
+                $crate::run_generated_test(backend(), "invert/uint32", "invert_uint32");
+            }
+            #[test]
+            fn invert_uint64() {
+                $crate::run_generated_test(backend(), "invert/uint64", "invert_uint64");
+            }
+            #[test]
             fn add_int8() {
                 $crate::run_generated_test(backend(), "add/int8", "add_int8");
             }
@@ -1751,6 +1783,218 @@ macro_rules! array_backend_tests {
             #[test]
             fn logical_or_bool() {
                 $crate::run_generated_test(backend(), "logical_or/bool", "logical_or_bool");
+            }
+            #[test]
+            fn arctan2_float32() {
+                $crate::run_generated_test(backend(), "arctan2/float32", "arctan2_float32");
+            }
+            #[test]
+            fn arctan2_float64() {
+                $crate::run_generated_test(backend(), "arctan2/float64", "arctan2_float64");
+            }
+            #[test]
+            fn hypot_float32() {
+                $crate::run_generated_test(backend(), "hypot/float32", "hypot_float32");
+            }
+            #[test]
+            fn hypot_float64() {
+                $crate::run_generated_test(backend(), "hypot/float64", "hypot_float64");
+            }
+            #[test]
+            fn copysign_float32() {
+                $crate::run_generated_test(backend(), "copysign/float32", "copysign_float32");
+            }
+            #[test]
+            fn copysign_float64() {
+                $crate::run_generated_test(backend(), "copysign/float64", "copysign_float64");
+            }
+            #[test]
+            fn logaddexp_float32() {
+                $crate::run_generated_test(backend(), "logaddexp/float32", "logaddexp_float32");
+            }
+            #[test]
+            fn logaddexp_float64() {
+                $crate::run_generated_test(backend(), "logaddexp/float64", "logaddexp_float64");
+            }
+            #[test]
+            fn nextafter_float32() {
+                $crate::run_generated_test(backend(), "nextafter/float32", "nextafter_float32");
+            }
+            #[test]
+            fn nextafter_float64() {
+                $crate::run_generated_test(backend(), "nextafter/float64", "nextafter_float64");
+            }
+            #[test]
+            fn bitwise_and_int8() {
+                $crate::run_generated_test(backend(), "bitwise_and/int8", "bitwise_and_int8");
+            }
+            #[test]
+            fn bitwise_and_int16() {
+                $crate::run_generated_test(backend(), "bitwise_and/int16", "bitwise_and_int16");
+            }
+            #[test]
+            fn bitwise_and_int32() {
+                $crate::run_generated_test(backend(), "bitwise_and/int32", "bitwise_and_int32");
+            }
+            #[test]
+            fn bitwise_and_int64() {
+                $crate::run_generated_test(backend(), "bitwise_and/int64", "bitwise_and_int64");
+            }
+            #[test]
+            fn bitwise_and_uint8() {
+                $crate::run_generated_test(backend(), "bitwise_and/uint8", "bitwise_and_uint8");
+            }
+            #[test]
+            fn bitwise_and_uint16() {
+                $crate::run_generated_test(backend(), "bitwise_and/uint16", "bitwise_and_uint16");
+            }
+            #[test]
+            fn bitwise_and_uint32() {
+                $crate::run_generated_test(backend(), "bitwise_and/uint32", "bitwise_and_uint32");
+            }
+            #[test]
+            fn bitwise_and_uint64() {
+                $crate::run_generated_test(backend(), "bitwise_and/uint64", "bitwise_and_uint64");
+            }
+            #[test]
+            fn bitwise_and_bool() {
+                $crate::run_generated_test(backend(), "bitwise_and/bool", "bitwise_and_bool");
+            }
+            #[test]
+            fn bitwise_or_int8() {
+                $crate::run_generated_test(backend(), "bitwise_or/int8", "bitwise_or_int8");
+            }
+            #[test]
+            fn bitwise_or_int16() {
+                $crate::run_generated_test(backend(), "bitwise_or/int16", "bitwise_or_int16");
+            }
+            #[test]
+            fn bitwise_or_int32() {
+                $crate::run_generated_test(backend(), "bitwise_or/int32", "bitwise_or_int32");
+            }
+            #[test]
+            fn bitwise_or_int64() {
+                $crate::run_generated_test(backend(), "bitwise_or/int64", "bitwise_or_int64");
+            }
+            #[test]
+            fn bitwise_or_uint8() {
+                $crate::run_generated_test(backend(), "bitwise_or/uint8", "bitwise_or_uint8");
+            }
+            #[test]
+            fn bitwise_or_uint16() {
+                $crate::run_generated_test(backend(), "bitwise_or/uint16", "bitwise_or_uint16");
+            }
+            #[test]
+            fn bitwise_or_uint32() {
+                $crate::run_generated_test(backend(), "bitwise_or/uint32", "bitwise_or_uint32");
+            }
+            #[test]
+            fn bitwise_or_uint64() {
+                $crate::run_generated_test(backend(), "bitwise_or/uint64", "bitwise_or_uint64");
+            }
+            #[test]
+            fn bitwise_or_bool() {
+                $crate::run_generated_test(backend(), "bitwise_or/bool", "bitwise_or_bool");
+            }
+            #[test]
+            fn bitwise_xor_int8() {
+                $crate::run_generated_test(backend(), "bitwise_xor/int8", "bitwise_xor_int8");
+            }
+            #[test]
+            fn bitwise_xor_int16() {
+                $crate::run_generated_test(backend(), "bitwise_xor/int16", "bitwise_xor_int16");
+            }
+            #[test]
+            fn bitwise_xor_int32() {
+                $crate::run_generated_test(backend(), "bitwise_xor/int32", "bitwise_xor_int32");
+            }
+            #[test]
+            fn bitwise_xor_int64() {
+                $crate::run_generated_test(backend(), "bitwise_xor/int64", "bitwise_xor_int64");
+            }
+            #[test]
+            fn bitwise_xor_uint8() {
+                $crate::run_generated_test(backend(), "bitwise_xor/uint8", "bitwise_xor_uint8");
+            }
+            #[test]
+            fn bitwise_xor_uint16() {
+                $crate::run_generated_test(backend(), "bitwise_xor/uint16", "bitwise_xor_uint16");
+            }
+            #[test]
+            fn bitwise_xor_uint32() {
+                $crate::run_generated_test(backend(), "bitwise_xor/uint32", "bitwise_xor_uint32");
+            }
+            #[test]
+            fn bitwise_xor_uint64() {
+                $crate::run_generated_test(backend(), "bitwise_xor/uint64", "bitwise_xor_uint64");
+            }
+            #[test]
+            fn bitwise_xor_bool() {
+                $crate::run_generated_test(backend(), "bitwise_xor/bool", "bitwise_xor_bool");
+            }
+            #[test]
+            fn left_shift_int8() {
+                $crate::run_generated_test(backend(), "left_shift/int8", "left_shift_int8");
+            }
+            #[test]
+            fn left_shift_int16() {
+                $crate::run_generated_test(backend(), "left_shift/int16", "left_shift_int16");
+            }
+            #[test]
+            fn left_shift_int32() {
+                $crate::run_generated_test(backend(), "left_shift/int32", "left_shift_int32");
+            }
+            #[test]
+            fn left_shift_int64() {
+                $crate::run_generated_test(backend(), "left_shift/int64", "left_shift_int64");
+            }
+            #[test]
+            fn left_shift_uint8() {
+                $crate::run_generated_test(backend(), "left_shift/uint8", "left_shift_uint8");
+            }
+            #[test]
+            fn left_shift_uint16() {
+                $crate::run_generated_test(backend(), "left_shift/uint16", "left_shift_uint16");
+            }
+            #[test]
+            fn left_shift_uint32() {
+                $crate::run_generated_test(backend(), "left_shift/uint32", "left_shift_uint32");
+            }
+            #[test]
+            fn left_shift_uint64() {
+                $crate::run_generated_test(backend(), "left_shift/uint64", "left_shift_uint64");
+            }
+            #[test]
+            fn right_shift_int8() {
+                $crate::run_generated_test(backend(), "right_shift/int8", "right_shift_int8");
+            }
+            #[test]
+            fn right_shift_int16() {
+                $crate::run_generated_test(backend(), "right_shift/int16", "right_shift_int16");
+            }
+            #[test]
+            fn right_shift_int32() {
+                $crate::run_generated_test(backend(), "right_shift/int32", "right_shift_int32");
+            }
+            #[test]
+            fn right_shift_int64() {
+                $crate::run_generated_test(backend(), "right_shift/int64", "right_shift_int64");
+            }
+            #[test]
+            fn right_shift_uint8() {
+                $crate::run_generated_test(backend(), "right_shift/uint8", "right_shift_uint8");
+            }
+            #[test]
+            fn right_shift_uint16() {
+                $crate::run_generated_test(backend(), "right_shift/uint16", "right_shift_uint16");
+            }
+            #[test]
+            fn right_shift_uint32() {
+                $crate::run_generated_test(backend(), "right_shift/uint32", "right_shift_uint32");
+            }
+            #[test]
+            fn right_shift_uint64() {
+                $crate::run_generated_test(backend(), "right_shift/uint64", "right_shift_uint64");
             }
             #[test]
             fn sum_bool() {
@@ -3481,6 +3725,446 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.logical_or/float64", "api_logical_or_float64");
             }
             #[test]
+            fn api_arctan2_bool() {
+                $crate::run_generated_test(backend(), "api.arctan2/bool", "api_arctan2_bool");
+            }
+            #[test]
+            fn api_arctan2_int8() {
+                $crate::run_generated_test(backend(), "api.arctan2/int8", "api_arctan2_int8");
+            }
+            #[test]
+            fn api_arctan2_int16() {
+                $crate::run_generated_test(backend(), "api.arctan2/int16", "api_arctan2_int16");
+            }
+            #[test]
+            fn api_arctan2_int32() {
+                $crate::run_generated_test(backend(), "api.arctan2/int32", "api_arctan2_int32");
+            }
+            #[test]
+            fn api_arctan2_int64() {
+                $crate::run_generated_test(backend(), "api.arctan2/int64", "api_arctan2_int64");
+            }
+            #[test]
+            fn api_arctan2_uint8() {
+                $crate::run_generated_test(backend(), "api.arctan2/uint8", "api_arctan2_uint8");
+            }
+            #[test]
+            fn api_arctan2_uint16() {
+                $crate::run_generated_test(backend(), "api.arctan2/uint16", "api_arctan2_uint16");
+            }
+            #[test]
+            fn api_arctan2_uint32() {
+                $crate::run_generated_test(backend(), "api.arctan2/uint32", "api_arctan2_uint32");
+            }
+            #[test]
+            fn api_arctan2_uint64() {
+                $crate::run_generated_test(backend(), "api.arctan2/uint64", "api_arctan2_uint64");
+            }
+            #[test]
+            fn api_arctan2_float32() {
+                $crate::run_generated_test(backend(), "api.arctan2/float32", "api_arctan2_float32");
+            }
+            #[test]
+            fn api_arctan2_float64() {
+                $crate::run_generated_test(backend(), "api.arctan2/float64", "api_arctan2_float64");
+            }
+            #[test]
+            fn api_hypot_bool() {
+                $crate::run_generated_test(backend(), "api.hypot/bool", "api_hypot_bool");
+            }
+            #[test]
+            fn api_hypot_int8() {
+                $crate::run_generated_test(backend(), "api.hypot/int8", "api_hypot_int8");
+            }
+            #[test]
+            fn api_hypot_int16() {
+                $crate::run_generated_test(backend(), "api.hypot/int16", "api_hypot_int16");
+            }
+            #[test]
+            fn api_hypot_int32() {
+                $crate::run_generated_test(backend(), "api.hypot/int32", "api_hypot_int32");
+            }
+            #[test]
+            fn api_hypot_int64() {
+                $crate::run_generated_test(backend(), "api.hypot/int64", "api_hypot_int64");
+            }
+            #[test]
+            fn api_hypot_uint8() {
+                $crate::run_generated_test(backend(), "api.hypot/uint8", "api_hypot_uint8");
+            }
+            #[test]
+            fn api_hypot_uint16() {
+                $crate::run_generated_test(backend(), "api.hypot/uint16", "api_hypot_uint16");
+            }
+            #[test]
+            fn api_hypot_uint32() {
+                $crate::run_generated_test(backend(), "api.hypot/uint32", "api_hypot_uint32");
+            }
+            #[test]
+            fn api_hypot_uint64() {
+                $crate::run_generated_test(backend(), "api.hypot/uint64", "api_hypot_uint64");
+            }
+            #[test]
+            fn api_hypot_float32() {
+                $crate::run_generated_test(backend(), "api.hypot/float32", "api_hypot_float32");
+            }
+            #[test]
+            fn api_hypot_float64() {
+                $crate::run_generated_test(backend(), "api.hypot/float64", "api_hypot_float64");
+            }
+            #[test]
+            fn api_copysign_bool() {
+                $crate::run_generated_test(backend(), "api.copysign/bool", "api_copysign_bool");
+            }
+            #[test]
+            fn api_copysign_int8() {
+                $crate::run_generated_test(backend(), "api.copysign/int8", "api_copysign_int8");
+            }
+            #[test]
+            fn api_copysign_int16() {
+                $crate::run_generated_test(backend(), "api.copysign/int16", "api_copysign_int16");
+            }
+            #[test]
+            fn api_copysign_int32() {
+                $crate::run_generated_test(backend(), "api.copysign/int32", "api_copysign_int32");
+            }
+            #[test]
+            fn api_copysign_int64() {
+                $crate::run_generated_test(backend(), "api.copysign/int64", "api_copysign_int64");
+            }
+            #[test]
+            fn api_copysign_uint8() {
+                $crate::run_generated_test(backend(), "api.copysign/uint8", "api_copysign_uint8");
+            }
+            #[test]
+            fn api_copysign_uint16() {
+                $crate::run_generated_test(backend(), "api.copysign/uint16", "api_copysign_uint16");
+            }
+            #[test]
+            fn api_copysign_uint32() {
+                $crate::run_generated_test(backend(), "api.copysign/uint32", "api_copysign_uint32");
+            }
+            #[test]
+            fn api_copysign_uint64() {
+                $crate::run_generated_test(backend(), "api.copysign/uint64", "api_copysign_uint64");
+            }
+            #[test]
+            fn api_copysign_float32() {
+                $crate::run_generated_test(backend(), "api.copysign/float32", "api_copysign_float32");
+            }
+            #[test]
+            fn api_copysign_float64() {
+                $crate::run_generated_test(backend(), "api.copysign/float64", "api_copysign_float64");
+            }
+            #[test]
+            fn api_logaddexp_bool() {
+                $crate::run_generated_test(backend(), "api.logaddexp/bool", "api_logaddexp_bool");
+            }
+            #[test]
+            fn api_logaddexp_int8() {
+                $crate::run_generated_test(backend(), "api.logaddexp/int8", "api_logaddexp_int8");
+            }
+            #[test]
+            fn api_logaddexp_int16() {
+                $crate::run_generated_test(backend(), "api.logaddexp/int16", "api_logaddexp_int16");
+            }
+            #[test]
+            fn api_logaddexp_int32() {
+                $crate::run_generated_test(backend(), "api.logaddexp/int32", "api_logaddexp_int32");
+            }
+            #[test]
+            fn api_logaddexp_int64() {
+                $crate::run_generated_test(backend(), "api.logaddexp/int64", "api_logaddexp_int64");
+            }
+            #[test]
+            fn api_logaddexp_uint8() {
+                $crate::run_generated_test(backend(), "api.logaddexp/uint8", "api_logaddexp_uint8");
+            }
+            #[test]
+            fn api_logaddexp_uint16() {
+                $crate::run_generated_test(backend(), "api.logaddexp/uint16", "api_logaddexp_uint16");
+            }
+            #[test]
+            fn api_logaddexp_uint32() {
+                $crate::run_generated_test(backend(), "api.logaddexp/uint32", "api_logaddexp_uint32");
+            }
+            #[test]
+            fn api_logaddexp_uint64() {
+                $crate::run_generated_test(backend(), "api.logaddexp/uint64", "api_logaddexp_uint64");
+            }
+            #[test]
+            fn api_logaddexp_float32() {
+                $crate::run_generated_test(backend(), "api.logaddexp/float32", "api_logaddexp_float32");
+            }
+            #[test]
+            fn api_logaddexp_float64() {
+                $crate::run_generated_test(backend(), "api.logaddexp/float64", "api_logaddexp_float64");
+            }
+            #[test]
+            fn api_nextafter_bool() {
+                $crate::run_generated_test(backend(), "api.nextafter/bool", "api_nextafter_bool");
+            }
+            #[test]
+            fn api_nextafter_int8() {
+                $crate::run_generated_test(backend(), "api.nextafter/int8", "api_nextafter_int8");
+            }
+            #[test]
+            fn api_nextafter_int16() {
+                $crate::run_generated_test(backend(), "api.nextafter/int16", "api_nextafter_int16");
+            }
+            #[test]
+            fn api_nextafter_int32() {
+                $crate::run_generated_test(backend(), "api.nextafter/int32", "api_nextafter_int32");
+            }
+            #[test]
+            fn api_nextafter_int64() {
+                $crate::run_generated_test(backend(), "api.nextafter/int64", "api_nextafter_int64");
+            }
+            #[test]
+            fn api_nextafter_uint8() {
+                $crate::run_generated_test(backend(), "api.nextafter/uint8", "api_nextafter_uint8");
+            }
+            #[test]
+            fn api_nextafter_uint16() {
+                $crate::run_generated_test(backend(), "api.nextafter/uint16", "api_nextafter_uint16");
+            }
+            #[test]
+            fn api_nextafter_uint32() {
+                $crate::run_generated_test(backend(), "api.nextafter/uint32", "api_nextafter_uint32");
+            }
+            #[test]
+            fn api_nextafter_uint64() {
+                $crate::run_generated_test(backend(), "api.nextafter/uint64", "api_nextafter_uint64");
+            }
+            #[test]
+            fn api_nextafter_float32() {
+                $crate::run_generated_test(backend(), "api.nextafter/float32", "api_nextafter_float32");
+            }
+            #[test]
+            fn api_nextafter_float64() {
+                $crate::run_generated_test(backend(), "api.nextafter/float64", "api_nextafter_float64");
+            }
+            #[test]
+            fn api_bitwise_and_bool() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/bool", "api_bitwise_and_bool");
+            }
+            #[test]
+            fn api_bitwise_and_int8() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/int8", "api_bitwise_and_int8");
+            }
+            #[test]
+            fn api_bitwise_and_int16() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/int16", "api_bitwise_and_int16");
+            }
+            #[test]
+            fn api_bitwise_and_int32() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/int32", "api_bitwise_and_int32");
+            }
+            #[test]
+            fn api_bitwise_and_int64() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/int64", "api_bitwise_and_int64");
+            }
+            #[test]
+            fn api_bitwise_and_uint8() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/uint8", "api_bitwise_and_uint8");
+            }
+            #[test]
+            fn api_bitwise_and_uint16() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/uint16", "api_bitwise_and_uint16");
+            }
+            #[test]
+            fn api_bitwise_and_uint32() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/uint32", "api_bitwise_and_uint32");
+            }
+            #[test]
+            fn api_bitwise_and_uint64() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/uint64", "api_bitwise_and_uint64");
+            }
+            #[test]
+            fn api_bitwise_and_float32() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/float32", "api_bitwise_and_float32");
+            }
+            #[test]
+            fn api_bitwise_and_float64() {
+                $crate::run_generated_test(backend(), "api.bitwise_and/float64", "api_bitwise_and_float64");
+            }
+            #[test]
+            fn api_bitwise_or_bool() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/bool", "api_bitwise_or_bool");
+            }
+            #[test]
+            fn api_bitwise_or_int8() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/int8", "api_bitwise_or_int8");
+            }
+            #[test]
+            fn api_bitwise_or_int16() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/int16", "api_bitwise_or_int16");
+            }
+            #[test]
+            fn api_bitwise_or_int32() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/int32", "api_bitwise_or_int32");
+            }
+            #[test]
+            fn api_bitwise_or_int64() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/int64", "api_bitwise_or_int64");
+            }
+            #[test]
+            fn api_bitwise_or_uint8() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/uint8", "api_bitwise_or_uint8");
+            }
+            #[test]
+            fn api_bitwise_or_uint16() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/uint16", "api_bitwise_or_uint16");
+            }
+            #[test]
+            fn api_bitwise_or_uint32() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/uint32", "api_bitwise_or_uint32");
+            }
+            #[test]
+            fn api_bitwise_or_uint64() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/uint64", "api_bitwise_or_uint64");
+            }
+            #[test]
+            fn api_bitwise_or_float32() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/float32", "api_bitwise_or_float32");
+            }
+            #[test]
+            fn api_bitwise_or_float64() {
+                $crate::run_generated_test(backend(), "api.bitwise_or/float64", "api_bitwise_or_float64");
+            }
+            #[test]
+            fn api_bitwise_xor_bool() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/bool", "api_bitwise_xor_bool");
+            }
+            #[test]
+            fn api_bitwise_xor_int8() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/int8", "api_bitwise_xor_int8");
+            }
+            #[test]
+            fn api_bitwise_xor_int16() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/int16", "api_bitwise_xor_int16");
+            }
+            #[test]
+            fn api_bitwise_xor_int32() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/int32", "api_bitwise_xor_int32");
+            }
+            #[test]
+            fn api_bitwise_xor_int64() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/int64", "api_bitwise_xor_int64");
+            }
+            #[test]
+            fn api_bitwise_xor_uint8() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/uint8", "api_bitwise_xor_uint8");
+            }
+            #[test]
+            fn api_bitwise_xor_uint16() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/uint16", "api_bitwise_xor_uint16");
+            }
+            #[test]
+            fn api_bitwise_xor_uint32() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/uint32", "api_bitwise_xor_uint32");
+            }
+            #[test]
+            fn api_bitwise_xor_uint64() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/uint64", "api_bitwise_xor_uint64");
+            }
+            #[test]
+            fn api_bitwise_xor_float32() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/float32", "api_bitwise_xor_float32");
+            }
+            #[test]
+            fn api_bitwise_xor_float64() {
+                $crate::run_generated_test(backend(), "api.bitwise_xor/float64", "api_bitwise_xor_float64");
+            }
+            #[test]
+            fn api_left_shift_bool() {
+                $crate::run_generated_test(backend(), "api.left_shift/bool", "api_left_shift_bool");
+            }
+            #[test]
+            fn api_left_shift_int8() {
+                $crate::run_generated_test(backend(), "api.left_shift/int8", "api_left_shift_int8");
+            }
+            #[test]
+            fn api_left_shift_int16() {
+                $crate::run_generated_test(backend(), "api.left_shift/int16", "api_left_shift_int16");
+            }
+            #[test]
+            fn api_left_shift_int32() {
+                $crate::run_generated_test(backend(), "api.left_shift/int32", "api_left_shift_int32");
+            }
+            #[test]
+            fn api_left_shift_int64() {
+                $crate::run_generated_test(backend(), "api.left_shift/int64", "api_left_shift_int64");
+            }
+            #[test]
+            fn api_left_shift_uint8() {
+                $crate::run_generated_test(backend(), "api.left_shift/uint8", "api_left_shift_uint8");
+            }
+            #[test]
+            fn api_left_shift_uint16() {
+                $crate::run_generated_test(backend(), "api.left_shift/uint16", "api_left_shift_uint16");
+            }
+            #[test]
+            fn api_left_shift_uint32() {
+                $crate::run_generated_test(backend(), "api.left_shift/uint32", "api_left_shift_uint32");
+            }
+            #[test]
+            fn api_left_shift_uint64() {
+                $crate::run_generated_test(backend(), "api.left_shift/uint64", "api_left_shift_uint64");
+            }
+            #[test]
+            fn api_left_shift_float32() {
+                $crate::run_generated_test(backend(), "api.left_shift/float32", "api_left_shift_float32");
+            }
+            #[test]
+            fn api_left_shift_float64() {
+                $crate::run_generated_test(backend(), "api.left_shift/float64", "api_left_shift_float64");
+            }
+            #[test]
+            fn api_right_shift_bool() {
+                $crate::run_generated_test(backend(), "api.right_shift/bool", "api_right_shift_bool");
+            }
+            #[test]
+            fn api_right_shift_int8() {
+                $crate::run_generated_test(backend(), "api.right_shift/int8", "api_right_shift_int8");
+            }
+            #[test]
+            fn api_right_shift_int16() {
+                $crate::run_generated_test(backend(), "api.right_shift/int16", "api_right_shift_int16");
+            }
+            #[test]
+            fn api_right_shift_int32() {
+                $crate::run_generated_test(backend(), "api.right_shift/int32", "api_right_shift_int32");
+            }
+            #[test]
+            fn api_right_shift_int64() {
+                $crate::run_generated_test(backend(), "api.right_shift/int64", "api_right_shift_int64");
+            }
+            #[test]
+            fn api_right_shift_uint8() {
+                $crate::run_generated_test(backend(), "api.right_shift/uint8", "api_right_shift_uint8");
+            }
+            #[test]
+            fn api_right_shift_uint16() {
+                $crate::run_generated_test(backend(), "api.right_shift/uint16", "api_right_shift_uint16");
+            }
+            #[test]
+            fn api_right_shift_uint32() {
+                $crate::run_generated_test(backend(), "api.right_shift/uint32", "api_right_shift_uint32");
+            }
+            #[test]
+            fn api_right_shift_uint64() {
+                $crate::run_generated_test(backend(), "api.right_shift/uint64", "api_right_shift_uint64");
+            }
+            #[test]
+            fn api_right_shift_float32() {
+                $crate::run_generated_test(backend(), "api.right_shift/float32", "api_right_shift_float32");
+            }
+            #[test]
+            fn api_right_shift_float64() {
+                $crate::run_generated_test(backend(), "api.right_shift/float64", "api_right_shift_float64");
+            }
+            #[test]
             fn api_negative_int8() {
                 $crate::run_generated_test(backend(), "api.negative/int8", "api_negative_int8");
             }
@@ -4787,6 +5471,42 @@ macro_rules! array_backend_tests {
             #[test]
             fn api_signbit_float64() {
                 $crate::run_generated_test(backend(), "api.signbit/float64", "api_signbit_float64");
+            }
+            #[test]
+            fn api_invert_bool() {
+                $crate::run_generated_test(backend(), "api.invert/bool", "api_invert_bool");
+            }
+            #[test]
+            fn api_invert_int8() {
+                $crate::run_generated_test(backend(), "api.invert/int8", "api_invert_int8");
+            }
+            #[test]
+            fn api_invert_int16() {
+                $crate::run_generated_test(backend(), "api.invert/int16", "api_invert_int16");
+            }
+            #[test]
+            fn api_invert_int32() {
+                $crate::run_generated_test(backend(), "api.invert/int32", "api_invert_int32");
+            }
+            #[test]
+            fn api_invert_int64() {
+                $crate::run_generated_test(backend(), "api.invert/int64", "api_invert_int64");
+            }
+            #[test]
+            fn api_invert_uint8() {
+                $crate::run_generated_test(backend(), "api.invert/uint8", "api_invert_uint8");
+            }
+            #[test]
+            fn api_invert_uint16() {
+                $crate::run_generated_test(backend(), "api.invert/uint16", "api_invert_uint16");
+            }
+            #[test]
+            fn api_invert_uint32() {
+                $crate::run_generated_test(backend(), "api.invert/uint32", "api_invert_uint32");
+            }
+            #[test]
+            fn api_invert_uint64() {
+                $crate::run_generated_test(backend(), "api.invert/uint64", "api_invert_uint64");
             }
             #[test]
             fn api_astype_bool() {

@@ -510,17 +510,37 @@ impl PyArray {
     ) -> PyResult<Option<PyArray>> {
         binary(py, &self.inner, BinaryOp::Pow, o, true)
     }
+    // `&`, `|`, `^` are NumPy's bitwise ops: logical on bool, bitwise on integers, a
+    // `TypeError` (`DTypeError`) on floats.
     fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
-        self.logical(py, BinaryOp::And, o, false)
+        binary(py, &self.inner, BinaryOp::BitAnd, o, false)
     }
     fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
-        self.logical(py, BinaryOp::And, o, true)
+        binary(py, &self.inner, BinaryOp::BitAnd, o, true)
     }
     fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
-        self.logical(py, BinaryOp::Or, o, false)
+        binary(py, &self.inner, BinaryOp::BitOr, o, false)
     }
     fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
-        self.logical(py, BinaryOp::Or, o, true)
+        binary(py, &self.inner, BinaryOp::BitOr, o, true)
+    }
+    fn __xor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::BitXor, o, false)
+    }
+    fn __rxor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::BitXor, o, true)
+    }
+    fn __lshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::LeftShift, o, false)
+    }
+    fn __rlshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::LeftShift, o, true)
+    }
+    fn __rshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::RightShift, o, false)
+    }
+    fn __rrshift__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
+        binary(py, &self.inner, BinaryOp::RightShift, o, true)
     }
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Option<PyArray>> {
         match operand(py, o, &self.inner)? {
@@ -560,14 +580,9 @@ impl PyArray {
     fn __abs__(&self) -> PyResult<PyArray> {
         self.inner.unary(UnaryOp::Abs).py_err().map(Into::into)
     }
+    /// `~`: bitwise not of integers, logical not of bools (NumPy's `invert`).
     fn __invert__(&self) -> PyResult<PyArray> {
-        if self.inner.dtype() != DType::Bool {
-            return Err(PyTypeError::new_err(format!(
-                "~ is logical not on bool arrays; this array is {} (bitwise not of integers is not supported)",
-                self.inner.dtype()
-            )));
-        }
-        self.inner.unary(UnaryOp::Not).py_err().map(Into::into)
+        self.inner.unary(UnaryOp::Invert).py_err().map(Into::into)
     }
 
     /// NumPy ufuncs on tessera arrays stay lazy: `np.sqrt(x)`, `np.maximum(x, 0)`,
@@ -909,22 +924,6 @@ impl PyArray {
 }
 
 impl PyArray {
-    fn logical(
-        &self,
-        py: Python<'_>,
-        op: BinaryOp,
-        o: &Bound<'_, PyAny>,
-        reflected: bool,
-    ) -> PyResult<Option<PyArray>> {
-        if self.inner.dtype() != DType::Bool {
-            return Err(PyTypeError::new_err(format!(
-                "& and | are logical and/or on bool arrays; this array is {} (bitwise ops on integers are not supported)",
-                self.inner.dtype()
-            )));
-        }
-        binary(py, &self.inner, op, o, reflected)
-    }
-
     fn scalar<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         if self.inner.size() != 1 {
             return Err(PyTypeError::new_err(format!(

@@ -2,7 +2,8 @@
 //!
 //! Every [`Error`] variant maps to one exception class of `tessera.exceptions` (defined in
 //! Python, so that each subclasses both `tessera.TesseraError` and the builtin a Python
-//! user would catch for that kind of failure: `ValueError` for bad arguments,
+//! user would catch for that kind of failure: `ValueError` for bad arguments (and also
+//! `TypeError` for dtypes an op does not take, as NumPy),
 //! `MemoryError` for a plan over `memory-limit`, `OSError` for files); a cancelled compute
 //! raises `KeyboardInterrupt`.
 //! The message is the Rust error's, which names the op, the shapes and what would be right.
@@ -61,7 +62,8 @@ fn unpark(message: &str) -> Option<PyErr> {
 /// The class of `tessera.exceptions` that `e` raises as.
 fn class_name(e: &Error) -> &'static str {
     match e {
-        Error::Shape { .. } | Error::DType { .. } | Error::Invalid { .. } => "InvalidArgumentError",
+        Error::DType { .. } => "DTypeError",
+        Error::Shape { .. } | Error::Invalid { .. } => "InvalidArgumentError",
         Error::Unsupported { .. } | Error::FrameUnsupported { .. } => "UnsupportedError",
         Error::UnknownBackend { .. }
         | Error::Unavailable { .. }

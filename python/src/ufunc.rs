@@ -67,6 +67,9 @@ mod tests {
         assert_eq!(unary_op("absolute"), Some(UnaryOp::Abs));
         assert_eq!(binary_op("true_divide"), Some(BinaryOp::Div));
         assert_eq!(binary_op("floor_divide"), Some(BinaryOp::FloorDiv));
-        assert_eq!(binary_op("arctan2"), None);
+        assert_eq!(binary_op("arctan2"), Some(BinaryOp::Atan2));
+        assert_eq!(binary_op("bitwise_and"), Some(BinaryOp::BitAnd));
+        assert_eq!(unary_op("invert"), Some(UnaryOp::Invert));
+        assert_eq!(binary_op("ldexp"), None);
     }
 }

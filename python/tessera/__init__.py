@@ -242,12 +242,15 @@ for _name in [
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "equal",
     "not_equal", "less", "less_equal", "greater", "greater_equal", "logical_and",
     "logical_or", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
-    "arctanh", "log1p", "expm1", "log2", "log10", "sign", "signbit",
+    "arctanh", "log1p", "expm1", "log2", "log10", "sign", "signbit", "arctan2", "hypot",
+    "copysign", "logaddexp", "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "left_shift", "right_shift", "invert",
 ]:
     globals()[_name] = _ufunc(getattr(_np, _name))
     __all__.append(_name)
 abs = globals()["absolute"]  # noqa: A001 - NumPy's alias
 round = globals()["rint"]  # noqa: A001 - half to even, as NumPy's round(decimals=0)
-__all__ += ["abs", "round"]
+bitwise_not = globals()["invert"]  # NumPy's and dask.array's alias
+__all__ += ["abs", "round", "bitwise_not"]
 del _name
 

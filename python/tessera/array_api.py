@@ -367,6 +367,17 @@ log2 = _elementwise(_np.log2, "The base-2 logarithm.")
 log10 = _elementwise(_np.log10, "The base-10 logarithm.")
 sign = _elementwise(_np.sign, "-1, 0 or 1 (NaN stays NaN).")
 signbit = _elementwise(_np.signbit, "True where the sign bit is set (``-0.0`` included).")
+atan2 = _elementwise(_np.arctan2, "The angle of the point ``(x2, x1)``, by quadrant.")
+hypot = _elementwise(_np.hypot, "``sqrt(x1**2 + x2**2)`` without overflow.")
+copysign = _elementwise(_np.copysign, "The magnitude of ``x1`` with the sign of ``x2``.")
+logaddexp = _elementwise(_np.logaddexp, "``log(exp(x1) + exp(x2))`` without overflow.")
+nextafter = _elementwise(_np.nextafter, "The next float after ``x1`` towards ``x2``.")
+bitwise_and = _elementwise(_np.bitwise_and, "``x1 & x2`` (integers and bool).")
+bitwise_or = _elementwise(_np.bitwise_or, "``x1 | x2`` (integers and bool).")
+bitwise_xor = _elementwise(_np.bitwise_xor, "``x1 ^ x2`` (integers and bool).")
+bitwise_left_shift = _elementwise(_np.left_shift, "``x1 << x2`` (integers).")
+bitwise_right_shift = _elementwise(_np.right_shift, "``x1 >> x2`` (integers, arithmetic).")
+bitwise_invert = _elementwise(_np.invert, "``~x`` (integers and bool).")
 
 
 def reciprocal(x, /):

@@ -12,6 +12,7 @@ comes out of ``compute()`` unchanged; a computation interrupted with Ctrl-C rais
 __all__ = [
     "TesseraError",
     "InvalidArgumentError",
+    "DTypeError",
     "UnsupportedError",
     "BackendUnavailableError",
     "ConfigError",
@@ -33,6 +34,20 @@ class TesseraError(Exception):
 class InvalidArgumentError(TesseraError, ValueError):
     """An argument the operation cannot take: an axis out of range, a bad slice or chunk
     spec, shapes or dtypes that do not fit, a missing column."""
+
+
+class DTypeError(InvalidArgumentError, TypeError):
+    """An operation that is not defined for its operands' dtypes (a bitwise op on floats,
+    arithmetic on two bools, ``sign`` of a bool): a ``TypeError``, as NumPy raises, and an
+    :class:`InvalidArgumentError` like every other bad argument.
+
+    >>> import numpy as np, tessera as ts
+    >>> try:
+    ...     ts.from_array(np.array([1.5])) & 1
+    ... except TypeError as e:
+    ...     print(type(e).__name__)
+    DTypeError
+    """
 
 
 class UnsupportedError(TesseraError, ValueError):

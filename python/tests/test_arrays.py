@@ -184,8 +184,11 @@ def test_logical_operators_on_bool_arrays():
     assert_same((x & y).compute(), a & b)
     assert_same((x | y).compute(), a | b)
     assert_same((~x).compute(), ~a)
-    with pytest.raises(TypeError, match="bool arrays"):
-        ~ts.arange(3)
+    assert_same((x ^ y).compute(), a ^ b)
+    # On integers the same operators are bitwise, as NumPy's; on floats a TypeError.
+    assert_same((~ts.arange(3)).compute(), ~np.arange(3))
+    with pytest.raises(TypeError, match="integer"):
+        ~ts.from_array(np.array([1.0]))
 
 
 # -- indexing ---------------------------------------------------------------------------

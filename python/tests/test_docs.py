@@ -58,3 +58,8 @@ def test_the_protocol_modules_examples_run_and_their_names_are_documented():
         and not (getattr(ts.array_api, n).__doc__ or "").strip()
     ]
     assert not missing, f"namespace functions without docstrings: {missing}"
+
+
+def test_the_dtype_error_example_runs():
+    examples, failures = run_examples(ts.exceptions.DTypeError, "DTypeError")
+    assert examples > 0 and failures == 0

@@ -475,10 +475,13 @@ pub fn families() -> Vec<Family> {
         }),
     ];
     for op in UnaryOp::ALL {
+        // The dtypes a backend's `unary` meets the op in: what the builder does not cast,
+        // less `~` of a bool, which the builder sends as `logical_not`.
         let dtypes: Vec<DType> = DType::ALL
             .iter()
             .copied()
             .filter(|&d| op.operand_dtype(d) == Some(d))
+            .filter(|&d| !(op == UnaryOp::Invert && d == DType::Bool))
             .collect();
         v.push(fam(op.name(), dtypes, move |s, g, d, v| {
             let shape = g.shape(0, 4);
@@ -498,8 +501,18 @@ pub fn families() -> Vec<Family> {
         }));
     }
     for op in BinaryOp::ALL {
+        // The dtypes a backend's `binary` takes the op in (the builder casts or refuses
+        // the rest before a backend sees them).
         let dtypes = if op.is_logical() {
             vec![DType::Bool]
+        } else if op.is_float_only() {
+            floats()
+        } else if op.is_shift() {
+            integers()
+        } else if op.is_bitwise() {
+            let mut d = integers();
+            d.push(DType::Bool);
+            d
         } else if op.is_arithmetic() {
             numeric()
         } else {
@@ -512,7 +525,7 @@ pub fn families() -> Vec<Family> {
             s.expect(|| vec![oracle::binary(op, &ha, &hb)]);
             let r = s.b().binary(op, &a, &b)?;
             let tol = match op {
-                BinaryOp::Pow => Tol::transcendental(d),
+                o if o.is_transcendental() => Tol::transcendental(d),
                 BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => {
                     Tol::arithmetic(d)
                 }

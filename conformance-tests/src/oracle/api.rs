@@ -141,9 +141,27 @@ pub fn binary(op: BinaryOp, a: &HostArray, b: &HostArray) -> Result<HostArray, E
     if op.is_arithmetic() && d == DType::Bool {
         return Err(ErrorKind::DType);
     }
-    // True division of integers is float64 division (NumPy's `true_divide`).
+    // Bitwise ops take integers and bools, never floats; two bools shift as int8.
+    if op.is_bitwise() && d.is_float() {
+        return Err(ErrorKind::DType);
+    }
+    let d = if op.is_shift() && d == DType::Bool {
+        DType::I8
+    } else {
+        d
+    };
+    // True division of integers is float64 division (NumPy's `true_divide`); the float-only
+    // functions compute small integers and bools in float32 (NumPy's float16, a dtype
+    // tessera lacks), wider ones in float64.
     let d = if op == BinaryOp::Div && !d.is_float() {
         DType::F64
+    } else if op.is_float_only() {
+        match d {
+            DType::F32 | DType::Bool | DType::I8 | DType::U8 | DType::I16 | DType::U16 => {
+                DType::F32
+            }
+            _ => DType::F64,
+        }
     } else {
         d
     };

@@ -258,6 +258,75 @@ fn atanh(x: f64) -> f64 {
     r.copysign(x)
 }
 
+/// `sqrt(x² + y²)` scaled by the larger magnitude, so that neither square overflows;
+/// an infinity wins over a NaN, as C's `hypot`.
+fn hypot(x: f64, y: f64) -> f64 {
+    let (x, y) = (x.abs(), y.abs());
+    if x.is_infinite() || y.is_infinite() {
+        return f64::INFINITY;
+    }
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    let (big, small) = if x > y { (x, y) } else { (y, x) };
+    if big == 0.0 {
+        return 0.0;
+    }
+    let r = small / big;
+    big * (1.0 + r * r).sqrt()
+}
+
+/// The magnitude of `x` with the sign bit of `y`, on the bits.
+fn copysign(x: f64, y: f64) -> f64 {
+    const SIGN: u64 = 1 << 63;
+    f64::from_bits((x.to_bits() & !SIGN) | (y.to_bits() & SIGN))
+}
+
+/// `ln(e^x + e^y)` as the larger plus `ln(1 + e^(smaller - larger))`.
+fn logaddexp(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    let (big, small) = if x > y { (x, y) } else { (y, x) };
+    if big == f64::INFINITY {
+        return big;
+    }
+    if small == f64::NEG_INFINITY {
+        return big;
+    }
+    big + (small - big).exp().ln_1p()
+}
+
+/// The float after `x` towards `y` in dtype `d`, by stepping the bit pattern: away from
+/// zero adds one to the magnitude's bits, towards zero subtracts one, and from a zero the
+/// step is the smallest subnormal with `y`'s sign.
+fn nextafter(x: f64, y: f64, d: DType) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    let up = y > x;
+    if d == DType::F32 {
+        let x = x as f32;
+        if x == 0.0 {
+            let tiny = f32::from_bits(1);
+            return f64::from(if up { tiny } else { -tiny });
+        }
+        let away = up == (x > 0.0);
+        let bits = x.to_bits();
+        return f64::from(f32::from_bits(if away { bits + 1 } else { bits - 1 }));
+    }
+    if x == 0.0 {
+        let tiny = f64::from_bits(1);
+        return if up { tiny } else { -tiny };
+    }
+    let away = up == (x > 0.0);
+    let bits = x.to_bits();
+    f64::from_bits(if away { bits + 1 } else { bits - 1 })
+}
+
 /// A unary op on an operand of dtype `d` (the op's operand dtype).
 pub fn unary(op: UnaryOp, x: V, d: DType) -> V {
     match (op, x) {
@@ -270,6 +339,8 @@ pub fn unary(op: UnaryOp, x: V, d: DType) -> V {
         (UnaryOp::Signbit, V::I(i)) => V::B(i < 0),
         (UnaryOp::Signbit, V::B(_)) => V::B(false),
         (UnaryOp::Sign, V::I(i)) => V::I(i.signum()),
+        (UnaryOp::Invert, V::I(i)) => V::I(wrap(!i, d)),
+        (UnaryOp::Invert, V::B(b)) => V::B(!b),
         (UnaryOp::Neg, V::I(i)) => V::I(wrap(-i, d)),
         (UnaryOp::Abs, V::I(i)) => V::I(wrap(i.abs(), d)),
         (_, V::I(i)) => V::I(i),
@@ -308,6 +379,9 @@ pub fn unary(op: UnaryOp, x: V, d: DType) -> V {
                 UnaryOp::Not | UnaryOp::IsNan | UnaryOp::IsFinite | UnaryOp::Signbit => {
                     unreachable!("handled above")
                 }
+                // Refused for floats (the builder's error); an integral value flips as its
+                // integer.
+                UnaryOp::Invert => !(f as i64) as f64,
             },
         )),
     }
@@ -420,8 +494,39 @@ pub fn binary(op: BinaryOp, a: V, b: V, d: DType) -> V {
         _ => {}
     }
     if let (V::B(x), V::B(y)) = (a, b) {
-        // Only maximum/minimum take two bools.
-        return V::B(if op == Maximum { x || y } else { x && y });
+        // Of the ops left, maximum/minimum and the bitwise and/or/xor take two bools.
+        return V::B(match op {
+            Maximum | BitOr => x || y,
+            BitXor => x != y,
+            _ => x && y,
+        });
+    }
+    if let (Some(x), Some(y), Some((bits, _))) = (a.int(), b.int(), int_kind(d)) {
+        // The shifts on the dtype's own width (NumPy's `npy_lshift`/`npy_rshift`): a count
+        // outside `0..bits` shifts every bit out.
+        let in_width = (0..i128::from(bits)).contains(&y);
+        match op {
+            LeftShift => {
+                return V::I(if in_width {
+                    wrap(x.wrapping_shl(y as u32), d)
+                } else {
+                    0
+                })
+            }
+            RightShift => {
+                return V::I(if in_width {
+                    x >> y
+                } else if x < 0 {
+                    -1
+                } else {
+                    0
+                })
+            }
+            BitAnd => return V::I(wrap(x & y, d)),
+            BitOr => return V::I(wrap(x | y, d)),
+            BitXor => return V::I(wrap(x ^ y, d)),
+            _ => {}
+        }
     }
     if let (Some(x), Some(y)) = (a.int(), b.int()) {
         return V::I(wrap(
@@ -449,6 +554,11 @@ pub fn binary(op: BinaryOp, a: V, b: V, d: DType) -> V {
             FloorDiv => float_divmod(x, y, d).0,
             Rem => float_divmod(x, y, d).1,
             Pow => x.powf(y),
+            Atan2 => x.atan2(y),
+            Hypot => hypot(x, y),
+            Copysign => copysign(x, y),
+            Logaddexp => logaddexp(x, y),
+            Nextafter => nextafter(x, y, d),
             Maximum | Minimum if x.is_nan() || y.is_nan() => f64::NAN,
             // A tie (+0 and -0) gives the second operand, as NumPy on x86-64.
             Maximum => {

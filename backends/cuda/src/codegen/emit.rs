@@ -513,6 +513,11 @@ fn unary_expr(op: UnaryOp, x: &str, d: DType) -> Result<String> {
         UnaryOp::IsNan => "(b8)0".to_string(),
         UnaryOp::IsFinite if float => format!("tsr_isfinite((f64){x})"),
         UnaryOp::IsFinite => "(b8)1".to_string(),
+        UnaryOp::Invert if float => {
+            return Err(bad(format!("invert of {d}: the builder refuses floats")))
+        }
+        UnaryOp::Invert if d == DType::Bool => format!("(b8)({x} == 0)"),
+        UnaryOp::Invert => format!("({t})(~{x})"),
     })
 }
 
@@ -552,7 +557,23 @@ fn binary_expr(op: BinaryOp, a: &str, b: &str, d: DType) -> String {
                 BinaryOp::Maximum if f => format!("tsr_fmaxf({a}, {b})"),
                 BinaryOp::Maximum => format!("tsr_fmax({a}, {b})"),
                 BinaryOp::Minimum if f => format!("tsr_fminf({a}, {b})"),
-                _ => format!("tsr_fmin({a}, {b})"),
+                BinaryOp::Minimum => format!("tsr_fmin({a}, {b})"),
+                BinaryOp::Atan2 if f => format!("atan2f({a}, {b})"),
+                BinaryOp::Atan2 => format!("atan2({a}, {b})"),
+                BinaryOp::Hypot if f => format!("hypotf({a}, {b})"),
+                BinaryOp::Hypot => format!("hypot({a}, {b})"),
+                BinaryOp::Copysign if f => format!("copysignf({a}, {b})"),
+                BinaryOp::Copysign => format!("copysign({a}, {b})"),
+                BinaryOp::Logaddexp if f => format!("tsr_logaddexpf({a}, {b})"),
+                BinaryOp::Logaddexp => format!("tsr_logaddexp({a}, {b})"),
+                BinaryOp::Nextafter if f => format!("nextafterf({a}, {b})"),
+                BinaryOp::Nextafter => format!("nextafter({a}, {b})"),
+                // The builder refuses floats for the bitwise ops; an integral value acts as
+                // its integer, as `apply_f64` defines.
+                _ => format!(
+                    "({t}){}",
+                    binary_expr(op, &format!("(i64){a}"), &format!("(i64){b}"), DType::I64)
+                ),
             }
         }
         DTypeKind::UInt => {
@@ -565,7 +586,18 @@ fn binary_expr(op: BinaryOp, a: &str, b: &str, d: DType) -> String {
                 BinaryOp::Rem => format!("({t})tsr_urem({ua}, {ub})"),
                 BinaryOp::Pow => format!("({t})tsr_upow({ua}, {ub})"),
                 BinaryOp::Maximum => format!("({a} > {b} ? {a} : {b})"),
-                _ => format!("({a} < {b} ? {a} : {b})"),
+                BinaryOp::BitAnd => format!("({t})({ua} & {ub})"),
+                BinaryOp::BitOr => format!("({t})({ua} | {ub})"),
+                BinaryOp::BitXor => format!("({t})({ua} ^ {ub})"),
+                BinaryOp::LeftShift => format!("({t})tsr_ushl({ua}, {ub})"),
+                BinaryOp::RightShift => format!("({t})tsr_ushr({ua}, {ub})"),
+                BinaryOp::Minimum => format!("({a} < {b} ? {a} : {b})"),
+                // The float-only ops are cast to float by the builder; on an integer they
+                // are the float op truncated, as `apply_u64` defines.
+                _ => format!(
+                    "({t}){}",
+                    binary_expr(op, &format!("(f64){a}"), &format!("(f64){b}"), DType::F64)
+                ),
             }
         }
         // Signed integers and bool (0/1), through i64 as `apply_i64`, wrapped to the type.
@@ -586,7 +618,16 @@ fn binary_expr(op: BinaryOp, a: &str, b: &str, d: DType) -> String {
                 BinaryOp::Rem => wrap(format!("tsr_irem({ia}, {ib})")),
                 BinaryOp::Pow => wrap(format!("tsr_ipow({ia}, {ib})")),
                 BinaryOp::Maximum => format!("({a} > {b} ? {a} : {b})"),
-                _ => format!("({a} < {b} ? {a} : {b})"),
+                BinaryOp::BitAnd => wrap(format!("{ia} & {ib}")),
+                BinaryOp::BitOr => wrap(format!("{ia} | {ib}")),
+                BinaryOp::BitXor => wrap(format!("{ia} ^ {ib}")),
+                BinaryOp::LeftShift => wrap(format!("tsr_ishl({ia}, {ib})")),
+                BinaryOp::RightShift => wrap(format!("tsr_ishr({ia}, {ib})")),
+                BinaryOp::Minimum => format!("({a} < {b} ? {a} : {b})"),
+                _ => wrap(format!(
+                    "(i64){}",
+                    binary_expr(op, &format!("(f64){a}"), &format!("(f64){b}"), DType::F64)
+                )),
             }
         }
     }

@@ -117,6 +117,28 @@ TSR_D f32 tsr_fmaxf(f32 a, f32 b) { return (f32)tsr_fmax((f64)a, (f64)b); }
 TSR_D f32 tsr_fminf(f32 a, f32 b) { return (f32)tsr_fmin((f64)a, (f64)b); }
 TSR_D b8 tsr_isfinite(f64 x) { return (x - x) == 0.0; }
 
+// ---- logaddexp (logaddexp_f64/f32 in ops.rs, NumPy's npy_logaddexp) ----
+TSR_D f64 tsr_logaddexp(f64 a, f64 b) {
+    if (a == b) return a + 0.6931471805599453;
+    f64 d = a - b;
+    if (d > 0.0) return a + log1p(exp(-d));
+    if (d <= 0.0) return b + log1p(exp(d));
+    return d;
+}
+TSR_D f32 tsr_logaddexpf(f32 a, f32 b) {
+    if (a == b) return a + 0.6931471805599453f;
+    f32 d = a - b;
+    if (d > 0.0f) return a + log1pf(expf(-d));
+    if (d <= 0.0f) return b + log1pf(expf(d));
+    return d;
+}
+
+// ---- shifts (BinaryOp::LeftShift/RightShift in ops.rs): counts outside 0..64 ----
+TSR_D i64 tsr_ishl(i64 a, i64 b) { return (b >= 0 && b < 64) ? (i64)((u64)a << b) : 0; }
+TSR_D i64 tsr_ishr(i64 a, i64 b) { return (b >= 0 && b < 64) ? (a >> b) : (a < 0 ? -1 : 0); }
+TSR_D u64 tsr_ushl(u64 a, u64 b) { return b < 64 ? a << b : 0; }
+TSR_D u64 tsr_ushr(u64 a, u64 b) { return b < 64 ? a >> b : 0; }
+
 // ---- inverse hyperbolic functions (asinh_f64, acosh_f64, atanh_f64 in ops.rs) ----
 TSR_D f64 tsr_asinh(f64 x) {
     f64 a = fabs(x);

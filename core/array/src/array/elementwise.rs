@@ -350,7 +350,7 @@ unary_methods!(
     isnan => IsNan, isfinite => IsFinite, tan => Tan, arcsin => Arcsin, arccos => Arccos,
     arctan => Arctan, sinh => Sinh, cosh => Cosh, arcsinh => Arcsinh, arccosh => Arccosh,
     arctanh => Arctanh, log1p => Log1p, expm1 => Expm1, log2 => Log2, log10 => Log10,
-    sign => Sign, signbit => Signbit,
+    sign => Sign, signbit => Signbit, invert => Invert,
 );
 
 macro_rules! binary_methods {
@@ -368,7 +368,10 @@ macro_rules! binary_methods {
 binary_methods!(
     add => Add, sub => Sub, mul => Mul, div => Div, rem => Rem, pow => Pow,
     maximum => Maximum, minimum => Minimum, eq => Eq, ne => Ne, lt => Lt, le => Le,
-    gt => Gt, ge => Ge, logical_and => And, logical_or => Or,
+    gt => Gt, ge => Ge, logical_and => And, logical_or => Or, arctan2 => Atan2,
+    hypot => Hypot, copysign => Copysign, logaddexp => Logaddexp, nextafter => Nextafter,
+    bitwise_and => BitAnd, bitwise_or => BitOr, bitwise_xor => BitXor,
+    left_shift => LeftShift, right_shift => RightShift,
 );
 
 macro_rules! scalar_cmp_methods {
@@ -450,6 +453,26 @@ operator!(Sub, sub, Sub);
 operator!(Mul, mul, Mul);
 operator!(Div, div, Div);
 operator!(Rem, rem, Rem);
+operator!(BitAnd, bitand, BitAnd);
+operator!(BitOr, bitor, BitOr);
+operator!(BitXor, bitxor, BitXor);
+operator!(Shl, shl, LeftShift);
+operator!(Shr, shr, RightShift);
+
+/// `!x` is NumPy's `~x`: bitwise not of integers, logical not of bools.
+impl ops::Not for &Array {
+    type Output = Result<Array>;
+    fn not(self) -> Result<Array> {
+        self.unary(UnaryOp::Invert)
+    }
+}
+
+impl ops::Not for Array {
+    type Output = Result<Array>;
+    fn not(self) -> Result<Array> {
+        self.unary(UnaryOp::Invert)
+    }
+}
 
 impl ops::Neg for &Array {
     type Output = Result<Array>;

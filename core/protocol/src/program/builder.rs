@@ -102,6 +102,12 @@ impl ProgramBuilder {
     /// A unary op, casting the operand as NumPy would (`sqrt(int8)` computes in `f32`).
     pub fn unary(&mut self, op: UnaryOp, x: NodeId) -> Result<NodeId> {
         let d = self.dtypes[x];
+        // `~` of a bool is logical not (NumPy's `invert` on bool), so backends see one op.
+        let op = if op == UnaryOp::Invert && d == DType::Bool {
+            UnaryOp::Not
+        } else {
+            op
+        };
         let operand = op
             .operand_dtype(d)
             .ok_or_else(|| Error::dtype(op.name(), d, op.bool_refusal()))?;
@@ -153,7 +159,22 @@ impl ProgramBuilder {
                 "arithmetic on two bool operands; cast one to an integer dtype first",
             ));
         }
-        Ok(common)
+        if op.is_bitwise() && common.is_float() {
+            return Err(Error::dtype(
+                op.name(),
+                common,
+                "bitwise ops are defined for integer and bool dtypes; cast to an integer dtype first",
+            ));
+        }
+        // The float-only ops compute integers and bools in the float dtype NumPy picks;
+        // shifts of two bools shift int8s, as NumPy's `left_shift` loops do.
+        Ok(if op.is_float_only() {
+            common.float_result()
+        } else if op.is_shift() && common == DType::Bool {
+            DType::I8
+        } else {
+            common
+        })
     }
 
     /// `where(cond, a, b)` with `cond` cast to bool and `a`, `b` promoted together.

@@ -54,6 +54,10 @@ pub enum UnaryOp {
     Sign,
     /// True where the sign bit is set (`-0.0` and negative NaNs included; operand float).
     Signbit,
+    /// Bitwise not (`np.invert`, `~`): integers flip every bit. On a bool it is logical
+    /// not, which the builder emits as [`UnaryOp::Not`], so backends meet `Invert` on
+    /// integers only.
+    Invert,
 }
 
 /// Binary elementwise ops (operands share a dtype).
@@ -90,6 +94,31 @@ pub enum BinaryOp {
     And,
     /// Logical or (operands bool).
     Or,
+    /// `np.arctan2(a, b)`: the angle of the point `(b, a)` in `(-pi, pi]`, by quadrant,
+    /// with the signs of zeros as C's `atan2` (operands float; integers cast as `sqrt`).
+    Atan2,
+    /// `np.hypot`: `sqrt(a² + b²)` without overflow or underflow in between; inf when
+    /// either is infinite, even with a NaN (C's `hypot`).
+    Hypot,
+    /// `np.copysign`: the magnitude of `a` with the sign bit of `b`.
+    Copysign,
+    /// `np.logaddexp`: `ln(e^a + e^b)` without overflow, as NumPy's `npy_logaddexp`.
+    Logaddexp,
+    /// `np.nextafter`: the next representable float after `a` towards `b` (`b` when equal;
+    /// NaN when either is NaN).
+    Nextafter,
+    /// `np.bitwise_and` (integers and bool).
+    BitAnd,
+    /// `np.bitwise_or` (integers and bool).
+    BitOr,
+    /// `np.bitwise_xor` (integers and bool).
+    BitXor,
+    /// `np.left_shift` (integers; bools as `int8`): 0 when the count is negative or at
+    /// least the width.
+    LeftShift,
+    /// `np.right_shift` (integers; arithmetic for signed): a count that is negative or at
+    /// least the width gives 0, or -1 for a negative signed value.
+    RightShift,
 }
 
 /// Reductions over axes.
@@ -116,7 +145,7 @@ pub enum ReduceOp {
 
 impl UnaryOp {
     /// Every unary op.
-    pub const ALL: [UnaryOp; 30] = [
+    pub const ALL: [UnaryOp; 31] = [
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Sqrt,
@@ -147,6 +176,7 @@ impl UnaryOp {
         UnaryOp::Log10,
         UnaryOp::Sign,
         UnaryOp::Signbit,
+        UnaryOp::Invert,
     ];
 
     /// Lower-case name.
@@ -182,6 +212,7 @@ impl UnaryOp {
             UnaryOp::Log10 => "log10",
             UnaryOp::Sign => "sign",
             UnaryOp::Signbit => "signbit",
+            UnaryOp::Invert => "invert",
         }
     }
 
@@ -219,22 +250,29 @@ impl UnaryOp {
         )
     }
 
-    /// Why [`UnaryOp::operand_dtype`] refuses a `bool` operand, for the error that says so.
+    /// Why [`UnaryOp::operand_dtype`] refuses an operand (a `bool`, or a float for
+    /// [`UnaryOp::Invert`]), for the error that says so.
     pub fn bool_refusal(self) -> &'static str {
         match self {
             UnaryOp::Round => {
                 "NumPy 2 gives float16 for a rounded bool, a dtype tessera does not have; \
                  cast to float32 or an integer dtype first"
             }
+            UnaryOp::Invert => {
+                "bitwise invert is defined for integer and bool dtypes; cast to an integer \
+                 dtype first"
+            }
             _ => "not defined for bool; cast to an integer or float dtype first",
         }
     }
 
     /// The dtype the operand is cast to before the op, given the user's operand dtype
-    /// (`None` for a `bool` the op refuses: [`UnaryOp::bool_refusal`] says why).
+    /// (`None` for an operand the op refuses: [`UnaryOp::bool_refusal`] says why).
     pub fn operand_dtype(self, x: DType) -> Option<DType> {
         match self {
             UnaryOp::Not => Some(DType::Bool),
+            UnaryOp::Invert if x.is_float() => None,
+            UnaryOp::Invert => Some(x),
             UnaryOp::IsNan | UnaryOp::IsFinite => Some(x),
             // NumPy 2: `-bool` raises; `abs`, `floor`, `ceil` and `trunc` keep every dtype
             // (an integer or bool is its own floor); `round(bool)` is float16 there, a
@@ -292,6 +330,8 @@ impl UnaryOp {
             UnaryOp::Log10 => x.log10(),
             UnaryOp::Sign => sign_f64(x),
             UnaryOp::Signbit => f64::from(u8::from(x.is_sign_negative())),
+            // Refused for floats by the builder; an integral value flips as its integer.
+            UnaryOp::Invert => !(x as i64) as f64,
         }
     }
 
@@ -330,6 +370,7 @@ impl UnaryOp {
             UnaryOp::Log10 => x.log10(),
             UnaryOp::Sign => sign_f64(f64::from(x)) as f32,
             UnaryOp::Signbit => f32::from(u8::from(x.is_sign_negative())),
+            UnaryOp::Invert => !(x as i64) as f32,
         }
     }
 
@@ -343,6 +384,7 @@ impl UnaryOp {
             UnaryOp::IsFinite => 1,
             UnaryOp::Sign => x.signum(),
             UnaryOp::Signbit => i64::from(x < 0),
+            UnaryOp::Invert => !x,
             // Round/Floor/Ceil/Trunc of an integer is the integer.
             _ => x,
         }
@@ -357,6 +399,7 @@ impl UnaryOp {
             UnaryOp::IsFinite => 1,
             UnaryOp::Sign => u64::from(x != 0),
             UnaryOp::Signbit => 0,
+            UnaryOp::Invert => !x,
             _ => x,
         }
     }
@@ -421,7 +464,7 @@ pub fn sign_f64(x: f64) -> f64 {
 
 impl BinaryOp {
     /// Every binary op.
-    pub const ALL: [BinaryOp; 17] = [
+    pub const ALL: [BinaryOp; 27] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -439,6 +482,16 @@ impl BinaryOp {
         BinaryOp::Ge,
         BinaryOp::And,
         BinaryOp::Or,
+        BinaryOp::Atan2,
+        BinaryOp::Hypot,
+        BinaryOp::Copysign,
+        BinaryOp::Logaddexp,
+        BinaryOp::Nextafter,
+        BinaryOp::BitAnd,
+        BinaryOp::BitOr,
+        BinaryOp::BitXor,
+        BinaryOp::LeftShift,
+        BinaryOp::RightShift,
     ];
 
     /// Lower-case name.
@@ -461,7 +514,58 @@ impl BinaryOp {
             BinaryOp::Ge => "greater_equal",
             BinaryOp::And => "logical_and",
             BinaryOp::Or => "logical_or",
+            BinaryOp::Atan2 => "arctan2",
+            BinaryOp::Hypot => "hypot",
+            BinaryOp::Copysign => "copysign",
+            BinaryOp::Logaddexp => "logaddexp",
+            BinaryOp::Nextafter => "nextafter",
+            BinaryOp::BitAnd => "bitwise_and",
+            BinaryOp::BitOr => "bitwise_or",
+            BinaryOp::BitXor => "bitwise_xor",
+            BinaryOp::LeftShift => "left_shift",
+            BinaryOp::RightShift => "right_shift",
         }
+    }
+
+    /// True for the ops defined on floats only (`arctan2`, `hypot`, `copysign`,
+    /// `logaddexp`, `nextafter`): integer and bool operands are cast to the float dtype
+    /// NumPy computes them in ([`DType::float_result`]).
+    pub fn is_float_only(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Atan2
+                | BinaryOp::Hypot
+                | BinaryOp::Copysign
+                | BinaryOp::Logaddexp
+                | BinaryOp::Nextafter
+        )
+    }
+
+    /// True for the bitwise ops, defined on integers (and/or/xor also on bool).
+    pub fn is_bitwise(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::BitAnd
+                | BinaryOp::BitOr
+                | BinaryOp::BitXor
+                | BinaryOp::LeftShift
+                | BinaryOp::RightShift
+        )
+    }
+
+    /// True for the shifts, defined on integers (two bools shift as `int8`).
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::LeftShift | BinaryOp::RightShift)
+    }
+
+    /// True where the result is not always exactly the correctly rounded value, so that
+    /// backends may differ in the last bits (`pow`, `arctan2`, `hypot`, `logaddexp`: each
+    /// libm's own).
+    pub fn is_transcendental(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Pow | BinaryOp::Atan2 | BinaryOp::Hypot | BinaryOp::Logaddexp
+        )
     }
 
     /// True for comparisons (result bool).
@@ -539,6 +643,18 @@ impl BinaryOp {
             BinaryOp::Ge => f64::from(u8::from(a >= b)),
             BinaryOp::And => f64::from(u8::from(a != 0.0 && b != 0.0)),
             BinaryOp::Or => f64::from(u8::from(a != 0.0 || b != 0.0)),
+            BinaryOp::Atan2 => a.atan2(b),
+            BinaryOp::Hypot => a.hypot(b),
+            BinaryOp::Copysign => a.copysign(b),
+            BinaryOp::Logaddexp => logaddexp_f64(a, b),
+            BinaryOp::Nextafter => nextafter_f64(a, b),
+            // The builder refuses floats for the bitwise ops; on integral values (what a
+            // bool or a small integer becomes) they act on the integer.
+            BinaryOp::BitAnd
+            | BinaryOp::BitOr
+            | BinaryOp::BitXor
+            | BinaryOp::LeftShift
+            | BinaryOp::RightShift => self.apply_i64(a as i64, b as i64) as f64,
         }
     }
 
@@ -552,6 +668,13 @@ impl BinaryOp {
             BinaryOp::Rem => py_fmod_f64(a as f64, b as f64) as f32,
             BinaryOp::FloorDiv => py_floor_div_f32(a, b),
             BinaryOp::Pow => a.powf(b),
+            // Single precision as NumPy's `float32` loops (C's `atan2f`, `hypotf`,
+            // `nextafterf`, and `npy_logaddexpf`).
+            BinaryOp::Atan2 => a.atan2(b),
+            BinaryOp::Hypot => a.hypot(b),
+            BinaryOp::Copysign => a.copysign(b),
+            BinaryOp::Logaddexp => logaddexp_f32(a, b),
+            BinaryOp::Nextafter => nextafter_f32(a, b),
             _ => self.apply_f64(a as f64, b as f64) as f32,
         }
     }
@@ -598,6 +721,35 @@ impl BinaryOp {
             BinaryOp::Ge => i64::from(a >= b),
             BinaryOp::And => i64::from(a != 0 && b != 0),
             BinaryOp::Or => i64::from(a != 0 || b != 0),
+            BinaryOp::BitAnd => a & b,
+            BinaryOp::BitOr => a | b,
+            BinaryOp::BitXor => a ^ b,
+            // Narrower dtypes compute here too: their values shifted in 64 bits and wrapped
+            // back to the width give NumPy's answer for every count (a count of at least the
+            // width shifts every bit out either way).
+            BinaryOp::LeftShift => {
+                if (0..64).contains(&b) {
+                    a << b
+                } else {
+                    0
+                }
+            }
+            BinaryOp::RightShift => {
+                if (0..64).contains(&b) {
+                    a >> b
+                } else if a < 0 {
+                    -1
+                } else {
+                    0
+                }
+            }
+            // The float-only ops never reach an integer loop (the builder casts); the value
+            // an integer gives is the float op's on it, truncated.
+            BinaryOp::Atan2
+            | BinaryOp::Hypot
+            | BinaryOp::Copysign
+            | BinaryOp::Logaddexp
+            | BinaryOp::Nextafter => self.apply_f64(a as f64, b as f64) as i64,
         }
     }
 
@@ -632,7 +784,79 @@ impl BinaryOp {
             BinaryOp::Ge => u64::from(a >= b),
             BinaryOp::And => u64::from(a != 0 && b != 0),
             BinaryOp::Or => u64::from(a != 0 || b != 0),
+            BinaryOp::BitAnd => a & b,
+            BinaryOp::BitOr => a | b,
+            BinaryOp::BitXor => a ^ b,
+            BinaryOp::LeftShift => a
+                .checked_shl(u32::try_from(b).unwrap_or(u32::MAX))
+                .unwrap_or(0),
+            BinaryOp::RightShift => a
+                .checked_shr(u32::try_from(b).unwrap_or(u32::MAX))
+                .unwrap_or(0),
+            BinaryOp::Atan2
+            | BinaryOp::Hypot
+            | BinaryOp::Copysign
+            | BinaryOp::Logaddexp
+            | BinaryOp::Nextafter => self.apply_f64(a as f64, b as f64) as u64,
         }
+    }
+}
+
+/// `ln(e^a + e^b)` as NumPy's `npy_logaddexp`: `a + ln 2` for equal operands (infinities
+/// of one sign included), else the larger plus `log1p(exp(-|a - b|))`; NaN for a NaN.
+pub fn logaddexp_f64(a: f64, b: f64) -> f64 {
+    if a == b {
+        return a + std::f64::consts::LN_2;
+    }
+    let d = a - b;
+    if d > 0.0 {
+        a + (-d).exp().ln_1p()
+    } else if d <= 0.0 {
+        b + d.exp().ln_1p()
+    } else {
+        d
+    }
+}
+
+/// [`logaddexp_f64`] in single precision (NumPy's `npy_logaddexpf`).
+pub fn logaddexp_f32(a: f32, b: f32) -> f32 {
+    if a == b {
+        return a + std::f32::consts::LN_2;
+    }
+    let d = a - b;
+    if d > 0.0 {
+        a + (-d).exp().ln_1p()
+    } else if d <= 0.0 {
+        b + d.exp().ln_1p()
+    } else {
+        d
+    }
+}
+
+/// C's `nextafter`: NaN when either is NaN, `b` when equal (so `nextafter(0, -0) == -0`),
+/// else the neighbour of `a` towards `b` (from a zero, the smallest subnormal).
+pub fn nextafter_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        a + b
+    } else if a == b {
+        b
+    } else if b > a {
+        a.next_up()
+    } else {
+        a.next_down()
+    }
+}
+
+/// C's `nextafterf` (see [`nextafter_f64`]).
+pub fn nextafter_f32(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        a + b
+    } else if a == b {
+        b
+    } else if b > a {
+        a.next_up()
+    } else {
+        a.next_down()
     }
 }
 
@@ -979,5 +1203,137 @@ mod tests {
             );
             assert_eq!(iq.wrapping_mul(ib).wrapping_add(ir), ia, "{ia} divmod {ib}");
         }
+    }
+
+    /// The values NumPy 2 gives for the edges of each two-operand float function
+    /// (`np.logaddexp`, `np.nextafter`, `np.hypot`, `np.copysign`, `np.arctan2`).
+    #[test]
+    fn float_functions_match_numpy_at_their_edges() {
+        let same = |x: f64, y: f64| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits();
+        let inf = f64::INFINITY;
+        let cases: &[(BinaryOp, f64, f64, f64)] = &[
+            (BinaryOp::Logaddexp, inf, inf, inf),
+            (BinaryOp::Logaddexp, -inf, -inf, -inf),
+            (BinaryOp::Logaddexp, inf, -inf, inf),
+            (BinaryOp::Logaddexp, 0.0, 0.0, std::f64::consts::LN_2),
+            (BinaryOp::Logaddexp, 1000.0, 0.0, 1000.0),
+            (BinaryOp::Logaddexp, f64::NAN, 1.0, f64::NAN),
+            (BinaryOp::Nextafter, 0.0, -0.0, -0.0),
+            (BinaryOp::Nextafter, 0.0, 1.0, 5e-324),
+            (BinaryOp::Nextafter, -0.0, -1.0, -5e-324),
+            (BinaryOp::Nextafter, 1.0, 2.0, 1.0000000000000002),
+            (BinaryOp::Nextafter, 1.0, 0.0, 0.9999999999999999),
+            (BinaryOp::Nextafter, f64::MAX, inf, inf),
+            (BinaryOp::Nextafter, inf, 0.0, f64::MAX),
+            (BinaryOp::Nextafter, 1.0, f64::NAN, f64::NAN),
+            (BinaryOp::Hypot, inf, f64::NAN, inf),
+            (BinaryOp::Hypot, 1e300, 1e300, 1.4142135623730952e300),
+            (BinaryOp::Hypot, 3.0, -4.0, 5.0),
+            (BinaryOp::Copysign, 2.0, -0.0, -2.0),
+            (BinaryOp::Copysign, f64::NAN, -1.0, -f64::NAN),
+            (BinaryOp::Atan2, 0.0, -0.0, std::f64::consts::PI),
+            (BinaryOp::Atan2, -0.0, -0.0, -std::f64::consts::PI),
+            (BinaryOp::Atan2, -0.0, 1.0, -0.0),
+            (BinaryOp::Atan2, inf, inf, std::f64::consts::FRAC_PI_4),
+        ];
+        for &(op, a, b, want) in cases {
+            let got = op.apply_f64(a, b);
+            assert!(
+                same(got, want),
+                "{}({a}, {b}) = {got}, NumPy {want}",
+                op.name()
+            );
+            let got32 = op.apply_f32(a as f32, b as f32);
+            let want32 = want as f32;
+            // float32 at the same edges, where they are edges there too.
+            if a.abs() < 1e30 && b.abs() < 1e30 && want.abs() < 1e30 && op != BinaryOp::Nextafter {
+                assert!(
+                    (got32.is_nan() && want32.is_nan())
+                        || (got32 - want32).abs() <= 1e-6 * want32.abs(),
+                    "{}({a}, {b}) in f32 = {got32}, want {want32}",
+                    op.name()
+                );
+            }
+        }
+        assert_eq!(BinaryOp::Nextafter.apply_f32(1.0, 2.0), 1.0000001);
+        assert_eq!(
+            BinaryOp::Nextafter.apply_f32(0.0, -1.0).to_bits(),
+            (-1e-45f32).to_bits()
+        );
+    }
+
+    /// Shifts as NumPy's `npy_lshift`/`npy_rshift` on int64/uint64: counts outside the
+    /// width shift every bit out (0, or -1 for a negative value shifted right).
+    #[test]
+    fn shifts_past_the_width_shift_every_bit_out() {
+        assert_eq!(BinaryOp::LeftShift.apply_i64(1, 63), i64::MIN);
+        assert_eq!(BinaryOp::LeftShift.apply_i64(1, 64), 0);
+        assert_eq!(BinaryOp::LeftShift.apply_i64(5, -1), 0);
+        assert_eq!(BinaryOp::RightShift.apply_i64(-8, 1), -4);
+        assert_eq!(BinaryOp::RightShift.apply_i64(-8, 64), -1);
+        assert_eq!(BinaryOp::RightShift.apply_i64(-8, -3), -1);
+        assert_eq!(BinaryOp::RightShift.apply_i64(8, 99), 0);
+        assert_eq!(BinaryOp::LeftShift.apply_u64(1, 63), 1 << 63);
+        assert_eq!(BinaryOp::LeftShift.apply_u64(1, 64), 0);
+        assert_eq!(BinaryOp::RightShift.apply_u64(u64::MAX, 70), 0);
+        // Narrow dtypes compute in 64 bits and wrap: int8 1 << 8 is 0, -128 >> 9 is -1.
+        assert_eq!(wrap_i64(BinaryOp::LeftShift.apply_i64(1, 8), DType::I8), 0);
+        assert_eq!(
+            wrap_i64(BinaryOp::LeftShift.apply_i64(-1, 7), DType::I8),
+            -128
+        );
+        assert_eq!(
+            wrap_i64(BinaryOp::RightShift.apply_i64(-128, 9), DType::I8),
+            -1
+        );
+        assert_eq!(wrap_i64(UnaryOp::Invert.apply_i64(200), DType::U8), 55);
+        assert_eq!(UnaryOp::Invert.apply_i64(0), -1);
+    }
+
+    #[test]
+    fn binary_dtype_rules() {
+        use crate::program::ProgramBuilder;
+        let mut pb = ProgramBuilder::new(&[]);
+        let dtype_of = |pb: &mut ProgramBuilder, op: BinaryOp, d: DType| {
+            let x = pb.constant(crate::Scalar::zero(d));
+            pb.binary(op, x, x).map(|n| pb.dtype(n))
+        };
+        assert_eq!(
+            dtype_of(&mut pb, BinaryOp::Atan2, DType::I8).unwrap(),
+            DType::F32
+        );
+        assert_eq!(
+            dtype_of(&mut pb, BinaryOp::Hypot, DType::I32).unwrap(),
+            DType::F64
+        );
+        assert_eq!(
+            dtype_of(&mut pb, BinaryOp::Logaddexp, DType::F32).unwrap(),
+            DType::F32
+        );
+        assert_eq!(
+            dtype_of(&mut pb, BinaryOp::BitAnd, DType::Bool).unwrap(),
+            DType::Bool
+        );
+        assert_eq!(
+            dtype_of(&mut pb, BinaryOp::BitXor, DType::U16).unwrap(),
+            DType::U16
+        );
+        assert_eq!(
+            dtype_of(&mut pb, BinaryOp::LeftShift, DType::Bool).unwrap(),
+            DType::I8
+        );
+        let err = dtype_of(&mut pb, BinaryOp::BitOr, DType::F64)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bitwise_or") && err.contains("integer"),
+            "{err}"
+        );
+        let x = pb.constant(crate::Scalar::F32(1.0));
+        let err = pb.unary(UnaryOp::Invert, x).unwrap_err().to_string();
+        assert!(err.contains("invert") && err.contains("integer"), "{err}");
+        let b = pb.constant(crate::Scalar::Bool(true));
+        let n = pb.unary(UnaryOp::Invert, b).unwrap();
+        assert_eq!(pb.dtype(n), DType::Bool);
     }
 }
