@@ -802,63 +802,56 @@ impl BinaryOp {
     }
 }
 
-/// `ln(e^a + e^b)` as NumPy's `npy_logaddexp`: `a + ln 2` for equal operands (infinities
-/// of one sign included), else the larger plus `log1p(exp(-|a - b|))`; NaN for a NaN.
-pub fn logaddexp_f64(a: f64, b: f64) -> f64 {
-    if a == b {
-        return a + std::f64::consts::LN_2;
-    }
-    let d = a - b;
-    if d > 0.0 {
-        a + (-d).exp().ln_1p()
-    } else if d <= 0.0 {
-        b + d.exp().ln_1p()
-    } else {
-        d
-    }
+/// NumPy's `npy_logaddexp` and C's `nextafter` for one float type.
+macro_rules! logaddexp_nextafter {
+    ($(#[$ldoc:meta])* $logaddexp:ident, $(#[$ndoc:meta])* $nextafter:ident, $t:ident) => {
+        $(#[$ldoc])*
+        pub fn $logaddexp(a: $t, b: $t) -> $t {
+            if a == b {
+                return a + std::$t::consts::LN_2;
+            }
+            let d = a - b;
+            if d > 0.0 {
+                a + (-d).exp().ln_1p()
+            } else if d <= 0.0 {
+                b + d.exp().ln_1p()
+            } else {
+                d
+            }
+        }
+
+        $(#[$ndoc])*
+        pub fn $nextafter(a: $t, b: $t) -> $t {
+            if a.is_nan() || b.is_nan() {
+                a + b
+            } else if a == b {
+                b
+            } else if b > a {
+                a.next_up()
+            } else {
+                a.next_down()
+            }
+        }
+    };
 }
 
-/// [`logaddexp_f64`] in single precision (NumPy's `npy_logaddexpf`).
-pub fn logaddexp_f32(a: f32, b: f32) -> f32 {
-    if a == b {
-        return a + std::f32::consts::LN_2;
-    }
-    let d = a - b;
-    if d > 0.0 {
-        a + (-d).exp().ln_1p()
-    } else if d <= 0.0 {
-        b + d.exp().ln_1p()
-    } else {
-        d
-    }
-}
-
-/// C's `nextafter`: NaN when either is NaN, `b` when equal (so `nextafter(0, -0) == -0`),
-/// else the neighbour of `a` towards `b` (from a zero, the smallest subnormal).
-pub fn nextafter_f64(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
-        a + b
-    } else if a == b {
-        b
-    } else if b > a {
-        a.next_up()
-    } else {
-        a.next_down()
-    }
-}
-
-/// C's `nextafterf` (see [`nextafter_f64`]).
-pub fn nextafter_f32(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        a + b
-    } else if a == b {
-        b
-    } else if b > a {
-        a.next_up()
-    } else {
-        a.next_down()
-    }
-}
+logaddexp_nextafter!(
+    /// `ln(e^a + e^b)` as NumPy's `npy_logaddexp`: `a + ln 2` for equal operands
+    /// (infinities of one sign included), else the larger plus `log1p(exp(-|a - b|))`; NaN
+    /// for a NaN.
+    logaddexp_f64,
+    /// C's `nextafter`: NaN when either is NaN, `b` when equal (so `nextafter(0, -0) ==
+    /// -0`), else the neighbour of `a` towards `b` (from a zero, the smallest subnormal).
+    nextafter_f64,
+    f64
+);
+logaddexp_nextafter!(
+    /// [`logaddexp_f64`] in single precision (NumPy's `npy_logaddexpf`).
+    logaddexp_f32,
+    /// C's `nextafterf` (see [`nextafter_f64`]).
+    nextafter_f32,
+    f32
+);
 
 /// NumPy's float `floor_divide` (`npy_divmod`'s quotient) for one float type.
 macro_rules! py_floor_div {
