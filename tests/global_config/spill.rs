@@ -334,15 +334,20 @@ fn one_row(df: &DataFrame) -> Vec<(String, String)> {
     df.columns()
         .into_iter()
         .map(|name| {
-            let v = match c.value(&name, 0).unwrap() {
-                Value::Float(f) => format!("{f:e}"),
-                Value::Int(i) => i.to_string(),
-                Value::UInt(u) => u.to_string(),
-                other => format!("{other:?}").replace(' ', "_"),
-            };
+            let v = figure_text(&c.value(&name, 0).unwrap());
             (name, v)
         })
         .collect()
+}
+
+/// One figure as a report prints it: floats as `{:e}`, integers in full.
+fn figure_text(v: &Value) -> String {
+    match v {
+        Value::Float(f) => format!("{f:e}"),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        other => format!("{other:?}").replace(' ', "_"),
+    }
 }
 
 /// A groupby with 2Mi groups, then figures of the groups that show a group split or
@@ -416,32 +421,19 @@ fn join_scenario() -> Vec<(String, String)> {
     one_row(&join_query(&probe, &build))
 }
 
-/// `columns` paired with `values` in the form [`one_row`] prints them (floats as `{:e}`).
-fn figures(columns: Vec<String>, values: &[Figure]) -> Vec<(String, String)> {
+/// `columns` paired with `values` in the form [`one_row`] prints them.
+fn figures(columns: Vec<String>, values: &[Value]) -> Vec<(String, String)> {
     assert_eq!(columns.len(), values.len(), "columns {columns:?}");
     columns
         .into_iter()
-        .zip(values)
-        .map(|(c, v)| {
-            let text = match v {
-                Figure::Int(i) => i.to_string(),
-                Figure::Float(f) => format!("{f:e}"),
-            };
-            (c, text)
-        })
+        .zip(values.iter().map(figure_text))
         .collect()
-}
-
-/// One expected figure of a scenario.
-enum Figure {
-    Int(i64),
-    Float(f64),
 }
 
 /// The groupby's figures worked out from the dataset's definition by plain loops, not by
 /// the engine: the oracle the spilled run is held to. Every value is a multiple of 0.5
 /// far below 2^52, so any order of summation gives these sums exactly.
-fn groupby_expected() -> Vec<Figure> {
+fn groupby_expected() -> Vec<Value> {
     let mut sum = vec![0.0f64; GROUPS as usize];
     let mut count = vec![0i64; GROUPS as usize];
     for i in 0..GROUPBY_ROWS as i64 {
@@ -453,19 +445,19 @@ fn groupby_expected() -> Vec<Figure> {
     let s = |k: &usize| sum[*k];
     let c = |k: &usize| count[*k];
     vec![
-        Figure::Int(groups.len() as i64),
-        Figure::Int(groups.iter().map(|&k| k as i64).sum()),
-        Figure::Float(groups.iter().map(s).sum()),
-        Figure::Float(groups.iter().map(s).fold(f64::MIN, f64::max)),
-        Figure::Int(groups.iter().map(c).min().unwrap()),
-        Figure::Int(groups.iter().map(c).max().unwrap()),
+        Value::Int(groups.len() as i64),
+        Value::Int(groups.iter().map(|&k| k as i64).sum()),
+        Value::Float(groups.iter().map(s).sum()),
+        Value::Float(groups.iter().map(s).fold(f64::MIN, f64::max)),
+        Value::Int(groups.iter().map(c).min().unwrap()),
+        Value::Int(groups.iter().map(c).max().unwrap()),
     ]
 }
 
 /// The inner join's figures from the datasets' definitions by plain loops (each build
 /// key's row count, value sum and maximum, looked up per probe row). Every value is an
 /// integer, so the sums are exact in any order.
-fn join_expected() -> Vec<Figure> {
+fn join_expected() -> Vec<Value> {
     let mut count = vec![0i64; KEYS as usize];
     let mut vsum = vec![0.0f64; KEYS as usize];
     let mut vmax = vec![f64::MIN; KEYS as usize];
@@ -491,11 +483,11 @@ fn join_expected() -> Vec<Figure> {
         v_max = v_max.max(vmax[k as usize]);
     }
     vec![
-        Figure::Int(rows),
-        Figure::Int(key_sum),
-        Figure::Float(x_sum),
-        Figure::Float(v_sum),
-        Figure::Float(v_max),
+        Value::Int(rows),
+        Value::Int(key_sum),
+        Value::Float(x_sum),
+        Value::Float(v_sum),
+        Value::Float(v_max),
     ]
 }
 
