@@ -87,6 +87,21 @@ mod s3 {
         }
     }
 
+    /// Sets (or, for `None`, removes) an environment variable of this process.
+    #[allow(unsafe_code)]
+    fn set_env(name: &str, value: Option<&str>) {
+        // SAFETY: the environment is libc's, which another thread reading it at the same
+        // moment would race with. Every test of this binary holds `serial()`, and no plan
+        // runs while a variable changes (the runtime's workers are idle), so this thread
+        // is the only one touching the environment.
+        unsafe {
+            match value {
+                Some(v) => std::env::set_var(name, v),
+                None => std::env::remove_var(name),
+            }
+        }
+    }
+
     pub(super) fn s3_scenarios(python: &str) {
         use tessera::io::zarr::{from_zarr, to_zarr, Compression, ZarrStore, ZarrWriteOptions};
         use tessera::{Array, DType, Error};
@@ -98,16 +113,9 @@ mod s3 {
         };
         eprintln!("moto credentials: {key} {secret}");
         // Credentials through the standard variables; the endpoint through config.
-        // SAFETY: the environment is libc's, which another thread reading it at the same
-        // moment would race with. Every test of this binary holds `serial()`, and no plan
-        // is running while the variables change (the runtime's workers are idle), so this
-        // thread is the only one touching the environment.
-        unsafe {
-            std::env::set_var("AWS_ACCESS_KEY_ID", &key);
-            // SAFETY: as above.
-            unsafe { std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret) };
-            std::env::remove_var("AWS_SESSION_TOKEN");
-        }
+        set_env("AWS_ACCESS_KEY_ID", Some(&key));
+        set_env("AWS_SECRET_ACCESS_KEY", Some(&secret));
+        set_env("AWS_SESSION_TOKEN", None);
         let _cfg = tessera::config::set(&[
             ("storage.endpoint", endpoint.as_str()),
             ("storage.allow-http", "true"),
@@ -156,15 +164,13 @@ mod s3 {
         );
 
         // Wrong credentials: access denied, said as such.
-        // SAFETY: as above; no plan runs between the two changes of the variable.
-        unsafe { std::env::set_var("AWS_SECRET_ACCESS_KEY", "not-the-secret") };
+        set_env("AWS_SECRET_ACCESS_KEY", Some("not-the-secret"));
         let wrong = ZarrStore::open("s3://bench/data.zarr").unwrap();
         let err = from_zarr(&wrong, "plain", None, None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("access denied"), "{err}");
-        // SAFETY: as above.
-        unsafe { std::env::set_var("AWS_SECRET_ACCESS_KEY", &secret) };
+        set_env("AWS_SECRET_ACCESS_KEY", Some(&secret));
 
         // A write interrupted by stopping the server: the third block's task stops it first
         // (one worker, so two chunks are written before).
