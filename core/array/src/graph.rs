@@ -101,15 +101,24 @@ pub(crate) enum Op {
     SketchPart { packed: Array, xty: bool },
     /// A user function per block.
     MapBlocks(Vec<Array>, BlockFn),
-    /// Per output block, a function of the blocks of `input` along `axis` that
+    /// Per output block, a function of the blocks of `inputs` along `axis` that
     /// `sources[j]` names (`j` the output block's index along `axis`; the other axes'
-    /// block indices are the output's): the shape of sorts, merges and gathers, where an
-    /// output block needs several input blocks of its lane but not the whole array.
+    /// block indices are the output's), then of the block of `with` at the output's
+    /// block: the shape of sorts, merges and gathers, where an output block needs several
+    /// input blocks of its lane but not the whole array.
+    ///
+    /// The lane inputs share one block grid, whose axes other than `axis` are the
+    /// output's; the function gets `sources[j].len()` blocks of each, input by input,
+    /// then `with`'s block. `with` is chunked like the output, or is 1-d and chunked
+    /// like the output's `axis` (its block `j`). `name` says what the tasks do, in
+    /// `explain()` and in errors.
     AlongAxis {
-        input: Array,
+        inputs: Vec<Array>,
         axis: usize,
         sources: Arc<Vec<Vec<usize>>>,
+        with: Option<Array>,
         f: LaneBlockFn,
+        name: &'static str,
     },
     /// Move to another backend.
     Transfer(Array),
@@ -135,7 +144,22 @@ pub type LaneBlockFn =
 pub(crate) enum BlockFn {
     Host(HostBlockFn),
     Backend(BackendBlockFn),
-    Lane { f: LaneBlockFn, axis: usize },
+    Lane {
+        f: LaneBlockFn,
+        axis: usize,
+        name: &'static str,
+    },
+}
+
+impl BlockFn {
+    /// What the function's tasks are called: `map_blocks` for a user's function, the
+    /// operation's name for a lane function.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            BlockFn::Host(_) | BlockFn::Backend(_) => "map_blocks",
+            BlockFn::Lane { name, .. } => name,
+        }
+    }
 }
 
 impl Array {

@@ -11,6 +11,7 @@ mod creation;
 mod elementwise;
 mod indexing;
 mod io;
+mod lane;
 mod linalg;
 mod map_blocks;
 mod nan_reduction;
@@ -18,6 +19,7 @@ mod reduction;
 mod scan;
 mod sort;
 mod structure;
+mod take;
 
 pub(crate) use crate::block_io::block_region;
 pub use crate::block_io::{BlockSink, BlockSource, StoreSummary};

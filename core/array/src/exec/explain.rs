@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::plan::{Plan, TaskOp};
+use crate::graph::BlockFn;
 use crate::program::{Node as PNode, Program};
 
 impl Plan {
@@ -104,6 +105,10 @@ impl Plan {
                         .entry("one-pass block moments (sum and M2) of a fused block")
                         .or_default() += 1
                 }
+                TaskOp::MapBlocks {
+                    f: BlockFn::Lane { name, .. },
+                    ..
+                } => *other.entry(*name).or_default() += 1,
                 TaskOp::MapBlocks { .. } => *other.entry("map_blocks").or_default() += 1,
                 TaskOp::Transfer { .. } => {
                     *other.entry("backend transfer (via host)").or_default() += 1

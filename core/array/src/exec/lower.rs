@@ -356,11 +356,13 @@ impl Lowerer {
             Op::SketchPart { packed, xty } => self.sketch_part_task(t, packed, *xty),
             Op::MapBlocks(inputs, f) => self.map_blocks_task(t, inputs, f),
             Op::AlongAxis {
-                input,
+                inputs,
                 axis,
                 sources,
+                with,
                 f,
-            } => self.along_axis_task(t, input, *axis, sources, f),
+                name,
+            } => self.along_axis_task(t, inputs, *axis, sources, with.as_ref(), f, name),
             Op::Transfer(input) => self.transfer_task(t, input),
             Op::Source(source) => {
                 let region = crate::array::block_region(a.chunks(), block);
@@ -811,15 +813,18 @@ impl Lowerer {
         ))
     }
 
-    /// One output block of an [`Op::AlongAxis`]: its lane function over the input blocks
-    /// `sources[j]` names along `axis`.
+    /// One output block of an [`Op::AlongAxis`]: its lane function over the blocks of
+    /// `inputs` that `sources[j]` names along `axis`, then `with`'s block.
+    #[allow(clippy::too_many_arguments)]
     fn along_axis_task(
         &mut self,
         t: Target<'_>,
-        input: &Array,
+        inputs: &[Array],
         axis: usize,
         sources: &[Vec<usize>],
+        with: Option<&Array>,
         f: &crate::graph::LaneBlockFn,
+        name: &'static str,
     ) -> Result<usize> {
         let Target {
             a,
@@ -832,15 +837,29 @@ impl Lowerer {
         let wanted = sources.get(j).ok_or_else(|| {
             Error::Internal(format!("no sources for block {j} along axis {axis}"))
         })?;
-        let mut deps = Vec::with_capacity(wanted.len());
-        for &i in wanted {
-            let mut at = block.to_vec();
-            at[axis] = i;
-            deps.push(self.block_task(input, &at)?);
+        let mut deps = Vec::with_capacity(wanted.len() * inputs.len() + 1);
+        for input in inputs {
+            for &i in wanted {
+                let mut at = block.to_vec();
+                at[axis] = i;
+                deps.push(self.block_task(input, &at)?);
+            }
+        }
+        if let Some(w) = with {
+            let at = if w.ndim() == 1 {
+                vec![j]
+            } else {
+                block.to_vec()
+            };
+            deps.push(self.block_task(w, &at)?);
         }
         Ok(self.push(
             TaskOp::MapBlocks {
-                f: BlockFn::Lane { f: f.clone(), axis },
+                f: BlockFn::Lane {
+                    f: f.clone(),
+                    axis,
+                    name,
+                },
                 shape,
                 dtype: a.dtype(),
                 block: block.to_vec(),

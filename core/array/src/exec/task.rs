@@ -136,11 +136,11 @@ fn run_task(task: &Task, deps: &[Chunk]) -> Result<Chunk> {
                     b.from_host_owned(f(&host)?)?
                 }
                 BlockFn::Backend(f) => f(b.as_ref(), deps)?,
-                BlockFn::Lane { f, axis } => f(b.as_ref(), block[*axis], deps)?,
+                BlockFn::Lane { f, axis, .. } => f(b.as_ref(), block[*axis], deps)?,
             };
             if out.shape() != shape.as_slice() || out.dtype() != *dtype {
                 return Err(Error::user_function(
-                    "map_blocks",
+                    f.name(),
                     format!(
                         "block {block:?} came back as {} {:?}; declared {} {:?}",
                         out.dtype(),
@@ -187,6 +187,14 @@ pub(super) fn run_caught(i: usize, task: &Task, deps: &[Chunk]) -> Result<Chunk>
     catch_panic(
         || run_task(task, deps),
         |message| match &task.op {
+            TaskOp::MapBlocks {
+                f: BlockFn::Lane { name, .. },
+                block,
+                ..
+            } => Error::Panicked {
+                task: format!("{name} of block {block:?}"),
+                message,
+            },
             TaskOp::MapBlocks { block, .. } => Error::user_function(
                 "map_blocks",
                 format!("the function panicked on block {block:?}: {message}"),
@@ -259,6 +267,10 @@ pub(super) fn task_kind(task: &Task) -> &'static str {
         TaskOp::Sketch { .. } => "sketch",
         TaskOp::Moments { .. } => "moments",
         TaskOp::Sum => "reduce",
+        TaskOp::MapBlocks {
+            f: BlockFn::Lane { name, .. },
+            ..
+        } => name,
         TaskOp::MapBlocks { .. } => "user function",
         TaskOp::Transfer { .. } => "transfer",
         TaskOp::Read { .. } => "read",

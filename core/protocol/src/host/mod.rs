@@ -5,6 +5,7 @@
 //! [`HostArray::view_typed`], which check the dtype instead of converting silently.
 
 pub mod arrow;
+mod gather;
 mod scan;
 mod sort;
 

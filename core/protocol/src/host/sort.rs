@@ -16,7 +16,7 @@ use super::{HostArray, HostElement};
 use crate::error::{Error, Result};
 
 /// An element's place in NumPy's sort order as an unsigned key.
-trait SortKey: HostElement {
+pub(super) trait SortKey: HostElement {
     fn key(self) -> u64;
 }
 
@@ -108,7 +108,7 @@ fn sort_typed<T: SortKey>(a: &ArrayD<T>, axis: usize, descending: bool) -> HostA
 
 /// How many elements of each sorted sequence come before global rank `r` of their
 /// stable merge (ties taken from earlier sequences first).
-fn split_at_rank(seqs: &[Vec<u64>], r: usize) -> Vec<usize> {
+pub(super) fn split_at_rank(seqs: &[Vec<u64>], r: usize) -> Vec<usize> {
     let total: usize = seqs.iter().map(Vec::len).sum();
     if r >= total {
         return seqs.iter().map(Vec::len).collect();
