@@ -6705,6 +6705,138 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.sort/float64", "api_sort_float64");
             }
             #[test]
+            fn api_argsort_bool() {
+                $crate::run_generated_test(backend(), "api.argsort/bool", "api_argsort_bool");
+            }
+            #[test]
+            fn api_argsort_int8() {
+                $crate::run_generated_test(backend(), "api.argsort/int8", "api_argsort_int8");
+            }
+            #[test]
+            fn api_argsort_int16() {
+                $crate::run_generated_test(backend(), "api.argsort/int16", "api_argsort_int16");
+            }
+            #[test]
+            fn api_argsort_int32() {
+                $crate::run_generated_test(backend(), "api.argsort/int32", "api_argsort_int32");
+            }
+            #[test]
+            fn api_argsort_int64() {
+                $crate::run_generated_test(backend(), "api.argsort/int64", "api_argsort_int64");
+            }
+            #[test]
+            fn api_argsort_uint8() {
+                $crate::run_generated_test(backend(), "api.argsort/uint8", "api_argsort_uint8");
+            }
+            #[test]
+            fn api_argsort_uint16() {
+                $crate::run_generated_test(backend(), "api.argsort/uint16", "api_argsort_uint16");
+            }
+            #[test]
+            fn api_argsort_uint32() {
+                $crate::run_generated_test(backend(), "api.argsort/uint32", "api_argsort_uint32");
+            }
+            #[test]
+            fn api_argsort_uint64() {
+                $crate::run_generated_test(backend(), "api.argsort/uint64", "api_argsort_uint64");
+            }
+            #[test]
+            fn api_argsort_float32() {
+                $crate::run_generated_test(backend(), "api.argsort/float32", "api_argsort_float32");
+            }
+            #[test]
+            fn api_argsort_float64() {
+                $crate::run_generated_test(backend(), "api.argsort/float64", "api_argsort_float64");
+            }
+            #[test]
+            fn api_take_bool() {
+                $crate::run_generated_test(backend(), "api.take/bool", "api_take_bool");
+            }
+            #[test]
+            fn api_take_int8() {
+                $crate::run_generated_test(backend(), "api.take/int8", "api_take_int8");
+            }
+            #[test]
+            fn api_take_int16() {
+                $crate::run_generated_test(backend(), "api.take/int16", "api_take_int16");
+            }
+            #[test]
+            fn api_take_int32() {
+                $crate::run_generated_test(backend(), "api.take/int32", "api_take_int32");
+            }
+            #[test]
+            fn api_take_int64() {
+                $crate::run_generated_test(backend(), "api.take/int64", "api_take_int64");
+            }
+            #[test]
+            fn api_take_uint8() {
+                $crate::run_generated_test(backend(), "api.take/uint8", "api_take_uint8");
+            }
+            #[test]
+            fn api_take_uint16() {
+                $crate::run_generated_test(backend(), "api.take/uint16", "api_take_uint16");
+            }
+            #[test]
+            fn api_take_uint32() {
+                $crate::run_generated_test(backend(), "api.take/uint32", "api_take_uint32");
+            }
+            #[test]
+            fn api_take_uint64() {
+                $crate::run_generated_test(backend(), "api.take/uint64", "api_take_uint64");
+            }
+            #[test]
+            fn api_take_float32() {
+                $crate::run_generated_test(backend(), "api.take/float32", "api_take_float32");
+            }
+            #[test]
+            fn api_take_float64() {
+                $crate::run_generated_test(backend(), "api.take/float64", "api_take_float64");
+            }
+            #[test]
+            fn api_take_along_axis_bool() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/bool", "api_take_along_axis_bool");
+            }
+            #[test]
+            fn api_take_along_axis_int8() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/int8", "api_take_along_axis_int8");
+            }
+            #[test]
+            fn api_take_along_axis_int16() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/int16", "api_take_along_axis_int16");
+            }
+            #[test]
+            fn api_take_along_axis_int32() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/int32", "api_take_along_axis_int32");
+            }
+            #[test]
+            fn api_take_along_axis_int64() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/int64", "api_take_along_axis_int64");
+            }
+            #[test]
+            fn api_take_along_axis_uint8() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/uint8", "api_take_along_axis_uint8");
+            }
+            #[test]
+            fn api_take_along_axis_uint16() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/uint16", "api_take_along_axis_uint16");
+            }
+            #[test]
+            fn api_take_along_axis_uint32() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/uint32", "api_take_along_axis_uint32");
+            }
+            #[test]
+            fn api_take_along_axis_uint64() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/uint64", "api_take_along_axis_uint64");
+            }
+            #[test]
+            fn api_take_along_axis_float32() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/float32", "api_take_along_axis_float32");
+            }
+            #[test]
+            fn api_take_along_axis_float64() {
+                $crate::run_generated_test(backend(), "api.take_along_axis/float64", "api_take_along_axis_float64");
+            }
+            #[test]
             fn api_permute_dims_bool() {
                 $crate::run_generated_test(backend(), "api.permute_dims/bool", "api_permute_dims_bool");
             }

@@ -109,6 +109,7 @@ pub fn families() -> Vec<Family> {
     v.extend(reductions());
     v.extend(scans());
     v.push(sorting());
+    v.extend(gathers());
     v.extend(structure());
     v.extend(blocks_and_linalg());
     v
@@ -494,6 +495,137 @@ fn sorting() -> Family {
             format!("{desc}, axis {axis}, descending {descending}"),
         )
     })
+}
+
+/// Integer indices along `axis` of length `n`: `m` of them, negative ones among them
+/// (counted from the end), of a signed dtype, or unsigned and in range; one out of
+/// range when `stray`.
+fn index_values(g: &mut Gen, n: usize, m: usize, stray: bool) -> (Vec<i64>, DType) {
+    let unsigned = g.chance(0.2);
+    let mut v: Vec<i64> = (0..m)
+        .map(|_| {
+            let i = g.below(n) as i64;
+            if !unsigned && g.chance(0.3) {
+                i - n as i64
+            } else {
+                i
+            }
+        })
+        .collect();
+    if stray && m > 0 {
+        let at = g.below(m);
+        v[at] = if unsigned || g.chance(0.5) {
+            n as i64 + g.below(3) as i64
+        } else {
+            -(n as i64) - 1 - g.below(3) as i64
+        };
+    }
+    let dt = if unsigned {
+        DType::U16
+    } else {
+        g.pick(&[DType::I64, DType::I32])
+    };
+    (v, dt)
+}
+
+/// Index values as an array on the side's backend, chunked as drawn (one chunk on the
+/// reference); `lazy` makes them the result of an op, whose values the plan cannot read
+/// before it runs.
+fn index_array(
+    s: &Side,
+    g: &mut Gen,
+    values: &[i64],
+    shape: &[usize],
+    dt: DType,
+    lazy: bool,
+) -> Result<(HostArray, Array)> {
+    let h = HostArray::I64(
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), values.to_vec())
+            .map_err(|e| tessera_core::Error::Internal(format!("index shape: {e}")))?,
+    )
+    .cast(dt);
+    let a = Array::from_host(h.clone(), spec(s, g, shape), Some(s.name()))?;
+    let a = if lazy {
+        a.binary_scalar(BinaryOp::Add, Scalar::I64(0).cast(dt), false)?
+    } else {
+        a
+    };
+    Ok((h, a))
+}
+
+/// `argsort`, `take` and `take_along_axis` over irregular chunks: per-block argsorts
+/// merged with their indices, and gathers that read the blocks of a lane the indices
+/// touch, against one chunk on the reference and the oracle's definitions.
+fn gathers() -> Vec<Family> {
+    vec![
+        fam("argsort", all(), |s, g, d, v| {
+            let shape = g.shape(1, 4);
+            let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, |h| h)?;
+            let axis = g.below(shape.len());
+            let descending = g.chance(0.4);
+            s.expect(|| vec![crate::oracle::sort::argsort(&h, axis, descending)]);
+            one(
+                a.argsort(axis, descending)?,
+                Tol::EXACT,
+                format!("{desc}, axis {axis}, descending {descending}"),
+            )
+        }),
+        fam("take", all(), |s, g, d, v| {
+            let shape = g.nonempty_shape(1, 4);
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let axis = g.below(shape.len());
+            let m = g.below(2 * shape[axis] + 2);
+            let stray = g.chance(0.1);
+            let (values, dt) = index_values(g, shape[axis], m, stray);
+            let lazy = g.chance(0.5);
+            let (ih, idx) = index_array(s, g, &values, &[m], dt, lazy)?;
+            s.expect_outcome(|| match crate::oracle::take::take(&h, &ih, axis) {
+                Some(out) => Expect::Values(vec![out]),
+                None => Expect::Error(ErrorKind::Invalid),
+            });
+            one(
+                a.take(&idx, axis)?,
+                Tol::EXACT,
+                format!("{desc}, axis {axis}, {dt} indices {values:?} (lazy {lazy})"),
+            )
+        }),
+        fam("take_along_axis", all(), |s, g, d, v| {
+            let shape = g.nonempty_shape(1, 4);
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let axis = g.below(shape.len());
+            let n = shape[axis];
+            // The indices' shape: their own length along the axis, and the array's
+            // lengths elsewhere or 1 (broadcast).
+            let ishape: Vec<usize> = shape
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| {
+                    if i == axis {
+                        g.below(2 * n + 1)
+                    } else if g.chance(0.25) {
+                        1
+                    } else {
+                        len
+                    }
+                })
+                .collect();
+            let stray = g.chance(0.1);
+            let (values, dt) = index_values(g, n, numel(&ishape), stray);
+            let lazy = g.chance(0.5);
+            let (ih, idx) = index_array(s, g, &values, &ishape, dt, lazy)?;
+            s.expect_outcome(
+                || match crate::oracle::take::take_along_axis(&h, &ih, axis) {
+                    Some(out) => Expect::Values(vec![out]),
+                    None => Expect::Error(ErrorKind::Invalid),
+                },
+            );
+            one(
+                a.take_along_axis(&idx, axis)?,
+                Tol::EXACT,
+                format!("{desc}, axis {axis}, {dt} indices of shape {ishape:?} (lazy {lazy})"),
+            )
+        }),
+    ]
 }
 
 fn reductions() -> Vec<Family> {

@@ -27,6 +27,7 @@ pub mod random;
 pub mod reduce;
 pub mod scan;
 pub mod sort;
+pub mod take;
 pub mod values;
 
 use tessera_core::program::{BinaryOp, IndexMap, ReduceOp, UnaryOp};

@@ -1,6 +1,8 @@
 //! Sorting from its definition: each lane along the axis ordered by value with a stable
 //! comparison sort — bools false before true, integers by value, floats by value with
 //! the two zeros equal and every NaN after every number — then reversed for descending.
+//! `argsort` is the same stable sort of the positions; descending is the Array API's
+//! definition read off the reversed lane, so equal elements keep their order.
 
 use std::cmp::Ordering;
 
@@ -51,4 +53,42 @@ pub fn sort(x: &HostArray, axis: usize, descending: bool) -> HostArray {
         }
     }
     build(&shape, x.dtype(), &out)
+}
+
+/// The positions that sort `x` along `axis` (stable), as `int64`: ascending (NaN last),
+/// or `descending` (NaN first, equal elements in their order).
+pub fn argsort(x: &HostArray, axis: usize, descending: bool) -> HostArray {
+    let shape = x.shape().to_vec();
+    let input = read(x);
+    let mut out = vec![V::I(0); input.len()];
+    let n = shape[axis];
+    for p in 0..count(&shape) {
+        let at = unravel(p, &shape);
+        if at[axis] != 0 {
+            continue;
+        }
+        let positions: Vec<usize> = (0..n)
+            .map(|i| {
+                let mut c = at.clone();
+                c[axis] = i;
+                ravel(&c, &shape)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        if descending {
+            // Sort the reversed lane ascending, stably; read it back from the end.
+            order.sort_by(|&a, &b| order_of(&input, &positions, n - 1 - a, n - 1 - b));
+            order = order.into_iter().rev().map(|i| n - 1 - i).collect();
+        } else {
+            order.sort_by(|&a, &b| order_of(&input, &positions, a, b));
+        }
+        for (&q, i) in positions.iter().zip(order) {
+            out[q] = V::I(i as i128);
+        }
+    }
+    build(&shape, tessera_core::DType::I64, &out)
+}
+
+fn order_of(input: &[V], positions: &[usize], a: usize, b: usize) -> Ordering {
+    order(&input[positions[a]], &input[positions[b]])
 }
