@@ -3,7 +3,8 @@
 //! Every method builds a new lazy array (nothing runs until `compute()`, `persist()` or a
 //! NumPy conversion), with Dask's names and NumPy's rules: operators with Python scalars
 //! follow NEP 50 (a Python `int` or `float` adapts to the array's dtype; a NumPy scalar
-//! keeps its own), `__getitem__` takes ints, slices with steps, `None` and `...`, and
+//! keeps its own), `__getitem__` takes ints, slices with steps, `None`, `...` and one
+//! integer array or 1-d boolean mask known now (see `take`), and
 //! reductions take `axis` (an int, a tuple or `None`) and `keepdims`. `compute()` returns
 //! a NumPy array that owns the engine's buffer (no copy; see `convert`).
 
@@ -11,7 +12,7 @@ use std::sync::Arc;
 
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyEllipsis, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyEllipsis, PyList, PySlice, PyTuple};
 use tessera::program::{BinaryOp, UnaryOp};
 use tessera::{Array, DType, HostArray, Index};
 
@@ -122,12 +123,14 @@ fn one_axis(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<usi
     }
 }
 
-fn index_item(item: &Bound<'_, PyAny>) -> PyResult<Index> {
+/// One entry of a key: a basic index, or `None` for an array (an integer array or a
+/// boolean mask, handled by [`crate::index_array`]).
+fn index_item(item: &Bound<'_, PyAny>) -> PyResult<Option<Index>> {
     if item.is_none() {
-        return Ok(Index::NewAxis);
+        return Ok(Some(Index::NewAxis));
     }
     if item.is_instance_of::<PyEllipsis>() {
-        return Ok(Index::Ellipsis);
+        return Ok(Some(Index::Ellipsis));
     }
     if let Ok(s) = item.cast::<PySlice>() {
         let part = |name: &str| -> PyResult<Option<i64>> {
@@ -144,19 +147,88 @@ fn index_item(item: &Bound<'_, PyAny>) -> PyResult<Index> {
         if step == 0 {
             return Err(PyValueError::new_err("slice step cannot be zero"));
         }
-        return Ok(Index::Slice {
+        return Ok(Some(Index::Slice {
             start: part("start")?,
             stop: part("stop")?,
             step,
-        });
+        }));
+    }
+    if item.is_instance_of::<PyBool>() {
+        return Err(PyIndexError::new_err(
+            "a bool as an index (NumPy adds an axis of length 1 or 0) is not supported; use None for a new axis",
+        ));
     }
     if let Ok(i) = item.extract::<i64>() {
-        return Ok(Index::At(i));
+        return Ok(Some(Index::At(i)));
+    }
+    if item.cast::<PyArray>().is_ok()
+        || item.is_instance_of::<PyList>()
+        || item.hasattr("__array__")?
+    {
+        return Ok(None);
     }
     Err(PyIndexError::new_err(format!(
-        "tessera arrays take ints, slices, None and ... as indices; got {} (boolean masks and integer arrays are not supported: use where() or a computed NumPy array)",
+        "only integers, slices (`:`), ellipsis (`...`), None and integer or boolean arrays are valid indices; got {}",
         item.get_type().name()?
     )))
+}
+
+/// `x[key]` for a key holding one array among basic indices, NumPy's way: the basic
+/// indices first, then the array along the axis it stands on; when integers and the
+/// array are apart in the key (a slice, `...` or `None` between them), the array's
+/// axes go first, as NumPy's rule for separated advanced indices.
+fn getitem_with_array(
+    py: Python<'_>,
+    x: &Array,
+    items: &[Bound<'_, PyAny>],
+    parsed: &[Option<Index>],
+) -> PyResult<Array> {
+    let arrays: Vec<usize> = (0..parsed.len()).filter(|&i| parsed[i].is_none()).collect();
+    crate::index_array::one_array_only(arrays.len())?;
+    let at = arrays[0];
+    let index: Vec<Index> = parsed.iter().map(|i| i.unwrap_or(Index::FULL)).collect();
+    let shape = x.shape();
+    check_bounds(&index, &shape)?;
+    let basic = x.slice(&index).py_err()?;
+    let consumes = |i: &Index| matches!(i, Index::At(_) | Index::Slice { .. });
+    let ellipsis = shape
+        .len()
+        .saturating_sub(index.iter().filter(|i| consumes(i)).count());
+    let (mut in_axis, mut out_axis) = (0, 0);
+    for i in &index[..at] {
+        match i {
+            Index::At(_) => in_axis += 1,
+            Index::Slice { .. } => {
+                in_axis += 1;
+                out_axis += 1;
+            }
+            Index::NewAxis => out_axis += 1,
+            Index::Ellipsis => {
+                in_axis += ellipsis;
+                out_axis += ellipsis;
+            }
+        }
+    }
+    let n = shape[in_axis];
+    let lazy = items[at]
+        .cast::<PyArray>()
+        .ok()
+        .map(|a| a.get().inner.clone());
+    let idx = crate::index_array::IndexArray::of(py, &items[at], lazy, in_axis, n)?;
+    let out = crate::index_array::take_axis(&basic, &idx, out_axis)?;
+    let advanced: Vec<usize> = (0..index.len())
+        .filter(|&i| i == at || matches!(index[i], Index::At(_)))
+        .collect();
+    let apart = advanced[advanced.len() - 1] - advanced[0] + 1 != advanced.len();
+    if !apart || out_axis == 0 {
+        return Ok(out);
+    }
+    let k = idx.shape().len();
+    let perm: Vec<usize> = (out_axis..out_axis + k)
+        .chain(0..out_axis)
+        .chain(out_axis + k..out.ndim())
+        .collect();
+    out.permute_dims(&perm).py_err()
 }
 
 /// Calls the Python function `f` with NumPy copies of `blocks`, the GIL taken only for the
@@ -442,11 +514,16 @@ impl PyArray {
         self.scalar(py)?.is_truthy()
     }
 
-    fn __getitem__(&self, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-        let index: Vec<Index> = match key.cast::<PyTuple>() {
-            Ok(t) => t.iter().map(|i| index_item(&i)).collect::<PyResult<_>>()?,
-            Err(_) => vec![index_item(key)?],
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![key.clone()],
         };
+        let parsed: Vec<Option<Index>> = items.iter().map(index_item).collect::<PyResult<_>>()?;
+        if parsed.iter().any(Option::is_none) {
+            return getitem_with_array(py, &self.inner, &items, &parsed).map(Into::into);
+        }
+        let index: Vec<Index> = parsed.into_iter().flatten().collect();
         check_bounds(&index, &self.inner.shape())?;
         self.inner.slice(&index).py_err().map(Into::into)
     }

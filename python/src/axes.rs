@@ -31,6 +31,35 @@ pub fn axes_of(axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Option<
         .map(Some)
 }
 
+/// One axis as an int (negative from the end) of an `ndim`-d array.
+///
+/// # Errors
+/// NumPy's `AxisError` for an axis out of range.
+pub fn axis_of(py: Python<'_>, axis: i64, ndim: usize) -> PyResult<usize> {
+    let n = ndim as i64;
+    if axis < -n || axis >= n {
+        return Err(axis_error(py, axis, ndim));
+    }
+    Ok(axis.rem_euclid(n) as usize)
+}
+
+/// `x` and the axis an `axis=` argument names: `None` is the flattened array's only axis,
+/// as NumPy's sorting and `take` functions read it.
+///
+/// # Errors
+/// NumPy's `AxisError` for an axis out of range; the engine's error for a reshape.
+pub fn flat_or_axis(
+    py: Python<'_>,
+    x: &tessera::Array,
+    axis: Option<i64>,
+) -> PyResult<(tessera::Array, usize)> {
+    use crate::errors::IntoPy;
+    match axis {
+        None => Ok((x.reshape(&[-1]).py_err()?, 0)),
+        Some(ax) => Ok((x.clone(), axis_of(py, ax, x.ndim())?)),
+    }
+}
+
 /// NumPy's `AxisError` (a `ValueError` and an `IndexError`) for `axis` of an array of
 /// `ndim` dimensions, with NumPy's message.
 pub fn axis_error(py: Python<'_>, axis: i64, ndim: usize) -> PyErr {

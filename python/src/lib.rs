@@ -27,11 +27,13 @@ pub mod errors;
 pub mod expr;
 pub mod frame;
 pub mod html;
+pub mod index_array;
 pub mod linalg;
 pub mod run;
 pub mod scan;
 pub mod sort;
 pub mod storage;
+pub mod take;
 pub mod ufunc;
 
 /// The extension module.
@@ -65,6 +67,9 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(creation::compute, m)?)?;
     m.add_function(wrap_pyfunction!(creation::cumulative, m)?)?;
     m.add_function(wrap_pyfunction!(sort::sort, m)?)?;
+    m.add_function(wrap_pyfunction!(sort::argsort, m)?)?;
+    m.add_function(wrap_pyfunction!(take::take, m)?)?;
+    m.add_function(wrap_pyfunction!(take::take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd_compressed, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::qr, m)?)?;

@@ -1,11 +1,14 @@
-//! Sorting from Python: `np.sort(x)`, the Array API's `sort` and `tessera.sort`.
+//! Sorting from Python: `np.sort(x)`, `np.argsort(x)`, the Array API's `sort` and
+//! `argsort`, and `tessera.sort` and `tessera.argsort`.
 //!
 //! The engine sorts each chunk, then merges every output chunk from the sorted chunks of
-//! its lane (`tessera::Array::sort`); the chunking stays as it was.
+//! its lane (`tessera::Array::sort`); `argsort` carries each element's position through
+//! the same merge. The chunking stays as it was.
 
 use pyo3::prelude::*;
 
-use crate::array::{axis_error, PyArray};
+use crate::array::PyArray;
+use crate::axes::flat_or_axis;
 use crate::errors::IntoPy;
 
 /// `x` sorted along `axis` (default the last, as `np.sort`; `None`: the flattened
@@ -13,16 +16,21 @@ use crate::errors::IntoPy;
 #[pyfunction]
 #[pyo3(signature = (x, axis=-1, descending=false))]
 pub fn sort(py: Python<'_>, x: &PyArray, axis: Option<i64>, descending: bool) -> PyResult<PyArray> {
-    let a = &x.inner;
-    let (a, axis) = match axis {
-        None => (a.reshape(&[-1]).py_err()?, 0),
-        Some(ax) => {
-            let n = a.ndim() as i64;
-            if ax < -n || ax >= n {
-                return Err(axis_error(py, ax, a.ndim()));
-            }
-            (a.clone(), ax.rem_euclid(n) as usize)
-        }
-    };
+    let (a, axis) = flat_or_axis(py, &x.inner, axis)?;
     a.sort(axis, descending).py_err().map(Into::into)
+}
+
+/// The `int64` positions that sort `x` along `axis` (default the last; `None`: the
+/// flattened array), stable, ascending in NumPy's order (NaN last) or `descending` (NaN
+/// first, equal elements in their order, as the Array API's `argsort`).
+#[pyfunction]
+#[pyo3(signature = (x, axis=-1, descending=false))]
+pub fn argsort(
+    py: Python<'_>,
+    x: &PyArray,
+    axis: Option<i64>,
+    descending: bool,
+) -> PyResult<PyArray> {
+    let (a, axis) = flat_or_axis(py, &x.inner, axis)?;
+    a.argsort(axis, descending).py_err().map(Into::into)
 }

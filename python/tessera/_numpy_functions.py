@@ -248,6 +248,28 @@ def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return _tessera.sort(_array(a), axis)
 
 
+@implements(_np.argsort)
+def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    if order is not None:
+        raise TypeError("numpy.argsort(..., order=...) sorts structured arrays, which tessera does not have")
+    # Stable whatever the kind: ties come out in NumPy's kind="stable" order.
+    return _tessera.argsort(_array(a), axis)
+
+
+# Indexing.
+@implements(_np.take)
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    _no_out("take", out)
+    if mode != "raise":
+        raise TypeError(f"numpy.take(..., mode={mode!r}): tessera takes mode='raise' (an index out of bounds is an IndexError)")
+    return _tessera.take(_array(a), indices, axis)
+
+
+@implements(_np.take_along_axis)
+def _take_along_axis(arr, indices, axis=-1):
+    return _tessera.take_along_axis(_array(arr), indices, axis)
+
+
 # Joining, selecting and reshaping.
 @implements(_np.concatenate)
 def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):

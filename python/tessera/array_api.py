@@ -6,7 +6,7 @@ chunked arrays unchanged. Dtypes are the NumPy dtype objects (``xp.float64 ==
 np.dtype("float64")``, as ``x.dtype`` gives them); devices are ``"cpu"`` and
 ``"cuda:N"``.
 
-What the namespace does not define yet (complex dtypes, ``argsort``, set functions, the
+What the namespace does not define yet (complex dtypes, set functions, the
 ``fft`` extension, ``linalg`` beyond ``matmul``, data-dependent shapes) is absent rather
 than approximated: ``hasattr(xp, name)`` says whether a function is there, and
 ``__array_namespace_info__().capabilities()`` declares ``"data-dependent shapes":
@@ -567,6 +567,48 @@ def sort(x, /, *, axis=-1, descending=False, stable=True):
     each chunk sorted, then each output chunk merged from the sorted chunks of its lane.
     Every tessera sort is stable."""
     return _tessera.sort(asarray(x), axis, descending)
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    """The ``int64`` indices that sort ``x`` along ``axis``; equal elements keep their
+    order (descending too, as the standard defines it). Each chunk is argsorted, then
+    each output chunk merged from the sorted chunks of its lane with their indices.
+
+    >>> import tessera.array_api as xp
+    >>> xp.argsort(xp.asarray([3.0, 1.0, 3.0, 2.0]), descending=True).compute().tolist()
+    [0, 2, 3, 1]
+    """
+    return _tessera.argsort(asarray(x), axis, descending)
+
+
+# Indexing.
+def take(x, indices, /, *, axis=None):
+    """The elements of ``x`` at the 1-d integer array ``indices`` along ``axis`` (which
+    may be omitted for a 1-d ``x``); negative indices count from the end.
+
+    >>> import tessera.array_api as xp
+    >>> x = xp.asarray([[1, 2], [3, 4], [5, 6]])
+    >>> xp.take(x, xp.asarray([2, 0]), axis=0).compute().tolist()
+    [[5, 6], [1, 2]]
+    """
+    x = asarray(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis must be given for an array of {x.ndim} dimensions")
+        axis = 0
+    return _tessera.take(x, indices, axis)
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """For each element of ``indices`` (of ``x``'s rank), the element of ``x`` at that
+    position along ``axis`` in the same lane; the other axes broadcast.
+
+    >>> import tessera.array_api as xp
+    >>> x = xp.asarray([[3, 1, 2], [9, 7, 8]])
+    >>> xp.take_along_axis(x, xp.argsort(x, axis=1), axis=1).compute().tolist()
+    [[1, 2, 3], [7, 8, 9]]
+    """
+    return _tessera.take_along_axis(asarray(x), indices, axis)
 
 
 # Searching and utility functions.
