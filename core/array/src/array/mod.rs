@@ -15,6 +15,7 @@ mod lane;
 mod linalg;
 mod map_blocks;
 mod nan_reduction;
+mod quantile;
 mod reduction;
 mod scan;
 mod sort;
