@@ -6837,6 +6837,166 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.take_along_axis/float64", "api_take_along_axis_float64");
             }
             #[test]
+            fn api_quantile_int8() {
+                $crate::run_generated_test(backend(), "api.quantile/int8", "api_quantile_int8");
+            }
+            #[test]
+            fn api_quantile_int16() {
+                $crate::run_generated_test(backend(), "api.quantile/int16", "api_quantile_int16");
+            }
+            #[test]
+            fn api_quantile_int32() {
+                $crate::run_generated_test(backend(), "api.quantile/int32", "api_quantile_int32");
+            }
+            #[test]
+            fn api_quantile_int64() {
+                $crate::run_generated_test(backend(), "api.quantile/int64", "api_quantile_int64");
+            }
+            #[test]
+            fn api_quantile_uint8() {
+                $crate::run_generated_test(backend(), "api.quantile/uint8", "api_quantile_uint8");
+            }
+            #[test]
+            fn api_quantile_uint16() {
+                $crate::run_generated_test(backend(), "api.quantile/uint16", "api_quantile_uint16");
+            }
+            #[test]
+            fn api_quantile_uint32() {
+                $crate::run_generated_test(backend(), "api.quantile/uint32", "api_quantile_uint32");
+            }
+            #[test]
+            fn api_quantile_uint64() {
+                $crate::run_generated_test(backend(), "api.quantile/uint64", "api_quantile_uint64");
+            }
+            #[test]
+            fn api_quantile_float32() {
+                $crate::run_generated_test(backend(), "api.quantile/float32", "api_quantile_float32");
+            }
+            #[test]
+            fn api_quantile_float64() {
+                $crate::run_generated_test(backend(), "api.quantile/float64", "api_quantile_float64");
+            }
+            #[test]
+            fn api_nanquantile_int8() {
+                $crate::run_generated_test(backend(), "api.nanquantile/int8", "api_nanquantile_int8");
+            }
+            #[test]
+            fn api_nanquantile_int16() {
+                $crate::run_generated_test(backend(), "api.nanquantile/int16", "api_nanquantile_int16");
+            }
+            #[test]
+            fn api_nanquantile_int32() {
+                $crate::run_generated_test(backend(), "api.nanquantile/int32", "api_nanquantile_int32");
+            }
+            #[test]
+            fn api_nanquantile_int64() {
+                $crate::run_generated_test(backend(), "api.nanquantile/int64", "api_nanquantile_int64");
+            }
+            #[test]
+            fn api_nanquantile_uint8() {
+                $crate::run_generated_test(backend(), "api.nanquantile/uint8", "api_nanquantile_uint8");
+            }
+            #[test]
+            fn api_nanquantile_uint16() {
+                $crate::run_generated_test(backend(), "api.nanquantile/uint16", "api_nanquantile_uint16");
+            }
+            #[test]
+            fn api_nanquantile_uint32() {
+                $crate::run_generated_test(backend(), "api.nanquantile/uint32", "api_nanquantile_uint32");
+            }
+            #[test]
+            fn api_nanquantile_uint64() {
+                $crate::run_generated_test(backend(), "api.nanquantile/uint64", "api_nanquantile_uint64");
+            }
+            #[test]
+            fn api_nanquantile_float32() {
+                $crate::run_generated_test(backend(), "api.nanquantile/float32", "api_nanquantile_float32");
+            }
+            #[test]
+            fn api_nanquantile_float64() {
+                $crate::run_generated_test(backend(), "api.nanquantile/float64", "api_nanquantile_float64");
+            }
+            #[test]
+            fn api_median_int8() {
+                $crate::run_generated_test(backend(), "api.median/int8", "api_median_int8");
+            }
+            #[test]
+            fn api_median_int16() {
+                $crate::run_generated_test(backend(), "api.median/int16", "api_median_int16");
+            }
+            #[test]
+            fn api_median_int32() {
+                $crate::run_generated_test(backend(), "api.median/int32", "api_median_int32");
+            }
+            #[test]
+            fn api_median_int64() {
+                $crate::run_generated_test(backend(), "api.median/int64", "api_median_int64");
+            }
+            #[test]
+            fn api_median_uint8() {
+                $crate::run_generated_test(backend(), "api.median/uint8", "api_median_uint8");
+            }
+            #[test]
+            fn api_median_uint16() {
+                $crate::run_generated_test(backend(), "api.median/uint16", "api_median_uint16");
+            }
+            #[test]
+            fn api_median_uint32() {
+                $crate::run_generated_test(backend(), "api.median/uint32", "api_median_uint32");
+            }
+            #[test]
+            fn api_median_uint64() {
+                $crate::run_generated_test(backend(), "api.median/uint64", "api_median_uint64");
+            }
+            #[test]
+            fn api_median_float32() {
+                $crate::run_generated_test(backend(), "api.median/float32", "api_median_float32");
+            }
+            #[test]
+            fn api_median_float64() {
+                $crate::run_generated_test(backend(), "api.median/float64", "api_median_float64");
+            }
+            #[test]
+            fn api_nanmedian_int8() {
+                $crate::run_generated_test(backend(), "api.nanmedian/int8", "api_nanmedian_int8");
+            }
+            #[test]
+            fn api_nanmedian_int16() {
+                $crate::run_generated_test(backend(), "api.nanmedian/int16", "api_nanmedian_int16");
+            }
+            #[test]
+            fn api_nanmedian_int32() {
+                $crate::run_generated_test(backend(), "api.nanmedian/int32", "api_nanmedian_int32");
+            }
+            #[test]
+            fn api_nanmedian_int64() {
+                $crate::run_generated_test(backend(), "api.nanmedian/int64", "api_nanmedian_int64");
+            }
+            #[test]
+            fn api_nanmedian_uint8() {
+                $crate::run_generated_test(backend(), "api.nanmedian/uint8", "api_nanmedian_uint8");
+            }
+            #[test]
+            fn api_nanmedian_uint16() {
+                $crate::run_generated_test(backend(), "api.nanmedian/uint16", "api_nanmedian_uint16");
+            }
+            #[test]
+            fn api_nanmedian_uint32() {
+                $crate::run_generated_test(backend(), "api.nanmedian/uint32", "api_nanmedian_uint32");
+            }
+            #[test]
+            fn api_nanmedian_uint64() {
+                $crate::run_generated_test(backend(), "api.nanmedian/uint64", "api_nanmedian_uint64");
+            }
+            #[test]
+            fn api_nanmedian_float32() {
+                $crate::run_generated_test(backend(), "api.nanmedian/float32", "api_nanmedian_float32");
+            }
+            #[test]
+            fn api_nanmedian_float64() {
+                $crate::run_generated_test(backend(), "api.nanmedian/float64", "api_nanmedian_float64");
+            }
+            #[test]
             fn api_permute_dims_bool() {
                 $crate::run_generated_test(backend(), "api.permute_dims/bool", "api_permute_dims_bool");
             }

@@ -110,6 +110,7 @@ pub fn families() -> Vec<Family> {
     v.extend(scans());
     v.push(sorting());
     v.extend(gathers());
+    v.extend(quantiles());
     v.extend(structure());
     v.extend(blocks_and_linalg());
     v
@@ -626,6 +627,78 @@ fn gathers() -> Vec<Family> {
             )
         }),
     ]
+}
+
+/// `quantile`, `nanquantile`, `median` and `nanmedian` over irregular chunks: the lane
+/// sorted chunk by chunk and only the needed order statistics read (lazily, by each
+/// lane's count of numbers, for the NaN-skipping forms), against one chunk on the
+/// reference and the oracle's NumPy arithmetic.
+fn quantiles() -> Vec<Family> {
+    use crate::oracle::quantile::{select, Select};
+    [
+        ("quantile", false, false),
+        ("nanquantile", false, true),
+        ("median", true, false),
+        ("nanmedian", true, true),
+    ]
+    .into_iter()
+    .map(|(name, median, skip_nan)| {
+        fam(name, numeric(), move |s, g, d, v| {
+            let shape = g.nonempty_shape(1, 3);
+            let (h, a, desc) = arr(s, g, "x", &shape, d, v)?;
+            let axis = if g.chance(0.25) {
+                None
+            } else {
+                Some(g.below(shape.len()))
+            };
+            let keepdims = g.chance(0.3);
+            if median {
+                let dtype = if d == DType::F32 {
+                    DType::F32
+                } else {
+                    DType::F64
+                };
+                s.expect(|| {
+                    vec![select(
+                        &h,
+                        &[Select::Median],
+                        axis,
+                        keepdims,
+                        skip_nan,
+                        dtype,
+                        false,
+                    )]
+                });
+                return one(
+                    a.median(axis, keepdims, skip_nan)?,
+                    Tol::EXACT,
+                    format!("{desc}, axis {axis:?}, keepdims {keepdims}"),
+                );
+            }
+            let k = 1 + g.below(3);
+            let q: Vec<f64> = (0..k)
+                .map(|_| match g.below(5) {
+                    0 => 0.0,
+                    1 => 1.0,
+                    2 => 0.5,
+                    _ => g.unit(),
+                })
+                .collect();
+            let dtype = if d == DType::F32 && g.chance(0.5) {
+                DType::F32
+            } else {
+                DType::F64
+            };
+            let sels: Vec<Select> = q.iter().map(|&v| Select::Quantile(v)).collect();
+            s.expect(|| vec![select(&h, &sels, axis, keepdims, skip_nan, dtype, true)]);
+            one(
+                a.quantile(&q, axis, keepdims, skip_nan, dtype)?,
+                Tol::EXACT,
+                format!("{desc}, q {q:?} in {dtype}, axis {axis:?}, keepdims {keepdims}"),
+            )
+        })
+    })
+    .collect()
 }
 
 fn reductions() -> Vec<Family> {

@@ -23,6 +23,7 @@ pub mod api;
 pub mod layout;
 pub mod linalg;
 pub mod program;
+pub mod quantile;
 pub mod random;
 pub mod reduce;
 pub mod scan;
