@@ -2,7 +2,7 @@
 //! the oracle's own comparison sort, the virtual index `(n - 1) q`, the neighbours
 //! `floor` and `floor + 1` (both the last element at or past the end, the weight then
 //! measured from `-1`), `a + (b - a) t` below `t = 0.5` and `b - (b - a)(1 - t)` from it,
-//! every step rounded to the result dtype. The median is the middle element or the mean
+//! the index and weight in `float64`, every other step rounded to the result dtype. The median is the middle element or the mean
 //! of the middle two. A lane holding NaN gives NaN; the NaN-skipping forms drop NaN
 //! first, and a lane left empty gives NaN.
 
@@ -53,20 +53,21 @@ fn of_lane(lane: &[f64], sel: Select, skip_nan: bool, src: DType, dtype: DType) 
         Select::Median if n % 2 == 1 => r(v[n / 2]),
         Select::Median => r(r(r(v[n / 2 - 1]) + r(v[n / 2])) / 2.0),
         Select::Quantile(q) => {
-            let q = r(q);
-            let virt = r((n - 1) as f64 * q);
+            // The virtual index and the weight stay float64; the weight is rounded to
+            // the result dtype where it multiplies.
+            let virt = (n - 1) as f64 * q;
             let (a, b, t) = if virt >= (n - 1) as f64 {
-                (v[n - 1], v[n - 1], r(virt + 1.0))
+                (v[n - 1], v[n - 1], virt + 1.0)
             } else {
                 let f = virt.floor();
-                (v[f as usize], v[f as usize + 1], r(virt - f))
+                (v[f as usize], v[f as usize + 1], virt - f)
             };
             let diff = r(round(src, b - a));
             let (a, b) = (r(a), r(b));
             if t >= 0.5 {
                 r(b - r(diff * r(1.0 - t)))
             } else {
-                r(a + r(diff * t))
+                r(a + r(diff * r(t)))
             }
         }
     }

@@ -8,8 +8,8 @@
 //! `take_along_axis` over the lane).
 //!
 //! The arithmetic is NumPy 2's, step for step, so results agree to the bit: the virtual
-//! index `(n - 1) q` and the interpolation weight in the result dtype, the neighbours'
-//! difference in the input's float dtype, `a + (b - a) t` below `t = 0.5` and
+//! index `(n - 1) q` and the interpolation weight `t` in `float64`, the neighbours'
+//! difference in the input's float dtype, the rest in the result dtype, `a + (b - a) t` below `t = 0.5` and
 //! `b - (b - a)(1 - t)` from it, the last rank's weight measured from `-1` (so an
 //! infinite neighbour gives NaN as in NumPy), NaN for a lane holding NaN. The median is
 //! the middle element, or the mean `(a + b) / 2` of the middle two, as `np.median`.
@@ -32,15 +32,6 @@ enum Pick {
 
 fn scalar(dtype: DType, v: f64) -> Scalar {
     Scalar::F64(v).cast(dtype)
-}
-
-/// `v` rounded to `dtype` (the float dtype the arithmetic runs in).
-fn round_to(dtype: DType, v: f64) -> f64 {
-    if dtype == DType::F32 {
-        f64::from(v as f32)
-    } else {
-        v
-    }
 }
 
 impl Array {
@@ -82,8 +73,9 @@ impl Array {
     /// The `q` quantiles (each in `[0, 1]`) along `axis` (`None`: of the flattened
     /// array) by NumPy's default `linear` method, stacked along a new leading axis of
     /// length `q.len()`; `keepdims` keeps the reduced axis (all axes for `None`) with
-    /// length 1. `dtype` is the float dtype of the arithmetic and the result: NumPy's
-    /// `float32` for a `float32` array and a Python scalar `q`, else `float64`.
+    /// length 1. `dtype` is the float dtype of the interpolation and the result: NumPy's
+    /// `float32` for a `float32` array and a Python scalar `q`, else `float64` (the
+    /// virtual index and the weight are `float64` either way, as in NumPy).
     /// `skip_nan` ignores NaN as `np.nanquantile` does (a lane of NaN only gives NaN);
     /// without it a lane holding NaN gives NaN.
     ///
@@ -127,16 +119,7 @@ impl Array {
         }
         let parts = q
             .iter()
-            .map(|&v| {
-                self.select(
-                    "quantile",
-                    Pick::Linear(round_to(dtype, v)),
-                    axis,
-                    keepdims,
-                    skip_nan,
-                    dtype,
-                )
-            })
+            .map(|&v| self.select("quantile", Pick::Linear(v), axis, keepdims, skip_nan, dtype))
             .collect::<Result<Vec<_>>>()?;
         let refs: Vec<&Array> = parts.iter().collect();
         Array::stack(&refs, 0)
@@ -198,12 +181,12 @@ impl Array {
         // The two neighbours, and the weight of the second (NumPy's `gamma`).
         let (lo, hi, t) = match pick {
             Pick::Linear(q) => {
-                let v = round_to(dtype, last as f64 * q);
+                let v = last as f64 * q;
                 if v >= last as f64 {
-                    (last, last, round_to(dtype, v + 1.0))
+                    (last, last, v + 1.0)
                 } else {
                     let f = v.floor();
-                    (f as usize, f as usize + 1, round_to(dtype, v - f))
+                    (f as usize, f as usize + 1, v - f)
                 }
             }
             Pick::Median => (last / 2, n / 2, 0.5),
@@ -258,8 +241,8 @@ impl Array {
         let zero = |a: Array| a.binary_scalar(BinaryOp::Maximum, Scalar::I64(0), false);
         let (lo, hi, weight) = match pick {
             Pick::Linear(q) => {
-                let lastf = last.astype(dtype);
-                let v = lastf.binary_scalar(BinaryOp::Mul, scalar(dtype, q), false)?;
+                let lastf = last.astype(DType::F64);
+                let v = lastf.binary_scalar(BinaryOp::Mul, Scalar::F64(q), false)?;
                 let above = v.binary(BinaryOp::Ge, &lastf)?;
                 let f = v.unary(UnaryOp::Floor)?;
                 let fi = f.astype(DType::I64);
@@ -270,7 +253,7 @@ impl Array {
                 )?;
                 let minus_one = Array::full(
                     &[],
-                    scalar(dtype, -1.0),
+                    Scalar::F64(-1.0),
                     ChunkSpec::Auto,
                     Some(self.backend_name()),
                 )?;
@@ -318,7 +301,8 @@ enum Weight {
 }
 
 /// NumPy's `_lerp(a, b, t)`: the difference in the neighbours' float dtype (`float64`
-/// for integers), the rest in `dtype`.
+/// for integers), the rest in `dtype`; the weight is a `float64` (as NumPy's Python
+/// float or `float64` array), rounded to `dtype` where it multiplies.
 fn lerp(a: &Array, b: &Array, t: &Weight, dtype: DType) -> Result<Array> {
     let src = if a.dtype().is_float() {
         a.dtype()
@@ -338,10 +322,15 @@ fn lerp(a: &Array, b: &Array, t: &Weight, dtype: DType) -> Result<Array> {
             &diff.binary_scalar(BinaryOp::Mul, scalar(dtype, *t), false)?,
         ),
         Weight::Lazy(t) => {
-            let up = a.binary(BinaryOp::Add, &diff.binary(BinaryOp::Mul, t)?)?;
-            let one_minus = t.binary_scalar(BinaryOp::Sub, scalar(dtype, 1.0), true)?;
+            let up = a.binary(
+                BinaryOp::Add,
+                &diff.binary(BinaryOp::Mul, &t.astype(dtype))?,
+            )?;
+            let one_minus = t
+                .binary_scalar(BinaryOp::Sub, Scalar::F64(1.0), true)?
+                .astype(dtype);
             let down = b.binary(BinaryOp::Sub, &diff.binary(BinaryOp::Mul, &one_minus)?)?;
-            t.binary_scalar(BinaryOp::Ge, scalar(dtype, 0.5), false)?
+            t.binary_scalar(BinaryOp::Ge, Scalar::F64(0.5), false)?
                 .where_(&down, &up)
         }
     }
@@ -369,7 +358,7 @@ mod tests {
         // merges run, not ten.
         let plan = q.explain().unwrap();
         assert!(
-            plan.contains("; 3 sort merge of a lane's sorted blocks;"),
+            plan.contains(" 3 sort merge of a lane's sorted blocks"),
             "{plan}"
         );
     }
