@@ -29,6 +29,7 @@ pub mod frame;
 pub mod html;
 pub mod index_array;
 pub mod linalg;
+pub mod quantile;
 pub mod run;
 pub mod scan;
 pub mod sort;
@@ -67,6 +68,8 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(creation::compute, m)?)?;
     m.add_function(wrap_pyfunction!(creation::cumulative, m)?)?;
     m.add_function(wrap_pyfunction!(sort::sort, m)?)?;
+    m.add_function(wrap_pyfunction!(quantile::quantile, m)?)?;
+    m.add_function(wrap_pyfunction!(quantile::median, m)?)?;
     m.add_function(wrap_pyfunction!(sort::argsort, m)?)?;
     m.add_function(wrap_pyfunction!(take::take, m)?)?;
     m.add_function(wrap_pyfunction!(take::take_along_axis, m)?)?;

@@ -55,6 +55,7 @@ from ._tessera import (
 )
 from ._tessera import from_arrow as _from_arrow
 from ._tessera import where
+from ._statistics import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
 from .exceptions import *  # noqa: F401,F403 - the exception classes at top level
 
 __all__ = [
@@ -87,14 +88,20 @@ __all__ = [
     "lit",
     "load_plugin",
     "map_blocks",
+    "median",
     "nanmax",
     "nanmean",
+    "nanmedian",
     "nanmin",
+    "nanpercentile",
     "nanprod",
+    "nanquantile",
     "nanstd",
     "nansum",
     "nanvar",
     "ones",
+    "percentile",
+    "quantile",
     "random",
     "sort",
     "read_csv",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _tessera
+from . import _statistics, _tessera
 from ._tessera import Array
 
 __all__ = ["HANDLED", "array_function", "array_ufunc", "implements"]
@@ -254,6 +254,11 @@ def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
         raise TypeError("numpy.argsort(..., order=...) sorts structured arrays, which tessera does not have")
     # Stable whatever the kind: ties come out in NumPy's kind="stable" order.
     return _tessera.argsort(_array(a), axis)
+
+
+# Order statistics (the implementations are tessera's public ones).
+for _name in _statistics.__all__:
+    implements(getattr(_np, _name))(getattr(_statistics, _name))
 
 
 # Indexing.
