@@ -108,8 +108,9 @@ pub(crate) enum Op {
     /// input blocks of its lane but not the whole array.
     ///
     /// The lane inputs share one block grid, whose axes other than `axis` are the
-    /// output's; the function gets `sources[j].len()` blocks of each, input by input,
-    /// then `with`'s block. `with` is chunked like the output, or is 1-d and chunked
+    /// output's (or are 1-d: the whole input is the lane, for every output block); the
+    /// function gets `sources[j].len()` blocks of each, input by input, then `with`'s
+    /// block. `with` is chunked like the output, or is 1-d and chunked
     /// like the output's `axis` (its block `j`). `name` says what the tasks do, in
     /// `explain()` and in errors.
     AlongAxis {

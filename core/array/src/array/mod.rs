@@ -18,6 +18,7 @@ mod nan_reduction;
 mod quantile;
 mod reduction;
 mod scan;
+mod search;
 mod sort;
 mod structure;
 mod take;

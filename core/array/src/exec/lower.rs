@@ -840,8 +840,13 @@ impl Lowerer {
         let mut deps = Vec::with_capacity(wanted.len() * inputs.len() + 1);
         for input in inputs {
             for &i in wanted {
-                let mut at = block.to_vec();
-                at[axis] = i;
+                let at = if input.ndim() == 1 && block.len() != 1 {
+                    vec![i]
+                } else {
+                    let mut at = block.to_vec();
+                    at[axis] = i;
+                    at
+                };
                 deps.push(self.block_task(input, &at)?);
             }
         }

@@ -7,6 +7,7 @@
 pub mod arrow;
 mod gather;
 mod scan;
+mod search;
 mod sort;
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
