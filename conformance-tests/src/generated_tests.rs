@@ -6997,6 +6997,94 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.nanmedian/float64", "api_nanmedian_float64");
             }
             #[test]
+            fn api_searchsorted_bool() {
+                $crate::run_generated_test(backend(), "api.searchsorted/bool", "api_searchsorted_bool");
+            }
+            #[test]
+            fn api_searchsorted_int8() {
+                $crate::run_generated_test(backend(), "api.searchsorted/int8", "api_searchsorted_int8");
+            }
+            #[test]
+            fn api_searchsorted_int16() {
+                $crate::run_generated_test(backend(), "api.searchsorted/int16", "api_searchsorted_int16");
+            }
+            #[test]
+            fn api_searchsorted_int32() {
+                $crate::run_generated_test(backend(), "api.searchsorted/int32", "api_searchsorted_int32");
+            }
+            #[test]
+            fn api_searchsorted_int64() {
+                $crate::run_generated_test(backend(), "api.searchsorted/int64", "api_searchsorted_int64");
+            }
+            #[test]
+            fn api_searchsorted_uint8() {
+                $crate::run_generated_test(backend(), "api.searchsorted/uint8", "api_searchsorted_uint8");
+            }
+            #[test]
+            fn api_searchsorted_uint16() {
+                $crate::run_generated_test(backend(), "api.searchsorted/uint16", "api_searchsorted_uint16");
+            }
+            #[test]
+            fn api_searchsorted_uint32() {
+                $crate::run_generated_test(backend(), "api.searchsorted/uint32", "api_searchsorted_uint32");
+            }
+            #[test]
+            fn api_searchsorted_uint64() {
+                $crate::run_generated_test(backend(), "api.searchsorted/uint64", "api_searchsorted_uint64");
+            }
+            #[test]
+            fn api_searchsorted_float32() {
+                $crate::run_generated_test(backend(), "api.searchsorted/float32", "api_searchsorted_float32");
+            }
+            #[test]
+            fn api_searchsorted_float64() {
+                $crate::run_generated_test(backend(), "api.searchsorted/float64", "api_searchsorted_float64");
+            }
+            #[test]
+            fn api_isin_bool() {
+                $crate::run_generated_test(backend(), "api.isin/bool", "api_isin_bool");
+            }
+            #[test]
+            fn api_isin_int8() {
+                $crate::run_generated_test(backend(), "api.isin/int8", "api_isin_int8");
+            }
+            #[test]
+            fn api_isin_int16() {
+                $crate::run_generated_test(backend(), "api.isin/int16", "api_isin_int16");
+            }
+            #[test]
+            fn api_isin_int32() {
+                $crate::run_generated_test(backend(), "api.isin/int32", "api_isin_int32");
+            }
+            #[test]
+            fn api_isin_int64() {
+                $crate::run_generated_test(backend(), "api.isin/int64", "api_isin_int64");
+            }
+            #[test]
+            fn api_isin_uint8() {
+                $crate::run_generated_test(backend(), "api.isin/uint8", "api_isin_uint8");
+            }
+            #[test]
+            fn api_isin_uint16() {
+                $crate::run_generated_test(backend(), "api.isin/uint16", "api_isin_uint16");
+            }
+            #[test]
+            fn api_isin_uint32() {
+                $crate::run_generated_test(backend(), "api.isin/uint32", "api_isin_uint32");
+            }
+            #[test]
+            fn api_isin_uint64() {
+                $crate::run_generated_test(backend(), "api.isin/uint64", "api_isin_uint64");
+            }
+            #[test]
+            fn api_isin_float32() {
+                $crate::run_generated_test(backend(), "api.isin/float32", "api_isin_float32");
+            }
+            #[test]
+            fn api_isin_float64() {
+                $crate::run_generated_test(backend(), "api.isin/float64", "api_isin_float64");
+            }
+            #[test]
             fn api_permute_dims_bool() {
                 $crate::run_generated_test(backend(), "api.permute_dims/bool", "api_permute_dims_bool");
             }

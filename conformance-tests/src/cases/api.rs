@@ -111,6 +111,7 @@ pub fn families() -> Vec<Family> {
     v.push(sorting());
     v.extend(gathers());
     v.extend(quantiles());
+    v.extend(searches());
     v.extend(structure());
     v.extend(blocks_and_linalg());
     v
@@ -699,6 +700,85 @@ fn quantiles() -> Vec<Family> {
         })
     })
     .collect()
+}
+
+/// `searchsorted` and `isin` over irregular chunks on both sides: every sorted block
+/// searched for each value block, against one chunk on the reference and the oracle's
+/// counts and comparisons; the other side sometimes of another dtype (compared in the
+/// common dtype).
+fn searches() -> Vec<Family> {
+    fn other_dtype(g: &mut Gen, d: DType) -> DType {
+        if g.chance(0.3) {
+            g.pick(&[DType::I64, DType::F64, DType::F32, DType::U8])
+        } else {
+            d
+        }
+    }
+    vec![
+        fam("searchsorted", all(), |s, g, d, v| {
+            let n = g.dim() * 2;
+            let raw = g.host(&[n], d, Values::of_variant(v));
+            let sorted = crate::oracle::sort::sort(&raw, 0, false);
+            let a = Array::from_host(sorted.clone(), spec(s, g, &[n]), Some(s.name()))?;
+            let vshape = g.shape(0, 3);
+            let vd = other_dtype(g, d);
+            let (vh, va, vdesc) = arr(s, g, "values", &vshape, vd, v)?;
+            let right = g.chance(0.5);
+            s.expect(|| vec![crate::oracle::search::searchsorted(&sorted, &vh, right)]);
+            one(
+                a.searchsorted(&va, right)?,
+                Tol::EXACT,
+                format!(
+                    "sorted {d}[{n}] {:?}, {vdesc}, right {right}",
+                    sorted.to_f64_vec()
+                ),
+            )
+        }),
+        fam("isin", all(), |s, g, d, v| {
+            /// A NaN first, for a float array: NaN in both `x` and the set must still
+            /// not be a member.
+            fn first_nan(h: HostArray) -> HostArray {
+                match h {
+                    HostArray::F64(mut a) if !a.is_empty() => {
+                        a.as_slice_mut().expect("generated arrays are contiguous")[0] = f64::NAN;
+                        HostArray::F64(a)
+                    }
+                    HostArray::F32(mut a) if !a.is_empty() => {
+                        a.as_slice_mut().expect("generated arrays are contiguous")[0] = f32::NAN;
+                        HostArray::F32(a)
+                    }
+                    other => other,
+                }
+            }
+            let shape = g.shape(0, 3);
+            let tame = if g.chance(0.5) { first_nan } else { |h| h };
+            let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, tame)?;
+            // The set: drawn values, and about half of them picked from `x` (NaN, the
+            // zeros and the extremes included when `x` has them).
+            let tlen = g.below(9);
+            let td = other_dtype(g, d);
+            let drawn = g.host(&[tlen], td, Values::of_variant(v));
+            let picks: Vec<Scalar> = (0..tlen)
+                .map(|i| match h.len() {
+                    0 => drawn.get_flat(i),
+                    _ if i == 0 => h.get_flat(0),
+                    n if g.chance(0.5) => h.get_flat(g.below(n)),
+                    _ => drawn.get_flat(i),
+                })
+                .collect::<Option<_>>()
+                .ok_or_else(|| tessera_core::Error::Internal("a flat index past the end".into()))?;
+            let th = HostArray::from_scalars(&[tlen], td, &picks)?;
+            let ta = Array::from_host(th.clone(), spec(s, g, &[tlen]), Some(s.name()))?;
+            let tdesc = format!("test {td} {:?}", th.to_f64_vec());
+            let invert = g.chance(0.3);
+            s.expect(|| vec![crate::oracle::search::isin(&h, &th, invert)]);
+            one(
+                a.isin(&ta, invert)?,
+                Tol::EXACT,
+                format!("{desc}, {tdesc}, invert {invert}"),
+            )
+        }),
+    ]
 }
 
 fn reductions() -> Vec<Family> {

@@ -27,6 +27,7 @@ pub mod quantile;
 pub mod random;
 pub mod reduce;
 pub mod scan;
+pub mod search;
 pub mod sort;
 pub mod take;
 pub mod values;

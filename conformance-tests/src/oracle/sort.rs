@@ -11,7 +11,8 @@ use tessera_core::HostArray;
 use super::layout::{count, ravel, unravel};
 use super::values::{build, read, V};
 
-fn order(a: &V, b: &V) -> Ordering {
+/// NumPy's sort order of two values of one dtype: NaN last, the two zeros equal.
+pub fn order(a: &V, b: &V) -> Ordering {
     match (a, b) {
         (V::B(x), V::B(y)) => x.cmp(y),
         (V::I(x), V::I(y)) => x.cmp(y),
