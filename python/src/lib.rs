@@ -32,6 +32,7 @@ pub mod linalg;
 pub mod quantile;
 pub mod run;
 pub mod scan;
+pub mod search;
 pub mod sort;
 pub mod storage;
 pub mod take;
@@ -72,6 +73,8 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantile::median, m)?)?;
     m.add_function(wrap_pyfunction!(sort::argsort, m)?)?;
     m.add_function(wrap_pyfunction!(take::take, m)?)?;
+    m.add_function(wrap_pyfunction!(search::searchsorted, m)?)?;
+    m.add_function(wrap_pyfunction!(search::isin, m)?)?;
     m.add_function(wrap_pyfunction!(take::take_along_axis, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd, m)?)?;
     m.add_function(wrap_pyfunction!(linalg::svd_compressed, m)?)?;

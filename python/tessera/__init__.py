@@ -58,6 +58,21 @@ from ._tessera import where
 from ._statistics import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
 from .exceptions import *  # noqa: F401,F403 - the exception classes at top level
 
+
+def isin(element, test_elements, assume_unique: bool = False, invert: bool = False) -> Array:
+    """Whether each element of ``element`` equals some element of ``test_elements``, as
+    ``dask.array.isin`` and ``np.isin``: ``-0.0`` equals ``0.0``, NaN equals nothing; the
+    set is sorted chunk by chunk and searched per chunk of ``element``.
+
+    >>> import tessera as ts
+    >>> ts.isin(ts.arange(6, chunks=4), [4, 1, 9]).compute().tolist()
+    [False, True, False, False, True, False]
+    """
+    del assume_unique  # it chooses NumPy's algorithm, not the answer
+    x = element if isinstance(element, Array) else from_array(element)
+    test = test_elements if isinstance(test_elements, Array) else from_array(test_elements, backend=x.backend)
+    return _tessera.isin(x, test, invert)
+
 __all__ = [
     "Array",
     "ComputedFrame",
@@ -82,6 +97,7 @@ __all__ = [
     "from_npy",
     "from_pandas",
     "from_zarr",
+    "isin",
     "full",
     "linalg",
     "linspace",

@@ -261,6 +261,23 @@ for _name in _statistics.__all__:
     implements(getattr(_np, _name))(getattr(_statistics, _name))
 
 
+# Searching.
+@implements(_np.searchsorted)
+def _searchsorted(a, v, side="left", sorter=None):
+    like = _first_array((a, v))
+    a = _array(a, like)
+    if sorter is not None:
+        a = _tessera.take(a, sorter, 0)
+    return _tessera.searchsorted(a, _array(v, like), side)
+
+
+@implements(_np.isin)
+def _isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    # `assume_unique` and `kind` choose NumPy's algorithm, not the answer.
+    like = _first_array((element, test_elements))
+    return _tessera.isin(_array(element, like), _array(test_elements), invert)
+
+
 # Indexing.
 @implements(_np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):

@@ -6,7 +6,7 @@ chunked arrays unchanged. Dtypes are the NumPy dtype objects (``xp.float64 ==
 np.dtype("float64")``, as ``x.dtype`` gives them); devices are ``"cpu"`` and
 ``"cuda:N"``.
 
-What the namespace does not define yet (complex dtypes, set functions, the
+What the namespace does not define yet (complex dtypes, set functions, ``nonzero``, the
 ``fft`` extension, ``linalg`` beyond ``matmul``, data-dependent shapes) is absent rather
 than approximated: ``hasattr(xp, name)`` says whether a function is there, and
 ``__array_namespace_info__().capabilities()`` declares ``"data-dependent shapes":
@@ -612,6 +612,21 @@ def take_along_axis(x, indices, /, *, axis=-1):
 
 
 # Searching and utility functions.
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """For each element of ``x2``, the index in the sorted 1-d ``x1`` where inserting it
+    keeps the order (``side="left"``: before equal elements); every chunk of ``x1`` is
+    searched per chunk of ``x2``, nothing concatenated.
+
+    >>> import tessera.array_api as xp
+    >>> xp.searchsorted(xp.asarray([1.0, 2.0, 2.0, 5.0]), xp.asarray([2.0, 6.0])).compute().tolist()
+    [1, 4]
+    """
+    x1 = asarray(x1)
+    if sorter is not None:
+        x1 = take(x1, sorter)
+    return _tessera.searchsorted(x1, asarray(x2), side)
+
+
 def argmax(x, /, *, axis=None, keepdims=False):
     """The index of the first maximum."""
     return asarray(x).argmax(axis=axis, keepdims=keepdims)
