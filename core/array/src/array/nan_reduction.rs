@@ -1,16 +1,17 @@
 //! The NaN-ignoring reductions NumPy has beyond `nansum` and `nanmean`: `nanmax`,
-//! `nanmin`, `nanprod`, `nanvar`, `nanstd`, composed from the chunked reductions, so they
-//! run on every backend with the same tree of partials.
+//! `nanmin`, `nanprod`, `nanvar`, `nanstd`, `nanargmax`, `nanargmin`, composed from the
+//! chunked reductions, so they run on every backend with the same tree of partials.
 //!
 //! A NaN is replaced by the op's identity before reducing (`-inf` for max, `+inf` for min,
 //! `1` for products, `0` for the squared deviations); a result whose reduced elements were
 //! all NaN is NaN (NumPy's value, without its warning), and a variance with no degree of
-//! freedom left is NaN. Integer and bool arrays have no NaN: these are the plain
-//! reductions there.
+//! freedom left is NaN. `nanargmax`/`nanargmin` have no value to give for an all-NaN
+//! lane: as NumPy, that is an error (raised when the plan runs). Integer and bool arrays
+//! have no NaN: these are the plain reductions there.
 
 use crate::chunks::ChunkSpec;
 use crate::dtype::Scalar;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::program::{BinaryOp, ReduceOp, UnaryOp};
 
 use super::reduction::normalize_axes;
@@ -110,6 +111,66 @@ impl Array {
         none_left.where_(&var.filled_like(f64::NAN)?, &var)
     }
 
+    fn nan_arg(&self, max: bool, axis: Option<usize>, keepdims: bool) -> Result<Array> {
+        if !self.dtype().is_float() {
+            return if max {
+                self.argmax(axis, keepdims)
+            } else {
+                self.argmin(axis, keepdims)
+            };
+        }
+        let name = if max { "nanargmax" } else { "nanargmin" };
+        let fill = if max {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        let (filled, nan) = self.nan_filled(fill)?;
+        let r = if max {
+            filled.argmax(axis, keepdims)?
+        } else {
+            filled.argmin(axis, keepdims)?
+        };
+        let all_nan = match axis {
+            Some(a) => nan.all(Some(&[a]), keepdims)?,
+            None => {
+                let every: Vec<usize> = (0..self.ndim()).collect();
+                nan.all(Some(&every), keepdims)?
+            }
+        };
+        // NumPy's filling order: the index of the first extremum after NaN became the
+        // op's identity, so an all-NaN lane has no answer.
+        Array::map_blocks(
+            &[&r, &all_nan],
+            std::sync::Arc::new(move |b: &[crate::host::HostArray]| {
+                if b[1].to_f64_vec().iter().any(|&v| v != 0.0) {
+                    return Err(Error::invalid(name, "All-NaN slice encountered"));
+                }
+                Ok(b[0].clone())
+            }),
+            crate::dtype::DType::I64,
+            None,
+        )
+    }
+
+    /// The index of the first maximum ignoring NaN (`np.nanargmax`: NaN counts as
+    /// `-inf`), along `axis` (`None`: of the flattened array).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an axis out of range or an empty axis, and when the plan
+    /// runs for a lane of NaN only ("All-NaN slice encountered", as NumPy).
+    pub fn nanargmax(&self, axis: Option<usize>, keepdims: bool) -> Result<Array> {
+        self.nan_arg(true, axis, keepdims)
+    }
+
+    /// The index of the first minimum ignoring NaN (`np.nanargmin`).
+    ///
+    /// # Errors
+    /// As [`Array::nanargmax`].
+    pub fn nanargmin(&self, axis: Option<usize>, keepdims: bool) -> Result<Array> {
+        self.nan_arg(false, axis, keepdims)
+    }
+
     /// Standard deviation ignoring NaN (`np.nanstd`): the square root of
     /// [`Array::nanvar`].
     ///
@@ -131,6 +192,37 @@ mod tests {
         let v = vec![1.0, n, 3.0, n, n, n, -2.0, 5.0, n, 4.0, 0.5, 8.0];
         let h = HostArray::F64(ndarray::ArrayD::from_shape_vec(vec![3, 4], v).unwrap());
         Array::from_host(h, &[2usize, 3][..], None).unwrap()
+    }
+
+    #[test]
+    fn nanargmax_skips_nan_and_refuses_an_all_nan_lane_when_it_runs() {
+        let n = f64::NAN;
+        // Rows of x(): [1, n, 3, n], [n, n, -2, 5], [n, 4, 0.5, 8].
+        assert_eq!(
+            values(x().nanargmax(Some(1), false).unwrap()),
+            vec![2.0, 3.0, 3.0]
+        );
+        assert_eq!(
+            values(x().nanargmin(Some(1), true).unwrap()),
+            vec![0.0, 2.0, 2.0]
+        );
+        assert_eq!(values(x().nanargmax(None, false).unwrap()), vec![11.0]);
+        let h = HostArray::F64(
+            ndarray::ArrayD::from_shape_vec(vec![2, 2], vec![n, 1.0, n, n]).unwrap(),
+        );
+        let y = Array::from_host(h, &[1usize, 1][..], None).unwrap();
+        assert_eq!(values(y.nanargmin(None, false).unwrap()), vec![1.0]);
+        for axis in [0, 1] {
+            let err = y
+                .nanargmin(Some(axis), false)
+                .unwrap()
+                .compute()
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("All-NaN slice encountered"),
+                "{err}"
+            );
+        }
     }
 
     fn values(a: Array) -> Vec<f64> {
