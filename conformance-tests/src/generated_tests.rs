@@ -6485,6 +6485,94 @@ macro_rules! array_backend_tests {
                 $crate::run_generated_test(backend(), "api.argmax/float64", "api_argmax_float64");
             }
             #[test]
+            fn api_nanargmin_bool() {
+                $crate::run_generated_test(backend(), "api.nanargmin/bool", "api_nanargmin_bool");
+            }
+            #[test]
+            fn api_nanargmin_int8() {
+                $crate::run_generated_test(backend(), "api.nanargmin/int8", "api_nanargmin_int8");
+            }
+            #[test]
+            fn api_nanargmin_int16() {
+                $crate::run_generated_test(backend(), "api.nanargmin/int16", "api_nanargmin_int16");
+            }
+            #[test]
+            fn api_nanargmin_int32() {
+                $crate::run_generated_test(backend(), "api.nanargmin/int32", "api_nanargmin_int32");
+            }
+            #[test]
+            fn api_nanargmin_int64() {
+                $crate::run_generated_test(backend(), "api.nanargmin/int64", "api_nanargmin_int64");
+            }
+            #[test]
+            fn api_nanargmin_uint8() {
+                $crate::run_generated_test(backend(), "api.nanargmin/uint8", "api_nanargmin_uint8");
+            }
+            #[test]
+            fn api_nanargmin_uint16() {
+                $crate::run_generated_test(backend(), "api.nanargmin/uint16", "api_nanargmin_uint16");
+            }
+            #[test]
+            fn api_nanargmin_uint32() {
+                $crate::run_generated_test(backend(), "api.nanargmin/uint32", "api_nanargmin_uint32");
+            }
+            #[test]
+            fn api_nanargmin_uint64() {
+                $crate::run_generated_test(backend(), "api.nanargmin/uint64", "api_nanargmin_uint64");
+            }
+            #[test]
+            fn api_nanargmin_float32() {
+                $crate::run_generated_test(backend(), "api.nanargmin/float32", "api_nanargmin_float32");
+            }
+            #[test]
+            fn api_nanargmin_float64() {
+                $crate::run_generated_test(backend(), "api.nanargmin/float64", "api_nanargmin_float64");
+            }
+            #[test]
+            fn api_nanargmax_bool() {
+                $crate::run_generated_test(backend(), "api.nanargmax/bool", "api_nanargmax_bool");
+            }
+            #[test]
+            fn api_nanargmax_int8() {
+                $crate::run_generated_test(backend(), "api.nanargmax/int8", "api_nanargmax_int8");
+            }
+            #[test]
+            fn api_nanargmax_int16() {
+                $crate::run_generated_test(backend(), "api.nanargmax/int16", "api_nanargmax_int16");
+            }
+            #[test]
+            fn api_nanargmax_int32() {
+                $crate::run_generated_test(backend(), "api.nanargmax/int32", "api_nanargmax_int32");
+            }
+            #[test]
+            fn api_nanargmax_int64() {
+                $crate::run_generated_test(backend(), "api.nanargmax/int64", "api_nanargmax_int64");
+            }
+            #[test]
+            fn api_nanargmax_uint8() {
+                $crate::run_generated_test(backend(), "api.nanargmax/uint8", "api_nanargmax_uint8");
+            }
+            #[test]
+            fn api_nanargmax_uint16() {
+                $crate::run_generated_test(backend(), "api.nanargmax/uint16", "api_nanargmax_uint16");
+            }
+            #[test]
+            fn api_nanargmax_uint32() {
+                $crate::run_generated_test(backend(), "api.nanargmax/uint32", "api_nanargmax_uint32");
+            }
+            #[test]
+            fn api_nanargmax_uint64() {
+                $crate::run_generated_test(backend(), "api.nanargmax/uint64", "api_nanargmax_uint64");
+            }
+            #[test]
+            fn api_nanargmax_float32() {
+                $crate::run_generated_test(backend(), "api.nanargmax/float32", "api_nanargmax_float32");
+            }
+            #[test]
+            fn api_nanargmax_float64() {
+                $crate::run_generated_test(backend(), "api.nanargmax/float64", "api_nanargmax_float64");
+            }
+            #[test]
             fn api_cumsum_bool() {
                 $crate::run_generated_test(backend(), "api.cumsum/bool", "api_cumsum_bool");
             }

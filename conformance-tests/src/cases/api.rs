@@ -947,6 +947,43 @@ fn reductions() -> Vec<Family> {
             },
         ));
     }
+    // nanargmin/nanargmax: NaN as the op's identity, an error for a lane of NaN only.
+    for max in [false, true] {
+        v.push(fam(
+            if max { "nanargmax" } else { "nanargmin" },
+            all(),
+            move |s, g, d, v| {
+                /// Every element NaN (a float array): every lane has no answer.
+                fn all_nan(h: HostArray) -> HostArray {
+                    match h {
+                        HostArray::F64(a) => HostArray::F64(a.mapv(|_| f64::NAN)),
+                        HostArray::F32(a) => HostArray::F32(a.mapv(|_| f32::NAN)),
+                        other => other,
+                    }
+                }
+                let shape = g.shape(0, 3);
+                let tame = if g.chance(0.2) { all_nan } else { |h| h };
+                let (h, a, desc) = arr_with(s, g, "x", &shape, d, v, tame)?;
+                let axis = if shape.is_empty() || g.chance(0.3) {
+                    None
+                } else {
+                    Some(g.below(shape.len()))
+                };
+                let keep = g.chance(0.4);
+                s.expect_outcome(|| expect::nan_arg_reduce(&h, max, axis, keep));
+                let r = if max {
+                    a.nanargmax(axis, keep)?
+                } else {
+                    a.nanargmin(axis, keep)?
+                };
+                one(
+                    r,
+                    Tol::EXACT,
+                    format!("{desc}, axis {axis:?}, keepdims {keep}"),
+                )
+            },
+        ));
+    }
     v
 }
 

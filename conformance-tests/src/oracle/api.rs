@@ -11,10 +11,10 @@ use tessera_core::dtype::{promote, DTypeKind};
 use tessera_core::program::{BinaryOp, ReduceOp};
 use tessera_core::{AxisSlice, DType, HostArray};
 
-use super::layout::count;
+use super::layout::{count, ravel, unravel};
 use super::reduce::{float_sum, group_by_output, NoIdentity};
 use super::values::{self, build, read, V};
-use super::ErrorKind;
+use super::{ErrorKind, Expect};
 
 /// `x[idx]` with NumPy's basic indexing: slices with Python's rules, integers (negative
 /// from the end) dropping their axis, `None` adding one, `...` standing for the full
@@ -239,6 +239,58 @@ pub fn arg_reduce(
             ))
         }
     }
+}
+
+/// `nanargmax`/`nanargmin` (`max` picks which) as NumPy defines them: each NaN replaced
+/// by the op's identity (`-inf` for max, `+inf` for min), then [`arg_reduce`]; a lane of
+/// NaN only (or an empty one) is an error.
+pub fn nan_arg_reduce(x: &HostArray, max: bool, axis: Option<usize>, keep: bool) -> Expect {
+    let op = if max {
+        ReduceOp::ArgMax
+    } else {
+        ReduceOp::ArgMin
+    };
+    let vals = read(x);
+    let shape = x.shape().to_vec();
+    let lane_all_nan = |positions: Vec<usize>| {
+        !positions.is_empty()
+            && positions
+                .iter()
+                .all(|&p| matches!(vals[p], V::F(f) if f.is_nan()))
+    };
+    let all_nan = match axis {
+        None => lane_all_nan((0..vals.len()).collect()),
+        Some(a) => (0..count(&shape)).any(|p| {
+            let at = unravel(p, &shape);
+            at[a] == 0
+                && lane_all_nan(
+                    (0..shape[a])
+                        .map(|i| {
+                            let mut c = at.clone();
+                            c[a] = i;
+                            ravel(&c, &shape)
+                        })
+                        .collect(),
+                )
+        }),
+    };
+    if all_nan {
+        return Expect::Error(ErrorKind::Invalid);
+    }
+    let fill = if max {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    let filled: Vec<V> = vals
+        .iter()
+        .map(|v| match v {
+            V::F(f) if f.is_nan() => V::F(fill),
+            other => *other,
+        })
+        .collect();
+    let filled = build(&shape, x.dtype(), &filled);
+    arg_reduce(&filled, op, axis, keep).map(|r| vec![r]).into()
 }
 
 /// A moment of the groups of `x` over `axes`.
