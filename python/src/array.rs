@@ -901,6 +901,25 @@ impl PyArray {
         let axis = one_axis(axis, self.inner.ndim())?;
         self.inner.argmax(axis, keepdims).py_err().map(Into::into)
     }
+    /// Index of the minimum ignoring NaN (`np.nanargmin`); a lane of NaN only is an
+    /// error when the plan runs.
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nanargmin(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        let axis = one_axis(axis, self.inner.ndim())?;
+        self.inner
+            .nanargmin(axis, keepdims)
+            .py_err()
+            .map(Into::into)
+    }
+    /// Index of the maximum ignoring NaN (`np.nanargmax`).
+    #[pyo3(signature = (axis=None, keepdims=false))]
+    fn nanargmax(&self, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+        let axis = one_axis(axis, self.inner.ndim())?;
+        self.inner
+            .nanargmax(axis, keepdims)
+            .py_err()
+            .map(Into::into)
+    }
 
     /// The array with another dtype (NumPy's `astype`, unsafe casting).
     fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<PyArray> {

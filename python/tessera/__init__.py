@@ -105,6 +105,8 @@ __all__ = [
     "load_plugin",
     "map_blocks",
     "median",
+    "nanargmax",
+    "nanargmin",
     "nanmax",
     "nanmean",
     "nanmedian",
@@ -222,6 +224,22 @@ def nansum(x: Array, axis=None, keepdims: bool = False) -> Array:
 def nanmean(x: Array, axis=None, keepdims: bool = False) -> Array:
     """The mean over ``axis`` of the elements that are not NaN (``dask.array.nanmean``)."""
     return x.nanmean(axis=axis, keepdims=keepdims)
+
+
+def nanargmax(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The index of the maximum over ``axis`` ignoring NaN (``dask.array.nanargmax``); a
+    lane of NaN only raises ``ValueError`` when computed, as NumPy.
+
+    >>> import numpy as np, tessera as ts
+    >>> ts.nanargmax(ts.from_array(np.array([1.0, np.nan, 3.0]), chunks=2)).compute()
+    np.int64(2)
+    """
+    return x.nanargmax(axis=axis, keepdims=keepdims)
+
+
+def nanargmin(x: Array, axis=None, keepdims: bool = False) -> Array:
+    """The index of the minimum over ``axis`` ignoring NaN (``dask.array.nanargmin``)."""
+    return x.nanargmin(axis=axis, keepdims=keepdims)
 
 
 def nanmax(x: Array, axis=None, keepdims: bool = False) -> Array:

@@ -149,6 +149,18 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=_np._NoValue, *, where=_n
     return _cast(_array(a), dtype).mean(axis=axis, keepdims=_keep(keepdims))
 
 
+@implements(_np.nanargmax)
+def _nanargmax(a, axis=None, out=None, *, keepdims=_np._NoValue):
+    _no_out("nanargmax", out)
+    return _array(a).nanargmax(axis=axis, keepdims=_keep(keepdims))
+
+
+@implements(_np.nanargmin)
+def _nanargmin(a, axis=None, out=None, *, keepdims=_np._NoValue):
+    _no_out("nanargmin", out)
+    return _array(a).nanargmin(axis=axis, keepdims=_keep(keepdims))
+
+
 @implements(_np.nanmean)
 def _nanmean(a, axis=None, dtype=None, out=None, keepdims=_np._NoValue, *, where=_np._NoValue):
     _no_out("nanmean", out)

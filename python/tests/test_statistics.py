@@ -117,3 +117,22 @@ def test_random_lanes_match_numpy(n, chunk, q, values, seed):
         same_bits(getattr(np, name)(x, q).compute(), numpy(name, a, q))
     for name in ("median", "nanmedian"):
         same_bits(getattr(np, name)(x).compute(), numpy(name, a))
+
+
+@pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])
+def test_nanargmax_and_nanargmin_match_numpy_and_refuse_all_nan_lanes(name):
+    a = data("float64", (6, 7, 5), seed=3)
+    a[2, :, 1] = -np.inf  # an extremum equal to NaN's stand-in
+    x = ts.from_array(a, chunks=(4, 3, 2))
+    for axis in (None, 0, 1, 2):
+        for keepdims in (False, True):
+            got = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+            assert isinstance(got, ts.Array)
+            same_bits(got.compute(), getattr(np, name)(a, axis=axis, keepdims=keepdims))
+    b = a.copy()
+    b[1, 2, :] = np.nan
+    lazy = getattr(np, name)(ts.from_array(b, chunks=2), axis=2)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        lazy.compute()
+    ints = np.arange(12).reshape(3, 4) % 5
+    same_bits(getattr(ts, name)(ts.from_array(ints, chunks=2), axis=1).compute(), getattr(np, name)(ints, axis=1))
