@@ -11,7 +11,7 @@ use tessera_core::dtype::{promote, DTypeKind};
 use tessera_core::program::{BinaryOp, ReduceOp};
 use tessera_core::{AxisSlice, DType, HostArray};
 
-use super::layout::{count, ravel, unravel};
+use super::layout::{count, lanes};
 use super::reduce::{float_sum, group_by_output, NoIdentity};
 use super::values::{self, build, read, V};
 use super::{ErrorKind, Expect};
@@ -260,19 +260,7 @@ pub fn nan_arg_reduce(x: &HostArray, max: bool, axis: Option<usize>, keep: bool)
     };
     let all_nan = match axis {
         None => lane_all_nan((0..vals.len()).collect()),
-        Some(a) => (0..count(&shape)).any(|p| {
-            let at = unravel(p, &shape);
-            at[a] == 0
-                && lane_all_nan(
-                    (0..shape[a])
-                        .map(|i| {
-                            let mut c = at.clone();
-                            c[a] = i;
-                            ravel(&c, &shape)
-                        })
-                        .collect(),
-                )
-        }),
+        Some(a) => lanes(&shape, a).into_iter().any(lane_all_nan),
     };
     if all_nan {
         return Expect::Error(ErrorKind::Invalid);

@@ -109,6 +109,25 @@ pub fn concatenate(parts: &[Vec<V>], shapes: &[Vec<usize>], axis: usize) -> (Vec
     (vals, out_shape)
 }
 
+/// The flat C-order positions of every lane along `axis` of `shape`: one list per
+/// position of the other axes (in C order), each running along `axis`.
+pub fn lanes(shape: &[usize], axis: usize) -> Vec<Vec<usize>> {
+    let mut reduced = shape.to_vec();
+    reduced[axis] = 1;
+    (0..count(&reduced))
+        .map(|p| {
+            let at = unravel(p, &reduced);
+            (0..shape[axis])
+                .map(|i| {
+                    let mut c = at.clone();
+                    c[axis] = i;
+                    ravel(&c, shape)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 
 use tessera_core::{DType, HostArray};
 
-use super::layout::{count, ravel, unravel};
+use super::layout::lanes;
 use super::values::{build, read, V};
 
 /// What a lane gives.
@@ -102,21 +102,14 @@ pub fn select(
             },
         ),
         Some(ax) => {
-            let mut reduced = shape.clone();
-            reduced[ax] = 1;
-            let lanes = (0..count(&reduced))
-                .map(|p| {
-                    let at = unravel(p, &reduced);
-                    (0..shape[ax])
-                        .map(|i| {
-                            let mut c = at.clone();
-                            c[ax] = i;
-                            input[ravel(&c, &shape)]
-                        })
-                        .collect()
-                })
+            let lanes = lanes(&shape, ax)
+                .into_iter()
+                .map(|l| l.into_iter().map(|p| input[p]).collect())
                 .collect();
-            if !keepdims {
+            let mut reduced = shape.clone();
+            if keepdims {
+                reduced[ax] = 1;
+            } else {
                 reduced.remove(ax);
             }
             (lanes, reduced)

@@ -8,7 +8,7 @@ use std::cmp::Ordering;
 
 use tessera_core::HostArray;
 
-use super::layout::{count, ravel, unravel};
+use super::layout::lanes;
 use super::values::{build, read, V};
 
 /// NumPy's sort order of two values of one dtype: NaN last, the two zeros equal.
@@ -31,19 +31,7 @@ pub fn sort(x: &HostArray, axis: usize, descending: bool) -> HostArray {
     let shape = x.shape().to_vec();
     let input = read(x);
     let mut out = input.clone();
-    let n = shape[axis];
-    for p in 0..count(&shape) {
-        let at = unravel(p, &shape);
-        if at[axis] != 0 {
-            continue;
-        }
-        let positions: Vec<usize> = (0..n)
-            .map(|i| {
-                let mut c = at.clone();
-                c[axis] = i;
-                ravel(&c, &shape)
-            })
-            .collect();
+    for positions in lanes(&shape, axis) {
         let mut lane: Vec<V> = positions.iter().map(|&q| input[q]).collect();
         lane.sort_by(order);
         if descending {
@@ -63,18 +51,7 @@ pub fn argsort(x: &HostArray, axis: usize, descending: bool) -> HostArray {
     let input = read(x);
     let mut out = vec![V::I(0); input.len()];
     let n = shape[axis];
-    for p in 0..count(&shape) {
-        let at = unravel(p, &shape);
-        if at[axis] != 0 {
-            continue;
-        }
-        let positions: Vec<usize> = (0..n)
-            .map(|i| {
-                let mut c = at.clone();
-                c[axis] = i;
-                ravel(&c, &shape)
-            })
-            .collect();
+    for positions in lanes(&shape, axis) {
         let mut order: Vec<usize> = (0..n).collect();
         if descending {
             // Sort the reversed lane ascending, stably; read it back from the end.

@@ -42,6 +42,22 @@ use crate::program::ArrayOp;
 use crate::stored::Held;
 
 impl Array {
+    /// An error naming the op, the axis and the shape unless `axis` is an axis of this
+    /// array.
+    pub(crate) fn check_axis(&self, op: &str, axis: usize) -> Result<()> {
+        if axis < self.ndim() {
+            return Ok(());
+        }
+        Err(Error::invalid(
+            op,
+            format!(
+                "axis {axis} is out of bounds for an array of {} dimensions (shape {:?})",
+                self.ndim(),
+                self.shape()
+            ),
+        ))
+    }
+
     /// An error naming both backends unless `other` lives on `self`'s backend (`what`
     /// names the two in the message: "operands", "x and omega").
     pub(crate) fn require_same_backend(&self, other: &Array, op: &str, what: &str) -> Result<()> {

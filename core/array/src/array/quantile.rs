@@ -46,16 +46,9 @@ impl Array {
         }
         let (x, axis) = match axis {
             None => (self.reshape(&[-1])?, 0),
-            Some(a) if a < self.ndim() => (self.clone(), a),
             Some(a) => {
-                return Err(Error::invalid(
-                    op,
-                    format!(
-                        "axis {a} is out of bounds for an array of {} dimensions (shape {:?})",
-                        self.ndim(),
-                        self.shape()
-                    ),
-                ))
+                self.check_axis(op, a)?;
+                (self.clone(), a)
             }
         };
         if x.shape()[axis] == 0 {
@@ -149,6 +142,11 @@ impl Array {
         self.select("median", Pick::Median, axis, keepdims, skip_nan, dtype)
     }
 
+    /// A 0-d array of `value` on this array's backend (broadcast by `where`).
+    fn scalar_array(&self, value: Scalar) -> Result<Array> {
+        Array::full(&[], value, ChunkSpec::Auto, Some(self.backend_name()))
+    }
+
     fn select(
         &self,
         op: &str,
@@ -220,12 +218,7 @@ impl Array {
         if !float {
             return Ok(r);
         }
-        let nan = Array::full(
-            &[],
-            scalar(dtype, f64::NAN),
-            ChunkSpec::Auto,
-            Some(self.backend_name()),
-        )?;
+        let nan = self.scalar_array(scalar(dtype, f64::NAN))?;
         at(2)?.unary(UnaryOp::IsNan)?.where_(&nan, &r)
     }
 
@@ -251,12 +244,7 @@ impl Array {
                     &last,
                     &fi.binary_scalar(BinaryOp::Add, Scalar::I64(1), false)?,
                 )?;
-                let minus_one = Array::full(
-                    &[],
-                    Scalar::F64(-1.0),
-                    ChunkSpec::Auto,
-                    Some(self.backend_name()),
-                )?;
+                let minus_one = self.scalar_array(Scalar::F64(-1.0))?;
                 let prev = above.where_(&minus_one, &f)?;
                 (
                     zero(lo)?,
@@ -283,12 +271,7 @@ impl Array {
             }
             Pick::Linear(_) => lerp(&a, &b, &weight, dtype)?,
         };
-        let nan = Array::full(
-            &[],
-            scalar(dtype, f64::NAN),
-            ChunkSpec::Auto,
-            Some(self.backend_name()),
-        )?;
+        let nan = self.scalar_array(scalar(dtype, f64::NAN))?;
         c.binary_scalar(BinaryOp::Eq, Scalar::I64(0), false)?
             .where_(&nan, &r)
     }

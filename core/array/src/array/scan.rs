@@ -51,16 +51,7 @@ impl Array {
         dtype: Option<DType>,
         include_initial: bool,
     ) -> Result<Array> {
-        if axis >= self.ndim() {
-            return Err(Error::invalid(
-                op.name(),
-                format!(
-                    "axis {axis} is out of bounds for an array of {} dimensions (shape {:?})",
-                    self.ndim(),
-                    self.shape()
-                ),
-            ));
-        }
+        self.check_axis(op.name(), axis)?;
         if include_initial && matches!(op, ScanOp::Max | ScanOp::Min) {
             return Err(Error::invalid(
                 op.name(),

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use crate::backend::{ArrayBackend, Chunk};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::host::HostArray;
 
 use super::lane::host_blocks;
@@ -51,16 +51,7 @@ impl Array {
     /// # Errors
     /// [`Error::Invalid`] when `axis` is not an axis of the array.
     pub fn sort(&self, axis: usize, descending: bool) -> Result<Array> {
-        if axis >= self.ndim() {
-            return Err(Error::invalid(
-                "sort",
-                format!(
-                    "axis {axis} is out of bounds for an array of {} dimensions (shape {:?})",
-                    self.ndim(),
-                    self.shape()
-                ),
-            ));
-        }
+        self.check_axis("sort", axis)?;
         let blocks = self.chunks().grid()[axis];
         let dt = self.dtype();
         if blocks <= 1 {
@@ -138,16 +129,7 @@ impl Array {
     /// # Errors
     /// [`Error::Invalid`] when `axis` is not an axis of the array.
     pub fn argsort(&self, axis: usize, descending: bool) -> Result<Array> {
-        if axis >= self.ndim() {
-            return Err(Error::invalid(
-                "argsort",
-                format!(
-                    "axis {axis} is out of bounds for an array of {} dimensions (shape {:?})",
-                    self.ndim(),
-                    self.shape()
-                ),
-            ));
-        }
+        self.check_axis("argsort", axis)?;
         if descending {
             let mut flip = vec![Index::FULL; self.ndim()];
             flip[axis] = Index::step(-1);

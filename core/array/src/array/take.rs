@@ -43,20 +43,6 @@ fn known_values(a: &Array) -> Option<HostArray> {
         .ok()
 }
 
-fn check_axis(op: &str, x: &Array, axis: usize) -> Result<()> {
-    if axis >= x.ndim() {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "axis {axis} is out of bounds for an array of {} dimensions (shape {:?})",
-                x.ndim(),
-                x.shape()
-            ),
-        ));
-    }
-    Ok(())
-}
-
 fn check_indices(op: &str, indices: &Array, x: &Array) -> Result<()> {
     if !indices.dtype().is_integer() {
         return Err(Error::dtype(
@@ -92,7 +78,7 @@ impl Array {
     /// the indices are stored, else at compute) an index out of bounds, named with the
     /// axis and its size; [`Error::DType`] for indices of a non-integer dtype.
     pub fn take(&self, indices: &Array, axis: usize) -> Result<Array> {
-        check_axis("take", self, axis)?;
+        self.check_axis("take", axis)?;
         check_indices("take", indices, self)?;
         if indices.ndim() != 1 {
             return Err(Error::invalid(
@@ -188,7 +174,7 @@ impl Array {
     /// that do not broadcast off `axis`, or (at compute) an index out of bounds;
     /// [`Error::DType`] for indices of a non-integer dtype.
     pub fn take_along_axis(&self, indices: &Array, axis: usize) -> Result<Array> {
-        check_axis("take_along_axis", self, axis)?;
+        self.check_axis("take_along_axis", axis)?;
         check_indices("take_along_axis", indices, self)?;
         if indices.ndim() != self.ndim() {
             return Err(Error::invalid(
