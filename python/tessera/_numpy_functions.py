@@ -149,16 +149,16 @@ def _mean(a, axis=None, dtype=None, out=None, keepdims=_np._NoValue, *, where=_n
     return _cast(_array(a), dtype).mean(axis=axis, keepdims=_keep(keepdims))
 
 
-@implements(_np.nanargmax)
-def _nanargmax(a, axis=None, out=None, *, keepdims=_np._NoValue):
-    _no_out("nanargmax", out)
-    return _array(a).nanargmax(axis=axis, keepdims=_keep(keepdims))
+def _nan_arg(name):
+    def impl(a, axis=None, out=None, *, keepdims=_np._NoValue):
+        _no_out(name, out)
+        return getattr(_array(a), name)(axis=axis, keepdims=_keep(keepdims))
+
+    return impl
 
 
-@implements(_np.nanargmin)
-def _nanargmin(a, axis=None, out=None, *, keepdims=_np._NoValue):
-    _no_out("nanargmin", out)
-    return _array(a).nanargmin(axis=axis, keepdims=_keep(keepdims))
+implements(_np.nanargmax)(_nan_arg("nanargmax"))
+implements(_np.nanargmin)(_nan_arg("nanargmin"))
 
 
 @implements(_np.nanmean)

@@ -82,48 +82,56 @@ def _keep(keepdims):
     return False if keepdims is _np._NoValue else bool(keepdims)
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
+def _quantile_function(name, skip_nan, scale, doc):
+    """One of NumPy's four quantile functions, with NumPy's signature."""
+
+    def f(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
+        if out is not None:
+            raise TypeError(f"{name}(..., out=...) is not supported; tessera arrays are lazy and immutable")
+        _check_method(name, method, weights, interpolation, overwrite_input)
+        return _select(name, _as_array(a), q, axis, keepdims, skip_nan, scale)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+quantile = _quantile_function(
+    "quantile",
+    False,
+    1,
     """The ``q``-th quantiles (``q`` in ``[0, 1]``, a scalar or a sequence) along
     ``axis`` as ``np.quantile``; a sequence's axes come first in the result.
 
     >>> import tessera as ts
     >>> ts.quantile(ts.arange(10, chunks=3), 0.3).compute()
     np.float64(2.6999999999999997)
-    """
-    if out is not None:
-        raise TypeError("quantile(..., out=...) is not supported; tessera arrays are lazy and immutable")
-    _check_method("quantile", method, weights, interpolation, overwrite_input)
-    return _select("quantile", _as_array(a), q, axis, keepdims, False, 1)
-
-
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
-    """``quantile`` ignoring NaN, as ``np.nanquantile`` (NaN for a lane of NaN only)."""
-    if out is not None:
-        raise TypeError("nanquantile(..., out=...) is not supported; tessera arrays are lazy and immutable")
-    _check_method("nanquantile", method, weights, interpolation, overwrite_input)
-    return _select("nanquantile", _as_array(a), q, axis, keepdims, True, 1)
-
-
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
+    """,
+)
+nanquantile = _quantile_function(
+    "nanquantile",
+    True,
+    1,
+    """``quantile`` ignoring NaN, as ``np.nanquantile`` (NaN for a lane of NaN only).""",
+)
+percentile = _quantile_function(
+    "percentile",
+    False,
+    100,
     """The ``q``-th percentiles (``q`` in ``[0, 100]``) along ``axis``, as
     ``np.percentile``.
 
     >>> import tessera as ts
     >>> ts.percentile(ts.arange(10, chunks=3), [50, 90]).compute().tolist()
     [4.5, 8.1]
-    """
-    if out is not None:
-        raise TypeError("percentile(..., out=...) is not supported; tessera arrays are lazy and immutable")
-    _check_method("percentile", method, weights, interpolation, overwrite_input)
-    return _select("percentile", _as_array(a), q, axis, keepdims, False, 100)
-
-
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None, interpolation=None):
-    """``percentile`` ignoring NaN, as ``np.nanpercentile``."""
-    if out is not None:
-        raise TypeError("nanpercentile(..., out=...) is not supported; tessera arrays are lazy and immutable")
-    _check_method("nanpercentile", method, weights, interpolation, overwrite_input)
-    return _select("nanpercentile", _as_array(a), q, axis, keepdims, True, 100)
+    """,
+)
+nanpercentile = _quantile_function(
+    "nanpercentile",
+    True,
+    100,
+    """``percentile`` ignoring NaN, as ``np.nanpercentile``.""",
+)
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
