@@ -4,9 +4,9 @@
 //!
 //! Both are lane ops ([`Op::AlongAxis`]) over the sorted 1-d array: output block `j`
 //! (chunked like the values) reads every sorted block and its values' block, and
-//! combines one binary search per value and block ([`HostArray::count_before`],
-//! [`HostArray::members_of`]): insertion positions add up over the blocks, membership
-//! is any block's. The sorted array is never concatenated; both sides are compared in
+//! runs one binary search per value and block ([`HostArray::count_before`],
+//! [`HostArray::members_of`], the values' keys made once per task): insertion positions
+//! add up over the blocks, membership is any block's. The sorted array is never concatenated; both sides are compared in
 //! their common dtype, as NumPy does.
 
 use std::sync::Arc;
@@ -119,20 +119,11 @@ impl Array {
             let (v, parts) = h
                 .split_last()
                 .ok_or_else(|| Error::Internal(format!("a {op} task with no blocks")))?;
-            let mut acc: Option<HostArray> = None;
-            for p in parts {
-                let part = match search {
-                    Search::Positions { right } => p.count_before(v, right)?,
-                    Search::Members => p.members_of(v)?,
-                };
-                acc = Some(match acc {
-                    None => part,
-                    Some(a) => combine(&a, &part)?,
-                });
-            }
-            b.from_host_owned(
-                acc.ok_or_else(|| Error::Internal(format!("{op} with no sorted blocks")))?,
-            )
+            let parts: Vec<&HostArray> = parts.iter().map(AsRef::as_ref).collect();
+            b.from_host_owned(match search {
+                Search::Positions { right } => HostArray::count_before(&parts, v, right)?,
+                Search::Members => HostArray::members_of(&parts, v)?,
+            })
         };
         let dtype = match search {
             Search::Positions { .. } => DType::I64,
@@ -156,19 +147,6 @@ impl Array {
             values.chunks().clone(),
             values.backend().clone(),
         ))
-    }
-}
-
-/// Two blocks' partial answers combined: positions add, memberships or.
-fn combine(a: &HostArray, b: &HostArray) -> Result<HostArray> {
-    match (a, b) {
-        (HostArray::I64(x), HostArray::I64(y)) => Ok(HostArray::I64(x + y)),
-        (HostArray::Bool(x), HostArray::Bool(y)) => Ok(HostArray::Bool(
-            ndarray::Zip::from(x).and(y).map_collect(|&p, &q| p || q),
-        )),
-        _ => Err(Error::Internal(
-            "partial search answers of different kinds".into(),
-        )),
     }
 }
 

@@ -52,35 +52,65 @@ fn is_nan_key(dtype: DType, k: u64) -> bool {
     dtype.is_float() && k == u64::MAX
 }
 
+/// The keys of `values` once, and of each sorted part, after checking every part.
+fn part_and_value_keys(
+    op: &str,
+    parts: &[&HostArray],
+    values: &HostArray,
+) -> Result<(Vec<Vec<u64>>, Vec<u64>)> {
+    let first = parts
+        .first()
+        .ok_or_else(|| Error::invalid(op, "no sorted blocks to search"))?;
+    for p in parts {
+        check(op, p, values)?;
+    }
+    let v = crate::dispatch_host!(*first, a => key_vec(a, values))?;
+    let s = parts
+        .iter()
+        .map(|p| crate::dispatch_host!(*p, a => keys(a)))
+        .collect();
+    Ok((s, v))
+}
+
 impl HostArray {
-    /// For each of `values`, how many elements of `sorted` (1-d, ascending in NumPy's
-    /// order) come before it: those less than it (`right` false, NumPy's
-    /// `side="left"`) or not greater (`side="right"`). The result is `int64` of the
-    /// values' shape.
+    /// For each of `values`, how many elements of the sorted `parts` (1-d blocks of one
+    /// array sorted ascending in NumPy's order) come before it: those less than it
+    /// (`right` false, NumPy's `side="left"`) or not greater (`side="right"`), summed
+    /// over the parts. The values' keys are computed once for all parts. The result is
+    /// `int64` of the values' shape.
     ///
     /// ```
     /// use ndarray::{ArrayD, IxDyn};
     /// use tessera_core::HostArray;
-    /// let s = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[4]), vec![1.0, 2.0, 2.0, f64::NAN]).unwrap());
+    /// let a = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[2]), vec![1.0, 2.0]).unwrap());
+    /// let b = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[2]), vec![2.0, f64::NAN]).unwrap());
     /// let v = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[3]), vec![2.0, 0.0, f64::NAN]).unwrap());
-    /// assert_eq!(s.count_before(&v, false).unwrap().to_f64_vec(), vec![1.0, 0.0, 3.0]);
-    /// assert_eq!(s.count_before(&v, true).unwrap().to_f64_vec(), vec![3.0, 0.0, 4.0]);
+    /// assert_eq!(HostArray::count_before(&[&a, &b], &v, false).unwrap().to_f64_vec(), vec![1.0, 0.0, 3.0]);
+    /// assert_eq!(HostArray::count_before(&[&a, &b], &v, true).unwrap().to_f64_vec(), vec![3.0, 0.0, 4.0]);
     /// ```
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `self` is not 1-d; [`Error::DType`] when the dtypes differ.
-    pub fn count_before(&self, values: &HostArray, right: bool) -> Result<HostArray> {
-        check("searchsorted", self, values)?;
-        let s = crate::dispatch_host!(self, a => keys(a));
-        let v = crate::dispatch_host!(self, a => key_vec(a, values))?;
+    /// [`Error::Invalid`] for no parts or a part that is not 1-d; [`Error::DType`] when
+    /// the dtypes differ.
+    pub fn count_before(
+        parts: &[&HostArray],
+        values: &HostArray,
+        right: bool,
+    ) -> Result<HostArray> {
+        let (sorted, v) = part_and_value_keys("searchsorted", parts, values)?;
         let counts: Vec<i64> = v
             .iter()
             .map(|&k| {
-                let n = if right {
-                    s.partition_point(|&x| x <= k)
-                } else {
-                    s.partition_point(|&x| x < k)
-                };
+                let n: usize = sorted
+                    .iter()
+                    .map(|s| {
+                        if right {
+                            s.partition_point(|&x| x <= k)
+                        } else {
+                            s.partition_point(|&x| x < k)
+                        }
+                    })
+                    .sum();
                 n as i64
             })
             .collect();
@@ -89,20 +119,18 @@ impl HostArray {
         Ok(i64::wrap(out))
     }
 
-    /// For each of `values`, whether `sorted` (1-d, ascending in NumPy's order) holds an
-    /// element equal to it (`-0.0` equals `0.0`; NaN equals nothing). The result is
-    /// `bool` of the values' shape.
+    /// For each of `values`, whether one of the sorted `parts` (1-d, ascending in
+    /// NumPy's order) holds an element equal to it (`-0.0` equals `0.0`; NaN equals
+    /// nothing). The result is `bool` of the values' shape.
     ///
     /// # Errors
     /// As [`HostArray::count_before`].
-    pub fn members_of(&self, values: &HostArray) -> Result<HostArray> {
-        check("isin", self, values)?;
-        let dtype = self.dtype();
-        let s = crate::dispatch_host!(self, a => keys(a));
-        let v = crate::dispatch_host!(self, a => key_vec(a, values))?;
+    pub fn members_of(parts: &[&HostArray], values: &HostArray) -> Result<HostArray> {
+        let (sorted, v) = part_and_value_keys("isin", parts, values)?;
+        let dtype = values.dtype();
         let found: Vec<bool> = v
             .iter()
-            .map(|&k| !is_nan_key(dtype, k) && s.binary_search(&k).is_ok())
+            .map(|&k| !is_nan_key(dtype, k) && sorted.iter().any(|s| s.binary_search(&k).is_ok()))
             .collect();
         let out = ArrayD::from_shape_vec(values.shape(), found)
             .map_err(|e| Error::Internal(format!("isin shape: {e}")))?;
@@ -122,7 +150,7 @@ mod tests {
     #[test]
     fn membership_takes_the_zeros_as_one_and_nan_as_nothing() {
         let s = f64s(&[-0.0, 1.0, f64::NAN]);
-        let got = s.members_of(&f64s(&[0.0, f64::NAN, 1.0, 2.0])).unwrap();
+        let got = HostArray::members_of(&[&s], &f64s(&[0.0, f64::NAN, 1.0, 2.0])).unwrap();
         assert_eq!(got.to_f64_vec(), vec![1.0, 0.0, 1.0, 0.0]);
     }
 
@@ -131,11 +159,12 @@ mod tests {
         let s = f64s(&[1.0]);
         let i = HostArray::I64(ArrayD::from_shape_vec(IxDyn(&[1]), vec![1]).unwrap());
         assert!(matches!(
-            s.count_before(&i, false),
+            HostArray::count_before(&[&s], &i, false),
             Err(Error::DType { .. })
         ));
         let m = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[1, 1]), vec![1.0]).unwrap());
-        assert!(s.members_of(&m.clone()).is_ok());
-        assert!(m.members_of(&s).is_err());
+        assert!(HostArray::members_of(&[&s], &m).is_ok());
+        assert!(HostArray::members_of(&[&m], &s).is_err());
+        assert!(HostArray::members_of(&[], &s).is_err());
     }
 }
