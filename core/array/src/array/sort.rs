@@ -49,7 +49,7 @@ impl Array {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `axis` is not an axis of the array.
+    /// [`crate::error::Error::Invalid`] when `axis` is not an axis of the array.
     pub fn sort(&self, axis: usize, descending: bool) -> Result<Array> {
         self.check_axis("sort", axis)?;
         let blocks = self.chunks().grid()[axis];
@@ -127,7 +127,7 @@ impl Array {
     /// ```
     ///
     /// # Errors
-    /// [`Error::Invalid`] when `axis` is not an axis of the array.
+    /// [`crate::error::Error::Invalid`] when `axis` is not an axis of the array.
     pub fn argsort(&self, axis: usize, descending: bool) -> Result<Array> {
         self.check_axis("argsort", axis)?;
         if descending {
