@@ -498,6 +498,47 @@ impl ChunkSpec {
         // Every axis's count went through `check_grid` above, before its sizes existed.
         Chunks::with_checked_grid(shape, sizes.into_iter().map(|s| s.unwrap()).collect())
     }
+
+    /// [`resolve`](ChunkSpec::resolve) for a stored array whose own chunks have the edges
+    /// `stored` (one per axis, as h5py and Zarr report them): on the axes the spec leaves
+    /// to `auto`, each block is a whole number of stored chunks (at least one, the edge
+    /// `auto` chose rounded down), so no stored chunk is read by two blocks. Other axes are
+    /// as `resolve` makes them; a `stored` of another rank is ignored.
+    ///
+    /// # Errors
+    /// As [`resolve`](ChunkSpec::resolve).
+    pub fn resolve_aligned(
+        &self,
+        shape: &[usize],
+        itemsize: usize,
+        target_bytes: usize,
+        stored: &[usize],
+    ) -> Result<Chunks> {
+        let plain = self.resolve(shape, itemsize, target_bytes)?;
+        let auto: Vec<bool> = match self {
+            ChunkSpec::Auto => vec![true; shape.len()],
+            ChunkSpec::PerAxis(v) => v.iter().map(|a| matches!(a, AxisChunks::Auto)).collect(),
+            _ => vec![false; shape.len()],
+        };
+        if stored.len() != shape.len() || !auto.contains(&true) {
+            return Ok(plain);
+        }
+        let sizes = plain
+            .sizes()
+            .iter()
+            .enumerate()
+            .map(|(axis, s)| {
+                let n = shape[axis];
+                if !auto[axis] || n == 0 {
+                    return s.clone();
+                }
+                let edge = s.iter().copied().max().unwrap_or(1);
+                let unit = stored[axis].clamp(1, n);
+                split_axis(n, (edge / unit).max(1) * unit)
+            })
+            .collect();
+        Chunks::new(shape, sizes)
+    }
 }
 
 /// Splits `n` into `ceil(n / max)` chunks whose sizes differ by at most one.
@@ -532,6 +573,43 @@ pub fn format_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aligned_auto_blocks_are_whole_stored_chunks_and_fixed_axes_stay() {
+        // 2 KiB of f64 is 256 elements: auto picks 16 x 16, a multiple of the 4 x 4 stored.
+        let c = ChunkSpec::Auto
+            .resolve_aligned(&[64, 64], 8, 2048, &[4, 4])
+            .unwrap();
+        assert_eq!(c.axis(0), &[16; 4]);
+        // Stored edges that auto's edge does not divide: rounded down to 2 stored chunks.
+        let c = ChunkSpec::Auto
+            .resolve_aligned(&[64, 64], 8, 2048, &[6, 7])
+            .unwrap();
+        assert_eq!(c.axis(0)[0], 12);
+        assert_eq!(c.axis(1)[0], 14);
+        assert!(c
+            .sizes()
+            .iter()
+            .all(|s| s[..s.len() - 1].iter().all(|&e| e == s[0])));
+        // A stored chunk over the target: one stored chunk a block, not a cut one.
+        let c = ChunkSpec::Auto
+            .resolve_aligned(&[100, 100], 8, 64, &[10, 50])
+            .unwrap();
+        assert_eq!((c.axis(0)[0], c.axis(1)[0]), (10, 50));
+        // Axes the user fixed are kept; only the auto one aligns.
+        let spec = ChunkSpec::PerAxis(vec![AxisChunks::Size(5), AxisChunks::Auto]);
+        let c = spec
+            .resolve_aligned(&[20, 64], 8, 8 * 5 * 20, &[4, 8])
+            .unwrap();
+        assert_eq!(c.axis(0), &[5; 4]);
+        assert_eq!(c.axis(1)[0], 16);
+        // No stored chunks of the array's rank: plain resolve.
+        let plain = ChunkSpec::Auto.resolve(&[64, 64], 8, 2048).unwrap();
+        let other = ChunkSpec::Auto
+            .resolve_aligned(&[64, 64], 8, 2048, &[4])
+            .unwrap();
+        assert_eq!(plain, other);
+    }
 
     /// Shapes and chunkings at the edges of `usize`: never a panic or an allocation of
     /// the grid before the check; either valid chunks that tile the shape, or an error.

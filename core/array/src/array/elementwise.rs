@@ -50,7 +50,10 @@ pub(crate) fn refine(a: &[usize], b: &[usize]) -> Vec<usize> {
     out
 }
 
-/// The broadcast shape of two shapes (NumPy rules), or a shape error naming both.
+/// The broadcast shape of two shapes (NumPy rules).
+///
+/// # Errors
+/// A shape error naming `op`, both shapes and the first axis that differs.
 pub fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];

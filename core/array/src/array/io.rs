@@ -62,6 +62,24 @@ impl Array {
     /// not commit it. Over several ranks, a sink that is not
     /// [`shared_by_ranks`](BlockSink::shared_by_ranks).
     pub fn store(&self, sink: Arc<dyn BlockSink>) -> Result<StoreSummary> {
+        let written = self.store_plan(sink)?;
+        let host = written.compute()?;
+        let counts = host.into_typed::<u64>()?;
+        Ok(StoreSummary {
+            blocks: counts.len(),
+            bytes: counts.iter().sum(),
+        })
+    }
+
+    /// The lazy plan of [`store`](Array::store): an array with one element per block of
+    /// this one, the bytes its write task wrote; computing it does the writes. Computed
+    /// together with other arrays ([`crate::exec::compute_many`]), what they share runs
+    /// once: several arrays stored from one source read it once, as Dask's `store` of
+    /// several sources does.
+    ///
+    /// # Errors
+    /// Over several ranks, a sink that is not [`shared_by_ranks`](BlockSink::shared_by_ranks).
+    pub fn store_plan(&self, sink: Arc<dyn BlockSink>) -> Result<Array> {
         if !sink.shared_by_ranks() {
             tessera_runtime::cluster::refuse_distributed_write(&sink.describe())?;
         }
@@ -70,18 +88,12 @@ impl Array {
         let chunks = Chunks::new(&grid, ones).map_err(|e| {
             Error::Internal(format!("the write grid of {:?}: {e}", self.chunks().grid()))
         })?;
-        let written = Array::new(
+        Ok(Array::new(
             Op::Store(self.clone(), sink),
             DType::U64,
             chunks,
             self.backend().clone(),
-        );
-        let host = written.compute()?;
-        let counts = host.into_typed::<u64>()?;
-        Ok(StoreSummary {
-            blocks: counts.len(),
-            bytes: counts.iter().sum(),
-        })
+        ))
     }
 }
 
@@ -217,6 +229,43 @@ mod tests {
         assert_eq!(regions, [0..5, 5..10, 10..12]);
         let sums: Vec<f64> = seen.iter().map(|(_, s)| *s).collect();
         assert_eq!(sums, [20.0, 70.0, 42.0]);
+    }
+
+    #[test]
+    fn two_store_plans_computed_together_read_their_shared_source_once() {
+        let src = counting(&[6, 4]);
+        let a = Array::from_source(
+            src.clone(),
+            DType::F64,
+            Chunks::regular(&src.shape, &[3, 4]),
+            Some("cpu"),
+        )
+        .unwrap();
+        let (one, two) = (
+            Arc::new(Recording::default()),
+            Arc::new(Recording::default()),
+        );
+        let plans = [
+            (&a + 1.0).unwrap().store_plan(one.clone()).unwrap(),
+            (&a * 2.0).unwrap().store_plan(two.clone()).unwrap(),
+        ];
+        assert!(
+            one.seen.lock().unwrap().is_empty(),
+            "a plan writes nothing until computed"
+        );
+        let written = crate::exec::compute_many(&plans).unwrap();
+        assert_eq!(
+            src.reads.load(Ordering::Relaxed),
+            2,
+            "one read per block, not per plan"
+        );
+        assert_eq!(written[0].to_f64_vec(), [96.0, 96.0]);
+        assert_eq!(one.seen.lock().unwrap().len(), 2);
+        let doubled: f64 = two.seen.lock().unwrap().iter().map(|(_, s)| s).sum();
+        let values: f64 = (0..6)
+            .flat_map(|i| (0..4).map(move |j| (i * 100 + j) as f64))
+            .sum();
+        assert_eq!(doubled, 2.0 * values);
     }
 
     struct Refusing;

@@ -28,6 +28,7 @@ pub use crate::block_io::{BlockSink, BlockSource, StoreSummary};
 pub use crate::graph::{Array, BackendBlockFn, HostBlockFn};
 pub(crate) use crate::graph::{BlockFn, Fold, Op};
 pub use creation::RandomState;
+pub use elementwise::broadcast_shapes;
 pub use indexing::Index;
 
 use std::fmt;
