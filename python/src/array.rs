@@ -26,7 +26,7 @@ use crate::run::detached;
 use crate::ufunc::Operand;
 
 /// A lazy chunked n-d array (see the module docs).
-#[pyclass(name = "Array", module = "tessera", frozen)]
+#[pyclass(name = "Array", module = "tessera")]
 #[derive(Clone)]
 pub struct PyArray {
     /// The Rust array.
@@ -48,7 +48,7 @@ pub fn operand(
     like: &Array,
 ) -> PyResult<Option<Operand>> {
     if let Ok(a) = other.cast::<PyArray>() {
-        return Ok(Some(Operand::Array(a.get().inner.clone())));
+        return Ok(Some(Operand::Array(a.borrow().inner.clone())));
     }
     if let Some(s) = weak_scalar(other)? {
         return Ok(Some(Operand::Weak(s)));
@@ -213,7 +213,7 @@ fn getitem_with_array(
     let lazy = items[at]
         .cast::<PyArray>()
         .ok()
-        .map(|a| a.get().inner.clone());
+        .map(|a| a.borrow().inner.clone());
     let idx = crate::index_array::IndexArray::of(py, &items[at], lazy, in_axis, n)?;
     let out = crate::index_array::take_axis(&basic, &idx, out_axis)?;
     let advanced: Vec<usize> = (0..index.len())
@@ -439,6 +439,20 @@ impl PyArray {
         self.inner.explain().py_err()
     }
 
+    /// Writes the array block by block into `target` (anything with `__setitem__`):
+    /// `tessera.store([self], [target], **kwargs)`, as Dask's `Array.store`.
+    #[pyo3(signature = (target, **kwargs))]
+    fn store<'py>(
+        slf: &Bound<'py, Self>,
+        target: &Bound<'py, PyAny>,
+        kwargs: Option<&Bound<'py, pyo3::types::PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        py.import("tessera")?
+            .getattr("store")?
+            .call((slf, target), kwargs)
+    }
+
     /// The array on another backend (blocks moved when computed).
     fn to_backend(&self, name: &str) -> PyResult<PyArray> {
         self.inner.to_backend(name).py_err().map(Into::into)
@@ -512,6 +526,24 @@ impl PyArray {
 
     fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
         self.scalar(py)?.is_truthy()
+    }
+
+    /// `x[key] = value`, as Dask's: `x` becomes a new lazy plan with the selection
+    /// replaced (nothing is computed, the chunks stay); arrays built from `x` before keep
+    /// the old values. Keys and values as NumPy assigns them (see `tessera._setitem`).
+    fn __setitem__(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        let current = Bound::new(py, PyArray::from(slf.borrow().inner.clone()))?;
+        let out = py
+            .import("tessera._setitem")?
+            .call_method1("assign", (current, key, value))?;
+        let out = out.cast::<PyArray>()?.borrow().inner.clone();
+        slf.borrow_mut().inner = out;
+        Ok(())
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyArray> {
@@ -1014,7 +1046,7 @@ impl PyArray {
         chunks: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyArray> {
         let mut arrays = vec![self.inner.clone()];
-        arrays.extend(others.iter().map(|a| a.get().inner.clone()));
+        arrays.extend(others.iter().map(|a| a.borrow().inner.clone()));
         map_blocks_impl(py, func, &arrays, dtype, chunks)
     }
 }

@@ -243,3 +243,46 @@ pub fn scalar_if_0d(out: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
         Ok(out)
     }
 }
+
+/// The key `obj[key]` reads or writes a region with, as Dask spells it: a tuple of
+/// `slice(start, stop)` (no step), each shifted by `offset[axis]`.
+///
+/// # Errors
+/// What Python raises building the slices (nothing, short of memory).
+pub fn region_key<'py>(
+    py: Python<'py>,
+    region: &[std::ops::Range<usize>],
+    offset: &[usize],
+) -> PyResult<Bound<'py, PyTuple>> {
+    let slice = py.import("builtins")?.getattr("slice")?;
+    let items: Vec<Bound<'py, PyAny>> = region
+        .iter()
+        .enumerate()
+        .map(|(axis, r)| {
+            let o = offset.get(axis).copied().unwrap_or(0);
+            slice.call1((r.start + o, r.end + o))
+        })
+        .collect::<PyResult<_>>()?;
+    PyTuple::new(py, items)
+}
+
+/// `module.QualName` of `obj`'s type, for messages and plans (`zarr.core.array.Array`).
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    let kind = obj.get_type();
+    format!(
+        "{}.{}",
+        kind.module().map_or_else(|_| "?".into(), |m| m.to_string()),
+        kind.qualname()
+            .map_or_else(|_| "?".into(), |n| n.to_string())
+    )
+}
+
+/// Python's spelling of a shape: `(3, 8)`, `(3,)`, `()`.
+pub fn shape_text(shape: &[usize]) -> String {
+    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    if parts.len() == 1 {
+        format!("({},)", parts[0])
+    } else {
+        format!("({})", parts.join(", "))
+    }
+}

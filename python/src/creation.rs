@@ -10,6 +10,7 @@ use pyo3::types::PyTuple;
 use tessera::{Array, DType, RandomState};
 
 use crate::array::{map_blocks_impl, operand, PyArray};
+use crate::block_source;
 use crate::convert::{
     chunks_of, dtype_of, dtype_or, host_to_numpy, numpy_to_host, scalar_as, scalar_if_0d, shape_of,
     weak_scalar,
@@ -192,17 +193,42 @@ pub fn eye(
 /// blocks. Raises `TypeError` for a dtype tessera does not compute with (strings,
 /// objects, complex).
 ///
+/// Any other object with `shape`, `dtype` and `__getitem__` (an h5py dataset, a
+/// zarr-python array, a netCDF4 variable, xarray's backend arrays) is read lazily, as
+/// `dask.array.from_array` reads it: each block is one task that indexes it with the
+/// block's slices when a plan needs it, under `lock` (`True` for a new
+/// `threading.Lock`, or a lock of your own) when given. With `auto` block sizes, blocks
+/// are whole multiples of the object's `chunks`. A tessera array comes back as it is
+/// (rechunked when `chunks` is given).
+///
 /// >>> x = ts.from_array(np.arange(12).reshape(3, 4), chunks=2)
 /// >>> x.chunks
 /// ((2, 1), (2, 2))
 #[pyfunction]
-#[pyo3(signature = (x, chunks=None, backend=None))]
+#[pyo3(signature = (x, chunks=None, backend=None, lock=None))]
 pub fn from_array(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
     chunks: Option<&Bound<'_, PyAny>>,
     backend: Option<&str>,
+    lock: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
+    if let Ok(a) = x.cast::<PyArray>() {
+        let mut inner = a.borrow().inner.clone();
+        if let Some(name) = backend {
+            inner = inner.to_backend(name).py_err()?;
+        }
+        if let Some(c) = chunks.filter(|c| !c.is_none()) {
+            inner = inner.rechunk(chunks_of(Some(c), inner.ndim())?).py_err()?;
+        }
+        return Ok(inner.into());
+    }
+    if block_source::is_lazy_source(py, x)? {
+        let ndim = shape_of(&x.getattr("shape")?)?.len();
+        let spec = chunks_of(chunks, ndim)?;
+        let lock = block_source::lock_of(py, lock)?;
+        return block_source::lazy_from_array(py, x, spec, lock, backend).map(Into::into);
+    }
     let host = numpy_to_host(py, x)?;
     let spec = chunks_of(chunks, host.shape().len())?;
     wrap(Array::from_host(host, spec, backend))
@@ -213,7 +239,7 @@ fn arrays_of(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Array>> {
         .map(|a| {
             let a = a?;
             a.cast::<PyArray>()
-                .map(|a| a.get().inner.clone())
+                .map(|a| a.borrow().inner.clone())
                 .map_err(|_| {
                     PyTypeError::new_err(format!(
                         "{what} takes tessera arrays, got {}",
@@ -296,6 +322,46 @@ fn as_array(
     }
 }
 
+/// `x` broadcast to `shape` by NumPy's rules, without copying (a broadcast axis reads
+/// the same block again), as `numpy.broadcast_to`.
+///
+/// >>> ts.broadcast_to(ts.arange(3), (2, 3)).compute().tolist()
+/// [[0, 1, 2], [0, 1, 2]]
+#[pyfunction]
+pub fn broadcast_to(x: &PyArray, shape: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+    let shape = match shape.extract::<usize>() {
+        Ok(n) => vec![n],
+        Err(_) => shape_of(shape)?,
+    };
+    x.inner.broadcast_to(&shape).py_err().map(Into::into)
+}
+
+/// The arrays broadcast against each other to one shape, as `numpy.broadcast_arrays`.
+///
+/// >>> a, b = ts.broadcast_arrays(ts.ones((2, 1)), ts.zeros(3))
+/// >>> a.shape, b.shape
+/// ((2, 3), (2, 3))
+#[pyfunction]
+#[pyo3(signature = (*arrays))]
+pub fn broadcast_arrays(arrays: Vec<Bound<'_, PyArray>>) -> PyResult<Vec<PyArray>> {
+    let mut shape: Vec<usize> = Vec::new();
+    for a in &arrays {
+        shape =
+            tessera::array::broadcast_shapes("broadcast_arrays", &shape, &a.borrow().inner.shape())
+                .py_err()?;
+    }
+    arrays
+        .iter()
+        .map(|a| {
+            a.borrow()
+                .inner
+                .broadcast_to(&shape)
+                .py_err()
+                .map(Into::into)
+        })
+        .collect()
+}
+
 /// `x` where `condition` is true, else `y` (arrays, broadcast; scalars allowed).
 #[pyfunction]
 #[pyo3(name = "where")]
@@ -308,7 +374,7 @@ pub fn where_(
     let c = &condition.inner;
     let like = [x, y]
         .iter()
-        .find_map(|v| v.cast::<PyArray>().ok().map(|a| a.get().inner.clone()));
+        .find_map(|v| v.cast::<PyArray>().ok().map(|a| a.borrow().inner.clone()));
     let (a, b) = (
         as_array(py, x, c, like.as_ref())?,
         as_array(py, y, c, like.as_ref())?,
@@ -330,7 +396,7 @@ pub fn map_blocks(
     dtype: Option<&Bound<'_, PyAny>>,
     chunks: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
-    let arrays: Vec<Array> = arrays.iter().map(|a| a.get().inner.clone()).collect();
+    let arrays: Vec<Array> = arrays.iter().map(|a| a.borrow().inner.clone()).collect();
     map_blocks_impl(py, func, &arrays, dtype, chunks)
 }
 
@@ -342,7 +408,7 @@ pub fn compute<'py>(
     py: Python<'py>,
     arrays: Vec<Bound<'py, PyArray>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let inner: Vec<Array> = arrays.iter().map(|a| a.get().inner.clone()).collect();
+    let inner: Vec<Array> = arrays.iter().map(|a| a.borrow().inner.clone()).collect();
     let hosts = detached(py, move || tessera::exec::compute_many(&inner))?;
     let outs: Vec<Bound<'py, PyAny>> = hosts
         .into_iter()

@@ -4,14 +4,7 @@
 use tessera::chunks::format_bytes;
 use tessera::Array;
 
-fn shape_text(shape: &[usize]) -> String {
-    let parts: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    if parts.len() == 1 {
-        format!("({},)", parts[0])
-    } else {
-        format!("({})", parts.join(", "))
-    }
-}
+use crate::convert::shape_text;
 
 /// The chunk table of `a` as an HTML fragment.
 pub fn array_table(a: &Array) -> String {

@@ -26,7 +26,7 @@ pub fn take(
     let lazy = indices
         .cast::<PyArray>()
         .ok()
-        .map(|i| i.get().inner.clone());
+        .map(|i| i.borrow().inner.clone());
     let idx = IndexArray::of(py, indices, lazy, axis, a.shape()[axis])?;
     take_axis(&a, &idx, axis).map(Into::into)
 }
@@ -44,7 +44,7 @@ pub fn take_along_axis(
 ) -> PyResult<PyArray> {
     let (a, axis) = flat_or_axis(py, &x.inner, axis)?;
     let idx = match indices.cast::<PyArray>() {
-        Ok(i) => i.get().inner.clone(),
+        Ok(i) => i.borrow().inner.clone(),
         Err(_) => {
             let h: HostArray = numpy_to_host(py, indices)?;
             if !h.dtype().is_integer() {

@@ -28,6 +28,8 @@ from ._tessera import (
     GroupBy,
     __version__,
     arange,
+    broadcast_arrays,
+    broadcast_to,
     col,
     compute,
     concatenate,
@@ -55,6 +57,7 @@ from ._tessera import (
 )
 from ._tessera import from_arrow as _from_arrow
 from ._tessera import where
+from ._store import store
 from ._statistics import median, nanmedian, nanpercentile, nanquantile, percentile, quantile
 from .exceptions import *  # noqa: F401,F403 - the exception classes at top level
 
@@ -84,6 +87,8 @@ __all__ = [
     "argsort",
     "array_api",
     "backends",
+    "broadcast_arrays",
+    "broadcast_to",
     "col",
     "compute",
     "concatenate",
@@ -125,6 +130,7 @@ __all__ = [
     "read_csv",
     "read_parquet",
     "stack",
+    "store",
     "take",
     "take_along_axis",
     "to_npy",

@@ -325,6 +325,17 @@ def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return _tessera.stack([_cast(_array(a, like), dtype) for a in arrays], axis=axis)
 
 
+@implements(_np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    return _tessera.broadcast_to(_array(array), shape)
+
+
+@implements(_np.broadcast_arrays)
+def _broadcast_arrays(*args, subok=False):
+    like = _first_array(args)
+    return tuple(_tessera.broadcast_arrays(*[_array(a, like) for a in args]))
+
+
 @implements(_np.where)
 def _where(condition, x=_np._NoValue, y=_np._NoValue):
     if x is _np._NoValue or y is _np._NoValue:

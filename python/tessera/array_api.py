@@ -432,6 +432,16 @@ def stack(arrays, /, *, axis=0):
     return _tessera.stack(list(arrays), axis=axis)
 
 
+def broadcast_to(x, /, shape):
+    """``x`` broadcast to ``shape`` (no copy: a broadcast axis reads the same block)."""
+    return _tessera.broadcast_to(asarray(x), tuple(shape))
+
+
+def broadcast_arrays(*arrays):
+    """The arrays broadcast against each other to one shape."""
+    return _tessera.broadcast_arrays(*[asarray(a) for a in arrays])
+
+
 def expand_dims(x, /, *, axis=0):
     """``x`` with a new axis of length 1 at ``axis``."""
     return _nf._expand_dims(x, axis)

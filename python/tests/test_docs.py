@@ -63,3 +63,17 @@ def test_the_protocol_modules_examples_run_and_their_names_are_documented():
 def test_the_dtype_error_example_runs():
     examples, failures = run_examples(ts.exceptions.DTypeError, "DTypeError")
     assert examples > 0 and failures == 0
+
+
+def test_the_store_setitem_and_broadcast_examples_run():
+    from tessera import _setitem, _store
+
+    for obj, name in (
+        (_store, "tessera._store"),
+        (_store.store, "store"),
+        (_setitem, "tessera._setitem"),
+        (ts.broadcast_to, "broadcast_to"),
+        (ts.broadcast_arrays, "broadcast_arrays"),
+    ):
+        examples, failures = run_examples(obj, name)
+        assert examples > 0 and failures == 0, name
