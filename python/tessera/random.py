@@ -2,12 +2,15 @@
 
 Draws are counter-based (Philox 4x32-10): a block's values depend only on the seed, the
 draw and the block's position, so an array is the same on every backend, chunking and
-worker count, and a slice generates only the elements it keeps.
+worker count, and a slice generates only the elements it keeps. ``default_rng(seed)``
+gives NumPy's newer ``Generator`` API (``random``, ``integers``, ``normal``, ...) over the
+same draws.
 """
 
+from ._generator import Generator, default_rng
 from ._tessera import RandomState
 
-__all__ = ["RandomState", "normal", "uniform", "random", "randint"]
+__all__ = ["Generator", "RandomState", "default_rng", "normal", "uniform", "random", "randint"]
 
 _default = RandomState(0)
 
