@@ -77,3 +77,23 @@ def test_the_store_setitem_and_broadcast_examples_run():
     ):
         examples, failures = run_examples(obj, name)
         assert examples > 0 and failures == 0, name
+
+
+def test_the_dask_namespace_and_generator_examples_run_and_names_are_documented():
+    import tessera.array as da
+    from tessera import _generator
+
+    for obj, name in (
+        (da, "tessera.array"),
+        (da.map_blocks, "map_blocks"),
+        (da.map_overlap, "map_overlap"),
+        (da.reduction, "reduction"),
+        (_generator, "tessera._generator"),
+        (_generator.Generator, "Generator"),
+        (_generator.default_rng, "default_rng"),
+    ):
+        examples, failures = run_examples(obj, name)
+        assert examples > 0 and failures == 0, name
+    bare = [n for n in da.__all__ if callable(getattr(da, n)) and not isinstance(getattr(da, n), type)
+            and not (getattr(da, n).__doc__ or "").strip()]
+    assert not bare, f"tessera.array names without docstrings: {bare}"
