@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as _np
 
 from . import _tessera, array_api, config, exceptions, linalg, random
+from . import _numpy_compositions  # noqa: F401 - registers NumPy functions built from tessera's ops
 from ._tessera import (
     Array,
     ComputedFrame,

@@ -31,6 +31,10 @@ __all__ = ["HANDLED", "array_function", "array_ufunc", "implements"]
 #: The NumPy functions tessera implements, each mapped to its lazy implementation.
 HANDLED: dict = {}
 
+#: NumPy ufuncs (by name) that are exact compositions of tessera's ops
+#: (``_numpy_compositions`` fills it), called on tessera operands.
+COMPOSED_UFUNCS: dict = {}
+
 
 def implements(*numpy_functions):
     """Registers the decorated function as tessera's implementation of each of
@@ -583,6 +587,9 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         if name == "matmul" and len(inputs) == 2:
             r = _array(inputs[0], like) @ _array(inputs[1], like)
             return _cast(r, dtype)
+        if name in COMPOSED_UFUNCS:
+            r = COMPOSED_UFUNCS[name](*[_array(i, like) for i in inputs])
+            return tuple(_cast(o, dtype) for o in r) if isinstance(r, tuple) else _cast(r, dtype)
         if dtype is None:
             # The extension's fast path has tried this call already: a ufunc tessera
             # does not have.

@@ -82,7 +82,21 @@ def _names():
             and getattr(_np, name, None) is np_func
         ):
             out[name] = _numpy_function(np_func)
+    for name in _nf.COMPOSED_UFUNCS:
+        out["conj" if name == "conjugate" else name] = _ufunc(getattr(_np, name))
+    out["mod"], out["true_divide"] = ts.remainder, ts.divide
     return out
+
+
+def _ufunc(np_ufunc):
+    """``np_ufunc`` called on tessera arrays (NumPy's dispatch builds the plan)."""
+
+    def apply(*args):
+        return np_ufunc(*args)
+
+    apply.__name__ = apply.__qualname__ = np_ufunc.__name__
+    apply.__doc__ = f"Elementwise ``numpy.{np_ufunc.__name__}`` on tessera arrays, lazily."
+    return apply
 
 
 globals().update(_names())
@@ -101,6 +115,29 @@ def asarray(a, dtype=None, chunks=None, **kwargs):
 
 
 array = asanyarray = asarray
+
+
+def tri(N, M=None, k=0, dtype=float, chunks="auto", **kwargs):
+    """Ones at and below the ``k``-th diagonal of an ``N`` x ``M`` array, zeros above."""
+    M = N if M is None else M
+    rows = _tessera.arange(N, dtype="int64", chunks=chunks)
+    cols = _tessera.arange(M, dtype="int64", chunks=chunks)
+    return (cols[None, :] - rows[:, None] <= k).astype(dtype)
+
+
+def indices(dimensions, dtype=int, chunks="auto"):
+    """The index along each axis of a grid of shape ``dimensions``, stacked: an array of
+    shape ``(len(dimensions), *dimensions)``."""
+    dimensions = tuple(dimensions)
+    grids = []
+    for k, n in enumerate(dimensions):
+        shape = [1] * len(dimensions)
+        shape[k] = n
+        axis = _tessera.arange(n, dtype=dtype, chunks=chunks).reshape(tuple(shape))
+        grids.append(_tessera.broadcast_to(axis, dimensions))
+    if not grids:
+        return _tessera.zeros((0,), dtype=dtype)
+    return _tessera.stack(grids, axis=0)
 
 
 def rechunk(x, chunks="auto"):

@@ -1,0 +1,151 @@
+"""NumPy functions and ufuncs that tessera builds from its own ops, called through NumPy's
+dispatch on chunked tessera arrays: each result is a lazy tessera array equal to NumPy's
+(values, dtype, shape), NaN, infinities and signed zeros included, and the same names
+through ``tessera.array`` give Dask's answers."""
+
+import dask.array as dask_da
+import numpy as np
+import pytest
+
+import tessera as ts
+import tessera.array as ts_da
+
+RNG = np.random.default_rng(1)
+A = RNG.normal(size=(5, 7))
+B = RNG.normal(size=(7, 3))
+C = RNG.normal(size=(4, 5, 6))
+SPECIAL = np.array([[0.0, -0.0, np.nan, np.inf], [-np.inf, 2.5, -3.0, 1e-30]])
+INTS = np.arange(-6, 6).reshape(3, 4)
+
+
+def chunked(a):
+    return ts.from_array(a, chunks=tuple(max(1, n // 2) for n in a.shape) or None)
+
+
+CASES = {
+    "atleast_1d": (np.atleast_1d, (np.float64(3.0),)),
+    "atleast_2d of 1-d": (np.atleast_2d, (np.arange(4.0),)),
+    "atleast_3d of 2-d": (np.atleast_3d, (A,)),
+    "roll flat": (lambda x: np.roll(x, 3), (A,)),
+    "roll axes": (lambda x: np.roll(x, (2, -9), axis=(0, 1)), (A,)),
+    "roll negative": (lambda x: np.roll(x, -1, axis=2), (C,)),
+    "flipud": (np.flipud, (A,)),
+    "fliplr": (np.fliplr, (A,)),
+    "rot90 k=1": (np.rot90, (A,)),
+    "rot90 k=2": (lambda x: np.rot90(x, 2), (A,)),
+    "rot90 k=3 axes": (lambda x: np.rot90(x, -1, axes=(2, 0)), (C,)),
+    "repeat": (lambda x: np.repeat(x, [1, 0, 2, 1, 3], axis=0), (A,)),
+    "repeat flat": (lambda x: np.repeat(x, 2), (INTS,)),
+    "tile": (lambda x: np.tile(x, (2, 1, 3)), (A,)),
+    "delete": (lambda x: np.delete(x, [0, 3], axis=1), (A,)),
+    "outer": (np.outer, (np.arange(4.0), np.arange(3.0))),
+    "vdot": (np.vdot, (A, A)),
+    "tensordot 1": (lambda a, b: np.tensordot(a, b, axes=1), (A, B)),
+    "tensordot pairs": (lambda a, b: np.tensordot(a, b, axes=([0, 1], [1, 0])), (C, RNG.normal(size=(5, 4, 2)))),
+    "trace": (np.trace, (A,)),
+    "trace offset": (lambda x: np.trace(x, offset=-2, axis1=2, axis2=0), (C,)),
+    "trace ints": (np.trace, (INTS,)),
+    "diagonal": (np.diagonal, (A,)),
+    "diagonal offset axes": (lambda x: np.diagonal(x, 1, axis1=2, axis2=1), (C,)),
+    "diagonal of a NaN plane": (lambda x: np.diagonal(x, 1), (SPECIAL,)),
+    "diag of 1-d": (lambda v: np.diag(v, -2), (np.arange(1.0, 4.0),)),
+    "diag of 2-d": (lambda m: np.diag(m, 2), (A,)),
+    "meshgrid xy": (lambda a, b: np.meshgrid(a, b), (np.arange(3.0), np.arange(4.0))),
+    "meshgrid ij sparse": (lambda a, b: np.meshgrid(a, b, indexing="ij", sparse=True), (np.arange(3.0), np.arange(4.0))),
+    "vstack": (lambda a: np.vstack([a, a[:2]]), (A,)),
+    "hstack": (lambda a: np.hstack([a, a[:, :1]]), (A,)),
+    "dstack": (lambda a: np.dstack([a, a]), (A,)),
+    "append": (lambda a: np.append(a, a[:1], axis=0), (A,)),
+    "nan_to_num": (np.nan_to_num, (SPECIAL,)),
+    "nan_to_num given": (lambda x: np.nan_to_num(x, nan=-1.0, posinf=9.0, neginf=-9.0), (SPECIAL,)),
+    "nancumsum": (lambda x: np.nancumsum(x, axis=1), (SPECIAL,)),
+    "nancumprod": (np.nancumprod, (SPECIAL,)),
+    "ptp": (lambda x: np.ptp(x, axis=0), (A,)),
+    "average": (lambda x: np.average(x, axis=1, weights=np.arange(1.0, 8.0)), (A,)),
+    "average ints": (np.average, (INTS,)),
+    "fix": (np.fix, (SPECIAL * 1.7,)),
+    "isneginf": (np.isneginf, (SPECIAL,)),
+    "isposinf": (np.isposinf, (SPECIAL,)),
+    "iscomplex": (np.iscomplex, (A,)),
+    "isreal": (np.isreal, (A,)),
+    "real": (np.real, (A,)),
+    "imag": (np.imag, (A,)),
+    "angle": (np.angle, (SPECIAL,)),
+    "angle deg": (lambda x: np.angle(x, deg=True), (A,)),
+    "sinc": (np.sinc, (SPECIAL,)),
+    "ediff1d": (lambda x: np.ediff1d(x, to_begin=[-1.0], to_end=[5.0, 6.0]), (A,)),
+    "select": (lambda x: np.select([x < -1, x > 1], [x * 10, -x], default=0.5), (A,)),
+    "digitize": (lambda x: np.digitize(x, [-1.0, 0.0, 0.5]), (A,)),
+    "digitize right decreasing": (lambda x: np.digitize(x, [2.0, 0.0, -1.0], right=True), (A,)),
+    "apply_along_axis scalar": (lambda x: np.apply_along_axis(np.median, 1, x), (A,)),
+    "apply_along_axis vector": (lambda x: np.apply_along_axis(lambda r: np.sort(r)[:2], 0, x), (A,)),
+    "fmax": (lambda x: np.fmax(x, np.flipud(x)), (SPECIAL,)),
+    "fmin scalar nan": (lambda x: np.fmin(x, np.nan), (SPECIAL,)),
+    "fabs ints": (np.fabs, (INTS,)),
+    "deg2rad": (np.deg2rad, (A,)),
+    "rad2deg": (np.rad2deg, (INTS,)),
+    "degrees": (np.degrees, (A,)),
+    "radians": (np.radians, (A,)),
+    "modf": (np.modf, (SPECIAL * -1.5,)),
+    "divmod": (lambda x: np.divmod(x, 4), (INTS,)),
+    "conj": (np.conj, (A,)),
+}
+
+
+def check(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            check(g, w)
+        return
+    assert isinstance(got, ts.Array), type(got)
+    g = got.compute()
+    w = np.asarray(want)
+    assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, w.dtype, g.shape, w.shape)
+    np.testing.assert_allclose(g, w, rtol=1e-13, atol=0, equal_nan=True)
+    zeros = (w == 0) & ~np.isnan(w) if w.dtype.kind == "f" else None
+    if zeros is not None and zeros.any():
+        assert (np.signbit(g[zeros]) == np.signbit(w[zeros])).all(), "signed zeros differ"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy on inf and NaN
+@pytest.mark.parametrize("name", CASES)
+def test_a_numpy_function_on_tessera_arrays_is_lazy_and_numpys(name):
+    f, args = CASES[name]
+    want = f(*args)
+    got = f(*[chunked(np.asarray(a)) if np.ndim(a) else ts.from_array(np.asarray(a)) for a in args])
+    check(got, want)
+
+
+def test_errors_are_numpys():
+    x = chunked(A)
+    with pytest.raises(ValueError, match="2-d"):
+        np.fliplr(chunked(np.arange(3.0)))
+    with pytest.raises(ValueError, match="Axes must be different"):
+        np.rot90(x, axes=(0, 0))
+    with pytest.raises(ValueError, match="shape-mismatch"):
+        np.tensordot(x, x, axes=([0], [0, 1]))
+    with pytest.raises(np.exceptions.AxisError):
+        np.roll(x, 1, axis=4)
+    with pytest.raises(ValueError, match="same length"):
+        np.select([x > 0], [x, x])
+
+
+DASK_PROGRAMS = {
+    "tri": lambda m: m.tri(5, 7, k=1, chunks=3),
+    "indices": lambda m: m.indices((3, 4), chunks=2),
+    "roll and hstack": lambda m: m.hstack([m.roll(m.from_array(A, chunks=2), 2, axis=1), m.from_array(A, chunks=3)]),
+    "nancumsum": lambda m: m.nancumsum(m.from_array(SPECIAL, chunks=1), axis=1),
+    "fmax and mod": lambda m: m.mod(m.fmax(m.from_array(A, chunks=2), 0.1), 0.3),
+    "diag and trace": lambda m: m.trace(m.diag(m.from_array(np.arange(5.0), chunks=2))),
+    "tensordot": lambda m: m.tensordot(m.from_array(A, chunks=3), m.from_array(B, chunks=3), axes=1),
+    "apply_along_axis": lambda m: m.apply_along_axis(np.max, 0, m.from_array(A, chunks=2)),
+}
+
+
+@pytest.mark.parametrize("name", DASK_PROGRAMS)
+def test_the_dask_names_give_dasks_answers(name):
+    want = np.asarray(DASK_PROGRAMS[name](dask_da).compute())
+    got = DASK_PROGRAMS[name](ts_da).compute()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-13, equal_nan=True)
