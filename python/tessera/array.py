@@ -28,6 +28,7 @@ import builtins as _builtins
 from . import _numpy_functions as _nf
 from . import _tessera, linalg, random  # noqa: F401 - dask.array's submodules
 from . import array_api as _xp
+from ._blockwise import apply_gufunc, blockwise  # noqa: F401 - dask.array's names
 from ._store import store  # noqa: F401 - dask.array.store
 from ._tessera import Array
 

@@ -97,3 +97,12 @@ def test_the_dask_namespace_and_generator_examples_run_and_names_are_documented(
     bare = [n for n in da.__all__ if callable(getattr(da, n)) and not isinstance(getattr(da, n), type)
             and not (getattr(da, n).__doc__ or "").strip()]
     assert not bare, f"tessera.array names without docstrings: {bare}"
+
+
+def test_the_blockwise_examples_run():
+    from tessera import _blockwise
+
+    for obj, name in ((_blockwise, "tessera._blockwise"), (_blockwise.blockwise, "blockwise"),
+                      (_blockwise.apply_gufunc, "apply_gufunc")):
+        examples, failures = run_examples(obj, name)
+        assert examples > 0 and failures == 0, name
