@@ -584,3 +584,140 @@ def _divmod(a, b):
 @_composes(_np.conjugate)
 def _conjugate(a):
     return a  # tessera's dtypes are real
+
+
+# Contractions and counts, block by block.
+
+
+def _einsum_letters(subscripts, operands):
+    """``subscripts`` as explicit letter lists: one per operand and the output's, with
+    ``...`` spelled out as letters the subscripts do not use (right-aligned across
+    operands, as NumPy broadcasts them)."""
+    import string
+
+    sub = subscripts.replace(" ", "")
+    ins, arrow, out = sub.partition("->")
+    ins = ins.split(",")
+    if len(ins) != len(operands):
+        raise ValueError(f"einsum: {len(ins)} operands in the subscripts, {len(operands)} given")
+    free = [c for c in string.ascii_letters if c not in sub]
+    ell = 0
+    for term, x in zip(ins, operands):
+        if "..." in term:
+            ell = max(ell, x.ndim - (len(term) - 3))
+    dots = free[:ell]
+    lists = []
+    for term, x in zip(ins, operands):
+        if "..." in term:
+            head, _, tail = term.partition("...")
+            n = x.ndim - len(head) - len(tail)
+            letters = list(head) + dots[ell - n:] + list(tail)
+        else:
+            letters = list(term)
+        if len(letters) != x.ndim:
+            raise ValueError(f"einsum: operand {term!r} has {x.ndim} axes")
+        lists.append(letters)
+    if arrow:
+        out = list(out.replace("...", "".join(dots)))
+    else:
+        counts = {}
+        for letters in lists:
+            for c in letters:
+                counts[c] = counts.get(c, 0) + 1
+        out = dots + sorted(c for c, k in counts.items() if k == 1 and c not in dots)
+    return lists, out
+
+
+@implements(_np.einsum)
+def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """``np.einsum`` block by block: each output block is ``np.einsum`` of the input
+    blocks it needs, contracted letters joined into one block; a letter repeated in one
+    operand (a diagonal) is taken with ``diagonal`` first."""
+    from ._blockwise import blockwise
+
+    if out is not None:
+        raise TypeError("einsum(out=...) is not supported: tessera arrays are lazy")
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum here takes the subscripts as a string ('ij,jk->ik')")
+    like = _first_array(operands)
+    xs = [_array(o, like) for o in operands]
+    lists, out_letters = _einsum_letters(subscripts, xs)
+    for k, letters in enumerate(lists):
+        while len(set(letters)) != len(letters):
+            c = next(c for c in letters if letters.count(c) > 1)
+            p = letters.index(c)
+            q = letters.index(c, p + 1)
+            xs[k] = _diagonal(xs[k], 0, p, q)
+            letters = [l for j, l in enumerate(letters) if j not in (p, q)] + [c]
+        lists[k] = letters
+    explicit = ",".join("".join(l) for l in lists) + "->" + "".join(out_letters)
+    kind = dtype if dtype is not None else _np.result_type(*[x.dtype for x in xs])
+
+    def block(*bs):
+        return _np.einsum(explicit, *bs, dtype=dtype, casting=casting, optimize=optimize)
+
+    pairs = [v for x, letters in zip(xs, lists) for v in (x, tuple(letters))]
+    return blockwise(block, tuple(out_letters), *pairs, dtype=_np.dtype(kind), concatenate=True)
+
+
+@implements(_np.histogram)
+def _histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - NumPy's name
+    """``np.histogram`` from per-block counts: each block is counted by NumPy against the
+    same edges, and the counts summed. Without ``range`` the edges come from the data's
+    min and max, lazily (the edges are then a lazy array too)."""
+    from ._blockwise import blockwise
+
+    x = _array(a).reshape(-1)
+    w = None if weights is None else _array(weights, x).reshape(-1)
+    if w is not None and w.shape != x.shape:
+        raise ValueError("weights should have the same shape as a.")
+    explicit = not _np.isscalar(bins) and _np.ndim(bins) == 1
+    if isinstance(bins, str):
+        raise ValueError(f"histogram: bins={bins!r} (an estimator) is not supported; give a count or edges")
+    if explicit:
+        edges = _np.asarray(bins)
+        if (_np.diff(edges) < 0).any():
+            raise ValueError("`bins` must increase monotonically, when an array")
+        nbins = len(edges) - 1
+    else:
+        nbins = int(bins)
+        if nbins < 1:
+            raise ValueError("`bins` must be positive, when an integer")
+        if range is not None:
+            lo, hi = range
+            if lo > hi:
+                raise ValueError("max must be larger than min in range parameter.")
+            if not (_np.isfinite(lo) and _np.isfinite(hi)):
+                raise ValueError(f"supplied range of [{lo}, {hi}] is not finite")
+            edges = _np.histogram_bin_edges(_np.empty(0), nbins, range=(lo, hi))
+        else:
+            edges = None
+    counts_dtype = _np.dtype(_np.intp) if w is None else _np.result_type(w.dtype)
+    nblocks = len(x.chunks[0])
+
+    def count(block, *rest):
+        wb = rest[0] if w is not None else None
+        if edges is not None:
+            c, _ = _np.histogram(block, bins=edges, weights=wb)
+        else:
+            lo, hi = rest[-2], rest[-1]
+            c, _ = _np.histogram(block, bins=nbins, range=(float(lo), float(hi)), weights=wb)
+        return c.astype(counts_dtype, copy=False)
+
+    args = [x, "i"] + ([w, "i"] if w is not None else [])
+    if edges is None:
+        lo, hi = x.min(), x.max()
+        args += [lo, (), hi, ()]
+    per_block = blockwise(count, "i", *args, dtype=counts_dtype,
+                          adjust_chunks={"i": lambda n: nbins})
+    counts = per_block.reshape((nblocks, nbins)).sum(axis=0)
+    if edges is None:
+        def edge_values(lo_, hi_):
+            return _np.histogram_bin_edges(_np.empty(0), nbins, range=(float(lo_), float(hi_)))
+
+        lazy_edges = blockwise(edge_values, "e", lo, (), hi, (), new_axes={"e": nbins + 1},
+                               dtype=_np.float64)
+    if density:
+        widths = _np.diff(edges) if edges is not None else lazy_edges[1:] - lazy_edges[:-1]
+        counts = counts / widths / counts.sum()
+    return counts, (edges if edges is not None else lazy_edges)

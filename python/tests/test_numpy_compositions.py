@@ -149,3 +149,69 @@ def test_the_dask_names_give_dasks_answers(name):
     got = DASK_PROGRAMS[name](ts_da).compute()
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-13, equal_nan=True)
+
+
+EINSUMS = [
+    ("ij,jk->ik", (A, B)),
+    ("ij,jk", (A, B)),
+    ("ii->i", (A[:5, :5],)),
+    ("ii", (A[:5, :5],)),
+    ("iij->j", (RNG.normal(size=(3, 3, 4)),)),
+    ("...j,jk->...k", (C[:, :, :5], RNG.normal(size=(5, 2)))),
+    ("ij->", (A,)),
+    ("ij,ij->i", (A, A)),
+    ("i,j->ij", (np.arange(3.0), np.arange(4.0))),
+    ("bij,bjk->bik", (C, RNG.normal(size=(4, 6, 2)))),
+    ("ij,j", (INTS, np.arange(4))),
+]
+
+
+@pytest.mark.parametrize("sub,ops", EINSUMS, ids=[e[0] for e in EINSUMS])
+def test_einsum_matches_numpy_block_by_block(sub, ops):
+    got = np.einsum(sub, *[chunked(o) for o in ops])
+    check(got, np.einsum(sub, *ops))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{}, {"bins": 7, "range": (-1.0, 2.0)}, {"bins": [-3.0, -0.5, 0.0, 0.1, 4.0]},
+     {"bins": 6, "weights": "self"}, {"bins": 4, "density": True}, {"bins": [-1.0, 0.0, 2.0], "density": True}],
+    ids=repr,
+)
+def test_histogram_counts_per_block_as_numpy(kwargs):
+    data = RNG.normal(size=(40, 30))
+    kw = dict(kwargs)
+    ours_kw = dict(kw)
+    if kw.get("weights") == "self":
+        kw["weights"], ours_kw["weights"] = data, chunked(data)
+    counts, edges = np.histogram(chunked(data), **ours_kw)
+    want_counts, want_edges = np.histogram(data, **kw)
+    check(counts, want_counts)
+    np.testing.assert_allclose(np.asarray(edges.compute() if isinstance(edges, ts.Array) else edges),
+                               want_edges, rtol=1e-15)
+
+
+def test_histogram_and_einsum_give_dasks_answers():
+    data = RNG.normal(size=(40, 30))
+    for m in (dask_da, ts_da):
+        x = m.from_array(data, chunks=(7, 11))
+        c, e = m.histogram(x, bins=9, range=(-2.0, 2.0))
+        if m is dask_da:
+            want_c, want_e = c.compute(), e
+        else:
+            got_c, got_e = c.compute(), e
+    np.testing.assert_array_equal(got_c, want_c)
+    np.testing.assert_array_equal(got_e, want_e)
+    want = dask_da.einsum("ij,kj->ik", dask_da.from_array(A, chunks=3), dask_da.from_array(A, chunks=2)).compute()
+    got = ts_da.einsum("ij,kj->ik", ts_da.from_array(A, chunks=3), ts_da.from_array(A, chunks=2)).compute()
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_histogram_errors_are_numpys():
+    x = chunked(A)
+    with pytest.raises(ValueError, match="monotonically"):
+        np.histogram(x, bins=[1.0, 0.0])
+    with pytest.raises(ValueError, match="max must be larger"):
+        np.histogram(x, bins=3, range=(1.0, 0.0))
+    with pytest.raises(ValueError, match="same shape"):
+        np.histogram(x, weights=chunked(A[:2]))

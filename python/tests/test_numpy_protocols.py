@@ -84,7 +84,7 @@ def test_numpy_2_cumulative_sum_with_include_initial():
     check(np.cumulative_sum(lazy(a, 4), include_initial=True), np.cumulative_sum(a, include_initial=True))
 
 
-@pytest.mark.parametrize("fn", [np.unique, np.histogram, np.fft.fft])
+@pytest.mark.parametrize("fn", [np.unique, np.nonzero, np.fft.fft])
 def test_a_numpy_function_tessera_lacks_raises_typeerror_naming_it(fn):
     x = lazy(data())
     args = (x,)
