@@ -181,7 +181,7 @@ fn merge_indices_typed<T: SortKey>(
                     "parts with fewer lanes than the output".into(),
                 ));
             };
-            keys.push(v.iter().map(|x| x.key()).collect::<Vec<u64>>());
+            keys.push(v);
             idx.push(i);
         }
         let from = split_at_rank(&keys, start);
@@ -189,9 +189,10 @@ fn merge_indices_typed<T: SortKey>(
         piece.clear();
         for (((k, i), &a), &b) in keys.iter().zip(&idx).zip(&from).zip(&to) {
             piece.extend(
-                k[a..b]
-                    .iter()
-                    .copied()
+                k.iter()
+                    .skip(a)
+                    .take(b - a)
+                    .map(|x| x.key())
                     .zip(i.iter().skip(a).take(b - a).copied()),
             );
         }

@@ -106,14 +106,48 @@ fn sort_typed<T: SortKey>(a: &ArrayD<T>, axis: usize, descending: bool) -> HostA
     T::wrap(out)
 }
 
+/// A sequence sorted by key, searched where a split looks: the keys are computed from
+/// the elements at the probed positions only, never for the whole sequence (a merge
+/// task reads every sorted block of its lane, and building all their keys made the
+/// chunked sort's merge work grow with the number of blocks times the lane's length).
+pub(super) trait KeySeq {
+    /// The number of elements.
+    fn size(&self) -> usize;
+    /// The key of element `i`.
+    fn key_at(&self, i: usize) -> u64;
+    /// How many elements have a key below `t` (`strict`) or at most `t`.
+    fn count(&self, t: u64, strict: bool) -> usize {
+        let (mut lo, mut hi) = (0, self.size());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let k = self.key_at(mid);
+            if (strict && k < t) || (!strict && k <= t) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+impl<T: SortKey> KeySeq for ndarray::ArrayView1<'_, T> {
+    fn size(&self) -> usize {
+        self.len()
+    }
+    fn key_at(&self, i: usize) -> u64 {
+        self[i].key()
+    }
+}
+
 /// How many elements of each sorted sequence come before global rank `r` of their
 /// stable merge (ties taken from earlier sequences first).
-pub(super) fn split_at_rank(seqs: &[Vec<u64>], r: usize) -> Vec<usize> {
-    let total: usize = seqs.iter().map(Vec::len).sum();
+pub(super) fn split_at_rank<S: KeySeq>(seqs: &[S], r: usize) -> Vec<usize> {
+    let total: usize = seqs.iter().map(KeySeq::size).sum();
     if r >= total {
-        return seqs.iter().map(Vec::len).collect();
+        return seqs.iter().map(KeySeq::size).collect();
     }
-    let count_le = |t: u64| -> usize { seqs.iter().map(|s| s.partition_point(|&k| k <= t)).sum() };
+    let count_le = |t: u64| -> usize { seqs.iter().map(|s| s.count(t, false)).sum() };
     // The smallest key t with more than r elements at or below it: the key of rank r.
     let (mut lo, mut hi) = (0u64, u64::MAX);
     while lo < hi {
@@ -125,13 +159,13 @@ pub(super) fn split_at_rank(seqs: &[Vec<u64>], r: usize) -> Vec<usize> {
         }
     }
     let t = lo;
-    let mut counts: Vec<usize> = seqs.iter().map(|s| s.partition_point(|&k| k < t)).collect();
+    let mut counts: Vec<usize> = seqs.iter().map(|s| s.count(t, true)).collect();
     let mut left = r - counts.iter().sum::<usize>();
     for (c, s) in counts.iter_mut().zip(seqs) {
         if left == 0 {
             break;
         }
-        let equal = s.partition_point(|&k| k <= t) - *c;
+        let equal = s.count(t, false) - *c;
         let take = equal.min(left);
         *c += take;
         left -= take;
@@ -158,12 +192,8 @@ fn merge_typed<T: SortKey>(
             .iter_mut()
             .map(|l| l.next().expect("every part has the output's lanes"))
             .collect();
-        let keys: Vec<Vec<u64>> = seqs
-            .iter()
-            .map(|s| s.iter().map(|v| v.key()).collect())
-            .collect();
-        let from = split_at_rank(&keys, start);
-        let to = split_at_rank(&keys, start + len);
+        let from = split_at_rank(&seqs, start);
+        let to = split_at_rank(&seqs, start + len);
         piece.clear();
         for ((s, &a), &b) in seqs.iter().zip(&from).zip(&to) {
             piece.extend(s.iter().skip(a).take(b - a).copied());
