@@ -55,6 +55,11 @@ def _check(name, value, ok, rule):
         raise ValueError(f"{name} {rule}")
 
 
+def _no_out(name, out):
+    if out is not None:
+        raise TypeError(f"{name}(out=...) is not supported: tessera arrays are lazy")
+
+
 def _float_dtype(dtype):
     d = _np.dtype(dtype)
     if d not in (_np.float32, _np.float64):
@@ -82,8 +87,7 @@ class Generator:
 
     def random(self, size=None, dtype=_np.float64, out=None, chunks="auto", backend=None):
         """Uniform floats in ``[0, 1)``."""
-        if out is not None:
-            raise TypeError("random(out=...) is not supported: tessera arrays are lazy")
+        _no_out("random", out)
         d = _float_dtype(dtype)
         return self._state.uniform(0.0, 1.0, size=_size(size), chunks=chunks, dtype=d, backend=backend)
 
@@ -97,8 +101,7 @@ class Generator:
 
     def standard_normal(self, size=None, dtype=_np.float64, out=None, chunks="auto", backend=None):
         """Standard normal floats (mean 0, standard deviation 1)."""
-        if out is not None:
-            raise TypeError("standard_normal(out=...) is not supported: tessera arrays are lazy")
+        _no_out("standard_normal", out)
         d = _float_dtype(dtype)
         return self._state.normal(0.0, 1.0, size=_size(size), chunks=chunks, dtype=d, backend=backend)
 

@@ -357,24 +357,26 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return _tessera.where(out == -_np.inf, _np.asarray(small, dtype=a.dtype), out)
 
 
-@implements(_np.nancumsum)
-def _nancumsum(a, axis=None, dtype=None, out=None):
-    if out is not None:
-        raise TypeError("nancumsum(out=...) is not supported: tessera arrays are lazy")
-    x = _array(a)
-    if _is_float(x):
-        x = _tessera.where(_np.isnan(x), _np.zeros((), dtype=x.dtype), x)
-    return _np.cumsum(x, axis=axis, dtype=dtype)
+def _nan_scan(np_func, scan, identity):
+    """``np_func`` (``nancumsum``): ``scan`` with NaN read as ``identity``, NumPy's
+    definition."""
+    name = np_func.__name__
+
+    @implements(np_func)
+    def apply(a, axis=None, dtype=None, out=None):
+        if out is not None:
+            raise TypeError(f"{name}(out=...) is not supported: tessera arrays are lazy")
+        x = _array(a)
+        if _is_float(x):
+            x = _tessera.where(_np.isnan(x), _np.asarray(identity, dtype=x.dtype), x)
+        return scan(x, axis=axis, dtype=dtype)
+
+    apply.__name__ = apply.__qualname__ = f"_{name}"
+    return apply
 
 
-@implements(_np.nancumprod)
-def _nancumprod(a, axis=None, dtype=None, out=None):
-    if out is not None:
-        raise TypeError("nancumprod(out=...) is not supported: tessera arrays are lazy")
-    x = _array(a)
-    if _is_float(x):
-        x = _tessera.where(_np.isnan(x), _np.ones((), dtype=x.dtype), x)
-    return _np.cumprod(x, axis=axis, dtype=dtype)
+_nan_scan(_np.nancumsum, _np.cumsum, 0)
+_nan_scan(_np.nancumprod, _np.cumprod, 1)
 
 
 @implements(_np.ptp)

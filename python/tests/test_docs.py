@@ -65,44 +65,30 @@ def test_the_dtype_error_example_runs():
     assert examples > 0 and failures == 0
 
 
-def test_the_store_setitem_and_broadcast_examples_run():
-    from tessera import _setitem, _store
-
-    for obj, name in (
-        (_store, "tessera._store"),
-        (_store.store, "store"),
-        (_setitem, "tessera._setitem"),
-        (ts.broadcast_to, "broadcast_to"),
-        (ts.broadcast_arrays, "broadcast_arrays"),
-    ):
-        examples, failures = run_examples(obj, name)
-        assert examples > 0 and failures == 0, name
+EXAMPLES = [
+    ("tessera._store", None), ("tessera._store", "store"), ("tessera._setitem", None),
+    ("tessera", "broadcast_to"), ("tessera", "broadcast_arrays"),
+    ("tessera.array", None), ("tessera.array", "map_blocks"), ("tessera.array", "map_overlap"),
+    ("tessera.array", "reduction"), ("tessera._generator", None),
+    ("tessera._generator", "Generator"), ("tessera._generator", "default_rng"),
+    ("tessera._blockwise", None), ("tessera._blockwise", "blockwise"),
+    ("tessera._blockwise", "apply_gufunc"), ("tessera._numpy_compositions", None),
+]
 
 
-def test_the_dask_namespace_and_generator_examples_run_and_names_are_documented():
+@pytest.mark.parametrize("module,name", EXAMPLES, ids=lambda v: v or "module")
+def test_the_python_modules_examples_run(module, name):
+    import importlib
+
+    obj = importlib.import_module(module)
+    obj = getattr(obj, name) if name else obj
+    examples, failures = run_examples(obj, name or module)
+    assert examples > 0 and failures == 0
+
+
+def test_the_dask_namespace_names_are_documented():
     import tessera.array as da
-    from tessera import _generator
 
-    for obj, name in (
-        (da, "tessera.array"),
-        (da.map_blocks, "map_blocks"),
-        (da.map_overlap, "map_overlap"),
-        (da.reduction, "reduction"),
-        (_generator, "tessera._generator"),
-        (_generator.Generator, "Generator"),
-        (_generator.default_rng, "default_rng"),
-    ):
-        examples, failures = run_examples(obj, name)
-        assert examples > 0 and failures == 0, name
     bare = [n for n in da.__all__ if callable(getattr(da, n)) and not isinstance(getattr(da, n), type)
             and not (getattr(da, n).__doc__ or "").strip()]
     assert not bare, f"tessera.array names without docstrings: {bare}"
-
-
-def test_the_blockwise_examples_run():
-    from tessera import _blockwise
-
-    for obj, name in ((_blockwise, "tessera._blockwise"), (_blockwise.blockwise, "blockwise"),
-                      (_blockwise.apply_gufunc, "apply_gufunc")):
-        examples, failures = run_examples(obj, name)
-        assert examples > 0 and failures == 0, name
