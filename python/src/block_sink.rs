@@ -14,6 +14,7 @@ use pyo3::types::{PySlice, PySliceMethods, PyTuple};
 use tessera::array::BlockSink;
 use tessera::{Array, HostArray};
 
+use crate::block_source::locked;
 use crate::convert::{host_to_numpy, region_key, shape_of, shape_text, type_name};
 use crate::errors::{park_python_error, IntoPy};
 
@@ -30,15 +31,7 @@ impl PySink {
         let key = region_key(py, region, &self.offset)?;
         let value = host_to_numpy(py, data.clone()).0;
         let target = self.target.bind(py);
-        let Some(lock) = &self.lock else {
-            return target.set_item(key, value);
-        };
-        let lock = lock.bind(py);
-        lock.call_method0("__enter__")?;
-        let out = target.set_item(key, value);
-        let none = py.None();
-        lock.call_method1("__exit__", (&none, &none, &none))?;
-        out
+        locked(py, self.lock.as_ref(), || target.set_item(key, value))
     }
 }
 

@@ -32,15 +32,7 @@ impl PySource {
     /// Indexes the object with `region`'s slices, under the lock.
     fn index<'py>(&self, py: Python<'py>, region: &[Range<usize>]) -> PyResult<Bound<'py, PyAny>> {
         let key = region_key(py, region, &[])?;
-        let Some(lock) = &self.lock else {
-            return self.obj.bind(py).get_item(key);
-        };
-        let lock = lock.bind(py);
-        lock.call_method0("__enter__")?;
-        let out = self.obj.bind(py).get_item(key);
-        let none = py.None();
-        lock.call_method1("__exit__", (&none, &none, &none))?;
-        out
+        locked(py, self.lock.as_ref(), || self.obj.bind(py).get_item(key))
     }
 }
 
@@ -135,6 +127,27 @@ pub fn lazy_from_array(
         what: format!("{what} of shape {}", shape_text(&shape)),
     };
     Array::from_source(Arc::new(source), dtype, resolved, backend).py_err()
+}
+
+/// `work()` with `lock` entered around it (`with lock:`), or alone without one; the lock
+/// is left whatever `work` returns.
+///
+/// # Errors
+/// What entering or leaving the lock raises, else what `work` returns.
+pub fn locked<'py, T>(
+    py: Python<'py>,
+    lock: Option<&Py<PyAny>>,
+    work: impl FnOnce() -> PyResult<T>,
+) -> PyResult<T> {
+    let Some(lock) = lock else {
+        return work();
+    };
+    let lock = lock.bind(py);
+    lock.call_method0("__enter__")?;
+    let out = work();
+    let none = py.None();
+    lock.call_method1("__exit__", (&none, &none, &none))?;
+    out
 }
 
 /// The lock `from_array(lock=...)` asks for: none for `None`/`False`, a new

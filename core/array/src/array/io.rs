@@ -141,16 +141,21 @@ mod tests {
         })
     }
 
+    /// A lazy cpu array over `src` in blocks of `block`.
+    fn counted(src: &Arc<Counting>, block: &[usize]) -> Array {
+        Array::from_source(
+            src.clone(),
+            DType::F64,
+            Chunks::regular(&src.shape, block),
+            Some("cpu"),
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_source_reads_each_block_once_and_a_slice_only_the_blocks_it_touches() {
         let src = counting(&[10, 6]);
-        let a = Array::from_source(
-            src.clone(),
-            DType::F64,
-            Chunks::regular(&src.shape, &[3, 4]),
-            Some("cpu"),
-        )
-        .unwrap();
+        let a = counted(&src, &[3, 4]);
         let total = a.sum(None, false).unwrap().compute_f64().unwrap();
         let want: f64 = (0..10)
             .flat_map(|i| (0..6).map(move |j| (i * 100 + j) as f64))
@@ -234,13 +239,7 @@ mod tests {
     #[test]
     fn two_store_plans_computed_together_read_their_shared_source_once() {
         let src = counting(&[6, 4]);
-        let a = Array::from_source(
-            src.clone(),
-            DType::F64,
-            Chunks::regular(&src.shape, &[3, 4]),
-            Some("cpu"),
-        )
-        .unwrap();
+        let a = counted(&src, &[3, 4]);
         let (one, two) = (
             Arc::new(Recording::default()),
             Arc::new(Recording::default()),

@@ -34,6 +34,17 @@ fn reversed(h: HostArray, axis: usize) -> HostArray {
 }
 
 impl Array {
+    /// Every block sorted along `axis` on its own (the first step of a chunked sort or
+    /// argsort, and the whole sort of a one-block axis), on the backend's own sort.
+    fn sorted_blocks(&self, axis: usize, descending: bool) -> Result<Array> {
+        Array::map_blocks_backend(
+            &[self],
+            Arc::new(move |b: &dyn ArrayBackend, c: &[Chunk]| b.sort(&c[0], axis, descending)),
+            self.dtype(),
+            None,
+        )
+    }
+
     /// The array sorted along `axis`: ascending in NumPy's order (NaN last, equal
     /// elements in order) or `descending`. The chunks stay as they are.
     ///
@@ -55,19 +66,9 @@ impl Array {
         let blocks = self.chunks().grid()[axis];
         let dt = self.dtype();
         if blocks <= 1 {
-            return Array::map_blocks_backend(
-                &[self],
-                Arc::new(move |b: &dyn ArrayBackend, c: &[Chunk]| b.sort(&c[0], axis, descending)),
-                dt,
-                None,
-            );
+            return self.sorted_blocks(axis, descending);
         }
-        let sorted = Array::map_blocks_backend(
-            &[self],
-            Arc::new(move |b: &dyn ArrayBackend, c: &[Chunk]| b.sort(&c[0], axis, false)),
-            dt,
-            None,
-        )?;
+        let sorted = self.sorted_blocks(axis, false)?;
         let sizes = self.chunks().axis(axis).to_vec();
         let offsets = self.chunks().offsets(axis).to_vec();
         let n = self.shape()[axis];
@@ -163,13 +164,7 @@ impl Array {
         if blocks <= 1 {
             return Ok(idx);
         }
-        let dt = self.dtype();
-        let sorted = Array::map_blocks_backend(
-            &[self],
-            Arc::new(move |b: &dyn ArrayBackend, c: &[Chunk]| b.sort(&c[0], axis, false)),
-            dt,
-            None,
-        )?;
+        let sorted = self.sorted_blocks(axis, false)?;
         let sizes = self.chunks().axis(axis).to_vec();
         let offsets = self.chunks().offsets(axis).to_vec();
         let merge = move |b: &dyn ArrayBackend, j: usize, deps: &[Chunk]| -> Result<Chunk> {
