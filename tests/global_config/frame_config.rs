@@ -104,3 +104,48 @@ fn the_fallback_setting_refuses_host_steps_before_the_plan_runs() {
     let want = query("cpu").compute().unwrap().concat().unwrap();
     assert_eq!(got, want);
 }
+
+/// The backend names Dask users set (`dask.config`'s `array.backend = "cupy"`,
+/// `dataframe.backend = "cudf"`, the defaults `numpy` and `pandas`) select tessera's
+/// backends of the same kind; a name of the other kind is still unknown.
+#[test]
+fn dasks_backend_names_select_the_same_backends() {
+    let _serial = crate::serial();
+    {
+        let _g = tessera::config::set(&[("dataframe.backend", "pandas")]).unwrap();
+        assert_eq!(
+            DataFrame::from_record_batch(batch(), 1, None)
+                .unwrap()
+                .backend(),
+            "cpu"
+        );
+    }
+    {
+        let _g = tessera::config::set(&[("array.backend", "numpy")]).unwrap();
+        let a = tessera::Array::ones(&[4], tessera::DType::F64, 2, None).unwrap();
+        assert_eq!(a.backend().name(), "cpu");
+    }
+    for (dask, kind) in [("cupy", "array"), ("cudf", "dataframe")] {
+        let (ours, theirs) = if kind == "array" {
+            (
+                tessera::registry::array_backend("cuda").map(|b| b.name().to_string()),
+                tessera::registry::array_backend(dask).map(|b| b.name().to_string()),
+            )
+        } else {
+            (
+                tessera::registry::dataframe_backend("cuda").map(|b| b.name().to_string()),
+                tessera::registry::dataframe_backend(dask).map(|b| b.name().to_string()),
+            )
+        };
+        // The same backend, or the same reason it is unavailable here.
+        match (ours, theirs) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("{dask}: {a:?} vs {b:?}"),
+        }
+    }
+    let e = DataFrame::from_record_batch(batch(), 1, Some("numpy"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown dataframe backend 'numpy'"), "{e}");
+}

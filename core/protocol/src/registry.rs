@@ -303,13 +303,37 @@ impl Entry for FrameEntry {
     }
 }
 
-/// The backend `name` of `kind` among `entries`: unavailable ones with their reason,
-/// unknown ones with the names that exist.
+/// The names `dask.config` gives the backends (`array.backend = "cupy"`,
+/// `dataframe.backend = "cudf"`, and the defaults `numpy` and `pandas`), and the
+/// tessera backend each selects, so a Dask user's setting means here what it means there.
+pub const DASK_NAMES: [(BackendKind, &str, &str); 4] = [
+    (BackendKind::Array, "numpy", "cpu"),
+    (BackendKind::Array, "cupy", "cuda"),
+    (BackendKind::DataFrame, "pandas", "cpu"),
+    (BackendKind::DataFrame, "cudf", "cuda"),
+];
+
+/// `name`, or the backend it names in Dask's spelling ([`DASK_NAMES`]) when no backend
+/// is registered under it.
+fn canonical<'a, E>(kind: BackendKind, name: &'a str, entries: &BTreeMap<String, E>) -> &'a str {
+    if entries.contains_key(name) {
+        return name;
+    }
+    DASK_NAMES
+        .iter()
+        .find(|(k, dask, _)| *k == kind && *dask == name)
+        .map_or(name, |(_, _, ours)| ours)
+}
+
+/// The backend `name` of `kind` among `entries` (a Dask name such as `cupy` selecting
+/// its tessera backend): unavailable ones with their reason, unknown ones with the names
+/// that exist.
 fn lookup<E: Entry>(
     kind: BackendKind,
     name: &str,
     entries: &BTreeMap<String, E>,
 ) -> Result<E::Backend> {
+    let name = canonical(kind, name, entries);
     match entries.get(name) {
         Some(e) => match (e.availability(), e.instance()) {
             (Availability::Unavailable(reason), _) => Err(Error::Unavailable {
@@ -422,6 +446,19 @@ impl dyn ArrayBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dask_names_map_to_backends_of_their_kind_unless_one_is_registered_so() {
+        let none: BTreeMap<String, ()> = BTreeMap::new();
+        assert_eq!(canonical(BackendKind::Array, "cupy", &none), "cuda");
+        assert_eq!(canonical(BackendKind::DataFrame, "cudf", &none), "cuda");
+        assert_eq!(canonical(BackendKind::Array, "numpy", &none), "cpu");
+        assert_eq!(canonical(BackendKind::DataFrame, "cupy", &none), "cupy");
+        assert_eq!(canonical(BackendKind::Array, "sparse", &none), "sparse");
+        let mut own = BTreeMap::new();
+        own.insert("cupy".to_string(), ());
+        assert_eq!(canonical(BackendKind::Array, "cupy", &own), "cupy");
+    }
 
     /// This crate's own test binary links no plugin host: a configured plugin list must
     /// then be an error that says what to link, never a silent skip.
