@@ -174,14 +174,19 @@ def _rot90(m, k=1, axes=(0, 1)):
     return _xp.flip(x.transpose(tuple(perm)), axis=axes[1])
 
 
-@implements(_np.repeat)
-def _repeat(a, repeats, axis=None):
+def _take_positions(a, axis, positions):
+    """``a`` (flattened when ``axis`` is ``None``) at ``positions(arange(n))`` along the
+    axis: NumPy computes which positions, tessera reads only the chunks they touch."""
     x = _array(a)
     if axis is None:
         x, axis = x.reshape(-1), 0
     axis = _axis(axis, x.ndim)
-    index = _np.repeat(_np.arange(x.shape[axis]), repeats)
-    return _tessera.take(x, index, axis=axis)
+    return _tessera.take(x, positions(_np.arange(x.shape[axis])), axis=axis)
+
+
+@implements(_np.repeat)
+def _repeat(a, repeats, axis=None):
+    return _take_positions(a, axis, lambda n: _np.repeat(n, repeats))
 
 
 @implements(_np.tile)
@@ -199,12 +204,7 @@ def _tile(A, reps):
 
 @implements(_np.delete)
 def _delete(arr, obj, axis=None):
-    x = _array(arr)
-    if axis is None:
-        x, axis = x.reshape(-1), 0
-    axis = _axis(axis, x.ndim)
-    keep = _np.delete(_np.arange(x.shape[axis]), obj)
-    return _tessera.take(x, keep, axis=axis)
+    return _take_positions(arr, axis, lambda n: _np.delete(n, obj))
 
 
 # Products and diagonals.
