@@ -15,9 +15,11 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use tessera::array::BlockSource;
-use tessera::{Array, ChunkSpec, DType, HostArray};
+use tessera::{Array, DType, HostArray};
 
-use crate::convert::{dtype_of, numpy_to_host, region_key, shape_of, shape_text, type_name};
+use crate::convert::{
+    chunks_of, dtype_of, numpy_to_host, region_key, shape_of, shape_text, type_name,
+};
 use crate::errors::{park_python_error, IntoPy};
 
 /// A Python object read region by region under the GIL (and its `lock`, when given).
@@ -93,17 +95,18 @@ fn stored_chunks(x: &Bound<'_, PyAny>, ndim: usize) -> Option<Vec<usize>> {
     (c.len() == ndim && c.iter().all(|&n| n > 0)).then_some(c)
 }
 
-/// A lazy array over `x` (see the module docs); `lock` is `None`, or an object entered
-/// around every read (`threading.Lock()`).
+/// A lazy array over `x` (see the module docs) in blocks of `chunks` (a Dask chunk
+/// spec); `lock` as [`lock_of`] takes it.
 ///
 /// # Errors
-/// `TypeError` when `x.dtype` is not one tessera computes with or `x.shape` is not a
-/// tuple of ints; `ValueError` for a chunk spec that does not fit the shape.
+/// `TypeError` when `x.dtype` is not one tessera computes with, `x.shape` is not a
+/// tuple of ints or `lock` is not a lock; `ValueError` for a chunk spec that does not fit
+/// the shape.
 pub fn lazy_from_array(
     py: Python<'_>,
     x: &Bound<'_, PyAny>,
-    chunks: ChunkSpec,
-    lock: Option<Py<PyAny>>,
+    chunks: Option<&Bound<'_, PyAny>>,
+    lock: Option<&Bound<'_, PyAny>>,
     backend: Option<&str>,
 ) -> PyResult<Array> {
     let what = type_name(x);
@@ -114,6 +117,8 @@ pub fn lazy_from_array(
     })?;
     let dtype = dtype_of(py, &x.getattr("dtype")?)
         .map_err(|e| PyTypeError::new_err(format!("from_array: {what}.dtype: {}", e.value(py))))?;
+    let chunks = chunks_of(chunks, shape.len())?;
+    let lock = lock_of(py, lock)?;
     let target = tessera::config::chunk_size_bytes().py_err()?;
     let resolved = match stored_chunks(x, shape.len()) {
         Some(stored) => chunks.resolve_aligned(&shape, dtype.size(), target, &stored),

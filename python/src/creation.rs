@@ -224,10 +224,7 @@ pub fn from_array(
         return Ok(inner.into());
     }
     if block_source::is_lazy_source(py, x)? {
-        let ndim = shape_of(&x.getattr("shape")?)?.len();
-        let spec = chunks_of(chunks, ndim)?;
-        let lock = block_source::lock_of(py, lock)?;
-        return block_source::lazy_from_array(py, x, spec, lock, backend).map(Into::into);
+        return block_source::lazy_from_array(py, x, chunks, lock, backend).map(Into::into);
     }
     let host = numpy_to_host(py, x)?;
     let spec = chunks_of(chunks, host.shape().len())?;

@@ -290,7 +290,8 @@ def _ufunc(np_ufunc):
     return apply
 
 
-for _name in [
+#: The NumPy ufuncs tessera runs natively, each a top-level function of the same name.
+_UFUNCS = (
     "sqrt", "exp", "log", "sin", "cos", "tanh", "absolute", "floor", "ceil", "trunc",
     "rint", "isnan", "isfinite", "negative", "logical_not", "maximum", "minimum", "power",
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "equal",
@@ -299,12 +300,14 @@ for _name in [
     "arctanh", "log1p", "expm1", "log2", "log10", "sign", "signbit", "arctan2", "hypot",
     "copysign", "logaddexp", "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor",
     "left_shift", "right_shift", "invert",
-]:
+)
+for _name in _UFUNCS:
     globals()[_name] = _ufunc(getattr(_np, _name))
     __all__.append(_name)
 abs = globals()["absolute"]  # noqa: A001 - NumPy's alias
 round = globals()["rint"]  # noqa: A001 - half to even, as NumPy's round(decimals=0)
 bitwise_not = globals()["invert"]  # NumPy's and dask.array's alias
-__all__ += ["abs", "round", "bitwise_not"]
+_UFUNC_ALIASES = ("abs", "round", "bitwise_not")
+__all__ += list(_UFUNC_ALIASES)
 del _name
 

@@ -136,20 +136,22 @@ def _roll(a, shift, axis=None):
     return x
 
 
-@implements(_np.flipud)
-def _flipud(m):
-    x = _array(m)
-    if x.ndim < 1:
-        raise ValueError("Input must be >= 1-d.")
-    return _xp.flip(x, axis=0)
+def _flip_axis(np_func, axis):
+    """``np_func`` (``flipud``, ``fliplr``): ``x`` reversed along ``axis``, which it must have."""
+
+    @implements(np_func)
+    def apply(m):
+        x = _array(m)
+        if x.ndim <= axis:
+            raise ValueError(f"Input must be >= {axis + 1}-d.")
+        return _xp.flip(x, axis=axis)
+
+    apply.__name__ = apply.__qualname__ = f"_{np_func.__name__}"
+    return apply
 
 
-@implements(_np.fliplr)
-def _fliplr(m):
-    x = _array(m)
-    if x.ndim < 2:
-        raise ValueError("Input must be >= 2-d.")
-    return _xp.flip(x, axis=1)
+_flip_axis(_np.flipud, 0)
+_flip_axis(_np.fliplr, 1)
 
 
 @implements(_np.rot90)

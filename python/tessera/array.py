@@ -69,10 +69,8 @@ def _names():
     import tessera as ts
 
     out = {n: getattr(ts, n) for n in _TOP}
-    for n in dir(ts):
-        f = getattr(ts, n)
-        if callable(f) and getattr(f, "__doc__", "") and "Elementwise ``" in (f.__doc__ or ""):
-            out[n] = f  # the ufuncs
+    for n in ts._UFUNCS + ts._UFUNC_ALIASES:
+        out[n] = getattr(ts, n)
     for np_func in _nf.HANDLED:
         name = getattr(np_func, "__name__", None)
         if (
