@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyEllipsis, PyList, PySlice, PyTuple};
 use tessera::program::{BinaryOp, UnaryOp};
@@ -958,9 +958,15 @@ impl PyArray {
         Ok(self.inner.astype(dtype_of(py, dtype)?).into())
     }
 
-    /// A new shape with the same elements in C order (one `-1` inferred).
-    #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyArray> {
+    /// A new shape with the same elements in C order (one `-1` inferred). `order` is
+    /// NumPy's keyword: `"C"` only (a Fortran-order reshape reorders the elements).
+    #[pyo3(signature = (*shape, order="C"))]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>, order: &str) -> PyResult<PyArray> {
+        if order != "C" {
+            return Err(PyNotImplementedError::new_err(format!(
+                "reshape(order={order:?}): tessera reshapes in C order only; transpose first for Fortran order"
+            )));
+        }
         let dims: Vec<i64> = if shape.len() == 1 {
             let only = shape.get_item(0)?;
             match only.extract::<i64>() {

@@ -136,6 +136,104 @@ def _roll(a, shift, axis=None):
     return x
 
 
+def _pairs(value, ndim, what):
+    """NumPy's per-axis ``(before, after)`` pairs from a scalar, a pair or one pair per axis."""
+    a = _np.asarray(value)
+    if a.ndim > 2 or (a.ndim == 2 and a.shape[1] != 2) or (a.ndim == 1 and a.shape[0] not in (1, 2)):
+        raise ValueError(f"pad: {what} must be a scalar, a (before, after) pair or one pair per axis")
+    try:
+        return _np.broadcast_to(a.reshape(-1, 2) if a.ndim == 2 else a, (ndim, 2)).tolist()
+    except ValueError:
+        raise ValueError(f"pad: {what} of shape {a.shape} for an array of {ndim} axes") from None
+
+
+def _periodic(n, lo, hi, mode):
+    """The source position of every padded position along an axis of length ``n``: the
+    axis extended periodically (``wrap``: period ``n``; ``symmetric``: mirrored about the
+    edges, period ``2n``; ``reflect``: mirrored about the edge elements, period ``2n - 2``),
+    as NumPy's pad gives for any width."""
+    i = _np.arange(-lo, n + hi)
+    if mode == "wrap":
+        return i % n
+    period = 2 * n if mode == "symmetric" else 2 * n - 2
+    if period == 0:  # reflect of one element: the element repeated
+        return _np.zeros_like(i)
+    k = i % period
+    return _np.where(k < n, k, period - k - (1 if mode == "symmetric" else 0))
+
+
+@implements(_np.pad)
+def _pad(array, pad_width, mode="constant", **kwargs):
+    x = _array(array)
+    if callable(mode) or mode not in ("constant", "edge", "reflect", "symmetric", "wrap", "empty"):
+        return NotImplemented  # NumPy then raises TypeError naming np.pad
+    if kwargs.pop("reflect_type", "even") != "even":
+        return NotImplemented
+    constants = _pairs(kwargs.pop("constant_values", 0), x.ndim, "constant_values")
+    if kwargs:
+        raise TypeError(f"pad: unexpected keyword(s) {sorted(kwargs)} for mode {mode!r}")
+    widths = _pairs(pad_width, x.ndim, "pad_width")
+    for axis, ((lo, hi), (c_lo, c_hi)) in enumerate(zip(widths, constants)):
+        lo, hi, n = int(lo), int(hi), x.shape[axis]
+        if lo < 0 or hi < 0:
+            raise ValueError("index can't contain negative values")
+        if not (lo or hi):
+            continue
+        if mode in ("constant", "empty"):
+            # ``empty`` leaves the padding undefined in NumPy; zeros are one such value.
+            if mode == "empty":
+                c_lo = c_hi = 0
+            sides = [(lo, c_lo, 0), (hi, c_hi, 2)]
+            parts = [x]
+            for width, value, at in sides:
+                if width:
+                    shape = tuple(width if k == axis else s for k, s in enumerate(x.shape))
+                    parts.insert(at and len(parts), _tessera.full(shape, value, dtype=x.dtype))
+            x = _tessera.concatenate(parts, axis=axis)
+            continue
+        if n == 0:
+            raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
+        positions = _np.clip(_np.arange(-lo, n + hi), 0, n - 1) if mode == "edge" else _periodic(n, lo, hi, mode)
+        x = _tessera.take(x, _tessera.from_array(positions.astype(_np.int64)), axis=axis)
+    return x
+
+
+@implements(_np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    if writeable:
+        raise ValueError("sliding_window_view(writeable=True): tessera arrays are immutable plans")
+    a = _array(x)
+    windows = (window_shape,) if _np.isscalar(window_shape) else tuple(window_shape)
+    if axis is None:
+        axes = tuple(range(a.ndim))
+        if len(windows) != a.ndim:
+            raise ValueError(f"Since axis is `None`, must provide window_shape for all dimensions of `x`; "
+                             f"got {len(windows)} window_shape elements and `x.ndim` is {a.ndim}.")
+    else:
+        axes = (axis,) if _np.isscalar(axis) else tuple(axis)
+        if len(windows) != len(axes):
+            raise ValueError(f"Must provide matching length window_shape and axis; got {len(windows)} "
+                             f"window_shape elements and {len(axes)} axes elements.")
+    out = a
+    for w, ax in zip(windows, axes):
+        ax, w = _axis(int(ax), a.ndim), int(w)
+        if w < 0:
+            raise ValueError("`window_shape` cannot contain negative values")
+        n = a.shape[ax]
+        if n < w:
+            raise ValueError("window shape cannot be larger than input array shape")
+        # Window position k is the axis shifted by k; the positions stack as a new last
+        # axis, joined into one block (a window is reduced whole).
+        count = n - w + 1
+        if w == 0:
+            out = _tessera.zeros(tuple(count if k == ax else s for k, s in enumerate(out.shape)) + (0,),
+                                 dtype=out.dtype)
+            continue
+        stacked = _tessera.stack([out[_index(out.ndim, ax, slice(k, k + count))] for k in range(w)], axis=-1)
+        out = stacked.rechunk(tuple(stacked.chunks[:-1]) + ((w,),))
+    return out
+
+
 def _flip_axis(np_func, axis):
     """``np_func`` (``flipud``, ``fliplr``): ``x`` reversed along ``axis``, which it must have."""
 

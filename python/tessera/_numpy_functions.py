@@ -555,6 +555,15 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     return _tessera.svd(_array(a))
 
 
+@implements(_np.linalg.lstsq)
+def _lstsq(a, b, rcond=None):
+    # The engine solves through a TSQR of ``a``; ``rcond`` tunes NumPy's SVD rank cutoff,
+    # which a full-rank tall system (what the engine solves) does not reach.
+    del rcond
+    like = _first_array((a, b))
+    return _tessera.lstsq(_array(a, like), _array(b, like))
+
+
 # NEP 13: the ufunc methods and keywords the extension's fast path does not take.
 _REDUCE = {
     "add": "sum",

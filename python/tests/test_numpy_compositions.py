@@ -38,6 +38,18 @@ CASES = {
     "repeat flat": (lambda x: np.repeat(x, 2), (INTS,)),
     "tile": (lambda x: np.tile(x, (2, 1, 3)), (A,)),
     "delete": (lambda x: np.delete(x, [0, 3], axis=1), (A,)),
+    "pad constant": (lambda x: np.pad(x, ((1, 2), (0, 3)), constant_values=((7, -1), (0, 4))), (A,)),
+    "pad int constant casts": (lambda x: np.pad(x, 2, constant_values=2.7), (INTS,)),
+    "pad edge": (lambda x: np.pad(x, (2, 1), mode="edge"), (C,)),
+    "pad reflect": (lambda x: np.pad(x, ((3, 4), (1, 6)), mode="reflect"), (A,)),
+    "pad reflect past the axis": (lambda x: np.pad(x, ((9, 11), (0, 0)), mode="reflect"), (A,)),
+    "pad symmetric past the axis": (lambda x: np.pad(x, ((7, 12), (2, 0)), mode="symmetric"), (A,)),
+    "pad wrap past the axis": (lambda x: np.pad(x, ((6, 13), (8, 1)), mode="wrap"), (A,)),
+    "pad reflect of one element": (lambda x: np.pad(x, (3, 2), mode="reflect"), (np.array([4.0]),)),
+    "sliding windows on one axis": (lambda x: np.lib.stride_tricks.sliding_window_view(x, 3, axis=1), (A,)),
+    "sliding windows on two axes": (
+        lambda x: np.lib.stride_tricks.sliding_window_view(x, (2, 4), axis=(2, 0)), (C,)),
+    "sliding windows everywhere": (lambda x: np.lib.stride_tricks.sliding_window_view(x, (5, 7)), (A,)),
     "outer": (np.outer, (np.arange(4.0), np.arange(3.0))),
     "vdot": (np.vdot, (A, A)),
     "tensordot 1": (lambda a, b: np.tensordot(a, b, axes=1), (A, B)),
@@ -115,6 +127,39 @@ def test_a_numpy_function_on_tessera_arrays_is_lazy_and_numpys(name):
     want = f(*args)
     got = f(*[chunked(np.asarray(a)) if np.ndim(a) else ts.from_array(np.asarray(a)) for a in args])
     check(got, want)
+
+
+def test_lstsq_through_numpy_is_numpys_solution():
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(40, 3)), rng.normal(size=(40, 5))
+    x, res, rank, sv = np.linalg.lstsq(ts.from_array(a, chunks=(10, 3)), ts.from_array(b, chunks=(10, 5)))
+    want = np.linalg.lstsq(a, b, rcond=None)
+    np.testing.assert_allclose(x.compute(), want[0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.compute(), want[1], rtol=1e-10)
+    assert rank == want[2]
+    np.testing.assert_allclose(sv.compute(), want[3], rtol=1e-10)
+    # A NumPy left-hand side with a tessera right-hand side, as xarray's polyfit calls it.
+    x2 = np.linalg.lstsq(a, ts.from_array(b, chunks=(10, 5)), rcond=None)[0]
+    np.testing.assert_allclose(x2.compute(), want[0], rtol=1e-10, atol=1e-12)
+
+
+def test_pad_and_windows_refuse_what_numpy_refuses():
+    x = chunked(A)
+    with pytest.raises(ValueError, match="negative"):
+        np.pad(x, -1)
+    with pytest.raises(TypeError, match="numpy.pad"):
+        np.pad(x, 1, mode="linear_ramp")  # a mode tessera lacks: NumPy's TypeError names it
+    with pytest.raises(ValueError, match="larger than input"):
+        np.lib.stride_tricks.sliding_window_view(x, 6, axis=0)
+    with pytest.raises(ValueError, match="matching length"):
+        np.lib.stride_tricks.sliding_window_view(x, (2, 2), axis=0)
+
+
+def test_reshape_takes_numpys_order_keyword():
+    x = chunked(A)
+    np.testing.assert_array_equal(x.reshape((7, 5), order="C").compute(), A.reshape((7, 5)))
+    with pytest.raises(NotImplementedError, match="C order"):
+        x.reshape((7, 5), order="F")
 
 
 def test_errors_are_numpys():
