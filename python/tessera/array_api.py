@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import math as _math
+import types as _types
 
 import numpy as _np
 
@@ -156,7 +157,8 @@ def result_type(*arrays_and_dtypes):
     dtypes = [_dtype_of(a) for a in arrays_and_dtypes if not isinstance(a, (_builtins.bool, int, float, complex))]
     scalars = [a for a in arrays_and_dtypes if isinstance(a, (_builtins.bool, int, float, complex))]
     if not dtypes:
-        raise ValueError("result_type needs at least one array or dtype")
+        raise TypeError("result_type needs at least one array or dtype: Python scalars alone have no "
+                        "dtype under the Array API")
     out = dtypes[0]
     for d in dtypes[1:]:
         out = _promote(out, d)
@@ -652,13 +654,21 @@ def where(condition, x1, x2, /):
     return _tessera.where(asarray(condition), x1, x2)
 
 
-def all(x, /, *, axis=None, keepdims=False):  # noqa: A001
+def _no_out(out, what):
+    # NumPy-written callers (xarray's ``np.any(data_array)``) pass ``out=None`` on.
+    if out is not None:
+        raise TypeError(f"{what}(out=...) is not supported: tessera arrays are immutable plans")
+
+
+def all(x, /, *, axis=None, keepdims=False, out=None):  # noqa: A001
     """True where every element along ``axis`` is nonzero."""
+    _no_out(out, "all")
     return asarray(x).all(axis=_axis(axis), keepdims=keepdims)
 
 
-def any(x, /, *, axis=None, keepdims=False):  # noqa: A001
+def any(x, /, *, axis=None, keepdims=False, out=None):  # noqa: A001
     """True where any element along ``axis`` is nonzero."""
+    _no_out(out, "any")
     return asarray(x).any(axis=_axis(axis), keepdims=keepdims)
 
 
@@ -672,6 +682,32 @@ def vecdot(x1, x2, /, *, axis=-1):
     """The dot product of vectors along ``axis`` (broadcasting the others)."""
     return sum(asarray(x1) * asarray(x2), axis=axis)
 
+
+# Beyond the standard: NumPy's names that libraries written for NumPy and CuPy call through
+# an array's namespace (xarray's ``duck_array_ops`` asks it for ``einsum``, ``pad``,
+# ``transpose``, ``quantile``, ``concatenate``, ``isin``), each NumPy's function on tessera
+# arrays, so the answers and signatures are NumPy's and the result stays lazy.
+def _numpy_name(np_func):
+    def call(*args, **kwargs):
+        return np_func(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = np_func.__name__
+    call.__doc__ = f"``numpy.{np_func.__name__}`` on tessera arrays (NumPy's signature, a lazy result)."
+    return call
+
+
+einsum = _numpy_name(_np.einsum)
+tensordot = _numpy_name(_np.tensordot)
+pad = _numpy_name(_np.pad)
+transpose = _numpy_name(_np.transpose)
+quantile = _numpy_name(_np.quantile)
+concatenate = _numpy_name(_np.concatenate)
+isin = _numpy_name(_np.isin)
+bool_ = bool
+# ``xp.lib.stride_tricks.sliding_window_view``: xarray's rolling windows.
+lib = _types.SimpleNamespace(
+    stride_tricks=_types.SimpleNamespace(
+        sliding_window_view=_numpy_name(_np.lib.stride_tricks.sliding_window_view)))
 
 __all__ = [
     name

@@ -190,3 +190,33 @@ def test_creation_functions_match_the_reference():
 def test_functions_the_namespace_lacks_are_absent_not_approximated():
     for name in ["unique_values", "nonzero", "fft"]:
         assert not hasattr(xp, name), name
+
+
+def test_numpys_names_that_numpy_written_libraries_ask_the_namespace_for():
+    # xarray's duck_array_ops call these through an array's namespace, as they do CuPy's.
+    a = np.arange(24.0).reshape(4, 6)
+    x = ts.from_array(a, chunks=(2, 3))
+    cases = {
+        "einsum": (lambda m: m.einsum("ij->j", x), np.einsum("ij->j", a)),
+        "tensordot": (lambda m: m.tensordot(x, x, axes=([1], [1])), np.tensordot(a, a, axes=([1], [1]))),
+        "pad": (lambda m: m.pad(x, ((1, 0), (0, 2)), mode="constant", constant_values=np.nan),
+                np.pad(a, ((1, 0), (0, 2)), mode="constant", constant_values=np.nan)),
+        "transpose": (lambda m: m.transpose(x, (1, 0)), a.T),
+        "quantile": (lambda m: m.quantile(x, 0.25, axis=0), np.quantile(a, 0.25, axis=0)),
+        "concatenate": (lambda m: m.concatenate([x, x], axis=1), np.concatenate([a, a], axis=1)),
+        "isin": (lambda m: m.isin(x, [3.0, 7.0]), np.isin(a, [3.0, 7.0])),
+        "sliding_window_view": (lambda m: m.lib.stride_tricks.sliding_window_view(x, 3, axis=1),
+                                np.lib.stride_tricks.sliding_window_view(a, 3, axis=1)),
+    }
+    for name, (call, want) in cases.items():
+        got = call(xp)
+        assert isinstance(got, ts.Array), name
+        np.testing.assert_array_equal(got.compute(), want, err_msg=name)
+    assert xp.bool_ == np.bool_
+    # NumPy's callers pass out=None on; an output array is refused, not ignored.
+    assert bool(xp.any(x > 20, out=None).compute())
+    with pytest.raises(TypeError, match="out"):
+        xp.all(x, out=np.zeros(()))
+    # A Python scalar alone has no dtype under the standard: TypeError, as xarray expects.
+    with pytest.raises(TypeError, match="at least one array or dtype"):
+        xp.result_type(1.5)
