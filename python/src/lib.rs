@@ -22,6 +22,7 @@ pub mod arrow_ffi;
 pub mod axes;
 pub mod block_sink;
 pub mod block_source;
+pub mod chunking;
 pub mod config;
 pub mod convert;
 pub mod creation;
@@ -64,6 +65,8 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(creation::linspace, m)?)?;
     m.add_function(wrap_pyfunction!(creation::eye, m)?)?;
     m.add_function(wrap_pyfunction!(creation::from_array, m)?)?;
+    m.add_function(wrap_pyfunction!(chunking::normalize_chunks, m)?)?;
+    m.add_function(wrap_pyfunction!(chunking::chunk_size_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(block_sink::store_plan_py, m)?)?;
     m.add_function(wrap_pyfunction!(creation::concatenate, m)?)?;
     m.add_function(wrap_pyfunction!(creation::stack, m)?)?;
