@@ -198,6 +198,32 @@ def _pad(array, pad_width, mode="constant", **kwargs):
     return x
 
 
+def _windows_along(x, ax, w):
+    """The length-``w`` windows of ``x`` along ``ax`` as a new last axis, block by block:
+    each block's windows need the ``w - 1`` elements after it, which one ``take`` gathers
+    for every block at once; a task joins them to its block and takes NumPy's windows (a
+    view). The blocks stay the input's, however small (a padded edge), so no block is
+    rechunked; the windows that start past the end are cut off."""
+    n = x.shape[ax]
+    count = n - w + 1
+    lifted = x.reshape(tuple(x.shape) + (1,))
+    if w == 1:
+        return lifted
+    ends = _np.cumsum(x.chunks[ax])
+    after = _np.minimum(ends[:, None] + _np.arange(w - 1)[None, :], n - 1).ravel()
+    tail = _tessera.take(x, _tessera.from_array(after.astype(_np.int64)), axis=ax)
+    tail = tail.rechunk(tuple((w - 1,) * len(ends) if k == ax else c for k, c in enumerate(x.chunks)))
+    tail = tail.reshape(tuple(tail.shape) + (1,))
+
+    def windows(block, following):
+        b, t = block[..., 0], following[..., 0]
+        joined = _np.concatenate([b, t], axis=ax)
+        return _np.lib.stride_tricks.sliding_window_view(joined, w, axis=ax)
+
+    out = _tessera.map_blocks(windows, lifted, tail, dtype=x.dtype, chunks=tuple(x.chunks) + ((w,),))
+    return out[_index(out.ndim, ax, slice(0, count))]
+
+
 @implements(_np.lib.stride_tricks.sliding_window_view)
 def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
     if writeable:
@@ -219,18 +245,14 @@ def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=F
         ax, w = _axis(int(ax), a.ndim), int(w)
         if w < 0:
             raise ValueError("`window_shape` cannot contain negative values")
-        n = a.shape[ax]
-        if n < w:
+        if a.shape[ax] < w:
             raise ValueError("window shape cannot be larger than input array shape")
-        # Window position k is the axis shifted by k; the positions stack as a new last
-        # axis, joined into one block (a window is reduced whole).
-        count = n - w + 1
         if w == 0:
-            out = _tessera.zeros(tuple(count if k == ax else s for k, s in enumerate(out.shape)) + (0,),
-                                 dtype=out.dtype)
+            shape = tuple(a.shape[ax] + 1 if k == ax else s for k, s in enumerate(out.shape)) + (0,)
+            out = _tessera.zeros(shape, dtype=out.dtype)
             continue
-        stacked = _tessera.stack([out[_index(out.ndim, ax, slice(k, k + count))] for k in range(w)], axis=-1)
-        out = stacked.rechunk(tuple(stacked.chunks[:-1]) + ((w,),))
+        # Windows of earlier axes are trailing axes now; ``ax`` still names this one.
+        out = _windows_along(out, ax, w)
     return out
 
 
@@ -730,6 +752,26 @@ def _einsum_letters(subscripts, operands):
     return lists, out
 
 
+def _einsum_by_broadcast(xs, lists, letters, out_letters):
+    """An einsum whose largest operand has every letter (``"tyx,y->t"``: a weighted
+    sum, xarray's ``dot``): the operands broadcast against it, multiplied and summed
+    over the contracted letters, in one fused pass that never makes the broadcast
+    operands whole; the product is no larger than that operand, so nothing is lost
+    against NumPy's contraction."""
+    product = None
+    for x, own in zip(xs, lists):
+        order = sorted(range(len(own)), key=lambda k: letters.index(own[k]))
+        y = x.transpose(tuple(order)) if order != list(range(len(own))) else x
+        present = [own[k] for k in order]
+        y = y.reshape(tuple(y.shape[present.index(l)] if l in present else 1 for l in letters))
+        product = y if product is None else product * y
+    contracted = tuple(k for k, l in enumerate(letters) if l not in out_letters)
+    kept = [l for l in letters if l in out_letters]
+    out = product.sum(axis=contracted) if contracted else product
+    perm = tuple(kept.index(l) for l in out_letters)
+    return out.transpose(perm) if perm != tuple(range(len(perm))) else out
+
+
 @implements(_np.einsum)
 def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
     """``np.einsum`` block by block: each output block is ``np.einsum`` of the input
@@ -754,6 +796,11 @@ def _einsum(subscripts, *operands, out=None, dtype=None, order="K", casting="saf
         lists[k] = letters
     explicit = ",".join("".join(l) for l in lists) + "->" + "".join(out_letters)
     kind = dtype if dtype is not None else _np.result_type(*[x.dtype for x in xs])
+    whole = max(range(len(xs)), key=lambda k: len(lists[k]))
+    letters = lists[whole]
+    if (dtype is None and _np.dtype(kind).kind == "f" and len(xs) > 1
+            and all(set(l) <= set(letters) for l in lists)):
+        return _einsum_by_broadcast(xs, lists, letters, out_letters)
 
     def block(*bs):
         return _np.einsum(explicit, *bs, dtype=dtype, casting=casting, optimize=optimize)

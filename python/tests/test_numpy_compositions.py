@@ -129,6 +129,17 @@ def test_a_numpy_function_on_tessera_arrays_is_lazy_and_numpys(name):
     check(got, want)
 
 
+@pytest.mark.parametrize("chunks", [((1, 2, 1, 3, 1, 1, 2), (4,)), ((11,), (2, 2)), ((3, 8), (1, 3))])
+@pytest.mark.parametrize("w", [1, 4, 11])
+def test_windows_need_no_block_as_large_as_the_window(chunks, w):
+    # Blocks shorter than the window (a padded edge) take their windows' ends from the
+    # blocks after them, however many.
+    a = np.arange(44.0).reshape(11, 4)
+    x = ts.from_array(a, chunks=chunks)
+    got = np.lib.stride_tricks.sliding_window_view(x, w, axis=0)
+    check(got, np.lib.stride_tricks.sliding_window_view(a, w, axis=0))
+
+
 def test_lstsq_through_numpy_is_numpys_solution():
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=(40, 3)), rng.normal(size=(40, 5))
@@ -208,6 +219,12 @@ EINSUMS = [
     ("i,j->ij", (np.arange(3.0), np.arange(4.0))),
     ("bij,bjk->bik", (C, RNG.normal(size=(4, 6, 2)))),
     ("ij,j", (INTS, np.arange(4))),
+    # The largest operand has every letter: a broadcast product summed (xarray's dot).
+    ("tyx,y->t", (C.astype(np.float32), np.cos(np.arange(5.0)))),
+    ("ijk,ik->ji", (C, C[:, 0, :])),
+    ("ijk,j,k->", (C, np.arange(5.0), np.arange(6.0) - 2)),
+    ("ij,ij->j", ((A > 0), A)),
+    ("ij,ji->", (A, A.T)),
 ]
 
 
