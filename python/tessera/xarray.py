@@ -131,7 +131,8 @@ class TesseraManager(ChunkManagerEntrypoint):
         _graph_only(kwargs, "rechunk")
         chunks = _zero_size_chunks(data, chunks)
         if isinstance(chunks, Mapping):
-            chunks = tuple(chunks.get(k, c) for k, c in enumerate(data.chunks))
+            # As Dask's rechunk: an axis left out, or given None, keeps its blocks.
+            chunks = tuple(c if chunks.get(k) is None else chunks[k] for k, c in enumerate(data.chunks))
         return data.rechunk(chunks)
 
     def compute(self, *data, **kwargs):

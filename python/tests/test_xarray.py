@@ -285,3 +285,33 @@ def test_to_zarr_writes_block_by_block_and_reads_back(paths, tmp_path):
     monthly.to_zarr(tmp_path / "monthly.zarr")
     back = xr.open_zarr(tmp_path / "monthly.zarr")
     assert_same(expected, back.pr)
+
+
+def test_the_module_examples_run():
+    import doctest
+
+    import tessera.xarray as tx
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    tests = finder.find(tx, "tessera.xarray", extraglobs={"ts": ts})
+    assert sum(len(t.examples) for t in tests) >= 5
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0
+
+
+def test_explain_shows_the_plan_of_an_xarray_result(paths):
+    _, got = open_both(paths)
+    with xr.set_options(use_flox=False):
+        anomalies = OPS["anomalies"](got)
+    text = anomalies.data.explain()
+    assert isinstance(text, str) and "chunk" in text.lower()
+
+
+def test_rechunk_by_axis_keeps_the_axes_it_is_not_given():
+    m = TesseraManager()
+    x = ts.ones((6, 8), chunks=(2, 4))
+    assert m.rechunk(x, {0: 3}).chunks == ((3, 3), (4, 4))
+    assert m.rechunk(x, {1: None, 0: -1}).chunks == ((6,), (4, 4))
+    assert m.rechunk(x, ((1, 5), 8)).chunks == ((1, 5), (8,))
