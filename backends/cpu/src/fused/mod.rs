@@ -151,11 +151,17 @@ fn drive(
     let total = numel(&program.shape);
     let lins = leaf_maps(program);
     let segment = SEGMENT_TILES * tile_len(&program.shape);
-    if total <= segment || !mergeable {
-        let mut sinks = new_sinks();
-        run_range(program, inputs, &lins, 0, total, &mut sinks)?;
-        return Ok(sinks);
+    let mut whole = new_sinks();
+    // Every segment allocates all the accumulators and the merge folds them all, so
+    // splitting pays only while they are few against a segment's elements. A reduction
+    // that keeps most of its input (a short trailing axis summed: rolling windows) runs
+    // as one segment; its chunk's neighbours keep the other workers busy.
+    let partials: usize = whole.iter().map(Sink::accumulators).sum();
+    if total <= segment || !mergeable || partials.saturating_mul(SPLIT_RATIO) > segment {
+        run_range(program, inputs, &lins, 0, total, &mut whole)?;
+        return Ok(whole);
     }
+    drop(whole);
     let segments: Vec<(usize, usize)> = (0..total)
         .step_by(segment)
         .map(|s| (s, (s + segment).min(total)))
@@ -196,6 +202,9 @@ thread_local! {
 
 /// Tiles per segment when one large chunk is split across workers.
 const SEGMENT_TILES: usize = 128;
+
+/// A chunk is split only when its accumulators are at most a segment's elements over this.
+const SPLIT_RATIO: usize = 8;
 
 /// Elements per tile over a region of `shape`: an even number of whole rows when a row is
 /// at most [`TILE`] long (at least two, so a tile may reach `2 TILE`), else [`TILE`]. Whole
@@ -472,6 +481,49 @@ mod tests {
         assert_eq!(tile_len(&[10, 4000]), TILE);
         assert_eq!(tile_len(&[100_000]), TILE);
         assert_eq!(tile_len(&[]), TILE);
+    }
+
+    /// A large chunk reduced over a short trailing axis (many accumulators: one
+    /// segment) and over its long leading axis (few: split into segments, run in a pool)
+    /// both give the sums computed by hand, in and out of a rayon pool.
+    #[test]
+    fn reductions_split_only_when_their_partials_are_small() {
+        let (m, n) = (300_000, 7);
+        let v: Vec<f64> = (0..m * n).map(|i| ((i * 31) % 97) as f64 - 48.0).collect();
+        let h = HostArray::F64(ArrayD::from_shape_vec(IxDyn(&[m, n]), v.clone()).unwrap());
+        assert!(
+            m * n > SEGMENT_TILES * tile_len(&[m, n]),
+            "the chunk must span segments"
+        );
+        let reduce = |axis: usize| {
+            let mut pb = ProgramBuilder::new(&[m, n]);
+            let x = pb.input(0, DType::F64, IndexMap::identity(&[m, n]));
+            let red = Reduction {
+                op: ReduceOp::Sum,
+                axes: vec![axis],
+            };
+            pb.finish(vec![(x, Some(red))]).unwrap()
+        };
+        let rows: Vec<f64> = v.chunks(n).map(|r| r.iter().sum()).collect();
+        let cols: Vec<f64> = (0..n).map(|j| (0..m).map(|i| v[i * n + j]).sum()).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for in_pool in [false, true] {
+            let go = |p: &Program| {
+                if in_pool {
+                    pool.install(|| run(p, &[&h]))
+                } else {
+                    run(p, &[&h])
+                }
+                .unwrap()
+                .remove(0)
+                .to_f64_vec()
+            };
+            assert_eq!(go(&reduce(1)), rows);
+            assert_eq!(go(&reduce(0)), cols);
+        }
     }
 
     #[test]

@@ -53,6 +53,11 @@ impl MomentsSink {
         }
     }
 
+    /// How many accumulators it holds: four per output element.
+    pub(crate) fn accumulators(&self) -> usize {
+        4 * self.n.len()
+    }
+
     /// The linear form giving a run's output element (see [`reduce_target`]).
     pub(crate) fn target(&self) -> &Linear {
         &self.target

@@ -45,6 +45,20 @@ impl Sink {
         }
     }
 
+    /// How many accumulators the sink holds (none for a dense output): what every
+    /// segment's partial allocates and the merge folds (see `drive`).
+    pub(crate) fn accumulators(&self) -> usize {
+        match self {
+            Sink::Dense { .. } => 0,
+            Sink::Reduce(r) => match &r.acc {
+                Acc::F(a) => a.len(),
+                Acc::I(a) => a.len(),
+                Acc::U(a) => a.len(),
+            },
+            Sink::Moments(m) => m.accumulators(),
+        }
+    }
+
     /// Appends the partial result of the next segment (see `drive`: only sums, counts,
     /// any, all and moments are split, whose partials combine by `+`, `|`, `&` and Chan's
     /// update).
