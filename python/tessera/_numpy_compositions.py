@@ -594,6 +594,81 @@ def _sinc(x):
     return _np.sin(y) / y
 
 
+def _gradient_axis(f, axis, spacing, edge_order):
+    """``np.gradient`` of ``f`` along one axis: second-order central differences inside,
+    first- or second-order one-sided ones at the two ends, for a uniform ``spacing`` (a
+    scalar) or the coordinates along the axis (NumPy's formulas for uneven steps)."""
+    n = f.shape[axis]
+    if n < edge_order + 1:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, "
+                         "at least (edge_order + 1) elements are required.")
+    at = lambda s: f[_index(f.ndim, axis, s)]  # noqa: E731
+    shape = [1] * f.ndim
+
+    def along(c):
+        c = _np.asarray(c, dtype=_np.float64)
+        if c.ndim == 0:
+            return float(c)
+        shape[axis] = c.shape[0]
+        return _tessera.from_array(c.reshape(shape))
+
+    if _np.ndim(spacing) == 0:
+        h = float(spacing)
+        inner = (at(slice(2, None)) - at(slice(None, -2))) / (2.0 * h)
+        if edge_order == 1:
+            first = (at(slice(1, 2)) - at(slice(0, 1))) / h
+            last = (at(slice(n - 1, n)) - at(slice(n - 2, n - 1))) / h
+        else:
+            first = (-1.5 * at(slice(0, 1)) + 2.0 * at(slice(1, 2)) - 0.5 * at(slice(2, 3))) / h
+            last = (0.5 * at(slice(n - 3, n - 2)) - 2.0 * at(slice(n - 2, n - 1)) + 1.5 * at(slice(n - 1, n))) / h
+    else:
+        x = _np.asarray(spacing, dtype=_np.float64)
+        if x.ndim != 1 or x.shape[0] != n:
+            raise ValueError("when 1d, distances must match the length of the corresponding dimension")
+        dx = _np.diff(x)
+        d1, d2 = dx[:-1], dx[1:]
+        a, b, c = -d2 / (d1 * (d1 + d2)), (d2 - d1) / (d1 * d2), d1 / (d2 * (d1 + d2))
+        inner = along(a) * at(slice(None, -2)) + along(b) * at(slice(1, -1)) + along(c) * at(slice(2, None))
+        if edge_order == 1:
+            first = (at(slice(1, 2)) - at(slice(0, 1))) / dx[0]
+            last = (at(slice(n - 1, n)) - at(slice(n - 2, n - 1))) / dx[-1]
+        else:
+            d1, d2 = dx[0], dx[1]
+            a, b, c = -(2 * d1 + d2) / (d1 * (d1 + d2)), (d1 + d2) / (d1 * d2), -d1 / (d2 * (d1 + d2))
+            first = a * at(slice(0, 1)) + b * at(slice(1, 2)) + c * at(slice(2, 3))
+            d1, d2 = dx[-2], dx[-1]
+            a, b, c = d2 / (d1 * (d1 + d2)), -(d2 + d1) / (d1 * d2), (2 * d2 + d1) / (d2 * (d1 + d2))
+            last = a * at(slice(n - 3, n - 2)) + b * at(slice(n - 2, n - 1)) + c * at(slice(n - 1, n))
+    parts = [first, inner, last] if n > 2 else [first, last]
+    # NumPy writes every piece into an array of the input's float dtype.
+    return _tessera.concatenate([p.astype(f.dtype) for p in parts], axis=axis).rechunk(f.chunks)
+
+
+@implements(_np.gradient)
+def _gradient(f, *varargs, axis=None, edge_order=1):
+    x = _array(f)
+    if edge_order not in (1, 2):
+        raise ValueError("'edge_order' greater than 2 not supported")
+    axes = tuple(range(x.ndim)) if axis is None else ((axis,) if _np.isscalar(axis) else tuple(axis))
+    axes = tuple(_axis(int(a), x.ndim) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
+    if not varargs:
+        spacings = [1.0] * len(axes)
+    elif len(varargs) == 1 and _np.ndim(varargs[0]) == 0:
+        spacings = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        # Spacings are scalars or 1-d coordinates (xarray passes NumPy's); a tessera
+        # coordinate is computed, as the step coefficients are NumPy arrays.
+        spacings = [v.compute() if isinstance(v, Array) else _np.asarray(v) for v in varargs]
+    else:
+        raise TypeError("invalid number of arguments")
+    if x.dtype.kind != "f":
+        x = x.astype(_np.float64)
+    out = [_gradient_axis(x, a, h, edge_order) for a, h in zip(axes, spacings)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 @implements(_np.ediff1d)
 def _ediff1d(ary, to_end=None, to_begin=None):
     x = _array(ary).reshape(-1)

@@ -703,6 +703,7 @@ transpose = _numpy_name(_np.transpose)
 quantile = _numpy_name(_np.quantile)
 concatenate = _numpy_name(_np.concatenate)
 isin = _numpy_name(_np.isin)
+gradient = _numpy_name(_np.gradient)
 bool_ = bool
 # ``xp.lib.stride_tricks.sliding_window_view``: xarray's rolling windows.
 lib = _types.SimpleNamespace(

@@ -46,6 +46,16 @@ CASES = {
     "pad symmetric past the axis": (lambda x: np.pad(x, ((7, 12), (2, 0)), mode="symmetric"), (A,)),
     "pad wrap past the axis": (lambda x: np.pad(x, ((6, 13), (8, 1)), mode="wrap"), (A,)),
     "pad reflect of one element": (lambda x: np.pad(x, (3, 2), mode="reflect"), (np.array([4.0]),)),
+    "gradient": (np.gradient, (A,)),
+    "gradient of ints, one axis": (lambda x: np.gradient(x, axis=1), (INTS,)),
+    "gradient spacing and order 2": (lambda x: np.gradient(x, 0.5, edge_order=2), (C,)),
+    "gradient on uneven coordinates": (
+        lambda x: np.gradient(x, np.array([0.0, 0.5, 2.0, 2.25, 4.0]), axis=0), (A,)),
+    "gradient on uneven coordinates, order 2": (
+        lambda x: np.gradient(x, np.array([0.0, 0.5, 2.0, 2.25, 4.0]), np.cumsum(np.arange(1.0, 8.0)),
+                              edge_order=2), (A,)),
+    "gradient of float32": (lambda x: np.gradient(x, np.array([0.0, 1.0, 3.0, 3.5]), axis=0),
+                            (C[:4, 0, :].astype(np.float32),)),
     "sliding windows on one axis": (lambda x: np.lib.stride_tricks.sliding_window_view(x, 3, axis=1), (A,)),
     "sliding windows on two axes": (
         lambda x: np.lib.stride_tricks.sliding_window_view(x, (2, 4), axis=(2, 0)), (C,)),
@@ -152,6 +162,16 @@ def test_lstsq_through_numpy_is_numpys_solution():
     # A NumPy left-hand side with a tessera right-hand side, as xarray's polyfit calls it.
     x2 = np.linalg.lstsq(a, ts.from_array(b, chunks=(10, 5)), rcond=None)[0]
     np.testing.assert_allclose(x2.compute(), want[0], rtol=1e-10, atol=1e-12)
+
+
+def test_gradient_refuses_what_numpy_refuses():
+    x = chunked(A)
+    with pytest.raises(ValueError, match="too small"):
+        np.gradient(chunked(np.arange(2.0)), edge_order=2)
+    with pytest.raises(ValueError, match="must match the length"):
+        np.gradient(x, np.arange(3.0), axis=0)
+    with pytest.raises(TypeError, match="invalid number"):
+        np.gradient(x, 1.0, 2.0, 3.0)
 
 
 def test_pad_and_windows_refuse_what_numpy_refuses():

@@ -226,6 +226,8 @@ OPS = {
     "std_over_time": lambda ds: ds.pr.std("time"),
     "masked_max": lambda ds: ds.t2m.where(ds.lat > 0).max(("lat", "lon")),
     "cumulative_sum": lambda ds: ds.pr.cumsum("time"),
+    "meridional_gradient": lambda ds: ds.t2m.differentiate("lat"),
+    "tendency_per_day": lambda ds: ds.pr.differentiate("time", datetime_unit="D"),
 }
 
 
