@@ -953,6 +953,17 @@ impl PyArray {
             .map(Into::into)
     }
 
+    /// The complex conjugate, as NumPy's `conj`: the array itself, since every dtype
+    /// tessera has is real (xarray's `corr` and `cov` call it).
+    fn conj(&self) -> PyArray {
+        self.inner.clone().into()
+    }
+
+    /// The complex conjugate (`conj`).
+    fn conjugate(&self) -> PyArray {
+        self.conj()
+    }
+
     /// The array with another dtype (NumPy's `astype`, unsafe casting).
     fn astype(&self, py: Python<'_>, dtype: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         Ok(self.inner.astype(dtype_of(py, dtype)?).into())

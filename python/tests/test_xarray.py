@@ -228,6 +228,13 @@ OPS = {
     "cumulative_sum": lambda ds: ds.pr.cumsum("time"),
     "meridional_gradient": lambda ds: ds.t2m.differentiate("lat"),
     "tendency_per_day": lambda ds: ds.pr.differentiate("time", datetime_unit="D"),
+    "correlation_over_time": lambda ds: xr.corr(ds.t2m, ds.pr, dim="time"),
+    "coarsened_grid": lambda ds: ds.t2m.coarsen(lat=3, lon=4).mean(),
+    "seasonal_means": lambda ds: ds.t2m.groupby("time.season").mean(),
+    "rolling_box_on_the_grid": lambda ds: ds.pr.rolling(lat=3, lon=3, center=True).sum(),
+    "july_mean_by_mask": lambda ds: ds.t2m.sel(time=ds.time.dt.month == 7).mean("time"),
+    "shifted_difference": lambda ds: ds.t2m - ds.t2m.shift(time=3),
+    "integral_over_lat": lambda ds: ds.pr.integrate("lat"),
 }
 
 
