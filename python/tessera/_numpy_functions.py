@@ -58,6 +58,26 @@ def implements(*numpy_functions):
     return register
 
 
+def numpy_function(np_func, doc):
+    """``np_func`` as a function of tessera arrays for a namespace (``tessera.array``,
+    ``tessera.array_api``): the implementation NumPy's dispatch reaches, looked up per call
+    (compositions register after the namespaces are made), with NumPy's ``TypeError``
+    where tessera has none or declines the arguments. ``doc`` is its docstring."""
+    name = np_func.__name__
+
+    def apply(*args, **kwargs):
+        impl = HANDLED.get(np_func)
+        out = NotImplemented if impl is None else impl(*args, **kwargs)
+        if out is NotImplemented:
+            raise TypeError(f"no implementation found for 'numpy.{name}' on tessera arrays "
+                            "with these arguments")
+        return out
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = doc
+    return apply
+
+
 def array_function(func, types, args, kwargs):
     """``Array.__array_function__``: tessera's implementation of ``func``, or
     ``NotImplemented`` (NumPy then raises ``TypeError`` naming ``func``)."""

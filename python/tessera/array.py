@@ -54,15 +54,8 @@ _NOT_DASK = {
 def _numpy_function(np_func):
     """``np_func`` on tessera arrays: NumPy's signature, tessera's lazy implementation
     (the one ``Array.__array_function__`` dispatches to)."""
-    impl = _nf.HANDLED[np_func]
     name = np_func.__name__
-
-    def apply(*args, **kwargs):
-        return impl(*args, **kwargs)
-
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"``numpy.{name}`` on tessera arrays, lazily (``dask.array.{name}``)."
-    return apply
+    return _nf.numpy_function(np_func, f"``numpy.{name}`` on tessera arrays, lazily (``dask.array.{name}``).")
 
 
 def _names():

@@ -688,12 +688,8 @@ def vecdot(x1, x2, /, *, axis=-1):
 # ``transpose``, ``quantile``, ``concatenate``, ``isin``), each NumPy's function on tessera
 # arrays, so the answers and signatures are NumPy's and the result stays lazy.
 def _numpy_name(np_func):
-    def call(*args, **kwargs):
-        return np_func(*args, **kwargs)
-
-    call.__name__ = call.__qualname__ = np_func.__name__
-    call.__doc__ = f"``numpy.{np_func.__name__}`` on tessera arrays (NumPy's signature, a lazy result)."
-    return call
+    return _nf.numpy_function(
+        np_func, f"``numpy.{np_func.__name__}`` on tessera arrays (NumPy's signature, a lazy result).")
 
 
 einsum = _numpy_name(_np.einsum)

@@ -213,6 +213,9 @@ def test_numpys_names_that_numpy_written_libraries_ask_the_namespace_for():
         assert isinstance(got, ts.Array), name
         np.testing.assert_array_equal(got.compute(), want, err_msg=name)
     assert xp.bool_ == np.bool_
+    # What tessera declines is NumPy's TypeError naming the function, not NotImplemented.
+    with pytest.raises(TypeError, match="numpy.pad"):
+        xp.pad(x, 1, mode="linear_ramp")
     # NumPy's callers pass out=None on; an output array is refused, not ignored.
     assert bool(xp.any(x > 20, out=None).compute())
     with pytest.raises(TypeError, match="out"):
