@@ -35,6 +35,16 @@ def _letters(ind) -> tuple:
     return tuple(ind)
 
 
+def lift(x, ind, grid):
+    """``x`` (axes named by the letters ``ind``) with its axes in ``grid``'s letter order
+    and a length-1 axis for each grid letter it lacks, ready to broadcast against the grid;
+    and its letters in that order."""
+    order = sorted(range(len(ind)), key=lambda k: grid.index(ind[k]))
+    y = x.transpose(tuple(order)) if order != list(range(len(ind))) else x
+    present = [ind[k] for k in order]
+    return y.reshape(tuple(y.shape[present.index(l)] if l in present else 1 for l in grid)), present
+
+
 def _sizes_of(adjust, sizes):
     """Output block sizes along a letter after ``adjust_chunks``."""
     if callable(adjust):
@@ -115,10 +125,7 @@ def blockwise(func, out_ind, *args, name=None, token=None, dtype=None, adjust_ch
 
     lifted, views = [], []
     for x, ind in arrays:
-        order = sorted(range(len(ind)), key=lambda k: grid.index(ind[k]))
-        y = x.transpose(tuple(order)) if order != list(range(len(ind))) else x
-        present = [ind[k] for k in order]
-        y = y.reshape(tuple(y.shape[present.index(l)] if l in present else 1 for l in grid))
+        y, present = lift(x, ind, grid)
         y = _tessera.broadcast_to(y, full)
         lifted.append(y if y.chunks == grid_chunks else y.rechunk(grid_chunks))
         # How a grid block goes back to this input's block: the broadcast axes cut to

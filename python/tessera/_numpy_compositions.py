@@ -833,12 +833,11 @@ def _einsum_by_broadcast(xs, lists, letters, out_letters):
     over the contracted letters, in one fused pass that never makes the broadcast
     operands whole; the product is no larger than that operand, so nothing is lost
     against NumPy's contraction."""
+    from ._blockwise import lift
+
     product = None
     for x, own in zip(xs, lists):
-        order = sorted(range(len(own)), key=lambda k: letters.index(own[k]))
-        y = x.transpose(tuple(order)) if order != list(range(len(own))) else x
-        present = [own[k] for k in order]
-        y = y.reshape(tuple(y.shape[present.index(l)] if l in present else 1 for l in letters))
+        y, _ = lift(x, own, letters)
         product = y if product is None else product * y
     contracted = tuple(k for k, l in enumerate(letters) if l not in out_letters)
     kept = [l for l in letters if l in out_letters]
