@@ -198,3 +198,36 @@ fn calendar_typing_errors_name_the_fix() {
     // 1998-09-02 is day 10471 after the epoch.
     assert_eq!(y.as_primitive::<Int64Type>().value(0), 10471);
 }
+
+/// Text compared with a timestamp or a date names the instant pandas reads from it, in
+/// every form users write; text naming none is a typing error, not an empty result.
+#[test]
+fn text_instants_compare_as_pandas_reads_them() {
+    const MICROS_PER_MINUTE: i64 = 60_000_000;
+    // 2024-01-01 00:30, 01:10 and 2024-01-02 05:00.
+    let base = 19_723 * 1_440 * MICROS_PER_MINUTE;
+    let t: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![
+        base + 30 * MICROS_PER_MINUTE,
+        base + 70 * MICROS_PER_MINUTE,
+        base + (24 + 5) * 60 * MICROS_PER_MINUTE,
+    ]));
+    let d: ArrayRef = Arc::new(Date32Array::from(vec![19_723, 19_723, 19_724]));
+    let df = DataFrame::from_record_batch(batch(vec![("t", t), ("d", d)]), 2, None).unwrap();
+    let kept = |e: Expr| df.filter(e).unwrap().len().unwrap();
+    use tessera::frame::lit;
+    assert_eq!(kept(col("t").gt_eq(lit("2024-01-01 01:00"))), 2);
+    assert_eq!(kept(col("t").gt_eq(lit("2024-01-01T01:10"))), 2);
+    assert_eq!(kept(col("t").gt(lit("2024-01-01 01:10:00"))), 1);
+    assert_eq!(kept(col("t").lt(lit("2024-01-01 00:30:00.000001Z"))), 1);
+    assert_eq!(kept(lit("2024-01-02").lt_eq(col("t"))), 1);
+    assert_eq!(kept(col("d").eq(lit("2024-01-02"))), 1);
+    let e = df
+        .filter(col("t").gt_eq(lit("2024-01-01 1am")))
+        .and_then(|f| f.len())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("is not a date or time") && e.contains("2015-01-10 08:30"),
+        "{e}"
+    );
+}

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use crate::keys::canonical_floats;
 use arrow_array::{
-    new_null_array, Array, ArrayRef, BooleanArray, Datum, Float64Array, Int64Array, RecordBatch,
-    Scalar, StringArray, UInt32Array,
+    new_null_array, Array, ArrayRef, BooleanArray, Date32Array, Datum, Float64Array, Int64Array,
+    RecordBatch, Scalar, StringArray, UInt32Array,
 };
 use arrow_schema::{DataType, TimeUnit};
 use decimal::decimal_binary;
@@ -25,6 +25,7 @@ use is_in::is_in;
 use math::{clip, is_nan, math};
 use strings::{string_fn, view_compare};
 use tessera_core::frame::expr::{binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal};
+use tessera_core::frame::instant_text::parse_instant;
 use tessera_core::{Error, Result};
 
 /// A column, or a length-1 array standing for every row.
@@ -78,6 +79,38 @@ fn literal_array(l: &Literal) -> ArrayRef {
     }
 }
 
+/// `e` evaluated over `batch` in the type `operand`; text naming an instant becomes that
+/// instant directly ([`parse_instant`]), so `2015-01-10 08:30` compares as pandas reads it
+/// (Arrow's cast reads fewer forms; typing has refused text naming none).
+fn operand_value(e: &Expr, batch: &RecordBatch, operand: &DataType) -> Result<Val> {
+    if let Expr::Literal(Literal::Str(s)) = e {
+        if let Some(nanos) = parse_instant(s) {
+            let a: Option<ArrayRef> = match operand {
+                DataType::Timestamp(unit, None) => {
+                    let v = match unit {
+                        TimeUnit::Second => nanos.div_euclid(1_000_000_000),
+                        TimeUnit::Millisecond => nanos.div_euclid(1_000_000),
+                        TimeUnit::Microsecond => nanos.div_euclid(1_000),
+                        TimeUnit::Nanosecond => nanos,
+                    };
+                    Some(cast_to(
+                        &(Arc::new(Int64Array::from(vec![v])) as ArrayRef),
+                        operand,
+                    )?)
+                }
+                DataType::Date32 => Some(Arc::new(Date32Array::from(vec![nanos
+                    .div_euclid(86_400_000_000_000)
+                    as i32]))),
+                _ => None,
+            };
+            if let Some(a) = a {
+                return Ok(Val::Scalar(a));
+            }
+        }
+    }
+    eval(e, batch)?.map(|a| cast_to(a, operand))
+}
+
 fn cast_to(a: &ArrayRef, t: &DataType) -> Result<ArrayRef> {
     if a.data_type() == t {
         return Ok(a.clone());
@@ -119,8 +152,8 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             }
             let (operand, _) = binary_types(*op, left, &lt, right, &rt)
                 .map_err(|why| Error::invalid("expression", format!("{e}: {why}")))?;
-            let mut l = eval(left, batch)?.map(|a| cast_to(a, &operand))?;
-            let mut r = eval(right, batch)?.map(|a| cast_to(a, &operand))?;
+            let mut l = operand_value(left, batch, &operand)?;
+            let mut r = operand_value(right, batch, &operand)?;
             if op.is_comparison() && operand.is_floating() {
                 // Arrow's comparison kernels order floats totally, so `-0.0 < 0.0`; as
                 // values (IEEE, pandas, DuckDB) they are equal. NaN keeps Arrow's (and

@@ -199,6 +199,19 @@ pub fn is_string(t: &DataType) -> bool {
     }
 }
 
+/// `Ok` when the string literal `e` names an instant
+/// ([`parse_instant`](super::instant_text::parse_instant)), else why not.
+fn instant_literal(e: &Expr) -> std::result::Result<(), String> {
+    match e {
+        Expr::Literal(Literal::Str(s)) if super::instant_text::parse_instant(s).is_none() => {
+            Err(format!(
+                "{s:?} is not a date or time; write it as 2015-01-10, 2015-01-10 08:30 or 2015-01-10 08:30:15.5"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The type two different string types meet at: the column's own when the other side is
 /// a literal and the column is not a dictionary (the literal is cast, the column is not
 /// copied), else `Utf8`.
@@ -562,10 +575,12 @@ pub fn binary_types(
         && matches!(right, Expr::Literal(Literal::Str(_)))
     {
         // `col("pickup") >= lit("2015-01-10")`: the string is parsed as a timestamp/date.
+        instant_literal(right)?;
         lt.clone()
     } else if matches!(rt, DataType::Timestamp(_, _) | DataType::Date32)
         && matches!(left, Expr::Literal(Literal::Str(_)))
     {
+        instant_literal(left)?;
         rt.clone()
     } else if let (DataType::Timestamp(u1, z1), DataType::Timestamp(u2, z2)) = (&lt, &rt) {
         if z1 != z2 {

@@ -18,6 +18,7 @@ pub mod backend;
 pub use tessera_kernels::digest;
 pub mod expr;
 pub mod expr_schema;
+pub mod instant_text;
 pub mod temporal;
 pub mod window;
 
