@@ -8,8 +8,8 @@ use arrow_schema::{DataType, TimeUnit};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
-use tessera::frame::expr::{BinaryOp, Literal};
-use tessera::frame::{col, lit, Expr};
+use tessera::frame::expr::{BinaryOp, DatePart, Literal};
+use tessera::frame::{col, lit, DateUnit, Expr};
 
 /// An expression over the columns of a frame.
 #[pyclass(name = "Expr", module = "tessera", frozen)]
@@ -180,6 +180,13 @@ impl PyExpr {
         ))
     }
 
+    /// The names of the columns the expression reads, sorted.
+    fn columns(&self) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        self.inner.columns_into(&mut out);
+        out.into_iter().collect()
+    }
+
     /// True where the value is null.
     fn isnull(&self) -> PyExpr {
         self.inner.clone().is_null().into()
@@ -300,6 +307,33 @@ impl StrAccessor {
     fn len(&self) -> PyExpr {
         self.inner.clone().str_len().into()
     }
+    /// Leading and trailing whitespace removed.
+    fn strip(&self) -> PyExpr {
+        self.inner.clone().strip().into()
+    }
+    /// Every occurrence of the literal `pat` replaced by `repl`.
+    fn replace(&self, pat: &str, repl: &str) -> PyExpr {
+        self.inner.clone().replace(pat, repl).into()
+    }
+    /// The characters from `start` (negative: from the end) to before `stop` (pandas'
+    /// `str.slice`, `str[start:stop]`, for a `start` and `stop` of the same sign).
+    ///
+    /// # Errors
+    /// A `stop` of the other sign than `start`, which has no fixed length.
+    #[pyo3(signature = (start=None, stop=None))]
+    fn slice(&self, start: Option<i64>, stop: Option<i64>) -> PyResult<PyExpr> {
+        let from = start.unwrap_or(0);
+        let len = match stop {
+            None => None,
+            Some(stop) if (stop >= 0) == (from >= 0) => Some((stop - from).max(0) as u64),
+            Some(stop) => {
+                return Err(PyValueError::new_err(format!(
+                    "str.slice({from}, {stop}): start and stop of different signs are not supported; give both from the start or both from the end"
+                )))
+            }
+        };
+        Ok(self.inner.clone().substring(from, len).into())
+    }
 }
 
 /// The `.dt` parts of a timestamp or date expression (Int32).
@@ -334,6 +368,44 @@ impl DtAccessor {
     #[getter]
     fn weekday(&self) -> PyExpr {
         self.inner.clone().weekday().into()
+    }
+    /// The minute (0-59).
+    #[getter]
+    fn minute(&self) -> PyExpr {
+        self.inner.clone().date_part(DatePart::Minute).into()
+    }
+    /// The second (0-59).
+    #[getter]
+    fn second(&self) -> PyExpr {
+        self.inner.clone().date_part(DatePart::Second).into()
+    }
+    /// The quarter (1-4).
+    #[getter]
+    fn quarter(&self) -> PyExpr {
+        self.inner.clone().date_part(DatePart::Quarter).into()
+    }
+    /// The day of the year (1-366).
+    #[getter]
+    fn dayofyear(&self) -> PyExpr {
+        self.inner.clone().date_part(DatePart::DayOfYear).into()
+    }
+    /// The start of the `unit` the instant falls in: `"year"`, `"quarter"`, `"month"`,
+    /// `"week"` (from Monday), `"day"`, `"hour"`, `"minute"`, `"second"`,
+    /// `"millisecond"`, `"microsecond"` (SQL's `date_trunc`).
+    ///
+    /// # Errors
+    /// An unknown unit.
+    fn truncate(&self, unit: &str) -> PyResult<PyExpr> {
+        let u = DateUnit::ALL
+            .into_iter()
+            .find(|u| u.name() == unit)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown unit {unit:?}; known: {}",
+                    DateUnit::ALL.map(DateUnit::name).join(", ")
+                ))
+            })?;
+        Ok(self.inner.clone().truncate(u).into())
     }
 }
 

@@ -16,7 +16,10 @@ use pyo3::exceptions::{PyAttributeError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList, PyString, PyTuple};
 use tessera::frame::window::{RollingAgg, WindowFunc};
-use tessera::frame::{AggFunc, Computed, CsvOptions, DataFrame, DropHow, GroupBy, JoinType, Keep};
+use tessera::frame::{
+    AggFunc, Computed, CsvOptions, DataFrame, DropHow, GroupBy, JoinType, Keep, MergeOptions,
+    RankMethod, Value,
+};
 
 use crate::arrow_ffi::{export_stream, import_stream};
 use crate::errors::IntoPy;
@@ -241,6 +244,62 @@ fn agg_specs(
     Ok(out)
 }
 
+/// `(expr, func, output)` triples with the function names parsed.
+fn expr_aggs(
+    aggs: &[(Bound<'_, PyExpr>, String, String)],
+) -> PyResult<Vec<(tessera::frame::Expr, AggFunc, String)>> {
+    aggs.iter()
+        .map(|(e, f, o)| {
+            Ok((
+                e.get().inner.clone(),
+                AggFunc::parse(f).py_err()?,
+                o.clone(),
+            ))
+        })
+        .collect()
+}
+
+/// A rank method from pandas' name.
+fn rank_method(method: &str) -> PyResult<RankMethod> {
+    Ok(match method {
+        "average" => RankMethod::Average,
+        "min" => RankMethod::Min,
+        "max" => RankMethod::Max,
+        "first" => RankMethod::First,
+        "dense" => RankMethod::Dense,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "rank: method={other:?}; use \"average\", \"min\", \"max\", \"first\" or \"dense\""
+            )))
+        }
+    })
+}
+
+/// A value of a frame as a Python object: `None`, `bool`, `int`, `float`, `str`,
+/// `numpy.datetime64` (microseconds or days) or `decimal.Decimal`.
+fn value_to_py(py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        Value::Null => py.None(),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Value::UInt(u) => u.into_pyobject(py)?.into_any().unbind(),
+        Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        Value::Str(s) => s.into_pyobject(py)?.into_any().unbind(),
+        Value::TimestampMicros(t) => py
+            .import("numpy")?
+            .call_method1("datetime64", (t, "us"))?
+            .unbind(),
+        Value::Date(d) => py
+            .import("numpy")?
+            .call_method1("datetime64", (d, "D"))?
+            .unbind(),
+        v @ Value::Decimal { .. } => py
+            .import("decimal")?
+            .call_method1("Decimal", (v.to_string(),))?
+            .unbind(),
+    })
+}
+
 /// A window function from its pandas name and parameters.
 fn window_func(
     func: &str,
@@ -385,6 +444,40 @@ impl PyGroupBy {
     /// below two rows or where either is constant).
     fn corr(&self, x: &str, y: &str) -> PyResult<PyDataFrame> {
         wrap(self.inner.corr(x, y))
+    }
+
+    /// Aggregations of expressions per group: `[(expr, "mean", "out"), ...]`, the
+    /// function names as `agg` takes them (`"quantile(0.9)"` included).
+    ///
+    /// # Errors
+    /// An unknown function name, or one that does not take the expression's type.
+    fn agg_exprs(&self, aggs: Vec<(Bound<'_, PyExpr>, String, String)>) -> PyResult<PyDataFrame> {
+        let specs = expr_aggs(&aggs)?;
+        let refs: Vec<(tessera::frame::Expr, AggFunc, &str)> = specs
+            .iter()
+            .map(|(e, f, o)| (e.clone(), *f, o.as_str()))
+            .collect();
+        wrap(self.inner.agg_exprs(&refs))
+    }
+
+    /// The rank of `column` within each group into `output` (pandas'
+    /// `gb[column].rank(method=, ascending=)`; see `DataFrame.rank`).
+    ///
+    /// # Errors
+    /// An unknown method, a missing column, or one that cannot be sorted.
+    #[pyo3(signature = (column, method="average", ascending=true, output=None))]
+    fn rank(
+        &self,
+        column: &str,
+        method: &str,
+        ascending: bool,
+        output: Option<&str>,
+    ) -> PyResult<PyDataFrame> {
+        let m = rank_method(method)?;
+        wrap(
+            self.inner
+                .rank(column, m, !ascending, output.unwrap_or(column)),
+        )
     }
 
     /// A window function within each group into `output` (default: the column
@@ -627,7 +720,12 @@ impl PyDataFrame {
 
     /// Joins with `right` on key columns, pandas' `merge`: `on` (same names) or
     /// `left_on`/`right_on`, `how` in `inner`, `left`, `right`, `outer`, `semi`, `anti`.
-    #[pyo3(signature = (right, on=None, how="inner", left_on=None, right_on=None))]
+    /// `suffixes` name the clashing non-key columns (pandas' `("_x", "_y")`),
+    /// `indicator=True` (or a name) adds pandas' `_merge` column of `left_only`,
+    /// `right_only` and `both`, and `nulls_equal=True` matches null keys with each other
+    /// as pandas matches NaN keys.
+    #[pyo3(signature = (right, on=None, how="inner", left_on=None, right_on=None, suffixes=None, indicator=None, nulls_equal=false))]
+    #[allow(clippy::too_many_arguments)]
     fn merge(
         &self,
         right: &PyDataFrame,
@@ -635,6 +733,9 @@ impl PyDataFrame {
         how: &str,
         left_on: Option<&Bound<'_, PyAny>>,
         right_on: Option<&Bound<'_, PyAny>>,
+        suffixes: Option<(String, String)>,
+        indicator: Option<&Bound<'_, PyAny>>,
+        nulls_equal: bool,
     ) -> PyResult<PyDataFrame> {
         let how = match how {
             "inner" => JoinType::Inner,
@@ -649,13 +750,30 @@ impl PyDataFrame {
                 )))
             }
         };
-        match (on.filter(|o| !o.is_none()), left_on, right_on) {
+        let (l, r) = match (on.filter(|o| !o.is_none()), left_on, right_on) {
             (Some(on), None, None) => {
                 let keys = names_of(on)?;
-                wrap(self.inner.merge(&right.inner, &strs(&keys), how))
+                (keys.clone(), keys)
             }
-            (None, Some(l), Some(r)) => {
-                let (l, r) = (names_of(l)?, names_of(r)?);
+            (None, Some(l), Some(r)) => (names_of(l)?, names_of(r)?),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "merge needs on= (keys of the same name) or both left_on= and right_on=",
+                ))
+            }
+        };
+        let indicator = match indicator {
+            None => None,
+            Some(i) if i.extract::<bool>().ok() == Some(false) => None,
+            Some(i) if i.extract::<bool>().ok() == Some(true) => Some("_merge".to_string()),
+            Some(i) => Some(i.extract::<String>().map_err(|_| {
+                PyTypeError::new_err("merge: indicator= takes True, False or a column name")
+            })?),
+        };
+        if suffixes.is_none() && indicator.is_none() && !nulls_equal {
+            return if l == r {
+                wrap(self.inner.merge(&right.inner, &strs(&l), how))
+            } else {
                 wrap(self.inner.merge_on(
                     &right.inner,
                     &strs(&l),
@@ -663,11 +781,133 @@ impl PyDataFrame {
                     how,
                     tessera::frame::JoinStrategy::Auto,
                 ))
-            }
-            _ => Err(PyValueError::new_err(
-                "merge needs on= (keys of the same name) or both left_on= and right_on=",
-            )),
+            };
         }
+        let mut options = MergeOptions::new(how);
+        if let Some((a, b)) = &suffixes {
+            options = options.suffixes(a, b);
+        }
+        if let Some(name) = &indicator {
+            options = options.indicator(name);
+        }
+        options = options.nulls_equal(nulls_equal);
+        wrap(
+            self.inner
+                .merge_with(&right.inner, &strs(&l), &strs(&r), options),
+        )
+    }
+
+    /// Whole-frame aggregations of expressions, one row: `[(expr, "mean", "out"),
+    /// ...]`, the function names as `GroupBy.agg` takes them (`"quantile(0.9)"`).
+    ///
+    /// # Errors
+    /// An unknown function name, or one that does not take the expression's type.
+    fn agg_exprs(&self, aggs: Vec<(Bound<'_, PyExpr>, String, String)>) -> PyResult<PyDataFrame> {
+        let specs = expr_aggs(&aggs)?;
+        let refs: Vec<(tessera::frame::Expr, AggFunc, &str)> = specs
+            .iter()
+            .map(|(e, f, o)| (e.clone(), *f, o.as_str()))
+            .collect();
+        wrap(self.inner.agg_exprs(&refs))
+    }
+
+    /// How often each value of `column` occurs: columns `column` and `count`, most
+    /// frequent first, ties by value (pandas' `value_counts`; nulls are not counted).
+    ///
+    /// # Errors
+    /// An unknown column, or one named `count`.
+    fn value_counts(&self, column: &str) -> PyResult<PyDataFrame> {
+        wrap(self.inner.value_counts(column))
+    }
+
+    /// pandas' `describe()`: count, mean, std, min, the `percentiles` (default 25%, 50%,
+    /// 75%) and max of every numeric, date and timestamp column, with a `statistic`
+    /// column naming each row; `approximate=True` estimates the percentiles from
+    /// t-digests.
+    ///
+    /// # Errors
+    /// A frame without such columns, or a level outside `[0, 1]`.
+    #[pyo3(signature = (percentiles=None, approximate=false))]
+    fn describe(
+        &self,
+        py: Python<'_>,
+        percentiles: Option<Vec<f64>>,
+        approximate: bool,
+    ) -> PyResult<PyComputed> {
+        let df = self.inner.clone();
+        let p = percentiles.unwrap_or_else(|| vec![0.25, 0.5, 0.75]);
+        detached(py, move || df.describe_with(&p, approximate)).map(Into::into)
+    }
+
+    /// Sorted on `column` across partitions, as Dask's `set_index` partitions by key
+    /// ranges (the divisions); the column stays a column.
+    ///
+    /// # Errors
+    /// An unknown column or one that cannot be sorted.
+    fn set_index(&self, column: &str) -> PyResult<PyDataFrame> {
+        wrap(self.inner.set_index(column))
+    }
+
+    /// The first key of every non-empty partition and the last key of the last one
+    /// when the frame is sorted on one column, else `None`; computes the frame.
+    ///
+    /// # Errors
+    /// As `compute`.
+    fn divisions(&self, py: Python<'_>) -> PyResult<Option<Vec<Py<PyAny>>>> {
+        let df = self.inner.clone();
+        let d = detached(py, move || df.divisions())?;
+        d.map(|v| v.into_iter().map(|x| value_to_py(py, x)).collect())
+            .transpose()
+    }
+
+    /// About `frac` of the rows, each kept or not by a hash of `seed` and its position,
+    /// so the same seed gives the same rows however the frame is partitioned.
+    ///
+    /// # Errors
+    /// A fraction outside `[0, 1]`.
+    #[pyo3(signature = (frac, random_state=0))]
+    fn sample(&self, frac: f64, random_state: u64) -> PyResult<PyDataFrame> {
+        wrap(self.inner.sample(frac, random_state))
+    }
+
+    /// The rank of each row's `column` value into `output` (default: the column),
+    /// pandas' `rank(method=, ascending=)`: `"average"` (Float64), `"min"`, `"max"`,
+    /// `"first"`, `"dense"` (Int64); null where the value is.
+    ///
+    /// # Errors
+    /// An unknown method, a missing column, or one that cannot be sorted.
+    #[pyo3(signature = (column, method="average", ascending=true, output=None))]
+    fn rank(
+        &self,
+        column: &str,
+        method: &str,
+        ascending: bool,
+        output: Option<&str>,
+    ) -> PyResult<PyDataFrame> {
+        let m = rank_method(method)?;
+        wrap(
+            self.inner
+                .rank(column, m, !ascending, output.unwrap_or(column)),
+        )
+    }
+
+    /// pandas' `pivot_table(values=, index=, columns=, aggfunc=)`: one row per `index`
+    /// key (sorted), one column per distinct value of `columns` (sorted).
+    ///
+    /// # Errors
+    /// Missing columns, an unknown function or one that does not take `values`' type,
+    /// or more than 1,000 distinct values of `columns`.
+    #[pyo3(signature = (index, columns, values, aggfunc="mean"))]
+    fn pivot_table(
+        &self,
+        index: &Bound<'_, PyAny>,
+        columns: &str,
+        values: &str,
+        aggfunc: &str,
+    ) -> PyResult<PyDataFrame> {
+        let index = names_of(index)?;
+        let f = AggFunc::parse(aggfunc).py_err()?;
+        wrap(self.inner.pivot_table(&strs(&index), columns, values, f))
     }
 
     /// Sorted by columns (stable, nulls last); `ascending` one flag or one per column.
@@ -873,6 +1113,17 @@ pub fn read_csv(
         o.partition_bytes = b.max(1);
     }
     wrap(tessera::frame::read_csv(path, o))
+}
+
+/// The rows of `frames` one after another (their partitions in order), matching
+/// columns by name, as `pandas.concat`/`dd.concat`.
+///
+/// # Errors
+/// No frames, frames on different backends, or columns that differ.
+#[pyfunction]
+pub fn concat_frames(frames: Vec<Bound<'_, PyDataFrame>>) -> PyResult<PyDataFrame> {
+    let inner: Vec<DataFrame> = frames.iter().map(|f| f.get().inner.clone()).collect();
+    wrap(DataFrame::concat(&inner))
 }
 
 /// Reads Parquet lazily: a file, a glob, a hive-partitioned directory (keys become

@@ -96,6 +96,7 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frame::read_csv, m)?)?;
     m.add_function(wrap_pyfunction!(frame::read_parquet, m)?)?;
     m.add_function(wrap_pyfunction!(frame::from_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::concat_frames, m)?)?;
     m.add_function(wrap_pyfunction!(expr::col_, m)?)?;
     m.add_function(wrap_pyfunction!(expr::lit_, m)?)?;
     m.add_function(wrap_pyfunction!(expr::when_, m)?)?;
