@@ -73,6 +73,14 @@ EXAMPLES = [
     ("tessera._generator", "Generator"), ("tessera._generator", "default_rng"),
     ("tessera._blockwise", None), ("tessera._blockwise", "blockwise"),
     ("tessera._blockwise", "apply_gufunc"), ("tessera._numpy_compositions", None),
+    ("tessera.dataframe", None), ("tessera.dataframe._frame", "DataFrame"),
+    ("tessera.dataframe._series", "Series"), ("tessera.dataframe._scalar", "Scalar"),
+    ("tessera.dataframe._index", "Index"), ("tessera.dataframe._indexing", "LocIndexer"),
+    ("tessera.dataframe._accessors", "StringMethods"),
+    ("tessera.dataframe._accessors", "DatetimeMethods"), ("tessera.dataframe._window", "Rolling"),
+    ("tessera.dataframe._resample", "Resampler"),
+    ("tessera.dataframe._groupby", "DataFrameGroupBy"), ("tessera.dataframe._query", "parse"),
+    ("tessera.dataframe._io", "from_pandas"),
 ]
 
 
@@ -92,3 +100,16 @@ def test_the_dask_namespace_names_are_documented():
     bare = [n for n in da.__all__ if callable(getattr(da, n)) and not isinstance(getattr(da, n), type)
             and not (getattr(da, n).__doc__ or "").strip()]
     assert not bare, f"tessera.array names without docstrings: {bare}"
+
+
+def test_the_dataframe_module_methods_are_documented():
+    import tessera.dataframe as dd
+    from tessera.dataframe._accessors import DatetimeMethods, StringMethods
+    from tessera.dataframe._resample import Resampler
+
+    classes = [dd.DataFrame, dd.Series, dd.Scalar, dd.Index, dd.DataFrameGroupBy, dd.SeriesGroupBy,
+               dd.Rolling, Resampler, StringMethods, DatetimeMethods]
+    bare = [f"{c.__name__}.{n}" for c in classes for n, v in vars(c).items()
+            if not n.startswith("_") and (callable(v) or isinstance(v, property)) and not (v.__doc__ or "").strip()]
+    bare += [n for n in dd.__all__ if not (getattr(dd, n).__doc__ or "").strip()]
+    assert not bare, f"tessera.dataframe names without docstrings: {bare}"

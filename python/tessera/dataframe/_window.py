@@ -1,0 +1,124 @@
+"""``Rolling``: ``s.rolling(window).mean()`` and the frame form, run by the engine's
+rolling window functions in row order."""
+
+from __future__ import annotations
+
+from ._series import fresh_name
+
+
+class Rolling:
+    """A window of the last ``window`` rows of a Series or frame.
+
+    >>> import pandas as pd
+    >>> import tessera.dataframe as dd
+    >>> s = dd.from_pandas(pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}), npartitions=2).x
+    >>> s.rolling(2).sum().compute().tolist()
+    [nan, 3.0, 5.0, 7.0]
+    """
+
+    def __init__(self, obj, window, min_periods=None, center: bool = False):
+        if not isinstance(window, int) or isinstance(window, bool):
+            raise NotImplementedError(
+                f"rolling({window!r}): only a window of a whole number of rows is supported, not a time offset"
+            )
+        if window < 1:
+            raise ValueError(f"rolling({window}): the window must be at least 1 row")
+        if center:
+            raise NotImplementedError("rolling(center=True) is not supported; use the trailing window")
+        if min_periods is not None and not 0 <= min_periods <= window:
+            raise ValueError(f"rolling: min_periods={min_periods} must be between 0 and the window {window}")
+        self._obj = obj
+        self._window = window
+        self._min_periods = window if min_periods is None else max(min_periods, 1)
+
+    def _apply(self, agg: str):
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column(agg)
+        s = self._obj._null_nan()
+        if s.dtype.kind != "f":
+            s = s.astype("float64")
+        return s._window(f"rolling_{agg}", window=self._window, min_periods=self._min_periods)
+
+    def sum(self):
+        """The sum over each window."""
+        return self._apply("sum")
+
+    def mean(self):
+        """The mean over each window."""
+        return self._apply("mean")
+
+    def min(self):
+        """The smallest value in each window."""
+        return self._apply("min")
+
+    def max(self):
+        """The largest value in each window."""
+        return self._apply("max")
+
+    def count(self):
+        """The number of present values in each window (pandas' ``count``, which
+        needs ``min_periods`` of them, 0 by default for it)."""
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column("count")
+        from .. import lit, when
+
+        s = self._obj
+        present = s.notna().astype("float64")._window("rolling_sum", window=self._window, min_periods=1)
+        # pandas counts a window once it holds `min_periods` rows, present or not.
+        rows = present._derive(lit(1.0))._window("rolling_sum", window=self._window, min_periods=1)
+        present = present._on(rows._frame)
+        return rows._derive(when(rows._expr >= float(self._min_periods)).then(present._expr).otherwise(None))
+
+    def var(self, ddof: int = 1):
+        """The variance over each window, from rolling sums of the values and their
+        squares (exact to about 1e-12 of the spread for data whose mean is under a
+        million spreads)."""
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column("var")
+        from .. import when
+
+        s = self._obj._null_nan()
+        s = s.astype("float64") if s.dtype.kind != "f" else s
+        # Each window runs on the frame the one before produced, so all three columns
+        # end in one frame.
+        n = s.notna().astype("float64")._window("rolling_sum", window=self._window, min_periods=1)
+        s1 = s._on(n._frame)._window("rolling_sum", window=self._window, min_periods=self._min_periods)
+        s2 = (s * s)._on(s1._frame)._window("rolling_sum", window=self._window, min_periods=self._min_periods)
+        n, s1 = n._on(s2._frame), s1._on(s2._frame)
+        var = (s2 - s1 * s1 / n) / (n - ddof)
+        e = var._expr
+        e = when(n._expr <= ddof).then(None).when(e < 0.0).then(0.0).otherwise(e)
+        return var._derive(e)
+
+    def std(self, ddof: int = 1):
+        """The standard deviation over each window (see ``var``)."""
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column("std")
+        v = self.var(ddof)
+        return v._derive(v._expr.sqrt())
+
+    def _per_column(self, agg: str):
+        from ._frame import DataFrame
+
+        df = self._obj
+        frame = df._frame
+        exprs = {}
+        for c in df._numeric_columns():
+            r = getattr(Rolling(df[c]._on(frame), self._window, self._min_periods), agg)()
+            frame = r._frame
+            exprs[c] = r._expr
+        out = frame
+        names = {}
+        for c, e in exprs.items():
+            names[c] = fresh_name()
+            out = out.with_column(names[c], e)
+        out = out.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
+        return DataFrame(out, df._index, df._index_names)
