@@ -3,15 +3,18 @@
 //! Fusion of filters and projections happens as the plan is built (`Node::map`); what is
 //! left are rewrites that need the whole tree:
 //!
-//! 1. **joins** (`JOIN_RULES`, applied node by node from the root down): filters over
+//! 1. **sorts** (`ORDER_RULES`, node by node from the root down): a filter over a sort
+//!    moves below it, and a sort under an aggregation that does not depend on row order
+//!    is dropped (`sort_order`);
+//! 2. **joins** (`JOIN_RULES`, applied node by node from the root down): filters over
 //!    an inner join move below it, onto the side whose columns they read
 //!    (`pushdown`), and a small table moves below the join that holds its keys
 //!    (`join_order`);
-//! 2. **columns** (`prune::PruneColumns`): columns nobody reads are dropped down into the
+//! 3. **columns** (`prune::PruneColumns`): columns nobody reads are dropped down into the
 //!    scans, simple predicates go into formats that skip partitions with them, arithmetic
 //!    a projection repeats is computed once (`cse`), counts move onto columns read
 //!    anyway (`count_rows`), and a head of a sort becomes a top-k;
-//! 3. **stored forms** (`stored_forms::StoredFormsPass`, for the backend the plan runs
+//! 4. **stored forms** (`stored_forms::StoredFormsPass`, for the backend the plan runs
 //!    on): the columns a scan under a groupby reads as the file stores them
 //!    (dictionary-coded keys, 64-bit decimals), where the backend takes them.
 //!
@@ -33,6 +36,7 @@ pub(crate) mod cse;
 pub(crate) mod join_order;
 pub(crate) mod prune;
 pub(crate) mod pushdown;
+pub(crate) mod sort_order;
 pub(crate) mod stored_forms;
 
 use std::sync::Arc;
@@ -137,8 +141,18 @@ impl PlanRule for TopDown {
     }
 }
 
+/// The node rules of the pass before it: sorts the plan above has no use for.
+pub(crate) const ORDER_RULES: &[&dyn NodeRule] = &[
+    &sort_order::FiltersBelowSorts,
+    &sort_order::SortsUnderAggregates,
+];
+
 /// The passes, in order.
 pub(crate) const PASSES: &[&dyn PlanRule] = &[
+    &TopDown {
+        name: "sorts",
+        rules: ORDER_RULES,
+    },
     &TopDown {
         name: "joins",
         rules: JOIN_RULES,
