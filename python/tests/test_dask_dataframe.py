@@ -89,6 +89,11 @@ def idiom(ref: str = "dask", order: str = "exact", rtol: float = 1e-9, family: s
     return register
 
 
+def _value(x):
+    """A lazy result computed (pandas' results are already)."""
+    return x.compute() if hasattr(x, "compute") else x
+
+
 def _run(fn, mod, nparts):
     if mod is _Pandas:
         d = BASE.copy()
@@ -1046,6 +1051,26 @@ def frame_cumsum(m, d, r):
 @idiom(family="window")
 def frame_shift(m, d, r):
     return d[["k", "x"]].shift(1)
+
+
+@idiom(ref="pandas", family="window")
+def expanding_mean(m, d, r):
+    return d.x.expanding().mean()
+
+
+@idiom(ref="pandas", family="window")
+def expanding_sum_count(m, d, r):
+    return _value(d.x.expanding(min_periods=3).sum()), _value(d.x.expanding().count())
+
+
+@idiom(ref="pandas", family="window")
+def expanding_min_max(m, d, r):
+    return _value(d.i.expanding().min()), _value(d.x.expanding().max())
+
+
+@idiom(ref="pandas", family="window")
+def expanding_frame(m, d, r):
+    return d[["x", "y"]].expanding().mean()
 
 
 @idiom(family="window")

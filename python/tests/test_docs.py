@@ -78,6 +78,7 @@ EXAMPLES = [
     ("tessera.dataframe._index", "Index"), ("tessera.dataframe._indexing", "LocIndexer"),
     ("tessera.dataframe._accessors", "StringMethods"),
     ("tessera.dataframe._accessors", "DatetimeMethods"), ("tessera.dataframe._window", "Rolling"),
+    ("tessera.dataframe._window", "Expanding"),
     ("tessera.dataframe._resample", "Resampler"),
     ("tessera.dataframe._groupby", "DataFrameGroupBy"), ("tessera.dataframe._query", "parse"),
     ("tessera.dataframe._io", "from_pandas"),
@@ -108,7 +109,7 @@ def test_the_dataframe_module_methods_are_documented():
     from tessera.dataframe._resample import Resampler
 
     classes = [dd.DataFrame, dd.Series, dd.Scalar, dd.Index, dd.DataFrameGroupBy, dd.SeriesGroupBy,
-               dd.Rolling, Resampler, StringMethods, DatetimeMethods]
+               dd.Rolling, dd.Expanding, Resampler, StringMethods, DatetimeMethods]
     bare = [f"{c.__name__}.{n}" for c in classes for n, v in vars(c).items()
             if not n.startswith("_") and (callable(v) or isinstance(v, property)) and not (v.__doc__ or "").strip()]
     bare += [n for n in dd.__all__ if not (getattr(dd, n).__doc__ or "").strip()]

@@ -29,11 +29,12 @@ from ._index import Index
 from ._io import compute, concat, from_dict, from_pandas, merge, read_csv, read_parquet, to_datetime
 from ._scalar import Scalar
 from ._series import Series
-from ._window import Rolling
+from ._window import Expanding, Rolling
 
 __all__ = [
     "DataFrame",
     "DataFrameGroupBy",
+    "Expanding",
     "Index",
     "Rolling",
     "Scalar",

@@ -105,3 +105,21 @@ def python_literal(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def engine_kind(type_name: str) -> str:
+    """The NumPy kind pandas gives a column of the engine type ``type_name`` (as
+    ``tessera.DataFrame.dtypes`` names it): ``i``, ``u``, ``f``, ``b``, ``M`` for
+    instants, ``O`` for text and anything else. Read from the plan's schema, so asking
+    runs nothing."""
+    if type_name.startswith("Int"):
+        return "i"
+    if type_name.startswith("UInt"):
+        return "u"
+    if type_name.startswith(("Float", "Decimal")):
+        return "f"
+    if type_name == "Boolean":
+        return "b"
+    if type_name.startswith(("Timestamp", "Date")):
+        return "M"
+    return "O"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import col, lit, when
-from ._convert import INDEX, arrow_to_pandas, pandas_to_arrow, python_literal, with_index
+from ._convert import INDEX, arrow_to_pandas, engine_kind, pandas_to_arrow, python_literal, with_index
 from ._lineage import Rows, frame_for, unaligned
 from ._scalar import Scalar
 from ._series import Series, _missing, fresh_name
@@ -105,10 +105,15 @@ class DataFrame:
         return self._meta.dtypes
 
     def _numeric_columns(self) -> list:
-        return [c for c, t in self.dtypes.items() if t.kind in _NUMERIC]
+        kinds = self._kinds()
+        return [c for c in self._visible() if kinds[c] in _NUMERIC]
+
+    def _kinds(self) -> dict:
+        """Every column's NumPy kind, from the plan's schema (nothing runs)."""
+        return {c: engine_kind(t) for c, t in self._frame.dtypes.items()}
 
     def _kind(self, c: str) -> str:
-        return self.dtypes[c].kind
+        return engine_kind(self._frame.dtypes[c])
 
     @property
     def npartitions(self) -> int:
@@ -531,6 +536,12 @@ class DataFrame:
         """Every numeric column minus its value ``periods`` rows earlier."""
         return self._columnwise(lambda s: s.diff(periods), self._numeric_columns())
 
+    def expanding(self, min_periods: int = 1):
+        """A window from the first row to each row (see :class:`Expanding`)."""
+        from ._window import Expanding
+
+        return Expanding(self, min_periods)
+
     def resample(self, rule: str, closed=None, label=None):
         """Bins of the datetime index by ``rule`` (see :class:`Resampler`)."""
         from ._resample import Resampler
@@ -764,7 +775,8 @@ class DataFrame:
 
     def set_index(self, other, drop: bool = True, sorted: bool = False, npartitions=None, divisions=None, **kwargs):
         """The column ``other`` as the index, the rows sorted by it across partitions
-        (the divisions), as Dask's ``set_index``; ``sorted=True`` says it already is."""
+        (the divisions), as Dask's ``set_index``; ``sorted=True`` says the rows already
+        are in its order, and nothing is sorted."""
         if isinstance(other, Series):
             name = other._name if isinstance(other._name, str) else fresh_name()
             base = self.assign(**{name: other})
@@ -779,14 +791,16 @@ class DataFrame:
         if not drop:
             key = INDEX if INDEX not in keep else fresh_name()
             frame = frame.with_column(key, col(other))
-        frame = frame.select([key] + keep).set_index(key)
-        return DataFrame(frame, (key,), (other,))
+        frame = frame.select([key] + keep)
+        # Already in order (Dask's sorted=True): nothing moves; the divisions are then
+        # not known, which only `divisions` and `loc`'s pruning would use.
+        return DataFrame(frame if sorted else frame.set_index(key), (key,), (other,))
 
     def reset_index(self, drop: bool = False):
         """The index back as columns (named by it, ``index`` when unnamed) and a fresh
         ``RangeIndex``; with ``drop`` the index is dropped."""
         if not self._index:
-            return self.copy() if drop else self.copy()
+            return self.copy()
         if drop:
             return DataFrame(self._frame.select(self._visible()))
         pairs = {}
@@ -829,7 +843,7 @@ class DataFrame:
 
     # -- Python functions -----------------------------------------------------------------
 
-    def map_partitions(self, func, *args, meta=None, **kwargs):
+    def map_partitions(self, func, *args, meta=None, _sample_from=None, **kwargs):
         """``func`` applied to every partition as a ``pandas.DataFrame`` (with its index
         and dtypes), as Dask's ``map_partitions``: a frame, or a Series when ``func``
         returns one. The output's columns and types are those ``func`` gives on the
@@ -841,7 +855,9 @@ class DataFrame:
         from .. import _normalized_arrow
 
         index, names, visible = self._index, self._index_names, self._visible()
-        sample_in = self.head(8)
+        # The first rows (of the frame this one reorders, when given: a sort need not
+        # run for them).
+        sample_in = (self if _sample_from is None else _sample_from).head(8)
         if len(sample_in) == 0:
             sample_in = self._meta
         try:

@@ -310,7 +310,7 @@ class DataFrameGroupBy:
             g = g[sel] if sel is not None else g
             return g.apply(func, *args, **kwargs)
 
-        return df.map_partitions(per_partition, meta=meta)
+        return df.map_partitions(per_partition, meta=meta, _sample_from=self._df)
 
 
 class SeriesGroupBy:
@@ -500,7 +500,7 @@ class SeriesGroupBy:
         def per_partition(pdf):
             return pdf.groupby(keys, dropna=parent._dropna, sort=True, group_keys=True)[column].apply(func, *args, **kwargs)
 
-        return df.map_partitions(per_partition, meta=meta)
+        return df.map_partitions(per_partition, meta=meta, _sample_from=parent._df)
 
 
 class _GroupRolling:

@@ -49,7 +49,7 @@ class LocIndexer:
         if len(df._index) != 1:
             raise KeyError("loc needs a frame with a one-column index; set_index() first")
         index = df.index
-        is_time = index.dtype.kind == "M"
+        is_time = index._kind() == "M"
         if isinstance(key, slice):
             if key.step is not None:
                 raise ValueError("loc: a slice with a step is not supported")

@@ -80,7 +80,7 @@ class Resampler:
                 )
             if nanos > 86_400 * 10**9:
                 raise NotImplementedError(f"resample({rule!r}): multi-day bins are counted from the first day in pandas; use 'D' or 'W'")
-            unit = str(obj.index.dtype)
+            unit = _pandas_time_type(obj._frame.dtypes[index_col])
             bins, side = floor_expr(t, rule, unit), None
         if frame_like is not None:
             frame = frame_like._frame.with_column(name, bins)
@@ -106,15 +106,15 @@ class Resampler:
 
         frame, name, columns, side = self._binned()
         obj = self._obj
-        kinds = obj.dtypes if isinstance(obj, DataFrame) else pd.Series({columns[0]: obj.dtype})
+        kinds = obj._kinds() if isinstance(obj, DataFrame) else {columns[0]: obj._kind()}
         if func in ("sum", "mean", "std", "var", "median"):
-            columns = [c for c in columns if kinds[c].kind in "iufb"]
+            columns = [c for c in columns if kinds[c] in "iufb"]
         from .. import when
 
         aggs = []
         for c in columns:
             e = col(c)
-            if kinds[c].kind == "f":
+            if kinds[c] == "f":
                 e = when(e.isnan()).then(None).otherwise(e)
             aggs.append((e, func, c))
         result = arrow_to_pandas(frame.groupby([name]).agg_exprs(aggs).sort_values(name).compute())
@@ -127,7 +127,7 @@ class Resampler:
             if func in ("sum", "count"):
                 result = result.fillna(0)
                 for c in result.columns:
-                    if kinds[c].kind in "iub" or func == "count":
+                    if kinds[c] in "iub" or func == "count":
                         result[c] = result[c].astype("int64")
         if side == "end":
             result.index = _period_end(result.index, self._rule)
@@ -187,6 +187,14 @@ class Resampler:
     def agg(self, func: str):
         """One aggregation by name."""
         return getattr(self, func)()
+
+
+def _pandas_time_type(engine_type: str) -> str:
+    """pandas' name of an engine timestamp type (``Timestamp(µs)``: ``datetime64[us]``)."""
+    for mark, unit in (("ns", "ns"), ("µs", "us"), ("ms", "ms"), ("s)", "s")):
+        if mark in engine_type:
+            return f"datetime64[{unit}]"
+    return "datetime64[us]"
 
 
 def _step(rule: str, side):

@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from .. import col, when
-from ._convert import arrow_to_pandas, indexed, python_literal
+from ._convert import arrow_to_pandas, engine_kind, indexed, python_literal
 from ._lineage import Rows, common_frame, unaligned
 from ._scalar import Scalar
 
@@ -74,11 +74,13 @@ class Series:
             hint,
         )
 
-    def _is_text(self) -> bool:
-        import pandas as pd
+    def _kind(self) -> str:
+        """The NumPy kind of the values, from the plan's schema (nothing runs)."""
+        name = fresh_name()
+        return engine_kind(self._frame.with_column(name, self._expr).dtypes[name])
 
-        t = self.dtype
-        return isinstance(t, pd.StringDtype) or t == object
+    def _is_text(self) -> bool:
+        return self._kind() == "O"
 
     def _on(self, frame):
         """This Series read from ``frame``, a frame of the same rows that has every
@@ -396,7 +398,7 @@ class Series:
     notnull = notna
 
     def _is_float(self) -> bool:
-        return self.dtype.kind == "f"
+        return self._kind() == "f"
 
     def fillna(self, value=None, method=None):
         """Missing values (null, and NaN in a float Series) replaced by ``value``, or
@@ -559,6 +561,12 @@ class Series:
         frame, c = self._column_frame()
         out = frame.rank(c, method=method, ascending=ascending)
         return Series(out, col(c).astype("float64"), self._name, self._index, self._index_names, self._rows)
+
+    def expanding(self, min_periods: int = 1):
+        """A window from the first row to each row (see :class:`Expanding`)."""
+        from ._window import Expanding
+
+        return Expanding(self, min_periods)
 
     def resample(self, rule: str, closed=None, label=None):
         """Bins of the datetime index by ``rule`` (see :class:`Resampler`)."""

@@ -37,7 +37,7 @@ class Rolling:
         if isinstance(self._obj, DataFrame):
             return self._per_column(agg)
         s = self._obj._null_nan()
-        if s.dtype.kind != "f":
+        if s._kind() != "f":
             s = s.astype("float64")
         return s._window(f"rolling_{agg}", window=self._window, min_periods=self._min_periods)
 
@@ -84,7 +84,7 @@ class Rolling:
         from .. import when
 
         s = self._obj._null_nan()
-        s = s.astype("float64") if s.dtype.kind != "f" else s
+        s = s.astype("float64") if s._kind() != "f" else s
         # Each window runs on the frame the one before produced, so all three columns
         # end in one frame.
         n = s.notna().astype("float64")._window("rolling_sum", window=self._window, min_periods=1)
@@ -122,3 +122,100 @@ class Rolling:
             out = out.with_column(names[c], e)
         out = out.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
         return DataFrame(out, df._index, df._index_names)
+
+
+class Expanding:
+    """A window from the first row to each row: ``s.expanding().mean()``, from the
+    engine's running sums, counts and extremes.
+
+    >>> import pandas as pd
+    >>> import tessera.dataframe as dd
+    >>> s = dd.from_pandas(pd.DataFrame({"x": [1.0, None, 3.0, 4.0]}), npartitions=2).x
+    >>> s.expanding().mean().compute().tolist()
+    [1.0, 1.0, 2.0, 2.6666666666666665]
+    """
+
+    def __init__(self, obj, min_periods: int = 1):
+        if min_periods < 0:
+            raise ValueError(f"expanding: min_periods={min_periods} must be at least 0")
+        self._obj = obj
+        self._min_periods = max(min_periods, 1)
+
+    def _series(self):
+        s = self._obj._null_nan()
+        return s.astype("float64") if s._kind() != "f" else s
+
+    def _count(self, s):
+        return s.notna().astype("float64")._window("cumsum")
+
+    def _enough(self, n, value):
+        from .. import when
+
+        value = value._on(n._frame) if value._frame is not n._frame else value
+        return n._derive(when(n._expr >= float(self._min_periods)).then(value._expr).otherwise(None))
+
+    def _per_column(self, agg: str):
+        from ._frame import DataFrame
+
+        df = self._obj
+        frame = df._frame
+        exprs = {}
+        for c in df._numeric_columns():
+            r = getattr(Expanding(df[c]._on(frame), self._min_periods), agg)()
+            frame = r._frame
+            exprs[c] = r._expr
+        names = {c: fresh_name() for c in exprs}
+        for c, e in exprs.items():
+            frame = frame.with_column(names[c], e)
+        out = frame.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
+        return DataFrame(out, df._index, df._index_names)
+
+    def count(self):
+        """The number of present values so far."""
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column("count")
+        n = self._count(self._series())
+        return self._enough(n, n)
+
+    def sum(self):
+        """The sum of the present values so far."""
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column("sum")
+        s = self._series()
+        n = self._count(s)
+        total = s._on(n._frame)._window("cumsum")._window("ffill")
+        return self._enough(n._on(total._frame), total)
+
+    def mean(self):
+        """The mean of the present values so far."""
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column("mean")
+        s = self._series()
+        n = self._count(s)
+        total = s._on(n._frame)._window("cumsum")._window("ffill")
+        n = n._on(total._frame)
+        return self._enough(n, total / n)
+
+    def min(self):
+        """The smallest present value so far."""
+        return self._extreme("cummin", "min")
+
+    def max(self):
+        """The largest present value so far."""
+        return self._extreme("cummax", "max")
+
+    def _extreme(self, func: str, agg: str):
+        from ._frame import DataFrame
+
+        if isinstance(self._obj, DataFrame):
+            return self._per_column(agg)
+        s = self._series()
+        n = self._count(s)
+        run = s._on(n._frame)._window(func)._window("ffill")
+        return self._enough(n._on(run._frame), run)
