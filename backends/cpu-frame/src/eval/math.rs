@@ -59,6 +59,41 @@ pub(crate) fn is_nan(a: &ArrayRef) -> ArrayRef {
     Arc::new(out)
 }
 
+/// A float column with its NaN made null: `when(x.is_nan()).then(null).otherwise(x)`,
+/// what pandas-shaped code asks of every float column it reduces, computed as a new
+/// validity bitmap over the same values buffer instead of a comparison and a copy.
+/// Columns of other types come back as they are.
+pub(crate) fn nan_as_null(a: &ArrayRef) -> ArrayRef {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{ArrowPrimitiveType, Float32Type, Float64Type};
+    use arrow_array::PrimitiveArray;
+    use arrow_buffer::{BooleanBuffer, NullBuffer};
+
+    fn masked<T: ArrowPrimitiveType>(
+        a: &PrimitiveArray<T>,
+        nan: impl Fn(T::Native) -> bool,
+    ) -> ArrayRef {
+        let values = a.values();
+        let keep = BooleanBuffer::collect_bool(a.len(), |i| !nan(values[i]));
+        if keep.count_set_bits() == a.len() {
+            return Arc::new(a.clone());
+        }
+        let valid = match a.nulls() {
+            Some(n) => n.inner() & &keep,
+            None => keep,
+        };
+        Arc::new(
+            PrimitiveArray::<T>::new(values.clone(), Some(NullBuffer::new(valid)))
+                .with_data_type(a.data_type().clone()),
+        )
+    }
+    match a.data_type() {
+        DataType::Float64 => masked(a.as_primitive::<Float64Type>(), f64::is_nan),
+        DataType::Float32 => masked(a.as_primitive::<Float32Type>(), f32::is_nan),
+        _ => a.clone(),
+    }
+}
+
 /// `func` over a numeric column, with the result type `MathFunc::result_type` gives.
 pub(crate) fn math(func: MathFunc, a: &ArrayRef) -> Result<ArrayRef> {
     use arrow_array::cast::AsArray;

@@ -22,7 +22,7 @@ use arrow_array::{
 use arrow_schema::{DataType, TimeUnit};
 use decimal::decimal_binary;
 use is_in::is_in;
-use math::{clip, is_nan, math};
+use math::{clip, is_nan, math, nan_as_null};
 use strings::{string_fn, view_compare};
 use tessera_core::frame::expr::{binary_types, is_in_operand, BinaryOp, DatePart, Expr, Literal};
 use tessera_core::frame::instant_text::parse_instant;
@@ -290,6 +290,11 @@ pub(crate) fn eval(e: &Expr, batch: &RecordBatch) -> Result<Val> {
             otherwise,
         } => {
             let t = e.data_type(&schema)?;
+            if let [(Expr::IsNan(x), Expr::Literal(Literal::Null))] = branches.as_slice() {
+                if x == otherwise && t.is_floating() {
+                    return eval(otherwise, batch)?.map(|a| Ok(nan_as_null(&cast_to(a, &t)?)));
+                }
+            }
             let rows = batch.num_rows();
             let mut out = eval(otherwise, batch)?
                 .map(|a| cast_to(a, &t))?
@@ -433,6 +438,69 @@ mod tests {
             let fast = fast_time_part(&a, part).unwrap();
             let want = arrow_arith::temporal::date_part(&a, arrow_part).unwrap();
             assert_eq!(fast.to_data(), want.to_data(), "{}", part.name());
+        }
+    }
+
+    /// `when(x.is_nan()).then(null).otherwise(x)` takes the bitmap path, which agrees
+    /// with the general `when` (a condition the fast path does not recognize) value for
+    /// value, on floats of both widths, with and without nulls.
+    #[test]
+    fn nan_as_null_agrees_with_the_general_when() {
+        use arrow_array::{Float32Array, Float64Array};
+        use tessera_core::frame::expr::{lit, when};
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(Float64Array::from(vec![
+                Some(1.5),
+                Some(f64::NAN),
+                None,
+                Some(-0.0),
+                Some(f64::NAN),
+            ])),
+            Arc::new(Float64Array::from(vec![1.5, 2.5, 3.5])),
+            Arc::new(Float32Array::from(vec![Some(f32::NAN), None, Some(2.0)])),
+        ];
+        for a in cols {
+            let b = RecordBatch::try_from_iter([("x", a.clone())]).unwrap();
+            let fast = when(col("x").is_nan())
+                .then(lit(Literal::Null))
+                .otherwise(col("x"));
+            // The same function spelled so the fast path does not match it.
+            let general = when(col("x").is_nan().and(lit(true)))
+                .then(lit(Literal::Null))
+                .otherwise(col("x"));
+            let f = eval(&fast, &b).unwrap().into_array(a.len()).unwrap();
+            let g = eval(&general, &b).unwrap().into_array(a.len()).unwrap();
+            assert_eq!(f.data_type(), g.data_type());
+            assert_eq!(f.logical_nulls(), g.logical_nulls(), "{a:?}");
+            let (fv, gv) = (
+                cast_to(&f, &DataType::Float64).unwrap(),
+                cast_to(&g, &DataType::Float64).unwrap(),
+            );
+            let (fv, gv) = (
+                fv.as_primitive::<arrow_array::types::Float64Type>(),
+                gv.as_primitive::<arrow_array::types::Float64Type>(),
+            );
+            for i in 0..a.len() {
+                if fv.is_valid(i) {
+                    assert_eq!(
+                        fv.value(i).to_bits(),
+                        gv.value(i).to_bits(),
+                        "row {i} of {a:?}"
+                    );
+                }
+            }
+            assert_eq!(
+                f.null_count(),
+                a.null_count()
+                    + (0..a.len())
+                        .filter(|&i| a.is_valid(i)
+                            && cast_to(&a, &DataType::Float64)
+                                .unwrap()
+                                .as_primitive::<arrow_array::types::Float64Type>()
+                                .value(i)
+                                .is_nan())
+                        .count()
+            );
         }
     }
 
