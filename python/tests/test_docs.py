@@ -107,9 +107,12 @@ def test_the_dataframe_module_methods_are_documented():
     import tessera.dataframe as dd
     from tessera.dataframe._accessors import DatetimeMethods, StringMethods
     from tessera.dataframe._resample import Resampler
+    from tessera.dataframe._window import WindowAggregates
+    from tessera.dataframe._windows_of import WindowMethods
 
     classes = [dd.DataFrame, dd.Series, dd.Scalar, dd.Index, dd.DataFrameGroupBy, dd.SeriesGroupBy,
-               dd.Rolling, dd.Expanding, Resampler, StringMethods, DatetimeMethods]
+               dd.Rolling, dd.Expanding, Resampler, StringMethods, DatetimeMethods,
+               WindowAggregates, WindowMethods]
     bare = [f"{c.__name__}.{n}" for c in classes for n, v in vars(c).items()
             if not n.startswith("_") and (callable(v) or isinstance(v, property)) and not (v.__doc__ or "").strip()]
     bare += [n for n in dd.__all__ if not (getattr(dd, n).__doc__ or "").strip()]

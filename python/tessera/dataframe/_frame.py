@@ -16,11 +16,12 @@ from ._convert import INDEX, arrow_to_pandas, engine_kind, pandas_to_arrow, pyth
 from ._lineage import Rows, frame_for, unaligned
 from ._scalar import Scalar
 from ._series import Series, _missing, fresh_name
+from ._windows_of import WindowMethods
 
 _NUMERIC = "iuf"
 
 
-class DataFrame:
+class DataFrame(WindowMethods):
     """A lazy partitioned frame (see the module docs).
 
     >>> import pandas as pd
@@ -535,24 +536,6 @@ class DataFrame:
     def diff(self, periods: int = 1):
         """Every numeric column minus its value ``periods`` rows earlier."""
         return self._columnwise(lambda s: s.diff(periods), self._numeric_columns())
-
-    def expanding(self, min_periods: int = 1):
-        """A window from the first row to each row (see :class:`Expanding`)."""
-        from ._window import Expanding
-
-        return Expanding(self, min_periods)
-
-    def resample(self, rule: str, closed=None, label=None):
-        """Bins of the datetime index by ``rule`` (see :class:`Resampler`)."""
-        from ._resample import Resampler
-
-        return Resampler(self, rule, closed=closed, label=label)
-
-    def rolling(self, window, min_periods=None, center: bool = False):
-        """A rolling window over the numeric columns (see :class:`Rolling`)."""
-        from ._window import Rolling
-
-        return Rolling(self, window, min_periods, center)
 
     def sample(self, frac=None, replace: bool = False, random_state=None):
         """About ``frac`` of the rows, the same rows for the same ``random_state``

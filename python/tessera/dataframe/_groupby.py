@@ -14,6 +14,7 @@ from .. import col, lit, when
 from ._lineage import Rows
 from ._scalar import _VALUE as _SCALAR
 from ._series import Series, fresh_name
+from ._window import WindowAggregates
 
 _NAMES = ("sum", "mean", "min", "max", "count", "std", "var", "median", "nunique", "first", "last", "size")
 
@@ -503,7 +504,7 @@ class SeriesGroupBy:
         return df.map_partitions(per_partition, meta=meta, _sample_from=parent._df)
 
 
-class _GroupRolling:
+class _GroupRolling(WindowAggregates):
     """``gb.x.rolling(n)``: a rolling window within each group, in row order."""
 
     def __init__(self, sgb: SeriesGroupBy, window: int, min_periods: int):
@@ -513,22 +514,6 @@ class _GroupRolling:
 
     def _apply(self, agg: str):
         return self._sgb._window(f"rolling_{agg}", window=self._window, min_periods=self._min_periods)
-
-    def sum(self):
-        """The sum over each window."""
-        return self._apply("sum")
-
-    def mean(self):
-        """The mean over each window."""
-        return self._apply("mean")
-
-    def min(self):
-        """The smallest value in each window."""
-        return self._apply("min")
-
-    def max(self):
-        """The largest value in each window."""
-        return self._apply("max")
 
 
 def _engine_name(func: str) -> str:

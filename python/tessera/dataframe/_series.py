@@ -18,6 +18,7 @@ from .. import col, when
 from ._convert import arrow_to_pandas, engine_kind, indexed, python_literal
 from ._lineage import Rows, common_frame, unaligned
 from ._scalar import Scalar
+from ._windows_of import WindowMethods
 
 _VALUE = "__series_value__"
 _fresh = itertools.count()
@@ -39,7 +40,7 @@ def _operand(x):
     return python_literal(x), None
 
 
-class Series:
+class Series(WindowMethods):
     """A lazy column (see the module docs).
 
     >>> import pandas as pd
@@ -561,24 +562,6 @@ class Series:
         frame, c = self._column_frame()
         out = frame.rank(c, method=method, ascending=ascending)
         return Series(out, col(c).astype("float64"), self._name, self._index, self._index_names, self._rows)
-
-    def expanding(self, min_periods: int = 1):
-        """A window from the first row to each row (see :class:`Expanding`)."""
-        from ._window import Expanding
-
-        return Expanding(self, min_periods)
-
-    def resample(self, rule: str, closed=None, label=None):
-        """Bins of the datetime index by ``rule`` (see :class:`Resampler`)."""
-        from ._resample import Resampler
-
-        return Resampler(self, rule, closed=closed, label=label)
-
-    def rolling(self, window, min_periods=None, center: bool = False):
-        """A rolling window of ``window`` rows (see :class:`Rolling`)."""
-        from ._window import Rolling
-
-        return Rolling(self, window, min_periods, center)
 
     # -- reductions ---------------------------------------------------------------------
 

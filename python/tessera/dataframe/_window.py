@@ -1,12 +1,35 @@
-"""``Rolling``: ``s.rolling(window).mean()`` and the frame form, run by the engine's
-rolling window functions in row order."""
+"""``Rolling`` and ``Expanding``: ``s.rolling(window).mean()``, ``s.expanding().sum()``
+and their frame forms, run by the engine's rolling and running window functions in row
+order."""
 
 from __future__ import annotations
 
-from ._series import fresh_name
+
+class WindowAggregates:
+    """``sum``, ``mean``, ``min`` and ``max`` of a window object, each its ``_apply``
+    of the engine's rolling aggregate of that name."""
+
+    def _apply(self, agg: str):
+        raise NotImplementedError
+
+    def sum(self):
+        """The sum over each window."""
+        return self._apply("sum")
+
+    def mean(self):
+        """The mean over each window."""
+        return self._apply("mean")
+
+    def min(self):
+        """The smallest value in each window."""
+        return self._apply("min")
+
+    def max(self):
+        """The largest value in each window."""
+        return self._apply("max")
 
 
-class Rolling:
+class Rolling(WindowAggregates):
     """A window of the last ``window`` rows of a Series or frame.
 
     >>> import pandas as pd
@@ -40,22 +63,6 @@ class Rolling:
         if s._kind() != "f":
             s = s.astype("float64")
         return s._window(f"rolling_{agg}", window=self._window, min_periods=self._min_periods)
-
-    def sum(self):
-        """The sum over each window."""
-        return self._apply("sum")
-
-    def mean(self):
-        """The mean over each window."""
-        return self._apply("mean")
-
-    def min(self):
-        """The smallest value in each window."""
-        return self._apply("min")
-
-    def max(self):
-        """The largest value in each window."""
-        return self._apply("max")
 
     def count(self):
         """The number of present values in each window (pandas' ``count``, which
@@ -106,22 +113,8 @@ class Rolling:
         return v._derive(v._expr.sqrt())
 
     def _per_column(self, agg: str):
-        from ._frame import DataFrame
-
         df = self._obj
-        frame = df._frame
-        exprs = {}
-        for c in df._numeric_columns():
-            r = getattr(Rolling(df[c]._on(frame), self._window, self._min_periods), agg)()
-            frame = r._frame
-            exprs[c] = r._expr
-        out = frame
-        names = {}
-        for c, e in exprs.items():
-            names[c] = fresh_name()
-            out = out.with_column(names[c], e)
-        out = out.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
-        return DataFrame(out, df._index, df._index_names)
+        return df._columnwise(lambda s: getattr(Rolling(s, self._window, self._min_periods), agg)(), df._numeric_columns())
 
 
 class Expanding:
@@ -155,20 +148,8 @@ class Expanding:
         return n._derive(when(n._expr >= float(self._min_periods)).then(value._expr).otherwise(None))
 
     def _per_column(self, agg: str):
-        from ._frame import DataFrame
-
         df = self._obj
-        frame = df._frame
-        exprs = {}
-        for c in df._numeric_columns():
-            r = getattr(Expanding(df[c]._on(frame), self._min_periods), agg)()
-            frame = r._frame
-            exprs[c] = r._expr
-        names = {c: fresh_name() for c in exprs}
-        for c, e in exprs.items():
-            frame = frame.with_column(names[c], e)
-        out = frame.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
-        return DataFrame(out, df._index, df._index_names)
+        return df._columnwise(lambda s: getattr(Expanding(s, self._min_periods), agg)(), df._numeric_columns())
 
     def count(self):
         """The number of present values so far."""

@@ -177,6 +177,16 @@ pub fn optimize(node: &Arc<Node>, forms: StoredForms) -> Result<Arc<Node>> {
     Ok(plan)
 }
 
+/// How many steps `program` starts with that are filters (what a rule may move below the
+/// node under it).
+pub(crate) fn leading_filters(program: &crate::backend::FrameProgram) -> usize {
+    program
+        .steps
+        .iter()
+        .take_while(|s| matches!(s, crate::backend::FrameStep::Filter(_)))
+        .count()
+}
+
 /// Checks that rule `rule` kept a schema: the same column names, types and order.
 fn same_schema(rule: &str, before: &SchemaRef, after: &SchemaRef) -> Result<()> {
     let shape = |s: &SchemaRef| {

@@ -186,11 +186,7 @@ pub(crate) fn below_inner_join(
     if spec.how != JoinType::Inner {
         return Ok(None);
     }
-    let lead = program
-        .steps
-        .iter()
-        .take_while(|s| matches!(s, FrameStep::Filter(_)))
-        .count();
+    let lead = super::leading_filters(program);
     let mut all = Vec::new();
     for step in &program.steps[..lead] {
         if let FrameStep::Filter(e) = step {

@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use crate::backend::{program_schema, AggFunc, FrameProgram, FrameStep};
+use crate::backend::{program_schema, AggFunc, FrameProgram};
 use crate::error::Result;
 use crate::plan::Node;
 
@@ -39,11 +39,7 @@ impl super::NodeRule for FiltersBelowSorts {
         let Node::Sort { input: below, by } = &**input else {
             return Ok(None);
         };
-        let lead = program
-            .steps
-            .iter()
-            .take_while(|s| matches!(s, FrameStep::Filter(_)))
-            .count();
+        let lead = super::leading_filters(program);
         if lead == 0 {
             return Ok(None);
         }
