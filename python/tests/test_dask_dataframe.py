@@ -488,6 +488,17 @@ def eval_expression(m, d, r):
     return d.eval("x * 2 + y")
 
 
+@idiom(ref="pandas", family="elementwise")
+def eval_assignment(m, d, r):
+    step = 3
+    return d.eval("z = i * @step + y", local_dict={"step": step})
+
+
+@idiom(ref="pandas", family="reduce")
+def series_quantiles_and_agg_list(m, d, r):
+    return _value(d.x.quantile([0.1, 0.5])), _value(d.y.agg(["sum", "std", "count"]))
+
+
 @idiom(family="elementwise")
 def frame_isna(m, d, r):
     return d[["k", "x"]].isna()

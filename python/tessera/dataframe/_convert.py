@@ -81,14 +81,6 @@ def pandas_to_arrow(pdf, keep_range: bool = False):
     return table, index, names
 
 
-def scalar_of(value):
-    """A value from a one-row pandas result as NumPy gives it (``np.float64``,
-    ``np.int64``, ``pd.Timestamp``), ``None`` or NaN for a missing one."""
-    if isinstance(value, (bool, np.bool_)):
-        return np.bool_(value)
-    return value
-
-
 def python_literal(value):
     """A Python or NumPy value as an engine literal: timestamps become microseconds
     since the epoch cast back to a timestamp, the rest passes through."""

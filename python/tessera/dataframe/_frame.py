@@ -550,7 +550,7 @@ class DataFrame(WindowMethods):
     def query(self, expr: str, local_dict=None, **kwargs):
         """The rows where the pandas-style condition ``expr`` holds (``"x > 2 and k ==
         'a'"``, ``@name`` for a Python variable), run as one engine filter."""
-        from ._query import parse, caller_scope
+        from ._query import caller_scope, parse
 
         scope = caller_scope(local_dict)
         cond = parse(expr, self, scope)
@@ -559,12 +559,12 @@ class DataFrame(WindowMethods):
     def eval(self, expr: str, local_dict=None, **kwargs):
         """A Series from the pandas-style expression ``expr``, or with ``"z = ..."``
         the frame with that column."""
-        from ._query import parse, caller_scope
+        from ._query import assignment, caller_scope, parse
 
         scope = caller_scope(local_dict)
-        if "=" in expr.replace("==", "").replace("!=", "").replace("<=", "").replace(">=", ""):
-            name, _, rhs = expr.partition("=")
-            return self.assign(**{name.strip(): parse(rhs, self, scope)})
+        target, rhs = assignment(expr)
+        if target is not None:
+            return self.assign(**{target: parse(rhs, self, scope)})
         return parse(expr, self, scope)
 
     # -- reductions ---------------------------------------------------------------
@@ -581,21 +581,10 @@ class DataFrame(WindowMethods):
                     f"{func}: columns {refused} are not numeric; pass numeric_only=True or select the numeric columns"
                 )
             columns = chosen
-        aggs = []
-        for c in columns:
-            e = col(c)
-            if self._kind(c) == "f":
-                e = when(e.isnan()).then(None).otherwise(e)
-            aggs.append((e, func, c))
-        frame = self._frame
-
-        def run():
-            if not aggs:
-                return pd.Series([], dtype="float64")
-            row = arrow_to_pandas(frame.agg_exprs(aggs).compute())
-            return row.iloc[0].rename(None)
-
-        return Scalar(run, f"{func}()")
+        if not columns:
+            return Scalar(lambda: pd.Series([], dtype="float64"), f"{func}()")
+        aggs = [self[c]._agg_expr(func) for c in columns]
+        return Scalar.of_many(self._frame, aggs, lambda *v: pd.Series(list(v), index=columns), f"{func}()")
 
     def sum(self, numeric_only: bool = False):
         """The sum of every numeric column, computed as a ``pandas.Series``."""
@@ -623,11 +612,7 @@ class DataFrame(WindowMethods):
 
     def count(self, numeric_only: bool = False):
         """The number of present values in every column."""
-        import pandas as pd
-
-        parts = [self[c].count() for c in self._visible()]
-        names = self._visible()
-        return Scalar.combine(parts, lambda *v: pd.Series(list(v), index=names, dtype="int64"))
+        return self._reduce("count", None, False)
 
     def nunique(self, dropna: bool = True):
         """The number of distinct present values in every column."""

@@ -223,22 +223,31 @@ class DataFrameGroupBy:
         return self._chained("bfill")
 
     def _chained(self, func: str, **kwargs):
-        """A window function of every selected column within each group, all run on
-        one engine frame."""
+        """A window function of every selected column within each group."""
+        numeric = func not in ("shift", "ffill", "bfill")
+        cols = [c for c in self._columns() if not numeric or self._df._kind(c) in "iufb"]
+        keys, dropna = self._keys, self._dropna
+        return self._per_column(cols, lambda f, n: f.groupby(keys, dropna=dropna).transform(n, func, **kwargs))
+
+    def _per_column(self, cols, step):
+        """``step(frame, name)``, a grouped window of the column ``name``, for each of
+        ``cols`` (under a fresh name), chained on one engine frame: a frame of the
+        results named as the columns, with the frame's index."""
         from ._frame import DataFrame
 
         df = self._df
-        numeric = func not in ("shift", "ffill", "bfill")
-        cols = [c for c in self._columns() if not numeric or df._kind(c) in "iufb"]
         frame, _ = self._grouped_frame()
         names = {}
         for c in cols:
-            name = fresh_name()
-            frame = frame.with_column(name, self._value(c))
-            frame = frame.groupby(self._keys, dropna=self._dropna).transform(name, func, **kwargs)
-            names[c] = name
+            names[c] = fresh_name()
+            frame = step(frame.with_column(names[c], self._value(c)), names[c])
         frame = frame.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
         return DataFrame(frame, df._index, df._index_names)
+
+    def _rank_step(self, frame, name: str, method: str, ascending: bool):
+        """The rank of column ``name`` within each group, in float64 as pandas gives it."""
+        out = frame.groupby(self._keys, dropna=self._dropna).rank(name, method=method, ascending=ascending)
+        return out.with_column(name, col(name).astype("float64"))
 
     def cumcount(self, ascending: bool = True):
         """Each row's number within its group from 0, a Series."""
@@ -251,19 +260,8 @@ class DataFrameGroupBy:
 
     def rank(self, method: str = "average", ascending: bool = True):
         """The rank of each value within its group."""
-        from ._frame import DataFrame
-
-        df = self._df
-        frame, _ = self._grouped_frame()
-        names = {}
-        for c in [c for c in self._columns() if df._kind(c) in "iufb"]:
-            name = fresh_name()
-            frame = frame.with_column(name, self._value(c))
-            frame = frame.groupby(self._keys, dropna=self._dropna).rank(name, method=method, ascending=ascending)
-            frame = frame.with_column(name, col(name).astype("float64"))
-            names[c] = name
-        frame = frame.select(list(df._index) + list(names.values())).rename({v: k for k, v in names.items()})
-        return DataFrame(frame, df._index, df._index_names)
+        cols = [c for c in self._columns() if self._df._kind(c) in "iufb"]
+        return self._per_column(cols, lambda f, n: self._rank_step(f, n, method, ascending))
 
     def transform(self, func, *args, **kwargs):
         """A window function by name (``"cumsum"``, ``"shift"``, ...) of every
@@ -472,10 +470,9 @@ class SeriesGroupBy:
         parent = self._parent
         frame, _ = parent._grouped_frame()
         name = fresh_name()
-        frame = frame.with_column(name, parent._value(self._column))
-        out = frame.groupby(parent._keys, dropna=parent._dropna).rank(name, method=method, ascending=ascending)
+        out = parent._rank_step(frame.with_column(name, parent._value(self._column)), name, method, ascending)
         df = parent._df
-        return Series(out, col(name).astype("float64"), self._name, df._index, df._index_names, df._rows)
+        return Series(out, col(name), self._name, df._index, df._index_names, df._rows)
 
     def transform(self, func, *args, **kwargs):
         """A window function by name within each group, or an aggregation name that

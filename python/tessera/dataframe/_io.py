@@ -27,9 +27,8 @@ def from_pandas(data, npartitions: int | None = None, chunksize: int | None = No
     from .. import from_arrow
 
     if isinstance(data, pd.Series):
-        name = data.name if data.name is not None else 0
-        frame = from_pandas(data.to_frame(name), npartitions=npartitions, chunksize=chunksize, sort=sort)
-        s = frame[str(name)] if str(name) in frame._visible() else frame[name]
+        name = "0" if data.name is None else str(data.name)
+        s = from_pandas(data.to_frame(name), npartitions=npartitions, chunksize=chunksize, sort=sort)[name]
         s.name = data.name
         return s
     if not isinstance(data, pd.DataFrame):

@@ -43,6 +43,22 @@ def caller_scope(local_dict=None) -> dict:
     return scope
 
 
+def assignment(text: str):
+    """``(name, right-hand side)`` of ``"name = expression"``, or ``(None, text)``
+    for an expression, read by Python's parser (``==`` is a comparison)."""
+    source = re.sub(r"@([A-Za-z_][A-Za-z0-9_]*)", lambda m: _LOCAL + m.group(1), text.strip())
+    try:
+        body = ast.parse(source, mode="exec").body
+    except SyntaxError:
+        return None, text
+    if len(body) == 1 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1:
+        target = body[0].targets[0]
+        if isinstance(target, ast.Name):
+            # The target is a bare name, so the first `=` is the assignment's.
+            return target.id, text.split("=", 1)[1]
+    return None, text
+
+
 def parse(text: str, df, scope: dict):
     """The Series (or value) the expression ``text`` stands for over ``df``.
 

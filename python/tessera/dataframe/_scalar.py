@@ -31,14 +31,22 @@ class Scalar:
     def of(cls, frame, expr, func: str) -> "Scalar":
         """The aggregation ``func`` (an engine name: ``"mean"``, ``"quantile(0.9)"``) of
         ``expr`` over the engine frame ``frame``."""
+        return cls.of_many(frame, [(expr, func)], lambda v: v, f"{func}({expr!r})")
+
+    @classmethod
+    def of_many(cls, frame, aggs, finish, what: str = "aggregate") -> "Scalar":
+        """``finish`` of the values of several aggregations ``(expr, func)`` of one engine
+        frame, computed in one plan (``finish`` takes them as arguments)."""
 
         def run():
             from ._convert import arrow_to_pandas
 
-            pdf = arrow_to_pandas(frame.agg_exprs([(expr, func, _VALUE)]).compute())
-            return pdf[_VALUE].iloc[0]
+            outputs = [f"{_VALUE}{i}" for i in range(len(aggs))]
+            specs = [(e, f, o) for (e, f), o in zip(aggs, outputs)]
+            row = arrow_to_pandas(frame.agg_exprs(specs).compute())
+            return finish(*(row[o].iloc[0] for o in outputs))
 
-        return cls(run, f"{func}({expr!r})")
+        return cls(run, what)
 
     @classmethod
     def combine(cls, scalars, fn) -> "Scalar":

@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from .. import col, when
+from .. import col, lit, when
 from ._convert import arrow_to_pandas, engine_kind, indexed, python_literal
 from ._lineage import Rows, common_frame, unaligned
 from ._scalar import Scalar
@@ -61,6 +61,7 @@ class Series(WindowMethods):
         # (pandas' nullable results of text methods: `boolean`, `Int64`).
         self._hint = hint
         self._meta_cache = None
+        self._kind_cache = None
 
     # -- construction -------------------------------------------------------------
 
@@ -77,8 +78,10 @@ class Series(WindowMethods):
 
     def _kind(self) -> str:
         """The NumPy kind of the values, from the plan's schema (nothing runs)."""
-        name = fresh_name()
-        return engine_kind(self._frame.with_column(name, self._expr).dtypes[name])
+        if self._kind_cache is None:
+            name = fresh_name()
+            self._kind_cache = engine_kind(self._frame.with_column(name, self._expr).dtypes[name])
+        return self._kind_cache
 
     def _is_text(self) -> bool:
         return self._kind() == "O"
@@ -497,7 +500,7 @@ class Series(WindowMethods):
         through a Python function on pandas partitions."""
         if isinstance(arg, dict):
             if not arg:
-                return self._derive(self._expr.isnull() & ~self._expr.isnull()).where(self == self, None)
+                return self._derive(lit(None).astype("float64"))
             items = list(arg.items())
             w = when(self._expr == python_literal(items[0][0])).then(python_literal(items[0][1]))
             for k, v in items[1:]:
@@ -565,12 +568,16 @@ class Series(WindowMethods):
 
     # -- reductions ---------------------------------------------------------------------
 
-    def _reduce(self, func: str, name: str | None = None):
+    def _agg_expr(self, func: str):
+        """``(expression, engine function)`` of a reduction: NaN of a float Series made
+        missing first, as pandas skips it."""
         e = self._expr
-        if func in ("sum", "mean", "std", "var", "min", "max", "median") or func.startswith("quantile"):
-            if self._is_float():
-                e = when(e.isnan()).then(None).otherwise(e)
-        return Scalar.of(self._frame, e, func)
+        if self._is_float():
+            e = when(e.isnan()).then(None).otherwise(e)
+        return e, func
+
+    def _reduce(self, func: str):
+        return Scalar.of(self._frame, *self._agg_expr(func))
 
     def sum(self, skipna: bool = True, min_count: int = 0):
         """The sum of the present values (0 when there are none)."""
@@ -590,7 +597,7 @@ class Series(WindowMethods):
 
     def count(self):
         """The number of present values."""
-        return self._null_nan()._reduce("count")
+        return self._reduce("count")
 
     def std(self, ddof: int = 1, skipna: bool = True):
         """The standard deviation (``ddof`` 1 or 0)."""
@@ -601,12 +608,14 @@ class Series(WindowMethods):
         return self._moment("var", ddof)
 
     def _moment(self, func: str, ddof: int):
-        s = self._reduce(func)
         if ddof == 1:
-            return s
-        n = self.count()
+            return self._reduce(func)
         power = 1.0 if func == "var" else 0.5
-        return s * ((n - 1) / (n - ddof)) ** power
+        return Scalar.of_many(
+            self._frame,
+            [self._agg_expr(func), self._agg_expr("count")],
+            lambda v, n: v * ((n - 1) / (n - ddof)) ** power,
+        )
 
     def median(self, skipna: bool = True):
         """The median of the present values, exact."""
@@ -619,12 +628,12 @@ class Series(WindowMethods):
             return self._reduce(f"quantile({float(q)})")
         import pandas as pd
 
-        values = [self._reduce(f"quantile({float(x)})") for x in q]
-        return Scalar.combine(values, lambda *v: pd.Series(v, index=list(q), name=self._name))
+        aggs = [self._agg_expr(f"quantile({float(x)})") for x in q]
+        return Scalar.of_many(self._frame, aggs, lambda *v: pd.Series(v, index=list(q), name=self._name))
 
     def nunique(self, dropna: bool = True):
         """The number of distinct present values."""
-        return self._null_nan()._reduce("nunique")
+        return self._reduce("nunique")
 
     def any(self):
         """Whether any value is true."""
@@ -640,8 +649,10 @@ class Series(WindowMethods):
 
         if isinstance(func, str):
             return getattr(self, func)()
-        values = [getattr(self, f)() for f in func]
-        return Scalar.combine(values, lambda *v: pd.Series(v, index=list(func), name=self._name))
+        finish = lambda *v: pd.Series(v, index=list(func), name=self._name)  # noqa: E731
+        if all(f in _ENGINE_REDUCTIONS for f in func):
+            return Scalar.of_many(self._frame, [self._agg_expr(f) for f in func], finish)
+        return Scalar.combine([getattr(self, f)() for f in func], finish)
 
     aggregate = agg
 
@@ -739,6 +750,8 @@ class Series(WindowMethods):
 
 
 _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+# Reductions the engine computes under the same name, as pandas defines them.
+_ENGINE_REDUCTIONS = ("sum", "mean", "min", "max", "count", "std", "var", "median", "nunique")
 
 
 def _floor_mod(a, b):
