@@ -30,8 +30,13 @@ pub mod plan;
 
 pub use tessera_core::frame::{backend, expr, temporal, window};
 
-pub use api::dataframe::{batch_from_columns, Computed, DataFrame, DropHow, GroupBy};
+pub use api::computed::Computed;
+pub use api::dataframe::{batch_from_columns, DataFrame, DropHow};
 pub use api::display;
+pub use api::groupby::GroupBy;
+pub use api::io::read_csv;
+#[cfg(feature = "parquet")]
+pub use api::io::read_parquet;
 pub use api::merge::MergeOptions;
 pub use api::null_keys::Keep;
 pub use api::reshape::RankMethod;
@@ -45,9 +50,7 @@ pub use expr::{
     categorical_type, coalesce, col, lit, when, BinaryOp, DatePart, Expr, Literal, MathFunc,
     StrFunc,
 };
-#[cfg(feature = "parquet")]
-pub use io::read_parquet;
-pub use io::{read_csv, CsvOptions};
+pub use io::CsvOptions;
 pub use plan::{GroupStrategy, JoinStrategy};
 pub use temporal::{DateUnit, Interval};
 pub use window::{RollingAgg, WindowFunc, WindowSpec};

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, StringArray};
 use arrow_schema::{DataType, TimeUnit};
 
-use crate::api::dataframe::{batch_from_columns, Computed, DataFrame};
+use crate::api::computed::Computed;
+use crate::api::dataframe::{batch_from_columns, DataFrame};
 use crate::backend::{AggFunc, AggSpec, Quantile};
 use crate::error::{Error, Result};
 use crate::expr::col;

@@ -12,7 +12,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema};
 
-use super::dataframe::{DataFrame, GroupBy};
+use crate::api::dataframe::DataFrame;
+use crate::api::groupby::GroupBy;
 use crate::backend::AggSpec;
 use crate::error::{Error, Result};
 use crate::expr::col;

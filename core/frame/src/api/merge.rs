@@ -8,10 +8,13 @@
 
 use crate::api::dataframe::DataFrame;
 use crate::api::null_keys::{fresh_in, join_keeping_nulls};
-use crate::backend::{JoinSpec, JoinType};
-use crate::error::Result;
-use crate::expr::{coalesce, col, lit, when, Expr};
+use arrow_schema::DataType;
+
+use crate::backend::{AggFunc, JoinAlgorithm, JoinSpec, JoinType};
+use crate::error::{Error, Result};
+use crate::expr::{coalesce, col, is_string, lit, when, Expr};
 use crate::plan::JoinStrategy;
+use crate::plan::Node;
 
 /// How [`DataFrame::merge_with`] joins.
 #[derive(Debug, Clone, PartialEq)]
@@ -180,5 +183,215 @@ impl DataFrame {
             ));
         }
         joined.select_exprs(exprs)
+    }
+}
+
+impl DataFrame {
+    /// pandas-style merge on key columns of the same name (strategy chosen at run time:
+    /// broadcast, sorted merge, or hash shuffle).
+    ///
+    /// ```
+    /// # use tessera_cpu_frame as _; // links the `cpu` dataframe backend
+    /// use std::sync::Arc;
+    /// use tessera_frame::arrow_array::{Int64Array, StringArray};
+    /// use tessera_frame::{DataFrame, JoinType};
+    /// # fn main() -> tessera_core::Result<()> {
+    /// let trips = DataFrame::from_columns(
+    ///     vec![("zone", Arc::new(Int64Array::from(vec![1, 2, 2, 3])))],
+    ///     2,
+    /// )?;
+    /// let zones = DataFrame::from_columns(
+    ///     vec![
+    ///         ("zone", Arc::new(Int64Array::from(vec![1, 2]))),
+    ///         ("name", Arc::new(StringArray::from(vec!["a", "b"]))),
+    ///     ],
+    ///     1,
+    /// )?;
+    /// assert_eq!(trips.merge(&zones, &["zone"], JoinType::Inner)?.len()?, 3);
+    /// assert_eq!(trips.merge(&zones, &["zone"], JoinType::Left)?.len()?, 4);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// A key missing from either side, or key columns whose types cannot be compared.
+    pub fn merge(&self, other: &DataFrame, on: &[&str], how: JoinType) -> Result<DataFrame> {
+        self.merge_on(other, on, on, how, JoinStrategy::Auto)
+    }
+
+    /// Merge on differently named keys (both kept in the output), with a strategy
+    /// (`Auto` decides from sizes and sortedness at run time).
+    pub fn merge_on(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: JoinType,
+        strategy: JoinStrategy,
+    ) -> Result<DataFrame> {
+        self.same_backend("merge", "the right frame", other)?;
+        if matches!(how, JoinType::Semi | JoinType::Anti) {
+            return self.filter_join(other, left_on, right_on, how == JoinType::Semi, strategy);
+        }
+        let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
+        left.join_node(&right, left_on, right_on, how, ("_x", "_y"), strategy)
+    }
+
+    /// The join of this frame and `other` as a plan node, keys as given (no casts).
+    pub(crate) fn join_node(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        how: JoinType,
+        suffixes: (&str, &str),
+        strategy: JoinStrategy,
+    ) -> Result<DataFrame> {
+        let spec = JoinSpec {
+            left_on: left_on.iter().map(|s| s.to_string()).collect(),
+            right_on: right_on.iter().map(|s| s.to_string()).collect(),
+            how,
+            suffixes: (suffixes.0.to_string(), suffixes.1.to_string()),
+            algorithm: JoinAlgorithm::Hash,
+        };
+        let schema = spec.output_schema(&self.schema(), &other.schema())?;
+        Ok(self.derive(Node::Join {
+            left: self.node.clone(),
+            right: other.node.clone(),
+            spec,
+            strategy,
+            schema,
+        }))
+    }
+
+    /// This frame and `other` with every pair of join keys that are strings of different
+    /// Arrow types (a CSV frame's `Utf8` against a Parquet frame's `Utf8View` or
+    /// dictionary) cast to `Utf8` on both sides, so that they join as the text they are.
+    /// Other keys are left as they are (mismatches are reported by the join).
+    pub(crate) fn string_keys_as_text(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+    ) -> Result<(DataFrame, DataFrame)> {
+        let (ls, rs) = (self.schema(), other.schema());
+        let (mut left, mut right) = (self.clone(), other.clone());
+        for (l, r) in left_on.iter().zip(right_on) {
+            let (Ok(lf), Ok(rf)) = (ls.field_with_name(l), rs.field_with_name(r)) else {
+                continue;
+            };
+            let (lt, rt) = (lf.data_type(), rf.data_type());
+            if lt != rt && is_string(lt) && is_string(rt) {
+                if *lt != DataType::Utf8 {
+                    left = left.with_column(l, col(*l).cast(DataType::Utf8))?;
+                }
+                if *rt != DataType::Utf8 {
+                    right = right.with_column(r, col(*r).cast(DataType::Utf8))?;
+                }
+            }
+        }
+        Ok((left, right))
+    }
+
+    /// The rows of this frame whose keys occur in `other` (a left semi join: each row at
+    /// most once, only this frame's columns; null keys never match).
+    ///
+    /// # Errors
+    /// As [`DataFrame::merge_on`].
+    pub fn semi_join(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+    ) -> Result<DataFrame> {
+        self.filter_join(other, left_on, right_on, true, JoinStrategy::Auto)
+    }
+
+    /// The rows of this frame whose keys do not occur in `other` (a left anti join; rows
+    /// with a null key are kept: they match nothing).
+    ///
+    /// # Errors
+    /// As [`DataFrame::merge_on`].
+    pub fn anti_join(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+    ) -> Result<DataFrame> {
+        self.filter_join(other, left_on, right_on, false, JoinStrategy::Auto)
+    }
+
+    /// Semi (`keep`) or anti join. A backend that implements them
+    /// ([`FrameCapabilities::filter_joins`](crate::backend::FrameCapabilities)) joins with
+    /// `other`'s key columns directly. For another, `other`'s distinct keys, renamed apart
+    /// from this frame's columns and marked, are joined to this frame (inner for semi, left
+    /// for anti, keeping the unmarked rows), then this frame's columns are kept.
+    fn filter_join(
+        &self,
+        other: &DataFrame,
+        left_on: &[&str],
+        right_on: &[&str],
+        keep: bool,
+        strategy: JoinStrategy,
+    ) -> Result<DataFrame> {
+        let op = if keep { "semi_join" } else { "anti_join" };
+        if left_on.len() != right_on.len() || left_on.is_empty() {
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "left_on has {} keys and right_on {}; give the same positive number",
+                    left_on.len(),
+                    right_on.len()
+                ),
+            ));
+        }
+        self.same_backend(op, "the other frame", other)?;
+        if self.backend.capabilities().filter_joins {
+            let (left, right) = self.string_keys_as_text(other, left_on, right_on)?;
+            let how = if keep { JoinType::Semi } else { JoinType::Anti };
+            return left.join_node(
+                &right.select(right_on)?,
+                left_on,
+                right_on,
+                how,
+                ("_x", "_y"),
+                strategy,
+            );
+        }
+        let mine = self.columns();
+        let fresh = |base: &str| {
+            let mut name = format!("__tessera_{base}");
+            while mine.contains(&name) {
+                name.push('_');
+            }
+            name
+        };
+        let keys: Vec<String> = (0..right_on.len())
+            .map(|i| fresh(&format!("key{i}")))
+            .collect();
+        let marker = fresh("matched");
+        let renames: Vec<(&str, &str)> = right_on
+            .iter()
+            .copied()
+            .zip(keys.iter().map(String::as_str))
+            .collect();
+        let distinct = other
+            .select(right_on)?
+            .rename(&renames)?
+            .groupby(&keys.iter().map(String::as_str).collect::<Vec<_>>())?
+            // One row per distinct key, its (non-null) count the mark.
+            .agg_named(&[(keys[0].as_str(), AggFunc::Count, marker.as_str())])?;
+        let key_refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let how = if keep {
+            JoinType::Inner
+        } else {
+            JoinType::Left
+        };
+        let joined = self.merge_on(&distinct, left_on, &key_refs, how, strategy)?;
+        let kept = if keep {
+            joined
+        } else {
+            joined.filter(col(&marker).is_null())?
+        };
+        kept.select(&mine.iter().map(String::as_str).collect::<Vec<_>>())
     }
 }

@@ -13,8 +13,9 @@
 
 use arrow_schema::DataType;
 
-use crate::api::dataframe::{DataFrame, GroupBy};
+use crate::api::dataframe::DataFrame;
 use crate::api::display::Value;
+use crate::api::groupby::GroupBy;
 use crate::api::null_keys::fresh_in;
 use crate::backend::AggFunc;
 use crate::error::{Error, Result};

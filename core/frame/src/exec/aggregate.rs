@@ -5,16 +5,18 @@ use std::sync::Arc;
 
 use super::scan::{planned_key_types, scan};
 use super::stage::{staged, TaskOutput};
-use super::{pipeline, TREE_ROWS};
 use crate::backend::{AggFunc, AggSpec, DataFrameBackend, Partition};
 use crate::error::Result;
+use crate::exec::partitions::Build;
 use crate::exec::spill::{stash, Spill, Stashed};
+use crate::exec::tuning::{PASS_MIN_ROWS, SHUFFLE_FAN, TREE_ROWS};
 use crate::plan::{empty_batch, GroupStrategy, Node};
 
 /// Partial aggregation fused with the input pipeline, then a tree or shuffle combine.
 /// Over a spill budget, states that do not fit it are spilled and combined by shuffle into
 /// buckets sized for one worker each.
 pub(crate) fn aggregate(
+    pipeline: Build,
     backend: &Arc<dyn DataFrameBackend>,
     spill: &Spill,
     input: &Node,
@@ -175,10 +177,6 @@ pub(crate) fn aggregate(
     })
 }
 
-/// Rows a partition needs before its partial state may switch the others to passing
-/// their rows through: a small partition says little about the rest.
-const PASS_MIN_ROWS: usize = 10_000;
-
 /// A partition aggregated first, kept with its rows in case they pass through.
 struct Probed {
     part: Partition,
@@ -243,14 +241,6 @@ pub(crate) fn tree_combine(
     }
     Ok(parts.pop().expect("one state left"))
 }
-
-/// The most buckets a shuffle makes, and the most groups of input partitions it cuts
-/// into them: a shuffle keeps a piece per group and bucket, so at most `SHUFFLE_FAN`²
-/// pieces unless a spill budget's task bound asks for more. With a bucket per partition,
-/// as before this bound, TPC-H at scale 100 (5,232 partitions of line items, one per row
-/// group) cut 35 million pieces in Q4's shuffle, whose bookkeeping took 17 GB beside 3 GB
-/// of keys.
-pub(crate) const SHUFFLE_FAN: usize = 256;
 
 /// Buckets for a shuffle of `parts` partitions holding `bytes`: a bucket per partition,
 /// at most [`SHUFFLE_FAN`], and under a spill budget at least enough for one bucket to fit

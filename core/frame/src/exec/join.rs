@@ -10,16 +10,16 @@ use super::aggregate::{
     buckets_of, concat_or_empty, load_all, load_bucket, shuffle_buckets, total_bytes, total_rows,
 };
 use super::stage::staged;
-use super::{
-    pipeline, Pipeline, BROADCAST_BYTES, BROADCAST_STRING_ROWS, JOIN_BUCKET_ROWS,
-    STREAMED_BROADCAST_BYTES,
-};
 use crate::backend::{
     DataFrameBackend, FrameProgram, FrameStep, JoinAlgorithm, JoinSpec, JoinType, Partition,
     SortKey,
 };
 use crate::error::{Error, Result};
+use crate::exec::partitions::{Build, Pipeline};
 use crate::exec::spill::{stash, Spill, Stashed};
+use crate::exec::tuning::{
+    BROADCAST_BYTES, BROADCAST_STRING_ROWS, JOIN_BUCKET_ROWS, STREAMED_BROADCAST_BYTES,
+};
 use crate::expr::Expr;
 use crate::plan::{JoinStrategy, Node};
 
@@ -35,6 +35,7 @@ use crate::plan::{JoinStrategy, Node};
 /// the large side is never held whole. Only when that side turns out too large is the
 /// other one computed too, and the choice made on both measured sizes.
 pub(crate) fn join(
+    pipeline: Build,
     backend: &Arc<dyn DataFrameBackend>,
     spill: &Spill,
     left_node: &Node,

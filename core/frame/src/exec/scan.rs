@@ -9,9 +9,9 @@ use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 
 use super::stage::note_read;
-use super::Pipeline;
 use crate::backend::{DataFrameBackend, FrameProgram, FrameStep, Partition};
 use crate::error::{Error, Result};
+use crate::exec::partitions::Pipeline;
 use crate::expr::Expr;
 use crate::plan::{Node, ScanFilter};
 

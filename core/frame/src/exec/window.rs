@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use super::stage::staged;
-use super::Pipeline;
 use crate::backend::{DataFrameBackend, Partition};
 use crate::error::Result;
+use crate::exec::partitions::Pipeline;
 use crate::plan::empty_batch;
 use crate::window::WindowSpec;
 

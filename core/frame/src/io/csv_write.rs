@@ -15,14 +15,13 @@ use arrow_schema::{DataType, TimeUnit};
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow_schema::SchemaRef;
 
-use crate::api::dataframe::DataFrame;
 use crate::error::{Error, Result};
 use crate::io::parse::format_timestamp_micros;
-use crate::io::write::{write_frame, FileFormat};
+use crate::io::write::FileFormat;
 
 fn io(path: &std::path::Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |e| Error::io(path, e)
@@ -115,8 +114,9 @@ fn header(batch_schema: &arrow_schema::Schema, delim: u8) -> Vec<u8> {
 }
 
 /// CSV with a header line, as [`FileFormat`].
-struct Csv {
-    delim: u8,
+pub(crate) struct Csv {
+    /// The field delimiter.
+    pub delim: u8,
 }
 
 impl FileFormat for Csv {
@@ -140,21 +140,6 @@ impl FileFormat for Csv {
             w.write_all(&buf).map_err(io(named))?;
         }
         Ok(())
-    }
-}
-
-impl DataFrame {
-    /// Writes CSV with a header: to `path`, or one file per partition when the file name
-    /// holds a `*` (replaced by the partition number). Each file is written atomically,
-    /// and a set of parts commits as a whole. Under `scheduler = "mpi"` each rank writes
-    /// its own partitions' parts and rank 0 commits once (one file: rank 0 writes it).
-    /// Returns the files written.
-    ///
-    /// # Errors
-    /// The plan's errors; the filesystem's (naming the path); under `scheduler = "mpi"`,
-    /// a destination some rank cannot see.
-    pub fn to_csv(&self, path: &str) -> Result<Vec<PathBuf>> {
-        write_frame(self, path, &Csv { delim: b',' })
     }
 }
 

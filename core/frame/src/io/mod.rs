@@ -2,11 +2,16 @@
 //! Parquet (row groups as partitions, statistics pruning; the `parquet` feature). Readers produce Arrow batches
 //! on the host that the frame's backend then takes over; a backend with its own reader
 //! (a GPU CSV parser) can plug in as another [`crate::plan::FileSource`].
+//!
+//! This layer knows files, not frames: a reader is a [`crate::plan::FileSource`] and a
+//! writer a `write::FileFormat` fed batches; `read_csv`, `read_parquet`, `to_csv` and
+//! `to_parquet` — the frame's side — are in `crate::api::io`, and the executor
+//! (`crate::exec::run`) feeds the writers.
 
 #[cfg(feature = "parquet")]
 mod coded_columns;
 pub mod csv_read;
-mod csv_write;
+pub(crate) mod csv_write;
 pub(crate) mod dataset;
 #[cfg(feature = "parquet")]
 mod dictionary_filter;
@@ -15,11 +20,9 @@ mod hive;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod parse;
-mod write;
+pub(crate) mod write;
 
-pub use csv_read::{read_csv, CsvOptions};
-#[cfg(feature = "parquet")]
-pub use parquet::read_parquet;
+pub use csv_read::CsvOptions;
 
 /// A writer of local files (`to_csv`, `to_parquet`) aimed at an object URL: the files are
 /// written locally, then uploaded whole (feature `object-store`; see

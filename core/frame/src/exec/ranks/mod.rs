@@ -26,7 +26,9 @@
 //! process. The result of the plan is gathered by every rank in partition order.
 
 pub(crate) mod on_rank;
+pub(crate) mod persist;
 pub(crate) mod traffic;
+pub(crate) mod write;
 
 use std::sync::Arc;
 
@@ -37,12 +39,9 @@ use crate::backend::{DataFrameBackend, JoinAlgorithm, JoinSpec, Partition, SortK
 use crate::error::{Error, Result};
 use crate::exec::aggregate::{concat_or_empty, tree_combine};
 use crate::exec::join::{broadcast_side, Side};
-use crate::exec::SHUFFLE_ROWS;
+use crate::exec::partitions::Build;
+use crate::exec::tuning::{RANK_BROADCAST_BYTES, SHUFFLE_FAN, SHUFFLE_ROWS};
 use crate::plan::{empty_batch, GroupStrategy, JoinStrategy, Node};
-
-/// Across the ranks of a job, a side of a join at most this many bytes is broadcast: sent
-/// whole to every rank, where a shuffle sends each rank its share of both sides.
-pub(crate) const RANK_BROADCAST_BYTES: usize = 256 << 20;
 
 /// The rank partition `i` belongs to.
 fn owner(i: usize, size: usize) -> usize {
@@ -72,6 +71,8 @@ impl Owned {
 struct Run<'a> {
     ex: &'a Exchange<'a>,
     backend: &'a Arc<dyn DataFrameBackend>,
+    /// The one-process dispatcher, for the steps each rank runs on its own partitions.
+    pipeline: Build,
 }
 
 /// Numbered partitions as one message, each an Arrow IPC stream
@@ -178,10 +179,10 @@ impl Run<'_> {
     }
 
     /// Buckets for a shuffle of `parts` partitions: a bucket per partition, at most
-    /// [`SHUFFLE_FAN`](crate::exec::aggregate::SHUFFLE_FAN) (each partition is cut into
+    /// [`SHUFFLE_FAN`] (each partition is cut into
     /// every bucket: a bucket per partition grows the pieces as its square).
     fn buckets(parts: usize) -> usize {
-        parts.min(crate::exec::aggregate::SHUFFLE_FAN)
+        parts.min(SHUFFLE_FAN)
     }
 
     /// Splits this rank's partitions into `n` pieces each with `split`, sends piece `j` to
@@ -249,7 +250,7 @@ impl Run<'_> {
             Node::Partitions { parts, .. } => self.keep_own(parts.clone()),
             // The one-process scan's tasks, each run where its partition belongs.
             Node::Scan { .. } => {
-                let scan = crate::exec::pipeline(node, b, &None)?;
+                let scan = (self.pipeline)(node, b, &None)?;
                 self.own(scan.n, |i| (scan.task)(i))
             }
             Node::Map { input, program, .. } => {
@@ -288,7 +289,7 @@ impl Run<'_> {
                         func: func.clone(),
                         schema: schema.clone(),
                     };
-                    let pipe = crate::exec::pipeline(&one, b, &None)?;
+                    let pipe = (self.pipeline)(&one, b, &None)?;
                     (pipe.task)(0)
                 })
             }
@@ -334,7 +335,7 @@ impl Run<'_> {
                 {
                     *input = gathered;
                 }
-                let all = crate::exec::pipeline(&local, b, &None)?.materialize()?;
+                let all = (self.pipeline)(&local, b, &None)?.materialize()?;
                 self.keep_own(all)
             }
         }
@@ -504,8 +505,19 @@ impl Run<'_> {
 
 /// Runs the planned `node` over the ranks of `ex`'s cluster (this rank's part of it),
 /// reporting a failure here to every rank.
-fn run_here(node: &Node, backend: &Arc<dyn DataFrameBackend>, ex: &Exchange<'_>) -> Result<Owned> {
-    Run { ex, backend }.eval(node).inspect_err(|e| {
+fn run_here(
+    pipeline: Build,
+    node: &Node,
+    backend: &Arc<dyn DataFrameBackend>,
+    ex: &Exchange<'_>,
+) -> Result<Owned> {
+    Run {
+        ex,
+        backend,
+        pipeline,
+    }
+    .eval(node)
+    .inspect_err(|e| {
         // Another rank's failure was reported by that rank; report only this one's.
         if !matches!(e, Error::Distributed { rank, .. } if *rank != ex.rank()) {
             ex.report_failure(&format!("rank {}: {e}", ex.rank()));
@@ -524,11 +536,12 @@ fn run_here(node: &Node, backend: &Arc<dyn DataFrameBackend>, ex: &Exchange<'_>)
 /// # Errors
 /// As [`partitions`].
 pub(crate) fn owned_partitions(
+    pipeline: Build,
     node: &Node,
     backend: &Arc<dyn DataFrameBackend>,
     ex: &Exchange<'_>,
 ) -> Result<(usize, Vec<(usize, Partition)>)> {
-    let owned = run_here(node, backend, ex)?;
+    let owned = run_here(pipeline, node, backend, ex)?;
     let n = owned.n();
     let mine = owned
         .parts
@@ -586,10 +599,16 @@ pub(crate) fn gather_to(
 /// Whatever a partition's work fails with, another rank's failure, or a wait over
 /// `distributed.timeout`.
 pub(crate) fn partitions(
+    pipeline: Build,
     node: &Node,
     backend: &Arc<dyn DataFrameBackend>,
     ex: &Exchange<'_>,
 ) -> Result<Vec<Partition>> {
-    let out = run_here(node, backend, ex)?;
-    Run { ex, backend }.gather(&out)
+    let out = run_here(pipeline, node, backend, ex)?;
+    Run {
+        ex,
+        backend,
+        pipeline,
+    }
+    .gather(&out)
 }

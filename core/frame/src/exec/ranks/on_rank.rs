@@ -11,23 +11,25 @@
 //! saying why.
 
 use std::any::Any;
-use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
-use tessera_runtime::cluster::Cluster;
 
 use crate::backend::{Partition, PartitionData};
-use crate::error::{Error, Result};
+use crate::error::Error;
 
 /// A partition of a persisted frame that rank `rank` holds.
 #[derive(Debug)]
 pub(crate) struct OnRank {
     /// The rank holding it.
     pub rank: usize,
-    rows: usize,
-    bytes: usize,
-    schema: SchemaRef,
-    backend: String,
+    /// Its rows.
+    pub rows: usize,
+    /// Its bytes in memory.
+    pub bytes: usize,
+    /// Its schema.
+    pub schema: SchemaRef,
+    /// The backend holding it.
+    pub backend: String,
 }
 
 impl PartitionData for OnRank {
@@ -63,55 +65,4 @@ pub(crate) fn held_elsewhere(part: &Partition) -> Option<Error> {
             ),
         )
     })
-}
-
-/// `persist()` over the ranks of `cluster`: runs `node`, keeps this rank's partitions,
-/// and learns the others' sizes. The partitions in order: this rank's, and stand-ins.
-///
-/// # Errors
-/// As the plan's run over the ranks.
-pub(crate) fn persist(
-    node: &crate::plan::Node,
-    backend: &Arc<dyn crate::backend::DataFrameBackend>,
-    schema: &SchemaRef,
-    cluster: &Cluster,
-) -> Result<Vec<Partition>> {
-    let ex = cluster.begin()?;
-    let (n, mine) = crate::exec::ranks::owned_partitions(node, backend, &ex)?;
-    // Each rank's partitions as (number, rows, bytes), 24 bytes each.
-    let mut sizes = Vec::with_capacity(mine.len() * 24);
-    for (i, p) in &mine {
-        for v in [*i, p.num_rows(), p.nbytes()] {
-            sizes.extend_from_slice(&(v as u64).to_le_bytes());
-        }
-    }
-    let mut parts: Vec<Option<Partition>> = (0..n).map(|_| None).collect();
-    for (rank, share) in ex.all_gather(sizes)?.into_iter().enumerate() {
-        for entry in share.chunks_exact(24) {
-            let word = |k: usize| {
-                let b: [u8; 8] = entry[k * 8..k * 8 + 8].try_into().unwrap_or([0; 8]);
-                u64::from_le_bytes(b) as usize
-            };
-            let slot = parts.get_mut(word(0)).ok_or_else(|| {
-                Error::Internal(format!("rank {rank} holds partition {} of {n}", word(0)))
-            })?;
-            if rank != ex.rank() {
-                *slot = Some(Arc::new(OnRank {
-                    rank,
-                    rows: word(1),
-                    bytes: word(2),
-                    schema: schema.clone(),
-                    backend: backend.name().to_string(),
-                }));
-            }
-        }
-    }
-    for (i, p) in mine {
-        parts[i] = Some(p);
-    }
-    parts
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| p.ok_or_else(|| Error::Internal(format!("no rank holds partition {i}"))))
-        .collect()
 }

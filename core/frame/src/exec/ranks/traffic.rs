@@ -18,7 +18,7 @@
 //! output is as large as its two sides. Strategies are chosen as the run chooses them, from
 //! these sizes: a groupby shuffles when its states would be over
 //! [`SHUFFLE_ROWS`](crate::exec::SHUFFLE_ROWS) rows, a join broadcasts a side under
-//! [`RANK_BROADCAST_BYTES`](crate::exec::ranks::RANK_BROADCAST_BYTES). Where the run measures sizes
+//! [`RANK_BROADCAST_BYTES`](crate::exec::tuning::RANK_BROADCAST_BYTES). Where the run measures sizes
 //! that differ, it may choose otherwise; the real figures are in `RunStats`-like counters
 //! (`Cluster::traffic`) after a run.
 
@@ -28,8 +28,7 @@ use arrow_schema::SchemaRef;
 
 use crate::backend::DataFrameBackend;
 use crate::exec::join::{broadcast_side, sorted_on_keys, Side};
-use crate::exec::ranks::RANK_BROADCAST_BYTES;
-use crate::exec::SHUFFLE_ROWS;
+use crate::exec::tuning::{RANK_BROADCAST_BYTES, SHUFFLE_ROWS};
 use crate::plan::{GroupStrategy, JoinStrategy, Node};
 
 /// A plan's projected traffic.

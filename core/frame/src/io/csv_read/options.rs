@@ -3,7 +3,7 @@
 
 use arrow_schema::DataType;
 
-/// Options of [`read_csv`](super::read_csv).
+/// Options of [`read_csv`](crate::read_csv).
 #[derive(Debug, Clone)]
 pub struct CsvOptions {
     /// The first line holds column names (default true).

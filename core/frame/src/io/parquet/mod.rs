@@ -14,7 +14,7 @@ mod bytes;
 mod open;
 mod prune;
 mod read;
-mod write;
+pub(crate) mod write;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,10 +23,9 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::file::metadata::ParquetMetaData;
 
-use crate::api::dataframe::DataFrame;
 use crate::backend::StoredForms;
 use crate::error::{Error, Result};
-use crate::plan::{ColumnPredicate, FileSource, Node, ScanFilter};
+use crate::plan::{ColumnPredicate, FileSource, ScanFilter};
 use tessera_io::file::StoredFile;
 
 use crate::io::hive::HivePartitions;
@@ -107,25 +106,6 @@ impl FileSource for ParquetSource {
     ) -> Result<RecordBatch> {
         self.read_caught(partition, projection, None, coded, forms)
     }
-}
-
-/// Reads Parquet files (one path or a `*` pattern in the file name, or a directory of a
-/// hive-partitioned dataset: `sales/` with `year=2024/month=1/part-0.parquet` below it,
-/// the keys becoming columns and filters on them skipping whole files) as a lazy frame on
-/// the configured dataframe backend; row groups are the partitions. Paths may be object
-/// URLs with the `object-store` feature.
-pub fn read_parquet(pattern: &str) -> Result<DataFrame> {
-    let source = ParquetSource::open(pattern)?;
-    DataFrame::from_node(
-        Node::Scan {
-            source: Arc::new(source),
-            projection: None,
-            selected: None,
-            pushed: Vec::new(),
-            stored: Vec::new(),
-        },
-        None,
-    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! atomically through the writers' shared plumbing.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -10,9 +10,8 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 
-use crate::api::dataframe::DataFrame;
 use crate::error::{Error, Result};
-use crate::io::write::{write_frame, FileFormat};
+use crate::io::write::FileFormat;
 
 /// Writes `batches` as one Parquet file into `w` (one row group per batch); errors name
 /// `path`. An I/O failure underneath the parquet writer (a full disk) is an
@@ -51,7 +50,7 @@ fn write_batches(
 }
 
 /// Parquet (Snappy, one row group per batch), as [`FileFormat`].
-pub(super) struct Parquet;
+pub(crate) struct Parquet;
 
 impl FileFormat for Parquet {
     fn op(&self) -> &'static str {
@@ -66,20 +65,5 @@ impl FileFormat for Parquet {
         batches: &mut dyn Iterator<Item = Result<RecordBatch>>,
     ) -> Result<()> {
         write_batches(w, named, schema, batches)
-    }
-}
-
-impl DataFrame {
-    /// Writes Parquet (Snappy): to `path`, one row group per partition, or one file per
-    /// partition when the file name holds a `*`. Each file is written atomically, and a
-    /// set of parts commits as a whole. Under `scheduler = "mpi"` each rank writes its own
-    /// partitions' parts and rank 0 commits once (one file: rank 0 writes it). Returns the
-    /// files written.
-    ///
-    /// # Errors
-    /// The plan's errors; the encoder's and the filesystem's (naming the path); under
-    /// `scheduler = "mpi"`, a destination some rank cannot see.
-    pub fn to_parquet(&self, path: &str) -> Result<Vec<PathBuf>> {
-        write_frame(self, path, &Parquet)
     }
 }

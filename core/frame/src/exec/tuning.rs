@@ -1,0 +1,67 @@
+//! The executor's tuning constants in one place: the bounds at which an operator changes
+//! its algorithm (tree or shuffle, broadcast or shuffle, how many buckets). Each says what
+//! it bounds and the measurement it was set from; a change to one is a change to the
+//! plans every frame runs, so it is measured (`bench/frame_classes.py`, TPC-H) first.
+
+/// Partial results with more rows than this (in total) are combined by shuffle instead of
+/// a tree: a tree would funnel them all through one task.
+pub const SHUFFLE_ROWS: usize = 1 << 20;
+
+/// In one process, a groupby whose partial results have more rows than this (in total)
+/// combines them by shuffle: the tree's last combine (and its sort by the keys) runs on
+/// one thread while the others wait. Measured on 2 cores (`frame_classes`, 16 partitions):
+/// 160k partial rows (10k groups) combine in 14 ms by tree and 17 ms by shuffle, 630k
+/// (1M rows into 630k groups) in 200 ms by tree and 110 ms by shuffle.
+pub const TREE_ROWS: usize = 1 << 18;
+
+/// In one process, a side of a join at most this many bytes is broadcast to every
+/// partition of the other: it is hashed once and shared, and the other side streams
+/// through it. The shuffle it replaces holds both sides too, and copies both into
+/// buckets: TPC-H Q9 at scale factor 10 shuffled its 300 MB `partsupp` and `orders` sides
+/// at a 256 MiB bound, 8.5 s at a 2.2 GB peak, against 3.5 s at 1.5 GB broadcast. (Across
+/// the ranks of a job, where a broadcast side is sent to every rank, the bound is 256
+/// MiB.)
+pub const BROADCAST_BYTES: usize = 1 << 30;
+
+/// A join side keyed by strings with more rows than this is not broadcast when the process
+/// has more than one worker: its hash table is built by one thread while the others wait
+/// (a random insert into a table past the caches costs about 170 ns), where a shuffle
+/// builds a table per bucket on every worker. Measured on 2 cores (`frame_classes`,
+/// 10M x 10M rows on a string key): 2.7 s broadcast, 1.9 s shuffled. Integer keys are
+/// exempt: their tables are mostly direct-indexed and cheap to build (the same join on
+/// integers: 0.57 s broadcast, 0.69 s shuffled; TPC-H Q9 at scale 10: 3.5 s against 8.5 s).
+pub const BROADCAST_STRING_ROWS: usize = 4 << 20;
+
+/// The build-side rows a shuffled hash join aims at per bucket: the join shuffles into at
+/// least `rows / JOIN_BUCKET_ROWS` buckets (up to the shuffle's fan), so that each
+/// bucket's hash table stays near the caches. One partition's join of 625k rows with 625k
+/// on a short-string key (a 10M-row side in 16 buckets) took 173 ns a build row; of 78k,
+/// 51 ns; of 39k, 49 ns. On an integer key: 53, 20 and 18 ns (`cargo run --release
+/// --example join_kernel`, an Intel Xeon with a 2 MiB L2 per core).
+pub const JOIN_BUCKET_ROWS: usize = 1 << 16;
+
+/// A join side computed first (the one `join_guess` expects smaller) is broadcast while
+/// the other side streams only when it measures at most this many bytes. The guess knows
+/// no statistics, so it can pick the larger side: past this
+/// size the other side is computed too and the smaller of the two measured is broadcast,
+/// which bounds what a wrong guess costs to hashing this much. It is the broadcast bound
+/// itself: at 64 MiB, TPC-H Q5 at scale factor 10 (whose customers-with-orders side
+/// measures past it) computed all 60 million line items before choosing, 4.0 s at a 3 GB
+/// peak, against 2.5 s at 254 MB streamed through the hashed side.
+pub const STREAMED_BROADCAST_BYTES: usize = BROADCAST_BYTES;
+
+/// The most buckets a shuffle makes, and the most groups of input partitions it cuts
+/// into them: a shuffle keeps a piece per group and bucket, so at most `SHUFFLE_FAN`²
+/// pieces unless a spill budget's task bound asks for more. With a bucket per partition,
+/// as before this bound, TPC-H at scale 100 (5,232 partitions of line items, one per row
+/// group) cut 35 million pieces in Q4's shuffle, whose bookkeeping took 17 GB beside 3 GB
+/// of keys.
+pub(crate) const SHUFFLE_FAN: usize = 256;
+
+/// Rows a partition needs before its partial state may switch the others to passing
+/// their rows through: a small partition says little about the rest.
+pub(crate) const PASS_MIN_ROWS: usize = 10_000;
+
+/// Across the ranks of a job, a side of a join at most this many bytes is broadcast: sent
+/// whole to every rank, where a shuffle sends each rank its share of both sides.
+pub(crate) const RANK_BROADCAST_BYTES: usize = 256 << 20;
