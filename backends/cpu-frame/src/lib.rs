@@ -22,6 +22,7 @@ mod join;
 mod key_codes;
 mod keys;
 mod packed_keys;
+mod program;
 mod selection;
 mod sort;
 mod string_keys;
@@ -35,12 +36,13 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array};
 use arrow_schema::SchemaRef;
-use tessera_core::frame::program_schema;
 use tessera_core::frame::{
-    downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, FrameStep,
-    JoinSpec, Partition, PartitionData, SortKey, StoredForms, WindowSpec,
+    downcast_partition, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram, JoinSpec,
+    Partition, PartitionData, SortKey, StoredForms, WindowSpec,
 };
 use tessera_core::{Error, Result};
+
+use program::run_program;
 
 tessera_core::inventory::submit! {
     tessera_core::registry::DataFrameBackendFactory::new("cpu", || Ok(Arc::new(CpuFrameBackend::default())))
@@ -126,48 +128,6 @@ impl CpuFrameBackend {
             })
             .collect()
     }
-
-    fn run_program(&self, b: &RecordBatch, program: &FrameProgram) -> Result<RecordBatch> {
-        let mut cur = b.clone();
-        for (i, step) in program.steps.iter().enumerate() {
-            cur = match step {
-                FrameStep::Filter(e) => {
-                    // A projection next reads only some columns: the others are not copied.
-                    let read = match program.steps.get(i + 1) {
-                        Some(FrameStep::Project(list)) => {
-                            let mut read = std::collections::BTreeSet::new();
-                            for (_, e) in list {
-                                e.columns_into(&mut read);
-                            }
-                            Some(read)
-                        }
-                        _ => None,
-                    };
-                    filter::filter(&cur, e, read.as_ref())?
-                }
-                FrameStep::Project(list) => {
-                    let schema = program_schema(
-                        &cur.schema(),
-                        &FrameProgram {
-                            steps: vec![step.clone()],
-                        },
-                    )?;
-                    let rows = cur.num_rows();
-                    let cols = list
-                        .iter()
-                        .map(|(_, e)| eval::eval(e, &cur)?.into_array(rows))
-                        .collect::<Result<Vec<_>>>()?;
-                    RecordBatch::try_new_with_options(
-                        schema,
-                        cols,
-                        &RecordBatchOptions::new().with_row_count(Some(rows)),
-                    )
-                    .map_err(|e| Error::arrow("select", e))?
-                }
-            };
-        }
-        Ok(cur)
-    }
 }
 
 impl DataFrameBackend for CpuFrameBackend {
@@ -197,7 +157,7 @@ impl DataFrameBackend for CpuFrameBackend {
     }
 
     fn evaluate(&self, part: &Partition, program: &FrameProgram) -> Result<Partition> {
-        Ok(self.wrap(self.run_program(self.batch(part, "evaluate")?, program)?))
+        Ok(self.wrap(run_program(self.batch(part, "evaluate")?, program)?))
     }
 
     fn hash_partition(
@@ -252,7 +212,6 @@ impl DataFrameBackend for CpuFrameBackend {
         aggs: &[AggSpec],
     ) -> Result<Partition> {
         Ok(self.wrap(selection::partial_of(
-            self,
             self.batch(part, "aggregate")?,
             program,
             keys,

@@ -18,7 +18,7 @@ use arrow_buffer::NullBuffer;
 use tessera_core::frame::{AggSpec, FrameProgram, FrameStep};
 use tessera_core::{Error, Result};
 
-use crate::CpuFrameBackend;
+use crate::program::run_program;
 
 /// The share of rows the last filter must keep for the steps after it to run on every row:
 /// at least `KEEP_NUM / KEEP_DEN`.
@@ -27,13 +27,12 @@ const KEEP_DEN: usize = 4;
 
 /// [`crate::aggregate::partial`] of `program` run on `batch`.
 pub(crate) fn partial_of(
-    backend: &CpuFrameBackend,
     batch: &RecordBatch,
     program: &FrameProgram,
     keys: &[String],
     aggs: &[AggSpec],
 ) -> Result<RecordBatch> {
-    let exact = || crate::aggregate::partial(&backend.run_program(batch, program)?, keys, aggs);
+    let exact = || crate::aggregate::partial(&run_program(batch, program)?, keys, aggs);
     let Some((last, predicate)) =
         program
             .steps
@@ -53,7 +52,7 @@ pub(crate) fn partial_of(
     let after = FrameProgram {
         steps: program.steps[last + 1..].to_vec(),
     };
-    let cur = backend.run_program(batch, &before)?;
+    let cur = run_program(batch, &before)?;
     let rows = cur.num_rows();
     let mask = crate::eval::eval(predicate, &cur)?.into_array(rows)?;
     let mask = mask
@@ -68,12 +67,12 @@ pub(crate) fn partial_of(
         let kept = arrow_select::filter::filter_record_batch(&cur, mask)
             .map_err(|e| Error::arrow("filter", e))?;
         let kept = crate::views::compact_batch(kept)?;
-        crate::aggregate::partial(&backend.run_program(&kept, &after)?, keys, aggs)
+        crate::aggregate::partial(&run_program(&kept, &after)?, keys, aggs)
     };
     if !on_selection(kept, rows) {
         return filtered();
     }
-    match backend.run_program(&cur, &after) {
+    match run_program(&cur, &after) {
         Ok(projected) => {
             crate::aggregate::partial_of_selected(&projected, Some(&selected), keys, aggs)
         }
@@ -188,13 +187,11 @@ mod tests {
 
     /// The state filtering first gives.
     fn filtered_first(b: &RecordBatch, p: &FrameProgram, keys: &[String]) -> RecordBatch {
-        let backend = CpuFrameBackend::default();
-        crate::aggregate::partial(&backend.run_program(b, p).unwrap(), keys, &aggs()).unwrap()
+        crate::aggregate::partial(&run_program(b, p).unwrap(), keys, &aggs()).unwrap()
     }
 
     #[test]
     fn the_selection_path_gives_the_state_filtering_first_gives() {
-        let backend = CpuFrameBackend::default();
         let b = batch();
         // Keeps 91% of the rows (every x >= 0; the key seen only on dropped rows must make
         // no group), 86% (nulls in the predicate drop rows too): both on the selection
@@ -220,7 +217,7 @@ mod tests {
             let p = program(filter.clone(), false);
             for keys in [vec!["k".to_string()], vec![]] {
                 let want = filtered_first(&b, &p, &keys);
-                let got = partial_of(&backend, &b, &p, &keys, &aggs()).unwrap();
+                let got = partial_of(&b, &p, &keys, &aggs()).unwrap();
                 assert_eq!(got, want, "{filter} by {keys:?}");
             }
         }
@@ -230,24 +227,23 @@ mod tests {
     fn a_step_failing_on_dropped_rows_falls_back_to_filtering_first() {
         // The product of d overflows only on the rows x >= 0 drops: evaluated on every row
         // it fails, so the state comes from filtering first, without an error.
-        let backend = CpuFrameBackend::default();
         let b = batch();
         let p = program(col("x").gt_eq(lit(0i64)), true);
         let after = FrameProgram {
             steps: p.steps[1..].to_vec(),
         };
         assert!(
-            backend.run_program(&b, &after).is_err(),
+            run_program(&b, &after).is_err(),
             "the product must overflow"
         );
         let keys = vec!["k".to_string()];
         assert_eq!(
-            partial_of(&backend, &b, &p, &keys, &aggs()).unwrap(),
+            partial_of(&b, &p, &keys, &aggs()).unwrap(),
             filtered_first(&b, &p, &keys)
         );
         // Keeping the rows where it overflows is an error either way.
         let all = program(col("x").gt_eq(lit(-5i64)), true);
-        assert!(partial_of(&backend, &b, &all, &keys, &aggs()).is_err());
+        assert!(partial_of(&b, &all, &keys, &aggs()).is_err());
     }
 
     #[test]
