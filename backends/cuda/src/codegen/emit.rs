@@ -11,8 +11,8 @@ use tessera_core::random::Distribution;
 use tessera_core::{DType, Error, Result, Scalar};
 
 use super::names::{ctype, NAME};
+use super::plan::{uses_normal, Arg, Launch, MAX_BLOCK};
 use super::reduce;
-use super::{Arg, Launch};
 
 /// A kernel body: its text, its entry points (suffix, arguments) and how it launches.
 pub(super) struct Body {
@@ -60,7 +60,7 @@ impl<'p> Emitter<'p> {
     }
 
     pub(super) fn tail_args(&self, text: &mut String, args: &mut Vec<Arg>) {
-        if super::uses_normal(self.program) {
+        if uses_normal(self.program) {
             text.push_str(", const f64* __restrict__ zwi, const u64* __restrict__ zki, const f64* __restrict__ zfi");
             args.push(Arg::ZigguratTables);
         }
@@ -183,7 +183,7 @@ impl<'p> Emitter<'p> {
     }
 
     pub(super) fn zig_local(&self) -> &'static str {
-        if super::uses_normal(self.program) {
+        if uses_normal(self.program) {
             "    tsr_zig zig; zig.wi = zwi; zig.ki = zki; zig.fi = zfi;\n"
         } else {
             ""
@@ -264,9 +264,9 @@ impl<'p> Emitter<'p> {
         );
         t.push_str(&shape_text);
         t.push_str(self.zig_local());
-        let _ = writeln!(t, "    __shared__ {acc} sh[{}];", super::MAX_BLOCK);
+        let _ = writeln!(t, "    __shared__ {acc} sh[{}];", MAX_BLOCK);
         if arg {
-            let _ = writeln!(t, "    __shared__ i64 shi[{}];", super::MAX_BLOCK);
+            let _ = writeln!(t, "    __shared__ i64 shi[{}];", MAX_BLOCK);
         }
         t.push_str("    const unsigned tid = threadIdx.x;\n");
         t.push_str("    for (i64 b = blockIdx.x; b < kept * parts; b += gridDim.x) {\n");

@@ -98,7 +98,7 @@ pub(super) fn tiles_launch(m: usize, n: usize) -> Launch {
         .div_ceil(TILE)
         .saturating_mul((n as u64).div_ceil(TILE));
     Launch::Elementwise {
-        n: tiles.saturating_mul(u64::from(crate::device::BLOCK)),
+        n: tiles.saturating_mul(u64::from(super::BLOCK)),
     }
 }
 

@@ -31,7 +31,8 @@ use cudarc::driver::{
 };
 use tessera_core::{DType, Error, Result};
 
-use super::memory::{Device, Output, BLOCK};
+use super::memory::{Device, Output};
+use crate::codegen::BLOCK;
 use crate::codegen::{Arg, KernelPlan, Launch};
 
 thread_local! {

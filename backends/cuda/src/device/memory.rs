@@ -6,12 +6,7 @@
 
 use tessera_core::{DType, Result};
 
-use crate::codegen::KernelPlan;
-
-/// Threads per block for every launch (a power of two, at most
-/// [`crate::codegen::MAX_BLOCK`]).
-pub const BLOCK: u32 = 256;
-const _: () = assert!(BLOCK <= crate::codegen::MAX_BLOCK && BLOCK.is_power_of_two());
+use crate::codegen::{KernelPlan, BLOCK};
 
 /// An output buffer of [`Device::launch_grid`]: its length in bytes (at least one byte is
 /// held) and how it starts.

@@ -41,8 +41,9 @@ use tessera_core::backend::{downcast_chunk, ArrayBackend, Capabilities, Chunk, C
 use tessera_core::program::{primitives, Program};
 use tessera_core::{DType, Error, HostArray, Result, Scalar};
 
+pub use crate::codegen::BLOCK;
 pub use gpu::{Gpu, GpuBuf};
-pub use memory::{parts_for, Device, Output, BLOCK};
+pub use memory::{parts_for, Device, Output};
 pub use tiers::{TierLimits, Tiered, Tiers};
 
 use crate::codegen::generate;

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use arrow_schema::{DataType, SchemaRef};
 use tessera_core::{Error, Result};
 
+use super::batch::DeviceBatch;
 use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
 use super::launch::{grid_for, plan_of};
 use super::program::emit::{ctype, is_string, offset_ctype};
-use super::DeviceBatch;
 use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 

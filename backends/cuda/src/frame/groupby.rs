@@ -36,13 +36,13 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use tessera_core::frame::{AggFunc, AggSpec};
 use tessera_core::{Error, Result};
 
+use super::batch::DeviceBatch;
 use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
 use super::launch::{
     column_args, grid_for, hash_step, joined, key_equal, launch_checked, le_words, placeholder,
     plan_of, valid_at, value_at, ColumnArgs,
 };
 use super::program::emit::{ctype, is_string};
-use super::DeviceBatch;
 use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 

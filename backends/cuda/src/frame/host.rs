@@ -12,10 +12,6 @@ use tessera_cpu_frame::CpuFrameBackend;
 use super::CudaFrameBackend;
 use crate::device::Device;
 
-/// Why the steps without device kernels run on the host.
-pub(crate) const NOT_BUILT: &str = "no device kernel yet; runs on the CPU frame backend \
-     (copies both ways)";
-
 impl<D: Device> CudaFrameBackend<D> {
     /// Records the fallback of `op`, or refuses it under `dataframe.fallback = "error"`.
     pub(super) fn allow_fallback(&self, op: &str, why: &str) -> Result<()> {

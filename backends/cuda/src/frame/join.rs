@@ -21,10 +21,10 @@ use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::{JoinSpec, JoinType};
 use tessera_core::{Error, Result};
 
+use super::batch::DeviceBatch;
 use super::column::DeviceArray;
 use super::groupby::{self, NativeGroupby};
 use super::launch::{column_args, grid_for, hash_step, joined, key_equal, plan_of, ColumnArgs};
-use super::DeviceBatch;
 use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 

@@ -11,9 +11,9 @@ use crate::device::{Device, Output};
 use tessera_core::DType;
 use tessera_core::{Error, Result};
 
+use super::batch::DeviceBatch;
 use super::program::emit::ctype;
-use super::DeviceBatch;
-use crate::device::BLOCK;
+use crate::codegen::BLOCK;
 
 /// The plan of a frame kernel text (`body`, named `name` with `hash`) launching entry
 /// `first`: every entry of `entries` — `(suffix, inputs, outputs)`, each argument a byte

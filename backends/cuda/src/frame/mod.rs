@@ -26,6 +26,7 @@
 //! on the device of its first input, and inputs held by another device come over through
 //! the host.
 
+mod batch;
 pub mod column;
 pub mod concat;
 pub mod groupby;
@@ -37,7 +38,6 @@ pub mod scan;
 pub mod sort;
 pub mod strings;
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -46,7 +46,7 @@ use arrow_array::{make_array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::{
     downcast_partition, AggFunc, AggSpec, DataFrameBackend, FrameCapabilities, FrameProgram,
-    JoinSpec, Partition, PartitionData, PlanStep, SortKey, StoredForms, WindowSpec,
+    JoinSpec, Partition, PlanStep, SortKey, StoredForms, WindowSpec,
 };
 use tessera_core::{Error, Result};
 use tessera_cpu_frame::CpuFrameBackend;
@@ -54,60 +54,14 @@ use tessera_cpu_frame::CpuFrameBackend;
 use crate::device::{Device, Gpu, Tiered};
 use column::DeviceArray;
 
+pub use batch::DeviceBatch;
+
 /// The backend's registered name.
 pub const NAME: &str = "cuda";
 
-/// A partition in one device's memory: the batch's schema and its columns.
-pub struct DeviceBatch<B> {
-    schema: SchemaRef,
-    rows: usize,
-    columns: Vec<DeviceArray<B>>,
-    device: usize,
-    backend: String,
-}
-
-impl<B> std::fmt::Debug for DeviceBatch<B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "DeviceBatch({}:{}, {} rows x {} columns)",
-            self.backend,
-            self.device,
-            self.rows,
-            self.columns.len()
-        )
-    }
-}
-
-impl<B> DeviceBatch<B> {
-    /// The device holding it.
-    pub fn device(&self) -> usize {
-        self.device
-    }
-
-    /// Its columns, in schema order.
-    pub fn columns(&self) -> &[DeviceArray<B>] {
-        &self.columns
-    }
-}
-
-impl<B: Send + Sync + 'static> PartitionData for DeviceBatch<B> {
-    fn backend(&self) -> &str {
-        &self.backend
-    }
-    fn num_rows(&self) -> usize {
-        self.rows
-    }
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-    fn nbytes(&self) -> usize {
-        self.columns.iter().map(DeviceArray::nbytes).sum()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+/// Why the steps without device kernels run on the host.
+pub(crate) const NOT_BUILT: &str = "no device kernel yet; runs on the CPU frame backend \
+     (copies both ways)";
 
 /// The CUDA dataframe backend over a set of devices: every visible GPU ([`Gpu`]) in the
 /// registered `cuda` backend; tests run it over host devices that execute the same kernel
@@ -379,7 +333,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
                     (Ok(()), false) => Some(format!(
                         "each partition's sort runs on the device; the range partitioning \
                          between them runs on the host: {}",
-                        host::NOT_BUILT
+                        NOT_BUILT
                     )),
                     (Err(why), _) => Some(format!("the sort runs on the host: {why}")),
                 };
@@ -391,7 +345,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             }
             PlanStep::Window(_) => "the window function",
         };
-        Some(format!("{what} runs on the host: {}", host::NOT_BUILT))
+        Some(format!("{what} runs on the host: {}", NOT_BUILT))
     }
 
     fn import_batch(&self, batch: RecordBatch) -> Result<Partition> {
@@ -472,7 +426,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
         by: &[SortKey],
         bounds: &RecordBatch,
     ) -> Result<Vec<Partition>> {
-        self.on_host_many("range_partition", host::NOT_BUILT, &[part], |h, p| {
+        self.on_host_many("range_partition", NOT_BUILT, &[part], |h, p| {
             h.range_partition(&p[0], by, bounds)
         })
     }
@@ -596,7 +550,7 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
             // The sort's first rows: the device sorts the whole partition for now.
             return self.slice(&self.sort(part, by)?, 0, n);
         }
-        self.on_host("sort", host::NOT_BUILT, &[part], |h, p| {
+        self.on_host("sort", NOT_BUILT, &[part], |h, p| {
             h.sort_limit(&p[0], by, n)
         })
     }
@@ -687,13 +641,13 @@ impl<D: Device> DataFrameBackend for CudaFrameBackend<D> {
     ) -> Result<Partition> {
         let mut parts = vec![part];
         parts.extend(carry);
-        self.on_host("window", host::NOT_BUILT, &parts, |h, p| {
+        self.on_host("window", NOT_BUILT, &parts, |h, p| {
             h.window(&p[0], spec, p.get(1))
         })
     }
 
     fn window_carry(&self, part: &Partition, spec: &WindowSpec) -> Result<Partition> {
-        self.on_host("window", host::NOT_BUILT, &[part], |h, p| {
+        self.on_host("window", NOT_BUILT, &[part], |h, p| {
             h.window_carry(&p[0], spec)
         })
     }

@@ -18,10 +18,10 @@ use arrow_schema::{DataType, SchemaRef};
 use tessera_core::frame::SortKey;
 use tessera_core::{Error, Result};
 
+use super::batch::DeviceBatch;
 use super::column::{fixed_width, DeviceArray};
 use super::launch::{column_args, grid_for, plan_of, ColumnArgs};
 use super::program::emit::ctype;
-use super::DeviceBatch;
 use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
 

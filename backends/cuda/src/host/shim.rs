@@ -221,12 +221,12 @@ const BLOCK: u32 = 8;
 /// device's own, so the upper levels of the block-wide scans and sums (`tsr_block_scan`,
 /// `tsr_block_sum`: 128 down to 8 partners apart) run here as there; at 8 threads only
 /// the lowest three ever ran.
-const FRAME_BLOCK: u32 = crate::device::BLOCK;
+const FRAME_BLOCK: u32 = crate::codegen::BLOCK;
 const MAX_GRID: u64 = 6;
 /// Threads per block of a reduction's launches through [`HostKernels::run`] (the bit
 /// tests): the device's own block size, so every level of the shared-memory tree (128
 /// down to 1 partner apart) runs here as there.
-const REDUCE_BLOCK: u32 = crate::device::BLOCK;
+const REDUCE_BLOCK: u32 = crate::codegen::BLOCK;
 
 /// The loaded libraries, and which of them holds each entry.
 type Libraries = (Vec<Arc<libloading::Library>>, HashMap<String, usize>);

@@ -25,9 +25,9 @@ use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes, DeviceNulls};
 use super::launch::{column_args, grid_for, launch_checked, placeholder, plan_of, ColumnArgs};
-use super::DeviceBatch;
 use crate::codegen::{named, KernelPlan};
 use crate::device::{Device, Output};
+use crate::frame::batch::DeviceBatch;
 use emit::{ctype, Emitter, Refusal, Val};
 
 /// One output column of a program.
