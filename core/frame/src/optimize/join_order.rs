@@ -39,13 +39,13 @@ const SMALL_TABLE_BYTES: u64 = 1 << 20;
 /// The rule: [`small_table_first`] at every node, repeated while it moves a table.
 pub(crate) struct SmallTableFirst;
 
-impl super::NodeRule for SmallTableFirst {
+impl super::rule::NodeRule for SmallTableFirst {
     fn name(&self) -> &'static str {
         "small table first"
     }
 
-    fn rewrite(&self, node: &Arc<Node>) -> Result<Option<super::Rewritten>> {
-        Ok(small_table_first(node)?.map(super::Rewritten::Again))
+    fn rewrite(&self, node: &Arc<Node>) -> Result<Option<super::rule::Rewritten>> {
+        Ok(small_table_first(node)?.map(super::rule::Rewritten::Again))
     }
 }
 

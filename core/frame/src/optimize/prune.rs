@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use arrow_schema::{Schema, SchemaRef};
 
-use super::{count_rows, cse, PlanRule};
+use super::rule::PlanRule;
+use super::{count_rows, cse};
 use crate::backend::{program_schema, FrameProgram, FrameStep};
 use crate::error::Result;
 use crate::expr::{BinaryOp, Expr, Literal};

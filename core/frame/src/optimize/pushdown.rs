@@ -138,21 +138,23 @@ fn factor_disjunction(arms: Vec<Vec<Expr>>) -> Option<Expr> {
 /// rules run on it again; otherwise the `Map` of what is left stays on top, once.
 pub(crate) struct FiltersBelowInnerJoins;
 
-impl super::NodeRule for FiltersBelowInnerJoins {
+impl super::rule::NodeRule for FiltersBelowInnerJoins {
     fn name(&self) -> &'static str {
         "filters below inner joins"
     }
 
-    fn rewrite(&self, node: &Arc<Node>) -> Result<Option<super::Rewritten>> {
+    fn rewrite(&self, node: &Arc<Node>) -> Result<Option<super::rule::Rewritten>> {
         let Node::Map { input, program, .. } = &**node else {
             return Ok(None);
         };
         Ok(match below_inner_join(input, program)? {
             None => None,
-            Some((join, rest)) if rest.steps.is_empty() => Some(super::Rewritten::Again(join)),
+            Some((join, rest)) if rest.steps.is_empty() => {
+                Some(super::rule::Rewritten::Again(join))
+            }
             Some((join, rest)) => {
                 let schema = program_schema(&join.schema(), &rest)?;
-                Some(super::Rewritten::Next(Arc::new(Node::Map {
+                Some(super::rule::Rewritten::Next(Arc::new(Node::Map {
                     input: join,
                     program: rest,
                     schema,
@@ -186,7 +188,7 @@ pub(crate) fn below_inner_join(
     if spec.how != JoinType::Inner {
         return Ok(None);
     }
-    let lead = super::leading_filters(program);
+    let lead = super::rule::leading_filters(program);
     let mut all = Vec::new();
     for step in &program.steps[..lead] {
         if let FrameStep::Filter(e) = step {

@@ -21,13 +21,13 @@ use crate::backend::{program_schema, AggFunc, FrameProgram};
 use crate::error::Result;
 use crate::plan::Node;
 
-use super::Rewritten;
+use super::rule::Rewritten;
 
 /// The rule: a `Map` whose program starts with filters, over a `Sort`, becomes the sort
 /// over those filters, with what is left of the program on top.
 pub(crate) struct FiltersBelowSorts;
 
-impl super::NodeRule for FiltersBelowSorts {
+impl super::rule::NodeRule for FiltersBelowSorts {
     fn name(&self) -> &'static str {
         "filters below sorts"
     }
@@ -39,7 +39,7 @@ impl super::NodeRule for FiltersBelowSorts {
         let Node::Sort { input: below, by } = &**input else {
             return Ok(None);
         };
-        let lead = super::leading_filters(program);
+        let lead = super::rule::leading_filters(program);
         if lead == 0 {
             return Ok(None);
         }
@@ -70,7 +70,7 @@ impl super::NodeRule for FiltersBelowSorts {
 /// reached through `Map`s only, loses the sort.
 pub(crate) struct SortsUnderAggregates;
 
-impl super::NodeRule for SortsUnderAggregates {
+impl super::rule::NodeRule for SortsUnderAggregates {
     fn name(&self) -> &'static str {
         "sorts under order-blind aggregates"
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use arrow_schema::DataType;
 
-use super::PlanRule;
+use super::rule::PlanRule;
 use crate::backend::{AggFunc, AggSpec, FrameProgram, FrameStep, StoredForms};
 use crate::error::Result;
 use crate::expr::{col, BinaryOp, Expr};
@@ -49,7 +49,7 @@ impl StoredFormsPass {
                 return node.with_inputs(vec![input]);
             }
         }
-        super::map_inputs(node, |input| self.visit(input))
+        super::rule::map_inputs(node, |input| self.visit(input))
     }
 
     /// `input` (a scan, or a fused program over one) with the scan's stored columns set,

@@ -8,24 +8,23 @@
 //!
 //! One file per step: `open` (files, footers, schema), `prune` (row groups skipped by
 //! statistics), `bytes` (checked byte ranges, a row group's column chunks fetched once),
-//! `read` (one row group decoded), `write` (`to_parquet`).
+//! `read` (one row group decoded), `scan` (the source as a scan sees it, `FileSource`),
+//! `write` (`to_parquet`).
 
 mod bytes;
 mod open;
 mod prune;
 mod read;
+mod scan;
 pub(crate) mod write;
 
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::file::metadata::ParquetMetaData;
 
-use crate::backend::StoredForms;
-use crate::error::{Error, Result};
-use crate::plan::{ColumnPredicate, FileSource, ScanFilter};
+use crate::error::Error;
 use tessera_io::file::StoredFile;
 
 use crate::io::hive::HivePartitions;
@@ -52,66 +51,13 @@ pub struct ParquetSource {
     display: String,
 }
 
-impl FileSource for ParquetSource {
-    fn format(&self) -> &'static str {
-        "parquet"
-    }
-
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-
-    fn partitions(&self) -> usize {
-        self.groups.len()
-    }
-
-    fn partition_bytes(&self, partition: usize) -> Option<u64> {
-        let (f, g) = *self.groups.get(partition)?;
-        u64::try_from(self.files[f].1.row_group(g).total_byte_size()).ok()
-    }
-
-    fn describe(&self) -> String {
-        self.display.clone()
-    }
-
-    fn prune(&self, predicates: &[ColumnPredicate]) -> Option<Vec<usize>> {
-        Some(prune::row_groups(self, predicates))
-    }
-
-    fn read(&self, partition: usize, projection: Option<&[usize]>) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, None, &[], StoredForms::default())
-    }
-
-    fn read_filtered(
-        &self,
-        partition: usize,
-        projection: Option<&[usize]>,
-        filter: &ScanFilter<'_>,
-    ) -> Result<RecordBatch> {
-        self.read_caught(
-            partition,
-            projection,
-            Some(filter),
-            &[],
-            StoredForms::default(),
-        )
-    }
-
-    fn read_coded(
-        &self,
-        partition: usize,
-        projection: Option<&[usize]>,
-        coded: &[usize],
-        forms: StoredForms,
-    ) -> Result<RecordBatch> {
-        self.read_caught(partition, projection, None, coded, forms)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::bytes::RowGroupBytes;
     use super::*;
+    use crate::backend::StoredForms;
+    use crate::plan::FileSource;
+    use arrow_array::RecordBatch;
     use arrow_array::{Int64Array, StringArray};
     use parquet::arrow::ArrowWriter;
     use parquet::file::properties::WriterProperties;
