@@ -26,6 +26,8 @@
 //! `svd_compressed`, for example, is the product `Q U_B`, formed chunk by chunk on demand.
 
 mod block;
+mod factors;
+mod input;
 mod sketch;
 mod tsqr;
 
@@ -37,90 +39,12 @@ use crate::error::{Error, Result};
 use crate::host::HostArray;
 use crate::Index;
 
+pub use factors::{Lstsq, Qr, Svd};
+pub(crate) use input::as_float;
 pub use sketch::{sketch, Sketch};
+
+use input::{one_chunk, require_2d, require_whole_rows, single};
 pub use tsqr::tsqr;
-
-/// A QR factorisation: `x = q r`.
-#[derive(Clone, Debug)]
-pub struct Qr {
-    /// Orthonormal columns, chunked by rows like the input.
-    pub q: Array,
-    /// Upper triangular, one chunk.
-    pub r: Array,
-}
-
-/// A singular value decomposition: `x = u diag(s) vt`.
-#[derive(Clone, Debug)]
-pub struct Svd {
-    /// Left singular vectors (columns).
-    pub u: Array,
-    /// Singular values, descending.
-    pub s: Array,
-    /// Right singular vectors (rows).
-    pub vt: Array,
-}
-
-/// Least-squares solution of `a x ≈ b`.
-#[derive(Clone, Debug)]
-pub struct Lstsq {
-    /// The solution (`n × r`, or `n` for a vector `b`).
-    pub x: Array,
-    /// Squared 2-norm of each column of `b - a x`.
-    pub residuals: Array,
-    /// Numerical rank of `a`.
-    pub rank: usize,
-    /// Singular values of `a`.
-    pub s: Array,
-}
-
-/// The float dtype linear algebra runs in: floats stay, everything else becomes `float64`.
-pub(crate) fn as_float(x: &Array) -> Array {
-    match x.dtype() {
-        DType::F32 | DType::F64 => x.clone(),
-        _ => x.astype(DType::F64),
-    }
-}
-
-/// An error unless `x` has one chunk along axis 1 (`why`: what needs whole rows).
-fn require_whole_rows(x: &Array, op: &str, why: &str) -> Result<()> {
-    let n = x.chunks().axis(1).len();
-    if n == 1 {
-        return Ok(());
-    }
-    Err(Error::invalid(
-        op,
-        format!(
-            "{why}; {:?} has {n} column chunks: rechunk axis 1 into one chunk",
-            x.shape()
-        ),
-    ))
-}
-
-fn require_2d(x: &Array, op: &str) -> Result<(usize, usize)> {
-    match x.shape().as_slice() {
-        &[m, n] => Ok((m, n)),
-        s => Err(Error::shape(
-            op,
-            format!("needs a 2-d array, got shape {s:?}"),
-        )),
-    }
-}
-
-/// One stored chunk as an array on `x`'s backend.
-fn single(x: &Array, c: Chunk) -> Result<Array> {
-    let shape = c.shape().to_vec();
-    Array::from_chunks(vec![c], Chunks::single(&shape), x.backend().clone())
-}
-
-/// The array's data as one chunk (for small arrays: R factors, B of svd_compressed).
-fn one_chunk(x: &Array) -> Result<Chunk> {
-    let whole = x.rechunk(ChunkSpec::Exact(Chunks::single(&x.shape())))?;
-    whole
-        .compute_chunks()?
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::Internal("a single-chunk array computed no chunk".into()))
-}
 
 /// QR of a tall-and-skinny array (one chunk along axis 1) by TSQR, or of a short-and-fat
 /// one (one chunk along axis 0) directly.

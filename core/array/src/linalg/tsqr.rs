@@ -14,7 +14,8 @@
 
 use rayon::prelude::*;
 
-use super::{as_float, require_2d, require_whole_rows, single, Qr};
+use super::factors::Qr;
+use super::input::{as_float, require_2d, require_whole_rows, single};
 use crate::array::Array;
 use crate::backend::{ArrayBackend, AxisSlice, Chunk};
 use crate::chunks::Chunks;
