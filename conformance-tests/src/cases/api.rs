@@ -13,7 +13,7 @@ use tessera_core::chunks::{numel, ChunkSpec, Chunks};
 use tessera_core::program::{BinaryOp, ReduceOp, ScanOp, UnaryOp};
 use tessera_core::{DType, HostArray, Result, Scalar};
 
-use super::{all, describe, floats, integers, numeric};
+use super::domain::{all, describe, floats, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
 use crate::compare::{has_subnormal, max_abs, Tol};
 use crate::gen::{for_product, for_sum, Gen, Values};

@@ -14,7 +14,7 @@ use tessera_core::program::{
 use tessera_core::random::{Distribution, RandomSpec};
 use tessera_core::{AxisSlice, Chunk, DType, Error, HostArray, Result, Scalar};
 
-use super::{all, describe, floats, index_map, integers, numeric};
+use super::domain::{all, describe, floats, index_map, integers, numeric};
 use crate::case::{Family, Group, Produced, Side};
 use crate::compare::{has_subnormal, max_abs, Tol};
 use crate::gen::{for_product, for_sum, Gen, Values};

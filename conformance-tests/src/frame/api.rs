@@ -10,10 +10,10 @@ use tessera_core::frame::{AggFunc, FrameStep, JoinAlgorithm, JoinSpec, JoinType,
 use tessera_core::Result;
 use tessera_frame::DataFrame;
 
+use super::case::{FrameFamily, FrameSide, Need, Output};
 use super::data::{batch, column, fresh_key, split, ColType, Draw};
 use super::oracle::{self, value::Table};
 use super::protocol::{join_input, parts, row_ids, rows};
-use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
 use crate::gen::Gen;
 
@@ -26,7 +26,7 @@ pub fn families() -> Vec<FrameFamily> {
         .into_iter()
         .filter(|t| !matches!(t, ColType::Float64 | ColType::Bool))
         .collect();
-    let f = |op: &str, types: &[ColType], run: super::FrameRun| FrameFamily {
+    let f = |op: &str, types: &[ColType], run: super::case::FrameRun| FrameFamily {
         op: op.to_string(),
         group: Group::Api,
         types: types.to_vec(),

@@ -13,9 +13,9 @@ use tessera_core::frame::{
 use tessera_core::frame::{DateUnit, Interval};
 use tessera_core::{Error, Result};
 
+use super::case::{FrameFamily, FrameSide, Need, Output};
 use super::data::{batch, column, fresh_key, split, ColType, Draw};
 use super::oracle::{self, value::Table};
-use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
 use crate::gen::Gen;
 
@@ -48,7 +48,7 @@ fn family(
     group: Group,
     types: &[ColType],
     need: Need,
-    run: super::FrameRun,
+    run: super::case::FrameRun,
 ) -> FrameFamily {
     FrameFamily {
         op: op.to_string(),
@@ -712,10 +712,10 @@ fn level(q: f64) -> Quantile {
 /// Every aggregation the suite runs, with its run function: the functions without a
 /// parameter, and the quantiles at levels between two values (so that the exact one
 /// interpolates).
-fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
+fn aggregation_cases() -> Vec<(AggFunc, super::case::FrameRun)> {
     macro_rules! plain {
         ($($f:ident),*) => {
-            vec![$((AggFunc::$f, (|s, g, t, v| aggregate(s, g, t, v, AggFunc::$f)) as super::FrameRun)),*]
+            vec![$((AggFunc::$f, (|s, g, t, v| aggregate(s, g, t, v, AggFunc::$f)) as super::case::FrameRun)),*]
         };
     }
     let mut cases =
@@ -744,10 +744,10 @@ fn aggregation_cases() -> Vec<(AggFunc, super::FrameRun)> {
 
 /// Every window function the suite runs, with the name of its family (a name the case
 /// filter can take) and its run function.
-fn window_cases() -> Vec<(&'static str, WindowFunc, super::FrameRun)> {
+fn window_cases() -> Vec<(&'static str, WindowFunc, super::case::FrameRun)> {
     macro_rules! cases {
         ($($label:literal => $f:expr),* $(,)?) => {
-            vec![$(($label, $f, (|s, g, t, v| window(s, g, t, v, $f)) as super::FrameRun)),*]
+            vec![$(($label, $f, (|s, g, t, v| window(s, g, t, v, $f)) as super::case::FrameRun)),*]
         };
     }
     cases![
@@ -891,7 +891,7 @@ fn join(
 macro_rules! joins {
     ($name:ident, $alg:ident) => {
         /// One run function per join type, indexed by `JoinType as usize`.
-        const $name: [super::FrameRun; 4] = [
+        const $name: [super::case::FrameRun; 4] = [
             |s, g, t, v| join(s, g, t, v, JoinType::Inner, JoinAlgorithm::$alg),
             |s, g, t, v| join(s, g, t, v, JoinType::Left, JoinAlgorithm::$alg),
             |s, g, t, v| join(s, g, t, v, JoinType::Right, JoinAlgorithm::$alg),

@@ -15,34 +15,12 @@ use tessera_core::frame::expr::{col, lit};
 use tessera_core::frame::{AggFunc, AggSpec, FrameProgram, FrameStep, Partition};
 use tessera_core::{Error, Result};
 
+use super::case::{FrameFamily, FrameSide, Need, Output, StoredForm};
 use super::data::{column, split, ColType, Draw};
 use super::oracle::{self, value::Table};
 use super::protocol::{parts, row_ids, rows};
-use super::{FrameFamily, FrameSide, Need, Output};
 use crate::case::Group;
 use crate::gen::Gen;
-
-/// A stored form a backend may declare it takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StoredForm {
-    /// `Dictionary(Int32, Utf8)` group keys (`StoredForms::dictionary_keys`).
-    DictionaryKeys,
-    /// `Decimal64` decimals of at most 18 digits (`StoredForms::narrow_decimals`).
-    Decimal64,
-    /// `Utf8View` group keys (`StoredForms::view_keys`).
-    ViewKeys,
-}
-
-impl StoredForm {
-    /// Whether `backend` declares that it takes this form.
-    pub fn declared(self, backend: &dyn tessera_core::frame::DataFrameBackend) -> bool {
-        match self {
-            StoredForm::DictionaryKeys => backend.capabilities().stored_forms.dictionary_keys,
-            StoredForm::Decimal64 => backend.capabilities().stored_forms.narrow_decimals,
-            StoredForm::ViewKeys => backend.capabilities().stored_forms.view_keys,
-        }
-    }
-}
 
 /// The stored-form families: one per form, over the key types it applies to.
 pub fn families() -> Vec<FrameFamily> {
