@@ -22,8 +22,8 @@ use tessera_core::frame::digest::Digest;
 use tessera_core::frame::{AggFunc, AggSpec};
 use tessera_core::{Error, Result};
 
-use super::grouping::{group_rows, group_selected_rows};
-use super::keys::{encode_rows, Groups, NO_GROUP};
+use crate::keys::grouping::{group_rows, group_selected_rows};
+use crate::keys::groups::{encode_rows, Groups, NO_GROUP};
 
 fn column(batch: &RecordBatch, name: &str, op: &'static str) -> Result<ArrayRef> {
     batch
@@ -591,7 +591,7 @@ fn value_lists(a: &ArrayRef, g: &Groups, item: &DataType, distinct: bool) -> Res
         .map(|(i, &id)| (id, i as u32));
     let (lengths, rows) = if !distinct {
         by_group(rows, g.len())
-    } else if let Some(ints) = super::keys::int_key(std::slice::from_ref(a))? {
+    } else if let Some(ints) = crate::keys::groups::int_key(std::slice::from_ref(a))? {
         // Integers are told apart by value, without a hash set: each group's rows are
         // deduplicated in place. Groups are usually small (an order's suppliers), so this
         // stays in cache, where a set of (group, value) pairs sized for every row did not.
@@ -878,7 +878,7 @@ pub(crate) fn combine(
             }
             AggFunc::ApproxQuantile(_) => columns.push(merge_digests(arrays[0], &g)?),
             AggFunc::NUnique | AggFunc::Median | AggFunc::Quantile(_) => {
-                let (values, vg) = super::keys::list_items(arrays[0], &g);
+                let (values, vg) = crate::keys::groups::list_items(arrays[0], &g);
                 let item = values.data_type().clone();
                 let distinct = spec.func == AggFunc::NUnique;
                 columns.push(value_lists(&values, &vg, &item, distinct)?)

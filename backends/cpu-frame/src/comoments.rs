@@ -19,7 +19,7 @@ use arrow_schema::DataType;
 use tessera_core::frame::AggFunc;
 use tessera_core::{Error, Result};
 
-use super::keys::{Groups, NO_GROUP};
+use crate::keys::groups::{Groups, NO_GROUP};
 
 /// One group's co-moments.
 #[derive(Clone, Copy, Default, Debug, PartialEq)]

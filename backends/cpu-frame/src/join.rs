@@ -12,9 +12,9 @@ use arrow_schema::SchemaRef;
 use tessera_core::frame::{JoinAlgorithm, JoinSpec, JoinType};
 use tessera_core::{Error, Result};
 
-use super::keys::{encode_rows, int_key, key_nulls, valid_range};
-use super::packed_keys::Packing;
-use super::string_keys::{probe_strings, PassHash, StrValues};
+use crate::keys::groups::{encode_rows, int_key, key_nulls, valid_range};
+use crate::keys::packed::Packing;
+use crate::keys::strings::{probe_strings, PassHash, StrValues};
 
 fn keys(batch: &RecordBatch, names: &[String]) -> Result<Vec<ArrayRef>> {
     names
@@ -112,7 +112,7 @@ pub(crate) enum BuildTable {
         table: Box<BuildTable>,
     },
     /// One string key whose strings all have at most 15 bytes (codes, names,
-    /// identifiers): chains by the strings [`packed`](super::string_keys::packed) into
+    /// identifiers): chains by the strings [`packed`](crate::keys::strings::packed) into
     /// 128-bit integers, compared as integers (a longer probe string misses at once).
     /// Comparing the bytes called `memcmp` for every match.
     ShortStrings {

@@ -13,19 +13,14 @@
 //! linker drops the registration.
 
 mod aggregate;
-mod code_table;
 mod comoments;
 mod eval;
 mod filter;
-mod grouping;
 mod join;
-mod key_codes;
 mod keys;
-mod packed_keys;
 mod program;
 mod selection;
 mod sort;
-mod string_keys;
 mod temporal;
 mod top_values;
 mod views;
@@ -175,7 +170,7 @@ impl DataFrameBackend for CpuFrameBackend {
                     .ok_or_else(|| Error::invalid("hash_partition", format!("no column '{k}'")))
             })
             .collect::<Result<Vec<_>>>()?;
-        let hashes = keys::hash_rows(&cols, b.num_rows())?;
+        let hashes = keys::groups::hash_rows(&cols, b.num_rows())?;
         let ids: Vec<u32> = hashes.iter().map(|h| (h % n as u64) as u32).collect();
         self.scatter(b, &ids, n)
     }

@@ -19,7 +19,7 @@ fn sort_rows(batch: &RecordBatch, by: &[SortKey], conv: &RowConverter) -> Result
                 .cloned()
                 // `-0.0` ties with `0.0` (a stable sort keeps their order), as values
                 // compare: the row format alone would put `-0.0` first.
-                .map(super::keys::canonical_floats)
+                .map(crate::keys::groups::canonical_floats)
                 .ok_or_else(|| Error::invalid("sort", format!("no column '{}'", k.column)))
         })
         .collect::<Result<_>>()?;
@@ -127,7 +127,7 @@ fn integer_order(batch: &RecordBatch, by: &[SortKey]) -> Result<Option<Vec<u32>>
         if c.null_count() > 0 {
             return Ok(None);
         }
-        let Some(ints) = super::keys::int_key(std::slice::from_ref(c))? else {
+        let Some(ints) = crate::keys::groups::int_key(std::slice::from_ref(c))? else {
             return Ok(None);
         };
         keys.push((ints, k.descending));
@@ -189,7 +189,7 @@ struct Packed<'a> {
 impl<'a> Packed<'a> {
     fn of(values: &'a [i64], descending: bool) -> Packed<'a> {
         // No nulls here (`integer_order` takes none); no values: a range of one.
-        let (lo, span) = super::keys::valid_range(values, None).unwrap_or((0, 0));
+        let (lo, span) = crate::keys::groups::valid_range(values, None).unwrap_or((0, 0));
         Packed {
             values,
             base: if descending {

@@ -16,7 +16,7 @@ use arrow_schema::{DataType, Field, SortOptions};
 use tessera_core::frame::AggFunc;
 use tessera_core::{Error, Result};
 
-use super::keys::{Groups, NO_GROUP};
+use crate::keys::groups::{Groups, NO_GROUP};
 
 /// Whether each row of `a` takes no part: null, or a NaN float.
 fn missing(a: &ArrayRef) -> Vec<bool> {
@@ -166,7 +166,7 @@ fn best_rows<K: Copy + Default>(
 /// # Errors
 /// As [`select`].
 pub(crate) fn merge(lists: &ArrayRef, g: &Groups, func: AggFunc) -> Result<ArrayRef> {
-    let (values, items) = super::keys::list_items(lists, g);
+    let (values, items) = crate::keys::groups::list_items(lists, g);
     select(&values, &items, func)
 }
 

@@ -21,8 +21,8 @@ use arrow_schema::{DataType, SortOptions};
 use tessera_core::frame::{RollingAgg, WindowFunc, WindowSpec};
 use tessera_core::{Error, Result};
 
-use super::grouping::group_rows;
-use super::keys::{Groups, NO_GROUP};
+use crate::keys::grouping::group_rows;
+use crate::keys::groups::{Groups, NO_GROUP};
 
 fn arrow_err(spec: &WindowSpec) -> impl Fn(arrow_schema::ArrowError) -> Error + '_ {
     move |e| Error::arrow_in("window", spec.func.name(), e)

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::{cast_to, is_text, literal_array};
-use crate::keys::canonical_floats;
+use crate::keys::groups::canonical_floats;
 use arrow_array::{Array, ArrayRef, BooleanArray};
 use arrow_buffer::BooleanBuffer;
 use arrow_schema::DataType;

@@ -14,7 +14,7 @@ mod strings;
 
 use std::sync::Arc;
 
-use crate::keys::canonical_floats;
+use crate::keys::groups::canonical_floats;
 use arrow_array::{
     new_null_array, Array, ArrayRef, BooleanArray, Date32Array, Datum, Float64Array, Int64Array,
     RecordBatch, Scalar, StringArray, UInt32Array,

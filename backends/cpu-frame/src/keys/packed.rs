@@ -15,7 +15,7 @@ use arrow_array::{Array, ArrayRef, Int64Array};
 use arrow_buffer::{NullBuffer, ScalarBuffer};
 use tessera_core::Result;
 
-use super::keys::{int_key, key_nulls, valid_range};
+use super::groups::{int_key, key_nulls, valid_range};
 
 /// The most bits a packed key uses: below `i64`'s sign, with a bit to spare so that
 /// `lo + span` arithmetic of a packed key stays in range.

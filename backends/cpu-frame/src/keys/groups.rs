@@ -3,7 +3,7 @@
 //! One integer-like key (the common `groupby("passenger_count")` or join on an id) takes
 //! a fast path: a dense lookup table when the key range is small, else a hash map on the
 //! `i64` value. Several keys, or string keys, are numbered column by column and the codes
-//! combined (`super::key_codes`). Any other key set goes through `arrow-row`, which encodes the keys of a
+//! combined (`super::codes`). Any other key set goes through `arrow-row`, which encodes the keys of a
 //! row as comparable bytes, and a hash map on those bytes. `super::grouping` picks among
 //! them; this file holds the pieces.
 
@@ -249,8 +249,8 @@ pub(crate) fn hash_rows(keys: &[ArrayRef], rows: usize) -> Result<Vec<u64>> {
 /// nulls: every batch of a key type must take the same path, or equal keys would land in
 /// different buckets.
 fn hash_strings(keys: &[ArrayRef], state: &ahash::RandomState) -> Option<Vec<u64>> {
-    let strings = super::string_keys::probe_strings(keys)?;
-    let values = super::string_keys::StrValues::of(&strings)?;
+    let strings = super::strings::probe_strings(keys)?;
+    let values = super::strings::StrValues::of(&strings)?;
     let null = state.hash_one(NULL_KEY);
     Some(
         (0..strings.len())
@@ -390,7 +390,7 @@ mod tests {
             nan2,
             1.5,
         ]));
-        let g = crate::grouping::group_rows(std::slice::from_ref(&k), 5).unwrap();
+        let g = crate::keys::grouping::group_rows(std::slice::from_ref(&k), 5).unwrap();
         assert_eq!(g.ids[0], g.ids[1]);
         assert_eq!(g.ids[2], g.ids[3]);
         assert_eq!(g.first_rows.len(), 3);
@@ -452,14 +452,14 @@ mod tests {
         ]));
         let want = vec![vec![0, 3], vec![2, 4], vec![5]];
         for keys in [small, wide, text] {
-            let g = crate::grouping::group_rows(std::slice::from_ref(&keys), 6).unwrap();
+            let g = crate::keys::grouping::group_rows(std::slice::from_ref(&keys), 6).unwrap();
             assert_eq!(g.ids[1], NO_GROUP, "a null key is dropped");
             let mut got = partition_of(&g);
             got.sort();
             assert_eq!(got, want);
             assert_eq!(g.first_rows.len(), 3);
         }
-        let none = crate::grouping::group_rows(&[], 4).unwrap();
+        let none = crate::keys::grouping::group_rows(&[], 4).unwrap();
         assert_eq!((none.len(), none.ids), (1, vec![0; 4]));
     }
 

@@ -1,9 +1,9 @@
 //! Rows to group ids: the choice among the ways of numbering keys.
 //!
-//! One integer-like key takes the fast path of [`super::keys`] (a dense table over a small
+//! One integer-like key takes the fast path of [`super::groups`] (a dense table over a small
 //! range, else a hash map on the value); several keys or string keys are numbered column by
-//! column ([`super::key_codes`]); any other key set is encoded by `arrow-row` and hashed as
-//! bytes ([`super::keys::encode_rows`]).
+//! column ([`super::codes`]); any other key set is encoded by `arrow-row` and hashed as
+//! bytes ([`super::groups::encode_rows`]).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
@@ -11,8 +11,8 @@ use arrow_array::ArrayRef;
 use arrow_buffer::NullBuffer;
 use tessera_core::Result;
 
-use super::key_codes::group_by_codes;
-use super::keys::{
+use super::codes::group_by_codes;
+use super::groups::{
     dense_limit, encode_rows, groups_of, hashed_groups, int_key, key_nulls, valid_range, Groups,
     NO_GROUP,
 };

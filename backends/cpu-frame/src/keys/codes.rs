@@ -34,8 +34,8 @@ use arrow_schema::DataType;
 use tessera_core::Result;
 
 use super::code_table::{CodeKey, CodeTable, BLOCK};
-use super::keys::{dense_limit, groups_of, valid_range, Groups};
-use super::string_keys::{packed, StrValues, PACKED};
+use super::groups::{dense_limit, groups_of, valid_range, Groups};
+use super::strings::{packed, StrValues, PACKED};
 
 /// A key column as codes in `0..cardinality` (a null row's code is arbitrary).
 struct Codes {
@@ -286,14 +286,14 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
             k.as_primitive::<Float64Type>()
                 .values()
                 .iter()
-                .map(|&x| super::keys::key_bits(x)),
+                .map(|&x| super::groups::key_bits(x)),
             rows,
         ),
         DataType::Float32 => number_cached(
             k.as_primitive::<Float32Type>()
                 .values()
                 .iter()
-                .map(|&x| super::keys::key_bits(f64::from(x))),
+                .map(|&x| super::groups::key_bits(f64::from(x))),
             rows,
         ),
         DataType::Boolean => {
@@ -310,7 +310,7 @@ fn column_codes(k: &ArrayRef) -> Result<Option<Codes>> {
                 DataType::Date32 | DataType::Date64 | DataType::Timestamp(..)
             ) =>
         {
-            let Some(wide) = super::keys::int_key(std::slice::from_ref(k))? else {
+            let Some(wide) = super::groups::int_key(std::slice::from_ref(k))? else {
                 return Ok(None);
             };
             let v = wide.as_primitive::<Int64Type>();
@@ -379,7 +379,7 @@ fn determined(k: &ArrayRef, codes: &[u32], rep: &mut Option<Vec<u32>>) -> bool {
         DataType::Float64 => {
             // By the bits the codes tell floats apart by.
             let v = k.as_primitive::<Float64Type>().values();
-            same(&|i, j| super::keys::key_bits(v[i]) == super::keys::key_bits(v[j]))
+            same(&|i, j| super::groups::key_bits(v[i]) == super::groups::key_bits(v[j]))
         }
         _ => false,
     }
@@ -484,7 +484,7 @@ fn first_rows(codes: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keys::NO_GROUP;
+    use crate::keys::groups::NO_GROUP;
     use arrow_array::{BooleanArray, Int32Array, Int64Array, StringArray, StringViewArray};
     use std::sync::Arc;
 
@@ -573,7 +573,7 @@ mod tests {
 
     /// The grouping `arrow-row` gives: rows with equal encoded keys.
     fn by_rows(keys: &[ArrayRef], valid: &dyn Fn(usize) -> bool) -> Vec<Vec<usize>> {
-        let rows = super::super::keys::encode_rows(keys).unwrap();
+        let rows = super::super::groups::encode_rows(keys).unwrap();
         let mut by: std::collections::BTreeMap<Vec<u8>, Vec<usize>> = Default::default();
         for i in 0..rows.num_rows() {
             if valid(i) {
@@ -648,7 +648,7 @@ mod tests {
             vec![key.clone(), name.clone(), nulled.clone()],
             vec![name.clone(), key.clone(), copied.clone()],
         ] {
-            let nulls = super::super::keys::key_nulls(&keys);
+            let nulls = super::super::groups::key_nulls(&keys);
             let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
             let g = group_by_codes(&keys, n, valid)
                 .unwrap()
@@ -702,7 +702,7 @@ mod tests {
             vec![utf8, flag, small, wide, flags],
         ];
         for keys in sets_of_keys {
-            let nulls = super::super::keys::key_nulls(&keys);
+            let nulls = super::super::groups::key_nulls(&keys);
             let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
             let g = group_by_codes(&keys, n, valid)
                 .unwrap()
@@ -759,7 +759,7 @@ mod tests {
             vec![floats, decimals.clone(), bytes.clone()],
             vec![wide[0].clone(), decimals, wide[1].clone(), bytes],
         ] {
-            let nulls = super::super::keys::key_nulls(&keys);
+            let nulls = super::super::groups::key_nulls(&keys);
             let valid = |i: usize| nulls.as_ref().is_none_or(|m| m.is_valid(i));
             let g = group_by_codes(&keys, n, valid)
                 .unwrap()
@@ -810,7 +810,7 @@ mod tests {
             vec![dict.clone(), other.clone()],
             vec![other, dict],
         ] {
-            let nulls = super::super::keys::key_nulls(&ks);
+            let nulls = super::super::groups::key_nulls(&ks);
             let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
             let g = group_by_codes(&ks, 60, valid).unwrap().unwrap();
             assert_eq!(sets(&g.ids), by_rows(&ks, &valid));
