@@ -93,10 +93,10 @@ fn _tessera(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(storage::to_npy, m)?)?;
     m.add_function(wrap_pyfunction!(storage::from_zarr, m)?)?;
     m.add_function(wrap_pyfunction!(storage::to_zarr, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::read_csv, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::read_parquet, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::from_arrow, m)?)?;
-    m.add_function(wrap_pyfunction!(frame::concat_frames, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::io::read_csv, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::io::read_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::io::from_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(frame::io::concat_frames, m)?)?;
     m.add_function(wrap_pyfunction!(expr::col_, m)?)?;
     m.add_function(wrap_pyfunction!(expr::lit_, m)?)?;
     m.add_function(wrap_pyfunction!(expr::when_, m)?)?;
