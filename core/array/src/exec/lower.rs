@@ -2,11 +2,11 @@
 
 mod by_rank;
 
-use super::fxhash::FxHashMap;
-use super::plan::{Plan, Task, TaskOp};
-
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
+use super::plan::{Plan, Task, TaskOp};
 use crate::backend::BackendRef;
 use crate::chunks::{c_strides, grid_indices, numel};
 use crate::dtype::{DType, Scalar};

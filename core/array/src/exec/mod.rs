@@ -10,7 +10,6 @@
 
 mod distributed;
 mod explain;
-mod fxhash;
 mod lower;
 mod placement;
 mod plan;
