@@ -69,6 +69,7 @@ fn class_name(e: &Error) -> &'static str {
         | Error::Unavailable { .. }
         | Error::DuplicateBackend { .. }
         | Error::ForeignChunk { .. }
+        | Error::ForeignPartition { .. }
         | Error::WrongCpu(_) => "BackendUnavailableError",
         Error::Config(_) => "ConfigError",
         Error::MemoryLimit { .. } => "MemoryLimitError",

@@ -103,7 +103,7 @@ fn a_partition_of_another_backend_is_refused_by_name() {
     let cpu = tessera::registry::dataframe_backend("cpu").unwrap();
     let p = cpu.import_batch(batch()).unwrap();
     let e = faulty().export_batch(&p).unwrap_err();
-    assert!(matches!(e, Error::ForeignChunk { .. }), "{e:?}");
+    assert!(matches!(e, Error::ForeignPartition { .. }), "{e:?}");
     assert!(e.to_string().contains("'cpu'"), "{e}");
 }
 

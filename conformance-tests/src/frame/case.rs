@@ -106,7 +106,7 @@ impl FrameSide {
     /// partition is foreign or its row count is wrong.
     pub fn export(&self, p: &Partition) -> Result<RecordBatch> {
         if p.backend() != self.backend.name() {
-            return Err(Error::ForeignChunk {
+            return Err(Error::ForeignPartition {
                 op: "export_batch".into(),
                 backend: self.backend.name().into(),
                 owner: p.backend().into(),

@@ -144,11 +144,11 @@ impl ForeignFrameBackend {
         check(&self.lib.name, t.last_error, t.instance, op, status)
     }
 
-    /// This plugin's partition, or [`Error::ForeignChunk`].
+    /// This plugin's partition, or [`Error::ForeignPartition`].
     fn handle<'a>(&self, p: &'a Partition, op: &str) -> Result<&'a ForeignPartition> {
         match p.as_any().downcast_ref::<ForeignPartition>() {
             Some(fp) if Arc::ptr_eq(&fp.lib, &self.lib) => Ok(fp),
-            _ => Err(Error::ForeignChunk {
+            _ => Err(Error::ForeignPartition {
                 op: op.to_string(),
                 backend: self.lib.name.clone(),
                 owner: p.backend().to_string(),

@@ -106,6 +106,17 @@ pub enum Error {
         owner: String,
     },
 
+    /// A frame partition was handed to a dataframe backend that does not own it.
+    #[error("{op}: dataframe backend '{backend}' was given a partition owned by backend '{owner}'; move the frame with `to_backend` first")]
+    ForeignPartition {
+        /// The operation.
+        op: String,
+        /// The backend that was called.
+        backend: String,
+        /// The backend owning the partition.
+        owner: String,
+    },
+
     /// A configuration problem: unknown key, bad value, unreadable file.
     #[error("config: {0}")]
     Config(String),

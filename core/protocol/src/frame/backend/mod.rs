@@ -62,7 +62,7 @@ pub fn downcast_partition<'a, T: PartitionData>(
 ) -> Result<&'a T> {
     part.as_any()
         .downcast_ref::<T>()
-        .ok_or_else(|| Error::ForeignChunk {
+        .ok_or_else(|| Error::ForeignPartition {
             op: op.to_string(),
             backend: backend.to_string(),
             owner: part.backend().to_string(),
