@@ -113,7 +113,7 @@ impl DataFrame {
             let input = match kind {
                 Kind::Numeric => c.clone(),
                 Kind::Instant(ticks) => {
-                    let tmp = crate::api::null_keys::fresh_in(&[&frame], &format!("ticks{i}"));
+                    let tmp = crate::api::temp_names::fresh_in(&[&frame], &format!("ticks{i}"));
                     frame = frame.with_column(
                         &tmp,
                         col(c.as_str()).cast(ticks.clone()).cast(DataType::Int64),

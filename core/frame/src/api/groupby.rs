@@ -4,6 +4,7 @@
 
 use crate::api::dataframe::DataFrame;
 use crate::api::reduce::named_aggs;
+use crate::api::temp_names::{fresh_among, fresh_in};
 use crate::backend::{AggFunc, AggSpec, Quantile};
 use crate::error::{Error, Result};
 use crate::expr::{col, Expr};
@@ -142,10 +143,7 @@ impl GroupBy {
         let mut list: Vec<(String, Expr)> = mine.iter().map(|c| (c.clone(), col(c))).collect();
         let mut specs = Vec::with_capacity(aggs.len());
         for (i, (e, func, output)) in aggs.iter().enumerate() {
-            let mut tmp = format!("__tessera_agg{i}");
-            while mine.contains(&tmp) {
-                tmp.push('_');
-            }
+            let tmp = fresh_among(&mine, &format!("agg{i}"));
             list.push((tmp.clone(), e.clone()));
             specs.push(AggSpec::new(tmp, *func, *output));
         }
@@ -208,7 +206,7 @@ impl GroupBy {
     /// # Errors
     /// A missing key column, or a backend without window functions.
     pub fn cumcount(&self, output: &str) -> Result<DataFrame> {
-        let one = self.unused_name("one");
+        let one = fresh_in(&[&self.frame], "one");
         let with_ones = self.frame.with_column(&one, crate::lit(1i64))?;
         let grouped = GroupBy {
             frame: with_ones,
@@ -246,20 +244,11 @@ impl GroupBy {
     /// # Errors
     /// As [`GroupBy::cumcount`].
     pub fn head(&self, n: usize) -> Result<DataFrame> {
-        let row = self.unused_name("row");
+        let row = fresh_in(&[&self.frame], "row");
         let n = i64::try_from(n).unwrap_or(i64::MAX);
         self.cumcount(&row)?
             .filter(crate::col(row.as_str()).lt(crate::lit(n)))?
             .drop(&[row.as_str()])
-    }
-
-    /// A column name the frame does not have, starting from `stem`.
-    fn unused_name(&self, stem: &str) -> String {
-        let schema = self.frame.schema();
-        (0..)
-            .map(|i| format!("__{stem}{i}"))
-            .find(|c| schema.field_with_name(c).is_err())
-            .unwrap_or_else(|| format!("__{stem}"))
     }
 
     /// `groupby(keys)[column].sum()`.

@@ -7,7 +7,8 @@
 //! null-safe columns ([`crate::api::null_keys`]) and rebuilds the key columns afterwards.
 
 use crate::api::dataframe::DataFrame;
-use crate::api::null_keys::{fresh_in, join_keeping_nulls};
+use crate::api::null_keys::join_keeping_nulls;
+use crate::api::temp_names::{fresh_among, fresh_in};
 use arrow_schema::DataType;
 
 use crate::backend::{AggFunc, JoinAlgorithm, JoinSpec, JoinType};
@@ -358,13 +359,7 @@ impl DataFrame {
             );
         }
         let mine = self.columns();
-        let fresh = |base: &str| {
-            let mut name = format!("__tessera_{base}");
-            while mine.contains(&name) {
-                name.push('_');
-            }
-            name
-        };
+        let fresh = |base: &str| fresh_among(&mine, base);
         let keys: Vec<String> = (0..right_on.len())
             .map(|i| fresh(&format!("key{i}")))
             .collect();

@@ -17,3 +17,4 @@ pub(crate) mod null_keys;
 pub(crate) mod reduce;
 pub(crate) mod reshape;
 mod sample;
+pub(crate) mod temp_names;

@@ -9,6 +9,7 @@
 //! so groups of null keys come after the others, as pandas puts them.
 
 use crate::api::dataframe::DataFrame;
+use crate::api::temp_names::fresh_in;
 use crate::backend::AggSpec;
 use crate::error::{Error, Result};
 use crate::expr::{col, is_string, lit, when, Expr, Literal};
@@ -31,16 +32,6 @@ pub enum Keep {
 pub(crate) struct SafeKey {
     flag: String,
     value: String,
-}
-
-/// A name for a temporary column that no column of `frames` has.
-pub(crate) fn fresh_in(frames: &[&DataFrame], stem: &str) -> String {
-    let names: Vec<String> = frames.iter().flat_map(|f| f.columns()).collect();
-    let mut name = format!("\u{1}{stem}");
-    while names.contains(&name) {
-        name.push('_');
-    }
-    name
 }
 
 fn fresh(frame: &DataFrame, stem: &str) -> String {

@@ -16,7 +16,7 @@ use arrow_schema::DataType;
 use crate::api::dataframe::DataFrame;
 use crate::api::display::Value;
 use crate::api::groupby::GroupBy;
-use crate::api::null_keys::fresh_in;
+use crate::api::temp_names::fresh_in;
 use crate::backend::AggFunc;
 use crate::error::{Error, Result};
 use crate::expr::{col, lit, when, Expr, Literal};

@@ -13,7 +13,7 @@ use arrow_array::types::Int64Type;
 use arrow_array::{BooleanArray, RecordBatch};
 
 use crate::api::dataframe::DataFrame;
-use crate::api::null_keys::fresh_in;
+use crate::api::temp_names::fresh_in;
 use crate::error::{Error, Result};
 use crate::expr::lit;
 use crate::window::WindowFunc;
