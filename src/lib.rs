@@ -65,6 +65,8 @@ pub use tessera_cpu;
 pub use tessera_cpu_frame;
 #[cfg(feature = "cuda")]
 pub use tessera_cuda;
+#[cfg(feature = "cuda")]
+pub use tessera_cuda_frame;
 pub use tessera_sparse;
 
 /// Every registered backend (array backends today), with kind and availability,

@@ -27,6 +27,7 @@ use tessera_plugin_host::LoadedPlugin;
 use tessera_sparse as _;
 // Linked so that `--backend cuda` reports why it is unavailable instead of "unknown".
 use tessera_cuda as _;
+use tessera_cuda_frame as _;
 
 const USAGE: &str = "usage: tessera-conformance [--plugin LIB]... --backend NAME [--filter OP[,OP...]] [--seed N] [--json FILE] [--list] [--quiet]
        tessera-conformance --frame-backend NAME [--frame-reference NAME] [--filter SPEC] [--seed N] [--json FILE] [--list] [--quiet]

@@ -59,7 +59,7 @@ fn the_fallback_setting_refuses_host_steps_before_the_plan_runs() {
         return;
     }
     let name = "cuda-host-fallback-setting";
-    let backend = tessera::tessera_cuda::host::frame_backend(name).unwrap();
+    let backend = tessera::tessera_cuda_frame::host_devices::frame_backend(name).unwrap();
     let _ = tessera::registry::register_dataframe_backend(Arc::new(backend));
     let keys = Arc::new(arrow_array::StringArray::from(
         (0..100).map(|i| format!("k{}", i % 7)).collect::<Vec<_>>(),

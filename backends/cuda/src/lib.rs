@@ -14,16 +14,17 @@
 //!   that the same text compiles with NVRTC and, with a shim header, as host C++;
 //! - [`nvrtc`]: NVRTC found at run time, kernels compiled to PTX and cached by hash.
 //!
-//! - [`frame`]: the dataframe backend — columns in device memory in Arrow's layout,
-//!   fused filter/projection programs as generated kernels, every other step on the host
-//!   through the CPU frame backend, recorded and announced by `explain()`;
 //! - [`host`]: devices made of host memory that run the same kernel texts as C++, so the
-//!   backends run without a GPU (tests, and the `cuda-host` dataframe backend of the
-//!   `host-devices` feature);
+//!   backends run without a GPU;
 //!
 //! - [`device`]: the backend itself — chunks in device memory from a pooled allocator,
 //!   a stream per worker thread, every program launched as its generated kernels, chunks
 //!   spread over all visible GPUs.
+//!
+//! The dataframe backend over the same devices and kernel generator is its own crate,
+//! `tessera-cuda-frame` (Arrow-layout device columns, the frame kernels, host fallbacks
+//! through the CPU frame backend), so that the array backend builds without Arrow's
+//! kernels.
 //!
 //! The backend registers as `cuda`. Where there is no driver, no device, or no NVRTC that
 //! the driver can load the output of, it is **unavailable** with that reason, so
@@ -34,7 +35,6 @@
 
 pub mod codegen;
 pub mod device;
-pub mod frame;
 pub mod host;
 pub mod host_bytes;
 pub mod nvrtc;
@@ -53,8 +53,12 @@ pub fn availability() -> Availability {
     }
 }
 
-/// The devices, once the driver, a device and a usable NVRTC are all there.
-fn ready() -> Result<Devices, String> {
+/// The devices, once the driver, a device and a usable NVRTC are all there (what the
+/// `cuda` array backend and `tessera-cuda-frame`'s dataframe backend open).
+///
+/// # Errors
+/// Why not, in words: no driver, no device, no NVRTC, or a driver older than NVRTC's PTX.
+pub fn ready() -> Result<Devices, String> {
     let d = probe()?;
     let (major, minor) = nvrtc::load()?;
     if d.driver_version / 1000 < major {

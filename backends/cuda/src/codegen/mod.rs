@@ -28,7 +28,7 @@ pub mod concat;
 mod emit;
 mod fused_product;
 mod matmul;
-pub(crate) mod names;
+pub mod names;
 mod plan;
 mod reduce;
 
@@ -42,7 +42,7 @@ pub use plan::{
     stable_hash, uses_normal, Arg, Entry, KernelPlan, Launch, BLOCK, MAX_BLOCK, PRELUDE,
 };
 
-pub(crate) use plan::named;
+pub use plan::named;
 
 /// The kernel for output `output` of `program`, with `parts` blocks per output element in
 /// a reduction's first pass (ignored for unreduced outputs; the device backend picks it

@@ -4,7 +4,7 @@
 use tessera_core::DType;
 
 /// The placeholder for the kernel's name, replaced once the text's hash is known.
-pub(crate) const NAME: &str = "@KERNEL@";
+pub const NAME: &str = "@KERNEL@";
 
 /// The C type of a dtype in kernel text.
 pub fn ctype(d: DType) -> &'static str {

@@ -126,7 +126,7 @@ impl KernelPlan {
 
 /// Names the kernels of a body by its hash: the body with its entries named
 /// `<prefix>_<hash>`, the hash, and that name.
-pub(crate) fn named(body: &str, prefix: &str) -> (String, u64, String) {
+pub fn named(body: &str, prefix: &str) -> (String, u64, String) {
     let hash = stable_hash(body.as_bytes());
     let name = format!("{prefix}_{hash:016x}");
     (body.replace(names::NAME, &name), hash, name)

@@ -15,7 +15,7 @@ use tessera_conformance::Outcome;
 use tessera_core::frame::expr::{coalesce, col, lit, when, Expr, Literal};
 use tessera_core::frame::{DataFrameBackend, FrameBackendRef, FrameProgram, FrameStep};
 use tessera_cpu_frame::CpuFrameBackend;
-use tessera_cuda::frame::CudaFrameBackend;
+use tessera_cuda_frame::CudaFrameBackend;
 
 use tessera_cuda::host::shim::{self as host_shim, HostKernels};
 use tessera_cuda::host::HostDevice;

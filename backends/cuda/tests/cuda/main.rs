@@ -78,7 +78,7 @@ fn selecting_the_cuda_dataframe_backend_gives_it_or_the_probe_reason() {
             match selected {
                 Err(Error::Unavailable { name, reason }) => {
                     assert_eq!(name, "cuda");
-                    assert_eq!(reason, tessera_cuda::frame::unavailable_reason(&probe));
+                    assert_eq!(reason, tessera_cuda_frame::unavailable_reason(&probe));
                     assert!(!reason.contains("TESSERA_ARRAY_BACKEND"), "{reason}");
                 }
                 Err(other) => panic!("expected Unavailable, got {other}"),

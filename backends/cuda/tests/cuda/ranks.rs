@@ -11,9 +11,9 @@ use tessera_conformance::skip::skip;
 use tessera_core::frame::{FrameBackendRef, JoinType};
 use tessera_core::BackendRef;
 use tessera_cuda::device::{CudaBackend, TierLimits, Tiers};
-use tessera_cuda::frame::CudaFrameBackend;
 use tessera_cuda::host::shim as host_shim;
 use tessera_cuda::host::HostDevice;
+use tessera_cuda_frame::CudaFrameBackend;
 use tessera_frame::{DataFrame, JoinStrategy};
 use tessera_runtime::cluster::local;
 

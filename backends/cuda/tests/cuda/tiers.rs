@@ -11,9 +11,9 @@ use tessera_conformance::skip::skip;
 use tessera_core::frame::{AggFunc, FrameBackendRef};
 use tessera_core::{BackendRef, DType, Error, HostArray};
 use tessera_cuda::device::{CudaBackend, TierLimits, Tiered, Tiers};
-use tessera_cuda::frame::CudaFrameBackend;
 use tessera_cuda::host::shim as host_shim;
 use tessera_cuda::host::HostDevice;
+use tessera_cuda_frame::CudaFrameBackend;
 
 fn host_tiers(name: &str, devices: usize, limits: TierLimits) -> Arc<Tiers<HostDevice>> {
     // One kernel library for the whole test binary: each kernel text compiles once.

@@ -11,8 +11,8 @@ use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes};
 use super::launch::{grid_for, plan_of};
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 const TEXT: &str = r#"
 static __device__ __forceinline__ u64 @KERNEL@_at(const u8* offs, u64 wide, u64 i) {

@@ -25,10 +25,10 @@ use tessera_core::{Error, Result};
 
 use super::column::{DeviceArray, DeviceBytes, DeviceNulls};
 use super::launch::{column_args, grid_for, launch_checked, placeholder, plan_of, ColumnArgs};
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
-use crate::frame::batch::DeviceBatch;
+use crate::batch::DeviceBatch;
 use emit::{ctype, Emitter, Refusal, Val};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 /// One output column of a program.
 #[derive(Debug, Clone)]
@@ -195,7 +195,7 @@ pub fn native(
 
 /// The kernel text: the three entries around the row's statements.
 fn text(e: &Emitter, outs: &[KernelOut]) -> String {
-    let name = crate::codegen::names::NAME;
+    let name = tessera_cuda::codegen::names::NAME;
     let ins: String = (0..=3 * e.reads.len())
         .map(|i| format!(", const u8* in{i}"))
         .collect();

@@ -10,7 +10,7 @@ use tessera_core::{Error, Result};
 use tessera_cpu_frame::CpuFrameBackend;
 
 use super::CudaFrameBackend;
-use crate::device::Device;
+use tessera_cuda::device::Device;
 
 impl<D: Device> CudaFrameBackend<D> {
     /// Records the fallback of `op`, or refuses it under `dataframe.fallback = "error"`.

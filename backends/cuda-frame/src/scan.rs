@@ -12,8 +12,8 @@ use std::sync::{Arc, OnceLock};
 use tessera_core::{Error, Result};
 
 use super::launch::{grid_for, le_words, plan_of};
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 const TEXT: &str = r#"
 extern "C" __global__ void @KERNEL@_sum(const u64* P, const u8* in0, u8* out0) {

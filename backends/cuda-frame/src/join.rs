@@ -25,8 +25,8 @@ use super::batch::DeviceBatch;
 use super::column::DeviceArray;
 use super::groupby::{self, NativeGroupby};
 use super::launch::{column_args, grid_for, hash_step, joined, key_equal, plan_of, ColumnArgs};
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 /// Why a join does not run natively.
 pub type Refusal = String;
@@ -116,7 +116,7 @@ pub fn native(
 /// The probe and emit kernels; the left keys are slots `0..k`, the right's `k..2k`. The
 /// hash is the groupby's (`_insert`), so both sides land in the same slots.
 fn text(keys: &[(usize, DataType)]) -> String {
-    let name = crate::codegen::names::NAME;
+    let name = tessera_cuda::codegen::names::NAME;
     let k = keys.len();
     let ins: String = (0..6 * k + 3)
         .map(|i| format!(", const u8* in{i}"))

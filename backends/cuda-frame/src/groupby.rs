@@ -43,8 +43,8 @@ use super::launch::{
     plan_of, valid_at, value_at, ColumnArgs,
 };
 use super::program::emit::{ctype, is_string};
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 /// Why a groupby does not run natively.
 pub type Refusal = String;
@@ -381,7 +381,7 @@ fn text(
     accs: &[Acc],
     states: &[State],
 ) -> (String, Vec<String>) {
-    let name = crate::codegen::names::NAME;
+    let name = tessera_cuda::codegen::names::NAME;
     let ins: String = (0..3 * reads.len())
         .map(|i| format!(", const u8* in{i}"))
         .collect();

@@ -22,8 +22,8 @@ use super::batch::DeviceBatch;
 use super::column::{fixed_width, DeviceArray};
 use super::launch::{column_args, grid_for, plan_of, ColumnArgs};
 use super::program::emit::ctype;
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 /// Why a sort does not run natively.
 pub type Refusal = String;
@@ -133,7 +133,7 @@ pub fn native(schema: &SchemaRef, by: &[SortKey]) -> std::result::Result<NativeS
     }
     // The rows are gathered in the order found.
     super::program::gatherable(schema)?;
-    let name = crate::codegen::names::NAME;
+    let name = tessera_cuda::codegen::names::NAME;
     let ins: String = (0..3 * by.len())
         .map(|i| format!(", const u8* in{i}"))
         .collect();

@@ -1,4 +1,7 @@
-//! The `cuda` dataframe backend: partitions whose columns live in device memory in Arrow's
+//! # tessera-cuda-frame
+//!
+//! The `cuda` dataframe backend, over `tessera-cuda`'s devices, kernel generator and NVRTC:
+//! partitions whose columns live in device memory in Arrow's
 //! layout ([`mod@column`]); fused filter/projection programs ([`program`]), groupbys
 //! ([`groupby`]), joins ([`join`]), sorts ([`sort`]), concatenation ([`mod@concat`]) and
 //! hash partitioning as generated kernels; what they do not cover run on the host
@@ -31,6 +34,7 @@ pub mod column;
 pub mod concat;
 pub mod groupby;
 mod host;
+pub mod host_devices;
 pub mod join;
 mod launch;
 pub mod program;
@@ -50,8 +54,8 @@ use tessera_core::frame::{
 };
 use tessera_core::{Error, Result};
 use tessera_cpu_frame::CpuFrameBackend;
+use tessera_cuda::device::{Device, Gpu, Tiered};
 
-use crate::device::{Device, Gpu, Tiered};
 use column::DeviceArray;
 
 pub use batch::DeviceBatch;
@@ -73,7 +77,7 @@ pub struct CudaFrameBackend<D: Device = Tiered<Gpu>> {
     next: AtomicUsize,
     host: CpuFrameBackend,
     /// Every distinct kernel text generated so far (programs, groupbys), by its hash.
-    generated: Mutex<BTreeMap<u64, Vec<crate::codegen::KernelPlan>>>,
+    generated: Mutex<BTreeMap<u64, Vec<tessera_cuda::codegen::KernelPlan>>>,
     /// The fallback policy fixed for this backend, or `None` to read
     /// `dataframe.fallback` at each step.
     policy: Option<tessera_core::config::FallbackPolicy>,
@@ -81,12 +85,12 @@ pub struct CudaFrameBackend<D: Device = Tiered<Gpu>> {
 
 impl CudaFrameBackend<Tiered<Gpu>> {
     /// Opens `count` GPUs as the `cuda` dataframe backend, their memory in tiers shared
-    /// with the array backend ([`crate::device::open_gpus`]).
+    /// with the array backend ([`tessera_cuda::device::open_gpus`]).
     ///
     /// # Errors
     /// [`Error::Device`] when a device cannot be opened; a bad memory setting.
     pub fn open(count: usize) -> Result<CudaFrameBackend<Tiered<Gpu>>> {
-        CudaFrameBackend::with_devices(NAME, crate::device::open_gpus(count)?.devices())
+        CudaFrameBackend::with_devices(NAME, tessera_cuda::device::open_gpus(count)?.devices())
     }
 }
 
@@ -130,7 +134,7 @@ impl<D: Device> CudaFrameBackend<D> {
     /// Every distinct kernel this backend has generated so far (each program's three
     /// entries, then the string gather's): what a compile check or a warm-up of the
     /// kernel cache builds.
-    pub fn generated_kernels(&self) -> Vec<crate::codegen::KernelPlan> {
+    pub fn generated_kernels(&self) -> Vec<tessera_cuda::codegen::KernelPlan> {
         let mut out: Vec<_> = self
             .generated
             .lock()
@@ -145,7 +149,7 @@ impl<D: Device> CudaFrameBackend<D> {
     }
 
     /// Keeps the kernels of a text generated for the first time (`generated_kernels`).
-    fn remember(&self, hash: u64, plans: impl FnOnce() -> Vec<crate::codegen::KernelPlan>) {
+    fn remember(&self, hash: u64, plans: impl FnOnce() -> Vec<tessera_cuda::codegen::KernelPlan>) {
         self.generated
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -756,7 +760,7 @@ pub fn unavailable_reason(probe_reason: &str) -> String {
 }
 
 fn make() -> std::result::Result<tessera_core::frame::FrameBackendRef, String> {
-    let d = crate::ready().map_err(|r| unavailable_reason(&r))?;
+    let d = tessera_cuda::ready().map_err(|r| unavailable_reason(&r))?;
     CudaFrameBackend::open(d.count)
         .map(|b| Arc::new(b) as tessera_core::frame::FrameBackendRef)
         .map_err(|e| e.to_string())

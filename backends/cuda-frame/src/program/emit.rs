@@ -72,7 +72,7 @@ pub(crate) fn is_string(t: &DataType) -> bool {
 
 /// The C type of a string column's offsets as the device holds it.
 pub(crate) fn offset_ctype(t: &DataType) -> &'static str {
-    match crate::frame::column::storage(t) {
+    match crate::column::storage(t) {
         DataType::LargeUtf8 | DataType::LargeBinary => "i64",
         _ => "i32",
     }
@@ -295,7 +295,7 @@ impl Emitter {
                     .is_some_and(|b| b.value(0)),
             )
         } else {
-            let w = crate::frame::column::fixed_width(t).ok_or_else(|| format!("a {t} literal"))?;
+            let w = crate::column::fixed_width(t).ok_or_else(|| format!("a {t} literal"))?;
             let buf = data.buffers()[0].as_slice();
             let at = data.offset() * w;
             let raw = buf

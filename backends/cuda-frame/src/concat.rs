@@ -13,8 +13,8 @@ use super::batch::DeviceBatch;
 use super::column::{fixed_width, DeviceArray, DeviceBytes, DeviceNulls};
 use super::launch::{grid_for, plan_of};
 use super::program::emit::{ctype, is_string, offset_ctype};
-use crate::codegen::{named, KernelPlan};
-use crate::device::{Device, Output};
+use tessera_cuda::codegen::{named, KernelPlan};
+use tessera_cuda::device::{Device, Output};
 
 /// Why a concatenation does not run natively.
 pub type Refusal = String;
@@ -38,7 +38,7 @@ fn covered(t: &DataType) -> bool {
 /// # Errors
 /// The reason, naming the first column type the device does not concatenate.
 pub fn native(schema: &SchemaRef) -> std::result::Result<NativeConcat, Refusal> {
-    let name = crate::codegen::names::NAME;
+    let name = tessera_cuda::codegen::names::NAME;
     let types: Vec<DataType> = schema
         .fields()
         .iter()

@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use arrow_schema::DataType;
 
-use crate::codegen::{Arg, Entry, KernelPlan, Launch};
-use crate::device::{Device, Output};
 use tessera_core::DType;
 use tessera_core::{Error, Result};
+use tessera_cuda::codegen::{Arg, Entry, KernelPlan, Launch};
+use tessera_cuda::device::{Device, Output};
 
 use super::batch::DeviceBatch;
 use super::program::emit::ctype;
-use crate::codegen::BLOCK;
+use tessera_cuda::codegen::BLOCK;
 
 /// The plan of a frame kernel text (`body`, named `name` with `hash`) launching entry
 /// `first`: every entry of `entries` — `(suffix, inputs, outputs)`, each argument a byte

@@ -12,7 +12,7 @@ use arrow_data::ArrayData;
 use arrow_schema::DataType;
 use tessera_core::{Error, Result};
 
-use crate::device::Device;
+use tessera_cuda::device::Device;
 
 /// One device buffer and how many of its bytes are the data's (a device buffer holds at
 /// least one byte, even for empty data).
