@@ -28,6 +28,19 @@ pub(crate) fn leading_filter(program: &FrameProgram) -> Option<Expr> {
         .reduce(|a, b| a.and(b))
 }
 
+/// The backend a reader's pushed predicate runs on: the predicate reads host batches the
+/// reader has just decoded (a row group's column, a dictionary's values), so it runs on the
+/// `cpu` reference backend where that is linked — its partitions are those batches, nothing
+/// is copied — instead of a round trip through the plan's backend (to a device and back
+/// for each predicate). The reader only drops rows early; the plan's backend still runs
+/// the filter on what is left, so the two agree as the conformance suite holds them to.
+fn host_evaluator(backend: &Arc<dyn DataFrameBackend>) -> Arc<dyn DataFrameBackend> {
+    if backend.name() == "cpu" {
+        return backend.clone();
+    }
+    crate::registry::dataframe_backend("cpu").unwrap_or_else(|_| backend.clone())
+}
+
 /// The pipeline of a scan node: a task per selected partition reads it (through
 /// [`crate::plan::FileSource::read_filtered`] when `filter` follows the scan, through
 /// [`crate::plan::FileSource::read_coded`] when `coded` names columns to read in the
@@ -54,6 +67,7 @@ pub(crate) fn scan(
     let projection = projection.clone();
     let backend = backend.clone();
     let forms = backend.capabilities().stored_forms;
+    let host = host_evaluator(&backend);
     Pipeline {
         n: ids.len(),
         task: Arc::new(move |i| {
@@ -64,11 +78,11 @@ pub(crate) fn scan(
                 None => source.read(ids[i], projection.as_deref())?,
                 Some(predicate) => {
                     let evaluate = |batch: &RecordBatch, e: &Expr| {
-                        let part = backend.import_batch(batch.clone())?;
+                        let part = host.import_batch(batch.clone())?;
                         let program = FrameProgram {
                             steps: vec![FrameStep::Project(vec![("value".into(), e.clone())])],
                         };
-                        let out = backend.export_batch(&backend.evaluate(&part, &program)?)?;
+                        let out = host.export_batch(&host.evaluate(&part, &program)?)?;
                         Ok(out.column(0).clone())
                     };
                     let filter = ScanFilter {
@@ -85,7 +99,10 @@ pub(crate) fn scan(
 }
 
 /// `state` with each key column that came as a dictionary or as string views cast back
-/// to its type in `planned` (a few rows: one per group).
+/// to its type in `planned` (a few rows: one per group), on the host. Not by the backend:
+/// a device backend has no kernel for a dictionary cast and would run it as a recorded
+/// host fallback, which `dataframe.fallback = "error"` refuses at run time for a plan
+/// that `explain()` showed without one.
 pub(crate) fn planned_key_types(
     backend: &Arc<dyn DataFrameBackend>,
     state: Partition,
