@@ -832,6 +832,21 @@ def gb_var(m, d, r):
 
 
 @idiom(order="index", family="groupby")
+def gb_std_population(m, d, r):
+    return d.groupby("g").x.std(ddof=0)
+
+
+@idiom(ref="pandas", order="index", family="groupby")
+def gb_var_ddof(m, d, r):
+    return d.groupby("k").y.var(ddof=3)
+
+
+@idiom(order="index", family="groupby")
+def gb_frame_std_population(m, d, r):
+    return d[["g", "i", "x", "y"]].groupby("g").std(ddof=0)
+
+
+@idiom(order="index", family="groupby")
 def gb_nunique(m, d, r):
     return d.groupby("g").k.nunique()
 

@@ -10,6 +10,8 @@ group lies in one partition, and runs the function on pandas partitions.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import col, lit, when
 from ._lineage import Rows
 from ._scalar import _VALUE as _SCALAR
@@ -132,14 +134,42 @@ class DataFrameGroupBy:
         return self._all("count", False)
 
     def std(self, ddof: int = 1, numeric_only: bool = False):
-        """The sample standard deviation per group."""
-        _ddof_one(ddof)
-        return self._all("std", True)
+        """The standard deviation per group, with ``ddof`` delta degrees of freedom."""
+        return self._moment("std", ddof, self._numeric_columns())
 
     def var(self, ddof: int = 1, numeric_only: bool = False):
-        """The sample variance per group."""
-        _ddof_one(ddof)
-        return self._all("var", True)
+        """The variance per group, with ``ddof`` delta degrees of freedom."""
+        return self._moment("var", ddof, self._numeric_columns())
+
+    def _numeric_columns(self):
+        return [c for c in self._columns() if self._df._kind(c) in "iufb"]
+
+    def _moment(self, func: str, ddof: int, cols, names=None):
+        """``func`` ("std" or "var") of ``cols`` per group with ``ddof``: the engine's
+        sample variance (``ddof`` 1) rescaled by ``(n - 1) / (n - ddof)`` with each
+        group's count ``n``, as pandas defines it: NaN where ``n <= ddof``, and 0 for a
+        group of one value when ``ddof`` is 0."""
+        if not isinstance(ddof, (int, np.integer)) or isinstance(ddof, bool):
+            raise TypeError(f"ddof must be an integer, got {type(ddof).__name__}")
+        names = names or cols
+        if ddof == 1:
+            return self._aggregate([(c, func, o) for c, o in zip(cols, names)])
+        counts = [fresh_name() for _ in cols]
+        specs = [(c, "var", o) for c, o in zip(cols, names)]
+        specs += [(c, "count", n) for c, n in zip(cols, counts)]
+        out = self._aggregate(specs)
+        frame = out._frame
+        for o, n in zip(names, counts):
+            size = col(n).astype("float64")
+            var = (
+                when(size - ddof <= 0)
+                .then(float("nan"))
+                .when(size == 1)
+                .then(0.0)
+                .otherwise(col(o) * ((size - 1.0) / (size - ddof)))
+            )
+            frame = frame.with_column(o, var.sqrt() if func == "std" else var)
+        return out._derive(frame.drop(counts))
 
     def median(self, numeric_only: bool = False, **kwargs):
         """The exact median per group."""
@@ -347,14 +377,18 @@ class SeriesGroupBy:
         return self._one("count")
 
     def std(self, ddof: int = 1):
-        """The sample standard deviation per group."""
-        _ddof_one(ddof)
-        return self._one("std")
+        """The standard deviation per group, with ``ddof`` delta degrees of freedom."""
+        return self._moment("std", ddof)
 
     def var(self, ddof: int = 1):
-        """The sample variance per group."""
-        _ddof_one(ddof)
-        return self._one("var")
+        """The variance per group, with ``ddof`` delta degrees of freedom."""
+        return self._moment("var", ddof)
+
+    def _moment(self, func: str, ddof: int):
+        out = self._parent._moment(func, ddof, [self._column])
+        s = out[self._column]
+        s.name = self._name
+        return s
 
     def median(self, **kwargs):
         """The exact median per group."""
@@ -517,11 +551,6 @@ def _engine_name(func: str) -> str:
     if func == "size":
         return "count"
     return func
-
-
-def _ddof_one(ddof: int) -> None:
-    if ddof != 1:
-        raise NotImplementedError(f"groupby std/var(ddof={ddof}): only ddof=1 is run by the engine")
 
 
 def _parse_agg(columns, arg, named):
