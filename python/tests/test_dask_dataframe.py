@@ -1060,6 +1060,21 @@ def rolling_var_nan(m, d, r):
 
 
 @idiom(family="window")
+def rolling_centered_mean(m, d, r):
+    return d.y.rolling(5, center=True).mean()
+
+
+@idiom(family="window", rtol=1e-7)
+def rolling_centered_std(m, d, r):
+    return d.x.rolling(4, center=True).std()
+
+
+@idiom(family="window")
+def rolling_centered_frame(m, d, r):
+    return d[["i", "y"]].rolling(3, center=True).max()
+
+
+@idiom(family="window")
 def rolling_count(m, d, r):
     return d.x.rolling(4).count()
 

@@ -30,13 +30,20 @@ class WindowAggregates:
 
 
 class Rolling(WindowAggregates):
-    """A window of the last ``window`` rows of a Series or frame.
+    """A window of the last ``window`` rows of a Series or frame, or with ``center=True``
+    of the rows around each row (pandas' centered window: ``(window - 1) // 2`` rows
+    after it), which is the trailing window's result moved up that many rows. A centered
+    window needs full windows (``min_periods`` equal to the window, the default) unless
+    it ends at its own row: near the end of the data pandas' centered windows hold fewer
+    rows, which the trailing windows never do.
 
     >>> import pandas as pd
     >>> import tessera.dataframe as dd
     >>> s = dd.from_pandas(pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0]}), npartitions=2).x
     >>> s.rolling(2).sum().compute().tolist()
     [nan, 3.0, 5.0, 7.0]
+    >>> s.rolling(3, center=True).mean().compute().tolist()
+    [nan, 2.0, 3.0, nan]
     """
 
     def __init__(self, obj, window, min_periods=None, center: bool = False):
@@ -46,13 +53,25 @@ class Rolling(WindowAggregates):
             )
         if window < 1:
             raise ValueError(f"rolling({window}): the window must be at least 1 row")
-        if center:
-            raise NotImplementedError("rolling(center=True) is not supported; use the trailing window")
         if min_periods is not None and not 0 <= min_periods <= window:
             raise ValueError(f"rolling: min_periods={min_periods} must be between 0 and the window {window}")
         self._obj = obj
         self._window = window
         self._min_periods = window if min_periods is None else max(min_periods, 1)
+        self._center = bool(center)
+        # Rows of a centered window after its row (pandas' offset).
+        self._after = (window - 1) // 2 if center else 0
+        if self._after and self._min_periods != window:
+            raise NotImplementedError(
+                f"rolling({window}, center=True, min_periods={min_periods}): a centered window "
+                "needs full windows (min_periods equal to the window) here; pandas' partial "
+                "windows at the end of the data are not computed"
+            )
+
+    def _centered(self, result):
+        """The trailing window's ``result`` as the centered window's: moved up by the
+        rows a centered window holds after its row."""
+        return result.shift(-self._after) if self._after else result
 
     def _apply(self, agg: str):
         from ._frame import DataFrame
@@ -62,7 +81,7 @@ class Rolling(WindowAggregates):
         s = self._obj._null_nan()
         if s._kind() != "f":
             s = s.astype("float64")
-        return s._window(f"rolling_{agg}", window=self._window, min_periods=self._min_periods)
+        return self._centered(s._window(f"rolling_{agg}", window=self._window, min_periods=self._min_periods))
 
     def count(self):
         """The number of present values in each window (pandas' ``count``, which
@@ -71,6 +90,11 @@ class Rolling(WindowAggregates):
 
         if isinstance(self._obj, DataFrame):
             return self._per_column("count")
+        if self._after:
+            raise NotImplementedError(
+                f"rolling({self._window}, center=True).count(): a centered count holds partial "
+                "windows at the end of the data, which the trailing windows do not compute"
+            )
         from .. import lit, when
 
         s = self._obj
@@ -101,7 +125,7 @@ class Rolling(WindowAggregates):
         var = (s2 - s1 * s1 / n) / (n - ddof)
         e = var._expr
         e = when(n._expr <= ddof).then(None).when(e < 0.0).then(0.0).otherwise(e)
-        return var._derive(e)
+        return self._centered(var._derive(e))
 
     def std(self, ddof: int = 1):
         """The standard deviation over each window (see ``var``)."""
@@ -114,7 +138,10 @@ class Rolling(WindowAggregates):
 
     def _per_column(self, agg: str):
         df = self._obj
-        return df._columnwise(lambda s: getattr(Rolling(s, self._window, self._min_periods), agg)(), df._numeric_columns())
+        def one(s):
+            return getattr(Rolling(s, self._window, self._min_periods, self._center), agg)()
+
+        return df._columnwise(one, df._numeric_columns())
 
 
 class Expanding:
