@@ -1488,3 +1488,19 @@ def test_the_package_readme_example_runs(tmp_path):
     ours = ns["df"].loc["2015-01-10":"2015-01-12"].fare_amount.describe().compute()
     theirs = everything.set_index("tpep_pickup_datetime").sort_index().loc["2015-01-10":"2015-01-12"].fare_amount.describe()
     pd.testing.assert_series_equal(ours, theirs, check_index_type=False, rtol=1e-12)
+
+
+@pytest.mark.parametrize("ddof", [0, 1, 2, -1])
+def test_variance_of_one_value_and_of_too_few_follows_pandas(ddof):
+    """A Series' and a groupby's var/std with ``ddof`` where the count is 1 or at most
+    ``ddof``: pandas gives 0 for one value at ddof 0 and NaN where ``n <= ddof``."""
+    pdf = pd.DataFrame({"g": [1, 2, 2, 3, 3, 3], "x": [5.0, 1.0, np.nan, 4.0, 6.0, 9.0]})
+    d = dd.from_pandas(pdf, npartitions=2)
+    one = pdf[pdf.g == 1]
+    for func in ("var", "std"):
+        got = getattr(dd.from_pandas(one, npartitions=1).x, func)(ddof=ddof).compute()
+        np.testing.assert_allclose(got, getattr(one.x, func)(ddof=ddof), equal_nan=True)
+        got = getattr(d.groupby("g").x, func)(ddof=ddof).compute()
+        want = getattr(pdf.groupby("g").x, func)(ddof=ddof)
+        pd.testing.assert_series_equal(got, want, check_dtype=False)
+

@@ -81,7 +81,7 @@ EXAMPLES = [
     ("tessera.dataframe._window", "Expanding"),
     ("tessera.dataframe._resample", "Resampler"),
     ("tessera.dataframe._groupby", "DataFrameGroupBy"), ("tessera.dataframe._query", "parse"),
-    ("tessera.dataframe._io", "from_pandas"),
+    ("tessera.dataframe._io", "from_pandas"), ("tessera.dataframe._ddof", "rescaled_value"),
 ]
 
 

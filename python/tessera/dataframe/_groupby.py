@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import col, lit, when
+from ._ddof import rescaled_expr
 from ._lineage import Rows
 from ._scalar import _VALUE as _SCALAR
 from ._series import Series, fresh_name
@@ -146,9 +147,7 @@ class DataFrameGroupBy:
 
     def _moment(self, func: str, ddof: int, cols, names=None):
         """``func`` ("std" or "var") of ``cols`` per group with ``ddof``: the engine's
-        sample variance (``ddof`` 1) rescaled by ``(n - 1) / (n - ddof)`` with each
-        group's count ``n``, as pandas defines it: NaN where ``n <= ddof``, and 0 for a
-        group of one value when ``ddof`` is 0."""
+        sample variance and count per group, rescaled as ``_ddof`` says."""
         if not isinstance(ddof, (int, np.integer)) or isinstance(ddof, bool):
             raise TypeError(f"ddof must be an integer, got {type(ddof).__name__}")
         names = names or cols
@@ -160,14 +159,7 @@ class DataFrameGroupBy:
         out = self._aggregate(specs)
         frame = out._frame
         for o, n in zip(names, counts):
-            size = col(n).astype("float64")
-            var = (
-                when(size - ddof <= 0)
-                .then(float("nan"))
-                .when(size == 1)
-                .then(0.0)
-                .otherwise(col(o) * ((size - 1.0) / (size - ddof)))
-            )
+            var = rescaled_expr(o, n, ddof)
             frame = frame.with_column(o, var.sqrt() if func == "std" else var)
         return out._derive(frame.drop(counts))
 

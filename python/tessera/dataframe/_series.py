@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import col, lit, when
 from ._convert import arrow_to_pandas, engine_kind, indexed, python_literal
+from ._ddof import rescaled_value
 from ._lineage import Rows, common_frame, unaligned
 from ._scalar import Scalar
 from ._windows_of import WindowMethods
@@ -613,8 +614,8 @@ class Series(WindowMethods):
         power = 1.0 if func == "var" else 0.5
         return Scalar.of_many(
             self._frame,
-            [self._agg_expr(func), self._agg_expr("count")],
-            lambda v, n: v * ((n - 1) / (n - ddof)) ** power,
+            [self._agg_expr("var"), self._agg_expr("count")],
+            lambda v, n: rescaled_value(v, n, ddof) ** power,
         )
 
     def median(self, skipna: bool = True):
