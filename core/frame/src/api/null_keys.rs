@@ -34,10 +34,6 @@ pub(crate) struct SafeKey {
     value: String,
 }
 
-fn fresh(frame: &DataFrame, stem: &str) -> String {
-    fresh_in(&[frame], stem)
-}
-
 /// A value of type `t` to fill a key's nulls with (any value will do: the flag tells it
 /// apart from a real one).
 fn filler(t: &DataType, key: &str) -> Result<Expr> {
@@ -214,10 +210,10 @@ impl DataFrame {
         let group = names(&safe);
         // A marker that is never null: its shift within the group is null exactly where
         // the row has no earlier (later) duplicate.
-        let marker = fresh(&with, "row");
+        let marker = fresh_in(&[&with], "row");
         let with = with.with_column(&marker, lit(true))?;
-        let before = fresh(&with, "before");
-        let after = fresh(&with, "after");
+        let before = fresh_in(&[&with], "before");
+        let after = fresh_in(&[&with], "after");
         let mut framed = with;
         let mut keep_if: Option<Expr> = None;
         if matches!(keep, Keep::First | Keep::None) {

@@ -67,7 +67,8 @@ pub(crate) fn scan(
     let projection = projection.clone();
     let backend = backend.clone();
     let forms = backend.capabilities().stored_forms;
-    let host = host_evaluator(&backend);
+    // Only a scan with a pushed predicate evaluates anything on the host.
+    let host = filter.as_ref().map(|_| host_evaluator(&backend));
     Pipeline {
         n: ids.len(),
         task: Arc::new(move |i| {
@@ -77,6 +78,7 @@ pub(crate) fn scan(
                 }
                 None => source.read(ids[i], projection.as_deref())?,
                 Some(predicate) => {
+                    let host = host.as_ref().unwrap_or(&backend);
                     let evaluate = |batch: &RecordBatch, e: &Expr| {
                         let part = host.import_batch(batch.clone())?;
                         let program = FrameProgram {
