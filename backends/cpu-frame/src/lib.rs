@@ -66,8 +66,9 @@ impl PartitionData for CpuPartition {
     fn schema(&self) -> SchemaRef {
         self.batch.schema()
     }
+    /// The batch's buffers, and a broadcast side's hash table.
     fn nbytes(&self) -> usize {
-        self.batch.get_array_memory_size()
+        self.batch.get_array_memory_size() + self.join_table.as_ref().map_or(0, |t| t.bytes())
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -107,6 +107,31 @@ impl std::fmt::Debug for BuildTable {
 }
 
 impl BuildTable {
+    /// Bytes the table holds beyond its batch: chain heads and links, presence bits, hash
+    /// map buckets (16 bytes of entry and a control byte each, at capacity) and encoded
+    /// keys. The engine charges them to its spill budget with the batch.
+    pub(crate) fn bytes(&self) -> usize {
+        fn map<K, V, S>(m: &HashMap<K, V, S>) -> usize {
+            m.capacity() * (std::mem::size_of::<(K, V)>() + 1)
+        }
+        let words = |v: &Vec<u32>| v.capacity() * 4;
+        match self {
+            BuildTable::Dense { head, next, .. } => words(head) + words(next),
+            BuildTable::DenseSet { bits, .. } => bits.capacity() * 8,
+            BuildTable::Int {
+                head,
+                next,
+                present,
+            } => map(head) + words(next) + present.as_ref().map_or(0, |(_, b)| b.capacity() * 8),
+            BuildTable::Packed { table, .. } => table.bytes(),
+            BuildTable::ShortStrings { head, next } => map(head) + words(next),
+            BuildTable::Strings { head, next, .. } => map(head) + words(next),
+            BuildTable::Rows {
+                rows, head, next, ..
+            } => rows.size() + map(head) + words(next),
+        }
+    }
+
     /// Builds the table over `rk` (rows with a null key are left out: they never match).
     /// With `keys_only` (a semi or anti join) a dense integer key becomes a
     /// [`BuildTable::DenseSet`].

@@ -254,7 +254,7 @@ pub(crate) fn shuffle_buckets(spill: &Spill, bytes: u64, parts: usize) -> usize 
 /// each while there are at most [`SHUFFLE_FAN`], else about `len / SHUFFLE_FAN` parts
 /// each, a run ending early where it would pass `max_bytes` (so there may then be more
 /// runs than the fan).
-fn shuffle_groups(sizes: &[u64], max_bytes: u64) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn shuffle_groups(sizes: &[u64], max_bytes: u64) -> Vec<std::ops::Range<usize>> {
     let per = sizes.len().div_ceil(SHUFFLE_FAN).max(1);
     let mut groups = Vec::new();
     let mut start = 0;

@@ -15,10 +15,12 @@ use crate::backend::{
     SortKey,
 };
 use crate::error::{Error, Result};
+use crate::exec::grace_join::{grace_join, Oriented};
 use crate::exec::partitions::{Build, Pipeline};
 use crate::exec::spill::{stash, Spill, Stashed};
 use crate::exec::tuning::{
-    BROADCAST_BYTES, BROADCAST_STRING_ROWS, JOIN_BUCKET_ROWS, STREAMED_BROADCAST_BYTES,
+    BROADCAST_BYTES, BROADCAST_STRING_ROWS, GRACE_GUESS_MARGIN, JOIN_BUCKET_ROWS,
+    STREAMED_BROADCAST_BYTES,
 };
 use crate::expr::Expr;
 use crate::plan::{JoinStrategy, Node};
@@ -119,6 +121,19 @@ pub(crate) fn join(
                     let probe = pipeline(left_node, backend, spill)?;
                     return broadcast(backend, &r, Side::Right, probe, hash, &lschema, &rschema);
                 }
+                // Within a budget the side computed first is built on whatever its size,
+                // and the other streams (`grace_join`) — unless it measures well past
+                // what the other is guessed to be: then the other is computed too and
+                // the smaller built on.
+                if let (Some(budget), Some(o), JoinStrategy::Auto, true) = (
+                    spill,
+                    Oriented::new(Side::Right, &hash, &lschema, &rschema),
+                    strategy,
+                    total_bytes(&r) as u64 <= lguess.saturating_mul(GRACE_GUESS_MARGIN),
+                ) {
+                    let probe = pipeline(left_node, backend, spill)?;
+                    return Ok(grace_join(backend, budget, r, probe, o)?.0);
+                }
                 right = Some(r);
             }
             Some(Side::Left) => {
@@ -126,6 +141,15 @@ pub(crate) fn join(
                 if forced || total_bytes(&l) <= stream_max && cheap_build(&l, lstrings) {
                     let probe = pipeline(right_node, backend, spill)?;
                     return broadcast(backend, &l, Side::Left, probe, hash, &lschema, &rschema);
+                }
+                if let (Some(budget), Some(o), JoinStrategy::Auto, true) = (
+                    spill,
+                    Oriented::new(Side::Left, &hash, &lschema, &rschema),
+                    strategy,
+                    total_bytes(&l) as u64 <= rguess.saturating_mul(GRACE_GUESS_MARGIN),
+                ) {
+                    let probe = pipeline(right_node, backend, spill)?;
+                    return Ok(grace_join(backend, budget, l, probe, o)?.0);
                 }
                 left = Some(l);
             }
@@ -192,6 +216,27 @@ pub(crate) fn join(
             return broadcast(backend, &left, Side::Left, probe, hash, &lschema, &rschema);
         }
         None => {}
+    }
+    // Within a budget, the smaller side the join allows is built on and the other runs
+    // through its buckets (`grace_join`); outer joins, which keep both sides' unmatched
+    // rows, shuffle.
+    if let (Some(budget), JoinStrategy::Auto) = (spill, strategy) {
+        let order = if rbytes <= lbytes {
+            [Side::Right, Side::Left]
+        } else {
+            [Side::Left, Side::Right]
+        };
+        if let Some((side, o)) = order
+            .into_iter()
+            .find_map(|s| Oriented::new(s, &hash, &lschema, &rschema).map(|o| (s, o)))
+        {
+            let (build, probe) = match side {
+                Side::Right => (right, left),
+                Side::Left => (left, right),
+            };
+            let probe = Pipeline::stashed(probe, backend);
+            return Ok(grace_join(backend, budget, build, probe, o)?.0);
+        }
     }
     // The right side is each bucket's build side: enough buckets to keep its tables small.
     let n = shuffle_buckets(

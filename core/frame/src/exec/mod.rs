@@ -15,7 +15,9 @@
 //! - **join**: broadcast the small side (its hash table built once, the other side's
 //!   pipeline streamed through it partition by partition, so a broadcast join is as
 //!   blockwise as a filter), a sorted merge of aligned ranges when both sides are sorted
-//!   on the keys, else a hash shuffle of both sides into matching buckets;
+//!   on the keys, else a hash shuffle of both sides into matching buckets — or, within a
+//!   spill budget, a grace hash join: the build side cut into buckets, those that fit kept
+//!   with their tables, the rest spilled whole, and the probe side streamed through;
 //! - **sort**: sample sort — evenly spaced samples give range boundaries, every partition is
 //!   split by them, each range is sorted;
 //! - **head** runs partitions in order until it has enough rows.
@@ -30,7 +32,8 @@
 //!   the streamed output that keeps that budget alive;
 //! - `pipeline`: the dispatcher, a plan node to its `partitions::Pipeline`, above the
 //!   operators; they receive it as a `partitions::Build` to build their inputs;
-//! - one file per operator: `scan`, `aggregate` (groupby), `join` (and `swap_join`),
+//! - one file per operator: `scan`, `aggregate` (groupby), `join` (and `swap_join`,
+//!   `grace_join`),
 //!   `sort`, `repartition`, `window` (and head/tail);
 //! - `stage` runs one step's tasks on the worker pool; `spill` keeps what a stage holds
 //!   within the budget; `tuning` holds the bounds at which the operators change
@@ -39,6 +42,7 @@
 
 pub(crate) mod aggregate;
 pub(crate) mod budget;
+mod grace_join;
 pub(crate) mod join;
 pub(crate) mod partitions;
 pub(crate) mod pipeline;

@@ -65,3 +65,31 @@ pub(crate) const PASS_MIN_ROWS: usize = 10_000;
 /// Across the ranks of a job, a side of a join at most this many bytes is broadcast: sent
 /// whole to every rank, where a shuffle sends each rank its share of both sides.
 pub(crate) const RANK_BROADCAST_BYTES: usize = 256 << 20;
+
+/// What a kept partition costs beyond its buffers, per partition and per column
+/// ([`crate::exec::spill::charged_bytes`]): the batch, the array and buffer headers, their
+/// allocations and the stash. From TPC-H at scale 100, where 35 million one-column pieces
+/// of Q4's shuffle took 17 GB beside their 3 GB of keys: about 490 bytes a piece.
+pub(crate) const PIECE_BOOKKEEPING_BYTES: u64 = 256;
+
+/// See [`PIECE_BOOKKEEPING_BYTES`]: the share of each column.
+pub(crate) const COLUMN_BOOKKEEPING_BYTES: u64 = 256;
+
+/// How many times a grace join splits a bucket whose build side is still over a task's
+/// bytes before it stops recursing and joins the bucket by sorting both sides
+/// ([`crate::exec::grace_join`]): four levels split by at least 2 each already cut a
+/// bucket in 16, and a bucket that does not shrink is skewed, which splitting cannot fix.
+pub(crate) const GRACE_MAX_DEPTH: usize = 4;
+
+/// The bytes a grace join expects a hash table to take per build row when it decides how
+/// many buckets fit its budget (each table's real size, as the backend reports it, is
+/// charged once built): the CPU backend's tables take at most 32 bytes of chain heads per
+/// row, about what a hash map of 16-byte entries at a load of 7/8 takes.
+pub(crate) const GRACE_TABLE_ROW_BYTES: u64 = 32;
+
+/// Within a spill budget, the join side computed first (the one `join_guess` expects
+/// smaller) becomes a grace join's build side, and the other side streams, unless it
+/// measures more than this many times what the other is guessed to be: the guess was
+/// then probably wrong about which side is smaller, and the other side is computed too
+/// so that the smaller one measured is built on.
+pub(crate) const GRACE_GUESS_MARGIN: u64 = 4;
