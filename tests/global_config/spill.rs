@@ -757,3 +757,36 @@ fn a_frame_over_the_limit_persists_to_the_spill_directory() {
     assert!(matches!(err, tessera::Error::MemoryLimit { .. }), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A semi (and an anti) join of a left side within a task's bytes with a right side
+/// three times the limit: the left keys are hashed and the right side streams through
+/// them, each partition keeping its distinct matched keys within the budget. The left
+/// keys are the multiples of 3 below 300,000, all of which the build side holds.
+#[test]
+fn a_semi_join_with_a_small_left_side_streams_its_right_side_within_the_budget() {
+    let _serial = crate::serial();
+    let (probe, build) = join_inputs();
+    let dir = spill_dir("semi");
+    let _guard = spill_under(FRAME_LIMIT, &dir);
+    let small = probe.filter(tessera::frame::col("k").lt(300_000)).unwrap();
+    let figures_of = |how| {
+        one_row(
+            &small
+                .merge(&build, &["k"], how)
+                .unwrap()
+                .agg(&[("k", AggFunc::Count), ("k", AggFunc::Sum)])
+                .unwrap(),
+        )
+    };
+    let keys = 100_000i64;
+    assert_eq!(
+        figures_of(JoinType::Semi),
+        vec![
+            ("k_count".to_string(), keys.to_string()),
+            ("k_sum".to_string(), (3 * keys * (keys - 1) / 2).to_string()),
+        ]
+    );
+    assert_eq!(figures_of(JoinType::Anti)[0].1, "0");
+    drop(_guard);
+    std::fs::remove_dir_all(&dir).ok();
+}
