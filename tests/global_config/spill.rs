@@ -163,6 +163,7 @@ fn spill_scenario() {
         "persist" => persist_scenario(),
         "groupby" => groupby_scenario(),
         "join" => join_scenario(),
+        "sort" => sort_scenario(),
         "abort" => {
             let p = persist_input().persist().unwrap();
             assert!(
@@ -788,5 +789,68 @@ fn a_semi_join_with_a_small_left_side_streams_its_right_side_within_the_budget()
     );
     assert_eq!(figures_of(JoinType::Anti)[0].1, "0");
     drop(_guard);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Where the sort scenario writes its sorted files (beside the spill directory `dir`).
+fn sorted_dir(dir: &Path) -> PathBuf {
+    dir.with_extension("sorted")
+}
+
+/// The groupby input (64 MiB, twice the limit) sorted by key, descending, and written to
+/// Parquet a range at a time.
+fn sort_scenario() -> Vec<(String, String)> {
+    let dir = PathBuf::from(std::env::var("TESSERA_SPILL_DIR").unwrap());
+    let pattern = sorted_dir(&dir).join("sorted-*.parquet");
+    let files = groupby_input()
+        .sort_values(&["k"], &[false])
+        .unwrap()
+        .to_parquet(pattern.to_str().unwrap())
+        .unwrap();
+    vec![("files".into(), files.len().to_string())]
+}
+
+/// A sort of twice the limit, written out: its partitions and ranges spill and the
+/// written files hold every row, in order.
+#[test]
+fn a_sort_of_twice_the_limit_spills_its_ranges_and_writes_them_in_order() {
+    let _serial = crate::serial();
+    let dir = spill_dir("sort");
+    let out = sorted_dir(&dir);
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let r = run_child("sort", FRAME_LIMIT, &dir);
+    check_spilled_within_limit("sort", &r, FRAME_LIMIT, &dir);
+    let files: usize = r.get("files").parse().unwrap();
+    assert!(files > 1, "{r:?}");
+    // The files in order: keys never increase, within a file or from one to the next.
+    let mut previous = i64::MAX;
+    let mut rows = 0usize;
+    let mut sum = 0i64;
+    for i in 0..files {
+        let path = out.join(format!("sorted-{i}.parquet"));
+        let c = read_parquet(path.to_str().unwrap())
+            .unwrap()
+            .compute()
+            .unwrap();
+        for batch in &c.batches {
+            let k = batch
+                .column_by_name("k")
+                .unwrap()
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            for &v in k.values() {
+                assert!(v <= previous, "file {i}: {v} after {previous}");
+                previous = v;
+                sum += v;
+            }
+            rows += batch.num_rows();
+        }
+    }
+    assert_eq!(rows, GROUPBY_ROWS);
+    let want: i64 = (0..GROUPBY_ROWS as i64).map(groupby_key).sum();
+    assert_eq!(sum, want);
+    std::fs::remove_dir_all(&out).ok();
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -51,7 +51,7 @@ pub(crate) enum Output {
 /// holds while running plus its output — fits; with a spill budget when only what its
 /// groupbys, joins and shuffles keep between stages is over; refused before anything
 /// runs when what must be in memory at once is over (the output, which `compute` returns
-/// in memory; a sort's or repartition's whole input; a partition per worker), or when
+/// in memory; a repartition's or window's whole input; a partition per worker), or when
 /// `spill-dir` is `none`.
 ///
 /// A backend with a memory budget of its own (a device's, which spills within the backend)
@@ -114,7 +114,7 @@ pub(crate) fn check_memory(
     if let Some(whole) = node.held_whole() {
         if whole > keep {
             return refuse(format!(
-                "a sort or repartition holds its whole input, {whole} bytes, at once (only groupbys, joins and shuffles spill); "
+                "a repartition or window function holds its whole input, {whole} bytes, at once (groupbys, joins, sorts and shuffles spill; these do not); "
             ));
         }
     }

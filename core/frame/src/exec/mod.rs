@@ -19,7 +19,8 @@
 //!   spill budget, a grace hash join: the build side cut into buckets, those that fit kept
 //!   with their tables, the rest spilled whole, and the probe side streamed through;
 //! - **sort**: sample sort — evenly spaced samples give range boundaries, every partition is
-//!   split by them, each range is sorted;
+//!   split by them, each range is sorted; within a spill budget (`external_sort`) the
+//!   partitions and ranges spill, ranges are sized to a task, and one over it is cut again;
 //! - **head** runs partitions in order until it has enough rows.
 //!
 //! Every stage runs under the configured scheduler (`threads` or `single-threaded`).
@@ -42,6 +43,7 @@
 
 pub(crate) mod aggregate;
 pub(crate) mod budget;
+mod external_sort;
 mod grace_join;
 pub(crate) mod join;
 pub(crate) mod partitions;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::backend::DataFrameBackend;
 use crate::error::{Error, Result};
 use crate::exec::aggregate::{aggregate, concat_or_empty};
+use crate::exec::external_sort::external_sort;
 use crate::exec::join::join;
 use crate::exec::partitions::Pipeline;
 use crate::exec::ranks::on_rank::held_elsewhere;
@@ -121,10 +122,18 @@ pub(crate) fn pipeline(
             strategy,
             ..
         } => join(pipeline, backend, spill, left, right, spec, *strategy),
-        Node::Sort { input, by } => {
-            let parts = pipeline(input, backend, spill)?.materialize()?;
-            Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
-        }
+        Node::Sort { input, by } => match spill {
+            // Within a budget the sort's partitions and ranges spill (`external_sort`).
+            Some(budget) => {
+                let inner = pipeline(input, backend, spill)?;
+                let (ranges, _) = external_sort(backend, budget, inner, by, &input.schema())?;
+                Ok(Pipeline::stashed(ranges, backend))
+            }
+            None => {
+                let parts = pipeline(input, backend, spill)?.materialize()?;
+                Ok(Pipeline::ready(sort(backend, parts, by, &input.schema())?))
+            }
+        },
         Node::Repartition { input, n } => {
             let parts = pipeline(input, backend, spill)?.materialize()?;
             Ok(Pipeline::ready(repartition(backend, parts, *n)?))

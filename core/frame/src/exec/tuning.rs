@@ -93,3 +93,7 @@ pub(crate) const GRACE_TABLE_ROW_BYTES: u64 = 32;
 /// then probably wrong about which side is smaller, and the other side is computed too
 /// so that the smaller one measured is built on.
 pub(crate) const GRACE_GUESS_MARGIN: u64 = 4;
+
+/// How many times an external sort cuts a range still over a task's bytes into smaller
+/// ranges before it sorts the range whole ([`crate::exec::external_sort`]).
+pub(crate) const SORT_MAX_DEPTH: usize = 4;

@@ -16,13 +16,14 @@ pub struct MemoryProjection {
 }
 
 impl Node {
-    /// The largest input of a sort or repartition in the plan (they hold it whole, with
-    /// no spilling), if there is one.
+    /// The largest input of a repartition or window in the plan (they hold it whole,
+    /// with no spilling), if there is one. A sort is not among them: within a spill
+    /// budget it keeps its partitions and ranges within the budget (`exec/external_sort.rs`).
     pub fn held_whole(&self) -> Option<u64> {
         let own = match self {
-            Node::Sort { input, .. }
-            | Node::Repartition { input, .. }
-            | Node::Window { input, .. } => Some(input.memory(1).output),
+            Node::Repartition { input, .. } | Node::Window { input, .. } => {
+                Some(input.memory(1).output)
+            }
             _ => None,
         };
         self.inputs()
