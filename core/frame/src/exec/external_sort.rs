@@ -39,7 +39,7 @@ use crate::backend::{DataFrameBackend, Partition, SortKey};
 use crate::error::{Error, Result};
 use crate::exec::partitions::Pipeline;
 use crate::exec::spill::{stash, Spill, SpillBudget, Stashed};
-use crate::exec::tuning::SORT_MAX_DEPTH;
+use crate::exec::tuning::{SORT_MAX_DEPTH, SORT_MIN_RANGE_ROWS};
 
 /// What an external sort did: for tests and the reasons in its doc.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,7 +105,12 @@ pub(crate) fn external_sort(
         })
     })?;
     let bytes: u64 = kept.iter().map(|k| k.part.nbytes() as u64).sum();
-    let n = budget.buckets(bytes.saturating_mul(3) / 2, kept.len());
+    // Never ranges of fewer than SORT_MIN_RANGE_ROWS rows on average: `nbytes` is an
+    // estimate, and partitions whose arrays share a larger one's buffers count them whole.
+    let rows: usize = kept.iter().map(|k| k.part.num_rows()).sum();
+    let n = budget
+        .buckets(bytes.saturating_mul(3) / 2, kept.len())
+        .min(rows.div_ceil(SORT_MIN_RANGE_ROWS).max(kept.len()));
     let samples: Vec<Partition> = kept.iter().map(|k| k.sample.clone()).collect();
     let mut report = SortReport {
         ranges: n,
@@ -177,8 +182,10 @@ fn sort_range(
 ) -> Result<Vec<Stashed>> {
     let spill: Spill = Some(budget.clone());
     let bytes = total_bytes(pieces) as u64;
-    if bytes <= budget.task_bytes || depth >= SORT_MAX_DEPTH {
-        if bytes > budget.task_bytes {
+    let rows: usize = pieces.iter().map(Stashed::num_rows).sum();
+    let fits = bytes <= budget.task_bytes || rows <= SORT_MIN_RANGE_ROWS;
+    if fits || depth >= SORT_MAX_DEPTH {
+        if !fits {
             counts.whole.fetch_add(1, Ordering::Relaxed);
         }
         let parts = load_all(backend, pieces)?;
@@ -189,7 +196,8 @@ fn sort_range(
     counts.splits.fetch_add(1, Ordering::Relaxed);
     let m = usize::try_from(bytes.saturating_mul(3) / 2 / budget.task_bytes.max(1))
         .unwrap_or(usize::MAX)
-        .clamp(2, 64);
+        .min(rows.div_ceil(SORT_MIN_RANGE_ROWS))
+        .clamp(4, 64);
     let samples = pieces
         .iter()
         .filter(|p| p.num_rows() > 0)
@@ -210,7 +218,11 @@ fn sort_range(
     let mut out = Vec::new();
     for s in &sub {
         let sub_bytes = total_bytes(s) as u64;
-        if sub_bytes > budget.task_bytes && sub_bytes.saturating_mul(4) >= bytes.saturating_mul(3) {
+        let sub_rows: usize = s.iter().map(Stashed::num_rows).sum();
+        if sub_bytes > budget.task_bytes
+            && sub_rows > SORT_MIN_RANGE_ROWS
+            && sub_bytes.saturating_mul(4) >= bytes.saturating_mul(3)
+        {
             out.extend(split_at_key(backend, budget, s, by, schema, depth, counts)?);
         } else if !s.is_empty() {
             out.extend(sort_range(

@@ -49,7 +49,9 @@ use crate::exec::partitions::Pipeline;
 use crate::exec::spill::{
     piece_bookkeeping, stash, stash_on_disk, try_charge, Charge, Spill, SpillBudget, Stashed,
 };
-use crate::exec::tuning::{GRACE_MAX_DEPTH, GRACE_TABLE_ROW_BYTES, SHUFFLE_FAN};
+use crate::exec::tuning::{
+    GRACE_MAX_DEPTH, GRACE_MIN_BUCKET_ROWS, GRACE_TABLE_ROW_BYTES, SHUFFLE_FAN,
+};
 
 /// A join turned so that its build side is the `right` of the backend's `join`.
 #[derive(Debug, Clone)]
@@ -213,11 +215,22 @@ pub(crate) fn grace_join(
     o: Oriented,
 ) -> Result<(Pipeline, GraceReport)> {
     let spill: Spill = Some(budget.clone());
-    let workers = tessera_runtime::pool::worker_threads()?.max(1);
     let bytes = total_bytes(&build) as u64;
     // Buckets of two thirds of a task: hashing makes some larger than others, and a
-    // spilled bucket over a task is split again.
-    let n = budget.buckets(bytes.saturating_mul(3) / 2, workers);
+    // spilled bucket over a task is split again. One bucket when the side is that small:
+    // cutting every probe partition into a piece per bucket and concatenating their joins
+    // cost TPC-H Q8 at scale 10 under 1 GiB 2.6 s against 2.0 s for its 91 MB of orders
+    // in one table. No more buckets than that either: each probe partition is cut
+    // into a piece per bucket, and the pieces' joins are concatenated — at 256 buckets
+    // (cache-sized tables, as the shuffle makes) TPC-H Q9 at scale 10 under 1 GiB took
+    // 350 s at a 7.2 GB peak, against 7.4 s at 945 MB, string views taken into 256 pieces
+    // each keeping the partition's buffers. Never buckets of fewer than
+    // GRACE_MIN_BUCKET_ROWS rows: `nbytes` is an estimate, and a partition whose arrays
+    // share the buffers of a larger one (views, slices) counts those buffers whole.
+    let rows = build.iter().map(Stashed::num_rows).sum::<usize>();
+    let n = budget
+        .buckets(bytes.saturating_mul(3) / 2, 1)
+        .min(rows.div_ceil(GRACE_MIN_BUCKET_ROWS).max(1));
     // The room the buckets may take: what the budget has left, and what the build side's
     // own stashes hold (released as they are cut). A bucket's share is its bytes and the
     // bookkeeping of its pieces (one per group of build parts), with a quarter to spare
@@ -231,10 +244,9 @@ pub(crate) fn grace_join(
     )
     .len() as u64;
     let bookkeeping = piece_bookkeeping(o.build_schema.fields().len()).saturating_mul(groups);
-    let rows = build.iter().map(Stashed::num_rows).sum::<usize>() as u64;
     let share = (bytes / n as u64)
         .saturating_add(bookkeeping)
-        .saturating_add((rows / n as u64).saturating_mul(GRACE_TABLE_ROW_BYTES))
+        .saturating_add((rows / n) as u64 * GRACE_TABLE_ROW_BYTES)
         .saturating_mul(5)
         / 4;
     let in_memory = usize::try_from(room / share.max(1))
@@ -512,7 +524,8 @@ fn join_bucket(
         return Ok(Vec::new());
     }
     let bytes = total_bytes(build) as u64;
-    if bytes <= budget.task_bytes || build.iter().all(|p| p.num_rows() == 0) {
+    let rows: usize = build.iter().map(Stashed::num_rows).sum();
+    if bytes <= budget.task_bytes || rows <= GRACE_MIN_BUCKET_ROWS {
         return hashed(backend, budget, o, build, probe);
     }
     if depth >= GRACE_MAX_DEPTH {
@@ -520,7 +533,7 @@ fn join_bucket(
         return sorted(backend, budget, o, build, probe);
     }
     counts.splits.fetch_add(1, Ordering::Relaxed);
-    let m = split_factor(bytes, budget.task_bytes, moduli);
+    let m = split_factor(bytes, budget.task_bytes, rows, moduli);
     let sub_build = split(backend, budget, build, o.build_keys(), m)?;
     let sub_probe = split(backend, budget, probe, o.probe_keys(), m)?;
     let mut moduli = moduli.to_vec();
@@ -528,9 +541,13 @@ fn join_bucket(
     let mut out = Vec::new();
     for (b, p) in sub_build.iter().zip(&sub_probe) {
         let sub = total_bytes(b) as u64;
+        let sub_rows: usize = b.iter().map(Stashed::num_rows).sum();
         // Still over a task, and at least three quarters of what was split: one key (or a
         // few) holds the bucket, and another split would not part them.
-        if sub > budget.task_bytes && sub.saturating_mul(4) >= bytes.saturating_mul(3) {
+        if sub > budget.task_bytes
+            && sub_rows > GRACE_MIN_BUCKET_ROWS
+            && sub.saturating_mul(4) >= bytes.saturating_mul(3)
+        {
             counts.skewed.fetch_add(1, Ordering::Relaxed);
             out.extend(sorted(backend, budget, o, b, p)?);
         } else {
@@ -549,10 +566,11 @@ fn join_bucket(
     Ok(out)
 }
 
-/// The number of parts to split `bytes` into so that each fits `task_bytes`, at least 2
-/// and at most 64, and prime to every modulus the rows were already cut by: with a
-/// hash taken modulo each, a common factor would leave parts empty.
-fn split_factor(bytes: u64, task_bytes: u64, moduli: &[usize]) -> usize {
+/// The number of parts to split `bytes` (of `rows` rows) into so that each fits
+/// `task_bytes`, at least 2, at most 64 and about [`GRACE_MIN_BUCKET_ROWS`] rows each at
+/// least, and prime to every modulus the rows were already cut by: with a hash taken
+/// modulo each, a common factor would leave parts empty.
+fn split_factor(bytes: u64, task_bytes: u64, rows: usize, moduli: &[usize]) -> usize {
     fn gcd(a: usize, b: usize) -> usize {
         if b == 0 {
             a
@@ -563,6 +581,7 @@ fn split_factor(bytes: u64, task_bytes: u64, moduli: &[usize]) -> usize {
     let want = usize::try_from(bytes.div_ceil(task_bytes.max(1)))
         .unwrap_or(usize::MAX)
         .saturating_add(1)
+        .min(rows.div_ceil(GRACE_MIN_BUCKET_ROWS))
         .clamp(2, 64);
     (want..)
         .find(|&m| moduli.iter().all(|&k| gcd(m, k) == 1))

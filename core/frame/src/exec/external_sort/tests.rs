@@ -97,7 +97,7 @@ fn run(
     descending: bool,
 ) -> (Vec<Row>, Vec<Row>, SortReport) {
     let b = backend();
-    let (input, rows) = parts(&b, n, 700, key);
+    let (input, rows) = parts(&b, n, 7000, key);
     let budget = budget(
         &format!("{n}-{keep}-{task_bytes}-{descending}"),
         keep,
@@ -116,10 +116,10 @@ fn run(
 
 #[test]
 fn ranges_of_a_task_each_sort_to_the_stable_order_in_memory_and_spilled() {
-    let key = |i: i64| (i * 7919) % 5000;
+    let key = |i: i64| (i * 7919) % 50_000;
     for keep in [u64::MAX, 0] {
         for descending in [false, true] {
-            let (got, want, report) = run(10_000, key, keep, 16 << 10, descending);
+            let (got, want, report) = run(100_000, key, keep, 256 << 10, descending);
             assert!(report.ranges > 4, "{report:?}");
             assert_eq!(report.whole, 0, "{report:?}");
             assert_eq!(got, want, "keep {keep}, descending {descending}");
@@ -131,8 +131,8 @@ fn ranges_of_a_task_each_sort_to_the_stable_order_in_memory_and_spilled() {
 fn a_range_over_a_task_is_cut_again() {
     // One partition and its 64-row sample: the first cut has two ranges, each over a task.
     let b = backend();
-    let (input, rows) = parts(&b, 20_000, 20_000, |i| (i * 7919) % 20_000);
-    let budget = budget("recut", 0, 8 << 10);
+    let (input, rows) = parts(&b, 200_000, 200_000, |i| (i * 7919) % 200_000);
+    let budget = budget("recut", 0, 64 << 10);
     let spill: Spill = Some(budget.clone());
     let pieces: Vec<Stashed> = input
         .into_iter()
@@ -149,8 +149,8 @@ fn a_range_over_a_task_is_cut_again() {
 #[test]
 fn a_range_held_by_one_key_is_split_around_it_in_input_order() {
     // Nine rows in ten have key 7: their range cannot be cut.
-    let key = |i: i64| if i % 10 != 0 { 7 } else { i % 500 };
-    let (got, want, report) = run(20_000, key, 0, 16 << 10, false);
+    let key = |i: i64| if i % 10 != 0 { 7 } else { i % 5000 };
+    let (got, want, report) = run(200_000, key, 0, 256 << 10, false);
     assert!(report.key_splits > 0, "{report:?}");
     assert_eq!(report.whole, 0, "{report:?}");
     assert_eq!(got, want);

@@ -1,6 +1,6 @@
 //! Every branch of the grace join under budgets small enough to take it — buckets all in
 //! memory, some spilled, all spilled, a bucket split again, a skewed bucket joined by
-//! sorting — checked against a nested-loop join of the same rows.
+//! sorting — checked against a join by a map of the other side's rows.
 
 use std::sync::Arc;
 
@@ -77,32 +77,37 @@ fn right_parts(
         .collect()
 }
 
-/// The join by nested loops: (k, a, b) per output row, `None` where the join has no value.
+/// The join by looking up each row's matches in a map of the other side's rows: (k, a, b) per output row, `None` where the join has no value.
 fn oracle(how: JoinType, l: &[(Option<i64>, i64)], r: &[(Option<i64>, String)]) -> Vec<Row> {
     let mut out = Vec::new();
-    let eq = |x: Option<i64>, y: Option<i64>| x.is_some() && x == y;
     match how {
         JoinType::Right => {
-            for (rk, rb) in r {
-                let mut hit = false;
-                for (lk, la) in l {
-                    if eq(*lk, *rk) {
-                        hit = true;
-                        out.push((*rk, Some(*la), Some(rb.clone())));
-                    }
+            let mut by_key: std::collections::HashMap<i64, Vec<i64>> = Default::default();
+            for (lk, la) in l {
+                if let Some(k) = lk {
+                    by_key.entry(*k).or_default().push(*la);
                 }
-                if !hit {
+            }
+            for (rk, rb) in r {
+                let matches = rk.and_then(|k| by_key.get(&k)).cloned().unwrap_or_default();
+                for la in &matches {
+                    out.push((*rk, Some(*la), Some(rb.clone())));
+                }
+                if matches.is_empty() {
                     out.push((*rk, None, Some(rb.clone())));
                 }
             }
         }
         _ => {
+            let mut by_key: std::collections::HashMap<i64, Vec<&String>> = Default::default();
+            for (rk, rb) in r {
+                if let Some(k) = rk {
+                    by_key.entry(*k).or_default().push(rb);
+                }
+            }
             for (lk, la) in l {
-                let matches: Vec<&String> = r
-                    .iter()
-                    .filter(|(rk, _)| eq(*lk, *rk))
-                    .map(|(_, b)| b)
-                    .collect();
+                let matches: Vec<&String> =
+                    lk.and_then(|k| by_key.get(&k)).cloned().unwrap_or_default();
                 match how {
                     JoinType::Inner | JoinType::Left => {
                         for b in &matches {
@@ -178,7 +183,7 @@ fn run(
     let b = backend();
     let budget = budget(&format!("{how:?}-{keep}-{task_bytes}"), keep, task_bytes);
     let spill: Spill = Some(budget.clone());
-    let (lp, rp) = (left_parts(&b, l, 300), right_parts(&b, r, 250));
+    let (lp, rp) = (left_parts(&b, l, 3000), right_parts(&b, r, 2500));
     let side = if how == JoinType::Right {
         Side::Left
     } else {
@@ -209,8 +214,8 @@ const HOWS: [JoinType; 5] = [
 
 #[test]
 fn buckets_all_in_memory_stream_the_probe_side() {
-    let l = left_rows(3000, |i| i % 1500);
-    let r = right_rows(2000, |i| (i * 7) % 2500);
+    let l = left_rows(30_000, |i| i % 15_000);
+    let r = right_rows(20_000, |i| (i * 7) % 25_000);
     for how in HOWS {
         let (rows, report) = run(how, &l, &r, u64::MAX, 4 << 10);
         assert!(report.buckets > 2, "{how:?}: {report:?}");
@@ -221,10 +226,10 @@ fn buckets_all_in_memory_stream_the_probe_side() {
 
 #[test]
 fn buckets_past_the_budget_are_spilled_whole_and_joined_after() {
-    let l = left_rows(3000, |i| i % 1500);
-    let r = right_rows(2000, |i| (i * 7) % 2500);
+    let l = left_rows(30_000, |i| i % 15_000);
+    let r = right_rows(20_000, |i| (i * 7) % 25_000);
     let b = backend();
-    let build_bytes: u64 = right_parts(&b, &r, 250)
+    let build_bytes: u64 = right_parts(&b, &r, 2500)
         .iter()
         .map(|p| p.nbytes() as u64)
         .sum();
@@ -246,12 +251,12 @@ fn buckets_past_the_budget_are_spilled_whole_and_joined_after() {
 fn a_skewed_bucket_is_joined_by_sorting_not_split_forever() {
     // Two thirds of the build rows share one key: its bucket cannot shrink. (The build
     // side of a right join is its left side.)
-    let skewed = |i| if i % 3 != 0 { 42 } else { i % 700 };
+    let skewed = |i| if i % 3 != 0 { 42 } else { i % 7000 };
     for how in HOWS {
         let (l, r) = if how == JoinType::Right {
-            (left_rows(3000, skewed), right_rows(2500, |i| i % 400))
+            (left_rows(30_000, skewed), right_rows(25_000, |i| i % 4000))
         } else {
-            (left_rows(2500, |i| i % 400), right_rows(3000, skewed))
+            (left_rows(25_000, |i| i % 4000), right_rows(30_000, skewed))
         };
         let (rows, report) = run(how, &l, &r, 0, 4 << 10);
         assert!(report.skewed > 0, "{how:?}: {report:?}");
@@ -264,8 +269,8 @@ fn a_bucket_over_a_task_is_split_again_by_a_modulus_prime_to_the_first() {
     let b = backend();
     let budget = budget("split", 0, 2 << 10);
     let spill: Spill = Some(budget.clone());
-    let l = left_rows(4000, |i| i % 3000);
-    let r = right_rows(3000, |i| (i * 11) % 3000);
+    let l = left_rows(40_000, |i| i % 30_000);
+    let r = right_rows(30_000, |i| (i * 11) % 30_000);
     for how in [JoinType::Inner, JoinType::Left, JoinType::Anti] {
         let o = Oriented::new(Side::Right, &spec(how), &left_schema(), &right_schema()).unwrap();
         let keep = |parts: Vec<Partition>| -> Vec<Stashed> {
@@ -276,8 +281,8 @@ fn a_bucket_over_a_task_is_split_again_by_a_modulus_prime_to_the_first() {
         };
         // One bucket of everything, as if cut by a modulus of 6 that put it all together.
         let (build, probe) = (
-            keep(right_parts(&b, &r, 500)),
-            keep(left_parts(&b, &l, 500)),
+            keep(right_parts(&b, &r, 5000)),
+            keep(left_parts(&b, &l, 5000)),
         );
         let counts = Counts::default();
         let parts = join_bucket(&b, &budget, &o, &build, &probe, &[6], 0, &counts).unwrap();
@@ -286,9 +291,11 @@ fn a_bucket_over_a_task_is_split_again_by_a_modulus_prime_to_the_first() {
         assert_eq!(counts.skewed.load(Ordering::Relaxed), 0, "{how:?}");
         assert_eq!(rows_of(&b, &parts), oracle(how, &l, &r), "{how:?}");
     }
-    assert_eq!(split_factor(100, 10, &[6]), 11);
-    assert_eq!(split_factor(10, 10, &[2, 3]), 5);
-    assert_eq!(split_factor(1 << 40, 1, &[]), 64);
+    assert_eq!(split_factor(100, 10, 1 << 20, &[6]), 11);
+    assert_eq!(split_factor(10, 10, 1 << 20, &[2, 3]), 5);
+    assert_eq!(split_factor(1 << 40, 1, 1 << 20, &[]), 64);
+    // Few rows cap the parts, still prime to the moduli.
+    assert_eq!(split_factor(1 << 40, 1, 2000, &[6]), 5);
 }
 
 #[test]
