@@ -39,7 +39,6 @@ use std::sync::{Arc, Mutex};
 use arrow_schema::SchemaRef;
 
 use super::aggregate::{concat_or_empty, load_all, shuffle_groups, total_bytes};
-use super::join::Side;
 use super::stage::{staged, TaskOutput};
 use crate::backend::{
     DataFrameBackend, FrameProgram, JoinAlgorithm, JoinSpec, JoinType, Partition, SortKey,
@@ -49,6 +48,7 @@ use crate::exec::partitions::Pipeline;
 use crate::exec::spill::{
     piece_bookkeeping, stash, stash_on_disk, try_charge, Charge, Spill, SpillBudget, Stashed,
 };
+use crate::exec::swap_join::Side;
 use crate::exec::tuning::{
     GRACE_MAX_DEPTH, GRACE_MIN_BUCKET_ROWS, GRACE_TABLE_ROW_BYTES, SHUFFLE_FAN,
 };

@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::exec::grace_join::{grace_join, Oriented};
 use crate::exec::partitions::{Build, Pipeline};
 use crate::exec::spill::{stash, Spill, Stashed};
+pub(crate) use crate::exec::swap_join::Side;
 use crate::exec::tuning::{
     BROADCAST_BYTES, BROADCAST_STRING_ROWS, GRACE_GUESS_MARGIN, JOIN_BUCKET_ROWS,
     STREAMED_BROADCAST_BYTES,
@@ -421,15 +422,6 @@ fn key_schema(
         .collect::<std::result::Result<Vec<_>, _>>()
         .map_err(at)?;
     Ok(Arc::new(schema.project(&indices).map_err(at)?))
-}
-
-/// A side of a join.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Side {
-    /// The left side.
-    Left,
-    /// The right side.
-    Right,
 }
 
 /// The side a join broadcasts, if any: one of at most `max` bytes (`Auto`) or any

@@ -21,6 +21,15 @@ use arrow_schema::{DataType, Schema};
 use crate::backend::{FrameProgram, FrameStep, JoinSpec, JoinType};
 use crate::expr::Expr;
 
+/// A side of a join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The left side.
+    Left,
+    /// The right side.
+    Right,
+}
+
 /// The turned-around join and the projection that restores the output's layout.
 #[derive(Debug, Clone)]
 pub(crate) struct Swapped {
