@@ -334,6 +334,16 @@ pub(crate) fn load_all(
     parts.iter().map(|p| p.load(backend)).collect()
 }
 
+/// `parts` read back and concatenated into one partition of `schema` (an empty one when
+/// there are none).
+pub(crate) fn load_whole(
+    backend: &Arc<dyn DataFrameBackend>,
+    parts: &[Stashed],
+    schema: &arrow_schema::SchemaRef,
+) -> Result<Partition> {
+    concat_or_empty(backend, &load_all(backend, parts)?, schema)
+}
+
 pub(crate) fn concat_or_empty(
     backend: &Arc<dyn DataFrameBackend>,
     parts: &[Partition],

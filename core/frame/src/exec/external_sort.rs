@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
 
-use super::aggregate::{concat_or_empty, load_all, total_bytes};
+use super::aggregate::{load_whole, total_bytes};
 use super::join::column_program;
 use super::sort::{range_bounds, sort_sample};
 use super::stage::{staged, TaskOutput};
@@ -188,9 +188,7 @@ fn sort_range(
         if !fits {
             counts.whole.fetch_add(1, Ordering::Relaxed);
         }
-        let parts = load_all(backend, pieces)?;
-        let all = concat_or_empty(backend, &parts, schema)?;
-        drop(parts);
+        let all = load_whole(backend, pieces, schema)?;
         return Ok(vec![stash(&spill, backend, backend.sort(&all, by)?)?]);
     }
     counts.splits.fetch_add(1, Ordering::Relaxed);

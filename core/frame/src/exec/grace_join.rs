@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
 
-use super::aggregate::{concat_or_empty, load_all, shuffle_groups, total_bytes};
+use super::aggregate::{concat_or_empty, load_all, load_whole, shuffle_groups, total_bytes};
 use super::stage::{staged, TaskOutput};
 use crate::backend::{
     DataFrameBackend, FrameProgram, JoinAlgorithm, JoinSpec, JoinType, Partition, SortKey,
@@ -617,9 +617,7 @@ fn hashed(
     build: &[Stashed],
     probe: &[Stashed],
 ) -> Result<Vec<Stashed>> {
-    let parts = load_all(backend, build)?;
-    let whole = concat_or_empty(backend, &parts, &o.build_schema)?;
-    drop(parts);
+    let whole = load_whole(backend, build, &o.build_schema)?;
     let table = backend.prepare_broadcast(&whole, &o.spec)?;
     drop(whole);
     probe_each(backend, budget, probe, |p| {
@@ -675,9 +673,7 @@ fn sorted(
             })
             .collect()
     };
-    let parts = load_all(backend, build)?;
-    let whole = concat_or_empty(backend, &parts, &o.build_schema)?;
-    drop(parts);
+    let whole = load_whole(backend, build, &o.build_schema)?;
     let whole = backend.sort(&whole, &ascending(keys))?;
     let merge = JoinSpec {
         algorithm: JoinAlgorithm::SortedMerge,
