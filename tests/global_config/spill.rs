@@ -854,3 +854,45 @@ fn a_sort_of_twice_the_limit_spills_its_ranges_and_writes_them_in_order() {
     std::fs::remove_dir_all(&out).ok();
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Under a limit, `explain()` names each blocking operator with its share of what the
+/// plan is projected to hold and the course it takes at the guessed sizes: the join of
+/// the join scenario (its probe side guessed smaller than its build side, both over a 2
+/// MiB task) is a grace hash join built on its left side, and a plan without a limit
+/// says nothing of it.
+#[test]
+fn explain_names_each_blocking_operator_and_where_it_spills() {
+    let _serial = crate::serial();
+    let (probe, build) = join_inputs();
+    let join = join_query(&probe, &build);
+
+    let unlimited = join.explain().unwrap();
+    assert!(!unlimited.contains("share ≈"), "{unlimited}");
+    let dir = spill_dir("explain");
+    let _guard = spill_under(FRAME_LIMIT, &dir);
+    let joined = join.explain().unwrap();
+    let line = |text: &str, what: &str| {
+        text.lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no line with {what:?} in:\n{text}"))
+            .to_string()
+    };
+    // The notes follow the plan, after its memory-limit line.
+    let notes = &joined[joined.find("memory-limit:").expect("a memory-limit note")..];
+    let j = line(notes, "inner join on [k]: left");
+    assert!(j.contains("grace hash join: the left side cut into"), "{j}");
+    // The probe side's file reports about 10 MiB, the build side's about 68: in buckets
+    // of two thirds of a 2 MiB task, which the 16 MiB the budget keeps holds.
+    assert!(j.contains("all kept in memory with their tables"), "{j}");
+    assert!(j.contains("streamed through them, never held"), "{j}");
+    assert!(j.contains("% of the"), "{j}");
+    let a = line(notes, "aggregate (no keys)");
+    assert!(a.contains("never spilled"), "{a}");
+    // The aggregation's line comes first, the join it reads from indented below it.
+    assert!(
+        notes.find("aggregate (no keys)") < notes.find("    inner join"),
+        "{notes}"
+    );
+    drop(_guard);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -37,8 +37,9 @@
 //!   `grace_join`),
 //!   `sort`, `repartition`, `window` (and head/tail);
 //! - `stage` runs one step's tasks on the worker pool; `spill` keeps what a stage holds
-//!   within the budget; `tuning` holds the bounds at which the operators change
-//!   algorithm; `ranks` runs the same operators over the ranks of a job
+//!   within the budget; `spill_plan` says in `explain()` what each blocking operator
+//!   will hold and where it will spill; `tuning` holds the bounds at which the operators
+//!   change algorithm; `ranks` runs the same operators over the ranks of a job
 //!   (`scheduler = "mpi"`).
 
 pub(crate) mod aggregate;
@@ -54,6 +55,7 @@ pub(crate) mod run;
 mod scan;
 pub(crate) mod sort;
 pub(crate) mod spill;
+mod spill_plan;
 pub(crate) mod stage;
 pub(crate) mod swap_join;
 pub mod tuning;

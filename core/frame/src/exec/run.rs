@@ -18,6 +18,7 @@ use crate::exec::budget::{check_memory, BatchStream, Output};
 use crate::exec::pipeline::pipeline;
 use crate::exec::ranks;
 use crate::exec::spill::PersistedSource;
+use crate::exec::spill_plan;
 use crate::io::write::{write_stream, FileFormat};
 use crate::plan::Node;
 
@@ -151,12 +152,19 @@ pub(crate) fn memory_note(node: &Arc<Node>, backend: &FrameBackendRef) -> Result
                 fb(b.task_bytes)
             )
         }
-        Ok(Some(b)) => format!(
-            "memory-limit: groupby states, shuffle buckets, join sides and blocking results beyond {} (measured as they run) are spilled to {} (Arrow IPC, LZ4) and read back by the task that needs them; shuffles make buckets of about {} per task\n",
-            fb(b.keep),
-            b.base.display(),
-            fb(b.task_bytes)
-        ),
+        Ok(Some(b)) => {
+            let workers = tessera_runtime::pool::worker_threads()? as u64;
+            let mut s = format!(
+                "memory-limit: groupby states, shuffle buckets, join sides and blocking results beyond {} (measured as they run) are spilled to {} (Arrow IPC, LZ4) and read back by the task that needs them; shuffles make buckets of about {} per task\n",
+                fb(b.keep),
+                b.base.display(),
+                fb(b.task_bytes)
+            );
+            for line in spill_plan::operator_notes(node, &b, workers) {
+                s.push_str(&format!("  {line}\n"));
+            }
+            s
+        }
         Err(e) => format!("over memory-limit, refused before running: {e}\n"),
     })
 }
