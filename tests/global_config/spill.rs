@@ -759,6 +759,39 @@ fn a_frame_over_the_limit_persists_to_the_spill_directory() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A frame the plan projects within the limit but larger than a quarter of it is not
+/// kept in memory whole: its partitions stay in memory up to that quarter (8 MiB of the
+/// 32 MiB limit) and the rest go to the spill directory — a persisted frame holds a
+/// bounded share of the limit, whatever the projection said — and it reads back whole.
+#[test]
+fn a_persisted_frame_keeps_at_most_a_quarter_of_the_limit_in_memory() {
+    let _serial = crate::serial();
+    let dir = spill_dir("frame-persist-share");
+    let (probe, _) = join_inputs(); // 16 MiB
+    let want = probe.reduce("k", AggFunc::Sum).unwrap();
+    let guard = spill_under(FRAME_LIMIT, &dir);
+    let persisted = probe.persist().unwrap();
+    assert!(!leftovers(&dir).is_empty(), "part of it is on disk");
+    let explain = persisted.explain().unwrap();
+    let line = explain
+        .lines()
+        .find(|l| l.contains("persisted to the spill directory"))
+        .unwrap_or_else(|| panic!("{explain}"));
+    // 16 partitions of 1 MiB: at most 8 in memory, the others on disk.
+    let in_memory: usize = line
+        .split("; ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((1..=8).contains(&in_memory), "{line}");
+    assert_eq!(persisted.reduce("k", AggFunc::Sum).unwrap(), want);
+    drop(guard);
+    drop(persisted);
+    assert_eq!(leftovers(&dir), Vec::<PathBuf>::new());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A semi (and an anti) join of a left side within a task's bytes with a right side
 /// three times the limit: the left keys are hashed and the right side streams through
 /// them, each partition keeping its distinct matched keys within the budget. The left

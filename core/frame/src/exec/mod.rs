@@ -36,6 +36,8 @@
 //! - one file per operator: `scan`, `aggregate` (groupby), `join` (and `swap_join`,
 //!   `grace_join`),
 //!   `sort`, `repartition`, `window` (and head/tail);
+//! - `persisted`: a frame persisted under `memory-limit`, in memory up to a share of
+//!   the limit and in spill files past it;
 //! - `stage` runs one step's tasks on the worker pool; `spill` keeps what a stage holds
 //!   within the budget; `spill_plan` says in `explain()` what each blocking operator
 //!   will hold and where it will spill; `tuning` holds the bounds at which the operators
@@ -48,6 +50,7 @@ mod external_sort;
 mod grace_join;
 pub(crate) mod join;
 pub(crate) mod partitions;
+mod persisted;
 pub(crate) mod pipeline;
 pub(crate) mod ranks;
 mod repartition;

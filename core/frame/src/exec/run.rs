@@ -13,11 +13,11 @@ use std::sync::Arc;
 use arrow_schema::SchemaRef;
 
 use crate::backend::{FrameBackendRef, Partition};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exec::budget::{check_memory, BatchStream, Output};
+use crate::exec::persisted::{PersistedSource, PERSIST_MEMORY_SHARE};
 use crate::exec::pipeline::pipeline;
 use crate::exec::ranks;
-use crate::exec::spill::PersistedSource;
 use crate::exec::spill_plan;
 use crate::io::write::{write_stream, FileFormat};
 use crate::plan::Node;
@@ -63,9 +63,9 @@ pub(crate) fn stream(
 }
 
 /// Computes the planned `node` and returns the node later plans start from: its
-/// partitions on the backend, or — for a frame over `memory-limit` — a scan of it
-/// persisted to the spill directory a partition at a time. Under `scheduler = "mpi"` each
-/// rank keeps the partitions it computed.
+/// partitions on the backend, or — within `memory-limit` — a scan of it persisted a
+/// partition at a time, in memory up to a quarter of the limit and in the spill directory
+/// past it. Under `scheduler = "mpi"` each rank keeps the partitions it computed.
 ///
 /// # Errors
 /// As [`partitions`]; [`Error::MemoryLimit`] only when the frame does not fit and spilling
@@ -79,28 +79,35 @@ pub(crate) fn persist(
         let parts = ranks::persist::persist(pipeline, node, backend, &schema, &cluster)?;
         return Ok(Node::Partitions { parts, schema });
     }
-    match check_memory(node, Output::InMemory, backend) {
-        Ok(spill) => Ok(Node::Partitions {
+    // Within a memory limit a persisted frame is measured as it is computed: its
+    // partitions are kept in memory up to a share of the limit and written to the spill
+    // directory past it (`exec/persisted.rs`), so what it holds is bounded whatever the
+    // projection said. Without one, or with spilling off, it is kept in memory, as long
+    // as the projection fits.
+    let limit = crate::config::memory_limit()?;
+    let base = crate::config::spill_dir()?;
+    let (Some(limit), Some(base)) = (limit, base) else {
+        let spill = check_memory(node, Output::InMemory, backend)?;
+        return Ok(Node::Partitions {
             parts: pipeline(node, backend, &spill)?.materialize()?,
             schema,
-        }),
-        Err(e @ Error::MemoryLimit { .. }) => {
-            let Some(base) = crate::config::spill_dir()? else {
-                return Err(e);
-            };
-            let out = stream(node, backend, schema)?;
-            let source =
-                PersistedSource::write(&base, out.schema.clone(), out.n, out.batch.as_ref())?;
-            Ok(Node::Scan {
-                source: Arc::new(source),
-                projection: None,
-                selected: None,
-                pushed: Vec::new(),
-                stored: Vec::new(),
-            })
-        }
-        Err(e) => Err(e),
-    }
+        });
+    };
+    let out = stream(node, backend, schema)?;
+    let source = PersistedSource::write(
+        &base,
+        out.schema.clone(),
+        out.n,
+        out.batch.as_ref(),
+        limit / PERSIST_MEMORY_SHARE,
+    )?;
+    Ok(Node::Scan {
+        source: Arc::new(source),
+        projection: None,
+        selected: None,
+        pushed: Vec::new(),
+        stored: Vec::new(),
+    })
 }
 
 /// Writes the planned `node`'s output to `path` in `format`: one file, or one per

@@ -95,7 +95,7 @@ pub(crate) enum Stashed {
 
 /// Writes `batch` (about `bytes` in memory) to a spill file under `base` as an Arrow IPC
 /// stream; `op` names the step in errors.
-fn write_batch(
+pub(crate) fn write_batch(
     base: &std::path::Path,
     batch: &RecordBatch,
     bytes: u64,
@@ -111,7 +111,11 @@ fn write_batch(
 
 /// Reads back the batch [`write_batch`] wrote, only the columns at `projection` (all when
 /// `None`).
-fn read_batch(file: &SpillFile, projection: Option<&[usize]>, op: &str) -> Result<RecordBatch> {
+pub(crate) fn read_batch(
+    file: &SpillFile,
+    projection: Option<&[usize]>,
+    op: &str,
+) -> Result<RecordBatch> {
     file.read(|r| {
         let mut reader =
             arrow_ipc::reader::StreamReader::try_new(r, projection.map(<[usize]>::to_vec))
@@ -285,76 +289,6 @@ impl Stashed {
             Stashed::Resident { part, .. } => part.nbytes(),
             Stashed::Spilled { bytes, .. } => *bytes,
         }
-    }
-}
-
-/// A frame persisted to the spill directory because it does not fit `memory-limit`: one
-/// Arrow IPC stream per partition, read back like a file (projection included), so later
-/// plans stream it a partition per worker. The files go when the last frame reading them
-/// is dropped.
-#[derive(Debug)]
-pub(crate) struct PersistedSource {
-    schema: arrow_schema::SchemaRef,
-    parts: Vec<(SpillFile, u64)>,
-}
-
-impl PersistedSource {
-    /// Writes every batch `batch(i)`, `i < n`, to the spill directory `base`, on the worker
-    /// pool.
-    pub(crate) fn write(
-        base: &std::path::Path,
-        schema: arrow_schema::SchemaRef,
-        n: usize,
-        batch: &(dyn Fn(usize) -> Result<arrow_array::RecordBatch> + Send + Sync),
-    ) -> Result<PersistedSource> {
-        let parts = tessera_runtime::pool::parallel_map(n, |i| {
-            let b = batch(i)?;
-            let bytes = b.get_array_memory_size() as u64;
-            let file = write_batch(base, &b, bytes, "persist")?;
-            Ok((file, bytes))
-        })?;
-        Ok(PersistedSource { schema, parts })
-    }
-}
-
-impl crate::plan::FileSource for PersistedSource {
-    fn format(&self) -> &'static str {
-        "spilled"
-    }
-
-    fn schema(&self) -> arrow_schema::SchemaRef {
-        self.schema.clone()
-    }
-
-    fn partitions(&self) -> usize {
-        self.parts.len()
-    }
-
-    fn read(
-        &self,
-        partition: usize,
-        projection: Option<&[usize]>,
-    ) -> Result<arrow_array::RecordBatch> {
-        let (file, _) = self.parts.get(partition).ok_or_else(|| {
-            Error::Internal(format!(
-                "partition {partition} of a persisted frame of {}",
-                self.parts.len()
-            ))
-        })?;
-        read_batch(file, projection, "read persisted partition")
-    }
-
-    fn describe(&self) -> String {
-        let disk: u64 = self.parts.iter().map(|(f, _)| f.disk_bytes()).sum();
-        format!(
-            "persisted to the spill directory ({} partitions, {} on disk)",
-            self.parts.len(),
-            tessera_core::chunks::format_bytes(disk)
-        )
-    }
-
-    fn partition_bytes(&self, partition: usize) -> Option<u64> {
-        self.parts.get(partition).map(|(_, b)| *b)
     }
 }
 
