@@ -549,6 +549,66 @@ fn a_groupby_of_as_many_groups_as_rows_passes_its_rows_through() {
     }
 }
 
+/// A groupby whose keys recur from partition to partition folds runs of consecutive
+/// partitions into one state each (the profile's `aggregate: fold` stage shows it), and
+/// every group's sum, count, mean, first and last equal a reference map's, in row order.
+#[test]
+fn a_groupby_whose_keys_recur_across_partitions_folds_runs_of_them() {
+    let n = 200_000i64;
+    let key = |i: i64| (i * 7919) % 3_000;
+    let k: ArrayRef = Arc::new(Int64Array::from_iter_values((0..n).map(key)));
+    let s: ArrayRef = Arc::new(StringArray::from_iter_values(
+        (0..n).map(|i| ["x", "y"][(key(i) % 2) as usize]),
+    ));
+    let y: ArrayRef = Arc::new(Int64Array::from_iter_values(
+        (0..n).map(|i| (i * 31) % 1_000),
+    ));
+    let df = DataFrame::from_columns(vec![("k", k), ("s", s), ("y", y)], 40).unwrap();
+    let mut want: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    for i in 0..n {
+        want.entry(key(i)).or_default().push((i * 31) % 1_000);
+    }
+    let (out, profile) = df
+        .groupby(&["k", "s"])
+        .unwrap()
+        .agg(&[
+            ("y", AggFunc::Sum),
+            ("y", AggFunc::Count),
+            ("y", AggFunc::Mean),
+            ("y", AggFunc::First),
+            ("y", AggFunc::Last),
+        ])
+        .unwrap()
+        .compute_with_profile()
+        .unwrap();
+    let stages: std::collections::BTreeSet<_> = profile.spans.iter().map(|s| &s.stage).collect();
+    assert!(
+        stages.iter().any(|s| *s == "aggregate: fold"),
+        "no runs were folded: {stages:?}"
+    );
+    assert_eq!(out.num_rows(), want.len());
+    for r in 0..out.num_rows() {
+        let Value::Int(k) = out.value("k", r).unwrap() else {
+            panic!("bad key at row {r}");
+        };
+        assert_eq!(
+            out.value("s", r).unwrap(),
+            Value::Str(["x", "y"][(k % 2) as usize].into())
+        );
+        let ys = &want[&k];
+        let v = |c: &str| out.value(c, r).unwrap();
+        let sum: i64 = ys.iter().sum();
+        assert_eq!(v("y_sum"), Value::Int(sum), "{k}");
+        assert_eq!(v("y_count"), Value::Int(ys.len() as i64), "{k}");
+        assert!(
+            close(v("y_mean").as_f64().unwrap(), sum as f64 / ys.len() as f64),
+            "{k}"
+        );
+        assert_eq!(v("y_first"), Value::Int(ys[0]), "{k}");
+        assert_eq!(v("y_last"), Value::Int(*ys.last().unwrap()), "{k}");
+    }
+}
+
 /// Rows of a join result as sortable text tuples.
 fn rows_of(c: &Computed) -> Vec<String> {
     let cols: Vec<String> = c.schema.fields().iter().map(|f| f.name().clone()).collect();

@@ -1,5 +1,7 @@
-//! Groupby: partial aggregation per partition, then a tree combine (fan-in
-//! `array.split-every`) when the partial states are small, or a hash shuffle of them.
+//! Groupby: partial aggregation per partition — or per run of partitions folded into one
+//! state, where the same keys recur from one partition to the next — then a tree combine
+//! (fan-in `array.split-every`) when the partial states are small, or a hash shuffle of
+//! them.
 
 use std::sync::Arc;
 
@@ -9,7 +11,9 @@ use crate::backend::{AggFunc, AggSpec, DataFrameBackend, Partition};
 use crate::error::Result;
 use crate::exec::partitions::Build;
 use crate::exec::spill::{stash, Spill, Stashed};
-use crate::exec::tuning::{PASS_MIN_ROWS, SHUFFLE_FAN, TREE_ROWS};
+use crate::exec::tuning::{
+    FOLD_BYTES, FOLD_KEEP_64THS, FOLD_ROWS, PASS_MIN_ROWS, SHUFFLE_FAN, TREE_ROWS,
+};
 use crate::plan::{empty_batch, GroupStrategy, Node};
 
 /// Partial aggregation fused with the input pipeline, then a tree or shuffle combine.
@@ -84,8 +88,13 @@ pub(crate) fn aggregate(
             None => Ok(part),
         }
     };
-    let first = if may_pass {
-        inner.n.min(tessera_runtime::pool::worker_threads()?.max(1))
+    // Folding runs of partitions into one state each: for any keyed groupby with more
+    // partitions than the first aggregated ones can say anything of (not for keys read in
+    // a stored form: each partition's dictionary codes its own values).
+    let workers = tessera_runtime::pool::worker_threads()?.max(1);
+    let may_fold = !keys.is_empty() && inner.n > 2 * workers && !coded_keys;
+    let first = if may_pass || may_fold {
+        inner.n.min(workers)
     } else {
         0
     };
@@ -116,18 +125,38 @@ pub(crate) fn aggregate(
         rows.extend(rest);
         return passed_through(backend, spill, rows, keys, aggs);
     }
-    let mut partials = probed
-        .into_iter()
-        .map(|p| stash(spill, backend, p.state))
-        .collect::<Result<Vec<_>>>()?;
-    let rest = {
-        let backend = backend.clone();
-        let partial = &partial;
-        staged("aggregate: partial", inner.n - first, move |i| {
-            stash(spill, &backend, partial(&task(first + i)?)?)
-        })?
+    let states: Vec<Partition> = probed.into_iter().map(|p| p.state).collect();
+    let fold = if may_fold && states.len() > 1 {
+        folds(backend, &states, keys, aggs)?
+    } else {
+        None
     };
-    partials.extend(rest);
+    let folding = fold.is_some();
+    let mut partials = match fold {
+        Some(combined) => vec![stash(spill, backend, combined)?],
+        None => states
+            .into_iter()
+            .map(|s| stash(spill, backend, s))
+            .collect::<Result<Vec<_>>>()?,
+    };
+    if folding {
+        // A run gathers what each partition's program keeps (a selective filter keeps
+        // the run small), and is aggregated as plain rows.
+        let kept = |i: usize| rows_of(task(i)?);
+        let aggregate = |run: &Partition| backend.aggregate_partial(run, keys, aggs);
+        partials.extend(folded_runs(
+            backend, spill, &kept, &aggregate, first, inner.n, workers,
+        )?);
+    } else {
+        let rest = {
+            let backend = backend.clone();
+            let partial = &partial;
+            staged("aggregate: partial", inner.n - first, move |i| {
+                stash(spill, &backend, partial(&task(first + i)?)?)
+            })?
+        };
+        partials.extend(rest);
+    }
     if partials.is_empty() {
         let empty = backend.import_batch(empty_batch(&input.schema()))?;
         partials.push(stash(
@@ -175,6 +204,76 @@ pub(crate) fn aggregate(
             backend2.aggregate_finalize(&state, keys, aggs)?,
         )
     })
+}
+
+/// The first partitions' `states` combined, when that keeps fewer than
+/// [`FOLD_KEEP_64THS`] of their rows: the keys recur across partitions, and the rest are
+/// folded in runs ([`folded_runs`]). `None` where each state holds keys of its own.
+fn folds(
+    backend: &Arc<dyn DataFrameBackend>,
+    states: &[Partition],
+    keys: &[String],
+    aggs: &[AggSpec],
+) -> Result<Option<Partition>> {
+    let rows: usize = states.iter().map(|s| s.num_rows()).sum();
+    if rows < PASS_MIN_ROWS / 4 {
+        return Ok(None);
+    }
+    let combined = backend.aggregate_combine(states, keys, aggs)?;
+    Ok((combined.num_rows() * 64 < rows * FOLD_KEEP_64THS).then_some(combined))
+}
+
+/// Partitions `first..n` (`task(i)`) aggregated in runs: a task per worker takes its
+/// share of them, in order, and gathers consecutive partitions until they hold
+/// [`FOLD_ROWS`] rows or [`FOLD_BYTES`] bytes (a task's bytes within a spill budget, if
+/// fewer), then aggregates the run at once (`partial`) — one table for the run, where a
+/// state per partition would repeat the keys each holds. The states stay in partition
+/// order (`first`/`last` keep theirs).
+fn folded_runs(
+    backend: &Arc<dyn DataFrameBackend>,
+    spill: &Spill,
+    task: &(dyn Fn(usize) -> Result<Partition> + Sync),
+    partial: &(dyn Fn(&Partition) -> Result<Partition> + Sync),
+    first: usize,
+    n: usize,
+    workers: usize,
+) -> Result<Vec<Stashed>> {
+    let max_bytes = spill
+        .as_ref()
+        .map_or(FOLD_BYTES, |b| FOLD_BYTES.min(b.task_bytes));
+    let per = (n - first).div_ceil(workers).max(1);
+    let runs: Vec<std::ops::Range<usize>> = (first..n)
+        .step_by(per)
+        .map(|s| s..(s + per).min(n))
+        .collect();
+    let states = staged("aggregate: fold", runs.len(), |r| {
+        let mut out = Vec::new();
+        let mut held: Vec<Partition> = Vec::new();
+        let (mut rows, mut bytes) = (0usize, 0u64);
+        let mut flush = |held: &mut Vec<Partition>| -> Result<()> {
+            let run = match held.len() {
+                0 => return Ok(()),
+                1 => held.pop().expect("one partition"),
+                _ => backend.concat(held)?,
+            };
+            held.clear();
+            out.push(stash(spill, backend, partial(&run)?)?);
+            Ok(())
+        };
+        for i in runs[r].clone() {
+            let part = task(i)?;
+            rows += part.num_rows();
+            bytes = bytes.saturating_add(part.nbytes() as u64);
+            held.push(part);
+            if rows >= FOLD_ROWS || bytes >= max_bytes {
+                flush(&mut held)?;
+                (rows, bytes) = (0, 0);
+            }
+        }
+        flush(&mut held)?;
+        Ok(out)
+    })?;
+    Ok(states.into_iter().flatten().collect())
 }
 
 /// A partition aggregated first, kept with its rows in case they pass through.

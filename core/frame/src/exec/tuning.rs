@@ -111,3 +111,20 @@ pub(crate) const GRACE_MIN_BUCKET_ROWS: usize = 1 << 10;
 /// The fewest rows an external sort's range is cut to, and below which a range is sorted
 /// whatever its bytes (see [`GRACE_MIN_BUCKET_ROWS`] for why bytes alone do not do).
 pub(crate) const SORT_MIN_RANGE_ROWS: usize = 1 << 13;
+
+/// A groupby folds runs of consecutive input partitions into one partial state each
+/// (`crate::exec::aggregate`) when the states of its first partitions, combined, keep
+/// fewer than this fraction (in 64ths) of their rows: the same keys recur from partition
+/// to partition, and a state per partition would repeat them, for the combine to hash
+/// again. Where each partition holds keys of its own (TPC-H's line items by order), the
+/// states do not shrink and partitions are aggregated one by one.
+pub(crate) const FOLD_KEEP_64THS: usize = 48;
+
+/// The most rows a folded run gathers before it is aggregated into one state (and a new
+/// run starts): about a partition's worth of states per worker, tables that stay near a
+/// core's caches for keys of up to some hundred thousand values.
+pub(crate) const FOLD_ROWS: usize = 4 << 20;
+
+/// The most bytes a folded run gathers (within a spill budget, a task's bytes if fewer):
+/// the run's partitions are in memory at once, in the task folding them.
+pub(crate) const FOLD_BYTES: u64 = 256 << 20;
