@@ -13,7 +13,13 @@ The classes (10M-row tables unless named otherwise):
 - join_int_10, join_int_10k, join_int_10m: inner joins with 10, 10k and 10M rows on an
   integer key (half the left rows match); _left and _outer variants; join_str_10k and
   join_str_10m on string keys;
-- top2: the two largest values of each of 100k groups; corr: their correlation per group.
+- top2: the two largest values of each of 100k groups; corr: their correlation per group;
+- the db-benchmark shapes, their table read from CSV (`dbgb.csv`: string keys id1, id2 of
+  100 values and id3 of 100k, integer keys id4, id5 of 100 and id6 of 100k, v1 and v3):
+  gb6mix_csv, a groupby on all six keys (nearly every row its own group) with the string
+  keys as CSV gives them, gb6cat_csv the same with them cast to categoricals as the peers
+  load them; gbstr_csv, a sum and mean by id3; join_csv_10m, an inner join of that table
+  with another 10M-row one (`dbjoin.csv`, a string column each side) on an integer key.
 
 Tables are written once under --data (default $TMPDIR/tessera-frame-classes, about
 1.3 GB) by NumPy and pyarrow with a fixed seed, 16 row groups per large table (tessera's
@@ -34,7 +40,7 @@ QUERIES = [
     "gb6_1m", "gb6_10m", "gbstr", "gbint", "gbstr_scan",
     "join_int_10", "join_int_10k", "join_int_10m", "join_int_10k_left",
     "join_int_10m_left", "join_int_10m_outer", "join_str_10k", "join_str_10m",
-    "top2", "corr",
+    "top2", "corr", "gb6mix_csv", "gb6cat_csv", "gbstr_csv", "join_csv_10m",
 ]
 
 # query -> (table, key, right table, how) for the joins.
@@ -50,6 +56,11 @@ JOINS = {
 }
 KEYS6 = ["k1", "k2", "k3", "k4", "k5", "k6"]
 TABLES = ["keys6_1m", "keys6_10m", "strkeys", "fact", "dim10", "dim10k", "dim10m"]
+# The CSV tables of the db-benchmark shapes, and their columns' types as each engine
+# reads them (the keys' strings stay strings, except where cast to categoricals).
+CSV_TABLES = ["dbgb", "dbjoin"]
+DB_KEYS = ["id1", "id2", "id3", "id4", "id5", "id6"]
+DB_STRINGS = ["id1", "id2", "id3"]
 
 
 # ---------------------------------------------------------------- data
@@ -60,7 +71,8 @@ def write_tables(data):
     import pyarrow.parquet as pq
 
     os.makedirs(data, exist_ok=True)
-    if all(os.path.exists(os.path.join(data, t + ".parquet")) for t in TABLES):
+    if all(os.path.exists(os.path.join(data, t + ".parquet")) for t in TABLES) and \
+            all(os.path.exists(os.path.join(data, t + ".csv")) for t in CSV_TABLES):
         return
     rng = np.random.default_rng(20261128)
 
@@ -105,10 +117,44 @@ def write_tables(data):
             cols["s" + key[1:]] = strings("s", keys, width)
         cols["y"] = rng.normal(size=m)
         write(name, cols)
+    write_csv_tables(np.random.default_rng(20261206), data, strings)
+
+
+def write_csv_tables(rng, data, strings):
+    """db-benchmark's groupby table G1_1e7_1e2 (10M rows, K = 100) and a 10M-row table
+    to join it with, as CSV."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    def write(name, cols):
+        path = os.path.join(data, name + ".csv")
+        if os.path.exists(path):
+            return
+        tmp = path + ".tmp"
+        pcsv.write_csv(pa.table(cols), tmp)
+        os.replace(tmp, path)
+
+    n, k = 10_000_000, 100
+    write("dbgb", {
+        "id1": strings("id", rng.integers(1, k + 1, n), 3),
+        "id2": strings("id", rng.integers(1, k + 1, n), 3),
+        "id3": strings("id", rng.integers(1, n // k + 1, n), 10),
+        "id4": rng.integers(1, k + 1, n),
+        "id5": rng.integers(1, k + 1, n),
+        "id6": rng.integers(1, n // k + 1, n),
+        "idj": rng.integers(0, 2 * n, n),
+        "v1": rng.integers(1, 6, n),
+        "v3": np.round(rng.uniform(0, 100, n), 6),
+    })
+    keys = rng.permutation(n) * 2
+    write("dbjoin", {"idj": keys, "sj": strings("j", keys, 8), "v2": np.round(rng.normal(size=n), 6)})
 
 
 def columns_of(query):
     """(table, columns) of each input a query reads."""
+    if query in ("gb6mix_csv", "gb6cat_csv"):
+        return [("dbgb", DB_KEYS + ["v1", "v3"])]
     if query.startswith("gb6"):
         return [("keys6_" + query.split("_")[1], KEYS6 + ["v"])]
     if query == "gbstr":
@@ -119,6 +165,10 @@ def columns_of(query):
         return [("strkeys", ["k", "v"])]
     if query == "corr":
         return [("strkeys", ["k", "v", "w"])]
+    if query == "gbstr_csv":
+        return [("dbgb", ["id3", "v1", "v3"])]
+    if query == "join_csv_10m":
+        return [("dbgb", DB_KEYS + ["idj", "v1", "v3"]), ("dbjoin", ["idj", "sj", "v2"])]
     key, dim, _ = JOINS[query]
     return [("fact", [key, "x"]), (dim, [key, "y"])]
 
@@ -135,7 +185,8 @@ def inputs(read, data, query):
     path = lambda t: os.path.join(data, t + ".parquet")
     if query == "gbstr_scan":
         return path, {}
-    return path, {t: read(path(t), columns=cols) for t, cols in columns_of(query)}
+    return path, {t: read(path(t), columns=cols) for t, cols in columns_of(query)
+                  if t not in CSV_TABLES}
 
 
 def best_of(q, repeat):
@@ -156,8 +207,16 @@ def run_duckdb(data, query, repeat):
     path = lambda t: os.path.join(data, t + ".parquet")
     if query != "gbstr_scan":
         for t, cols in columns_of(query):
-            con.execute(f"CREATE TABLE {t} AS SELECT {', '.join(cols)} FROM read_parquet('{path(t)}')")
-    if query.startswith("gb6"):
+            src = f"read_csv('{data}/{t}.csv')" if t in CSV_TABLES else f"read_parquet('{path(t)}')"
+            con.execute(f"CREATE TABLE {t} AS SELECT {', '.join(cols)} FROM {src}")
+    if query in ("gb6mix_csv", "gb6cat_csv"):
+        # DuckDB's strings of at most 12 bytes are inline: VARCHAR is its fastest key.
+        sql = f"SELECT {', '.join(DB_KEYS)}, sum(v3) AS v3, count(v1) AS n FROM dbgb GROUP BY ALL"
+    elif query == "gbstr_csv":
+        sql = "SELECT id3, sum(v1) AS v1, avg(v3) AS v3 FROM dbgb GROUP BY id3"
+    elif query == "join_csv_10m":
+        sql = "SELECT * FROM dbgb JOIN dbjoin USING (idj)"
+    elif query.startswith("gb6"):
         t = "keys6_" + query.split("_")[1]
         sql = f"SELECT {', '.join(KEYS6)}, sum(v) AS v_sum, count(v) AS n FROM {t} GROUP BY ALL"
     elif query in ("gbstr", "gbint", "gbstr_scan"):
@@ -194,7 +253,21 @@ def run_polars(data, query, repeat):
     import polars as pl
 
     path, tables = inputs(pl.read_parquet, data, query)
-    if query.startswith("gb6"):
+    for t, cols in columns_of(query):
+        if t in CSV_TABLES:
+            tables[t] = pl.read_csv(os.path.join(data, t + ".csv"), columns=cols)
+    if query == "gb6cat_csv":
+        tables["dbgb"] = tables["dbgb"].with_columns(pl.col(DB_STRINGS).cast(pl.Categorical))
+    if query in ("gb6mix_csv", "gb6cat_csv"):
+        t = tables["dbgb"]
+        q = lambda: t.lazy().group_by(DB_KEYS).agg(pl.col("v3").sum(), pl.col("v1").count().alias("n")).collect()
+    elif query == "gbstr_csv":
+        t = tables["dbgb"]
+        q = lambda: t.lazy().group_by("id3").agg(pl.col("v1").sum(), pl.col("v3").mean()).collect()
+    elif query == "join_csv_10m":
+        x, y = tables["dbgb"], tables["dbjoin"]
+        q = lambda: x.lazy().join(y.lazy(), on="idj", how="inner").collect()
+    elif query.startswith("gb6"):
         t = tables["keys6_" + query.split("_")[1]]
         q = lambda: t.lazy().group_by(KEYS6).agg(pl.col("v").sum().alias("v_sum"),
                                                  pl.col("v").count().alias("n")).collect()
@@ -221,6 +294,8 @@ def run_polars(data, query, repeat):
     cols = []
     for c in out.columns:
         s = out[c]
+        if s.dtype == pl.Categorical:
+            s = s.cast(pl.String)
         total = s.str.len_bytes().sum() if s.dtype == pl.String else s.cast(pl.Float64).sum()
         cols.append((s.len() - s.null_count(), total or 0.0))
     return best, digest_rows(out.height, cols)
@@ -230,7 +305,22 @@ def run_pandas(data, query, repeat):
     import pandas as pd
 
     path, tables = inputs(pd.read_parquet, data, query)
-    if query.startswith("gb6"):
+    for t, cols in columns_of(query):
+        if t in CSV_TABLES:
+            tables[t] = pd.read_csv(os.path.join(data, t + ".csv"), usecols=cols, engine="pyarrow")
+    if query == "gb6cat_csv":
+        tables["dbgb"] = tables["dbgb"].astype({c: "category" for c in DB_STRINGS})
+    if query in ("gb6mix_csv", "gb6cat_csv"):
+        t = tables["dbgb"]
+        q = lambda: t.groupby(DB_KEYS, sort=False, observed=True).agg(
+            v3=("v3", "sum"), n=("v1", "count")).reset_index()
+    elif query == "gbstr_csv":
+        t = tables["dbgb"]
+        q = lambda: t.groupby("id3", sort=False).agg(v1=("v1", "sum"), v3=("v3", "mean")).reset_index()
+    elif query == "join_csv_10m":
+        x, y = tables["dbgb"], tables["dbjoin"]
+        q = lambda: x.merge(y, on="idj", how="inner")
+    elif query.startswith("gb6"):
         t = tables["keys6_" + query.split("_")[1]]
         q = lambda: t.groupby(KEYS6, sort=False).agg(v_sum=("v", "sum"), n=("v", "count")).reset_index()
     elif query in ("gbstr", "gbint", "gbstr_scan"):
@@ -252,6 +342,8 @@ def run_pandas(data, query, repeat):
     cols = []
     for c in out.columns:
         s = out[c]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            s = s.astype(str)
         if pd.api.types.is_numeric_dtype(s):
             total = float(s.astype("float64").sum())
         else:

@@ -8,8 +8,12 @@
 //! `gb6_10m`), on 100k distinct strings in memory and straight from the Parquet scan where
 //! they arrive dictionary-encoded (`gbstr`, `gbstr_scan`) beside the same groups on an
 //! integer key (`gbint`), joins of 10M rows with 10, 10k and 10M rows on integer and string
-//! keys, inner, left and outer (`join_*`), and the two largest values and the correlation
-//! per group (`top2`, `corr`).
+//! keys, inner, left and outer (`join_*`), the two largest values and the correlation
+//! per group (`top2`, `corr`), and db-benchmark's shapes on tables read from CSV: a
+//! groupby on three string and three integer keys with nearly a group per row, the
+//! strings as CSV gives them and cast to categoricals (`gb6mix_csv`, `gb6cat_csv`), a sum
+//! and mean by a string key of 100k values (`gbstr_csv`), and an inner join of two 10M-row
+//! tables on an integer key carrying string columns (`join_csv_10m`).
 //!
 //! ```text
 //! cargo run --release --example frame_classes -- --data DIR --query gb6_10m [--repeat N]
@@ -30,7 +34,10 @@ use tessera::frame::arrow_array::types::{
 };
 use tessera::frame::arrow_array::{Array, ArrayRef, RecordBatch};
 use tessera::frame::arrow_schema::DataType;
-use tessera::frame::{read_parquet, AggFunc, DataFrame, GroupStrategy, JoinStrategy, JoinType};
+use tessera::frame::{
+    categorical_type, col, read_csv, read_parquet, AggFunc, CsvOptions, DataFrame, GroupStrategy,
+    JoinStrategy, JoinType,
+};
 
 /// A column's digest: its non-null values and their sum (string columns: of their lengths).
 fn column_digest(a: &ArrayRef) -> (usize, f64) {
@@ -120,6 +127,22 @@ fn load(data: &str, table: &str, columns: &[&str]) -> tessera::Result<DataFrame>
     read_parquet(&format!("{data}/{table}.parquet"))?
         .select(columns)?
         .persist()
+}
+
+/// A CSV table of `bench/frame_classes.py`, its `columns` read into memory, with the
+/// `categorical` ones cast to categoricals.
+fn load_csv(
+    data: &str,
+    table: &str,
+    columns: &[&str],
+    categorical: &[&str],
+) -> tessera::Result<DataFrame> {
+    let mut df =
+        read_csv(&format!("{data}/{table}.csv"), CsvOptions::default())?.select(columns)?;
+    for &c in categorical {
+        df = df.with_column(c, col(c).cast(categorical_type()))?;
+    }
+    df.persist()
 }
 
 fn join(
@@ -242,6 +265,39 @@ fn main() -> tessera::Result<()> {
         "corr" => {
             let t = load(&data, "strkeys", &["k", "v", "w"])?;
             Box::new(move || t.groupby(&["k"])?.corr("v", "w"))
+        }
+        "gb6mix_csv" | "gb6cat_csv" => {
+            let keys = ["id1", "id2", "id3", "id4", "id5", "id6"];
+            let mut cols = keys.to_vec();
+            cols.extend(["v1", "v3"]);
+            let cats: &[&str] = if query == "gb6cat_csv" {
+                &keys[..3]
+            } else {
+                &[]
+            };
+            let t = load_csv(&data, "dbgb", &cols, cats)?;
+            Box::new(move || {
+                t.groupby(&keys)?
+                    .agg(&[("v3", AggFunc::Sum), ("v1", AggFunc::Count)])
+            })
+        }
+        "gbstr_csv" => {
+            let t = load_csv(&data, "dbgb", &["id3", "v1", "v3"], &[])?;
+            Box::new(move || {
+                t.groupby(&["id3"])?
+                    .agg(&[("v1", AggFunc::Sum), ("v3", AggFunc::Mean)])
+            })
+        }
+        "join_csv_10m" => {
+            let x = load_csv(
+                &data,
+                "dbgb",
+                &["id1", "id2", "id3", "id4", "id5", "id6", "idj", "v1", "v3"],
+                &[],
+            )?;
+            let y = load_csv(&data, "dbjoin", &["idj", "sj", "v2"], &[])?;
+            let strategy = opts.join_strategy;
+            Box::new(move || x.merge_on(&y, &["idj"], &["idj"], JoinType::Inner, strategy))
         }
         other => usage(&format!("unknown query {other:?}")),
     };
