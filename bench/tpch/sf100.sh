@@ -12,6 +12,9 @@
 #   BASELINE=/path/to/an/older/target/release/examples/tpch also runs that build after
 #   each query of this one, under the same limit (engine "tessera-baseline"; its answers
 #   checked against DuckDB's too): old and new alternated in one run.
+#   COLD=1 empties the page cache (sync; /proc/sys/vm/drop_caches, as root) before every
+#   engine's run of a query, so that each reads its tables from disk: where the data
+#   outgrows memory, whichever runs second otherwise finds what the first one read.
 # The peers come from the venv of bench/tpch/compare.sh (created there on first use).
 set -euo pipefail
 SF=${1:-100}
@@ -32,7 +35,15 @@ mkdir -p "$OUT/tessera" "$OUT/baseline" "$OUT/spill"
 bash "$HERE/generate.sh" "$SF" "$DATA" >/dev/null
 (cd "$ROOT" && cargo build --release --quiet --example tpch)
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs), $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; limit $LIMIT; data $(du -sh "$DATA" | cut -f1)" | tee "$OUT/machine.txt"
+cold() {
+    if [ "${COLD:-0}" = 1 ]; then
+        sync
+        echo 3 >/proc/sys/vm/drop_caches 2>/dev/null \
+            || { echo "COLD=1 needs root to write /proc/sys/vm/drop_caches" >&2; exit 2; }
+    fi
+}
 for q in ${QUERIES//,/ }; do
+    cold
     if [[ ",$ENGINES," == *",tessera,"* ]]; then
         # The page cache holds what the previous query read; a query's first run reads
         # what it needs from disk or from that cache, as DuckDB's does below.
@@ -45,6 +56,7 @@ for q in ${QUERIES//,/ }; do
         tail -1 "$OUT/times.jsonl"
     fi
     if [ -n "${BASELINE:-}" ]; then
+        cold
         TESSERA_MEMORY_LIMIT=$LIMIT TESSERA_SPILL_DIR="$OUT/spill" timeout "$TIMEOUT" \
             "$BASELINE" --data "$DATA" --sf "$SF" --queries "$q" --repeat 1 \
             --out "$OUT/baseline" 2>"$OUT/baseline-q$q.err" \
@@ -54,6 +66,7 @@ for q in ${QUERIES//,/ }; do
             | grep "^q$q:" | sed 's/^/baseline /' || true
     fi
     if [[ ",$ENGINES," == *",duckdb,"* ]]; then
+        cold
         timeout "$TIMEOUT" "$PY" "$HERE/check_duckdb.py" "$DATA" "$OUT/tessera" --sf "$SF" \
             --queries "$q" --time --repeat 1 --memory-limit "$LIMIT" --temp-dir "$OUT/spill" \
             | tee -a "$OUT/check.txt" | grep '^{' | tee -a "$OUT/times.jsonl" || true
