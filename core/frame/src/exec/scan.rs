@@ -69,9 +69,16 @@ pub(crate) fn scan(
     let forms = backend.capabilities().stored_forms;
     // Only a scan with a pushed predicate evaluates anything on the host.
     let host = filter.as_ref().map(|_| host_evaluator(&backend));
+    // While a task decodes partition i, the system reads ahead partition i + 1, which
+    // the same worker most often takes next (the pool splits a stage's range into runs
+    // that each worker takes in order): on a cold disk a task's reads otherwise wait,
+    // one column chunk after another, with its core idle.
     Pipeline {
         n: ids.len(),
         task: Arc::new(move |i| {
+            if let Some(&next) = ids.get(i + 1) {
+                source.prefetch(next, projection.as_deref());
+            }
             let batch = match &filter {
                 None if !coded.is_empty() => {
                     source.read_coded(ids[i], projection.as_deref(), &coded, forms)?

@@ -101,6 +101,13 @@ pub trait FileSource: Send + Sync + fmt::Debug {
     }
     /// Files and options in words, for `explain`.
     fn describe(&self) -> String;
+    /// Optional: a hint that partition `partition` (its columns at `projection`) will be
+    /// read soon, so that a format may ask for its bytes ahead (a scan hints the
+    /// partition a worker will take next while it decodes the current one). The default
+    /// does nothing; nothing may depend on it.
+    fn prefetch(&self, partition: usize, projection: Option<&[usize]>) {
+        let _ = (partition, projection);
+    }
     /// About how many bytes partition `partition` takes in memory once read (all
     /// columns), for the plan's memory projection; `None` when unknown.
     fn partition_bytes(&self, partition: usize) -> Option<u64> {

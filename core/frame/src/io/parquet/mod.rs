@@ -231,6 +231,43 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// A read-ahead hint for a partition, projected or not, in range or past the last,
+    /// changes nothing that a read returns.
+    #[test]
+    fn prefetching_a_row_group_leaves_its_reads_as_they_were() {
+        use crate::plan::FileSource;
+        let dir = std::env::temp_dir().join(format!("tessera-prefetch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.parquet");
+        let batch = RecordBatch::try_from_iter([
+            ("a", batch_column_copy()),
+            (
+                "b",
+                Arc::new((0..400).map(Some).collect::<arrow_array::Int64Array>()) as _,
+            ),
+        ])
+        .unwrap();
+        let props = WriterProperties::builder()
+            .set_max_row_group_size(100)
+            .build();
+        let mut w = ArrowWriter::try_new(File::create(&path).unwrap(), batch.schema(), Some(props))
+            .unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let source = ParquetSource::open(path.to_str().unwrap()).unwrap();
+        let before: Vec<RecordBatch> = (0..4)
+            .map(|p| source.read(p, Some(&[1])).unwrap())
+            .collect();
+        for p in 0..5 {
+            source.prefetch(p, None);
+            source.prefetch(p, Some(&[1]));
+        }
+        for (p, b) in before.iter().enumerate() {
+            assert_eq!(&source.read(p, Some(&[1])).unwrap(), b);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     fn batch_column_copy() -> arrow_array::ArrayRef {
         Arc::new(
             (0..400)

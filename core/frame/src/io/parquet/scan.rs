@@ -31,6 +31,24 @@ impl FileSource for ParquetSource {
         self.display.clone()
     }
 
+    /// Asks the system to read the row group's projected column chunks ahead
+    /// ([`StoredFile::will_need`](tessera_io::file::StoredFile::will_need)).
+    fn prefetch(&self, partition: usize, projection: Option<&[usize]>) {
+        let Some(&(f, g)) = self.groups.get(partition) else {
+            return;
+        };
+        let (file, md) = &self.files[f];
+        let rg = md.row_group(g);
+        let schema = md.file_metadata().schema_descr();
+        for leaf in 0..rg.num_columns() {
+            let root = schema.get_column_root_idx(leaf);
+            if projection.is_none_or(|p| p.contains(&root)) {
+                let (start, len) = rg.column(leaf).byte_range();
+                file.will_need(start..start.saturating_add(len));
+            }
+        }
+    }
+
     fn prune(&self, predicates: &[ColumnPredicate]) -> Option<Vec<usize>> {
         Some(prune::row_groups(self, predicates))
     }
