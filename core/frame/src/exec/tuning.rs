@@ -121,9 +121,11 @@ pub(crate) const SORT_MIN_RANGE_ROWS: usize = 1 << 13;
 pub(crate) const FOLD_KEEP_64THS: usize = 48;
 
 /// The most rows a folded run gathers before it is aggregated into one state (and a new
-/// run starts): about a partition's worth of states per worker, tables that stay near a
-/// core's caches for keys of up to some hundred thousand values.
-pub(crate) const FOLD_ROWS: usize = 4 << 20;
+/// run starts): the run's partitions are in memory at once in its task. Measured on 2
+/// cores (`frame_classes`, 100k string keys over 10M rows): at 4M rows, 0.112 s at a 525
+/// MB peak from Parquet's 16 partitions and 0.124 s at 750 MB from 37 CSV partitions; at
+/// 1M, 0.123 s at 400 MB and 0.110 s at 563 MB.
+pub(crate) const FOLD_ROWS: usize = 1 << 20;
 
 /// The most bytes a folded run gathers (within a spill budget, a task's bytes if fewer):
 /// the run's partitions are in memory at once, in the task folding them.
