@@ -76,6 +76,15 @@ impl PersistedSource {
         Ok(PersistedSource { schema, parts })
     }
 
+    /// Bytes of the partitions kept in memory (what this frame charges).
+    fn memory_bytes(&self) -> u64 {
+        self.parts
+            .iter()
+            .filter(|(p, _)| matches!(p, Part::Memory(_)))
+            .map(|(_, b)| *b)
+            .sum()
+    }
+
     /// Partitions kept in memory and written to spill files.
     pub(crate) fn counts(&self) -> (usize, usize) {
         let memory = self
@@ -89,13 +98,7 @@ impl PersistedSource {
 
 impl Drop for PersistedSource {
     fn drop(&mut self) {
-        let kept: u64 = self
-            .parts
-            .iter()
-            .filter(|(p, _)| matches!(p, Part::Memory(_)))
-            .map(|(_, b)| *b)
-            .sum();
-        IN_MEMORY.fetch_sub(kept, Ordering::Relaxed);
+        IN_MEMORY.fetch_sub(self.memory_bytes(), Ordering::Relaxed);
     }
 }
 
@@ -141,12 +144,7 @@ impl crate::plan::FileSource for PersistedSource {
             .sum();
         let (memory, files) = self.counts();
         let fb = tessera_core::chunks::format_bytes;
-        let in_memory: u64 = self
-            .parts
-            .iter()
-            .filter(|(p, _)| matches!(p, Part::Memory(_)))
-            .map(|(_, b)| *b)
-            .sum();
+        let in_memory = self.memory_bytes();
         if files == 0 {
             format!(
                 "persisted in memory ({memory} partitions, {})",
